@@ -1,0 +1,1 @@
+//! cache (to be filled by its issue).

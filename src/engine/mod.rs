@@ -1,0 +1,1 @@
+//! engine (to be filled by its issue).

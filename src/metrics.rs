@@ -1,0 +1,157 @@
+//! What one simulated run measured, per strategy: token counters, costs, latency histograms.
+//!
+//! CONTRACT: `RunMetrics` is produced by `model`, aggregated by `cli::run` and `sweep`, and
+//! written to files that `report` and `plot` read. Histograms are HdrHistogram in microseconds
+//! with 3 significant digits; they merge with `add`, in index order.
+
+use hdrhistogram::Histogram;
+
+/// Token counts as the API's `usage` reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    pub cache_read: u64,
+    pub cache_write_5m: u64,
+    pub cache_write_1h: u64,
+    /// `input_tokens`: neither read nor written.
+    pub uncached: u64,
+    pub output: u64,
+}
+
+/// The measurements of one replication of one strategy.
+#[derive(Debug, Clone)]
+pub struct RunMetrics {
+    pub tokens: Tokens,
+    pub requests: u64,
+    /// Requests with `cache_read > 0`.
+    pub requests_with_hit: u64,
+    /// Entries written while an equal entry was pending (SPEC.md 3.3).
+    pub redundant_writes: u64,
+    pub cost_usd: f64,
+    /// What the same tokens would have cost with no caching at all.
+    pub cost_uncached_usd: f64,
+    /// Per agent: from t = 0 (or its slot opening) to its first request's send.
+    pub launch_wait_us: Histogram<u64>,
+    /// Per request: time to first token.
+    pub ttft_us: Histogram<u64>,
+    /// Per agent: from t = 0 to the end of its last response.
+    pub completion_us: Histogram<u64>,
+    pub makespan_us: u64,
+    pub agents: u64,
+    /// 429 responses received.
+    pub rate_limited: u64,
+    /// Total time agents spent waiting on a retry-after.
+    pub throttled_us: u64,
+    pub events: u64,
+}
+
+/// A new latency histogram: 1 us .. 10 h, 3 significant digits.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 36_000_000_000, 3).expect("static histogram bounds are valid")
+}
+
+/// The names of the scalar metrics, in the fixed order of every table and CSV.
+/// Durations are in seconds; costs in USD; `cost_relative` = cost / all-uncached cost.
+pub const SCALAR_NAMES: [&str; 18] = [
+    "cost_usd",
+    "cost_relative",
+    "hit_rate",
+    "requests",
+    "requests_with_hit",
+    "redundant_writes",
+    "cache_read",
+    "cache_write",
+    "uncached",
+    "output",
+    "makespan_s",
+    "throughput_agents_per_min",
+    "throughput_tokens_per_min",
+    "rate_limited",
+    "throttled_s",
+    "launch_wait_p99_s",
+    "ttft_p50_s",
+    "completion_p99_s",
+];
+
+/// The latency histograms of a run, in the fixed order used for files.
+pub const LATENCY_NAMES: [&str; 3] = ["launch_wait", "ttft", "completion"];
+
+impl Tokens {
+    pub fn cache_write(&self) -> u64 {
+        self.cache_write_5m + self.cache_write_1h
+    }
+    /// All input tokens: read + written + uncached.
+    pub fn input(&self) -> u64 {
+        self.cache_read + self.cache_write() + self.uncached
+    }
+    /// Token hit rate `read / (read + write + uncached)`; 0 when there was no input.
+    pub fn hit_rate(&self) -> f64 {
+        let input = self.input();
+        if input == 0 {
+            0.0
+        } else {
+            self.cache_read as f64 / input as f64
+        }
+    }
+}
+
+impl RunMetrics {
+    /// An empty record, ready to count into.
+    pub fn new() -> Self {
+        RunMetrics {
+            tokens: Tokens::default(),
+            requests: 0,
+            requests_with_hit: 0,
+            redundant_writes: 0,
+            cost_usd: 0.0,
+            cost_uncached_usd: 0.0,
+            launch_wait_us: new_histogram(),
+            ttft_us: new_histogram(),
+            completion_us: new_histogram(),
+            makespan_us: 0,
+            agents: 0,
+            rate_limited: 0,
+            throttled_us: 0,
+            events: 0,
+        }
+    }
+
+    /// The latency histograms, in `LATENCY_NAMES` order.
+    pub fn histograms(&self) -> [&Histogram<u64>; 3] {
+        [&self.launch_wait_us, &self.ttft_us, &self.completion_us]
+    }
+
+    /// The scalar metrics, in `SCALAR_NAMES` order.
+    pub fn scalars(&self) -> [f64; 18] {
+        let s = crate::time::secs;
+        let minutes = self.makespan_us as f64 / 60e6;
+        let per_min = |x: f64| if minutes > 0.0 { x / minutes } else { 0.0 };
+        let rel =
+            if self.cost_uncached_usd > 0.0 { self.cost_usd / self.cost_uncached_usd } else { 0.0 };
+        [
+            self.cost_usd,
+            rel,
+            self.tokens.hit_rate(),
+            self.requests as f64,
+            self.requests_with_hit as f64,
+            self.redundant_writes as f64,
+            self.tokens.cache_read as f64,
+            self.tokens.cache_write() as f64,
+            self.tokens.uncached as f64,
+            self.tokens.output as f64,
+            s(self.makespan_us),
+            per_min(self.agents as f64),
+            per_min((self.tokens.input() + self.tokens.output) as f64),
+            self.rate_limited as f64,
+            s(self.throttled_us),
+            s(self.launch_wait_us.value_at_quantile(0.99)),
+            s(self.ttft_us.value_at_quantile(0.50)),
+            s(self.completion_us.value_at_quantile(0.99)),
+        ]
+    }
+}
+
+impl Default for RunMetrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -1,0 +1,84 @@
+//! The latency model of SPEC.md section 4:
+//! `ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate`,
+//! `duration = ttft + output_tokens / decode_rate`. Every term is drawn from its distribution.
+
+use crate::config::LatencyParams;
+use crate::rng::ChaCha8Rng;
+use crate::time::US_PER_S;
+
+/// Tokens of one request, as the latency model sees them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Work {
+    /// `uncached + cache_write`: tokens that must be prefilled.
+    pub prefill_tokens: u64,
+    /// `cache_read`: tokens loaded from the cache.
+    pub cached_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// One request's drawn timing, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    pub ttft_us: u64,
+    /// From the first token to the end of the response.
+    pub decode_us: u64,
+    /// From the first token to the writer's entries becoming readable.
+    pub ready_delay_us: u64,
+}
+
+/// Draw the timing of one request. Draw order is fixed (overhead, prefill, cached, decode,
+/// ready delay) so that streams stay aligned across strategies; constant terms draw nothing.
+pub fn draw(params: &LatencyParams, work: Work, rng: &mut ChaCha8Rng) -> Timing {
+    let overhead_us = params.overhead_us.sample(rng).max(0.0);
+    let prefill_rate = params.prefill_rate.sample(rng);
+    let cached_rate = params.cached_rate.sample(rng);
+    let decode_rate = params.decode_rate.sample(rng);
+    let ready_delay_us = params.ready_delay_us.sample_u64(rng);
+    let ttft_s = tokens_over_rate(work.prefill_tokens, prefill_rate)
+        + tokens_over_rate(work.cached_tokens, cached_rate);
+    let ttft_us = overhead_us.round() as u64 + secs_to_us(ttft_s);
+    let decode_us = secs_to_us(tokens_over_rate(work.output_tokens, decode_rate));
+    Timing { ttft_us, decode_us, ready_delay_us }
+}
+
+fn tokens_over_rate(tokens: u64, rate_per_s: f64) -> f64 {
+    if tokens == 0 {
+        0.0
+    } else if rate_per_s > 0.0 {
+        tokens as f64 / rate_per_s
+    } else {
+        f64::INFINITY
+    }
+}
+
+fn secs_to_us(s: f64) -> u64 {
+    let us = (s * US_PER_S as f64).round();
+    if us.is_finite() {
+        us as u64
+    } else {
+        u64::MAX / 4
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::Dist;
+
+    #[test]
+    fn constant_latency_is_the_closed_form() {
+        let p = LatencyParams {
+            overhead_us: Dist::Const(500_000.0),
+            prefill_rate: Dist::Const(20_000.0),
+            cached_rate: Dist::Const(1_000_000.0),
+            decode_rate: Dist::Const(50.0),
+            ready_delay_us: Dist::Const(0.0),
+        };
+        let mut rng = crate::rng::stream(1, &[]);
+        let w = Work { prefill_tokens: 50_000, cached_tokens: 100_000, output_tokens: 100 };
+        let t = draw(&p, w, &mut rng);
+        // 0.5 s + 50k/20k = 2.5 s + 100k/1M = 0.1 s -> 3.1 s; 100/50 = 2 s of decode.
+        assert_eq!(t.ttft_us, 3_100_000);
+        assert_eq!(t.decode_us, 2_000_000);
+    }
+}

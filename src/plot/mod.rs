@@ -1,0 +1,1 @@
+//! plot (to be filled by its issue).

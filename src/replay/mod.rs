@@ -1,0 +1,1 @@
+//! replay (to be filled by its issue).

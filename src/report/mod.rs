@@ -1,0 +1,1 @@
+//! report (to be filled by its issue).

@@ -1,0 +1,1 @@
+//! sweep (to be filled by its issue).

@@ -1,0 +1,10 @@
+//! The one integration-test binary: a module per behaviour.
+
+mod cache;
+mod cli;
+mod engine;
+mod model;
+mod plot;
+mod replay;
+mod scenarios;
+mod sweep;
