@@ -87,7 +87,7 @@ impl fmt::Display for Human {
         for (per, name) in
             [(US_PER_H, "h"), (US_PER_MIN, "min"), (US_PER_S, "s"), (US_PER_MS, "ms")]
         {
-            if us >= per && us % per == 0 {
+            if us >= per && us.is_multiple_of(per) {
                 return write!(f, "{}{}", us / per, name);
             }
         }
