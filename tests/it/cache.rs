@@ -182,6 +182,25 @@ fn expiry_is_exactly_at_last_use_plus_ttl() {
     assert_eq!((u.cache_read, u.cache_write_5m, u.redundant_writes), (0, 2_000, 0));
 }
 
+/// A hit refreshes the ready entries of the request's breakpoints inside the hit prefix: a
+/// conversation (breakpoints on block 2 and the last block) is read at 4 min and 8 min; a fork
+/// with other messages at 11 min still reads block 2's entry, last used at 8 min (alive until
+/// 13 min), though it was written at 0 (it would have expired at 5 min without the refresh).
+#[test]
+fn a_hit_refreshes_the_breakpoints_it_covers() {
+    let model = any_length_model();
+    let mut cache = Cache::new(Policy::Anthropic, &model, None);
+    let conv = prompt_of(&model.name, &[1, 2, 3, 4], 1_000);
+    cache.serve(&conv, &[bp(1), bp(3)], 0, instant(0)).unwrap();
+    for t in [4 * US_PER_MIN, 8 * US_PER_MIN] {
+        assert_eq!(cache.serve(&conv, &[bp(1), bp(3)], t, instant(t)).unwrap().cache_read, 4_000);
+    }
+    let fork = prompt_of(&model.name, &[1, 2, 7, 8], 1_000);
+    let t = 11 * US_PER_MIN;
+    let u = cache.serve(&fork, &[bp(1), bp(3)], t, instant(t)).unwrap();
+    assert_eq!((u.cache_read, u.cache_write_5m), (2_000, 2_000));
+}
+
 /// A 1h entry survives 5 min and expires at exactly 1 h; a no-TTL entry never expires.
 #[test]
 fn one_hour_and_no_ttl_entries() {
@@ -456,6 +475,11 @@ fn automatic_caching_reads_the_previous_turn() {
     let parsed2 = prefixsim::cache::parse_body(&turn2).unwrap();
     let ext = parsed2.extend_prompt(&parsed1, &parsed1.prompt("default")).unwrap();
     assert_eq!(ext.prefix_digest(ext.len() - 1), p2.prefix_digest(p2.len() - 1));
+    // A body that changes `tool_choice` does not extend its parent.
+    let mut other = turn2.clone();
+    other["tool_choice"] = json!({"type": "none"});
+    let parsed3 = prefixsim::cache::parse_body(&other).unwrap();
+    assert!(parsed3.extend_prompt(&parsed1, &parsed1.prompt("default")).is_none());
 }
 
 /// Content-block granularity: each content block is a block (a lookback position), a run of
