@@ -573,6 +573,8 @@ fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 64,
         rng_seed: proptest::test_runner::RngSeed::Fixed(2),
+        // Deterministic cases, no regression files written into the tree.
+        failure_persistence: None,
         ..ProptestConfig::default()
     }
 }
