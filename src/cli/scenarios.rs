@@ -63,7 +63,8 @@ pub fn run(args: Args) -> CliResult {
     // The workloads are embedded: an error here is a bug in the shipped data, not user input.
     let report = scenarios::run(workload, policy).map_err(CliError::internal)?;
     if args.json {
-        let text = serde_json::to_string_pretty(&render::to_json(&report)).map_err(CliError::internal)?;
+        let text =
+            serde_json::to_string_pretty(&render::to_json(&report)).map_err(CliError::internal)?;
         println!("{text}");
     } else {
         print!("{}", render::table(&report));

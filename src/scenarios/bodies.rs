@@ -108,7 +108,9 @@ pub fn normalize(message: &Value) -> Value {
 
 /// Put `cache_control` on the message's last content block.
 fn mark_last_block(message: &mut Value) {
-    if let Some(block) = message.get_mut("content").and_then(Value::as_array_mut).and_then(|c| c.last_mut()) {
+    if let Some(block) =
+        message.get_mut("content").and_then(Value::as_array_mut).and_then(|c| c.last_mut())
+    {
         block["cache_control"] = json!({"type": "ephemeral"});
     }
 }

@@ -48,7 +48,11 @@ pub struct Warm<'w> {
 
 impl<'w> Warm<'w> {
     /// Send turns 1..=N of the main session, each after the previous one's entries are ready.
-    pub fn new(w: &'w Workload, policy: Policy, model: &ModelParams) -> Result<Self, ScenarioError> {
+    pub fn new(
+        w: &'w Workload,
+        policy: Policy,
+        model: &ModelParams,
+    ) -> Result<Self, ScenarioError> {
         let mut cache = new_cache(policy, model);
         let mut now = 0;
         for k in 1..=w.turns() {
@@ -64,7 +68,11 @@ impl<'w> Warm<'w> {
     }
 
     /// Serve a side request, then (a turn later) the main session's next turn.
-    pub fn then_next(&self, side: &Request, next: &Request) -> Result<(Usage, Usage), ScenarioError> {
+    pub fn then_next(
+        &self,
+        side: &Request,
+        next: &Request,
+    ) -> Result<(Usage, Usage), ScenarioError> {
         let mut cache = self.cache.clone();
         let side_usage = serve(&mut cache, side, self.now)?;
         let next_usage = serve(&mut cache, next, self.now + TURN_GAP_US)?;
@@ -122,7 +130,11 @@ pub fn fork_deny(warm: &Warm) -> Result<ScenarioResult, ScenarioError> {
 
 /// A /btw design: the side request, and the main's next turn with the answer discarded or
 /// written into the messages.
-pub fn btw_design(warm: &Warm, id: &'static str, side: Request) -> Result<ScenarioResult, ScenarioError> {
+pub fn btw_design(
+    warm: &Warm,
+    id: &'static str,
+    side: Request,
+) -> Result<ScenarioResult, ScenarioError> {
     let w = warm.workload;
     let (usage, discarded) = warm.then_next(&side, &main_next(w, &[]))?;
     let written_msgs = [user_text(&w.btw_question), assistant_text(&w.btw_answer)];

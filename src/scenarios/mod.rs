@@ -32,14 +32,14 @@ pub const SCENARIOS: [(&str, &str); 11] = [
     ("warmup", "main session, last turn sent to a cold cache: nothing to read yet"),
     ("fork", "same tools, system and history + the fork's task: reads the parent's cache"),
     ("fork_drop_bash", "Bash removed from the tools: the first block differs, nothing hits"),
-    ("fork_edit_system", "a read-only note appended to the system prompt: only the tools hit"),
+    ("fork_edit_system", "a read-only note appended to the system prompt: only tools can hit"),
     ("fresh_subagent", "own tools and system, empty history: shares nothing with the parent"),
     ("btw", "/btw: same prefix + the question (tools and tool_choice kept)"),
     ("fork_reorder_tools", "exercise 1: the same tools in reverse order: nothing hits"),
     ("fork_deny_edit", "exercise 2: identical prefix, Edit denied at call time instead"),
     ("btw_keep_tools", "exercise 3a: /btw with the tools kept (calls never executed)"),
     ("btw_drop_tools", "exercise 3b: /btw with the tools removed from the side request"),
-    ("btw_tool_choice_none", "exercise 3c: /btw with the tools kept, tool_choice none"),
+    ("btw_tool_choice_none", "exercise 3c: /btw, tools kept, tool_choice none: messages miss"),
 ];
 
 /// The line saying what scenario `id` shows.

@@ -31,7 +31,12 @@ fn rate6(x: f64) -> f64 {
 pub fn table(r: &Report) -> String {
     let mut out = String::new();
     let policy = policy_name(r.policy);
-    let _ = writeln!(out, "Prefix-cache scenarios: workload `{}`, policy `{policy}`, model {}", r.workload.as_str(), r.model);
+    let _ = writeln!(
+        out,
+        "Prefix-cache scenarios: workload `{}`, policy `{policy}`, model {}",
+        r.workload.as_str(),
+        r.model
+    );
     let _ = writeln!(out, "{}", r.about);
     let _ = writeln!(
         out,
@@ -55,7 +60,11 @@ fn scenario_rows(r: &Report, out: &mut String) {
     let id_w = SCENARIOS.iter().map(|s| s.0.len()).max().unwrap_or(8);
     match r.policy {
         Policy::EveryBlock => {
-            let _ = writeln!(out, "{:id_w$}  {:>10}  {:>9}  {:>8}  what it shows", "scenario", "cache_read", "uncached", "hit rate");
+            let _ = writeln!(
+                out,
+                "{:id_w$}  {:>10}  {:>9}  {:>8}  what it shows",
+                "scenario", "cache_read", "uncached", "hit rate"
+            );
         }
         Policy::Anthropic => {
             let _ = writeln!(
@@ -72,7 +81,11 @@ fn scenario_rows(r: &Report, out: &mut String) {
         match r.policy {
             Policy::EveryBlock => {
                 let not_read = u.cache_write() + u.uncached;
-                let _ = writeln!(out, "{:id_w$}  {:>10}  {not_read:>9}  {rate:>8}  {shows}", s.id, u.cache_read);
+                let _ = writeln!(
+                    out,
+                    "{:id_w$}  {:>10}  {not_read:>9}  {rate:>8}  {shows}",
+                    s.id, u.cache_read
+                );
             }
             Policy::Anthropic => {
                 let _ = writeln!(
@@ -90,12 +103,17 @@ fn scenario_rows(r: &Report, out: &mut String) {
 }
 
 fn btw_rows(r: &Report, out: &mut String) {
-    let designs: Vec<&ScenarioResult> = r.scenarios.iter().filter(|s| s.next_turn.is_some()).collect();
+    let designs: Vec<&ScenarioResult> =
+        r.scenarios.iter().filter(|s| s.next_turn.is_some()).collect();
     if designs.is_empty() {
         return;
     }
     let _ = writeln!(out, "/btw designs and the main conversation's next turn (hit rates):");
-    let _ = writeln!(out, "{:22}  {:>12}  {:>20}  {:>20}", "design", "side request", "next, answer shown", "next, answer kept");
+    let _ = writeln!(
+        out,
+        "{:22}  {:>12}  {:>20}  {:>20}",
+        "design", "side request", "next, answer shown", "next, answer kept"
+    );
     for s in designs {
         let n = s.next_turn.expect("filtered");
         let _ = writeln!(
@@ -135,7 +153,9 @@ fn policy_notes(r: &Report) -> Vec<String> {
             "- writes only at breakpoints: a prefix is readable later only if a request marked its end;".into(),
             "- 20-block lookback: a breakpoint finds an earlier write only within 20 positions of it;".into(),
             "- write price: written tokens cost 1.25x input (5m TTL; 1h: 2x), read tokens 0.1x; the demo's".into(),
-            "  hit rate does not see that a miss is also billed as a write.".into(),
+            "  hit rate does not see that a miss is also billed as a write;".into(),
+            "- no breakpoint ends at the tools alone, so an edited system prompt (fork_edit_system) loses".into(),
+            "  the tools' entry too; the demo's every-boundary cache keeps it.".into(),
         ],
     }
 }

@@ -128,7 +128,7 @@ impl Workload {
             key: key.to_string(),
             message,
         };
-        if self.conversation.is_empty() || self.conversation.len() % 2 != 0 {
+        if self.conversation.is_empty() || !self.conversation.len().is_multiple_of(2) {
             let n = self.conversation.len();
             return Err(bad("conversation", format!("{n} messages: need user/assistant pairs")));
         }
