@@ -95,6 +95,8 @@ pub struct Report {
     pub policy: Policy,
     pub model: String,
     pub min_cacheable_tokens: u64,
+    /// The model preset's prices (for the input-cost column).
+    pub model_params: crate::config::ModelParams,
     pub main_turns: usize,
     pub tools_tokens: u64,
     pub system_tokens: u64,
@@ -141,6 +143,7 @@ pub fn run(workload: WorkloadName, policy: Policy) -> Result<Report, ScenarioErr
         policy,
         model: model.name.clone(),
         min_cacheable_tokens: model.min_cacheable_tokens,
+        model_params: model.clone(),
         main_turns: w.turns(),
         tools_tokens,
         system_tokens,

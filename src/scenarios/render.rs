@@ -5,7 +5,8 @@
 //! JSON keeps the core's `cache_write` and `uncached` apart.
 
 use super::{explanation, Report, ScenarioResult, SCENARIOS};
-use crate::cache::{Policy, Usage};
+use crate::cache::{cost_usd, uncached_cost_usd, Policy, Usage};
+use crate::config::ModelParams;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 
@@ -25,6 +26,15 @@ fn pct(x: f64) -> String {
 /// A hit rate rounded to 6 decimals (stable JSON).
 fn rate6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
+}
+
+/// Input cost of a request relative to the same request with no caching (SPEC.md 3.4 prices:
+/// reads 0.1x, 5m writes 1.25x, 1h writes 2x).
+pub fn input_cost_ratio(model: &ModelParams, u: &Usage) -> f64 {
+    match uncached_cost_usd(model, u, 0) {
+        0.0 => 0.0,
+        base => cost_usd(model, u, 0) / base,
+    }
 }
 
 /// The table for people.
@@ -69,8 +79,8 @@ fn scenario_rows(r: &Report, out: &mut String) {
         Policy::Anthropic => {
             let _ = writeln!(
                 out,
-                "{:id_w$}  {:>10}  {:>11}  {:>9}  {:>8}  what it shows",
-                "scenario", "cache_read", "cache_write", "uncached", "hit rate"
+                "{:id_w$}  {:>10}  {:>11}  {:>9}  {:>8}  {:>6}  what it shows",
+                "scenario", "cache_read", "cache_write", "uncached", "hit rate", "cost"
             );
         }
     }
@@ -90,11 +100,12 @@ fn scenario_rows(r: &Report, out: &mut String) {
             Policy::Anthropic => {
                 let _ = writeln!(
                     out,
-                    "{:id_w$}  {:>10}  {:>11}  {:>9}  {rate:>8}  {shows}",
+                    "{:id_w$}  {:>10}  {:>11}  {:>9}  {rate:>8}  {:>6}  {shows}",
                     s.id,
                     u.cache_read,
                     u.cache_write(),
-                    u.uncached
+                    u.uncached,
+                    format!("{:.2}x", input_cost_ratio(&r.model_params, u))
                 );
             }
         }
@@ -138,14 +149,15 @@ fn btw_rows(r: &Report, out: &mut String) {
 fn policy_notes(r: &Report) -> Vec<String> {
     match r.policy {
         Policy::EveryBlock => vec![
-            "every-block is the seed demo's cache: every block boundary is written, for free, with no".into(),
+            "every-block is the seed demo's cache: every block boundary is written, with no".into(),
             "minimum length, no lookback limit and no expiry; \"uncached\" = tokens not read (computed,".into(),
             "then written).".into(),
             "Run with --policy anthropic for the API's rules.".into(),
         ],
         Policy::Anthropic => vec![
             "anthropic: Claude-Code-like breakpoints (end of the system prompt, end of the shared history,".into(),
-            "last message). Where the demo's simplification and the real API differ:".into(),
+            "last message). cost = input cost relative to the same request without caching.".into(),
+            "Where the demo's simplification and the real API differ:".into(),
             format!(
                 "- minimum cacheable length: prefixes under {} tokens ({}) are neither read nor written;",
                 r.min_cacheable_tokens, r.model
@@ -153,7 +165,7 @@ fn policy_notes(r: &Report) -> Vec<String> {
             "- writes only at breakpoints: a prefix is readable later only if a request marked its end;".into(),
             "- 20-block lookback: a breakpoint finds an earlier write only within 20 positions of it;".into(),
             "- write price: written tokens cost 1.25x input (5m TTL; 1h: 2x), read tokens 0.1x; the demo's".into(),
-            "  hit rate does not see that a miss is also billed as a write;".into(),
+            "  hit rate does not see that a miss is also billed as a write (cost above 1x);".into(),
             "- no breakpoint ends at the tools alone, so an edited system prompt (fork_edit_system) loses".into(),
             "  the tools' entry too; the demo's every-boundary cache keeps it.".into(),
         ],
@@ -172,7 +184,7 @@ fn usage_json(u: &Usage) -> Value {
 /// The JSON for programs: `{"workload", "policy", "scenarios": [{"id", "cache_read",
 /// "cache_write", "uncached", "hit_rate", ...}]}` plus context fields.
 pub fn to_json(r: &Report) -> Value {
-    let scenarios: Vec<Value> = r.scenarios.iter().map(scenario_json).collect();
+    let scenarios: Vec<Value> = r.scenarios.iter().map(|s| scenario_json(r, s)).collect();
     let notes: Vec<Value> = policy_notes(r).into_iter().map(Value::String).collect();
     json!({
         "workload": r.workload.as_str(),
@@ -188,8 +200,9 @@ pub fn to_json(r: &Report) -> Value {
     })
 }
 
-fn scenario_json(s: &ScenarioResult) -> Value {
+fn scenario_json(r: &Report, s: &ScenarioResult) -> Value {
     let mut v = usage_json(&s.usage);
+    v["input_cost_ratio"] = json!(rate6(input_cost_ratio(&r.model_params, &s.usage)));
     v["id"] = json!(s.id);
     v["explanation"] = json!(explanation(s.id));
     if let Some(n) = &s.next_turn {

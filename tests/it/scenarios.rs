@@ -273,3 +273,19 @@ fn cli_bad_policy_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("lru"));
 }
+
+/// The cost column: SPEC.md 3.4 with output 0, relative to all input at base price:
+/// (0.1 read + 1.25 write_5m + uncached) / total. A cold write costs 1.25x, a miss below the
+/// minimum 1x.
+#[test]
+fn input_cost_ratio_closed_form() {
+    let r = report(WorkloadName::Seed, Policy::Anthropic);
+    let u = r.get("fork").unwrap().usage;
+    let want = (0.1 * u.cache_read as f64 + 1.25 * u.cache_write_5m as f64 + u.uncached as f64)
+        / u.total() as f64;
+    assert!((render::input_cost_ratio(&r.model_params, &u) - want).abs() < 1e-12);
+    let warm = r.get("warmup").unwrap().usage;
+    assert!((render::input_cost_ratio(&r.model_params, &warm) - 1.25).abs() < 1e-12);
+    let fresh = r.get("fresh_subagent").unwrap().usage;
+    assert!((render::input_cost_ratio(&r.model_params, &fresh) - 1.0).abs() < 1e-12);
+}
