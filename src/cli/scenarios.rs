@@ -62,12 +62,21 @@ pub fn run(args: Args) -> CliResult {
     };
     // The workloads are embedded: an error here is a bug in the shipped data, not user input.
     let report = scenarios::run(workload, policy).map_err(CliError::internal)?;
-    if args.json {
-        let text =
-            serde_json::to_string_pretty(&render::to_json(&report)).map_err(CliError::internal)?;
-        println!("{text}");
+    let text = if args.json {
+        let json = serde_json::to_string_pretty(&render::to_json(&report));
+        json.map_err(CliError::internal)? + "\n"
     } else {
-        print!("{}", render::table(&report));
+        render::table(&report)
+    };
+    write_stdout(&text)
+}
+
+/// Print `text`; a closed pipe (`| head`) is not an error.
+fn write_stdout(text: &str) -> CliResult {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(e)),
+        _ => Ok(()),
     }
-    Ok(())
 }
