@@ -23,7 +23,7 @@ pub enum WorkloadArg {
     /// The seed demo's proportions (80-token tools, about 9,100 tokens in all).
     #[default]
     Seed,
-    /// Realistic Claude Code proportions (about 14,000 tokens of tools + system).
+    /// Realistic Claude Code proportions (about 13,700 tokens of tools + system).
     ClaudeCode,
 }
 

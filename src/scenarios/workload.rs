@@ -16,7 +16,7 @@ const CLAUDE_CODE_JSON: &str = include_str!("workloads/claude-code.json");
 pub enum WorkloadName {
     /// The seed chapter's demo proportions (about 9,100 tokens, an 80-token tools block).
     Seed,
-    /// Realistic Claude Code proportions (about 14,000 tokens of tools + system).
+    /// Realistic Claude Code proportions (about 13,700 tokens of tools + system).
     ClaudeCode,
 }
 
