@@ -16,5 +16,6 @@ pub mod plot;
 pub mod replay;
 pub mod report;
 pub mod rng;
+pub mod scenarios;
 pub mod sweep;
 pub mod time;

@@ -11,5 +11,5 @@ pub fn run(_args: Args) -> CliResult {
 
 /// `prefixsim` with no command.
 pub fn run_default() -> CliResult {
-    super::scenarios::run(super::scenarios::Args {})
+    super::scenarios::run(super::scenarios::Args::default())
 }

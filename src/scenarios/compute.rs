@@ -1,0 +1,145 @@
+//! The scenarios, computed: the main session is warmed turn by turn through the real cache
+//! core, then each scenario's request (a real Messages-API body) is served against a copy of
+//! that warm cache, and its usage is what the core billed.
+//!
+//! Timeline (named assumptions; the results do not depend on them as long as each request is
+//! sent after the previous one's entries are ready and within the 5-minute TTL): the main
+//! session sends a turn every `TURN_GAP_US`; a request's entries are ready `READY_AFTER_US`
+//! after it is sent (its time to first token).
+
+use super::bodies::{assistant_text, user_text, Request};
+use super::permission::{tool_result, CallOutcome, Permissions};
+use super::workload::Workload;
+use super::{NextTurn, ScenarioError, ScenarioResult};
+use crate::cache::{request_from_json, Cache, Layer, Policy, Ttl, Usage};
+use crate::config::ModelParams;
+use crate::time::{SimTime, US_PER_S};
+use serde_json::{json, Value};
+
+/// Time between two requests of the main session (assumption, see the module doc).
+pub const TURN_GAP_US: u64 = 20 * US_PER_S;
+/// Time from sending a request to its entries being readable (assumption).
+pub const READY_AFTER_US: u64 = 2 * US_PER_S;
+
+/// An empty cache for the scenarios. Under `every-block` entries never expire, as in the seed
+/// demo's cache (a map with no TTL): the cache core refreshes only the longest hit prefix, so
+/// with a TTL the main session's short prefixes (the tools block alone) would expire during a
+/// long warm-up although every turn reads through them. Under `anthropic` the API's 5 minutes.
+pub fn new_cache(policy: Policy, model: &ModelParams) -> Cache {
+    let cache = Cache::new(policy, model, None);
+    match policy {
+        Policy::EveryBlock => cache.with_default_ttl(Ttl::None),
+        Policy::Anthropic => cache,
+    }
+}
+
+/// Serve one request body at `now`; its entries are ready `READY_AFTER_US` later.
+pub fn serve(cache: &mut Cache, req: &Request, now: SimTime) -> Result<Usage, ScenarioError> {
+    let (prompt, breakpoints) = request_from_json(&req.body())?;
+    Ok(cache.serve(&prompt, &breakpoints, now, |_| now + READY_AFTER_US)?)
+}
+
+/// The main session after its warm-up: the cache and the time of the next request.
+pub struct Warm<'w> {
+    pub workload: &'w Workload,
+    pub cache: Cache,
+    pub now: SimTime,
+}
+
+impl<'w> Warm<'w> {
+    /// Send turns 1..=N of the main session, each after the previous one's entries are ready.
+    pub fn new(
+        w: &'w Workload,
+        policy: Policy,
+        model: &ModelParams,
+    ) -> Result<Self, ScenarioError> {
+        let mut cache = new_cache(policy, model);
+        let mut now = 0;
+        for k in 1..=w.turns() {
+            serve(&mut cache, &Request::main_turn(w, k), now)?;
+            now += TURN_GAP_US;
+        }
+        Ok(Warm { workload: w, cache, now })
+    }
+
+    /// Serve `req` against a copy of the warm cache.
+    pub fn one(&self, req: &Request) -> Result<Usage, ScenarioError> {
+        serve(&mut self.cache.clone(), req, self.now)
+    }
+
+    /// Serve a side request, then (a turn later) the main session's next turn.
+    pub fn then_next(
+        &self,
+        side: &Request,
+        next: &Request,
+    ) -> Result<(Usage, Usage), ScenarioError> {
+        let mut cache = self.cache.clone();
+        let side_usage = serve(&mut cache, side, self.now)?;
+        let next_usage = serve(&mut cache, next, self.now + TURN_GAP_US)?;
+        Ok((side_usage, next_usage))
+    }
+}
+
+/// The main session's next turn: the history, `extra` messages, the user's next message.
+/// Marked like every main turn (system and last message only).
+pub fn main_next(w: &Workload, extra: &[Value]) -> Request {
+    let mut appended = extra.to_vec();
+    appended.push(user_text(&w.next_user_message));
+    let mut req = Request::after_history(w, &appended);
+    req.shared_end = None;
+    req
+}
+
+/// Tokens of the main session's tools block and system block (from the last turn's prompt).
+pub fn layer_tokens(w: &Workload) -> Result<(u64, u64), ScenarioError> {
+    let (prompt, _) = request_from_json(&Request::main_turn(w, w.turns()).body())?;
+    assert_eq!(prompt.layer(0), Layer::Tools, "the main session has tools");
+    assert_eq!(prompt.layer(1), Layer::System, "the main session has a system prompt");
+    Ok((prompt.block_tokens(0), prompt.block_tokens(1)))
+}
+
+/// `fork_deny_edit`: the plain fork's request; the fork's model then calls the denied tool, the
+/// permission check refuses it, and the fork's next request carries the error result.
+pub fn fork_deny(warm: &Warm) -> Result<ScenarioResult, ScenarioError> {
+    let w = warm.workload;
+    let fork = Request::after_history(w, &[user_text(&w.fork_task)]);
+    let mut cache = warm.cache.clone();
+    let usage = serve(&mut cache, &fork, warm.now)?;
+    let outcome = Permissions::deny(&[w.deny_tool.as_str()]).check(&w.fork_tool_call);
+    let id = "toolu_fork_01";
+    let call = json!({"role": "assistant", "content": [
+        {"type": "tool_use", "id": id, "name": w.fork_tool_call.name, "input": w.fork_tool_call.input}
+    ]});
+    let result = json!({"role": "user", "content": [tool_result(id, &outcome)]});
+    let second = Request::after_history(w, &[user_text(&w.fork_task), call, result]);
+    let second_usage = serve(&mut cache, &second, warm.now + TURN_GAP_US)?;
+    let note = match &outcome {
+        CallOutcome::Refused { rule, message } => format!(
+            "the fork called {}: refused at call time by the rule `deny: {rule}` ({message:?}); \
+             its next request, with the error result appended, reads {:.1}%",
+            w.fork_tool_call.name,
+            100.0 * second_usage.hit_rate()
+        ),
+        CallOutcome::Allowed => format!("the fork called {}: allowed", w.fork_tool_call.name),
+    };
+    let mut row = ScenarioResult::new("fork_deny_edit", usage);
+    row.note = Some(note);
+    row.tool_call_refused = Some(matches!(outcome, CallOutcome::Refused { .. }));
+    Ok(row)
+}
+
+/// A /btw design: the side request, and the main's next turn with the answer discarded or
+/// written into the messages.
+pub fn btw_design(
+    warm: &Warm,
+    id: &'static str,
+    side: Request,
+) -> Result<ScenarioResult, ScenarioError> {
+    let w = warm.workload;
+    let (usage, discarded) = warm.then_next(&side, &main_next(w, &[]))?;
+    let written_msgs = [user_text(&w.btw_question), assistant_text(&w.btw_answer)];
+    let (_, written) = warm.then_next(&side, &main_next(w, &written_msgs))?;
+    let mut row = ScenarioResult::new(id, usage);
+    row.next_turn = Some(NextTurn { answer_discarded: discarded, answer_written: written });
+    Ok(row)
+}
