@@ -70,11 +70,24 @@ pub trait Simulator: Sync {
 pub struct ModelSim;
 
 impl Simulator for ModelSim {
-    fn simulate(&self, _: &Experiment, _: &Strategy, _: u32) -> Result<RunMetrics, String> {
-        Err("the fan-out model is not built yet (branch `model`)".to_string())
+    fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, String> {
+        crate::model::simulate(exp, s, r).map_err(|e| e.to_string())
     }
-    fn trace(&self, _: &Experiment, _: &Strategy) -> Result<Vec<TraceRow>, String> {
-        Err("the fan-out model is not built yet (branch `model`)".to_string())
+    fn trace(&self, exp: &Experiment, s: &Strategy) -> Result<Vec<TraceRow>, String> {
+        let (_, segments) = crate::model::simulate_traced(exp, s, 0).map_err(|e| e.to_string())?;
+        let label = strategy_label(s);
+        Ok(segments
+            .iter()
+            .map(|g| TraceRow {
+                strategy: label.clone(),
+                agent: g.agent,
+                request: g.request,
+                segment: g.kind.name(),
+                start_us: g.start_us,
+                end_us: g.end_us,
+                outcome: g.outcome.name(),
+            })
+            .collect())
     }
 }
 
@@ -90,9 +103,19 @@ pub fn run(args: Args) -> CliResult {
     execute_and_print(&exp, &args, &ModelSim)
 }
 
-/// `prefixsim` with no command.
+/// `prefixsim` with no command: the embedded default experiment, as a table.
 pub fn run_default() -> CliResult {
-    super::scenarios::run(super::scenarios::Args {})
+    let (_, exp) = config::load_default(&[]).map_err(CliError::input)?;
+    let args = Args {
+        file: PathBuf::from(config::DEFAULT_ORIGIN),
+        set: Vec::new(),
+        seed: None,
+        json: false,
+        out: None,
+        trace: false,
+        jobs: None,
+    };
+    execute_and_print(&exp, &args, &ModelSim)
 }
 
 /// Load, apply `--set`s and `--seed`; every failure is an input error naming file/key/value.
