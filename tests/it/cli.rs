@@ -433,3 +433,25 @@ fn question_files_run() {
         assert_eq!(o.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&o.stderr));
     }
 }
+
+/// The whole table and JSON for a hand-made run, as committed snapshots (review them when the
+/// layout changes on purpose).
+#[test]
+fn table_and_json_snapshots() {
+    let exp = small_experiment(4);
+    let out = execute(&exp, 2, &Fake).unwrap();
+    insta::assert_snapshot!("run_table", table_text(&exp, &out));
+    insta::assert_snapshot!("run_json", json_text(&exp, &out));
+}
+
+#[test]
+fn out_must_be_a_directory() {
+    let dir = scratch("out_file");
+    let file = write_file(&dir, "exp.toml", "replications = 1\n");
+    let not_dir = write_file(&dir, "taken", "x");
+    let o = bin().arg("run").arg(&file).arg("--out").arg(&not_dir).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a directory"));
+    let o = bin().arg("run").arg(&file).arg("--trace").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "--trace without --out is a usage error");
+}
