@@ -81,7 +81,7 @@ pub fn exact_duration(us: u64) -> String {
         return "0s".to_string();
     }
     for (per, unit) in [(US_PER_H, "h"), (US_PER_MIN, "min"), (US_PER_S, "s"), (US_PER_MS, "ms")] {
-        if us % per == 0 {
+        if us.is_multiple_of(per) {
             return format!("{}{unit}", us / per);
         }
     }
