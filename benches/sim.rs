@@ -3,6 +3,7 @@
 //! - `engine_events`: a heap loop of 10k events in flight, each rescheduling one more.
 //! - `default_workload`: 10 cold forks, 50k-token prefix, 3 turns, per strategy.
 //! - `fanout_64x20`: 64 agents, 20 turns each (1,280 requests), one replication.
+//!
 //! Throughput is reported as items per second: events, or simulated API requests.
 
 use divan::counter::ItemsCount;
@@ -32,7 +33,7 @@ fn engine_events(bencher: Bencher) {
             engine.schedule_at(i * 7 % 1000, i);
         }
         let mut x = 0u64;
-        while let Ok(Some((_, e))) = engine.next() {
+        while let Ok(Some((_, e))) = engine.pop() {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(e);
             engine.schedule_in(1 + (x >> 54), e);
         }

@@ -12,7 +12,7 @@
 use super::latency::{self, Work};
 use super::rate::{Admission, Limit, RateLimiter};
 use super::workload::{self, Shared, WORKFLOW_ID};
-use super::{Detailed, Outcome, RequestRecord, Segment, SegmentKind, SimError};
+use super::{Detailed, Outcome, RequestKeys, RequestRecord, Segment, SegmentKind, SimError};
 use crate::cache::{self, Breakpoint, Cache, Prompt, Usage};
 use crate::config::{AgentKind, Experiment, ModelParams, Release, Strategy};
 use crate::engine::{Bounds, Engine};
@@ -172,10 +172,7 @@ impl<'a> Run<'a> {
         if let AgentKind::ForkOtherModel { model } = &w.kind {
             models.push(cache::preset(model).ok_or_else(|| SimError::UnknownModel(model.clone()))?);
         }
-        let caches = models
-            .iter()
-            .map(|m| Cache::from_params(&exp.cache, m))
-            .collect();
+        let caches = models.iter().map(|m| Cache::from_params(&exp.cache, m)).collect();
         let limiters = models
             .iter()
             .map(|_| exp.rate_limits.as_ref().map(|r| RateLimiter::new(r.rpm, r.itpm, r.otpm)))
@@ -209,9 +206,11 @@ impl<'a> Run<'a> {
             return Ok(());
         }
         let (prompt, bps) = workload::parent_request(self.exp);
-        self.caches[0]
-            .serve(&prompt, &bps, 0, |_| 0)
-            .map_err(|source| SimError::Cache { agent: u32::MAX, request: 0, source })?;
+        self.caches[0].serve(&prompt, &bps, 0, |_| 0).map_err(|source| SimError::Cache {
+            agent: u32::MAX,
+            request: 0,
+            source,
+        })?;
         Ok(())
     }
 
@@ -276,7 +275,7 @@ impl<'a> Run<'a> {
         let t0 = self.t0;
         self.engine.schedule_at(t0, Ev::Gate(u32::MAX));
         // Time t0 is delivered first; starting agents inside the loop keeps `now` right.
-        while let Some((_, ev)) = self.engine.next()? {
+        while let Some((_, ev)) = self.engine.pop()? {
             self.handle(ev)?;
         }
         self.metrics.events = self.engine.delivered();
@@ -440,13 +439,18 @@ impl Run<'_> {
             assert_eq!(charged, Admission::Admitted, "the worst case fitted, the actual must");
         }
         self.record(a, request, now, &usage, t, out, m);
+        if let Some((_, requests)) = self.trace.as_mut() {
+            let last = requests.last_mut().expect("record pushed a request");
+            last.keys = keys(&self.agents[a as usize].prompt, &bps[..nbps], &usage);
+        }
         if a == self.n {
             let ready = now + t.ttft_us + t.ready_delay_us;
             self.engine.schedule_at(ready, Ev::PrewarmReady);
             self.metrics.makespan_us = self.metrics.makespan_us.max(now + t.ttft_us - self.t0);
             return Ok(());
         }
-        let listens = matches!(self.strategy, Strategy::WaitFirst { release: Release::OnReady, .. });
+        let listens =
+            matches!(self.strategy, Strategy::WaitFirst { release: Release::OnReady, .. });
         if a == 0 && request == 0 && self.hold_open && listens {
             self.engine.schedule_at(now + t.ttft_us, Ev::FirstToken(0));
         }
@@ -571,6 +575,11 @@ impl Run<'_> {
             output_tokens: out,
             cost_usd,
             model: m,
+            keys: RequestKeys {
+                hit: None,
+                breakpoints: [(Default::default(), 0); 3],
+                n_breakpoints: 0,
+            },
         });
     }
 
@@ -655,5 +664,25 @@ impl Run<'_> {
 }
 
 fn work(u: &Usage, output_tokens: u64) -> Work {
-    Work { prefill_tokens: u.uncached + u.cache_write(), cached_tokens: u.cache_read, output_tokens }
+    Work {
+        prefill_tokens: u.uncached + u.cache_write(),
+        cached_tokens: u.cache_read,
+        output_tokens,
+    }
+}
+
+/// The keys a request used: its hit boundary (found from `cache_read`: prefix token counts
+/// strictly increase, since empty blocks are never pushed) and its breakpoints.
+fn keys(prompt: &Prompt, bps: &[Breakpoint], u: &Usage) -> RequestKeys {
+    let hit = (u.cache_read > 0).then(|| {
+        let i = (0..prompt.len())
+            .find(|&i| prompt.prefix_tokens(i) == u.cache_read)
+            .expect("the read prefix ends at a block boundary");
+        prompt.prefix_digest(i)
+    });
+    let mut breakpoints = [(Default::default(), 0); 3];
+    for (slot, bp) in breakpoints.iter_mut().zip(bps) {
+        *slot = (prompt.prefix_digest(bp.index), prompt.prefix_tokens(bp.index));
+    }
+    RequestKeys { hit, breakpoints, n_breakpoints: bps.len() }
 }

@@ -32,17 +32,25 @@ fn row(agent: u32, request: u32, send_us: u64, u: &cache::Usage, out: u64, cost:
     (agent, request, send_us, u.cache_read, u.cache_write(), u.uncached, out, nano_usd)
 }
 
-/// One agent as a task: gate, then turns of request, first token, decode, tool call.
-async fn agent(
+type Flag = (watch::Sender<bool>, watch::Receiver<bool>);
+
+/// What every agent task shares.
+#[derive(Clone)]
+struct Ctx {
     exp: Arc<Experiment>,
     strategy: Strategy,
     replication: u32,
-    a: u32,
     world: Arc<Mutex<World>>,
     start: Instant,
-    first_began: (watch::Sender<bool>, watch::Receiver<bool>),
-    done: Vec<(watch::Sender<bool>, watch::Receiver<bool>)>,
-) {
+    /// Agent 0's first response began.
+    first_began: Flag,
+    /// Per agent: its first request finished.
+    done: Vec<Flag>,
+}
+
+/// One agent as a task: gate, then turns of request, first token, decode, tool call.
+async fn agent(ctx: Ctx, a: u32) {
+    let Ctx { exp, strategy, replication, world, start, first_began, done } = ctx;
     let w = &exp.workload;
     let stream = |s| rng::stream(exp.seed, &[replication as u64, a as u64, s]);
     let (mut work, mut lat) = (stream(site::WORKLOAD), stream(site::LATENCY));
@@ -53,7 +61,9 @@ async fn agent(
     let mut prompt: Prompt = shared.prompt;
     workload::push_task(&mut prompt, a as u64, w.task_tokens);
     match strategy {
-        Strategy::WaitFirst { max_wait_us, release: Release::OnReady } if a > 0 && max_wait_us > 0 => {
+        Strategy::WaitFirst { max_wait_us, release: Release::OnReady }
+            if a > 0 && max_wait_us > 0 =>
+        {
             let mut rx = first_began.1.clone();
             let _ = timeout(Duration::from_micros(max_wait_us), rx.wait_for(|b| *b)).await;
         }
@@ -117,19 +127,18 @@ async fn reference(exp: &Experiment, strategy: &Strategy, replication: u32) -> V
     let start = Instant::now();
     let first_began = watch::channel(false);
     let done: Vec<_> = (0..exp.workload.agents).map(|_| watch::channel(false)).collect();
+    let ctx = Ctx {
+        exp: exp.clone(),
+        strategy: strategy.clone(),
+        replication,
+        world: world.clone(),
+        start,
+        first_began,
+        done,
+    };
     let mut tasks = Vec::new();
     for a in 0..exp.workload.agents {
-        let fut = agent(
-            exp.clone(),
-            strategy.clone(),
-            replication,
-            a,
-            world.clone(),
-            start,
-            first_began.clone(),
-            done.clone(),
-        );
-        tasks.push(tokio::spawn(fut));
+        tasks.push(tokio::spawn(agent(ctx.clone(), a)));
     }
     for t in tasks {
         t.await.unwrap();
