@@ -158,7 +158,11 @@ fn check_holds(strategy: &Launch, d: &Detailed) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 96,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn invariants_hold_under_random_workloads(exp in random_experiment(), s in strategy(), rep in 0..3u32) {
