@@ -37,7 +37,8 @@ pub enum SegmentKind {
     Decode,
     /// A tool call, between a response and the next request.
     Tool,
-    /// First token to the request's written entries becoming readable (the ready delay).
+    /// First token to the request's written entries becoming readable (the ready delay; a
+    /// zero-length segment when there is none). Only for requests that wrote.
     EntryReady,
 }
 

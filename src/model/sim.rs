@@ -560,7 +560,8 @@ impl Run<'_> {
         if t.decode_us > 0 {
             seg(SegmentKind::Decode, first, first + t.decode_us);
         }
-        if u.cache_write() > 0 && t.ready_delay_us > 0 {
+        if u.cache_write() > 0 {
+            // Zero-length when there is no ready delay: it still marks when the entry is ready.
             seg(SegmentKind::EntryReady, first, first + t.ready_delay_us);
         }
         requests.push(RequestRecord {
