@@ -1,7 +1,8 @@
 //! Benchmarks of the engine and the fan-out model (`cargo bench --bench sim`).
 //!
 //! - `engine_events`: a heap loop of 10k events in flight, each rescheduling one more.
-//! - `default_workload`: 10 cold forks, 50k-token prefix, 3 turns, per strategy.
+//! - `default_workload`: experiments/default.toml's fan-out (10 cold forks, 50k-token prefix,
+//!   3-8 turns), 16 replications per iteration, per strategy (0 eager .. 4 prewarm).
 //! - `fanout_64x20`: 64 agents, 20 turns each (1,280 requests), one replication.
 //!
 //! Throughput is reported as items per second: events, or simulated API requests.
@@ -88,24 +89,31 @@ fn strategies() -> [(&'static str, Strategy); 5] {
     ]
 }
 
-fn bench_replications(bencher: Bencher, exp: &Experiment, strategy: &Strategy) {
-    let requests = simulate(exp, strategy, 0).expect("runs").requests;
+/// Each iteration runs replications `0..reps` (a fixed set, so the request count is fixed).
+fn bench_replications(bencher: Bencher, exp: &Experiment, strategy: &Strategy, reps: u32) {
+    let requests: u64 = (0..reps).map(|r| simulate(exp, strategy, r).expect("runs").requests).sum();
     let mut sim = Simulator::new();
     let mut metrics = RunMetrics::new();
-    let mut rep = 0u32;
     bencher.counter(ItemsCount::new(requests)).bench_local(|| {
-        // Replications differ in their draws; the request count of a const-turn fan-out doesn't.
-        rep = rep.wrapping_add(1);
-        sim.run_into(exp, strategy, rep, &mut metrics).expect("runs");
+        for rep in 0..reps {
+            sim.run_into(exp, strategy, rep, &mut metrics).expect("runs");
+        }
         divan::black_box(metrics.cost_usd)
     });
 }
 
+/// experiments/default.toml: 10 cold forks of a 50k-token parent, a 2k brief, 3-8 turns.
 #[divan::bench(args = [0, 1, 2, 3, 4])]
 fn default_workload(bencher: Bencher, strategy: usize) {
-    let exp = experiment(10, 3.0);
+    let mut exp = experiment(10, 3.0);
+    exp.workload.brief_tokens = 2_000;
+    exp.workload.task_tokens = 200;
+    exp.workload.turns = Dist::Uniform { low: 3.0, high: 8.0 };
+    exp.workload.output_tokens = Dist::LogNormal { median: 300.0, p90: 1500.0 };
+    exp.workload.tool_latency_us = Dist::LogNormal { median: 2e6, p90: 10e6 };
+    exp.workload.tool_result_tokens = Dist::LogNormal { median: 500.0, p90: 4000.0 };
     let (_, s) = &strategies()[strategy];
-    bench_replications(bencher, &exp, s);
+    bench_replications(bencher, &exp, s, 16);
 }
 
 #[divan::bench(args = [0, 1])]
@@ -113,5 +121,5 @@ fn fanout_64x20(bencher: Bencher, strategy: usize) {
     let mut exp = experiment(64, 20.0);
     exp.workload.concurrency = 64;
     let (_, s) = &strategies()[strategy];
-    bench_replications(bencher, &exp, s);
+    bench_replications(bencher, &exp, s, 1);
 }
