@@ -175,3 +175,28 @@ pub fn push_turn(p: &mut Prompt, agent: u64, turn: u64, output_tokens: u64, resu
         p.push(Block { layer: Layer::Messages, tokens: result_tokens, digest });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn breakpoints_deduplicate_and_stay_increasing() {
+        let mut out = [Breakpoint { index: 0, ttl: Ttl::FiveMin }; 3];
+        assert_eq!(breakpoints(1, 3, 4, Ttl::FiveMin, &mut out), 3);
+        assert_eq!(out.map(|b| b.index), [1, 3, 4]);
+        // No brief, no task: the shared end and the last message coincide.
+        assert_eq!(breakpoints(1, 2, 2, Ttl::FiveMin, &mut out), 2);
+        assert_eq!(&out[..2].iter().map(|b| b.index).collect::<Vec<_>>(), &[1, 2]);
+        // A subagent without brief: the system end is the shared end.
+        assert_eq!(breakpoints(1, 1, 2, Ttl::FiveMin, &mut out), 2);
+    }
+
+    #[test]
+    fn identities_are_stable_and_distinct() {
+        assert_eq!(identity("agent/result", 3, 2), identity("agent/result", 3, 2));
+        assert_ne!(identity("agent/result", 3, 2), identity("agent/result", 2, 3));
+        assert_ne!(identity("agent/result", 3, 2), identity("agent/response", 3, 2));
+        assert_eq!(identity("agent/task", 5, 0), identity_of(TASK, 5, 0));
+    }
+}

@@ -427,3 +427,19 @@ fn the_timeline_has_a_segment_per_phase() {
     let first = d.segments.iter().find(|s| s.kind == SegmentKind::Prefill).unwrap();
     assert_eq!((first.agent, first.outcome), (0, Outcome::Miss));
 }
+
+#[test]
+fn every_block_policy_writes_every_boundary() {
+    // every-block: every block boundary is a cache point, no minimum length. Eager, cold:
+    // agents 1..3 find the three shared boundaries (tools, system, history) pending: 3
+    // redundant writes each. Under wait_first they read the longest ready prefix (50_000).
+    let mut exp = experiment(4);
+    exp.cache.policy = Policy::EveryBlock;
+    let m = simulate(&exp, &Strategy::Eager, 0).unwrap();
+    assert_eq!(m.redundant_writes, 9);
+    assert_eq!(m.tokens.cache_write_5m, 4 * 50_100);
+    assert!(close(m.cost_usd, 4.0 * FULL_USD));
+    let m = simulate(&exp, &wait_first(5 * US_PER_S), 0).unwrap();
+    assert_eq!(m.tokens.cache_read, 3 * 50_000);
+    assert!(close(m.cost_usd, FULL_USD + 3.0 * HIT_USD));
+}
