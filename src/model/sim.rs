@@ -546,6 +546,23 @@ impl Run<'_> {
         if request == 0 && a < self.n {
             mx.launch_wait_us.saturating_record(now - self.agents[a as usize].slot_us);
         }
+        if self.trace.is_some() {
+            self.trace_request(a, request, now, u, t, out, (m, cost_usd));
+        }
+    }
+
+    /// The timeline segments and the record of one served request (traced runs).
+    #[allow(clippy::too_many_arguments)]
+    fn trace_request(
+        &mut self,
+        a: u32,
+        request: u32,
+        now: SimTime,
+        u: &Usage,
+        t: latency::Timing,
+        out: u64,
+        (m, cost_usd): (usize, f64),
+    ) {
         let Some((segments, requests)) = self.trace.as_mut() else { return };
         let t0 = self.t0;
         let outcome = Outcome::of(u);
