@@ -66,7 +66,7 @@ pub fn run(args: Args) -> CliResult {
     for s in &args.sets {
         settings.apply_set(s).map_err(|e| CliError::input(anyhow!("--set {e}")))?;
     }
-    settings.cache.label = base_label(&args.sets);
+    settings.cache.label = base_label(&settings, &args.sets);
     settings.lenient = args.lenient;
     settings.instant_ready = args.instant_ready;
     settings.validate().map_err(|e| CliError::input(anyhow!(e)))?;
@@ -131,9 +131,11 @@ fn guess_format(path: &Path) -> anyhow::Result<Format> {
 }
 
 /// The label of the base choice: its `cache.*` assignments, or the default TTL.
-fn base_label(sets: &[String]) -> String {
+fn base_label(settings: &ReplaySettings, sets: &[String]) -> String {
     let cache: Vec<&str> = sets.iter().map(|s| s.trim()).filter(|s| s.starts_with("cache.")).collect();
-    if cache.is_empty() {
+    if cache.is_empty() && settings.cache.ttl_as_sent {
+        "as sent".to_string()
+    } else if cache.is_empty() {
         "cache.ttl=5m".to_string()
     } else {
         cache.join(",")
@@ -148,7 +150,11 @@ fn choices(settings: &ReplaySettings, what_if: &[String]) -> Result<Vec<CacheCho
     }
     let mut specs: Vec<String> = ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none"].map(String::from).to_vec();
     specs.extend(what_if.iter().filter(|w| !w.trim().is_empty()).cloned());
+    // Request bodies carry their own TTLs: the choice "as sent" comes first.
     let mut out: Vec<CacheChoice> = Vec::new();
+    if settings.cache.ttl_as_sent {
+        out.push(settings.cache.clone());
+    }
     for spec in specs {
         let mut s = settings.clone();
         for assignment in spec.split(',') {

@@ -12,6 +12,7 @@ pub mod claude_code;
 pub mod mooncake;
 pub mod output;
 pub mod prices;
+pub mod requests;
 pub mod run;
 pub mod settings;
 pub mod trace;
@@ -44,7 +45,7 @@ pub struct Replay {
     pub choices: Vec<(CacheChoice, ChoiceStats)>,
 }
 
-/// Stream `path` in `settings.format` to `sink`.
+/// Stream a hash-id trace (`mooncake`, `claude-code`) to `sink`.
 pub fn read_trace(
     path: &Path,
     settings: &ReplaySettings,
@@ -63,7 +64,7 @@ pub fn read_trace(
         Format::ClaudeCode => claude_code::read(path, settings.lenient, meta, sink),
         Format::Requests => Err(TraceError::file(
             path,
-            "the `requests` format needs the cache core (not merged into this build yet)",
+            "request bodies are replayed by `requests::replay`, not streamed as hash ids",
         )),
     }
 }
@@ -74,6 +75,9 @@ pub fn replay(
     settings: &ReplaySettings,
     choices: &[CacheChoice],
 ) -> Result<Replay, TraceError> {
+    if settings.format == Format::Requests {
+        return requests::replay(path, settings, choices);
+    }
     let mut meta = TraceMeta::default();
     let mut replayer = run::Replayer::new(settings, choices);
     read_trace(path, settings, &mut meta, &mut |r| replayer.request(r))?;
@@ -125,7 +129,7 @@ pub fn curves(path: &Path, settings: &ReplaySettings, distinct_tokens: u64) -> R
     let base = &settings.cache;
     let ttl_choices: Vec<CacheChoice> = TTL_LADDER_US
         .iter()
-        .map(|&ttl_us| CacheChoice { ttl_us, label: String::new(), ..base.clone() })
+        .map(|&ttl_us| CacheChoice { ttl_us, ttl_as_sent: false, label: String::new(), ..base.clone() })
         .collect();
     let capacities: Vec<u64> = CAPACITY_LADDER
         .iter()

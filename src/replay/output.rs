@@ -9,8 +9,9 @@ use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
+use super::prices;
 use super::run::MISS_CAUSES;
-use super::{CacheChoice, ChoiceStats, Curves, Replay, ReplaySettings};
+use super::{ChoiceStats, Curves, Replay, ReplaySettings};
 use crate::config::{ModelParams, Policy};
 use crate::time::{secs, Human};
 
@@ -30,13 +31,13 @@ fn policy_name(p: Policy) -> &'static str {
 }
 
 /// The money of one choice: (cost, cost with no caching).
-pub fn costs(choice: &CacheChoice, stats: &ChoiceStats, model: &ModelParams) -> (f64, f64) {
-    (stats.account.cost_usd(model, choice.bills_1h()), stats.account.cost_uncached_usd(model))
+pub fn costs(stats: &ChoiceStats, model: &ModelParams) -> (f64, f64) {
+    (prices::cost_usd(&stats.account, model), prices::cost_uncached_usd(&stats.account, model))
 }
 
 /// The index of the cheapest choice among those with an API TTL (5m or 1h), else overall.
 pub fn winner(replay: &Replay, model: &ModelParams) -> Option<usize> {
-    let cost = |i: &usize| costs(&replay.choices[*i].0, &replay.choices[*i].1, model).0;
+    let cost = |i: &usize| costs(&replay.choices[*i].1, model).0;
     let api: Vec<usize> = (0..replay.choices.len()).filter(|&i| replay.choices[i].0.is_api_ttl()).collect();
     let pool = if api.is_empty() { (0..replay.choices.len()).collect() } else { api };
     pool.into_iter().min_by(|a, b| cost(a).total_cmp(&cost(b)))
@@ -46,7 +47,7 @@ pub fn winner(replay: &Replay, model: &ModelParams) -> Option<usize> {
 pub fn choice_json(replay: &Replay, index: usize, model: &ModelParams) -> Value {
     let (choice, s) = &replay.choices[index];
     let a = &s.account;
-    let (cost, uncached_cost) = costs(choice, s, model);
+    let (cost, uncached_cost) = costs(s, model);
     let shares = s.miss_shares();
     let causes = |f: &dyn Fn(usize) -> Value| -> Value {
         MISS_CAUSES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
@@ -58,14 +59,15 @@ pub fn choice_json(replay: &Replay, index: usize, model: &ModelParams) -> Value 
         .map(|(i, (n, c))| {
             json!({"name": replay.conversations[i], "requests": n, "input_tokens": c.input(),
                    "cache_read": c.cache_read, "hit_rate": r6(c.hit_rate()),
-                   "cost_usd": r6(c.cost_usd(model, choice.bills_1h()))})
+                   "cost_usd": r6(prices::cost_usd(c, model))})
         })
         .collect();
     json!({
         "label": choice.label, "policy": policy_name(choice.policy), "ttl": choice.ttl_text(),
         "capacity_tokens": choice.capacity_tokens, "requests": s.requests,
         "requests_with_hit": s.requests_with_hit, "input_tokens": a.input(),
-        "cache_read": a.cache_read, "cache_write": a.cache_write, "uncached": a.uncached,
+        "cache_read": a.cache_read, "cache_write": a.cache_write(),
+        "cache_write_5m": a.cache_write_5m, "cache_write_1h": a.cache_write_1h, "uncached": a.uncached,
         "output_tokens": a.output, "hit_rate": r6(a.hit_rate()), "cost_usd": r6(cost),
         "cost_uncached_usd": r6(uncached_cost), "saving_usd": r6(uncached_cost - cost),
         "redundant_writes": s.redundant_writes,
@@ -208,7 +210,7 @@ fn header(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Strin
 /// One row of the choices table.
 fn choice_row(replay: &Replay, i: usize, model: &ModelParams) -> Vec<String> {
     let (c, s) = &replay.choices[i];
-    let (cost, uncached) = costs(c, s, model);
+    let (cost, uncached) = costs(s, model);
     let shares = s.miss_shares();
     let mut row = vec![
         c.label.clone(),
@@ -217,7 +219,7 @@ fn choice_row(replay: &Replay, i: usize, model: &ModelParams) -> Vec<String> {
         c.capacity_tokens.map_or("-".into(), thousands),
         pct(s.account.hit_rate()),
         thousands(s.account.cache_read),
-        thousands(s.account.cache_write),
+        thousands(s.account.cache_write()),
         format!("{cost:.2}"),
         format!("{:.2} ({})", uncached - cost, pct(if uncached > 0.0 { 1.0 - cost / uncached } else { 0.0 })),
     ];
@@ -239,7 +241,7 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
     if replay.choices.len() > 1 {
         if let Some(w) = winner(replay, model) {
             let (c, s) = &replay.choices[w];
-            let _ = writeln!(out, "\ncheapest: {} at ${:.2}", c.label, costs(c, s, model).0);
+            let _ = writeln!(out, "\ncheapest: {} at ${:.2}", c.label, costs(s, model).0);
             out += "(ttl=none is a bound: no API offers it; its writes are billed at the 5m price)\n";
         }
     }
@@ -277,7 +279,7 @@ fn conversation_text(replay: &Replay, model: &ModelParams) -> String {
                 thousands(*n),
                 thousands(a.input()),
                 pct(a.hit_rate()),
-                format!("{:.2}", a.cost_usd(model, choice.bills_1h())),
+                format!("{:.2}", prices::cost_usd(a, model)),
             ]
         })
         .collect();

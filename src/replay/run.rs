@@ -6,7 +6,7 @@
 use hdrhistogram::Histogram;
 
 use super::blocks::{BlockCache, Interner, CAUSES};
-use super::prices::Account;
+use super::prices::{self, Account};
 use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{TraceRequest, NO_CONVERSATION};
 use crate::model::latency::{draw, Work};
@@ -37,6 +37,8 @@ impl ChoiceStats {
 /// One cache choice being replayed.
 struct Lane {
     cache: BlockCache,
+    /// Writes billed at the 1-hour price.
+    bills_1h: bool,
     stats: ChoiceStats,
 }
 
@@ -67,7 +69,11 @@ impl<'s> Replayer<'s> {
     pub fn new(settings: &'s ReplaySettings, choices: &[CacheChoice]) -> Self {
         let lanes = choices
             .iter()
-            .map(|c| Lane { cache: BlockCache::new(c.ttl_us, c.capacity_tokens), stats: ChoiceStats::default() })
+            .map(|c| Lane {
+                cache: BlockCache::new(c.ttl_us, c.capacity_tokens),
+                bills_1h: c.bills_1h(),
+                stats: ChoiceStats::default(),
+            })
             .collect();
         Replayer {
             settings,
@@ -103,9 +109,11 @@ impl<'s> Replayer<'s> {
                 &mut fresh
             };
             let look = lane.cache.lookup(blocks, r.block_tokens, now);
+            let (w5m, w1h) = if lane.bills_1h { (0, look.write_tokens) } else { (look.write_tokens, 0) };
             let account = Account {
                 cache_read: look.read_tokens,
-                cache_write: look.write_tokens,
+                cache_write_5m: w5m,
+                cache_write_1h: w1h,
                 uncached: r.tail_tokens(),
                 output: r.output_tokens,
             };
@@ -113,7 +121,7 @@ impl<'s> Replayer<'s> {
                 now
             } else {
                 let work = Work {
-                    prefill_tokens: account.cache_write + account.uncached,
+                    prefill_tokens: account.cache_write() + account.uncached,
                     cached_tokens: account.cache_read,
                     output_tokens: account.output,
                 };
@@ -165,10 +173,11 @@ impl Shared {
 }
 
 impl ChoiceStats {
-    fn record(&mut self, conversation: u32, a: &Account, miss: &[u64; 4], redundant: u64) {
+    /// Count one request's account and misses.
+    pub(crate) fn record(&mut self, conversation: u32, a: &Account, miss: &[u64; 4], redundant: u64) {
         self.requests += 1;
         self.requests_with_hit += u64::from(a.cache_read > 0);
-        self.account.add(a);
+        prices::add(&mut self.account, a);
         for (total, m) in self.miss_tokens.iter_mut().zip(miss) {
             *total += m;
         }
@@ -179,7 +188,7 @@ impl ChoiceStats {
                 self.conversations.resize(c + 1, (0, Account::default()));
             }
             self.conversations[c].0 += 1;
-            self.conversations[c].1.add(a);
+            prices::add(&mut self.conversations[c].1, a);
         }
     }
 }

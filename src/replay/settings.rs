@@ -8,8 +8,8 @@
 //! a bare word. It knows nothing of traces or caches.
 
 use crate::config::{LatencyParams, ModelParams, Policy};
-use crate::dist::Dist;
-use crate::time::{parse_duration_us, Human, US_PER_H, US_PER_MIN};
+use crate::dist::{Dist, Quantity};
+use crate::time::{Human, US_PER_H, US_PER_MIN};
 
 /// The three trace formats `replay` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +46,9 @@ pub struct CacheChoice {
     pub ttl_us: Option<u64>,
     /// Capacity in tokens with LRU eviction; `None` = unbounded.
     pub capacity_tokens: Option<u64>,
+    /// `requests` format: keep each breakpoint's TTL as the body sent it (until `cache.ttl`
+    /// is set, which rewrites every breakpoint's TTL).
+    pub ttl_as_sent: bool,
 }
 
 impl CacheChoice {
@@ -56,10 +59,13 @@ impl CacheChoice {
     }
     /// True when the TTL is one the Anthropic API offers (5m or 1h).
     pub fn is_api_ttl(&self) -> bool {
-        matches!(self.ttl_us, Some(t) if t == 5 * US_PER_MIN || t == US_PER_H)
+        self.ttl_as_sent || matches!(self.ttl_us, Some(t) if t == 5 * US_PER_MIN || t == US_PER_H)
     }
     /// `5m`, `1h`, `none` or another duration.
     pub fn ttl_text(&self) -> String {
+        if self.ttl_as_sent {
+            return "as sent".to_string();
+        }
         match self.ttl_us {
             None => "none".to_string(),
             Some(t) if t == 5 * US_PER_MIN => "5m".to_string(),
@@ -112,14 +118,14 @@ pub fn default_latency() -> LatencyParams {
 }
 
 impl ReplaySettings {
-    /// Defaults for a format: TTL 5m, unbounded capacity, `claude-sonnet-4.5` prices, the
+    /// Defaults for a format: TTL 5m (request bodies: each breakpoint's TTL as sent), unbounded capacity, `claude-sonnet-4.5` prices, the
     /// latency model on, 512-token blocks (Mooncake's), policy `every-block` for hash-id
     /// traces and `anthropic` for request bodies.
     pub fn new(format: Format) -> Self {
         let policy = if format.is_hash_ids() { Policy::EveryBlock } else { Policy::Anthropic };
         ReplaySettings {
             format,
-            model: super::prices::preset(DEFAULT_MODEL).expect("the default model is a preset"),
+            model: crate::cache::preset(DEFAULT_MODEL).expect("the default model is a preset"),
             block_size: 512,
             latency: default_latency(),
             instant_ready: false,
@@ -130,6 +136,7 @@ impl ReplaySettings {
                 policy,
                 ttl_us: Some(5 * US_PER_MIN),
                 capacity_tokens: None,
+                ttl_as_sent: !format.is_hash_ids(),
             },
             policy_set: false,
         }
@@ -148,15 +155,19 @@ impl ReplaySettings {
 
     fn apply_key(&mut self, key: &str, value: &str) -> Result<(), String> {
         match key {
-            "cache.ttl" => self.cache.ttl_us = parse_ttl(value)?,
+            "cache.ttl" => {
+                self.cache.ttl_us = parse_ttl(value)?;
+                self.cache.ttl_as_sent = false;
+            }
             "cache.capacity_tokens" => self.cache.capacity_tokens = parse_capacity(value)?,
             "cache.policy" => {
                 self.cache.policy = parse_policy(value)?;
                 self.policy_set = true;
             }
             "model" => {
-                self.model = super::prices::preset(value).ok_or_else(|| {
-                    format!("unknown model `{value}` (known: {})", super::prices::names().join(", "))
+                self.model = crate::cache::preset(value).ok_or_else(|| {
+                    let known = crate::cache::preset_names().join(", ");
+                    format!("unknown model `{value}` (known: {known})")
                 })?
             }
             "block_size" => self.block_size = parse_positive(value)?,
@@ -242,19 +253,11 @@ fn parse_policy(value: &str) -> Result<Policy, String> {
     }
 }
 
-/// A latency distribution: `const(x)` or a bare value (durations carry a unit: `500ms`).
-/// Only constants are accepted here; the experiment file's full syntax is the config module's.
+/// A latency distribution in the experiment file's syntax (`const(500ms)`, `uniform(..)`,
+/// `lognormal(median=.., p90=..)`, ..); durations carry a unit.
 fn parse_dist(value: &str, duration: bool) -> Result<Dist, String> {
-    let inner = value.strip_prefix("const(").and_then(|v| v.strip_suffix(')')).unwrap_or(value);
-    let x = if duration {
-        parse_duration_us(inner).map_err(|e| e.to_string())? as f64
-    } else {
-        match inner.replace('_', "").parse::<f64>() {
-            Ok(x) if x.is_finite() && x >= 0.0 => x,
-            _ => return Err(format!("expected a non-negative number or const(x), not `{value}`")),
-        }
-    };
-    Ok(Dist::Const(x))
+    let q = if duration { Quantity::Duration } else { Quantity::Number };
+    crate::config::parse_dist(value, q)
 }
 
 #[cfg(test)]
@@ -271,6 +274,8 @@ mod tests {
         assert_eq!(s.cache.capacity_tokens, Some(1000));
         s.apply_set("latency.overhead=const(250ms)").unwrap();
         assert_eq!(s.latency.overhead_us, Dist::Const(250_000.0));
+        s.apply_set("latency.decode_rate=uniform(40, 60)").unwrap();
+        assert!(!s.latency.decode_rate.is_const());
         s.apply_set("model=\"claude-opus-4.5\"").unwrap();
         assert_eq!(s.model.input_usd_per_mtok, 5.0);
         let e = s.apply_set("cache.ttl=2m").unwrap_err();
