@@ -78,7 +78,7 @@ fn full_blocks(input_tokens: u64, block_size: u64, ids: usize) -> usize {
 }
 
 fn parse_line(buf: &[u8], block_size: u64, last_time_us: u64) -> Result<(u64, Line), String> {
-    let line: Line = serde_json::from_slice(buf).map_err(|e| format!("bad record: {e}"))?;
+    let line: Line = serde_json::from_slice(buf).map_err(|e| super::trace::json_error(&e))?;
     if !(line.timestamp.is_finite() && line.timestamp >= 0.0) {
         return Err(format!("timestamp {} is not a non-negative number of ms", line.timestamp));
     }

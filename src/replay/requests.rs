@@ -103,7 +103,7 @@ pub fn replay(path: &Path, settings: &ReplaySettings, choices: &[CacheChoice]) -
 }
 
 fn parse_line(buf: &[u8], last_time_us: u64) -> Result<(u64, Line), String> {
-    let line: Line = serde_json::from_slice(buf).map_err(|e| format!("bad record: {e}"))?;
+    let line: Line = serde_json::from_slice(buf).map_err(|e| super::trace::json_error(&e))?;
     let ms = line.timestamp_ms;
     if !(ms.is_finite() && ms >= 0.0) {
         return Err(format!("timestamp_ms {ms} is not a non-negative number"));

@@ -96,3 +96,11 @@ impl TraceMeta {
         self.warnings.push(format!("{e} (skipped)"));
     }
 }
+
+/// A JSON error of one record, without serde's "at line 1" (the record is one line; the
+/// caller names the file's line).
+pub fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let text = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]);
+    format!("bad record: {text} (column {})", e.column())
+}
