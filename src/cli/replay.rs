@@ -83,7 +83,8 @@ pub fn run(args: Args) -> CliResult {
     }
     let name = args.trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
     if let Some(dir) = &args.out {
-        let curves = replay::curves(&args.trace, &settings, result.distinct_tokens).map_err(CliError::input)?;
+        let curves = replay::curves(&args.trace, &settings, result.distinct_tokens)
+            .map_err(CliError::input)?;
         let v = output::replay_file_json(&result, &settings, &name, &curves);
         write_atomic(dir, "replay.json", &(serde_json::to_string_pretty(&v).expect("json") + "\n"))
             .map_err(CliError::internal)?;
@@ -132,7 +133,8 @@ fn guess_format(path: &Path) -> anyhow::Result<Format> {
 
 /// The label of the base choice: its `cache.*` assignments, or the default TTL.
 fn base_label(settings: &ReplaySettings, sets: &[String]) -> String {
-    let cache: Vec<&str> = sets.iter().map(|s| s.trim()).filter(|s| s.starts_with("cache.")).collect();
+    let cache: Vec<&str> =
+        sets.iter().map(|s| s.trim()).filter(|s| s.starts_with("cache.")).collect();
     if cache.is_empty() && settings.cache.ttl_as_sent {
         "as sent".to_string()
     } else if cache.is_empty() {
@@ -148,7 +150,8 @@ fn choices(settings: &ReplaySettings, what_if: &[String]) -> Result<Vec<CacheCho
     if what_if.is_empty() {
         return Ok(vec![settings.cache.clone()]);
     }
-    let mut specs: Vec<String> = ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none"].map(String::from).to_vec();
+    let mut specs: Vec<String> =
+        ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none"].map(String::from).to_vec();
     specs.extend(what_if.iter().filter(|w| !w.trim().is_empty()).cloned());
     // Request bodies carry their own TTLs: the choice "as sent" comes first.
     let mut out: Vec<CacheChoice> = Vec::new();
@@ -183,6 +186,7 @@ fn write_atomic(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let tmp = dir.join(format!("{name}.tmp"));
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, dir.join(name)).with_context(|| format!("cannot rename {}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join(name))
+        .with_context(|| format!("cannot rename {}", tmp.display()))?;
     Ok(())
 }

@@ -125,11 +125,20 @@ pub struct Curves {
 }
 
 /// Replay the ladders (one more pass over the trace: the capacities depend on the first).
-pub fn curves(path: &Path, settings: &ReplaySettings, distinct_tokens: u64) -> Result<Curves, TraceError> {
+pub fn curves(
+    path: &Path,
+    settings: &ReplaySettings,
+    distinct_tokens: u64,
+) -> Result<Curves, TraceError> {
     let base = &settings.cache;
     let ttl_choices: Vec<CacheChoice> = TTL_LADDER_US
         .iter()
-        .map(|&ttl_us| CacheChoice { ttl_us, ttl_as_sent: false, label: String::new(), ..base.clone() })
+        .map(|&ttl_us| CacheChoice {
+            ttl_us,
+            ttl_as_sent: false,
+            label: String::new(),
+            ..base.clone()
+        })
         .collect();
     let capacities: Vec<u64> = CAPACITY_LADDER
         .iter()

@@ -38,7 +38,8 @@ pub fn costs(stats: &ChoiceStats, model: &ModelParams) -> (f64, f64) {
 /// The index of the cheapest choice among those with an API TTL (5m or 1h), else overall.
 pub fn winner(replay: &Replay, model: &ModelParams) -> Option<usize> {
     let cost = |i: &usize| costs(&replay.choices[*i].1, model).0;
-    let api: Vec<usize> = (0..replay.choices.len()).filter(|&i| replay.choices[i].0.is_api_ttl()).collect();
+    let api: Vec<usize> =
+        (0..replay.choices.len()).filter(|&i| replay.choices[i].0.is_api_ttl()).collect();
     let pool = if api.is_empty() { (0..replay.choices.len()).collect() } else { api };
     pool.into_iter().min_by(|a, b| cost(a).total_cmp(&cost(b)))
 }
@@ -118,9 +119,15 @@ pub fn histogram_base64(h: &Histogram<u64>) -> String {
 }
 
 /// `replay.json` for the plot helper: results, reuse gaps, curves. No absolute paths.
-pub fn replay_file_json(replay: &Replay, settings: &ReplaySettings, trace_name: &str, curves: &Curves) -> Value {
+pub fn replay_file_json(
+    replay: &Replay,
+    settings: &ReplaySettings,
+    trace_name: &str,
+    curves: &Curves,
+) -> Value {
     let model = &settings.model;
-    let results: Vec<Value> = (0..replay.choices.len()).map(|i| choice_json(replay, i, model)).collect();
+    let results: Vec<Value> =
+        (0..replay.choices.len()).map(|i| choice_json(replay, i, model)).collect();
     let ttl: Vec<Value> = curves
         .ttl
         .iter()
@@ -150,12 +157,21 @@ pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
     }
     out
+}
+
+/// Dollars: cents for large sums, 4 decimals under $1.
+fn money(x: f64) -> String {
+    if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -220,8 +236,12 @@ fn choice_row(replay: &Replay, i: usize, model: &ModelParams) -> Vec<String> {
         pct(s.account.hit_rate()),
         thousands(s.account.cache_read),
         thousands(s.account.cache_write()),
-        format!("{cost:.2}"),
-        format!("{:.2} ({})", uncached - cost, pct(if uncached > 0.0 { 1.0 - cost / uncached } else { 0.0 })),
+        money(cost),
+        format!(
+            "{} ({})",
+            money(uncached - cost),
+            pct(if uncached > 0.0 { 1.0 - cost / uncached } else { 0.0 })
+        ),
     ];
     row.extend(shares.iter().map(|&x| pct(x)));
     row
@@ -233,19 +253,36 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
     let mut out = header(replay, settings, trace_name);
     out.push('\n');
     let head = [
-        "choice", "policy", "ttl", "capacity", "hit rate", "cache read", "cache write", "cost $",
-        "saving $ (vs none)", "miss: expired", "capacity", "pending", "never seen",
+        "choice",
+        "policy",
+        "ttl",
+        "capacity",
+        "hit rate",
+        "cache read",
+        "cache write",
+        "cost $",
+        "saving $ (vs none)",
+        "miss: expired",
+        "capacity",
+        "pending",
+        "never seen",
     ];
-    let rows: Vec<Vec<String>> = (0..replay.choices.len()).map(|i| choice_row(replay, i, model)).collect();
+    let rows: Vec<Vec<String>> =
+        (0..replay.choices.len()).map(|i| choice_row(replay, i, model)).collect();
     out += &table(&head, &rows);
     if replay.choices.len() > 1 {
         if let Some(w) = winner(replay, model) {
             let (c, s) = &replay.choices[w];
-            let _ = writeln!(out, "\ncheapest: {} at ${:.2}", c.label, costs(s, model).0);
-            out += "(ttl=none is a bound: no API offers it; its writes are billed at the 5m price)\n";
+            let _ = writeln!(out, "\ncheapest: {} at ${}", c.label, money(costs(s, model).0));
+            out +=
+                "(ttl=none is a bound: no API offers it; its writes are billed at the 5m price)\n";
         }
     }
-    out += "\nmiss shares are of written tokens; the partial last block is always uncached\n";
+    out += if replay.format.is_hash_ids() {
+        "\nmiss shares are of written tokens; tokens after the last full block are never cached\n"
+    } else {
+        "\nmiss shares are of written tokens; tokens after the last breakpoint are uncached\n"
+    };
     out += &gap_text(&replay.reuse_gap_us);
     out += &conversation_text(replay, model);
     for w in replay.warnings.iter().take(1) {
@@ -255,7 +292,8 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
 }
 
 fn gap_text(h: &Histogram<u64>) -> String {
-    let mut out = format!("\nreuse gap between uses of a prefix block ({} reuses):", thousands(h.len()));
+    let mut out =
+        format!("\nreuse gap between uses of a prefix block ({} reuses):", thousands(h.len()));
     for (q, name) in PERCENTILES {
         let _ = write!(out, " {name} {}", Human(h.value_at_quantile(q)));
     }
@@ -279,7 +317,7 @@ fn conversation_text(replay: &Replay, model: &ModelParams) -> String {
                 thousands(*n),
                 thousands(a.input()),
                 pct(a.hit_rate()),
-                format!("{:.2}", prices::cost_usd(a, model)),
+                money(prices::cost_usd(a, model)),
             ]
         })
         .collect();

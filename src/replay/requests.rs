@@ -56,7 +56,11 @@ struct Replayer<'s> {
 }
 
 /// Replay a `requests` trace through every choice (one pass).
-pub fn replay(path: &Path, settings: &ReplaySettings, choices: &[CacheChoice]) -> Result<Replay, TraceError> {
+pub fn replay(
+    path: &Path,
+    settings: &ReplaySettings,
+    choices: &[CacheChoice],
+) -> Result<Replay, TraceError> {
     let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     let mut r = Replayer::new(settings, choices);
@@ -72,7 +76,8 @@ pub fn replay(path: &Path, settings: &ReplaySettings, choices: &[CacheChoice]) -
             continue;
         }
         let result = parse_line(&buf, last_time_us).and_then(|(t, line)| {
-            let conv = line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
+            let conv =
+                line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
             let parsed = parse_body(&line.body).map_err(|e| e.to_string())?;
             r.request(t, conv, parsed, line.output_tokens, meta.requests)?;
             Ok(t)
@@ -166,19 +171,34 @@ impl<'s> Replayer<'s> {
         prompt
     }
 
-    fn request(&mut self, now: u64, conv: u32, parsed: ParsedBody, output: u64, index: u64) -> Result<(), String> {
+    fn request(
+        &mut self,
+        now: u64,
+        conv: u32,
+        parsed: ParsedBody,
+        output: u64,
+        index: u64,
+    ) -> Result<(), String> {
         let body_breakpoints = parsed.breakpoints.clone();
         let prompt = self.prompt(conv, parsed);
         self.record_gaps(&prompt, now);
         for lane in &mut self.lanes {
             self.breakpoints.clear();
             let ttl = ttl_override(&lane.choice);
-            self.breakpoints.extend(body_breakpoints.iter().map(|b| Breakpoint { index: b.index, ttl: ttl.unwrap_or(b.ttl) }));
-            let peek = lane.cache.peek(&prompt, &self.breakpoints, now).map_err(|e| e.to_string())?;
+            self.breakpoints.extend(
+                body_breakpoints
+                    .iter()
+                    .map(|b| Breakpoint { index: b.index, ttl: ttl.unwrap_or(b.ttl) }),
+            );
+            let peek =
+                lane.cache.peek(&prompt, &self.breakpoints, now).map_err(|e| e.to_string())?;
             let miss = miss_causes(&lane.cache, &prompt, &peek, now);
             let settings = self.settings;
             let ready_at = |u: &Usage| ready_time(settings, u, output, now, index);
-            let usage = lane.cache.serve(&prompt, &self.breakpoints, now, ready_at).map_err(|e| e.to_string())?;
+            let usage = lane
+                .cache
+                .serve(&prompt, &self.breakpoints, now, ready_at)
+                .map_err(|e| e.to_string())?;
             let account = Account {
                 cache_read: usage.cache_read,
                 cache_write_5m: usage.cache_write_5m,
@@ -208,7 +228,11 @@ fn ready_time(s: &ReplaySettings, u: &Usage, output: u64, now: u64, index: u64) 
     if s.instant_ready {
         return now;
     }
-    let work = Work { prefill_tokens: u.uncached + u.cache_write(), cached_tokens: u.cache_read, output_tokens: output };
+    let work = Work {
+        prefill_tokens: u.uncached + u.cache_write(),
+        cached_tokens: u.cache_read,
+        output_tokens: output,
+    };
     let mut rng = crate::rng::stream(s.seed, &[index]);
     let t = draw(&s.latency, work, &mut rng);
     now.saturating_add(t.ttft_us).saturating_add(t.ready_delay_us)
@@ -225,7 +249,8 @@ fn miss_causes(cache: &Cache, prompt: &Prompt, peek: &Usage, now: u64) -> [u64; 
     }
     let boundary = |tokens: u64| (0..prompt.len()).find(|&i| prompt.prefix_tokens(i) == tokens);
     let Some(last) = boundary(peek.cache_read + written) else { return miss };
-    let first = if peek.cache_read == 0 { 0 } else { boundary(peek.cache_read).map_or(0, |h| h + 1) };
+    let first =
+        if peek.cache_read == 0 { 0 } else { boundary(peek.cache_read).map_or(0, |h| h + 1) };
     let mut cause = 3; // never seen
     for i in (first..=last).rev() {
         cause = match cache.store().probe(prompt.prefix_digest(i), now) {

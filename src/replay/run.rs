@@ -109,7 +109,8 @@ impl<'s> Replayer<'s> {
                 &mut fresh
             };
             let look = lane.cache.lookup(blocks, r.block_tokens, now);
-            let (w5m, w1h) = if lane.bills_1h { (0, look.write_tokens) } else { (look.write_tokens, 0) };
+            let (w5m, w1h) =
+                if lane.bills_1h { (0, look.write_tokens) } else { (look.write_tokens, 0) };
             let account = Account {
                 cache_read: look.read_tokens,
                 cache_write_5m: w5m,
@@ -174,7 +175,13 @@ impl Shared {
 
 impl ChoiceStats {
     /// Count one request's account and misses.
-    pub(crate) fn record(&mut self, conversation: u32, a: &Account, miss: &[u64; 4], redundant: u64) {
+    pub(crate) fn record(
+        &mut self,
+        conversation: u32,
+        a: &Account,
+        miss: &[u64; 4],
+        redundant: u64,
+    ) {
         self.requests += 1;
         self.requests_with_hit += u64::from(a.cache_read > 0);
         prices::add(&mut self.account, a);

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use prefixsim::replay::{self, CacheChoice, ChoiceStats, Format, Replay, ReplaySettings};
+use prefixsim::replay::{self, ChoiceStats, Format, ReplaySettings};
 
 /// The bundled data: `../shared/data` from the repo root (from a worktree in `wt/NAME`, the
 /// same folder two levels up).
@@ -74,7 +74,10 @@ const NEVER: usize = 3;
 fn expiry_is_exactly_at_the_ttl_from_the_last_use() {
     // r1 at 0 writes [1, 2]; r2 at 299.999 s (< 300 s) hits both and refreshes them; r3 at
     // 599.999 s = r2 + 300 s exactly: expired (alive on [last_use, last_use + ttl)).
-    let p = mooncake_file("expiry", &[(0.0, 8, &[1, 2]), (299_999.0, 8, &[1, 2]), (599_999.0, 8, &[1, 2])]);
+    let p = mooncake_file(
+        "expiry",
+        &[(0.0, 8, &[1, 2]), (299_999.0, 8, &[1, 2]), (599_999.0, 8, &[1, 2])],
+    );
     let s = run_one(&p, &settings(&["cache.ttl=5m"]).instant());
     assert_eq!((s.account.cache_read, s.account.cache_write()), (8, 16));
     assert_eq!(s.miss_tokens, [8, 0, 0, 8]);
@@ -82,7 +85,10 @@ fn expiry_is_exactly_at_the_ttl_from_the_last_use() {
     let model = prefixsim::cache::preset("claude-sonnet-4.5").unwrap();
     assert!((replay::prices::cost_usd(&s.account, &model) - 62.4e-6).abs() < 1e-12);
     // One microsecond earlier, r3 would hit: 1 ms earlier here.
-    let p = mooncake_file("expiry2", &[(0.0, 8, &[1, 2]), (299_999.0, 8, &[1, 2]), (599_998.0, 8, &[1, 2])]);
+    let p = mooncake_file(
+        "expiry2",
+        &[(0.0, 8, &[1, 2]), (299_999.0, 8, &[1, 2]), (599_998.0, 8, &[1, 2])],
+    );
     assert_eq!(run_one(&p, &settings(&["cache.ttl=5m"]).instant()).account.cache_read, 16);
     // 1h and no TTL keep the entries: r2 and r3 hit; 1h writes are billed as 1h writes.
     let one_hour = run_one(&p, &settings(&["cache.ttl=1h"]).instant());
@@ -134,7 +140,8 @@ fn pending_entry_misses_until_the_writers_first_token() {
     // Default latency: ttft = 500 ms + 8 tokens / 20,000 tok/s = 500.4 ms. r1 at 0 writes
     // [1,2], readable at 500.4 ms. r2 at 500 ms finds them pending: misses 8 tokens, two
     // redundant writes (the entries keep the earlier ready time). r3 at exactly 500.4 ms hits.
-    let p = mooncake_file("pending", &[(0.0, 8, &[1, 2]), (500.0, 8, &[1, 2]), (500.4, 8, &[1, 2])]);
+    let p =
+        mooncake_file("pending", &[(0.0, 8, &[1, 2]), (500.0, 8, &[1, 2]), (500.4, 8, &[1, 2])]);
     let s = run_one(&p, &settings(&[]));
     assert_eq!(s.account.cache_read, 8);
     assert_eq!(s.miss_tokens[PENDING], 8);
@@ -218,16 +225,22 @@ fn claude_code_ids_are_scoped_by_file_and_model() {
     assert_eq!(r.conversations, vec!["a".to_string(), "b".to_string()]);
 }
 
+/// One request for the independent computations: its full blocks' keys and input tokens.
+struct Req {
+    keys: Vec<(u64, u64)>,
+    input: u64,
+}
+
 /// Independent computation: an unbounded, never-expiring, instantly-ready block cache is a set
 /// of seen ids; each request reads its longest prefix of full blocks already in the set.
-fn seen_set_hits(requests: &[(u64, Vec<(u64, u64)>, u64)], block_tokens: impl Fn(usize) -> u64) -> (u64, u64) {
+fn seen_set_hits(requests: &[Req], block_tokens: u64) -> (u64, u64) {
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let (mut read, mut input) = (0, 0);
-    for (i, (_, keys, tokens)) in requests.iter().enumerate() {
-        let hit = keys.iter().take_while(|k| seen.contains(k)).count() as u64;
-        read += hit * block_tokens(i);
-        input += tokens;
-        seen.extend(keys.iter().copied());
+    for r in requests {
+        let hit = r.keys.iter().take_while(|k| seen.contains(k)).count() as u64;
+        read += hit * block_tokens;
+        input += r.input;
+        seen.extend(r.keys.iter().copied());
     }
     (read, input)
 }
@@ -245,15 +258,21 @@ fn bundled_mooncake_matches_a_seen_set() {
     for line in std::fs::read_to_string(mooncake()).unwrap().lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let input = v["input_length"].as_u64().unwrap();
-        let mut ids: Vec<u64> = v["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        let mut ids: Vec<u64> =
+            v["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
         if input % 512 != 0 {
             ids.pop(); // the partial last block is not cached
         }
-        reqs.push((0, ids.into_iter().map(|id| (0, id)).collect(), input));
+        reqs.push(Req { keys: ids.into_iter().map(|id| (0, id)).collect(), input });
     }
     assert_eq!(reqs.len(), 12_031);
-    let (read, input) = seen_set_hits(&reqs, |_| 512);
-    let r = replay::replay(Path::new(&mooncake()), &unbounded(Format::Mooncake), &[unbounded(Format::Mooncake).cache]).unwrap();
+    let (read, input) = seen_set_hits(&reqs, 512);
+    let r = replay::replay(
+        Path::new(&mooncake()),
+        &unbounded(Format::Mooncake),
+        &[unbounded(Format::Mooncake).cache],
+    )
+    .unwrap();
     let st = &r.choices[0].1;
     assert_eq!((st.account.cache_read, st.account.input()), (read, input));
     assert_eq!(r.requests, 12_031);
@@ -262,7 +281,7 @@ fn bundled_mooncake_matches_a_seen_set() {
 
 /// Absolute send times of one claude-code file, computed independently: parent `t`; sub-agent
 /// request `(entry.t - duration_ms/1000) + request.t`. Keys: (model, id) within the file.
-fn claude_code_requests(file: &Path, scope: u64) -> Vec<(f64, Vec<(u64, u64)>, u64)> {
+fn claude_code_requests(file: &Path, scope: u64) -> Vec<Req> {
     fn walk(entries: &[serde_json::Value], base: f64, out: &mut Vec<(f64, String, Vec<u64>, u64)>) {
         for e in entries {
             let t = e["t"].as_f64().unwrap();
@@ -270,8 +289,14 @@ fn claude_code_requests(file: &Path, scope: u64) -> Vec<(f64, Vec<(u64, u64)>, u
                 let start = t - e["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0;
                 walk(e["requests"].as_array().unwrap(), base + start, out);
             } else {
-                let ids = e["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-                out.push((base + t, e["model"].as_str().unwrap().to_string(), ids, e["in"].as_u64().unwrap()));
+                let ids =
+                    e["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+                out.push((
+                    base + t,
+                    e["model"].as_str().unwrap().to_string(),
+                    ids,
+                    e["in"].as_u64().unwrap(),
+                ));
             }
         }
     }
@@ -281,11 +306,11 @@ fn claude_code_requests(file: &Path, scope: u64) -> Vec<(f64, Vec<(u64, u64)>, u
     flat.sort_by(|a, b| a.0.total_cmp(&b.0)); // stable: ties keep file order
     let mut models: HashMap<String, u64> = HashMap::new();
     flat.into_iter()
-        .map(|(t, model, ids, input)| {
+        .map(|(_t, model, ids, input)| {
             let n = models.len() as u64;
             let m = *models.entry(model).or_insert(n);
             let keys = ids.into_iter().map(|id| ((scope << 32) | m, id)).collect();
-            (t, keys, input)
+            Req { keys, input }
         })
         .collect()
 }
@@ -299,12 +324,12 @@ fn bundled_claude_code_traces_match_a_seen_set() {
         .collect();
     files.sort();
     assert_eq!(files.len(), 12);
-    let mut reqs: Vec<(u64, Vec<(u64, u64)>, u64)> = Vec::new();
+    let mut reqs: Vec<Req> = Vec::new();
     for (i, f) in files.iter().enumerate() {
-        reqs.extend(claude_code_requests(f, i as u64).into_iter().map(|(_, k, n)| (0, k, n)));
+        reqs.extend(claude_code_requests(f, i as u64));
     }
     assert_eq!(reqs.len(), 752); // the NOTICE's table
-    let (read, input) = seen_set_hits(&reqs, |_| 64);
+    let (read, input) = seen_set_hits(&reqs, 64);
     let s = unbounded(Format::ClaudeCode);
     let r = replay::replay(Path::new(&claude_code()), &s, std::slice::from_ref(&s.cache)).unwrap();
     let st = &r.choices[0].1;
@@ -319,7 +344,8 @@ fn bundled_claude_code_traces_match_a_seen_set() {
 fn longer_ttl_never_hits_less_and_full_capacity_is_unbounded() {
     let mut s = ReplaySettings::new(Format::ClaudeCode);
     s.instant_ready = true;
-    let base = replay::replay(Path::new(&claude_code()), &s, std::slice::from_ref(&s.cache)).unwrap();
+    let base =
+        replay::replay(Path::new(&claude_code()), &s, std::slice::from_ref(&s.cache)).unwrap();
     let curves = replay::curves(Path::new(&claude_code()), &s, base.distinct_tokens).unwrap();
     // With unbounded capacity and instant readiness a longer sliding TTL keeps a superset.
     for w in curves.ttl.windows(2) {
@@ -344,30 +370,57 @@ fn prefixsim(args: &[&str]) -> (i32, String, String) {
 fn malformed_traces_exit_2_naming_the_line_and_print_nothing() {
     let good = r#"{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}"#;
     let cases = [
-        ("badjson", format!("{good}\n{good}\n{{\"timestamp\": 5, \"input_len\n"), ":3:", "bad record"),
+        (
+            "badjson",
+            format!("{good}\n{good}\n{{\"timestamp\": 5, \"input_len\n"),
+            ":3:",
+            "bad record",
+        ),
         (
             "lengths",
-            format!("{good}\n{}\n", r#"{"timestamp": 1, "input_length": 1500, "output_length": 1, "hash_ids": [1, 2]}"#),
+            format!(
+                "{good}\n{}\n",
+                r#"{"timestamp": 1, "input_length": 1500, "output_length": 1, "hash_ids": [1, 2]}"#
+            ),
             ":2:",
             "expected ceil(1500 / 512) = 3",
         ),
         (
             "unsorted",
-            format!("{}\n{good}\n", r#"{"timestamp": 9, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}"#),
+            format!(
+                "{}\n{good}\n",
+                r#"{"timestamp": 9, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}"#
+            ),
             ":2:",
             "earlier than the previous",
         ),
-        ("missing", format!("{good}\n{}\n", r#"{"timestamp": 1, "input_length": 600, "hash_ids": [1, 2]}"#), ":2:", "missing field `output_length`"),
+        (
+            "missing",
+            format!("{good}\n{}\n", r#"{"timestamp": 1, "input_length": 600, "hash_ids": [1, 2]}"#),
+            ":2:",
+            "missing field `output_length`",
+        ),
     ];
     for (name, text, line, what) in cases {
         let p = tmp_dir(name).join("t.jsonl");
         std::fs::write(&p, &text).unwrap();
-        let (code, stdout, stderr) = prefixsim(&["replay", p.to_str().unwrap(), "--format", "mooncake", "--json"]);
+        let (code, stdout, stderr) =
+            prefixsim(&["replay", p.to_str().unwrap(), "--format", "mooncake", "--json"]);
         assert_eq!(code, 2, "{name}: {stderr}");
         assert!(stdout.is_empty(), "{name}: {stdout}");
-        assert!(stderr.contains(&format!("t.jsonl{line}")) && stderr.contains(what), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("t.jsonl{line}")) && stderr.contains(what),
+            "{name}: {stderr}"
+        );
         // --lenient skips the line with a warning and replays the rest.
-        let (code, stdout, stderr) = prefixsim(&["replay", p.to_str().unwrap(), "--format", "mooncake", "--json", "--lenient"]);
+        let (code, stdout, stderr) = prefixsim(&[
+            "replay",
+            p.to_str().unwrap(),
+            "--format",
+            "mooncake",
+            "--json",
+            "--lenient",
+        ]);
         assert_eq!(code, 0, "{name}: {stderr}");
         assert!(stderr.contains("skipped"), "{name}: {stderr}");
         let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -382,27 +435,49 @@ fn malformed_traces_exit_2_naming_the_line_and_print_nothing() {
 fn what_if_json_is_an_array_with_one_winner_and_out_writes_replay_json() {
     let out = tmp_dir("whatif_out");
     let (code, stdout, stderr) = prefixsim(&[
-        "replay", &claude_code(), "--json", "--what-if", "--what-if", "cache.ttl=1h,cache.capacity_tokens=200000",
-        "--out", out.to_str().unwrap(),
+        "replay",
+        &claude_code(),
+        "--json",
+        "--what-if",
+        "--what-if",
+        "cache.ttl=1h,cache.capacity_tokens=200000",
+        "--out",
+        out.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let arr = v.as_array().unwrap();
     let labels: Vec<&str> = arr.iter().map(|o| o["label"].as_str().unwrap()).collect();
-    assert_eq!(labels, ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none", "cache.ttl=1h,cache.capacity_tokens=200000"]);
+    assert_eq!(
+        labels,
+        [
+            "cache.ttl=5m",
+            "cache.ttl=1h",
+            "cache.ttl=none",
+            "cache.ttl=1h,cache.capacity_tokens=200000"
+        ]
+    );
     assert_eq!(arr.iter().filter(|o| o["wins_on_cost"] == true).count(), 1);
     for o in arr {
-        let (read, input) = (o["cache_read"].as_f64().unwrap(), o["input_tokens"].as_f64().unwrap());
+        let (read, input) =
+            (o["cache_read"].as_f64().unwrap(), o["input_tokens"].as_f64().unwrap());
         assert!((o["hit_rate"].as_f64().unwrap() - read / input).abs() < 1e-6);
         assert_eq!(o["requests"], 752);
         assert!(o["cost_usd"].as_f64().unwrap() > 0.0);
     }
     // Capacity can only lose hits against the same TTL without it.
     assert!(arr[3]["cache_read"].as_u64() < arr[1]["cache_read"].as_u64());
-    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("replay.json")).unwrap()).unwrap();
+    let file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("replay.json")).unwrap()).unwrap();
     assert_eq!(file["kind"], "replay");
-    assert_eq!(file["curves"]["hit_rate_vs_ttl"].as_array().unwrap().len(), replay::TTL_LADDER_US.len());
-    assert_eq!(file["curves"]["hit_rate_vs_capacity"].as_array().unwrap().len(), replay::CAPACITY_LADDER.len());
+    assert_eq!(
+        file["curves"]["hit_rate_vs_ttl"].as_array().unwrap().len(),
+        replay::TTL_LADDER_US.len()
+    );
+    assert_eq!(
+        file["curves"]["hit_rate_vs_capacity"].as_array().unwrap().len(),
+        replay::CAPACITY_LADDER.len()
+    );
     assert!(file["reuse_gap"]["hdr_v2_deflate_base64_us"].as_str().unwrap().len() > 10);
     assert!(!out.join("replay.json.tmp").exists());
 }
@@ -446,14 +521,4 @@ fn requests_format_replays_real_breakpoints() {
     one_hour.apply_set("cache.ttl=1h").unwrap();
     let st = run_one(&far, &one_hour);
     assert_eq!((st.account.cache_read, st.account.cache_write_1h), (w, w));
-}
-
-#[allow(dead_code)]
-fn labels(r: &Replay) -> Vec<&str> {
-    r.choices.iter().map(|(c, _)| c.label.as_str()).collect()
-}
-
-#[allow(dead_code)]
-fn choice(c: &CacheChoice) -> &CacheChoice {
-    c
 }
