@@ -25,7 +25,7 @@ Keys for --set and --what-if (value syntax as in experiment files):
   model=NAME                  prices (default claude-sonnet-4.5)
   block_size=N                mooncake tokens per block (default 512)
   seed=N                      latency draws (default 42)
-  latency.overhead|prefill_rate|cached_rate|decode_rate|ready_delay=const(x)";
+  latency.overhead|prefill_rate|cached_rate|decode_rate|ready_delay=DIST  e.g. const(500ms)";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXAMPLES)]
@@ -89,13 +89,22 @@ pub fn run(args: Args) -> CliResult {
         write_atomic(dir, "replay.json", &(serde_json::to_string_pretty(&v).expect("json") + "\n"))
             .map_err(CliError::internal)?;
     }
-    if args.json {
+    let text = if args.json {
         let v = output::stdout_json(&result, &settings, !args.what_if.is_empty());
-        println!("{}", serde_json::to_string_pretty(&v).expect("json values serialize"));
+        serde_json::to_string_pretty(&v).expect("json values serialize") + "\n"
     } else {
-        print!("{}", output::text(&result, &settings, &name));
+        output::text(&result, &settings, &name)
+    };
+    print_stdout(&text)
+}
+
+/// Print to stdout; a closed pipe (`| head`) is not an error.
+fn print_stdout(text: &str) -> CliResult {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(e)),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 fn parse_format(f: &str) -> Format {

@@ -133,11 +133,12 @@ pub fn replay_file_json(
         .iter()
         .map(|(t, h)| json!({"ttl_s": t.map(|t| r6(secs(t))), "ttl": t.map_or("none".to_string(), |t| Human(t).to_string()), "hit_rate": r6(*h)}))
         .collect();
-    let cap: Vec<Value> = curves
-        .capacity
-        .iter()
-        .map(|(c, f, h)| json!({"capacity_tokens": c, "fraction_of_distinct": f, "hit_rate": r6(*h)}))
-        .collect();
+    let cap = |points: &[(u64, f64, f64)]| -> Vec<Value> {
+        points
+            .iter()
+            .map(|(c, f, h)| json!({"capacity_tokens": c, "fraction_of_distinct": f, "hit_rate": r6(*h)}))
+            .collect()
+    };
     let mut gap = gap_json(&replay.reuse_gap_us);
     gap["unit"] = json!("s");
     gap["hdr_v2_deflate_base64_us"] = json!(histogram_base64(&replay.reuse_gap_us));
@@ -148,7 +149,8 @@ pub fn replay_file_json(
         "instant_ready": settings.instant_ready,
         "winner": winner(replay, model).map(|i| replay.choices[i].0.label.clone()),
         "results": results, "reuse_gap": gap,
-        "curves": {"hit_rate_vs_ttl": ttl, "hit_rate_vs_capacity": cap},
+        "curves": {"hit_rate_vs_ttl": ttl, "hit_rate_vs_capacity": cap(&curves.capacity),
+                   "hit_rate_vs_capacity_no_ttl": cap(&curves.capacity_no_ttl)},
     })
 }
 

@@ -170,6 +170,12 @@ impl ReplaySettings {
                     format!("unknown model `{value}` (known: {known})")
                 })?
             }
+            "block_size" if self.format != Format::Mooncake => {
+                return Err(format!(
+                    "block_size applies to mooncake traces only ({} traces carry their own blocks)",
+                    self.format.name()
+                ))
+            }
             "block_size" => self.block_size = parse_positive(value)?,
             "seed" => self.seed = value.parse().map_err(|_| format!("`{value}` is not a seed"))?,
             _ => match key.strip_prefix("latency.") {
@@ -284,5 +290,7 @@ mod tests {
         assert!(s.apply_set("block_size=0").is_err());
         s.apply_set("cache.policy=anthropic").unwrap();
         assert!(s.validate().is_err());
+        let mut cc = ReplaySettings::new(Format::ClaudeCode);
+        assert!(cc.apply_set("block_size=64").unwrap_err().to_string().contains("mooncake"));
     }
 }

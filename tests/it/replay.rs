@@ -357,6 +357,8 @@ fn longer_ttl_never_hits_less_and_full_capacity_is_unbounded() {
     let full = curves.capacity.last().unwrap();
     assert_eq!((full.1, full.2), (1.0, base.choices[0].1.account.hit_rate()));
     assert!(curves.capacity[0].2 < full.2);
+    // No TTL and room for every distinct block: the last point of the TTL ladder (none).
+    assert_eq!(curves.capacity_no_ttl.last().unwrap().2, curves.ttl.last().unwrap().1);
 }
 
 /// The binary, its exit code, stdout and stderr.
