@@ -476,11 +476,16 @@ fn what_if_json_is_an_array_with_one_winner_and_out_writes_replay_json() {
         file["curves"]["hit_rate_vs_ttl"].as_array().unwrap().len(),
         replay::TTL_LADDER_US.len()
     );
-    assert_eq!(
-        file["curves"]["hit_rate_vs_capacity"].as_array().unwrap().len(),
-        replay::CAPACITY_LADDER.len()
-    );
-    assert!(file["reuse_gap"]["hdr_v2_deflate_base64_us"].as_str().unwrap().len() > 10);
+    for curve in ["hit_rate_vs_capacity", "hit_rate_vs_capacity_no_ttl"] {
+        let points = file["curves"][curve].as_array().unwrap();
+        assert_eq!(points.len(), replay::CAPACITY_LADDER.len());
+    }
+    // The histogram decodes back to the reuse-gap count.
+    let b64 = file["reuse_gap"]["hdr_v2_deflate_base64_us"].as_str().unwrap();
+    let bytes = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, b64).unwrap();
+    let h: hdrhistogram::Histogram<u64> =
+        hdrhistogram::serialization::Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
+    assert_eq!(h.len(), file["reuse_gap"]["count"].as_u64().unwrap());
     assert!(!out.join("replay.json.tmp").exists());
 }
 
