@@ -340,6 +340,44 @@ fn bundled_claude_code_traces_match_a_seen_set() {
     assert_eq!(one.choices[0].1.account, st.conversations[0].1);
 }
 
+/// Independent computation with the cache core's `EntryStore` (TTL 5m, latency model): per
+/// request, the leading ready blocks hit (and are touched), every later block is written,
+/// readable at `send + 500 ms + (written + uncached) / 20,000 tok/s + read / 1M tok/s` (the
+/// default latency model in closed form). Hit tokens and redundant writes must match.
+#[test]
+fn bundled_mooncake_matches_the_cache_core_entry_store() {
+    use prefixsim::cache::{EntryStore, Ttl, WriteOutcome};
+    let mut store: EntryStore<u64> = EntryStore::new(None);
+    let (mut read, mut redundant) = (0u64, 0u64);
+    for line in std::fs::read_to_string(mooncake()).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let now = (v["timestamp"].as_f64().unwrap() * 1000.0).round() as u64;
+        let input = v["input_length"].as_u64().unwrap();
+        let mut ids: Vec<u64> =
+            v["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        if input % 512 != 0 {
+            ids.pop();
+        }
+        let hit = ids.iter().take_while(|&&id| store.is_ready(id, now)).count();
+        let r = hit as u64 * 512;
+        let secs = (input - r) as f64 / 20_000.0 + r as f64 / 1_000_000.0;
+        let ready_at = now + 500_000 + (secs * 1e6).round() as u64;
+        read += r;
+        for &id in &ids[..hit] {
+            assert!(store.touch(id, now));
+        }
+        for &id in &ids[hit..] {
+            let outcome = store.write(id, 512, now, ready_at, Ttl::FiveMin);
+            redundant += u64::from(outcome == WriteOutcome::Redundant);
+        }
+    }
+    let s = ReplaySettings::new(Format::Mooncake);
+    let r = replay::replay(Path::new(&mooncake()), &s, std::slice::from_ref(&s.cache)).unwrap();
+    let st = &r.choices[0].1;
+    assert_eq!((st.account.cache_read, st.redundant_writes), (read, redundant));
+    assert!(st.miss_tokens[EXPIRED] > 0 && st.miss_tokens[PENDING] > 0, "{:?}", st.miss_tokens);
+}
+
 #[test]
 fn longer_ttl_never_hits_less_and_full_capacity_is_unbounded() {
     let mut s = ReplaySettings::new(Format::ClaudeCode);
