@@ -303,6 +303,9 @@ fn gap_text(h: &Histogram<u64>) -> String {
     out
 }
 
+/// Conversations shown in the table (all are in the JSON).
+const MAX_CONVERSATION_ROWS: usize = 50;
+
 /// Per-conversation hit rates under the first choice.
 fn conversation_text(replay: &Replay, model: &ModelParams) -> String {
     let Some((choice, s)) = replay.choices.first() else { return String::new() };
@@ -313,6 +316,7 @@ fn conversation_text(replay: &Replay, model: &ModelParams) -> String {
         .conversations
         .iter()
         .enumerate()
+        .take(MAX_CONVERSATION_ROWS)
         .map(|(i, (n, a))| {
             vec![
                 replay.conversations[i].clone(),
@@ -325,5 +329,9 @@ fn conversation_text(replay: &Replay, model: &ModelParams) -> String {
         .collect();
     let mut out = format!("\nper conversation ({}):\n", choice.label);
     out += &table(&["conversation", "requests", "input tokens", "hit rate", "cost $"], &rows);
+    if s.conversations.len() > MAX_CONVERSATION_ROWS {
+        let more = s.conversations.len() - MAX_CONVERSATION_ROWS;
+        let _ = writeln!(out, "... and {more} more (all of them in --json)");
+    }
     out
 }

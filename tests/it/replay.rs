@@ -260,7 +260,7 @@ fn bundled_mooncake_matches_a_seen_set() {
         let input = v["input_length"].as_u64().unwrap();
         let mut ids: Vec<u64> =
             v["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-        if input % 512 != 0 {
+        if !input.is_multiple_of(512) {
             ids.pop(); // the partial last block is not cached
         }
         reqs.push(Req { keys: ids.into_iter().map(|id| (0, id)).collect(), input });
@@ -355,7 +355,7 @@ fn bundled_mooncake_matches_the_cache_core_entry_store() {
         let input = v["input_length"].as_u64().unwrap();
         let mut ids: Vec<u64> =
             v["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-        if input % 512 != 0 {
+        if !input.is_multiple_of(512) {
             ids.pop();
         }
         let hit = ids.iter().take_while(|&&id| store.is_ready(id, now)).count();
