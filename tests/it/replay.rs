@@ -472,6 +472,27 @@ fn malformed_traces_exit_2_naming_the_line_and_print_nothing() {
 }
 
 #[test]
+fn malformed_claude_code_and_requests_traces_name_where() {
+    let dir = tmp_dir("cc_bad");
+    let text = r#"{"block_size": 64, "requests": [
+        {"t": 0.0, "type": "n", "model": "m", "in": 128, "hash_ids": [1, 2]},
+        {"t": 5.0, "type": "subagent", "duration_ms": 1000, "requests": [
+          {"t": 0.0, "type": "n", "model": "m", "in": 200, "hash_ids": [7, 8]}]}]}"#;
+    std::fs::write(dir.join("a.json"), text).unwrap();
+    let (code, stdout, stderr) = prefixsim(&["replay", dir.to_str().unwrap()]);
+    assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
+    assert!(stderr.contains("a.json: requests[1].requests[0]"), "{stderr}");
+    assert!(stderr.contains("expected floor(200 / 64) = 3"), "{stderr}");
+    let p = tmp_dir("req_bad").join("r.jsonl");
+    let good = r#"{"timestamp_ms": 0, "body": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}}"#;
+    let bad = r#"{"timestamp_ms": 1, "body": {"model": "m"}}"#;
+    std::fs::write(&p, format!("{good}\n{bad}\n")).unwrap();
+    let (code, stdout, stderr) = prefixsim(&["replay", p.to_str().unwrap()]);
+    assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
+    assert!(stderr.contains("r.jsonl:2:") && stderr.contains("messages"), "{stderr}");
+}
+
+#[test]
 fn what_if_json_is_an_array_with_one_winner_and_out_writes_replay_json() {
     let out = tmp_dir("whatif_out");
     let (code, stdout, stderr) = prefixsim(&[
