@@ -22,7 +22,7 @@ Keys for --set and --what-if (value syntax as in experiment files):
   cache.ttl=5m|1h|none        sliding lifetime from the last use's start (default 5m)
   cache.capacity_tokens=N|none  LRU capacity in tokens (default none: unbounded)
   cache.policy=anthropic|every-block  requests format only (hash-id traces: every-block)
-  model=NAME                  prices (default claude-sonnet-4.5)
+  model=NAME|per-request      prices (default claude-sonnet-4.5; per-request: each request's own model)
   block_size=N                mooncake tokens per block (default 512)
   seed=N                      latency draws (default 42)
   latency.overhead|prefill_rate|cached_rate|decode_rate|ready_delay=DIST  e.g. const(500ms)";

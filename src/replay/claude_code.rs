@@ -126,6 +126,7 @@ fn read_file(
             time_us: end_us,
             conversation,
             namespace,
+            model: &p.model,
             input_tokens: p.input,
             output_tokens: p.output,
             block_tokens: conv.block_size,

@@ -84,7 +84,8 @@ pub fn replay(
     if meta.requests == 0 {
         return Err(TraceError::file(path, "the trace has no requests"));
     }
-    let (stats, shared) = replayer.finish();
+    let (stats, shared, pricing) = replayer.finish();
+    unknown_model(path, &pricing)?;
     Ok(Replay {
         format: settings.format,
         conversations: meta.conversations,
@@ -95,6 +96,21 @@ pub fn replay(
         reuse_gap_us: shared.reuse_gap_us,
         choices: choices.iter().cloned().zip(stats).collect(),
     })
+}
+
+/// `model=per-request` needs a preset for every model of the trace.
+pub(crate) fn unknown_model(path: &Path, pricing: &prices::Pricing) -> Result<(), TraceError> {
+    match &pricing.unknown {
+        None => Ok(()),
+        Some(m) => Err(TraceError::file(
+            path,
+            format!(
+                "model=per-request: no preset prices for the trace's model `{m}` (known: {}); \
+                 price every request at one model with --set model=NAME",
+                crate::cache::preset_names().join(", ")
+            ),
+        )),
+    }
 }
 
 /// The TTL ladder of the hit-rate-vs-TTL curve (`None`: no expiry).

@@ -55,6 +55,7 @@ pub fn read(
                     time_us,
                     conversation: NO_CONVERSATION,
                     namespace,
+                    model,
                     input_tokens: line.input_length,
                     output_tokens: line.output_length,
                     block_tokens: block_size,

@@ -9,10 +9,9 @@ use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
-use super::prices;
 use super::run::MISS_CAUSES;
 use super::{ChoiceStats, Curves, Replay, ReplaySettings};
-use crate::config::{ModelParams, Policy};
+use crate::config::Policy;
 use crate::time::{secs, Human};
 
 /// Percentiles shown for the reuse gaps.
@@ -31,13 +30,13 @@ fn policy_name(p: Policy) -> &'static str {
 }
 
 /// The money of one choice: (cost, cost with no caching).
-pub fn costs(stats: &ChoiceStats, model: &ModelParams) -> (f64, f64) {
-    (prices::cost_usd(&stats.account, model), prices::cost_uncached_usd(&stats.account, model))
+pub fn costs(stats: &ChoiceStats) -> (f64, f64) {
+    (stats.cost_usd, stats.cost_uncached_usd)
 }
 
 /// The index of the cheapest choice among those with an API TTL (5m or 1h), else overall.
-pub fn winner(replay: &Replay, model: &ModelParams) -> Option<usize> {
-    let cost = |i: &usize| costs(&replay.choices[*i].1, model).0;
+pub fn winner(replay: &Replay) -> Option<usize> {
+    let cost = |i: &usize| costs(&replay.choices[*i].1).0;
     let api: Vec<usize> =
         (0..replay.choices.len()).filter(|&i| replay.choices[i].0.is_api_ttl()).collect();
     let pool = if api.is_empty() { (0..replay.choices.len()).collect() } else { api };
@@ -45,10 +44,10 @@ pub fn winner(replay: &Replay, model: &ModelParams) -> Option<usize> {
 }
 
 /// The JSON object of one choice (the `--json` contract's keys and more).
-pub fn choice_json(replay: &Replay, index: usize, model: &ModelParams) -> Value {
+pub fn choice_json(replay: &Replay, index: usize) -> Value {
     let (choice, s) = &replay.choices[index];
     let a = &s.account;
-    let (cost, uncached_cost) = costs(s, model);
+    let (cost, uncached_cost) = costs(s);
     let shares = s.miss_shares();
     let causes = |f: &dyn Fn(usize) -> Value| -> Value {
         MISS_CAUSES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
@@ -57,10 +56,11 @@ pub fn choice_json(replay: &Replay, index: usize, model: &ModelParams) -> Value 
         .conversations
         .iter()
         .enumerate()
-        .map(|(i, (n, c))| {
-            json!({"name": replay.conversations[i], "requests": n, "input_tokens": c.input(),
+        .map(|(i, p)| {
+            let c = &p.account;
+            json!({"name": replay.conversations[i], "requests": p.requests, "input_tokens": c.input(),
                    "cache_read": c.cache_read, "hit_rate": r6(c.hit_rate()),
-                   "cost_usd": r6(prices::cost_usd(c, model))})
+                   "cost_usd": r6(p.cost_usd), "cost_uncached_usd": r6(p.cost_uncached_usd)})
         })
         .collect();
     json!({
@@ -90,13 +90,12 @@ pub fn gap_json(h: &Histogram<u64>) -> Value {
 
 /// `--json`: one object (plus trace facts) for one choice, an array for `--what-if`.
 pub fn stdout_json(replay: &Replay, settings: &ReplaySettings, what_if: bool) -> Value {
-    let model = &settings.model;
-    let win = winner(replay, model);
+    let win = winner(replay);
     let objects: Vec<Value> = (0..replay.choices.len())
         .map(|i| {
-            let mut v = choice_json(replay, i, model);
+            let mut v = choice_json(replay, i);
             v["format"] = json!(replay.format.name());
-            v["model"] = json!(model.name);
+            v["model"] = json!(price_label(settings));
             v["reuse_gap"] = gap_json(&replay.reuse_gap_us);
             if what_if {
                 v["wins_on_cost"] = json!(win == Some(i));
@@ -125,9 +124,7 @@ pub fn replay_file_json(
     trace_name: &str,
     curves: &Curves,
 ) -> Value {
-    let model = &settings.model;
-    let results: Vec<Value> =
-        (0..replay.choices.len()).map(|i| choice_json(replay, i, model)).collect();
+    let results: Vec<Value> = (0..replay.choices.len()).map(|i| choice_json(replay, i)).collect();
     let ttl: Vec<Value> = curves
         .ttl
         .iter()
@@ -144,10 +141,10 @@ pub fn replay_file_json(
     gap["hdr_v2_deflate_base64_us"] = json!(histogram_base64(&replay.reuse_gap_us));
     json!({
         "prefixsim_version": env!("CARGO_PKG_VERSION"), "kind": "replay", "trace": trace_name,
-        "format": replay.format.name(), "model": model.name, "requests": replay.requests,
+        "format": replay.format.name(), "model": price_label(settings), "requests": replay.requests,
         "distinct_blocks": replay.distinct_blocks, "distinct_tokens": replay.distinct_tokens,
         "instant_ready": settings.instant_ready,
-        "winner": winner(replay, model).map(|i| replay.choices[i].0.label.clone()),
+        "winner": winner(replay).map(|i| replay.choices[i].0.label.clone()),
         "results": results, "reuse_gap": gap,
         "curves": {"hit_rate_vs_ttl": ttl, "hit_rate_vs_capacity": cap(&curves.capacity),
                    "hit_rate_vs_capacity_no_ttl": cap(&curves.capacity_no_ttl)},
@@ -221,14 +218,14 @@ fn header(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Strin
         thousands(replay.requests),
         thousands(replay.distinct_blocks),
         thousands(replay.distinct_tokens),
-        settings.model.name,
+        if settings.per_request_prices { "each request's model" } else { &settings.model.name },
     )
 }
 
 /// One row of the choices table.
-fn choice_row(replay: &Replay, i: usize, model: &ModelParams) -> Vec<String> {
+fn choice_row(replay: &Replay, i: usize) -> Vec<String> {
     let (c, s) = &replay.choices[i];
-    let (cost, uncached) = costs(s, model);
+    let (cost, uncached) = costs(s);
     let shares = s.miss_shares();
     let mut row = vec![
         c.label.clone(),
@@ -249,9 +246,17 @@ fn choice_row(replay: &Replay, i: usize, model: &ModelParams) -> Vec<String> {
     row
 }
 
+/// Whose prices: the chosen model, or `per-request`.
+fn price_label(settings: &ReplaySettings) -> &str {
+    if settings.per_request_prices {
+        "per-request"
+    } else {
+        &settings.model.name
+    }
+}
+
 /// The human-readable report.
 pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> String {
-    let model = &settings.model;
     let mut out = header(replay, settings, trace_name);
     out.push('\n');
     let head = [
@@ -269,13 +274,12 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
         "pending",
         "never seen",
     ];
-    let rows: Vec<Vec<String>> =
-        (0..replay.choices.len()).map(|i| choice_row(replay, i, model)).collect();
+    let rows: Vec<Vec<String>> = (0..replay.choices.len()).map(|i| choice_row(replay, i)).collect();
     out += &table(&head, &rows);
     if replay.choices.len() > 1 {
-        if let Some(w) = winner(replay, model) {
+        if let Some(w) = winner(replay) {
             let (c, s) = &replay.choices[w];
-            let _ = writeln!(out, "\ncheapest: {} at ${}", c.label, money(costs(s, model).0));
+            let _ = writeln!(out, "\ncheapest: {} at ${}", c.label, money(costs(s).0));
             out +=
                 "(ttl=none is a bound: no API offers it; its writes are billed at the 5m price)\n";
         }
@@ -286,7 +290,7 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
         "\nmiss shares are of written tokens; tokens after the last breakpoint are uncached\n"
     };
     out += &gap_text(&replay.reuse_gap_us);
-    out += &conversation_text(replay, model);
+    out += &conversation_text(replay);
     for w in replay.warnings.iter().take(1) {
         let _ = writeln!(out, "\nwarning: {} line(s) skipped, first: {w}", replay.warnings.len());
     }
@@ -307,7 +311,7 @@ fn gap_text(h: &Histogram<u64>) -> String {
 const MAX_CONVERSATION_ROWS: usize = 50;
 
 /// Per-conversation hit rates under the first choice.
-fn conversation_text(replay: &Replay, model: &ModelParams) -> String {
+fn conversation_text(replay: &Replay) -> String {
     let Some((choice, s)) = replay.choices.first() else { return String::new() };
     if s.conversations.is_empty() {
         return "\n(no conversation ids in this trace: totals only)\n".to_string();
@@ -317,13 +321,13 @@ fn conversation_text(replay: &Replay, model: &ModelParams) -> String {
         .iter()
         .enumerate()
         .take(MAX_CONVERSATION_ROWS)
-        .map(|(i, (n, a))| {
+        .map(|(i, p)| {
             vec![
                 replay.conversations[i].clone(),
-                thousands(*n),
-                thousands(a.input()),
-                pct(a.hit_rate()),
-                money(prices::cost_usd(a, model)),
+                thousands(p.requests),
+                thousands(p.account.input()),
+                pct(p.account.hit_rate()),
+                money(p.cost_usd),
             ]
         })
         .collect();

@@ -20,10 +20,11 @@ use hdrhistogram::Histogram;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::prices::{Account, Pricing};
 use super::run::ChoiceStats;
 use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{TraceError, TraceMeta, NO_CONVERSATION};
-use super::{prices::Account, Replay};
+use super::Replay;
 use crate::cache::{parse_body, Breakpoint, Cache, Digest, ParsedBody, Probe, Prompt, Ttl, Usage};
 use crate::model::latency::{draw, Work};
 
@@ -53,6 +54,7 @@ struct Replayer<'s> {
     /// The last body and prompt of each conversation (to extend its chain).
     last_body: BTreeMap<u32, (ParsedBody, Prompt)>,
     breakpoints: Vec<Breakpoint>,
+    pricing: Pricing,
 }
 
 /// Replay a `requests` trace through every choice (one pass).
@@ -94,6 +96,7 @@ pub fn replay(
     if meta.requests == 0 {
         return Err(TraceError::file(path, "the trace has no requests"));
     }
+    super::unknown_model(path, &r.pricing)?;
     let distinct = r.last_seen_us.len() as u64;
     Ok(Replay {
         format: settings.format,
@@ -155,6 +158,7 @@ impl<'s> Replayer<'s> {
             distinct_tokens: 0,
             last_body: BTreeMap::new(),
             breakpoints: Vec::new(),
+            pricing: Pricing::new(&settings.model, settings.per_request_prices),
         }
     }
 
@@ -180,8 +184,10 @@ impl<'s> Replayer<'s> {
         index: u64,
     ) -> Result<(), String> {
         let body_breakpoints = parsed.breakpoints.clone();
+        let price_index = self.pricing.index(&parsed.model);
         let prompt = self.prompt(conv, parsed);
         self.record_gaps(&prompt, now);
+        let price = &self.pricing.models[price_index];
         for lane in &mut self.lanes {
             self.breakpoints.clear();
             let ttl = ttl_override(&lane.choice);
@@ -206,7 +212,7 @@ impl<'s> Replayer<'s> {
                 uncached: usage.uncached,
                 output,
             };
-            lane.stats.record(conv, &account, &miss, u64::from(usage.redundant_writes));
+            lane.stats.record(conv, &account, &miss, u64::from(usage.redundant_writes), price);
         }
         Ok(())
     }

@@ -197,7 +197,7 @@ fn claude_code_subagents_start_at_t_minus_duration() {
     assert_eq!(st.miss_tokens[PENDING], 128);
     assert_eq!(st.account.uncached, 8 + 2 + 2);
     assert_eq!(r.conversations, vec!["conv".to_string()]);
-    assert_eq!(st.conversations[0].0, 4);
+    assert_eq!(st.conversations[0].requests, 4);
 }
 
 /// Ids are per file (`local` scope) and caches per model: equal ids in another file or sent
@@ -221,7 +221,10 @@ fn claude_code_ids_are_scoped_by_file_and_model() {
     // Per file only the third request hits (128 of 384 tokens); b.json does not see a.json's.
     let st = &r.choices[0].1;
     assert_eq!(st.account.cache_read, 256);
-    assert_eq!(st.conversations.iter().map(|c| c.1.cache_read).collect::<Vec<_>>(), vec![128, 128]);
+    assert_eq!(
+        st.conversations.iter().map(|c| c.account.cache_read).collect::<Vec<_>>(),
+        vec![128, 128]
+    );
     assert_eq!(r.conversations, vec!["a".to_string(), "b".to_string()]);
 }
 
@@ -229,6 +232,29 @@ fn claude_code_ids_are_scoped_by_file_and_model() {
 struct Req {
     keys: Vec<(u64, u64)>,
     input: u64,
+}
+
+/// `model=per-request`: each request pays its own model's preset (the trace's dated names
+/// mapped to presets); an unknown model is an input error. One 64-token block written at the
+/// 5m price: opus 4.5 $5/MTok * 64 * 1.25 = $400e-6; sonnet 4.5 (default) $3 * 80 = $240e-6.
+#[test]
+fn per_request_prices_use_each_requests_model() {
+    let dir = tmp_dir("cc_prices");
+    let conv = |model: &str| {
+        format!(
+            r#"{{"block_size": 64, "requests": [
+              {{"t": 0.0, "type": "n", "model": "{model}", "in": 64, "hash_ids": [1]}}]}}"#
+        )
+    };
+    let file = dir.join("a.json");
+    std::fs::write(&file, conv("claude-opus-4-5-20251101")).unwrap();
+    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    assert!((run_one(&file, &s).cost_usd - 240e-6).abs() < 1e-12);
+    s.apply_set("model=per-request").unwrap();
+    assert!((run_one(&file, &s).cost_usd - 400e-6).abs() < 1e-12);
+    std::fs::write(&file, conv("gpt-4o")).unwrap();
+    let e = replay::replay(&file, &s, std::slice::from_ref(&s.cache)).unwrap_err();
+    assert!(e.to_string().contains("`gpt-4o`"), "{e}");
 }
 
 /// Independent computation: an unbounded, never-expiring, instantly-ready block cache is a set
@@ -337,7 +363,7 @@ fn bundled_claude_code_traces_match_a_seen_set() {
     assert_eq!(r.conversations.len(), 12);
     // One file replays the same as the directory's share of it.
     let one = replay::replay(&files[0], &s, std::slice::from_ref(&s.cache)).unwrap();
-    assert_eq!(one.choices[0].1.account, st.conversations[0].1);
+    assert_eq!(one.choices[0].1.account, st.conversations[0].account);
 }
 
 /// Independent computation with the cache core's `EntryStore` (TTL 5m, latency model): per
