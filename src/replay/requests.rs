@@ -26,7 +26,6 @@ use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{TraceError, TraceMeta, NO_CONVERSATION};
 use super::Replay;
 use crate::cache::{parse_body, Breakpoint, Cache, Digest, ParsedBody, Probe, Prompt, Ttl, Usage};
-use crate::model::latency::{draw, Work};
 
 #[derive(Deserialize)]
 struct Line {
@@ -227,21 +226,18 @@ impl<'s> Replayer<'s> {
     }
 }
 
-/// When the request's writes become readable: its first token (latency model) plus the ready
-/// delay, or at once with `--instant-ready`. Request `index` seeds its draws (common random
-/// numbers across choices).
+/// `run::ready_time` for a request billed `u`, drawing from the request's own stream
+/// `stream(seed, [index])` (common random numbers across choices).
 fn ready_time(s: &ReplaySettings, u: &Usage, output: u64, now: u64, index: u64) -> u64 {
-    if s.instant_ready {
-        return now;
-    }
-    let work = Work {
-        prefill_tokens: u.uncached + u.cache_write(),
-        cached_tokens: u.cache_read,
-        output_tokens: output,
+    let a = Account {
+        cache_read: u.cache_read,
+        cache_write_5m: u.cache_write_5m,
+        cache_write_1h: u.cache_write_1h,
+        uncached: u.uncached,
+        output,
     };
     let mut rng = crate::rng::stream(s.seed, &[index]);
-    let t = draw(&s.latency, work, &mut rng);
-    now.saturating_add(t.ttft_us).saturating_add(t.ready_delay_us)
+    super::run::ready_time(s, &a, now, &mut rng)
 }
 
 /// Written tokens by cause: walking down from the last written boundary to the hit, each

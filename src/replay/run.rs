@@ -136,17 +136,7 @@ impl<'s> Replayer<'s> {
                 uncached: r.tail_tokens(),
                 output: r.output_tokens,
             };
-            let ready_at = if self.settings.instant_ready {
-                now
-            } else {
-                let work = Work {
-                    prefill_tokens: account.cache_write() + account.uncached,
-                    cached_tokens: account.cache_read,
-                    output_tokens: account.output,
-                };
-                let t = draw(&self.settings.latency, work, rng);
-                now.saturating_add(t.ttft_us).saturating_add(t.ready_delay_us)
-            };
+            let ready_at = ready_time(self.settings, &account, now, rng);
             lane.cache.commit(blocks, r.block_tokens, now, ready_at);
             lane.stats.record(
                 r.conversation,
@@ -162,6 +152,21 @@ impl<'s> Replayer<'s> {
     pub fn finish(self) -> (Vec<ChoiceStats>, Shared, Pricing) {
         (self.lanes.into_iter().map(|l| l.stats).collect(), self.shared, self.pricing)
     }
+}
+
+/// When a request's writes become readable: its first token (the latency model's TTFT for its
+/// prefill, cached and output tokens) plus the ready delay; at once with `--instant-ready`.
+pub(crate) fn ready_time(s: &ReplaySettings, a: &Account, now: u64, rng: &mut ChaCha8Rng) -> u64 {
+    if s.instant_ready {
+        return now;
+    }
+    let work = Work {
+        prefill_tokens: a.cache_write() + a.uncached,
+        cached_tokens: a.cache_read,
+        output_tokens: a.output,
+    };
+    let t = draw(&s.latency, work, rng);
+    now.saturating_add(t.ttft_us).saturating_add(t.ready_delay_us)
 }
 
 fn latency_is_const(s: &ReplaySettings) -> bool {
