@@ -7,7 +7,7 @@ use super::call::did_you_mean;
 use super::experiment::*;
 use super::names::{parse_kind, parse_strategy, strategy_label};
 use super::{presets, ConfigError};
-use crate::dist::{parse_dist_in, Dist, Quantity};
+use crate::dist::{dist_label, parse_dist_in, Dist, Quantity};
 use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN};
 
 /// The strategies run when the file names none (SPEC.md section 9).
@@ -177,12 +177,13 @@ fn resolve_workload(s: &mut Section<'_>) -> Result<Workload, ConfigError> {
 
 fn resolve_latency(s: &mut Section<'_>) -> Result<LatencyParams, ConfigError> {
     let (d, n) = (Quantity::Duration, Quantity::Number);
+    let dflt = LatencyParams::default();
     let l = LatencyParams {
-        overhead_us: s.dist("overhead", d, "const(500ms)")?,
-        prefill_rate: s.dist("prefill_rate", n, "const(20000)")?,
-        cached_rate: s.dist("cached_rate", n, "const(1000000)")?,
-        decode_rate: s.dist("decode_rate", n, "const(50)")?,
-        ready_delay_us: s.dist("ready_delay", d, "const(0s)")?,
+        overhead_us: s.dist("overhead", d, &dist_label(&dflt.overhead_us, d))?,
+        prefill_rate: s.dist("prefill_rate", n, &dist_label(&dflt.prefill_rate, n))?,
+        cached_rate: s.dist("cached_rate", n, &dist_label(&dflt.cached_rate, n))?,
+        decode_rate: s.dist("decode_rate", n, &dist_label(&dflt.decode_rate, n))?,
+        ready_delay_us: s.dist("ready_delay", d, &dist_label(&dflt.ready_delay_us, d))?,
     };
     let rates = [
         ("prefill_rate", &l.prefill_rate),

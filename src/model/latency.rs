@@ -3,8 +3,42 @@
 //! `duration = ttft + output_tokens / decode_rate`. Every term is drawn from its distribution.
 
 use crate::config::LatencyParams;
+use crate::dist::Dist;
 use crate::rng::ChaCha8Rng;
 use crate::time::US_PER_S;
+
+/// Fixed time to first token, microseconds (FACTS.md section 7 calibration, below).
+pub const DEFAULT_OVERHEAD_US: f64 = 500_000.0;
+/// Uncached and written tokens per second: 9,100.
+pub const DEFAULT_PREFILL_RATE: f64 = 9_100.0;
+/// Cache-read tokens per second: 51,500.
+pub const DEFAULT_CACHED_RATE: f64 = 51_500.0;
+/// Output tokens per second (SPEC.md section 9's example value).
+pub const DEFAULT_DECODE_RATE: f64 = 50.0;
+
+/// The default latency model: named assumptions, calibrated to the only public Anthropic
+/// figures (FACTS.md section 7, the 2024 launch post, Claude 3.5 Sonnet): time to first token
+/// 11.5 s uncached / 2.4 s cached for a 100k-token prompt, 1.6 s / 1.1 s for 10k.
+///
+/// - Uncached: `1.6 = o + 10k/p` and `11.5 = o + 100k/p` give `p = 90k/9.9 = 9,091 tok/s`
+///   and `o = 0.5 s`; we take 9,100 tok/s and 500 ms.
+/// - Cached, with `o = 0.5 s`: least squares over `0.5 + 100k/r = 2.4` and `0.5 + 10k/r = 1.1`
+///   gives `1/r = 1.96e5 / 1.01e10`, `r = 51,530 tok/s`; we take 51,500 (100k cached: 2.44 s;
+///   10k cached: 0.69 s, faster than the post's 1.1 s, which we accept to fit long prefixes).
+/// - Decode 50 tok/s and no ready delay (FACTS.md section 4: none is published).
+///
+/// Every value is overridable (`[latency]` in an experiment, `latency.*` in a replay).
+impl Default for LatencyParams {
+    fn default() -> Self {
+        LatencyParams {
+            overhead_us: Dist::Const(DEFAULT_OVERHEAD_US),
+            prefill_rate: Dist::Const(DEFAULT_PREFILL_RATE),
+            cached_rate: Dist::Const(DEFAULT_CACHED_RATE),
+            decode_rate: Dist::Const(DEFAULT_DECODE_RATE),
+            ready_delay_us: Dist::Const(0.0),
+        }
+    }
+}
 
 /// Tokens of one request, as the latency model sees them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -63,7 +97,6 @@ fn secs_to_us(s: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dist::Dist;
 
     #[test]
     fn constant_latency_is_the_closed_form() {
@@ -80,5 +113,20 @@ mod tests {
         // 0.5 s + 50k/20k = 2.5 s + 100k/1M = 0.1 s -> 3.1 s; 100/50 = 2 s of decode.
         assert_eq!(t.ttft_us, 3_100_000);
         assert_eq!(t.decode_us, 2_000_000);
+    }
+
+    #[test]
+    fn defaults_reproduce_the_published_long_prompt_figures() {
+        // FACTS.md section 7: 100k tokens, 11.5 s uncached and 2.4 s cached (within 0.1 s);
+        // 10k uncached 1.6 s.
+        let p = LatencyParams::default();
+        let mut rng = crate::rng::stream(1, &[]);
+        let ttft = |prefill_tokens, cached_tokens, rng: &mut ChaCha8Rng| {
+            let w = Work { prefill_tokens, cached_tokens, output_tokens: 0 };
+            draw(&p, w, rng).ttft_us as f64 / 1e6
+        };
+        assert!((ttft(100_000, 0, &mut rng) - 11.5).abs() < 0.1);
+        assert!((ttft(150, 100_000, &mut rng) - 2.4).abs() < 0.1);
+        assert!((ttft(10_000, 0, &mut rng) - 1.6).abs() < 0.1);
     }
 }

@@ -108,16 +108,10 @@ pub struct SetError {
 /// The default model whose prices a replay charges.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4.5";
 
-/// SPEC.md section 9's latency defaults: overhead 500 ms, prefill 20k tok/s, cached 1M tok/s,
-/// decode 50 tok/s, no ready delay (documented assumptions, overridable with `latency.*`).
+/// The model's default latency (`LatencyParams::default()`, calibrated to FACTS.md section 7;
+/// overridable with `latency.*`).
 pub fn default_latency() -> LatencyParams {
-    LatencyParams {
-        overhead_us: Dist::Const(500_000.0),
-        prefill_rate: Dist::Const(20_000.0),
-        cached_rate: Dist::Const(1_000_000.0),
-        decode_rate: Dist::Const(50.0),
-        ready_delay_us: Dist::Const(0.0),
-    }
+    LatencyParams::default()
 }
 
 impl ReplaySettings {

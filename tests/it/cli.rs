@@ -372,7 +372,7 @@ fn same_seed_same_bytes_across_jobs() {
     assert_eq!(out_a, out_b);
     let json: serde_json::Value = serde_json::from_slice(&out_a).unwrap();
     assert_eq!(json["seed"], 7);
-    assert_eq!(json["results"].as_array().unwrap().len(), 5);
+    assert_eq!(json["results"].as_array().unwrap().len(), 6);
     let mut files = Vec::new();
     for sub in ["", "histograms"] {
         for e in std::fs::read_dir(a.join(sub)).unwrap() {
@@ -383,7 +383,7 @@ fn same_seed_same_bytes_across_jobs() {
         }
     }
     files.sort();
-    assert_eq!(files.len(), 4 + 5 * 3, "{files:?}");
+    assert_eq!(files.len(), 4 + 6 * 3, "{files:?}");
     for f in &files {
         assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f:?}");
     }

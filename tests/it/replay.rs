@@ -137,18 +137,19 @@ fn an_expired_block_is_not_a_capacity_miss() {
 
 #[test]
 fn pending_entry_misses_until_the_writers_first_token() {
-    // Default latency: ttft = 500 ms + 8 tokens / 20,000 tok/s = 500.4 ms. r1 at 0 writes
+    // Latency 500 ms + 8 tokens / 20,000 tok/s: ttft = 500.4 ms. r1 at 0 writes
     // [1,2], readable at 500.4 ms. r2 at 500 ms finds them pending: misses 8 tokens, two
     // redundant writes (the entries keep the earlier ready time). r3 at exactly 500.4 ms hits.
     let p =
         mooncake_file("pending", &[(0.0, 8, &[1, 2]), (500.0, 8, &[1, 2]), (500.4, 8, &[1, 2])]);
-    let s = run_one(&p, &settings(&[]));
+    let fast = "latency.prefill_rate=const(20000)";
+    let s = run_one(&p, &settings(&[fast]));
     assert_eq!(s.account.cache_read, 8);
     assert_eq!(s.miss_tokens[PENDING], 8);
     assert_eq!(s.miss_tokens[NEVER], 8);
     assert_eq!(s.redundant_writes, 2);
     // A ready delay of 1 ms pushes readability to 501.4 ms: r3 misses too.
-    let s = run_one(&p, &settings(&["latency.ready_delay=1ms"]));
+    let s = run_one(&p, &settings(&[fast, "latency.ready_delay=1ms"]));
     assert_eq!((s.account.cache_read, s.miss_tokens[PENDING]), (0, 16));
     // Instant ready: r2 and r3 hit.
     let s = run_one(&p, &settings(&[]).instant());
