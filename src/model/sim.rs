@@ -172,10 +172,7 @@ impl<'a> Run<'a> {
         if let AgentKind::ForkOtherModel { model } = &w.kind {
             models.push(cache::preset(model).ok_or_else(|| SimError::UnknownModel(model.clone()))?);
         }
-        let caches = models
-            .iter()
-            .map(|m| Cache::from_params(&exp.cache, m))
-            .collect();
+        let caches = models.iter().map(|m| Cache::from_params(&exp.cache, m)).collect();
         let limiters = models
             .iter()
             .map(|_| exp.rate_limits.as_ref().map(|r| RateLimiter::new(r.rpm, r.itpm, r.otpm)))
@@ -209,9 +206,11 @@ impl<'a> Run<'a> {
             return Ok(());
         }
         let (prompt, bps) = workload::parent_request(self.exp);
-        self.caches[0]
-            .serve(&prompt, &bps, 0, |_| 0)
-            .map_err(|source| SimError::Cache { agent: u32::MAX, request: 0, source })?;
+        self.caches[0].serve(&prompt, &bps, 0, |_| 0).map_err(|source| SimError::Cache {
+            agent: u32::MAX,
+            request: 0,
+            source,
+        })?;
         Ok(())
     }
 
@@ -447,7 +446,8 @@ impl Run<'_> {
             self.metrics.makespan_us = self.metrics.makespan_us.max(now + t.ttft_us - self.t0);
             return Ok(());
         }
-        let listens = matches!(self.strategy, Strategy::WaitFirst { release: Release::OnReady, .. });
+        let listens =
+            matches!(self.strategy, Strategy::WaitFirst { release: Release::OnReady, .. });
         if a == 0 && request == 0 && self.hold_open && listens {
             self.engine.schedule_at(now + t.ttft_us, Ev::FirstToken(0));
         }
@@ -656,5 +656,9 @@ impl Run<'_> {
 }
 
 fn work(u: &Usage, output_tokens: u64) -> Work {
-    Work { prefill_tokens: u.uncached + u.cache_write(), cached_tokens: u.cache_read, output_tokens }
+    Work {
+        prefill_tokens: u.uncached + u.cache_write(),
+        cached_tokens: u.cache_read,
+        output_tokens,
+    }
 }

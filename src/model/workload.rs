@@ -106,7 +106,9 @@ pub fn shared(exp: &Experiment, turns_hint: usize) -> Shared {
                 p.push(block(Layer::Messages, history, "parent/history", 0, 0));
             }
         }
-        AgentKind::ForkEditSystem => push_parent(&mut p, exp, "parent/tools", "parent/system-edited"),
+        AgentKind::ForkEditSystem => {
+            push_parent(&mut p, exp, "parent/tools", "parent/system-edited")
+        }
         _ => push_parent(&mut p, exp, "parent/tools", "parent/system"),
     }
     // The shared brief; a /btw question carries no brief (it is one question on the parent).
@@ -118,7 +120,13 @@ pub fn shared(exp: &Experiment, turns_hint: usize) -> Shared {
 
 /// Breakpoints of the anthropic default: end of system, end of the shared part, last message
 /// (deduplicated when they coincide). Returns how many of `out` are used.
-pub fn breakpoints(system_end: usize, shared_end: usize, last: usize, ttl: Ttl, out: &mut [Breakpoint; 3]) -> usize {
+pub fn breakpoints(
+    system_end: usize,
+    shared_end: usize,
+    last: usize,
+    ttl: Ttl,
+    out: &mut [Breakpoint; 3],
+) -> usize {
     let mut n = 0;
     for index in [system_end, shared_end, last] {
         if n == 0 || out[n - 1].index < index {

@@ -82,9 +82,19 @@ impl Simulator for Fake {
         }
     }
 
-    fn simulate(&self, e: &FakeExp, s: usize, rep: u32) -> Result<RunMetrics, String> {
+    fn render(&self, e: &FakeExp) -> String {
+        format!("seed = {}\nreplications = {}\n", e.seed, e.reps)
+    }
+
+    fn simulate_into(
+        &self,
+        e: &FakeExp,
+        s: usize,
+        rep: u32,
+        m: &mut RunMetrics,
+    ) -> Result<(), String> {
         let mut rng = stream(e.seed, &[rep as u64, s as u64]);
-        let mut m = RunMetrics::new();
+        *m = RunMetrics::new();
         m.agents = e.agents as u64;
         m.requests = e.agents as u64;
         m.cost_usd = e.agents as f64 * (1.0 + rng.random::<f64>());
@@ -96,6 +106,6 @@ impl Simulator for Fake {
             m.completion_us.record(3_000_000 + wait).map_err(|e| e.to_string())?;
         }
         m.makespan_us = 3_000_000 + e.hold_us;
-        Ok(m)
+        Ok(())
     }
 }

@@ -11,6 +11,7 @@ pub mod journal;
 pub mod merge;
 pub mod output;
 pub mod point;
+pub mod real;
 pub mod spec;
 pub mod stats;
 pub mod table;
@@ -46,7 +47,16 @@ pub trait Simulator: Send + Sync + 'static {
     /// Resolve and validate; the error names the key and the value.
     fn resolve(&self, table: &toml::Table) -> Result<Self::Exp, String>;
     fn describe(&self, exp: &Self::Exp) -> Description;
-    fn simulate(&self, exp: &Self::Exp, strategy: usize, rep: u32) -> Result<RunMetrics, String>;
+    /// The resolved experiment as canonical TOML (hashed into the manifest).
+    fn render(&self, exp: &Self::Exp) -> String;
+    /// Run replication `rep` of strategy number `strategy` into `out` (reset by the callee).
+    fn simulate_into(
+        &self,
+        exp: &Self::Exp,
+        strategy: usize,
+        rep: u32,
+        out: &mut RunMetrics,
+    ) -> Result<(), String>;
 }
 
 /// Why a sweep, merge or tune failed: `Input` is the user's to fix (exit 2).
@@ -88,7 +98,6 @@ impl Plan {
         table: toml::Table,
         order: &[String],
     ) -> Result<Plan, SweepError> {
-        let experiment_text = toml::to_string(&table).map_err(SweepError::internal)?;
         let mut base = table;
         let sweep = match base.remove("sweep") {
             Some(toml::Value::Table(t)) => t,
@@ -97,33 +106,29 @@ impl Plan {
             }
             None => return Err(SweepError::Input("the experiment has no [sweep] table".into())),
         };
+        let exp = sim.resolve(&base).map_err(SweepError::Input)?;
+        let mut sweep_only = toml::Table::new();
+        sweep_only.insert("sweep".into(), toml::Value::Table(sweep.clone()));
+        let sweep_text = toml::to_string(&sweep_only).map_err(SweepError::internal)?;
+        let experiment_text = format!("{}\n{sweep_text}", sim.render(&exp));
         let grid = Grid::from_table(&sweep, order).map_err(|e| SweepError::Input(e.to_string()))?;
-        let mut plan = Plan {
+        let plan = Plan {
             base,
             grid,
             content_hash: sha256_hex(&experiment_text),
             experiment_text,
-            desc: Description {
-                name: String::new(),
-                question: String::new(),
-                seed: 0,
-                replications: 0,
-                strategies: Vec::new(),
-            },
+            desc: sim.describe(&exp),
         };
         for (a, axis) in plan.grid.axes.iter().enumerate() {
             for (i, v) in axis.values.iter().enumerate() {
                 let t = plan.point_table(plan.grid.axis_point(a, i));
-                let exp = t.and_then(|t| sim.resolve(&t)).map_err(|e| {
+                t.and_then(|t| sim.resolve(&t)).map_err(|e| {
                     SweepError::Input(format!(
                         "[sweep] {} = {}: {e}",
                         axis.key,
                         spec::value_text(v)
                     ))
                 })?;
-                if a == 0 && i == 0 {
-                    plan.desc = sim.describe(&exp);
-                }
             }
         }
         Ok(plan)

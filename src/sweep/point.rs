@@ -102,9 +102,10 @@ pub fn run_point<S: Simulator>(
         })
         .collect();
     let mut runs = String::new();
+    let mut m = RunMetrics::new();
     for r in 0..reps {
         for (s, label) in labels.iter().enumerate() {
-            let m: RunMetrics = sim.simulate(exp, s, r)?;
+            sim.simulate_into(exp, s, r, &mut m)?;
             let sc = m.scalars();
             runs.push_str(&prefix);
             runs.push_str(&format!(",{r},{}", csv_cell(label)));
