@@ -1,1 +1,3 @@
 //! report (to be filled by its issue).
+
+pub mod table;
