@@ -13,7 +13,6 @@ pub mod output;
 pub mod point;
 pub mod real;
 pub mod spec;
-pub mod stats;
 pub mod table;
 
 use std::path::{Path, PathBuf};
