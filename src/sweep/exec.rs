@@ -123,7 +123,9 @@ where
         let (tx, work) = (tx.clone(), work.clone());
         tokio::task::spawn_blocking(move || {
             let point = seq.nth(i);
-            let res = work(point);
+            // A panicking point becomes that point's error, not a lost record.
+            let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(point)))
+                .unwrap_or_else(|p| Err(panic_text(p.as_ref())));
             let _ = tx.blocking_send((i, res));
             drop(permit);
         });
@@ -134,10 +136,21 @@ where
         return Err(e);
     }
     if written < seq.len() {
-        debug_assert!(interrupted);
+        if !interrupted {
+            return Err(ExecError::Runtime(format!("{written} of {} points written", seq.len())));
+        }
         return Ok(Outcome::Interrupted { done: written });
     }
     Ok(Outcome::Complete)
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    let msg = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("the simulation panicked: {msg}")
 }
 
 /// The writer task: append records in sequence order; returns how many the journal now holds.

@@ -44,21 +44,18 @@ pub fn run_point<S: Simulator>(
 ) -> Result<PointRecord, String> {
     let desc = sim.describe(exp);
     let p32 = u32::try_from(point).map_err(|_| format!("point {point} is beyond u32"))?;
-    let mut aggs: Vec<Aggregate> = desc.strategies.iter().map(|_| Aggregate::new()).collect();
-    let mut runs = String::new();
+    let (mut runs, mut summary, mut hists) = (String::new(), String::new(), Vec::new());
     let mut m = RunMetrics::new();
-    for r in 0..desc.replications {
-        for (s, label) in desc.strategies.iter().enumerate() {
+    // Strategy outer, replication inner: the row order of `run --out`.
+    for (s, label) in desc.strategies.iter().enumerate() {
+        let mut agg = Aggregate::new();
+        for r in 0..desc.replications {
             sim.simulate_into(exp, s, r, &mut m)?;
             runs.push_str(&results::runs_line(p32, values, r, label, &m.scalars()));
             runs.push('\n');
-            aggs[s].add(&m);
+            agg.add(&m);
         }
-    }
-    let mut summary = String::new();
-    let mut hists = Vec::new();
-    for (label, agg) in desc.strategies.iter().zip(&aggs) {
-        let row = SummaryRow { point: p32, axis_values: values, strategy: label, aggregate: agg };
+        let row = SummaryRow { point: p32, axis_values: values, strategy: label, aggregate: &agg };
         summary.push_str(&results::summary_line(&row));
         summary.push('\n');
         for (h, name) in agg.histograms.iter().zip(LATENCY_NAMES) {
