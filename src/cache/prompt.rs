@@ -91,6 +91,12 @@ impl Prompt {
         p
     }
 
+    /// Room for `additional` more blocks (a clone has none to spare: reserve before `push` on a
+    /// hot path).
+    pub fn reserve(&mut self, additional: usize) {
+        self.entries.reserve(additional);
+    }
+
     /// Set the digest of the parameters that invalidate the messages layer (`tool_choice`,
     /// thinking). Panics if a message block was already pushed (a caller bug).
     pub fn set_message_params(&mut self, params: Digest) {

@@ -433,9 +433,8 @@ impl Run<'_> {
             Some(t) => t,
             None => latency::draw(lat_params, work(&usage, out), &mut ag.lat),
         };
-        if let Admit::ChargeAfter = admit {
-            let counted = self.counted_input(&usage);
-            let limiter = self.limiters[m].as_mut().expect("a limiter said ChargeAfter");
+        let counted = self.counted_input(&usage);
+        if let (Admit::ChargeAfter, Some(limiter)) = (admit, self.limiters[m].as_mut()) {
             let charged = limiter.admit(now, counted, out);
             assert_eq!(charged, Admission::Admitted, "the worst case fitted, the actual must");
         }
