@@ -165,9 +165,8 @@ fn sequential_reads_after_the_first_and_chains_the_launches() {
     let m = &d.metrics;
     let first = FULL_TTFT_US + DECODE_US;
     let step = HIT_TTFT_US + DECODE_US;
-    let expected: Vec<_> = (0..4u32)
-        .map(|i| (i, if i == 0 { 0 } else { first + (i as u64 - 1) * step }))
-        .collect();
+    let expected: Vec<_> =
+        (0..4u32).map(|i| (i, if i == 0 { 0 } else { first + (i as u64 - 1) * step })).collect();
     assert_eq!(sends(&d.requests), expected);
     assert_eq!(m.makespan_us, first + 3 * step);
     assert!(close(m.cost_usd, FULL_USD + 3.0 * HIT_USD));
@@ -267,7 +266,8 @@ fn later_turns_extend_the_prompt_and_read_the_previous_turn() {
     let mut exp = experiment(1);
     exp.workload.turns = Dist::Const(3.0);
     let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
-    let u: Vec<_> = d.requests.iter().map(|r| (r.usage.cache_read, r.usage.cache_write_5m)).collect();
+    let u: Vec<_> =
+        d.requests.iter().map(|r| (r.usage.cache_read, r.usage.cache_write_5m)).collect();
     assert_eq!(u, vec![(0, 50_100), (50_100, 600), (50_700, 600)]);
     // Turn 1 is sent after response 0 (5.005 s) and the 2 s tool call.
     assert_eq!(d.requests[1].send_us, FULL_TTFT_US + DECODE_US + 2 * US_PER_S);
