@@ -276,7 +276,7 @@ fn linear(lo: Num, hi: Num, step: Num) -> Result<Vec<toml::Value>, String> {
     };
     match (lo, hi, step) {
         (_, _, Num::Int(0)) | (_, _, Num::Us(0)) => Err("step of zero".into()),
-        (_, _, Num::Float(s)) if s == 0.0 => Err("step of zero".into()),
+        (_, _, Num::Float(0.0)) => Err("step of zero".into()),
         (_, _, Num::Int(s)) if s < 0 => Err("negative step".into()),
         (_, _, Num::Float(s)) if s < 0.0 => Err("negative step".into()),
         (Num::Int(a), Num::Int(b), Num::Int(s)) => {
