@@ -42,8 +42,12 @@ pub enum ConfigError {
     Missing { origin: String, key: String, reason: String },
     #[error("--set `{assignment}`: {reason}")]
     BadSet { assignment: String, reason: String },
-    #[error("cannot read experiment file {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("cannot read experiment file {path}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl ConfigError {

@@ -15,7 +15,9 @@ const BAR_WIDTH: usize = 24;
 
 /// Seconds for people: `850ms`, `12.34s`, `3.5min`.
 pub fn fmt_secs(s: f64) -> String {
-    if s < 1.0 {
+    if s < 0.01 {
+        format!("{:.1}ms", s * 1e3)
+    } else if s < 1.0 {
         format!("{:.0}ms", s * 1e3)
     } else if s < 120.0 {
         format!("{s:.2}s")
@@ -124,16 +126,9 @@ pub fn ladders(rows: &[Row<'_>]) -> String {
     for r in rows {
         let wait = r.aggregate.ladder_of("launch_wait");
         let done = r.aggregate.ladder_of("completion");
-        out.push_str(&format!(
-            "{}\n  {:<6}{:>9} {:<w$}  {:>9} {}\n",
-            r.label,
-            "",
-            "wait",
-            "",
-            "done",
-            "",
-            w = BAR_WIDTH
-        ));
+        let head =
+            format!("  {:<6}{:>9} {:<w$}  {:>9}", "", "launch", "wait", "done", w = BAR_WIDTH);
+        out.push_str(&format!("{}\n{}\n", r.label, head.trim_end()));
         for (i, name) in LADDER_NAMES.iter().enumerate() {
             let line = format!(
                 "  {name:<6}{:>9} {:<w$}  {:>9} {}",
@@ -165,6 +160,7 @@ mod tests {
     #[test]
     fn seconds_read_naturally() {
         assert_eq!(fmt_secs(0.25), "250ms");
+        assert_eq!(fmt_secs(0.0012), "1.2ms");
         assert_eq!(fmt_secs(5.0), "5.00s");
         assert_eq!(fmt_secs(300.0), "5.0min");
     }
