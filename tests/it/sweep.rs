@@ -208,6 +208,33 @@ fn a_sweep_point_equals_a_run_of_that_point() {
         let line = results::summary_line(&row);
         assert_eq!(line.split_once(',').unwrap().1, want);
     }
+    // And `prefixsim run --out` of that point writes the same rows and histograms.
+    let run_dir = d.join("run");
+    ok(&[
+        "run",
+        s(&f),
+        "--set",
+        "workload.agents=4",
+        "--set",
+        r#"strategies=["eager","wait_first(max_wait=1s)"]"#,
+        "--out",
+        s(&run_dir),
+    ]);
+    let run_summary = std::fs::read_to_string(run_dir.join("summary.csv")).unwrap();
+    let run_rows: Vec<String> =
+        run_summary.lines().skip(1).map(|l| l.split_once(',').unwrap().1.to_string()).collect();
+    assert_eq!(run_rows, sweep_rows);
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let sweep_runs: Vec<&str> =
+        runs.lines().filter(|l| l.starts_with("4,4,1s,")).map(|l| &l[7..]).collect();
+    let run_runs = std::fs::read_to_string(run_dir.join("runs.csv")).unwrap();
+    let run_runs: Vec<&str> = run_runs.lines().skip(1).map(|l| &l[2..]).collect();
+    assert_eq!(run_runs, sweep_runs);
+    for (slug, lat) in [("eager", "ttft"), ("wait_first_max_wait_1s_", "launch_wait")] {
+        let a = std::fs::read(out.join(format!("histograms/p00004_{slug}_{lat}.hdr"))).unwrap();
+        let b = std::fs::read(run_dir.join(format!("histograms/p00000_{slug}_{lat}.hdr"))).unwrap();
+        assert_eq!(a, b, "{slug} {lat}");
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 
