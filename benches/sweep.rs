@@ -40,7 +40,7 @@ fn bench(points: u64, reps: u32, jobs: usize) {
         dir: dir.clone(),
         shard: None,
         resume: false,
-        exec: ExecOptions { jobs, progress: false, ctrl_c: false },
+        exec: ExecOptions { jobs, progress: false, ctrl_c: false, throttle_ms: 0 },
     };
     let t = Instant::now();
     let rep = sweep::run_sweep(Arc::new(sim), Arc::new(plan), &opts).unwrap();

@@ -117,6 +117,7 @@ pub fn run(args: Args) -> CliResult {
             jobs: args.jobs.unwrap_or_else(default_jobs).max(1),
             progress: std::io::stderr().is_terminal(),
             ctrl_c: true,
+            throttle_ms: throttle_ms(),
         },
     };
     let origin = args.file.display().to_string();
@@ -150,6 +151,11 @@ pub fn run(args: Args) -> CliResult {
         )));
     }
     Ok(())
+}
+
+/// `PREFIXSIM_SWEEP_THROTTLE_MS`: a test seam (see `ExecOptions::throttle_ms`); unset = 0.
+fn throttle_ms() -> u64 {
+    std::env::var("PREFIXSIM_SWEEP_THROTTLE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 fn default_dir(name: &str, shard: Option<sweep::Shard>) -> PathBuf {
