@@ -188,8 +188,65 @@ fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) {
         };
         println!("  axis {:<32} {shown}", a.key);
     }
+    if let Ok(table) = summary_table(dir, plan.grid.axes.len(), 20) {
+        print!("{table}");
+    }
     println!("wrote {}/{{summary.csv, runs.csv, histograms/, manifest.json}}", dir.display());
     println!("next: prefixsim plot {0}   prefixsim report {0}", dir.display());
+}
+
+/// Split one CSV line (cells quoted with `"` when they hold commas).
+fn csv_split(line: &str) -> Vec<String> {
+    let (mut cells, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => cells.push(std::mem::take(&mut cur)),
+            other => cur.push(other),
+        }
+    }
+    cells.push(cur);
+    cells
+}
+
+/// The first `max_rows` rows of DIR/summary.csv as a table for people.
+fn summary_table(dir: &Path, axes: usize, max_rows: usize) -> std::io::Result<String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(dir.join("summary.csv"))?;
+    let mut lines = std::io::BufReader::new(file).lines();
+    let header = csv_split(&lines.next().transpose()?.unwrap_or_default());
+    let wanted = ["cost_usd_mean", "hit_rate_mean", "launch_wait_p99_s", "makespan_s_mean"];
+    let idx: Vec<usize> =
+        wanted.iter().filter_map(|w| header.iter().position(|h| h == w)).collect();
+    let keep: Vec<usize> = (0..=axes + 1).chain(idx).collect();
+    let mut rows: Vec<Vec<String>> =
+        vec![keep.iter().map(|&i| header.get(i).cloned().unwrap_or_default()).collect()];
+    let mut more = 0usize;
+    for line in lines {
+        let cells = csv_split(&line?);
+        if rows.len() > max_rows {
+            more += 1;
+            continue;
+        }
+        rows.push(keep.iter().map(|&i| cells.get(i).cloned().unwrap_or_default()).collect());
+    }
+    let widths: Vec<usize> =
+        (0..keep.len()).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in &rows {
+        let cells: Vec<String> =
+            r.iter().zip(&widths).map(|(cell, w)| format!("{cell:>w$}")).collect();
+        out.push_str(&format!("  {}\n", cells.join("  ")));
+    }
+    if more > 0 {
+        out.push_str(&format!("  ... {more} more rows in summary.csv\n"));
+    }
+    Ok(out)
 }
 
 fn resume_command(args: &Args, dir: &Path) -> String {
