@@ -48,7 +48,8 @@ pub struct Args {
     /// Run only the points whose index mod N == K (K from 0).
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
-    /// Continue the sweep journaled in DIR (after Ctrl-C, a crash or a kill).
+    /// Continue the sweep journaled in DIR (after Ctrl-C, a crash or a kill); without it an
+    /// existing journal in DIR is replaced.
     #[arg(long)]
     pub resume: bool,
     /// Output directory (default: results/<experiment name>).

@@ -141,6 +141,15 @@ where
         });
     }
     drop(tx);
+    if interrupted {
+        eprintln!("interrupted: finishing the points in progress (Ctrl-C again to stop now)");
+        // A second Ctrl-C exits at once: the journal is valid at every byte, so --resume works.
+        tokio::spawn(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        });
+    }
     let (written, err) = writer.await.map_err(|e| ExecError::Runtime(e.to_string()))?;
     if let Some(e) = err {
         return Err(e);
