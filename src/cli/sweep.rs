@@ -16,7 +16,7 @@ The [sweep] table of FILE names the axes; each is a dotted key over a list or a 
   [sweep]
   \"workload.parent_tokens\" = [5000, 50000, 200000]   # a list
   \"workload.agents\" = \"1..64 x2\"                     # log range: 1, 2, 4, ..., 64
-  max_wait = \"0s..10s step 500ms\"                      # linear range (strategy.wait_first.max_wait)
+  max_wait = \"0s..10s step 500ms\"                   # linear range (strategy.wait_first.max_wait)
   zip = [\"workload.agents\", \"workload.concurrency\"]  # pair these axes instead of crossing them
 The grid is the product of the axes in file order (the first varies slowest). Every point runs
 every strategy with the file's replications and seed: all points see the same random numbers.
