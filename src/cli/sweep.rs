@@ -78,8 +78,11 @@ pub fn load_plan(file: &Path, sets: &[String]) -> Result<(Real, Plan), CliError>
 /// Map a sweep error to the CLI's exit codes, naming the file on input errors.
 pub fn sweep_err(origin: &str, e: SweepError) -> CliError {
     match e {
-        SweepError::Input(m) if m.starts_with(origin) => CliError::input(anyhow::anyhow!(m)),
-        SweepError::Input(m) => CliError::input(anyhow::anyhow!("{origin}: {m}")),
+        // Name the file once, in front, even when the resolver's message names it too.
+        SweepError::Input(m) => {
+            let m = m.replace(&format!("{origin}: "), "");
+            CliError::input(anyhow::anyhow!("{origin}: {m}"))
+        }
         SweepError::Internal(m) => CliError::internal(anyhow::anyhow!(m)),
     }
 }

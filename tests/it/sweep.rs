@@ -272,7 +272,7 @@ fn bad_specs_exit_2_name_the_problem_and_write_nothing() {
     let d = scratch("bad");
     let head = TINY.split("[sweep]").next().unwrap();
     let cases = [
-        ("\"workload.agentz\" = [1, 2]", "workload.agentz"),
+        ("\"workload.agents\" = [2, 3]\n\"workload.agentz\" = [1, 2]", "[sweep] workload.agentz = 1: unknown key"),
         ("\"workload.agents\" = \"8..2 step 1\"", "empty"),
         ("\"workload.agents\" = \"1..8 step 0\"", "step of zero"),
         ("zip = [\"workload.agents\", \"max_wait\"]\n\"workload.agents\" = [1, 2]\nmax_wait = [\"1s\"]", "same length"),
