@@ -23,6 +23,8 @@ use crate::time::SimTime;
 /// The events of the model.
 #[derive(Debug, Clone, Copy)]
 enum Ev {
+    /// The fan-out starts (t0): the first wave takes its slots.
+    Start,
     /// A stagger gate opens for the agent's first request.
     Gate(u32),
     /// Send (or retry after a 429) the agent's current request.
@@ -46,10 +48,11 @@ struct Agent {
     turn: u32,
     output_tokens: u64,
     slot_us: SimTime,
+    /// Its first response has ended (tracked where observed: under `sequential`, and at the
+    /// last response).
     first_done: bool,
     /// Sequential: waiting for the previous agent's first request to finish.
     waiting_prev: bool,
-    has_slot: bool,
     work: ChaCha8Rng,
     lat: ChaCha8Rng,
     jitter: ChaCha8Rng,
@@ -240,7 +243,6 @@ impl<'a> Run<'a> {
                 slot_us: 0,
                 first_done: false,
                 waiting_prev: false,
-                has_slot: false,
                 work,
                 lat: stream(id, site::LATENCY),
                 jitter: stream(id, site::RATE_LIMIT),
@@ -258,7 +260,6 @@ impl<'a> Run<'a> {
                 slot_us: 0,
                 first_done: false,
                 waiting_prev: false,
-                has_slot: false,
                 work: stream(WORKFLOW_ID, site::WORKLOAD),
                 lat: stream(WORKFLOW_ID, site::LATENCY),
                 jitter: stream(WORKFLOW_ID, site::RATE_LIMIT),
@@ -269,8 +270,8 @@ impl<'a> Run<'a> {
     /// Start the fan-out at t0 and run the engine to the end.
     fn go(&mut self) -> Result<(), SimError> {
         let t0 = self.t0;
-        self.engine.schedule_at(t0, Ev::Gate(u32::MAX));
-        // Time t0 is delivered first; starting agents inside the loop keeps `now` right.
+        // Starting the agents as the first event puts the clock at t0 for them.
+        self.engine.schedule_at(t0, Ev::Start);
         while let Some((_, ev)) = self.engine.pop()? {
             self.handle(ev)?;
         }
@@ -291,7 +292,7 @@ impl<'a> Run<'a> {
 
     fn handle(&mut self, ev: Ev) -> Result<(), SimError> {
         match ev {
-            Ev::Gate(u32::MAX) => self.start(),
+            Ev::Start => self.start(),
             Ev::Gate(a) => self.send_first(a),
             Ev::Send(a) => self.send(a),
             Ev::FirstToken(a) => {
@@ -321,9 +322,7 @@ impl<'a> Run<'a> {
         debug_assert!(a < self.n);
         self.next_queued += 1;
         let now = self.engine.now();
-        let agent = &mut self.agents[a as usize];
-        agent.slot_us = now;
-        agent.has_slot = true;
+        self.agents[a as usize].slot_us = now;
         match *self.strategy {
             Strategy::Eager | Strategy::WaitFirst { max_wait_us: 0, .. } => self.send_first(a),
             Strategy::WaitFirst { max_wait_us, .. } => {
@@ -546,6 +545,23 @@ impl Run<'_> {
         if request == 0 && a < self.n {
             mx.launch_wait_us.saturating_record(now - self.agents[a as usize].slot_us);
         }
+        if self.trace.is_some() {
+            self.trace_request(a, request, now, u, t, out, (m, cost_usd));
+        }
+    }
+
+    /// The timeline segments and the record of one served request (traced runs).
+    #[allow(clippy::too_many_arguments)]
+    fn trace_request(
+        &mut self,
+        a: u32,
+        request: u32,
+        now: SimTime,
+        u: &Usage,
+        t: latency::Timing,
+        out: u64,
+        (m, cost_usd): (usize, f64),
+    ) {
         let Some((segments, requests)) = self.trace.as_mut() else { return };
         let t0 = self.t0;
         let outcome = Outcome::of(u);
@@ -603,7 +619,7 @@ impl Run<'_> {
                 self.send_first(next as u32)?;
             }
         }
-        let ag = &mut self.agents[ai];
+        let ag = &self.agents[ai];
         let request = ag.turn;
         if ag.turn + 1 < ag.turns {
             self.tool_call(a, request, now);
@@ -612,7 +628,6 @@ impl Run<'_> {
         let done_us = now - self.t0;
         self.metrics.completion_us.saturating_record(done_us);
         self.metrics.makespan_us = self.metrics.makespan_us.max(done_us);
-        self.agents[ai].has_slot = false;
         if self.next_queued < self.n {
             self.take_slot()?;
         }
