@@ -9,7 +9,8 @@ use crate::time::{parse_duration_us, Human};
 
 /// Most values one axis may have, and most points a grid may have.
 pub const MAX_AXIS_VALUES: usize = 1_000_000;
-pub const MAX_POINTS: u64 = 1 << 40;
+/// (Point indices are `u32` in the result files.)
+pub const MAX_POINTS: u64 = u32::MAX as u64;
 
 /// Why a `[sweep]` table was refused; every message names the key and the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
