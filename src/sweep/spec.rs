@@ -57,11 +57,13 @@ impl Grid {
             .map(|(key, v)| axis_values(&key, &v).map(|values| Axis { key, values }))
             .collect::<Result<Vec<_>, _>>()?;
         let groups = zip_groups(&axes, zip.as_ref())?;
-        let points = groups
+        let points: u128 = groups
             .iter()
             .map(|g| axes[g[0]].values.len() as u128)
-            .try_fold(1u128, |acc, n| acc.checked_mul(n).filter(|&p| p <= MAX_POINTS as u128))
-            .ok_or(SpecError::TooLarge(u128::MAX))?;
+            .fold(1u128, |acc, n| acc.saturating_mul(n));
+        if points > MAX_POINTS as u128 {
+            return Err(SpecError::TooLarge(points));
+        }
         Ok(Grid { axes, groups, points: points as u64 })
     }
 
