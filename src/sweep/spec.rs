@@ -423,6 +423,43 @@ mod tests {
         assert!(e.to_string().contains("same length"), "{e}");
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// `A..B step S` over integers: A, A+S, ... , the last within S of B, never past it.
+        #[test]
+        fn linear_int_ranges(a in -50i64..50, len in 0i64..100, s in 1i64..20) {
+            let b = a + len;
+            let v = ints(&parse_range(&format!("{a}..{b} step {s}")).unwrap());
+            proptest::prop_assert_eq!(v.len() as i64, len / s + 1);
+            proptest::prop_assert_eq!(v[0], a);
+            proptest::prop_assert!(v.windows(2).all(|w| w[1] - w[0] == s));
+            proptest::prop_assert!(*v.last().unwrap() <= b && b - v.last().unwrap() < s);
+        }
+
+        /// Point indices map one-to-one onto value combinations, zipped axes moving together.
+        #[test]
+        fn points_are_a_bijection(n1 in 1usize..5, n2 in 1usize..5) {
+            let list = |n: usize, base: i64| -> String {
+                let v: Vec<String> = (0..n as i64).map(|i| (base + i).to_string()).collect();
+                format!("[{}]", v.join(", "))
+            };
+            let text = format!(
+                "[sweep]\nzip = [\"a\", \"c\"]\na = {}\nb = {}\nc = {}\n",
+                list(n1, 0), list(n2, 100), list(n1, 200)
+            );
+            let t: toml::Table = text.parse().unwrap();
+            let g = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(&text)).unwrap();
+            proptest::prop_assert_eq!(g.points(), (n1 * n2) as u64);
+            let mut seen = std::collections::BTreeSet::new();
+            for p in 0..g.points() {
+                let v: Vec<i64> = g.point(p).iter().map(|(_, v)| v.as_integer().unwrap()).collect();
+                proptest::prop_assert_eq!(v[2] - 200, v[0], "zipped axes move together");
+                proptest::prop_assert!(seen.insert(v));
+            }
+        }
+    }
+
     #[test]
     fn dotted_keys_keep_file_order() {
         let text = "[sweep]\nworkload.agents = [1]\nlatency.overhead = [\"1s\"]\n";
