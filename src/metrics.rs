@@ -1,8 +1,9 @@
 //! What one simulated run measured, per strategy: token counters, costs, latency histograms.
 //!
 //! CONTRACT: `RunMetrics` is produced by `model`, aggregated by `cli::run` and `sweep`, and
-//! written to files that `report` and `plot` read. Histograms are HdrHistogram in microseconds
-//! with 3 significant digits; they merge with `add`, in index order.
+//! written to files that `report` and `plot` read. One run keeps its latencies as raw samples
+//! (a few per agent: cheap to clear and reuse); aggregates over replications record them into
+//! HdrHistograms in microseconds with 3 significant digits, which merge exactly with `add`.
 
 use hdrhistogram::Histogram;
 
@@ -30,11 +31,11 @@ pub struct RunMetrics {
     /// What the same tokens would have cost with no caching at all.
     pub cost_uncached_usd: f64,
     /// Per agent: from t = 0 (or its slot opening) to its first request's send.
-    pub launch_wait_us: Histogram<u64>,
+    pub launch_wait_us: Samples,
     /// Per request: time to first token.
-    pub ttft_us: Histogram<u64>,
+    pub ttft_us: Samples,
     /// Per agent: from t = 0 to the end of its last response.
-    pub completion_us: Histogram<u64>,
+    pub completion_us: Samples,
     pub makespan_us: u64,
     pub agents: u64,
     /// 429 responses received.
@@ -42,6 +43,58 @@ pub struct RunMetrics {
     /// Total time agents spent waiting on a retry-after.
     pub throttled_us: u64,
     pub events: u64,
+}
+
+/// The latency samples of one run, in microseconds, in the order they were recorded.
+///
+/// A run records a few values per agent; keeping them raw makes a run cheap to reset (no
+/// 200 KB histogram to zero) and exact. Quantiles follow HdrHistogram's rank rule: the
+/// smallest recorded value with at least `ceil(q * n)` values at or below it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Samples(Vec<u64>);
+
+impl Samples {
+    pub fn record(&mut self, value_us: u64) {
+        self.0.push(value_us);
+    }
+    /// Forget every value, keeping the capacity.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+    pub fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn values(&self) -> &[u64] {
+        &self.0
+    }
+    /// The largest value, 0 when empty (as HdrHistogram's `max`).
+    pub fn max(&self) -> u64 {
+        self.0.iter().copied().max().unwrap_or(0)
+    }
+    /// The smallest value, 0 when empty.
+    pub fn min(&self) -> u64 {
+        self.0.iter().copied().min().unwrap_or(0)
+    }
+    /// The value at quantile `q` in [0, 1] (HdrHistogram's rank rule, exact values); 0 when empty.
+    pub fn value_at_quantile(&self, q: f64) -> u64 {
+        if self.0.is_empty() {
+            return 0;
+        }
+        let n = self.0.len();
+        let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n);
+        let mut sorted = self.0.clone();
+        let (_, v, _) = sorted.select_nth_unstable(rank - 1);
+        *v
+    }
+    /// Record every sample into `h` (saturating at its highest trackable value).
+    pub fn record_into(&self, h: &mut Histogram<u64>) {
+        for &v in &self.0 {
+            h.saturating_record(v);
+        }
+    }
 }
 
 /// A new latency histogram: 1 us .. 10 h, 3 significant digits.
@@ -104,9 +157,9 @@ impl RunMetrics {
             redundant_writes: 0,
             cost_usd: 0.0,
             cost_uncached_usd: 0.0,
-            launch_wait_us: new_histogram(),
-            ttft_us: new_histogram(),
-            completion_us: new_histogram(),
+            launch_wait_us: Samples::default(),
+            ttft_us: Samples::default(),
+            completion_us: Samples::default(),
             makespan_us: 0,
             agents: 0,
             rate_limited: 0,
@@ -115,8 +168,8 @@ impl RunMetrics {
         }
     }
 
-    /// The latency histograms, in `LATENCY_NAMES` order.
-    pub fn histograms(&self) -> [&Histogram<u64>; 3] {
+    /// The latency samples, in `LATENCY_NAMES` order.
+    pub fn samples(&self) -> [&Samples; 3] {
         [&self.launch_wait_us, &self.ttft_us, &self.completion_us]
     }
 

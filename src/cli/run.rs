@@ -200,7 +200,7 @@ pub fn execute(
     let work = |hists: &mut Vec<Option<Aggregate>>, k: usize| {
         let (s, r) = (k / reps, k % reps);
         let run = sim.simulate(exp, &exp.strategies[s], r as u32)?;
-        hists[s].get_or_insert_with(Aggregate::new).add_histograms(run.histograms());
+        hists[s].get_or_insert_with(Aggregate::new).add_samples(run.samples());
         Ok(run.scalars())
     };
     let fold = |k: usize, scalars: [f64; SCALAR_NAMES.len()]| {

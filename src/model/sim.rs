@@ -112,9 +112,9 @@ fn reset_metrics(m: &mut RunMetrics) {
     m.redundant_writes = 0;
     m.cost_usd = 0.0;
     m.cost_uncached_usd = 0.0;
-    m.launch_wait_us.reset();
-    m.ttft_us.reset();
-    m.completion_us.reset();
+    m.launch_wait_us.clear();
+    m.ttft_us.clear();
+    m.completion_us.clear();
     m.makespan_us = 0;
     m.agents = 0;
     m.rate_limited = 0;
@@ -541,9 +541,9 @@ impl Run<'_> {
         mx.cost_uncached_usd += (u.total() as f64 * model.input_usd_per_mtok
             + out as f64 * model.output_usd_per_mtok)
             / 1e6;
-        mx.ttft_us.saturating_record(t.ttft_us);
+        mx.ttft_us.record(t.ttft_us);
         if request == 0 && a < self.n {
-            mx.launch_wait_us.saturating_record(now - self.agents[a as usize].slot_us);
+            mx.launch_wait_us.record(now - self.agents[a as usize].slot_us);
         }
         if self.trace.is_some() {
             self.trace_request(a, request, now, u, t, out, (m, cost_usd));
@@ -626,7 +626,7 @@ impl Run<'_> {
             return Ok(());
         }
         let done_us = now - self.t0;
-        self.metrics.completion_us.saturating_record(done_us);
+        self.metrics.completion_us.record(done_us);
         self.metrics.makespan_us = self.metrics.makespan_us.max(done_us);
         if self.next_queued < self.n {
             self.take_slot()?;

@@ -4,7 +4,7 @@
 use hdrhistogram::Histogram;
 
 use super::stats::{Stat, Welford};
-use crate::metrics::{new_histogram, RunMetrics, LATENCY_NAMES, SCALAR_NAMES};
+use crate::metrics::{new_histogram, RunMetrics, Samples, LATENCY_NAMES, SCALAR_NAMES};
 use crate::time::secs;
 
 /// The percentiles reported for every latency, with their column suffixes.
@@ -36,7 +36,14 @@ impl Aggregate {
     /// Add one replication (call in replication order).
     pub fn add(&mut self, run: &RunMetrics) {
         self.add_scalars(&run.scalars());
-        self.add_histograms(run.histograms());
+        self.add_samples(run.samples());
+    }
+
+    /// Record one replication's latency samples (in `LATENCY_NAMES` order) into the histograms.
+    pub fn add_samples(&mut self, samples: [&Samples; 3]) {
+        for (h, s) in self.histograms.iter_mut().zip(samples) {
+            s.record_into(h);
+        }
     }
 
     /// Merge latency histograms (in `LATENCY_NAMES` order). Counts are integers, so merging

@@ -101,9 +101,9 @@ impl Simulator for Fake {
         m.cost_uncached_usd = 2.0 * e.agents as f64;
         for _ in 0..e.agents {
             let wait = if s == 1 { e.hold_us } else { 0 } + rng.random_range(1..1000u64);
-            m.launch_wait_us.record(wait).map_err(|e| e.to_string())?;
-            m.ttft_us.record(rng.random_range(1000..2_000_000u64)).map_err(|e| e.to_string())?;
-            m.completion_us.record(3_000_000 + wait).map_err(|e| e.to_string())?;
+            m.launch_wait_us.record(wait);
+            m.ttft_us.record(rng.random_range(1000..2_000_000u64));
+            m.completion_us.record(3_000_000 + wait);
         }
         m.makespan_us = 3_000_000 + e.hold_us;
         Ok(())

@@ -56,9 +56,7 @@ pub fn run_point<S: Simulator>(
             runs.push_str(&results::runs_line(p32, values, r, label, &scalars));
             runs.push('\n');
             agg.add_scalars(&scalars);
-            for (mine, theirs) in agg.histograms.iter_mut().zip(m.histograms()) {
-                mine.add(theirs).map_err(|e| format!("merging latency histograms: {e:?}"))?;
-            }
+            agg.add_samples(m.samples());
         }
         let row = SummaryRow { point: p32, axis_values: values, strategy: label, aggregate: &agg };
         summary.push_str(&results::summary_line(&row));

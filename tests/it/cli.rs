@@ -138,8 +138,8 @@ impl Simulator for Fake {
         m.agents = 3;
         m.makespan_us = u64::from(r + 1) * 1_000_000;
         for _ in 0..3 {
-            m.launch_wait_us.record(u64::from(r) * 1_000 + 1).unwrap();
-            m.completion_us.record(u64::from(r + 1) * 1_000_000).unwrap();
+            m.launch_wait_us.record(u64::from(r) * 1_000 + 1);
+            m.completion_us.record(u64::from(r + 1) * 1_000_000);
         }
         Ok(m)
     }
