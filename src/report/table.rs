@@ -15,7 +15,9 @@ const BAR_WIDTH: usize = 24;
 
 /// Seconds for people: `850ms`, `12.34s`, `3.5min`.
 pub fn fmt_secs(s: f64) -> String {
-    if s < 0.01 {
+    if s == 0.0 {
+        "0".to_string()
+    } else if s < 0.01 {
         format!("{:.1}ms", s * 1e3)
     } else if s < 1.0 {
         format!("{:.0}ms", s * 1e3)
@@ -160,6 +162,7 @@ mod tests {
     #[test]
     fn seconds_read_naturally() {
         assert_eq!(fmt_secs(0.25), "250ms");
+        assert_eq!(fmt_secs(0.0), "0");
         assert_eq!(fmt_secs(0.0012), "1.2ms");
         assert_eq!(fmt_secs(5.0), "5.00s");
         assert_eq!(fmt_secs(300.0), "5.0min");
