@@ -1,1 +1,381 @@
-//! Tests: plot.
+//! Tests: plot and report. Fixtures are tiny result directories written here, in the format of
+//! INTERFACES.md "Result files", from closed-form toy numbers (not a simulation): enough for
+//! every figure kind, small enough to keep the tests fast.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use prefixsim::metrics::{LATENCY_NAMES, SCALAR_NAMES};
+use prefixsim::plot::{self, Spec};
+use prefixsim::report::results::{slug, Results};
+
+// ---------------------------------------------------------------- fixtures
+
+/// A fresh, empty directory under the target dir (no wall clock, no randomness in its name).
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("plot-tests").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn hdr_line(values_us: &[u64]) -> String {
+    use base64::Engine;
+    let mut h = Histogram::<u64>::new_with_bounds(1, 36_000_000_000, 3).unwrap();
+    for v in values_us {
+        h.record(*v).unwrap();
+    }
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new().serialize(&h, &mut bytes).unwrap();
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A low-discrepancy spread in [0, 1) (golden ratio), deterministic.
+fn spread(i: usize) -> f64 {
+    (i as f64 * 0.618_033_988_75).fract()
+}
+
+/// Toy closed forms for one (agents, parent tokens, strategy, replication): every scalar of
+/// SCALAR_NAMES, and the latency samples (us) of each LATENCY_NAMES histogram.
+fn toy_run(agents: u64, tokens: u64, strategy: &str, rep: u64) -> (Vec<f64>, Vec<Vec<u64>>) {
+    let usd = 3e-6; // $3 per Mtok input
+    let prefill_s = tokens as f64 / 20_000.0;
+    let (writes, reads, hold_s, gap_s) = match strategy {
+        "eager" => (agents, 0, 0.0, 0.0),
+        s if s.starts_with("wait_first") => (1, agents - 1, prefill_s.min(hold_cap_s(s)) + 0.5, 0.0),
+        _ => (1, agents - 1, 0.0, 1.0),
+    };
+    let jitter = 1.0 + 0.02 * (rep as f64 - 1.0);
+    let cost = (writes * tokens) as f64 * 1.25 * usd + (reads * tokens) as f64 * 0.1 * usd;
+    let uncached_cost = (agents * tokens) as f64 * usd;
+    let makespan_s = (0.5 + prefill_s + 2.0 + hold_s + gap_s * (agents - 1) as f64) * jitter;
+    let hit = reads as f64 / agents as f64;
+    let launch_p99 = hold_s.max(gap_s * (agents - 1) as f64);
+    let scalars: BTreeMap<&str, f64> = [
+        ("cost_usd", cost * jitter),
+        ("cost_relative", cost / uncached_cost),
+        ("hit_rate", hit),
+        ("requests", agents as f64),
+        ("requests_with_hit", reads as f64),
+        ("redundant_writes", (writes - 1) as f64),
+        ("cache_read", (reads * tokens) as f64),
+        ("cache_write", (writes * tokens) as f64),
+        ("makespan_s", makespan_s),
+        ("throughput_agents_per_min", agents as f64 / makespan_s * 60.0),
+        ("launch_wait_p99_s", launch_p99),
+        ("completion_p99_s", makespan_s),
+    ]
+    .into_iter()
+    .collect();
+    let row = SCALAR_NAMES.iter().map(|n| scalars.get(n).copied().unwrap_or(0.0)).collect();
+    let n = 60usize;
+    let sample = |base_s: f64, i: usize| ((base_s * (0.6 + 0.8 * spread(i + rep as usize * n))) * 1e6) as u64;
+    let launch: Vec<u64> = (0..n).map(|i| if i == 0 { 0 } else { sample(launch_p99, i) }).collect();
+    let ttft: Vec<u64> = (0..n).map(|i| sample(0.5 + prefill_s * (1.0 - hit), i)).collect();
+    let completion: Vec<u64> = (0..n).map(|i| sample(makespan_s, i)).collect();
+    (row, vec![launch, ttft, completion])
+}
+
+fn hold_cap_s(strategy: &str) -> f64 {
+    strategy
+        .split("max_wait=")
+        .nth(1)
+        .and_then(|t| t.trim_end_matches(')').trim_end_matches('s').parse().ok())
+        .unwrap_or(5.0)
+}
+
+struct Fixture<'a> {
+    name: &'a str,
+    kind: &'a str,
+    strategies: &'a [&'a str],
+    /// (key, values as written).
+    axes: Vec<(&'a str, Vec<&'a str>)>,
+    replications: u64,
+}
+
+/// Every combination of the axes' values, first axis slowest.
+fn grid(axes: &[(&str, Vec<&str>)]) -> Vec<Vec<String>> {
+    let mut out = vec![Vec::new()];
+    for (_, values) in axes {
+        out = out
+            .into_iter()
+            .flat_map(|p: Vec<String>| values.iter().map(move |v| [p.clone(), vec![v.to_string()]].concat()))
+            .collect();
+    }
+    out
+}
+
+fn mean_sd_ci(v: &[f64]) -> (f64, f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let sd = if n > 1.0 { (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { 0.0 };
+    (mean, sd, 4.303 * sd / n.sqrt()) // t(0.975, 2 df) = 4.303 for 3 replications
+}
+
+/// Write manifest.json, summary.csv, runs.csv and histograms/ for `f` into `dir`.
+fn write_fixture(dir: &Path, f: &Fixture) {
+    let keys: Vec<&str> = f.axes.iter().map(|a| a.0).collect();
+    let points = grid(&f.axes);
+    let axes_json: Vec<serde_json::Value> =
+        f.axes.iter().map(|(k, v)| serde_json::json!({"key": k, "values": v})).collect();
+    let manifest = serde_json::json!({
+        "prefixsim_version": "0.1.0", "kind": f.kind, "name": f.name,
+        "question": "Does holding the fan-out until the first response begins pay off?",
+        "seed": 42, "replications": f.replications, "strategies": f.strategies,
+        "axes": axes_json, "points": points.len(), "shard": null,
+        "content_hash": "0".repeat(64),
+        "experiment": "name = \"toy\"\nseed = 42\n[workload]\nagents = 4\n",
+    });
+    std::fs::write(dir.join("manifest.json"), serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    let lead: String = keys.iter().map(|k| format!("{k},")).collect();
+    let mut summary = format!("point,{lead}strategy,replications");
+    for m in SCALAR_NAMES {
+        summary.push_str(&format!(",{m}_mean,{m}_sd,{m}_ci95"));
+    }
+    for l in LATENCY_NAMES {
+        summary.push_str(&format!(",{l}_p50_s,{l}_p90_s,{l}_p99_s,{l}_p999_s,{l}_max_s"));
+    }
+    summary.push('\n');
+    let mut runs = format!("point,{lead}replication,strategy,{}\n", SCALAR_NAMES.join(","));
+    std::fs::create_dir_all(dir.join("histograms")).unwrap();
+    for (p, values) in points.iter().enumerate() {
+        let get = |key: &str, default: u64| {
+            keys.iter().position(|k| *k == key).map_or(default, |i| values[i].parse().unwrap())
+        };
+        let (agents, tokens) = (get("workload.agents", 8), get("workload.parent_tokens", 20_000));
+        let cols: String = values.iter().map(|v| format!("{v},")).collect();
+        for s in f.strategies {
+            let s = &s.replace("max_wait=5s", &format!("max_wait={}", values.first().filter(|_| keys == ["wait_first.max_wait"]).map_or("5s", |v| v)));
+            let mut reps = Vec::new();
+            let mut samples = vec![Vec::new(); 3];
+            for r in 0..f.replications {
+                let (row, lat) = toy_run(agents, tokens, s, r);
+                let fields: Vec<String> = row.iter().map(|x| format!("{x:.6}")).collect();
+                runs.push_str(&format!("{p},{cols}{r},{s},{}\n", fields.join(",")));
+                for (acc, l) in samples.iter_mut().zip(lat) {
+                    acc.extend(l);
+                }
+                reps.push(row);
+            }
+            summary.push_str(&format!("{p},{cols}{s},{}", f.replications));
+            for m in 0..SCALAR_NAMES.len() {
+                let (mean, sd, ci) = mean_sd_ci(&reps.iter().map(|r| r[m]).collect::<Vec<_>>());
+                summary.push_str(&format!(",{mean:.6},{sd:.6},{ci:.6}"));
+            }
+            for (l, acc) in LATENCY_NAMES.iter().zip(&samples) {
+                let mut sorted = acc.clone();
+                sorted.sort_unstable();
+                let q = |q: f64| sorted[((q * sorted.len() as f64) as usize).min(sorted.len() - 1)] as f64 / 1e6;
+                summary.push_str(&format!(",{:.6},{:.6},{:.6},{:.6},{:.6}", q(0.5), q(0.9), q(0.99), q(0.999), q(1.0)));
+                let file = dir.join("histograms").join(format!("p{p:05}_{}_{l}.hdr", slug(s)));
+                std::fs::write(file, hdr_line(acc) + "\n").unwrap();
+            }
+            summary.push('\n');
+        }
+    }
+    std::fs::write(dir.join("summary.csv"), summary).unwrap();
+    std::fs::write(dir.join("runs.csv"), runs).unwrap();
+}
+
+/// trace.csv for a run of 3 agents per strategy: eager (3 writers), wait_first (hold, hits).
+fn write_trace(dir: &Path) {
+    let mut t = String::from("strategy,agent,request,segment,start_s,end_s,outcome\n");
+    for a in 0..3u32 {
+        t.push_str(&format!("eager,{a},0,prefill,0.000000,1.000000,{}\n", if a == 0 { "miss" } else { "redundant_write" }));
+        t.push_str(&format!("eager,{a},0,decode,1.000000,3.000000,none\n"));
+        t.push_str(&format!("eager,{a},1,tool,3.000000,5.000000,none\n"));
+        t.push_str(&format!("eager,{a},1,prefill,5.000000,5.100000,hit\n"));
+        t.push_str(&format!("eager,{a},1,decode,5.100000,7.000000,none\n"));
+    }
+    t.push_str("eager,0,0,entry_ready,1.000000,1.000000,none\n");
+    let w = "wait_first(max_wait=5s)";
+    t.push_str(&format!("{w},0,0,prefill,0.000000,1.000000,miss\n{w},0,0,decode,1.000000,3.000000,none\n"));
+    t.push_str(&format!("{w},0,0,entry_ready,1.000000,1.000000,none\n"));
+    for a in 1..3u32 {
+        t.push_str(&format!("{w},{a},0,hold,0.000000,1.000000,none\n"));
+        t.push_str(&format!("{w},{a},0,rate_limit,1.000000,1.500000,none\n"));
+        t.push_str(&format!("{w},{a},0,prefill,1.500000,1.600000,hit\n"));
+        t.push_str(&format!("{w},{a},0,decode,1.600000,3.600000,none\n"));
+    }
+    std::fs::write(dir.join("trace.csv"), t).unwrap();
+}
+
+const STRATEGIES: [&str; 3] = ["eager", "wait_first(max_wait=5s)", "stagger(interval=1s)"];
+
+fn sweep2_fixture(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let f = Fixture {
+        name: "toy-sweep",
+        kind: "sweep",
+        strategies: &STRATEGIES,
+        axes: vec![("workload.agents", vec!["2", "4", "8"]), ("workload.parent_tokens", vec!["10000", "50000"])],
+        replications: 3,
+    };
+    write_fixture(&dir, &f);
+    dir
+}
+
+fn run_fixture(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let f = Fixture { name: "toy-run", kind: "run", strategies: &STRATEGIES[..2], axes: vec![], replications: 3 };
+    write_fixture(&dir, &f);
+    write_trace(&dir);
+    dir
+}
+
+fn hold_fixture(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let f = Fixture {
+        name: "toy-hold",
+        kind: "sweep",
+        strategies: &STRATEGIES[..2],
+        axes: vec![("wait_first.max_wait", vec!["1s", "2s", "5s", "10s"])],
+        replications: 3,
+    };
+    write_fixture(&dir, &f);
+    dir
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
+}
+
+// ---------------------------------------------------------------- checks
+
+/// Well-formed enough: one `<svg` root, closed, every `<text>` closed, no NaN coordinates.
+fn assert_svg(svg: &str, name: &str) {
+    let start = svg.trim_start();
+    assert!(start.starts_with("<svg") || start.starts_with("<?xml"), "{name}: not an SVG");
+    assert!(svg.trim_end().ends_with("</svg>"), "{name}: SVG not closed");
+    assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count(), "{name}: unbalanced <text>");
+    assert!(!svg.contains("NaN") && !svg.contains("inf\""), "{name}: non-finite coordinate");
+}
+
+/// Decode a PNG: (width, height, RGB(A) bytes, channels).
+fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>, usize) {
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    let mut reader = decoder.read_info().expect("a PNG header");
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).expect("PNG data");
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf, info.color_type.samples())
+}
+
+/// (share of non-white pixels, number of distinct colours among them, capped).
+fn ink(rgb: &[u8], channels: usize) -> (f64, usize) {
+    let mut colours = std::collections::BTreeSet::new();
+    let mut non_white = 0usize;
+    for px in rgb.chunks(channels) {
+        if px[..3].iter().any(|c| *c < 240) {
+            non_white += 1;
+            if colours.len() < 10_000 {
+                colours.insert((px[0] / 16, px[1] / 16, px[2] / 16));
+            }
+        }
+    }
+    (non_white as f64 / (rgb.len() / channels) as f64, colours.len())
+}
+
+fn figure<'a>(figs: &'a [plot::Figure], name: &str) -> &'a plot::Figure {
+    figs.iter().find(|f| f.name == name).unwrap_or_else(|| {
+        panic!("no figure {name}; have {:?}", figs.iter().map(|f| &f.name).collect::<Vec<_>>())
+    })
+}
+
+// ---------------------------------------------------------------- tests
+
+#[test]
+fn every_figure_kind_is_a_valid_svg_with_its_axis_titles() {
+    let sweep = Results::load(&sweep2_fixture("kinds-sweep")).unwrap();
+    let run = Results::load(&run_fixture("kinds-run")).unwrap();
+    let figs: Vec<plot::Figure> = plot::figures(&sweep).into_iter().chain(plot::figures(&run)).collect();
+    let expect: [(&str, &[&str]); 6] = [
+        ("cost_vs_workload_agents", &["workload.agents (agents)", "Cost per run (USD)", "eager"]),
+        ("heatmap_cost_saved", &["workload.agents", "workload.parent_tokens", "(%)"]),
+        ("pareto_cost_makespan", &["Makespan p99 over replications (s)", "Mean cost per run (USD)", "frontier"]),
+        ("ttft_percentiles", &["Percentile (log scale of 1/(1-p))", "Time to first token (s)", "99%", "90%"]),
+        ("completion_histogram", &["Agent completion time (s)", "Share of samples (%)"]),
+        ("timeline_wait_first_max_wait_5s_", &["Simulated time (s)", "Agent", "hold", "request: hit", "first entry ready (1 s)"]),
+    ];
+    let mut kinds = std::collections::BTreeSet::new();
+    for (name, titles) in expect {
+        let f = figure(&figs, name);
+        kinds.insert(f.spec.kind());
+        let svg = plot::render_svg(f).unwrap();
+        assert_svg(&svg, name);
+        for t in titles {
+            assert!(svg.contains(&format!(">{t}<")) || svg.contains(t), "{name}: no text `{t}`");
+        }
+    }
+    assert_eq!(kinds.len(), 6, "metric, heatmap, pareto, percentiles, histogram, timeline");
+}
+
+#[test]
+fn the_hold_cap_axis_marks_the_5s_default() {
+    let r = Results::load(&hold_fixture("hold")).unwrap();
+    let figs = plot::figures(&r);
+    let f = figure(&figs, "cost_vs_wait_first_max_wait");
+    let Spec::Metric(m) = &f.spec else { panic!("metric figure") };
+    // 1s, 2s, 5s, 10s are not evenly spaced: positions are indices, and 5 s is index 2.
+    assert_eq!(m.x.marker.as_ref().map(|m| m.0), Some(2.0));
+    let svg = plot::render_svg(f).unwrap();
+    assert!(svg.contains("default hold cap 5 s"), "marker label");
+    assert!(svg.contains("wait_first.max_wait (s)"), "x title with unit");
+}
+
+#[test]
+fn png_decodes_and_is_drawn() {
+    let r = Results::load(&run_fixture("png")).unwrap();
+    let figs = plot::figures(&r);
+    for name in ["timeline_eager", "launch_wait_percentiles"] {
+        let bytes = plot::render_png(figure(&figs, name)).unwrap();
+        let (w, h, rgb, ch) = decode_png(&bytes);
+        assert_eq!((w, h), (1200, 750));
+        let (share, colours) = ink(&rgb, ch);
+        assert!(share > 0.02 && colours >= 4, "{name}: {share} ink, {colours} colours");
+    }
+}
+
+#[test]
+fn same_input_same_bytes_through_the_cli() {
+    let dir = run_fixture("det");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    for out in [&a, &b] {
+        let o = bin().args(["plot", dir.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let mut names: Vec<String> =
+        std::fs::read_dir(&a).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert!(names.iter().any(|n| n.ends_with(".png")) && names.iter().any(|n| n.ends_with(".svg")));
+    assert!(!names.iter().any(|n| n.ends_with(".tmp")), "no temporary files left");
+    for n in &names {
+        assert_eq!(std::fs::read(a.join(n)).unwrap(), std::fs::read(b.join(n)).unwrap(), "{n} differs");
+    }
+}
+
+#[test]
+fn a_directory_without_results_exits_2() {
+    let dir = scratch("empty");
+    for cmd in ["plot", "report"] {
+        let o = bin().args([cmd, dir.to_str().unwrap()]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("no results here"), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn a_malformed_summary_names_file_and_line_and_exits_2() {
+    let dir = run_fixture("malformed");
+    let text = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let broken = text.replacen(",eager,3,", ",eager,three,", 1);
+    std::fs::write(dir.join("summary.csv"), broken).unwrap();
+    let o = bin().args(["plot", dir.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("summary.csv:2") && err.contains("`three`"), "{err}");
+}

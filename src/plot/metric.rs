@@ -1,0 +1,289 @@
+//! Metric vs swept parameter: one line per strategy, the 95% CI band (mean ± ci95) around it.
+//!
+//! A numeric, evenly spaced axis is drawn to scale; any other axis (geometric grids, words)
+//! puts its values at evenly spaced positions labelled with the values. When the swept key
+//! is the hold cap (`max_wait`/`stagger` in the key), the documented default 5 s is marked.
+//! For sweeps with several axes, the other axes are held at their middle value.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::style::{self, num};
+use super::{builder, err, legend, mesh_style, padded, DrawResult, Figure, Spec};
+use crate::report::results::Results;
+
+/// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
+pub const METRICS: [(&str, &str, &str, bool); 5] = [
+    ("cost_usd", "Cost per run (USD)", "cost", false),
+    ("hit_rate", "Token hit rate (%)", "hit_rate", true),
+    ("makespan_s", "Makespan (s)", "makespan", false),
+    ("launch_wait_p99_s", "Launch wait p99 (s)", "launch_wait_p99", false),
+    ("throughput_agents_per_min", "Throughput (agents/min)", "throughput", true),
+];
+
+/// A swept axis as the x axis of a figure.
+#[derive(Debug, Clone)]
+pub struct XAxis {
+    pub key: String,
+    pub title: String,
+    /// Position of each value on the axis (the value itself, or its index).
+    pub positions: Vec<f64>,
+    pub labels: Vec<String>,
+    /// True when positions are indices (labels are then drawn at integer positions).
+    pub categorical: bool,
+    /// The hold-cap default: (position, label).
+    pub marker: Option<(f64, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Series {
+    pub label: String,
+    pub color: RGBColor,
+    /// (x position, mean, ci95 half-width), ascending in x.
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MetricSpec {
+    pub x: XAxis,
+    pub y_title: String,
+    pub series: Vec<Series>,
+}
+
+/// The value of an axis entry in display units: a number, or a duration in seconds.
+pub fn axis_number(text: &str) -> Option<(f64, bool)> {
+    let t = text.trim().trim_matches('"');
+    if let Ok(v) = t.parse::<f64>() {
+        return Some((v, false));
+    }
+    crate::time::parse_duration_us(t).ok().map(|us| (crate::time::secs(us), true))
+}
+
+/// Is this key the hold cap (or the stagger interval), whose default is 5 s?
+pub fn is_hold_cap(key: &str) -> bool {
+    key.contains("max_wait") || key.contains("stagger")
+}
+
+/// Build the x axis of `key` from its distinct values (in the order first written).
+pub fn x_axis(key: &str, values: &[String]) -> XAxis {
+    let nums: Option<Vec<(f64, bool)>> = values.iter().map(|v| axis_number(v)).collect();
+    let is_duration = nums.as_ref().is_some_and(|n| n.iter().any(|x| x.1));
+    let unit = if is_duration || is_hold_cap(key) {
+        " (s)"
+    } else if key.contains("tokens") {
+        " (tokens)"
+    } else if key.ends_with("agents") || key.ends_with("concurrency") {
+        " (agents)"
+    } else {
+        ""
+    };
+    let title = format!("{key}{unit}");
+    let labels: Vec<String> = values.to_vec();
+    let linear = nums.as_ref().is_some_and(|n| evenly_spaced(&n.iter().map(|x| x.0).collect::<Vec<_>>()));
+    let (positions, categorical) = match (&nums, linear) {
+        (Some(n), true) => (n.iter().map(|x| x.0).collect(), false),
+        _ => ((0..values.len()).map(|i| i as f64).collect(), true),
+    };
+    let mut axis = XAxis { key: key.into(), title, positions, labels, categorical, marker: None };
+    if is_hold_cap(key) {
+        if let Some(n) = &nums {
+            let secs: Vec<f64> = n.iter().map(|x| x.0).collect();
+            axis.marker = locate(&secs, &axis.positions, style::DEFAULT_HOLD_CAP_S)
+                .map(|p| (p, "default hold cap 5 s".to_string()));
+        }
+    }
+    axis
+}
+
+fn evenly_spaced(v: &[f64]) -> bool {
+    if v.len() < 3 {
+        return v.len() == 2 && v[1] > v[0];
+    }
+    let step = v[1] - v[0];
+    step > 0.0 && v.windows(2).all(|w| ((w[1] - w[0]) - step).abs() <= step * 0.01)
+}
+
+/// The axis position of `value`, interpolating between the sorted values; None if outside.
+fn locate(values: &[f64], positions: &[f64], value: f64) -> Option<f64> {
+    let mut pairs: Vec<(f64, f64)> = values.iter().copied().zip(positions.iter().copied()).collect();
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    pairs.windows(2).find(|w| w[0].0 <= value && value <= w[1].0).map(|w| {
+        let f = if w[1].0 > w[0].0 { (value - w[0].0) / (w[1].0 - w[0].0) } else { 0.0 };
+        w[0].1 + f * (w[1].1 - w[0].1)
+    })
+}
+
+/// The distinct values of axis `a` in the summary, in first-seen order.
+pub fn axis_values(r: &Results, a: usize) -> Vec<String> {
+    let mut vals: Vec<String> = Vec::new();
+    for row in &r.summary {
+        if !vals.contains(&row.axis_values[a]) {
+            vals.push(row.axis_values[a].clone());
+        }
+    }
+    vals
+}
+
+/// The value every other axis is held at: its middle distinct value.
+pub fn held_values(r: &Results) -> Vec<String> {
+    (0..r.axis_keys.len())
+        .map(|a| {
+            let v = axis_values(r, a);
+            v[v.len() / 2].clone()
+        })
+        .collect()
+}
+
+/// One figure per metric per axis with at least two values.
+pub fn figures(r: &Results) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let strategies = r.strategies();
+    let held = if r.summary.is_empty() { Vec::new() } else { held_values(r) };
+    for a in 0..r.axis_keys.len() {
+        let values = axis_values(r, a);
+        if values.len() < 2 {
+            continue;
+        }
+        let x = x_axis(&r.axis_keys[a], &values);
+        let slice = |row: &crate::report::results::SummaryRow| {
+            (0..held.len()).all(|o| o == a || row.axis_values[o] == held[o])
+        };
+        let fixed: Vec<String> = (0..held.len())
+            .filter(|&o| o != a)
+            .map(|o| format!("{} = {}", r.axis_keys[o], held[o]))
+            .collect();
+        for (metric, y_title, stem, higher_better) in METRICS {
+            let scale = if metric == "hit_rate" { 100.0 } else { 1.0 };
+            let mut series = Vec::new();
+            for s in &strategies {
+                let mut points = Vec::new();
+                for row in r.summary.iter().filter(|row| &row.strategy == s && slice(row)) {
+                    let i = values.iter().position(|v| v == &row.axis_values[a]).unwrap_or(0);
+                    let (Some(m), ci) = (row.get(&format!("{metric}_mean")), row.get(&format!("{metric}_ci95")))
+                    else {
+                        continue;
+                    };
+                    points.push((x.positions[i], m * scale, ci.unwrap_or(0.0) * scale));
+                }
+                points.sort_by(|p, q| p.0.total_cmp(&q.0));
+                if !points.is_empty() {
+                    let color = style::strategy_color(s, &strategies);
+                    series.push(Series { label: s.clone(), color, points });
+                }
+            }
+            if series.is_empty() {
+                continue;
+            }
+            let what = y_title.split(" (").next().unwrap_or(y_title);
+            let mut title = format!("{what} vs {}", r.axis_keys[a]);
+            if !fixed.is_empty() {
+                title.push_str(&format!(" ({})", fixed.join(", ")));
+            }
+            let spec = MetricSpec { x: x.clone(), y_title: y_title.into(), series };
+            let caption = caption(&spec, what, y_title, higher_better);
+            let name = format!("{stem}_vs_{}", crate::report::results::slug(&r.axis_keys[a]));
+            out.push(Figure { name, title, caption, spec: Spec::Metric(spec) });
+        }
+    }
+    out
+}
+
+/// "At KEY = V, S has the lowest mean cost (a USD), 42% less than eager (b USD)."
+fn caption(spec: &MetricSpec, what: &str, y_title: &str, higher_better: bool) -> String {
+    let unit = y_title.rsplit_once('(').map(|(_, u)| u.trim_end_matches(')')).unwrap_or("");
+    let fmt = |v: f64| if unit == "%" { format!("{}%", num(v)) } else { format!("{} {unit}", num(v)) };
+    let Some(&last_x) = spec.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).max_by(f64::total_cmp).as_ref() else {
+        return String::new();
+    };
+    let at: Vec<(&str, f64)> = spec
+        .series
+        .iter()
+        .filter_map(|s| s.points.iter().find(|p| p.0 == last_x).map(|p| (s.label.as_str(), p.1)))
+        .collect();
+    let i = spec.x.positions.iter().position(|&p| p == last_x).unwrap_or(0);
+    let where_ = format!("At {} = {}", spec.x.key, spec.x.labels[i]);
+    let better = |a: f64, b: f64| if higher_better { a > b } else { a < b };
+    let best = at.iter().copied().reduce(|a, b| if better(b.1, a.1) { b } else { a });
+    let Some(best) = best else { return String::new() };
+    let word = if higher_better { "highest" } else { "lowest" };
+    let what = what.to_lowercase();
+    let reference = at
+        .iter()
+        .copied()
+        .find(|s| s.0 == "eager" && s.0 != best.0)
+        .or_else(|| at.iter().copied().reduce(|a, b| if better(a.1, b.1) { b } else { a }))
+        .filter(|r| r.0 != best.0);
+    let mut text = format!("{where_}, {} has the {word} mean {what}, {}", best.0, fmt(best.1));
+    if let Some(r) = reference {
+        if r.1.abs() > 1e-12 {
+            let pct = (best.1 - r.1) / r.1.abs() * 100.0;
+            let dir = if pct < 0.0 { "less" } else { "more" };
+            text.push_str(&format!(", {}% {dir} than {} ({})", num(pct.abs()), r.0, fmt(r.1)));
+        } else {
+            text.push_str(&format!(" ({}: {})", r.0, fmt(r.1)));
+        }
+    }
+    text.push_str("; bands are 95% confidence intervals of the mean.");
+    text
+}
+
+pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &MetricSpec) -> DrawResult {
+    let pts = s.series.iter().flat_map(|se| se.points.iter());
+    let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
+    let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
+    let (y0, y1) = padded(lo, hi, lo >= 0.0);
+    let xmin = s.x.positions.iter().copied().fold(f64::INFINITY, f64::min);
+    let xmax = s.x.positions.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (x0, x1) = if s.x.categorical { (xmin - 0.3, xmax + 0.3) } else { padded(xmin, xmax, false) };
+    let mut chart = builder(root, title).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+    let labels = s.x.labels.clone();
+    let positions = s.x.positions.clone();
+    let categorical = s.x.categorical;
+    let fmt_x = move |v: &f64| -> String {
+        if categorical {
+            let i = v.round();
+            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                return labels[i as usize].clone();
+            }
+            return String::new();
+        }
+        positions.iter().position(|p| (p - v).abs() < 1e-9).map(|i| labels[i].clone()).unwrap_or_else(|| num(*v))
+    };
+    let n_labels = if categorical { s.x.labels.len() + 1 } else { 10 };
+    mesh_style(&mut chart)
+        .x_desc(s.x.title.as_str())
+        .y_desc(s.y_title.as_str())
+        .x_labels(n_labels)
+        .y_labels(8)
+        .x_label_formatter(&fmt_x)
+        .y_label_formatter(&|v| num(*v))
+        .draw()
+        .map_err(err)?;
+    for se in &s.series {
+        let mut band: Vec<(f64, f64)> = se.points.iter().map(|p| (p.0, p.1 + p.2)).collect();
+        band.extend(se.points.iter().rev().map(|p| (p.0, p.1 - p.2)));
+        chart.draw_series(std::iter::once(Polygon::new(band, se.color.mix(0.18)))).map_err(err)?;
+    }
+    for se in &s.series {
+        let color = se.color;
+        chart
+            .draw_series(LineSeries::new(se.points.iter().map(|p| (p.0, p.1)), color.stroke_width(style::LINE_PX)))
+            .map_err(err)?
+            .label(se.label.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], color.stroke_width(style::LINE_PX)));
+        chart
+            .draw_series(se.points.iter().map(|p| Circle::new((p.0, p.1), 5, color.filled())))
+            .map_err(err)?;
+    }
+    if let Some((x, label)) = &s.x.marker {
+        let ink = style::INK;
+        chart
+            .draw_series(std::iter::once(PathElement::new(vec![(*x, y0), (*x, y1)], ink.stroke_width(2))))
+            .map_err(err)?;
+        let font = (style::FONT, style::TICK_PX).into_font().color(&ink);
+        chart
+            .draw_series(std::iter::once(Text::new(format!(" {label}"), (*x, y1 - (y1 - y0) * 0.02), font)))
+            .map_err(err)?;
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
+}

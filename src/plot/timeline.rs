@@ -1,0 +1,188 @@
+//! Timeline of a single run (trace.csv, replication 0), one figure per strategy: one lane per
+//! agent (agent 0 on top), coloured segments for hold, rate-limit wait, prefill, decode and
+//! tool time, a marker per request (hit, partial, miss, redundant write) at its prefill, and
+//! a vertical line where the first writer's entry becomes ready.
+
+use std::collections::BTreeMap;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::style::{self, num};
+use super::{builder, err, legend, mesh_style, padded, DrawResult, Figure, Spec};
+use crate::report::results::{slug, Results};
+
+/// Drawn segment kinds, in legend order.
+pub const LANE_KINDS: [&str; 5] = ["hold", "rate_limit", "prefill", "decode", "tool"];
+/// Request outcomes, in legend order (trace.csv spelling).
+pub const OUTCOMES: [&str; 4] = ["hit", "partial", "miss", "redundant_write"];
+
+#[derive(Debug, Clone)]
+pub struct TimelineSpec {
+    pub strategy: String,
+    pub agents: Vec<u32>,
+    /// (lane, kind, start s, end s).
+    pub segments: Vec<(usize, String, f64, f64)>,
+    /// (lane, time s, outcome).
+    pub marks: Vec<(usize, f64, String)>,
+    pub entry_ready_s: Option<f64>,
+}
+
+/// `RedundantWrite`, `redundant-write` and `redundant_write` all mean the same outcome.
+pub fn normalize_outcome(o: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in o.trim().chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(if c == '-' || c == ' ' { '_' } else { c.to_ascii_lowercase() });
+    }
+    out
+}
+
+pub fn figures(r: &Results) -> Vec<Figure> {
+    let mut out = Vec::new();
+    for s in r.strategies() {
+        let rows: Vec<_> = r.trace.iter().filter(|t| t.strategy == s).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let mut agents: Vec<u32> = rows.iter().map(|t| t.agent).collect();
+        agents.sort_unstable();
+        agents.dedup();
+        let lane = |a: u32| agents.iter().position(|x| *x == a).unwrap_or(0);
+        let segments = rows
+            .iter()
+            .filter(|t| LANE_KINDS.contains(&t.segment.as_str()))
+            .map(|t| (lane(t.agent), t.segment.clone(), t.start_s, t.end_s))
+            .collect();
+        // One mark per (agent, request): its outcome, at its prefill's start.
+        let mut requests: BTreeMap<(u32, u32), (Option<f64>, f64, String)> = BTreeMap::new();
+        for t in &rows {
+            let e = requests.entry((t.agent, t.request)).or_insert((None, t.start_s, String::new()));
+            e.1 = e.1.min(t.start_s);
+            if t.segment == "prefill" {
+                e.0 = Some(e.0.map_or(t.start_s, |p: f64| p.min(t.start_s)));
+            }
+            let o = normalize_outcome(&t.outcome);
+            if OUTCOMES.contains(&o.as_str()) && (e.2.is_empty() || t.segment == "prefill") {
+                e.2 = o;
+            }
+        }
+        let marks = requests
+            .iter()
+            .filter(|(_, v)| !v.2.is_empty())
+            .map(|((a, _), v)| (lane(*a), v.0.unwrap_or(v.1), v.2.clone()))
+            .collect();
+        let entry_ready_s =
+            rows.iter().filter(|t| t.segment == "entry_ready").map(|t| t.start_s).min_by(f64::total_cmp);
+        let spec = TimelineSpec { strategy: s.clone(), agents, segments, marks, entry_ready_s };
+        out.push(Figure {
+            name: format!("timeline_{}", slug(&s)),
+            title: format!("Timeline of one run: {s}"),
+            caption: caption(&spec),
+            spec: Spec::Timeline(spec),
+        });
+    }
+    out
+}
+
+fn caption(s: &TimelineSpec) -> String {
+    let count = |o: &str| s.marks.iter().filter(|m| m.2 == o).count();
+    let end = s.segments.iter().map(|x| x.3).fold(0.0, f64::max);
+    let hold = s.segments.iter().filter(|x| x.1 == "hold").map(|x| x.3 - x.2).fold(0.0, f64::max);
+    let ready = match s.entry_ready_s {
+        Some(t) => format!("the first writer's entry is ready at {} s", num(t)),
+        None => "no entry becomes ready".into(),
+    };
+    format!(
+        "{}: {ready}; of {} requests, {} hit, {} partial, {} miss, {} redundant writes; longest hold {} s; last agent done at {} s.",
+        s.strategy,
+        s.marks.len(),
+        count("hit"),
+        count("partial"),
+        count("miss"),
+        count("redundant_write"),
+        num(hold),
+        num(end)
+    )
+}
+
+fn outcome_color(o: &str) -> RGBColor {
+    match o {
+        "hit" => RGBColor(0, 120, 60),
+        "partial" => RGBColor(150, 120, 0),
+        "miss" => RGBColor(200, 0, 0),
+        _ => RGBColor(120, 0, 160),
+    }
+}
+
+pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &TimelineSpec) -> DrawResult {
+    let n = s.agents.len();
+    let y_of = |lane: usize| (n - 1 - lane) as f64;
+    let end = s.segments.iter().map(|x| x.3).chain(s.entry_ready_s).fold(0.0, f64::max);
+    let (_, x1) = padded(0.0, end, true);
+    let mut chart = builder(root, title).build_cartesian_2d(0.0..x1, -0.7..n as f64 - 0.3).map_err(err)?;
+    let agents = s.agents.clone();
+    let fmt_y = move |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() > 1e-6 || i < 0.0 || i as usize >= agents.len() {
+            return String::new();
+        }
+        format!("agent {}", agents[agents.len() - 1 - i as usize])
+    };
+    mesh_style(&mut chart)
+        .disable_y_mesh()
+        .x_desc("Simulated time (s)")
+        .y_desc("Agent")
+        .y_labels(n.min(16) + 1)
+        .x_label_formatter(&|v| num(*v))
+        .y_label_formatter(&fmt_y)
+        .draw()
+        .map_err(err)?;
+    let h = 0.3;
+    for kind in LANE_KINDS {
+        let c = style::segment_color(kind);
+        let mine: Vec<_> = s.segments.iter().filter(|x| x.1 == kind).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let bars = mine.iter().map(|x| Rectangle::new([(x.2, y_of(x.0) - h), (x.3, y_of(x.0) + h)], c.filled()));
+        chart
+            .draw_series(bars)
+            .map_err(err)?
+            .label(kind.replace('_', "-"))
+            .legend(move |(x, y)| Rectangle::new([(x, y - 8), (x + 24, y + 8)], c.filled()));
+    }
+    for o in OUTCOMES {
+        let c = outcome_color(o);
+        let mine: Vec<_> = s.marks.iter().filter(|m| m.2 == o).map(|m| (m.1, y_of(m.0) + h + 0.12)).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let label = format!("request: {}", o.replace('_', " "));
+        let size = if n > 24 { 4 } else { 7 };
+        let series = match o {
+            "miss" => chart.draw_series(mine.iter().map(|p| Cross::new(*p, size, c.stroke_width(3)).into_dyn())),
+            "redundant_write" => {
+                chart.draw_series(mine.iter().map(|p| TriangleMarker::new(*p, size + 1, c.filled()).into_dyn()))
+            }
+            _ => chart.draw_series(mine.iter().map(|p| Circle::new(*p, size, c.filled()).into_dyn())),
+        };
+        let shape = o.to_string();
+        series.map_err(err)?.label(label).legend(move |(x, y)| match shape.as_str() {
+            "miss" => Cross::new((x + 12, y), 7, c.stroke_width(3)).into_dyn(),
+            "redundant_write" => TriangleMarker::new((x + 12, y), 8, c.filled()).into_dyn(),
+            _ => Circle::new((x + 12, y), 7, c.filled()).into_dyn(),
+        });
+    }
+    if let Some(t) = s.entry_ready_s {
+        let ink = RGBColor(120, 0, 160);
+        chart
+            .draw_series(std::iter::once(PathElement::new(vec![(t, -0.7), (t, n as f64 - 0.3)], ink.stroke_width(2))))
+            .map_err(err)?
+            .label(format!("first entry ready ({} s)", num(t)))
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], ink.stroke_width(2)));
+    }
+    legend(&mut chart, SeriesLabelPosition::LowerRight)
+}
