@@ -82,7 +82,10 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         value_title: value_title.clone(),
     };
     let caption = caption(&spec, cmp.is_some());
-    let title = format!("{} by {} and {}", value_title.trim_end_matches(" (%)"), spec.x_title, spec.y_title);
+    let title = match &cmp {
+        Some((c, b)) => format!("Cost saved: {c} vs {b}"),
+        None => format!("Mean cost: {}", strategies[0]),
+    };
     vec![Figure { name: "heatmap_cost_saved".into(), title, caption, spec: Spec::Heatmap(spec) }]
 }
 
@@ -156,7 +159,7 @@ fn draw_colorbar<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, lo: f64, hi:
         .y_label_area_size(110)
         .build_cartesian_2d(0.0..1.0, lo..hi)
         .map_err(err)?;
-    let short = title.rsplit_once('(').map(|(_, u)| format!("({u}")).unwrap_or_default();
+    let short = if title.starts_with("Cost saved") { "Cost saved (%)" } else { "Mean cost (USD)" };
     mesh_style(&mut chart)
         .disable_mesh()
         .disable_x_axis()

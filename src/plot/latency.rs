@@ -58,7 +58,7 @@ fn chosen_point(r: &Results) -> Option<(u32, String)> {
     let held = super::metric::held_values(r);
     let row = r.summary.iter().find(|row| row.axis_values == held)?;
     let desc: Vec<String> =
-        r.axis_keys.iter().zip(&held).map(|(k, v)| format!("{k} = {v}")).collect();
+        r.axis_keys.iter().zip(&held).map(|(k, v)| format!("{} = {v}", style::short_key(k))).collect();
     Some((row.point, desc.join(", ")))
 }
 
@@ -184,6 +184,7 @@ pub fn draw_percentiles<DB: DrawingBackend>(
     let xmax = s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max).ceil();
     let ymax = s.series.iter().flat_map(|x| x.percentiles.iter()).map(|p| p.1).fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);
+    let y1 = super::headroom(y0, y1, s.series.len());
     let mut chart = builder(root, title).build_cartesian_2d(0.0..xmax, y0..y1).map_err(err)?;
     mesh_style(&mut chart)
         .x_desc("Percentile (log scale of 1/(1-p))")
@@ -212,6 +213,7 @@ pub fn draw_histogram<DB: DrawingBackend>(
     let (x0, x1) = (s.edges_s[0], s.edges_s[s.edges_s.len() - 1]);
     let ymax = s.series.iter().flat_map(|x| x.shares.iter()).copied().fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);
+    let y1 = super::headroom(y0, y1, s.series.len());
     let mut chart = builder(root, title).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     mesh_style(&mut chart)
         .x_desc(format!("{} (s)", s.what))

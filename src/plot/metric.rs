@@ -150,7 +150,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         };
         let fixed: Vec<String> = (0..held.len())
             .filter(|&o| o != a)
-            .map(|o| format!("{} = {}", r.axis_keys[o], held[o]))
+            .map(|o| format!("{} = {}", style::short_key(&r.axis_keys[o]), held[o]))
             .collect();
         for (metric, y_title, stem, higher_better) in METRICS {
             let scale = if metric == "hit_rate" { 100.0 } else { 1.0 };
@@ -232,6 +232,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
     let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
     let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
     let (y0, y1) = padded(lo, hi, lo >= 0.0);
+    let y1 = super::headroom(y0, y1, s.series.len());
     let xmin = s.x.positions.iter().copied().fold(f64::INFINITY, f64::min);
     let xmax = s.x.positions.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (x0, x1) = if s.x.categorical { (xmin - 0.3, xmax + 0.3) } else { padded(xmin, xmax, false) };

@@ -140,7 +140,7 @@ where
     let mut m = chart.configure_mesh();
     m.axis_desc_style((style::FONT, style::AXIS_TITLE_PX))
         .label_style((style::FONT, style::TICK_PX))
-        .light_line_style(style::GRID)
+        .light_line_style(TRANSPARENT)
         .bold_line_style(style::GRID)
         .axis_style(style::INK);
     m
@@ -152,7 +152,7 @@ pub(crate) fn builder<'a, 'b, DB: DrawingBackend>(
     title: &str,
 ) -> ChartBuilder<'a, 'b, DB> {
     let mut b = ChartBuilder::on(root);
-    b.caption(title, (style::FONT, style::TITLE_PX, FontStyle::Bold))
+    b.caption(title, (style::FONT, style::title_px(title), FontStyle::Bold))
         .margin(24)
         .x_label_area_size(80)
         .y_label_area_size(120);
@@ -173,6 +173,11 @@ pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
         .margin(12)
         .draw()
         .map_err(err)
+}
+
+/// Room above the data for a legend of `entries` lines (the legend sits in the top corner).
+pub(crate) fn headroom(y0: f64, y1: f64, entries: usize) -> f64 {
+    y1 + (y1 - y0) * (0.02 + 0.075 * entries as f64)
 }
 
 /// Nice bounds for a value range, with 5% padding (never empty).

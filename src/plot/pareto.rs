@@ -3,7 +3,8 @@
 //!
 //! The p99 makespan is the nearest-rank 99th percentile of the replications' makespans
 //! (runs.csv); without runs.csv, the p99 of agent completion time (summary.csv) stands in,
-//! and the axis title says so.
+//! and the axis title says so. Sweep axes that are not strategy parameters (`max_wait`,
+//! `stagger`, `strateg...`) are held at their middle value: other workloads are no alternative.
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -60,8 +61,13 @@ pub fn figures(r: &Results) -> Vec<Figure> {
     }
     let strategies = r.strategies();
     let from_runs = !r.runs.is_empty();
+    // Points of different workloads are not alternatives: hold every axis that is not a
+    // strategy parameter at its middle value.
+    let held = super::metric::held_values(r);
+    let design = |k: &str| super::metric::is_hold_cap(k) || k.contains("strateg");
+    let fixed: Vec<usize> = (0..r.axis_keys.len()).filter(|&a| !design(&r.axis_keys[a])).collect();
     let mut points = Vec::new();
-    for row in &r.summary {
+    for row in r.summary.iter().filter(|row| fixed.iter().all(|&a| row.axis_values[a] == held[a])) {
         let x = if from_runs {
             let ms: Vec<f64> = r
                 .runs
@@ -89,7 +95,13 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         .collect();
     let spec = ParetoSpec { x_title: x_title.into(), strategies, points };
     let caption = caption(&spec);
-    let title = format!("Cost vs {} (frontier drawn)", x_title.split(" (").next().unwrap_or(x_title).to_lowercase());
+    let desc: Vec<String> = fixed.iter().map(|&a| format!("{} = {}", style::short_key(&r.axis_keys[a]), held[a])).collect();
+    let what = if from_runs { "p99 makespan" } else { "p99 completion time" };
+    let title = if desc.is_empty() {
+        format!("Cost vs {what}: Pareto frontier")
+    } else {
+        format!("Cost vs {what}: Pareto frontier ({})", desc.join(", "))
+    };
     vec![Figure { name: "pareto_cost_makespan".into(), title, caption, spec: Spec::Pareto(spec) }]
 }
 
@@ -126,6 +138,7 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
     let ys = s.points.iter().map(|p| p.cost_usd);
     let (x0, x1) = padded(xs.clone().fold(f64::INFINITY, f64::min), xs.fold(f64::NEG_INFINITY, f64::max), false);
     let (y0, y1) = padded(ys.clone().fold(f64::INFINITY, f64::min), ys.fold(f64::NEG_INFINITY, f64::max), false);
+    let y1 = super::headroom(y0, y1, s.strategies.len() + 1);
     let mut chart = builder(root, title).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     mesh_style(&mut chart)
         .x_desc(s.x_title.as_str())

@@ -23,6 +23,17 @@ pub const INK: RGBColor = RGBColor(40, 40, 40);
 /// The documented default of the hold cap (SPEC.md 6: 5000 ms).
 pub const DEFAULT_HOLD_CAP_S: f64 = 5.0;
 
+/// The title size that fits `title` on one line (DejaVu Sans Bold is ~0.62 em per char).
+pub fn title_px(title: &str) -> u32 {
+    let fit = (WIDTH as f64 - 48.0) / (0.62 * title.chars().count().max(1) as f64);
+    (fit.floor() as u32).clamp(22, TITLE_PX)
+}
+
+/// A dotted key's last part, for titles (`workload.agents` -> `agents`).
+pub fn short_key(key: &str) -> &str {
+    key.rsplit('.').next().unwrap_or(key)
+}
+
 static FONTS: Once = Once::new();
 
 /// Register DejaVu Sans (regular, bold) as `sans-serif`; without it nothing is drawn.

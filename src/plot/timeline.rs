@@ -122,6 +122,8 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
     let y_of = |lane: usize| (n - 1 - lane) as f64;
     let end = s.segments.iter().map(|x| x.3).chain(s.entry_ready_s).fold(0.0, f64::max);
     let (_, x1) = padded(0.0, end, true);
+    // Room on the right for the legend, clear of the lanes.
+    let x1 = x1 * 1.4;
     let mut chart = builder(root, title).build_cartesian_2d(0.0..x1, -0.7..n as f64 - 0.3).map_err(err)?;
     let agents = s.agents.clone();
     let fmt_y = move |v: &f64| {
@@ -184,5 +186,5 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
             .label(format!("first entry ready ({} s)", num(t)))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], ink.stroke_width(2)));
     }
-    legend(&mut chart, SeriesLabelPosition::LowerRight)
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
 }

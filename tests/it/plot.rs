@@ -40,12 +40,12 @@ fn spread(i: usize) -> f64 {
 
 /// Toy closed forms for one (agents, parent tokens, strategy, replication): every scalar of
 /// SCALAR_NAMES, and the latency samples (us) of each LATENCY_NAMES histogram.
-fn toy_run(agents: u64, tokens: u64, strategy: &str, rep: u64) -> (Vec<f64>, Vec<Vec<u64>>) {
+fn toy_run(agents: u64, tokens: u64, strategy: &str, cap_s: f64, rep: u64) -> (Vec<f64>, Vec<Vec<u64>>) {
     let usd = 3e-6; // $3 per Mtok input
     let prefill_s = tokens as f64 / 20_000.0;
     let (writes, reads, hold_s, gap_s) = match strategy {
         "eager" => (agents, 0, 0.0, 0.0),
-        s if s.starts_with("wait_first") => (1, agents - 1, prefill_s.min(hold_cap_s(s)) + 0.5, 0.0),
+        s if s.starts_with("wait_first") => (1, agents - 1, prefill_s.min(cap_s) + 0.5, 0.0),
         _ => (1, agents - 1, 0.0, 1.0),
     };
     let jitter = 1.0 + 0.02 * (rep as f64 - 1.0);
@@ -79,12 +79,8 @@ fn toy_run(agents: u64, tokens: u64, strategy: &str, rep: u64) -> (Vec<f64>, Vec
     (row, vec![launch, ttft, completion])
 }
 
-fn hold_cap_s(strategy: &str) -> f64 {
-    strategy
-        .split("max_wait=")
-        .nth(1)
-        .and_then(|t| t.trim_end_matches(')').trim_end_matches('s').parse().ok())
-        .unwrap_or(5.0)
+fn hold_cap_s(value: &str) -> f64 {
+    value.trim_end_matches('s').parse().unwrap()
 }
 
 struct Fixture<'a> {
@@ -148,11 +144,11 @@ fn write_fixture(dir: &Path, f: &Fixture) {
         let (agents, tokens) = (get("workload.agents", 8), get("workload.parent_tokens", 20_000));
         let cols: String = values.iter().map(|v| format!("{v},")).collect();
         for s in f.strategies {
-            let s = &s.replace("max_wait=5s", &format!("max_wait={}", values.first().filter(|_| keys == ["wait_first.max_wait"]).map_or("5s", |v| v)));
             let mut reps = Vec::new();
             let mut samples = vec![Vec::new(); 3];
             for r in 0..f.replications {
-                let (row, lat) = toy_run(agents, tokens, s, r);
+                let cap_s = keys.iter().position(|k| *k == "wait_first.max_wait").map_or(5.0, |i| hold_cap_s(&values[i]));
+                let (row, lat) = toy_run(agents, tokens, s, cap_s, r);
                 let fields: Vec<String> = row.iter().map(|x| format!("{x:.6}")).collect();
                 runs.push_str(&format!("{p},{cols}{r},{s},{}\n", fields.join(",")));
                 for (acc, l) in samples.iter_mut().zip(lat) {
@@ -232,7 +228,7 @@ fn hold_fixture(name: &str) -> PathBuf {
         name: "toy-hold",
         kind: "sweep",
         strategies: &STRATEGIES[..2],
-        axes: vec![("wait_first.max_wait", vec!["1s", "2s", "5s", "10s"])],
+        axes: vec![("wait_first.max_wait", vec!["1s", "2s", "5s", "10s"]), ("workload.parent_tokens", vec!["200000"])],
         replications: 3,
     };
     write_fixture(&dir, &f);
