@@ -5,3 +5,5 @@
 
 pub mod csv;
 pub mod results;
+pub mod build;
+pub mod doc;
