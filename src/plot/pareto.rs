@@ -80,7 +80,10 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             row.get("completion_p99_s")
         };
         let (Some(x_s), Some(cost_usd)) = (x, row.get("cost_usd_mean")) else { continue };
-        let at: Vec<String> = r.axis_keys.iter().zip(&row.axis_values).map(|(k, v)| format!("{k}={v}")).collect();
+        let at: Vec<String> = (0..r.axis_keys.len())
+            .filter(|a| !fixed.contains(a))
+            .map(|a| format!("{}={}", r.axis_keys[a], row.axis_values[a]))
+            .collect();
         points.push(ParetoPoint { strategy: row.strategy.clone(), at: at.join(", "), x_s, cost_usd, on_frontier: false });
     }
     if points.is_empty() {

@@ -115,7 +115,7 @@ th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}\
 th:first-child,td:first-child{text-align:left}thead{background:#f3f3f3}\
 pre{background:#f6f6f6;padding:1em;overflow:auto;max-height:30em}\
 code{font-family:'DejaVu Sans Mono',monospace;font-size:.92em}\
-blockquote{border-left:4px solid #1f77b4;margin:1em 0;padding:.2em 1em;color:#333}\
+blockquote{border-left:4px solid #999;margin:1em 0;padding:.2em 1em;color:#333}\
 figure{margin:2em 0}img{max-width:100%;height:auto;border:1px solid #ddd}\
 figcaption{font-style:italic;margin-top:.4em}";
 

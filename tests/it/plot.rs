@@ -375,3 +375,86 @@ fn a_malformed_summary_names_file_and_line_and_exits_2() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("summary.csv:2") && err.contains("`three`"), "{err}");
 }
+
+#[test]
+fn report_markdown_snapshot_of_a_tiny_sweep() {
+    let r = Results::load(&sweep2_fixture("report-snap")).unwrap();
+    let figs = plot::figures(&r);
+    let md = prefixsim::report::build::build(&r, &figs).to_markdown();
+    insta::assert_snapshot!("report_sweep_markdown", md);
+}
+
+#[test]
+fn report_cli_writes_markdown_html_and_figures() {
+    let dir = run_fixture("report-cli");
+    let out = dir.join("out").join("review.md");
+    let o = bin().args(["report", dir.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let md = std::fs::read_to_string(&out).unwrap();
+    let html = std::fs::read_to_string(out.with_extension("html")).unwrap();
+    for f in ["pareto_cost_makespan", "timeline_eager", "ttft_percentiles"] {
+        assert!(md.contains(&format!("]({f}.svg)")), "markdown links {f}");
+        assert!(out.with_file_name(format!("{f}.svg")).exists(), "{f}.svg written");
+    }
+    assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
+    assert_eq!(html.matches("src=\"data:image/png;base64,").count(), md.matches("](").count(), "one embedded image per figure");
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http"), "self-contained");
+    assert!(md.contains("Lowest mean cost: `wait_first(max_wait=5s)`"), "{md}");
+}
+
+/// The browser the HTML test uses: $PREFIXSIM_CHROMIUM, else Debian's `chromium`.
+fn chromium() -> Option<PathBuf> {
+    let env = std::env::var_os("PREFIXSIM_CHROMIUM").map(PathBuf::from);
+    env.into_iter()
+        .chain(["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].map(PathBuf::from))
+        .find(|p| p.exists())
+}
+
+/// Pixels within 40 (per channel) of `c`.
+fn pixels_near(rgb: &[u8], channels: usize, c: (u8, u8, u8)) -> usize {
+    let near = |a: u8, b: u8| (a as i32 - b as i32).abs() <= 40;
+    rgb.chunks(channels).filter(|p| near(p[0], c.0) && near(p[1], c.1) && near(p[2], c.2)).count()
+}
+
+#[test]
+fn html_report_renders_in_headless_chromium() {
+    let Some(browser) = chromium() else {
+        println!("SKIPPED html_report_renders_in_headless_chromium: no browser at /usr/bin/chromium (apt-get install -y chromium, or set PREFIXSIM_CHROMIUM)");
+        return;
+    };
+    let dir = run_fixture("chromium");
+    let out = dir.join("out").join("report.md");
+    let o = bin().args(["report", dir.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let shot = dir.join("shot.png");
+    let profile = dir.join("profile");
+    let url = format!("file://{}", out.with_extension("html").display());
+    let mut child = Command::new(&browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .args(["--hide-scrollbars", "--window-size=1280,4200"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", shot.display()))
+        .arg(&url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start chromium");
+    let start = std::time::Instant::now(); // a test's timeout, not simulated time
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (w, h, rgb, ch) = decode_png(&std::fs::read(&shot).expect("a screenshot"));
+    assert_eq!((w, h), (1280, 4200));
+    let (share, colours) = ink(&rgb, ch);
+    // The page's own CSS has no saturated colour: strategy red and blue come only from drawn figures.
+    let red = pixels_near(&rgb, ch, (214, 39, 40));
+    let blue = pixels_near(&rgb, ch, (31, 119, 180));
+    println!("chromium screenshot: {:.1}% ink, {colours} colours, {red} red px, {blue} blue px", share * 100.0);
+    assert!(share > 0.03 && colours > 20, "the page looks blank");
+    assert!(red > 500 && blue > 500, "figures not drawn: {red} red, {blue} blue pixels");
+}
