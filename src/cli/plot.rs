@@ -64,11 +64,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
     std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
 /// Draw `figures` into `out` in each format; the paths written, per figure.
-pub fn write_figures(figures: &[Figure], out: &Path, formats: &[Format]) -> Result<Vec<Vec<PathBuf>>, CliError> {
+pub fn write_figures(
+    figures: &[Figure],
+    out: &Path,
+    formats: &[Format],
+) -> Result<Vec<Vec<PathBuf>>, CliError> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("creating {}", out.display()))
         .map_err(CliError::internal)?;
@@ -77,7 +82,9 @@ pub fn write_figures(figures: &[Figure], out: &Path, formats: &[Format]) -> Resu
         let mut paths = Vec::new();
         for fmt in formats {
             let (ext, bytes) = match fmt {
-                Format::Svg => ("svg", plot::render_svg(f).map_err(CliError::internal)?.into_bytes()),
+                Format::Svg => {
+                    ("svg", plot::render_svg(f).map_err(CliError::internal)?.into_bytes())
+                }
                 Format::Png => ("png", plot::render_png(f).map_err(CliError::internal)?),
             };
             let path = out.join(format!("{}.{ext}", f.name));

@@ -63,7 +63,13 @@ pub fn run(args: Args) -> CliResult {
         });
         println!("{}", serde_json::to_string_pretty(&v).map_err(CliError::internal)?);
     } else {
-        println!("{}\n{}\n({} figures in {})", md_path.display(), html_path.display(), figures.len(), out_dir.display());
+        println!(
+            "{}\n{}\n({} figures in {})",
+            md_path.display(),
+            html_path.display(),
+            figures.len(),
+            out_dir.display()
+        );
     }
     Ok(())
 }

@@ -46,13 +46,15 @@ pub fn figures(r: &Results) -> Vec<Figure> {
     for (i, xv) in xs.iter().enumerate() {
         for (j, yv) in ys.iter().enumerate() {
             let at = |s: &str| {
-                r.summary.iter().find(|row| {
-                    row.strategy == s
-                        && row.axis_values[0] == *xv
-                        && row.axis_values[1] == *yv
-                        && (2..held.len()).all(|o| row.axis_values[o] == held[o])
-                })?
-                .get("cost_usd_mean")
+                r.summary
+                    .iter()
+                    .find(|row| {
+                        row.strategy == s
+                            && row.axis_values[0] == *xv
+                            && row.axis_values[1] == *yv
+                            && (2..held.len()).all(|o| row.axis_values[o] == held[o])
+                    })?
+                    .get("cost_usd_mean")
             };
             let v = match &cmp {
                 Some((cand, base)) => match (at(cand), at(base)) {
@@ -116,7 +118,11 @@ fn label_at(labels: &[String], v: f64) -> String {
     }
 }
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &HeatSpec) -> DrawResult {
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &HeatSpec,
+) -> DrawResult {
     let lo = s.cells.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
     let hi = s.cells.iter().map(|c| c.2).fold(f64::NEG_INFINITY, f64::max);
     let span = if hi > lo { hi - lo } else { 1.0 };
@@ -144,14 +150,22 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
     chart.draw_series(cells).map_err(err)?;
     let texts = s.cells.iter().map(|&(i, j, v)| {
         let ink = if t(v) > 0.6 { BLACK } else { WHITE };
-        let font = (style::FONT, style::TICK_PX).into_font().color(&ink).pos(Pos::new(HPos::Center, VPos::Center));
+        let font = (style::FONT, style::TICK_PX)
+            .into_font()
+            .color(&ink)
+            .pos(Pos::new(HPos::Center, VPos::Center));
         Text::new(num(v), (i as f64, j as f64), font)
     });
     chart.draw_series(texts).map_err(err)?;
     draw_colorbar(&bar, lo, lo + span, &s.value_title)
 }
 
-fn draw_colorbar<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, lo: f64, hi: f64, title: &str) -> DrawResult {
+fn draw_colorbar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    lo: f64,
+    hi: f64,
+    title: &str,
+) -> DrawResult {
     let mut chart = ChartBuilder::on(area)
         .margin_top(24 + style::TITLE_PX as i32 + 20)
         .margin_bottom(24 + 80)
@@ -171,7 +185,10 @@ fn draw_colorbar<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, lo: f64, hi:
     let step = (hi - lo) / STEPS as f64;
     let bars = (0..STEPS).map(|k| {
         let y = lo + k as f64 * step;
-        Rectangle::new([(0.0, y), (1.0, y + step)], style::colormap(k as f64 / (STEPS - 1) as f64).filled())
+        Rectangle::new(
+            [(0.0, y), (1.0, y + step)],
+            style::colormap(k as f64 / (STEPS - 1) as f64).filled(),
+        )
     });
     chart.draw_series(bars).map_err(err)?;
     Ok(())

@@ -57,8 +57,12 @@ fn chosen_point(r: &Results) -> Option<(u32, String)> {
     }
     let held = super::metric::held_values(r);
     let row = r.summary.iter().find(|row| row.axis_values == held)?;
-    let desc: Vec<String> =
-        r.axis_keys.iter().zip(&held).map(|(k, v)| format!("{} = {v}", style::short_key(k))).collect();
+    let desc: Vec<String> = r
+        .axis_keys
+        .iter()
+        .zip(&held)
+        .map(|(k, v)| format!("{} = {v}", style::short_key(k)))
+        .collect();
     Some((row.point, desc.join(", ")))
 }
 
@@ -96,7 +100,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         let hists: Vec<(&String, &Histogram<u64>)> = strategies
             .iter()
             .filter_map(|s| r.histograms.get(&(point, s.clone(), name.to_string())).map(|h| (s, h)))
-            .filter(|(_, h)| h.len() > 0)
+            .filter(|(_, h)| !h.is_empty())
             .collect();
         if hists.is_empty() {
             continue;
@@ -136,8 +140,11 @@ pub fn figures(r: &Results) -> Vec<Figure> {
 }
 
 fn percentile_caption(s: &LatencySpec) -> String {
-    let parts: Vec<String> =
-        s.series.iter().map(|x| format!("{} {} s / {} s", x.label, num(x.p50_s), num(x.p99_s))).collect();
+    let parts: Vec<String> = s
+        .series
+        .iter()
+        .map(|x| format!("{} {} s / {} s", x.label, num(x.p50_s), num(x.p99_s)))
+        .collect();
     format!("{}, p50 / p99: {}.", s.what, parts.join("; "))
 }
 
@@ -181,7 +188,8 @@ pub fn draw_percentiles<DB: DrawingBackend>(
     title: &str,
     s: &LatencySpec,
 ) -> DrawResult {
-    let xmax = s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max).ceil();
+    let xmax =
+        s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max).ceil();
     let ymax = s.series.iter().flat_map(|x| x.percentiles.iter()).map(|p| p.1).fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);
     let y1 = super::headroom(y0, y1, s.series.len());
@@ -197,10 +205,15 @@ pub fn draw_percentiles<DB: DrawingBackend>(
     for se in &s.series {
         let c = se.color;
         chart
-            .draw_series(LineSeries::new(se.percentiles.iter().copied(), c.stroke_width(style::LINE_PX)))
+            .draw_series(LineSeries::new(
+                se.percentiles.iter().copied(),
+                c.stroke_width(style::LINE_PX),
+            ))
             .map_err(err)?
             .label(se.label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], c.stroke_width(style::LINE_PX)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 28, y)], c.stroke_width(style::LINE_PX))
+            });
     }
     legend(&mut chart, SeriesLabelPosition::UpperLeft)
 }
@@ -227,11 +240,9 @@ pub fn draw_histogram<DB: DrawingBackend>(
         let bars = se.shares.iter().enumerate().filter(|(_, v)| **v > 0.0).map(|(i, v)| {
             Rectangle::new([(s.edges_s[i], 0.0), (s.edges_s[i + 1], *v)], c.mix(0.35).filled())
         });
-        chart
-            .draw_series(bars)
-            .map_err(err)?
-            .label(se.label.as_str())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 8), (x + 24, y + 8)], c.mix(0.6).filled()));
+        chart.draw_series(bars).map_err(err)?.label(se.label.as_str()).legend(move |(x, y)| {
+            Rectangle::new([(x, y - 8), (x + 24, y + 8)], c.mix(0.6).filled())
+        });
         let outlines = se.shares.iter().enumerate().filter(|(_, v)| **v > 0.0).map(|(i, v)| {
             Rectangle::new([(s.edges_s[i], 0.0), (s.edges_s[i + 1], *v)], c.stroke_width(2))
         });

@@ -79,7 +79,8 @@ pub fn x_axis(key: &str, values: &[String]) -> XAxis {
     };
     let title = format!("{key}{unit}");
     let labels: Vec<String> = values.to_vec();
-    let linear = nums.as_ref().is_some_and(|n| evenly_spaced(&n.iter().map(|x| x.0).collect::<Vec<_>>()));
+    let linear =
+        nums.as_ref().is_some_and(|n| evenly_spaced(&n.iter().map(|x| x.0).collect::<Vec<_>>()));
     let (positions, categorical) = match (&nums, linear) {
         (Some(n), true) => (n.iter().map(|x| x.0).collect(), false),
         _ => ((0..values.len()).map(|i| i as f64).collect(), true),
@@ -105,7 +106,8 @@ fn evenly_spaced(v: &[f64]) -> bool {
 
 /// The axis position of `value`, interpolating between the sorted values; None if outside.
 fn locate(values: &[f64], positions: &[f64], value: f64) -> Option<f64> {
-    let mut pairs: Vec<(f64, f64)> = values.iter().copied().zip(positions.iter().copied()).collect();
+    let mut pairs: Vec<(f64, f64)> =
+        values.iter().copied().zip(positions.iter().copied()).collect();
     pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
     pairs.windows(2).find(|w| w[0].0 <= value && value <= w[1].0).map(|w| {
         let f = if w[1].0 > w[0].0 { (value - w[0].0) / (w[1].0 - w[0].0) } else { 0.0 };
@@ -159,7 +161,8 @@ pub fn figures(r: &Results) -> Vec<Figure> {
                 let mut points = Vec::new();
                 for row in r.summary.iter().filter(|row| &row.strategy == s && slice(row)) {
                     let i = values.iter().position(|v| v == &row.axis_values[a]).unwrap_or(0);
-                    let (Some(m), ci) = (row.get(&format!("{metric}_mean")), row.get(&format!("{metric}_ci95")))
+                    let (Some(m), ci) =
+                        (row.get(&format!("{metric}_mean")), row.get(&format!("{metric}_ci95")))
                     else {
                         continue;
                     };
@@ -191,8 +194,15 @@ pub fn figures(r: &Results) -> Vec<Figure> {
 /// "At KEY = V, S has the lowest mean cost (a USD), 42% less than eager (b USD)."
 fn caption(spec: &MetricSpec, what: &str, y_title: &str, higher_better: bool) -> String {
     let unit = y_title.rsplit_once('(').map(|(_, u)| u.trim_end_matches(')')).unwrap_or("");
-    let fmt = |v: f64| if unit == "%" { format!("{}%", num(v)) } else { format!("{} {unit}", num(v)) };
-    let Some(&last_x) = spec.series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).max_by(f64::total_cmp).as_ref() else {
+    let fmt =
+        |v: f64| if unit == "%" { format!("{}%", num(v)) } else { format!("{} {unit}", num(v)) };
+    let Some(&last_x) = spec
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .max_by(f64::total_cmp)
+        .as_ref()
+    else {
         return String::new();
     };
     let at: Vec<(&str, f64)> = spec
@@ -227,7 +237,11 @@ fn caption(spec: &MetricSpec, what: &str, y_title: &str, higher_better: bool) ->
     text
 }
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &MetricSpec) -> DrawResult {
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &MetricSpec,
+) -> DrawResult {
     let pts = s.series.iter().flat_map(|se| se.points.iter());
     let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
     let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
@@ -235,7 +249,8 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
     let y1 = super::headroom(y0, y1, s.series.len());
     let xmin = s.x.positions.iter().copied().fold(f64::INFINITY, f64::min);
     let xmax = s.x.positions.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (x0, x1) = if s.x.categorical { (xmin - 0.3, xmax + 0.3) } else { padded(xmin, xmax, false) };
+    let (x0, x1) =
+        if s.x.categorical { (xmin - 0.3, xmax + 0.3) } else { padded(xmin, xmax, false) };
     let mut chart = builder(root, title).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     let labels = s.x.labels.clone();
     let positions = s.x.positions.clone();
@@ -248,7 +263,11 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
             }
             return String::new();
         }
-        positions.iter().position(|p| (p - v).abs() < 1e-9).map(|i| labels[i].clone()).unwrap_or_else(|| num(*v))
+        positions
+            .iter()
+            .position(|p| (p - v).abs() < 1e-9)
+            .map(|i| labels[i].clone())
+            .unwrap_or_else(|| num(*v))
     };
     let n_labels = if categorical { s.x.labels.len() + 1 } else { 10 };
     mesh_style(&mut chart)
@@ -268,10 +287,15 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
     for se in &s.series {
         let color = se.color;
         chart
-            .draw_series(LineSeries::new(se.points.iter().map(|p| (p.0, p.1)), color.stroke_width(style::LINE_PX)))
+            .draw_series(LineSeries::new(
+                se.points.iter().map(|p| (p.0, p.1)),
+                color.stroke_width(style::LINE_PX),
+            ))
             .map_err(err)?
             .label(se.label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], color.stroke_width(style::LINE_PX)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 28, y)], color.stroke_width(style::LINE_PX))
+            });
         chart
             .draw_series(se.points.iter().map(|p| Circle::new((p.0, p.1), 5, color.filled())))
             .map_err(err)?;
@@ -279,11 +303,18 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
     if let Some((x, label)) = &s.x.marker {
         let ink = style::INK;
         chart
-            .draw_series(std::iter::once(PathElement::new(vec![(*x, y0), (*x, y1)], ink.stroke_width(2))))
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(*x, y0), (*x, y1)],
+                ink.stroke_width(2),
+            )))
             .map_err(err)?;
         let font = (style::FONT, style::TICK_PX).into_font().color(&ink);
         chart
-            .draw_series(std::iter::once(Text::new(format!(" {label}"), (*x, y1 - (y1 - y0) * 0.02), font)))
+            .draw_series(std::iter::once(Text::new(
+                format!(" {label}"),
+                (*x, y1 - (y1 - y0) * 0.02),
+                font,
+            )))
             .map_err(err)?;
     }
     legend(&mut chart, SeriesLabelPosition::UpperRight)

@@ -96,7 +96,8 @@ pub fn render_svg(f: &Figure) -> Result<String, PlotError> {
     style::register_fonts();
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (style::WIDTH, style::HEIGHT)).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (style::WIDTH, style::HEIGHT)).into_drawing_area();
         draw(f, &root).map_err(|msg| PlotError::Draw { figure: f.name.clone(), msg })?;
     }
     Ok(svg)
@@ -134,8 +135,10 @@ pub(crate) fn mesh_style<'a, 'b, DB, X, Y>(
 ) -> plotters::chart::MeshStyle<'a, 'b, X, Y, DB>
 where
     DB: DrawingBackend,
-    X: plotters::coord::ranged1d::Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
-    Y: plotters::coord::ranged1d::Ranged<ValueType = f64> + plotters::coord::ranged1d::ValueFormatter<f64>,
+    X: plotters::coord::ranged1d::Ranged<ValueType = f64>
+        + plotters::coord::ranged1d::ValueFormatter<f64>,
+    Y: plotters::coord::ranged1d::Ranged<ValueType = f64>
+        + plotters::coord::ranged1d::ValueFormatter<f64>,
 {
     let mut m = chart.configure_mesh();
     m.axis_desc_style((style::FONT, style::AXIS_TITLE_PX))

@@ -44,7 +44,10 @@ pub fn nearest_rank(mut v: Vec<f64>, q: f64) -> Option<f64> {
 pub fn mark_frontier(points: &mut [ParetoPoint]) {
     let mut order: Vec<usize> = (0..points.len()).collect();
     order.sort_by(|&a, &b| {
-        points[a].x_s.total_cmp(&points[b].x_s).then(points[a].cost_usd.total_cmp(&points[b].cost_usd))
+        points[a]
+            .x_s
+            .total_cmp(&points[b].x_s)
+            .then(points[a].cost_usd.total_cmp(&points[b].cost_usd))
     });
     let mut best = f64::INFINITY;
     for i in order {
@@ -84,13 +87,23 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             .filter(|a| !fixed.contains(a))
             .map(|a| format!("{}={}", r.axis_keys[a], row.axis_values[a]))
             .collect();
-        points.push(ParetoPoint { strategy: row.strategy.clone(), at: at.join(", "), x_s, cost_usd, on_frontier: false });
+        points.push(ParetoPoint {
+            strategy: row.strategy.clone(),
+            at: at.join(", "),
+            x_s,
+            cost_usd,
+            on_frontier: false,
+        });
     }
     if points.is_empty() {
         return Vec::new();
     }
     mark_frontier(&mut points);
-    let x_title = if from_runs { "Makespan p99 over replications (s)" } else { "Agent completion time p99 (s)" };
+    let x_title = if from_runs {
+        "Makespan p99 over replications (s)"
+    } else {
+        "Agent completion time p99 (s)"
+    };
     let strategies: Vec<(String, RGBColor)> = strategies
         .iter()
         .filter(|s| points.iter().any(|p| &p.strategy == *s))
@@ -98,7 +111,10 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         .collect();
     let spec = ParetoSpec { x_title: x_title.into(), strategies, points };
     let caption = caption(&spec);
-    let desc: Vec<String> = fixed.iter().map(|&a| format!("{} = {}", style::short_key(&r.axis_keys[a]), held[a])).collect();
+    let desc: Vec<String> = fixed
+        .iter()
+        .map(|&a| format!("{} = {}", style::short_key(&r.axis_keys[a]), held[a]))
+        .collect();
     let what = if from_runs { "p99 makespan" } else { "p99 completion time" };
     let title = if desc.is_empty() {
         format!("Cost vs {what}: Pareto frontier")
@@ -111,13 +127,20 @@ pub fn figures(r: &Results) -> Vec<Figure> {
 fn caption(s: &ParetoSpec) -> String {
     let mut front: Vec<&ParetoPoint> = s.points.iter().filter(|p| p.on_frontier).collect();
     front.sort_by(|a, b| a.x_s.total_cmp(&b.x_s));
-    let name = |p: &ParetoPoint| if p.at.is_empty() { p.strategy.clone() } else { format!("{} at {}", p.strategy, p.at) };
+    let name = |p: &ParetoPoint| {
+        if p.at.is_empty() {
+            p.strategy.clone()
+        } else {
+            format!("{} at {}", p.strategy, p.at)
+        }
+    };
     let shown: Vec<String> = front
         .iter()
         .take(4)
         .map(|p| format!("{} ({} s, {} USD)", name(p), num(p.x_s), num(p.cost_usd)))
         .collect();
-    let more = if front.len() > 4 { format!(" and {} more", front.len() - 4) } else { String::new() };
+    let more =
+        if front.len() > 4 { format!(" and {} more", front.len() - 4) } else { String::new() };
     let never: Vec<&str> = s
         .strategies
         .iter()
@@ -136,11 +159,23 @@ fn caption(s: &ParetoSpec) -> String {
     text
 }
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &ParetoSpec) -> DrawResult {
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &ParetoSpec,
+) -> DrawResult {
     let xs = s.points.iter().map(|p| p.x_s);
     let ys = s.points.iter().map(|p| p.cost_usd);
-    let (x0, x1) = padded(xs.clone().fold(f64::INFINITY, f64::min), xs.fold(f64::NEG_INFINITY, f64::max), false);
-    let (y0, y1) = padded(ys.clone().fold(f64::INFINITY, f64::min), ys.fold(f64::NEG_INFINITY, f64::max), false);
+    let (x0, x1) = padded(
+        xs.clone().fold(f64::INFINITY, f64::min),
+        xs.fold(f64::NEG_INFINITY, f64::max),
+        false,
+    );
+    let (y0, y1) = padded(
+        ys.clone().fold(f64::INFINITY, f64::min),
+        ys.fold(f64::NEG_INFINITY, f64::max),
+        false,
+    );
     let y1 = super::headroom(y0, y1, s.strategies.len() + 1);
     let mut chart = builder(root, title).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     mesh_style(&mut chart)
@@ -150,7 +185,8 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
         .y_label_formatter(&|v| num(*v))
         .draw()
         .map_err(err)?;
-    let mut front: Vec<(f64, f64)> = s.points.iter().filter(|p| p.on_frontier).map(|p| (p.x_s, p.cost_usd)).collect();
+    let mut front: Vec<(f64, f64)> =
+        s.points.iter().filter(|p| p.on_frontier).map(|p| (p.x_s, p.cost_usd)).collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut steps = Vec::new();
     for (k, p) in front.iter().enumerate() {
@@ -176,7 +212,11 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
             .label(st.as_str())
             .legend(move |(x, y)| Circle::new((x + 14, y), 8, c.filled()));
     }
-    let ring = s.points.iter().filter(|p| p.on_frontier).map(|p| Circle::new((p.x_s, p.cost_usd), 12, style::INK.stroke_width(2)));
+    let ring = s
+        .points
+        .iter()
+        .filter(|p| p.on_frontier)
+        .map(|p| Circle::new((p.x_s, p.cost_usd), 12, style::INK.stroke_width(2)));
     chart.draw_series(ring).map_err(err)?;
     legend(&mut chart, SeriesLabelPosition::UpperRight)
 }

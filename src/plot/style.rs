@@ -39,10 +39,9 @@ static FONTS: Once = Once::new();
 /// Register DejaVu Sans (regular, bold) as `sans-serif`; without it nothing is drawn.
 pub fn register_fonts() {
     FONTS.call_once(|| {
-        for (style, bytes) in [
-            (FontStyle::Normal, dejavu::sans::regular()),
-            (FontStyle::Bold, dejavu::sans::bold()),
-        ] {
+        for (style, bytes) in
+            [(FontStyle::Normal, dejavu::sans::regular()), (FontStyle::Bold, dejavu::sans::bold())]
+        {
             plotters::style::register_font(FONT, style, bytes)
                 .unwrap_or_else(|_| panic!("the embedded DejaVu font is valid"));
         }
@@ -118,7 +117,8 @@ pub fn num(v: f64) -> String {
     let mag = v.abs().log10().floor() as i32;
     let decimals = (2 - mag).clamp(0, 6) as usize;
     let s = format!("{v:.decimals$}");
-    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    let s =
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
     if s == "-0" {
         "0".into()
     } else {
@@ -141,8 +141,9 @@ mod tests {
 
     #[test]
     fn one_family_one_hue_and_variants_differ() {
-        let all: Vec<String> =
-            ["eager", "wait_first(max_wait=1s)", "wait_first(max_wait=5s)"].map(String::from).into();
+        let all: Vec<String> = ["eager", "wait_first(max_wait=1s)", "wait_first(max_wait=5s)"]
+            .map(String::from)
+            .into();
         assert_eq!(strategy_color("eager", &all), RGBColor(214, 39, 40));
         assert_ne!(strategy_color(&all[1], &all), strategy_color(&all[2], &all));
     }

@@ -59,7 +59,8 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         // One mark per (agent, request): its outcome, at its prefill's start.
         let mut requests: BTreeMap<(u32, u32), (Option<f64>, f64, String)> = BTreeMap::new();
         for t in &rows {
-            let e = requests.entry((t.agent, t.request)).or_insert((None, t.start_s, String::new()));
+            let e =
+                requests.entry((t.agent, t.request)).or_insert((None, t.start_s, String::new()));
             e.1 = e.1.min(t.start_s);
             if t.segment == "prefill" {
                 e.0 = Some(e.0.map_or(t.start_s, |p: f64| p.min(t.start_s)));
@@ -74,8 +75,11 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             .filter(|(_, v)| !v.2.is_empty())
             .map(|((a, _), v)| (lane(*a), v.0.unwrap_or(v.1), v.2.clone()))
             .collect();
-        let entry_ready_s =
-            rows.iter().filter(|t| t.segment == "entry_ready").map(|t| t.start_s).min_by(f64::total_cmp);
+        let entry_ready_s = rows
+            .iter()
+            .filter(|t| t.segment == "entry_ready")
+            .map(|t| t.start_s)
+            .min_by(f64::total_cmp);
         let spec = TimelineSpec { strategy: s.clone(), agents, segments, marks, entry_ready_s };
         out.push(Figure {
             name: format!("timeline_{}", slug(&s)),
@@ -117,14 +121,19 @@ fn outcome_color(o: &str) -> RGBColor {
     }
 }
 
-pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &TimelineSpec) -> DrawResult {
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &TimelineSpec,
+) -> DrawResult {
     let n = s.agents.len();
     let y_of = |lane: usize| (n - 1 - lane) as f64;
     let end = s.segments.iter().map(|x| x.3).chain(s.entry_ready_s).fold(0.0, f64::max);
     let (_, x1) = padded(0.0, end, true);
     // Room on the right for the legend, clear of the lanes.
     let x1 = x1 * 1.4;
-    let mut chart = builder(root, title).build_cartesian_2d(0.0..x1, -0.7..n as f64 - 0.3).map_err(err)?;
+    let mut chart =
+        builder(root, title).build_cartesian_2d(0.0..x1, -0.7..n as f64 - 0.3).map_err(err)?;
     let agents = s.agents.clone();
     let fmt_y = move |v: &f64| {
         let i = v.round();
@@ -149,7 +158,9 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
         if mine.is_empty() {
             continue;
         }
-        let bars = mine.iter().map(|x| Rectangle::new([(x.2, y_of(x.0) - h), (x.3, y_of(x.0) + h)], c.filled()));
+        let bars = mine
+            .iter()
+            .map(|x| Rectangle::new([(x.2, y_of(x.0) - h), (x.3, y_of(x.0) + h)], c.filled()));
         chart
             .draw_series(bars)
             .map_err(err)?
@@ -158,18 +169,23 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
     }
     for o in OUTCOMES {
         let c = outcome_color(o);
-        let mine: Vec<_> = s.marks.iter().filter(|m| m.2 == o).map(|m| (m.1, y_of(m.0) + h + 0.12)).collect();
+        let mine: Vec<_> =
+            s.marks.iter().filter(|m| m.2 == o).map(|m| (m.1, y_of(m.0) + h + 0.12)).collect();
         if mine.is_empty() {
             continue;
         }
         let label = format!("request: {}", o.replace('_', " "));
         let size = if n > 24 { 4 } else { 7 };
         let series = match o {
-            "miss" => chart.draw_series(mine.iter().map(|p| Cross::new(*p, size, c.stroke_width(3)).into_dyn())),
-            "redundant_write" => {
-                chart.draw_series(mine.iter().map(|p| TriangleMarker::new(*p, size + 1, c.filled()).into_dyn()))
+            "miss" => chart.draw_series(
+                mine.iter().map(|p| Cross::new(*p, size, c.stroke_width(3)).into_dyn()),
+            ),
+            "redundant_write" => chart.draw_series(
+                mine.iter().map(|p| TriangleMarker::new(*p, size + 1, c.filled()).into_dyn()),
+            ),
+            _ => {
+                chart.draw_series(mine.iter().map(|p| Circle::new(*p, size, c.filled()).into_dyn()))
             }
-            _ => chart.draw_series(mine.iter().map(|p| Circle::new(*p, size, c.filled()).into_dyn())),
         };
         let shape = o.to_string();
         series.map_err(err)?.label(label).legend(move |(x, y)| match shape.as_str() {
@@ -181,7 +197,10 @@ pub fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, s: &
     if let Some(t) = s.entry_ready_s {
         let ink = RGBColor(120, 0, 160);
         chart
-            .draw_series(std::iter::once(PathElement::new(vec![(t, -0.7), (t, n as f64 - 0.3)], ink.stroke_width(2))))
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(t, -0.7), (t, n as f64 - 0.3)],
+                ink.stroke_width(2),
+            )))
             .map_err(err)?
             .label(format!("first entry ready ({} s)", num(t)))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], ink.stroke_width(2)));

@@ -18,7 +18,9 @@ pub fn build(r: &Results, figures: &[Figure]) -> Doc {
     b.push(Block::Heading(2, "Question".into()));
     match r.manifest.as_ref().map(|m| m.question.trim()).filter(|q| !q.is_empty()) {
         Some(q) => b.push(Block::Quote(q.to_string())),
-        None => b.push(Block::Para("The results do not state a question (no `question` in manifest.json).".into())),
+        None => b.push(Block::Para(
+            "The results do not state a question (no `question` in manifest.json).".into(),
+        )),
     }
     b.push(Block::Heading(2, "Setup".into()));
     b.push(setup_table(r));
@@ -36,7 +38,11 @@ pub fn build(r: &Results, figures: &[Figure]) -> Doc {
         b.push(Block::Heading(2, "Figures".into()));
         for f in figures {
             b.push(Block::Heading(3, f.title.clone()));
-            b.push(Block::Figure { name: f.name.clone(), title: f.title.clone(), caption: f.caption.clone() });
+            b.push(Block::Figure {
+                name: f.name.clone(),
+                title: f.title.clone(),
+                caption: f.caption.clone(),
+            });
         }
     }
     if let Some(replay) = &r.replay {
@@ -56,7 +62,10 @@ fn setup_table(r: &Results) -> Block {
     let mut add = |k: &str, v: String| rows.push(vec![k.to_string(), v]);
     if let Some(m) = &r.manifest {
         add("kind", m.kind.clone());
-        add("strategies", m.strategies.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "));
+        add(
+            "strategies",
+            m.strategies.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
+        );
         for a in &m.axes {
             let vals: Vec<String> = a.values.iter().map(json_text).collect();
             add("swept", format!("`{}` = {}", a.key, vals.join(", ")));
@@ -75,7 +84,10 @@ fn setup_table(r: &Results) -> Block {
         }
         add("prefixsim", m.prefixsim_version.clone());
     } else {
-        add("strategies", r.strategies().iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "));
+        add(
+            "strategies",
+            r.strategies().iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
+        );
     }
     let files: Vec<&str> = [
         ("summary.csv", !r.summary.is_empty()),
@@ -155,7 +167,8 @@ fn comparison(r: &Results) -> Vec<Block> {
     }
     let total = rows.len();
     rows.truncate(MAX_TABLE_ROWS);
-    let mut out = vec![Block::Para("Means over replications ± the 95% confidence half-width.".into())];
+    let mut out =
+        vec![Block::Para("Means over replications ± the 95% confidence half-width.".into())];
     out.push(Block::Table(head, rows));
     if total > MAX_TABLE_ROWS {
         out.push(Block::Para(format!("({} more rows in summary.csv.)", total - MAX_TABLE_ROWS)));
@@ -174,7 +187,8 @@ fn recommendation(r: &Results) -> Vec<Block> {
         out.push(Block::Code { lang: "json".into(), text: pretty(t) });
         return out;
     }
-    let mut text = String::from("No tune.json here: this is read off the comparison table, not tuned. ");
+    let mut text =
+        String::from("No tune.json here: this is read off the comparison table, not tuned. ");
     let points = r.points();
     if points.is_empty() {
         text.push_str("There is no summary.csv to compare strategies with.");
@@ -192,7 +206,7 @@ fn recommendation(r: &Results) -> Vec<Block> {
             }
         }
         wins.retain(|w| w.1 > 0);
-        wins.sort_by(|a, b| b.1.cmp(&a.1));
+        wins.sort_by_key(|w| std::cmp::Reverse(w.1));
         let parts: Vec<String> = wins.iter().map(|(s, n)| format!("`{s}` at {n}")).collect();
         text.push_str(&format!(
             "Lowest mean cost, by number of points (of {}): {}.",
@@ -204,17 +218,19 @@ fn recommendation(r: &Results) -> Vec<Block> {
 }
 
 fn cheapest(r: &Results, point: u32) -> Option<&SummaryRow> {
-    r.summary
-        .iter()
-        .filter(|row| row.point == point && row.get("cost_usd_mean").is_some())
-        .min_by(|a, b| a.get("cost_usd_mean").unwrap_or(0.0).total_cmp(&b.get("cost_usd_mean").unwrap_or(0.0)))
+    r.summary.iter().filter(|row| row.point == point && row.get("cost_usd_mean").is_some()).min_by(
+        |a, b| {
+            a.get("cost_usd_mean").unwrap_or(0.0).total_cmp(&b.get("cost_usd_mean").unwrap_or(0.0))
+        },
+    )
 }
 
 fn single_point(r: &Results, point: u32) -> String {
     let Some(best) = cheapest(r, point) else { return String::new() };
     let c = best.get("cost_usd_mean").unwrap_or(0.0);
     let mut s = format!("Lowest mean cost: `{}` ({} USD", best.strategy, num(c));
-    if let Some(base) = reference(r).filter(|x| *x != best.strategy).and_then(|x| r.row(point, &x)) {
+    if let Some(base) = reference(r).filter(|x| *x != best.strategy).and_then(|x| r.row(point, &x))
+    {
         let b = base.get("cost_usd_mean").unwrap_or(0.0);
         if b > 0.0 {
             s.push_str(&format!(", {}% less than `{}`", num((b - c) / b * 100.0), base.strategy));
@@ -224,11 +240,9 @@ fn single_point(r: &Results, point: u32) -> String {
         s.push_str(if apart { "; the 95% CIs do not overlap" } else { "; the 95% CIs overlap" });
     }
     s.push_str(").");
-    let fastest = r
-        .summary
-        .iter()
-        .filter(|row| row.point == point)
-        .min_by(|a, b| a.get("makespan_s_mean").unwrap_or(0.0).total_cmp(&b.get("makespan_s_mean").unwrap_or(0.0)));
+    let fastest = r.summary.iter().filter(|row| row.point == point).min_by(|a, b| {
+        a.get("makespan_s_mean").unwrap_or(0.0).total_cmp(&b.get("makespan_s_mean").unwrap_or(0.0))
+    });
     if let Some(f) = fastest {
         s.push_str(&format!(
             " Shortest mean makespan: `{}` ({} s).",

@@ -60,8 +60,10 @@ impl Csv {
         let header: Vec<String> = split_fields(head).into_iter().map(|f| f.trim().into()).collect();
         let mut rows = Vec::new();
         for (i, line) in lines {
-            let fields: Vec<String> =
-                split_fields(line.trim_end_matches('\r')).into_iter().map(|f| f.trim().into()).collect();
+            let fields: Vec<String> = split_fields(line.trim_end_matches('\r'))
+                .into_iter()
+                .map(|f| f.trim().into())
+                .collect();
             if fields.len() != header.len() {
                 let msg = format!(
                     "{} fields, but the header has {} columns: `{line}`",
@@ -106,11 +108,10 @@ mod tests {
 
     #[test]
     fn commas_inside_parentheses_and_quotes_do_not_split() {
-        assert_eq!(split_fields("1,wait_first(max_wait=5s,release=timer),2"), [
-            "1",
-            "wait_first(max_wait=5s,release=timer)",
-            "2"
-        ]);
+        assert_eq!(
+            split_fields("1,wait_first(max_wait=5s,release=timer),2"),
+            ["1", "wait_first(max_wait=5s,release=timer)", "2"]
+        );
         assert_eq!(split_fields("\"a,b\",\"c\"\"d\""), ["a,b", "c\"d"]);
     }
 

@@ -11,9 +11,16 @@ pub enum Block {
     Quote(String),
     /// Header cells, then rows; cells are inline text.
     Table(Vec<String>, Vec<Vec<String>>),
-    Code { lang: String, text: String },
+    Code {
+        lang: String,
+        text: String,
+    },
     /// A figure: file stem, title, caption.
-    Figure { name: String, title: String, caption: String },
+    Figure {
+        name: String,
+        title: String,
+        caption: String,
+    },
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -33,7 +40,9 @@ impl Doc {
         for b in &self.blocks {
             out.push('\n');
             match b {
-                Block::Heading(level, t) => out.push_str(&format!("{} {t}\n", "#".repeat(*level as usize))),
+                Block::Heading(level, t) => {
+                    out.push_str(&format!("{} {t}\n", "#".repeat(*level as usize)))
+                }
                 Block::Para(t) => out.push_str(&format!("{t}\n")),
                 Block::Quote(t) => {
                     for line in t.lines() {
@@ -42,7 +51,10 @@ impl Doc {
                 }
                 Block::Table(head, rows) => {
                     let row = |cells: &[String]| {
-                        format!("| {} |\n", cells.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | "))
+                        format!(
+                            "| {} |\n",
+                            cells.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
+                        )
                     };
                     out.push_str(&row(head));
                     out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
@@ -65,13 +77,20 @@ impl Doc {
     pub fn to_html(&self, mut image: impl FnMut(&str) -> Option<Vec<u8>>) -> String {
         use base64::Engine;
         let mut out = String::from(HEAD);
-        out.push_str(&format!("<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n", escape(&self.title)));
+        out.push_str(&format!(
+            "<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+            escape(&self.title)
+        ));
         out.push_str(&format!("<h1>{}</h1>\n", inline(&self.title)));
         for b in &self.blocks {
             match b {
-                Block::Heading(level, t) => out.push_str(&format!("<h{level}>{}</h{level}>\n", inline(t))),
+                Block::Heading(level, t) => {
+                    out.push_str(&format!("<h{level}>{}</h{level}>\n", inline(t)))
+                }
                 Block::Para(t) => out.push_str(&format!("<p>{}</p>\n", inline(t))),
-                Block::Quote(t) => out.push_str(&format!("<blockquote>{}</blockquote>\n", inline(t))),
+                Block::Quote(t) => {
+                    out.push_str(&format!("<blockquote>{}</blockquote>\n", inline(t)))
+                }
                 Block::Table(head, rows) => {
                     out.push_str("<table>\n<thead><tr>");
                     for h in head {
@@ -79,13 +98,17 @@ impl Doc {
                     }
                     out.push_str("</tr></thead>\n<tbody>\n");
                     for r in rows {
-                        let cells: String = r.iter().map(|c| format!("<td>{}</td>", inline(c))).collect();
+                        let cells: String =
+                            r.iter().map(|c| format!("<td>{}</td>", inline(c))).collect();
                         out.push_str(&format!("<tr>{cells}</tr>\n"));
                     }
                     out.push_str("</tbody>\n</table>\n");
                 }
                 Block::Code { lang, text } => {
-                    out.push_str(&format!("<pre><code class=\"language-{lang}\">{}</code></pre>\n", escape(text.trim_end())));
+                    out.push_str(&format!(
+                        "<pre><code class=\"language-{lang}\">{}</code></pre>\n",
+                        escape(text.trim_end())
+                    ));
                 }
                 Block::Figure { name, title, caption } => {
                     out.push_str("<figure>\n");
@@ -96,7 +119,10 @@ impl Doc {
                             escape(title)
                         ));
                     }
-                    out.push_str(&format!("<figcaption>{}</figcaption>\n</figure>\n", inline(caption)));
+                    out.push_str(&format!(
+                        "<figcaption>{}</figcaption>\n</figure>\n",
+                        inline(caption)
+                    ));
                 }
             }
         }
@@ -108,7 +134,8 @@ impl Doc {
 const HEAD: &str = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
 
-const CSS: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1240px;margin:2em auto;\
+const CSS: &str =
+    "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1240px;margin:2em auto;\
 padding:0 1em;color:#222;line-height:1.45}\
 table{border-collapse:collapse;margin:1em 0;font-size:.92em}\
 th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}\
@@ -137,7 +164,7 @@ pub fn escape(s: &str) -> String {
 /// Escape, then turn `code` spans into `<code>`.
 fn inline(s: &str) -> String {
     let parts: Vec<&str> = s.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         return escape(s); // unbalanced backticks: no spans
     }
     parts
@@ -161,7 +188,10 @@ mod tests {
     fn a_table_renders_in_both() {
         let d = Doc {
             title: "T".into(),
-            blocks: vec![Block::Table(vec!["a".into(), "b".into()], vec![vec!["1|2".into(), "3".into()]])],
+            blocks: vec![Block::Table(
+                vec!["a".into(), "b".into()],
+                vec![vec!["1|2".into(), "3".into()]],
+            )],
         };
         assert_eq!(d.to_markdown(), "# T\n\n| a | b |\n|---|---|\n| 1\\|2 | 3 |\n");
         assert!(d.to_html(|_| None).contains("<tr><td>1|2</td><td>3</td></tr>"));

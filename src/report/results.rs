@@ -94,8 +94,12 @@ pub struct TraceRow {
     pub outcome: String,
 }
 
+/// Merged latency histograms by (point, strategy label, latency name), microseconds.
+pub type Histograms = BTreeMap<(u32, String, String), Histogram<u64>>;
+
 /// The segment kinds `trace.csv` may name.
-pub const SEGMENT_KINDS: [&str; 6] = ["hold", "rate_limit", "prefill", "decode", "tool", "entry_ready"];
+pub const SEGMENT_KINDS: [&str; 6] =
+    ["hold", "rate_limit", "prefill", "decode", "tool", "entry_ready"];
 
 /// Everything a results directory holds.
 #[derive(Debug, Default)]
@@ -107,7 +111,7 @@ pub struct Results {
     pub summary: Vec<SummaryRow>,
     pub runs: Vec<RunRow>,
     /// (point, strategy label, latency name) -> merged histogram, microseconds.
-    pub histograms: BTreeMap<(u32, String, String), Histogram<u64>>,
+    pub histograms: Histograms,
     pub trace: Vec<TraceRow>,
     pub tune: Option<serde_json::Value>,
     pub replay: Option<serde_json::Value>,
@@ -115,7 +119,10 @@ pub struct Results {
 
 /// A strategy label as a file-name slug: every char not `[a-z0-9]` becomes `_`.
 pub fn slug(label: &str) -> String {
-    label.chars().map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '_' }).collect()
+    label
+        .chars()
+        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '_' })
+        .collect()
 }
 
 fn read_opt(path: &Path) -> Result<Option<String>, ResultsError> {
@@ -177,7 +184,8 @@ impl Results {
     pub fn strategies(&self) -> Vec<String> {
         let mut out: Vec<String> =
             self.manifest.as_ref().map(|m| m.strategies.clone()).unwrap_or_default();
-        let seen = self.summary.iter().map(|r| &r.strategy).chain(self.trace.iter().map(|t| &t.strategy));
+        let seen =
+            self.summary.iter().map(|r| &r.strategy).chain(self.trace.iter().map(|t| &t.strategy));
         for s in seen {
             if !out.contains(s) {
                 out.push(s.clone());
@@ -190,7 +198,9 @@ impl Results {
     pub fn name(&self) -> String {
         match &self.manifest {
             Some(m) => m.name.clone(),
-            None => self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            None => {
+                self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            }
         }
     }
 
@@ -281,7 +291,7 @@ fn parse_trace(csv: &Csv) -> Result<Vec<TraceRow>, ResultsError> {
             end_s: csv.parse_field(*line, f, idx[5])?,
             outcome: f[idx[6]].clone(),
         };
-        if !(row.end_s >= row.start_s) {
+        if row.end_s < row.start_s || row.end_s.is_nan() || row.start_s.is_nan() {
             return Err(ResultsError::Malformed {
                 path: csv.path.clone(),
                 line: *line,
@@ -297,7 +307,7 @@ fn parse_trace(csv: &Csv) -> Result<Vec<TraceRow>, ResultsError> {
 fn load_histograms(
     dir: &Path,
     strategies: &[String],
-) -> Result<BTreeMap<(u32, String, String), Histogram<u64>>, ResultsError> {
+) -> Result<Histograms, ResultsError> {
     let mut out = BTreeMap::new();
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,

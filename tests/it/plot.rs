@@ -40,7 +40,13 @@ fn spread(i: usize) -> f64 {
 
 /// Toy closed forms for one (agents, parent tokens, strategy, replication): every scalar of
 /// SCALAR_NAMES, and the latency samples (us) of each LATENCY_NAMES histogram.
-fn toy_run(agents: u64, tokens: u64, strategy: &str, cap_s: f64, rep: u64) -> (Vec<f64>, Vec<Vec<u64>>) {
+fn toy_run(
+    agents: u64,
+    tokens: u64,
+    strategy: &str,
+    cap_s: f64,
+    rep: u64,
+) -> (Vec<f64>, Vec<Vec<u64>>) {
     let usd = 3e-6; // $3 per Mtok input
     let prefill_s = tokens as f64 / 20_000.0;
     let (writes, reads, hold_s, gap_s) = match strategy {
@@ -72,7 +78,9 @@ fn toy_run(agents: u64, tokens: u64, strategy: &str, cap_s: f64, rep: u64) -> (V
     .collect();
     let row = SCALAR_NAMES.iter().map(|n| scalars.get(n).copied().unwrap_or(0.0)).collect();
     let n = 60usize;
-    let sample = |base_s: f64, i: usize| ((base_s * (0.6 + 0.8 * spread(i + rep as usize * n))) * 1e6) as u64;
+    let sample = |base_s: f64, i: usize| {
+        ((base_s * (0.6 + 0.8 * spread(i + rep as usize * n))) * 1e6) as u64
+    };
     let launch: Vec<u64> = (0..n).map(|i| if i == 0 { 0 } else { sample(launch_p99, i) }).collect();
     let ttft: Vec<u64> = (0..n).map(|i| sample(0.5 + prefill_s * (1.0 - hit), i)).collect();
     let completion: Vec<u64> = (0..n).map(|i| sample(makespan_s, i)).collect();
@@ -98,7 +106,9 @@ fn grid(axes: &[(&str, Vec<&str>)]) -> Vec<Vec<String>> {
     for (_, values) in axes {
         out = out
             .into_iter()
-            .flat_map(|p: Vec<String>| values.iter().map(move |v| [p.clone(), vec![v.to_string()]].concat()))
+            .flat_map(|p: Vec<String>| {
+                values.iter().map(move |v| [p.clone(), vec![v.to_string()]].concat())
+            })
             .collect();
     }
     out
@@ -107,7 +117,11 @@ fn grid(axes: &[(&str, Vec<&str>)]) -> Vec<Vec<String>> {
 fn mean_sd_ci(v: &[f64]) -> (f64, f64, f64) {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
-    let sd = if n > 1.0 { (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() } else { 0.0 };
+    let sd = if n > 1.0 {
+        (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
     (mean, sd, 4.303 * sd / n.sqrt()) // t(0.975, 2 df) = 4.303 for 3 replications
 }
 
@@ -125,7 +139,8 @@ fn write_fixture(dir: &Path, f: &Fixture) {
         "content_hash": "0".repeat(64),
         "experiment": "name = \"toy\"\nseed = 42\n[workload]\nagents = 4\n",
     });
-    std::fs::write(dir.join("manifest.json"), serde_json::to_string_pretty(&manifest).unwrap()).unwrap();
+    std::fs::write(dir.join("manifest.json"), serde_json::to_string_pretty(&manifest).unwrap())
+        .unwrap();
     let lead: String = keys.iter().map(|k| format!("{k},")).collect();
     let mut summary = format!("point,{lead}strategy,replications");
     for m in SCALAR_NAMES {
@@ -147,7 +162,10 @@ fn write_fixture(dir: &Path, f: &Fixture) {
             let mut reps = Vec::new();
             let mut samples = vec![Vec::new(); 3];
             for r in 0..f.replications {
-                let cap_s = keys.iter().position(|k| *k == "wait_first.max_wait").map_or(5.0, |i| hold_cap_s(&values[i]));
+                let cap_s = keys
+                    .iter()
+                    .position(|k| *k == "wait_first.max_wait")
+                    .map_or(5.0, |i| hold_cap_s(&values[i]));
                 let (row, lat) = toy_run(agents, tokens, s, cap_s, r);
                 let fields: Vec<String> = row.iter().map(|x| format!("{x:.6}")).collect();
                 runs.push_str(&format!("{p},{cols}{r},{s},{}\n", fields.join(",")));
@@ -164,8 +182,17 @@ fn write_fixture(dir: &Path, f: &Fixture) {
             for (l, acc) in LATENCY_NAMES.iter().zip(&samples) {
                 let mut sorted = acc.clone();
                 sorted.sort_unstable();
-                let q = |q: f64| sorted[((q * sorted.len() as f64) as usize).min(sorted.len() - 1)] as f64 / 1e6;
-                summary.push_str(&format!(",{:.6},{:.6},{:.6},{:.6},{:.6}", q(0.5), q(0.9), q(0.99), q(0.999), q(1.0)));
+                let q = |q: f64| {
+                    sorted[((q * sorted.len() as f64) as usize).min(sorted.len() - 1)] as f64 / 1e6
+                };
+                summary.push_str(&format!(
+                    ",{:.6},{:.6},{:.6},{:.6},{:.6}",
+                    q(0.5),
+                    q(0.9),
+                    q(0.99),
+                    q(0.999),
+                    q(1.0)
+                ));
                 let file = dir.join("histograms").join(format!("p{p:05}_{}_{l}.hdr", slug(s)));
                 std::fs::write(file, hdr_line(acc) + "\n").unwrap();
             }
@@ -180,7 +207,10 @@ fn write_fixture(dir: &Path, f: &Fixture) {
 fn write_trace(dir: &Path) {
     let mut t = String::from("strategy,agent,request,segment,start_s,end_s,outcome\n");
     for a in 0..3u32 {
-        t.push_str(&format!("eager,{a},0,prefill,0.000000,1.000000,{}\n", if a == 0 { "miss" } else { "redundant_write" }));
+        t.push_str(&format!(
+            "eager,{a},0,prefill,0.000000,1.000000,{}\n",
+            if a == 0 { "miss" } else { "redundant_write" }
+        ));
         t.push_str(&format!("eager,{a},0,decode,1.000000,3.000000,none\n"));
         t.push_str(&format!("eager,{a},1,tool,3.000000,5.000000,none\n"));
         t.push_str(&format!("eager,{a},1,prefill,5.000000,5.100000,hit\n"));
@@ -188,7 +218,9 @@ fn write_trace(dir: &Path) {
     }
     t.push_str("eager,0,0,entry_ready,1.000000,1.000000,none\n");
     let w = "wait_first(max_wait=5s)";
-    t.push_str(&format!("{w},0,0,prefill,0.000000,1.000000,miss\n{w},0,0,decode,1.000000,3.000000,none\n"));
+    t.push_str(&format!(
+        "{w},0,0,prefill,0.000000,1.000000,miss\n{w},0,0,decode,1.000000,3.000000,none\n"
+    ));
     t.push_str(&format!("{w},0,0,entry_ready,1.000000,1.000000,none\n"));
     for a in 1..3u32 {
         t.push_str(&format!("{w},{a},0,hold,0.000000,1.000000,none\n"));
@@ -207,7 +239,10 @@ fn sweep2_fixture(name: &str) -> PathBuf {
         name: "toy-sweep",
         kind: "sweep",
         strategies: &STRATEGIES,
-        axes: vec![("workload.agents", vec!["2", "4", "8"]), ("workload.parent_tokens", vec!["10000", "50000"])],
+        axes: vec![
+            ("workload.agents", vec!["2", "4", "8"]),
+            ("workload.parent_tokens", vec!["10000", "50000"]),
+        ],
         replications: 3,
     };
     write_fixture(&dir, &f);
@@ -216,7 +251,13 @@ fn sweep2_fixture(name: &str) -> PathBuf {
 
 fn run_fixture(name: &str) -> PathBuf {
     let dir = scratch(name);
-    let f = Fixture { name: "toy-run", kind: "run", strategies: &STRATEGIES[..2], axes: vec![], replications: 3 };
+    let f = Fixture {
+        name: "toy-run",
+        kind: "run",
+        strategies: &STRATEGIES[..2],
+        axes: vec![],
+        replications: 3,
+    };
     write_fixture(&dir, &f);
     write_trace(&dir);
     dir
@@ -228,7 +269,10 @@ fn hold_fixture(name: &str) -> PathBuf {
         name: "toy-hold",
         kind: "sweep",
         strategies: &STRATEGIES[..2],
-        axes: vec![("wait_first.max_wait", vec!["1s", "2s", "5s", "10s"]), ("workload.parent_tokens", vec!["200000"])],
+        axes: vec![
+            ("wait_first.max_wait", vec!["1s", "2s", "5s", "10s"]),
+            ("workload.parent_tokens", vec!["200000"]),
+        ],
         replications: 3,
     };
     write_fixture(&dir, &f);
@@ -246,7 +290,11 @@ fn assert_svg(svg: &str, name: &str) {
     let start = svg.trim_start();
     assert!(start.starts_with("<svg") || start.starts_with("<?xml"), "{name}: not an SVG");
     assert!(svg.trim_end().ends_with("</svg>"), "{name}: SVG not closed");
-    assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count(), "{name}: unbalanced <text>");
+    assert_eq!(
+        svg.matches("<text").count(),
+        svg.matches("</text>").count(),
+        "{name}: unbalanced <text>"
+    );
     assert!(!svg.contains("NaN") && !svg.contains("inf\""), "{name}: non-finite coordinate");
 }
 
@@ -287,14 +335,24 @@ fn figure<'a>(figs: &'a [plot::Figure], name: &str) -> &'a plot::Figure {
 fn every_figure_kind_is_a_valid_svg_with_its_axis_titles() {
     let sweep = Results::load(&sweep2_fixture("kinds-sweep")).unwrap();
     let run = Results::load(&run_fixture("kinds-run")).unwrap();
-    let figs: Vec<plot::Figure> = plot::figures(&sweep).into_iter().chain(plot::figures(&run)).collect();
+    let figs: Vec<plot::Figure> =
+        plot::figures(&sweep).into_iter().chain(plot::figures(&run)).collect();
     let expect: [(&str, &[&str]); 6] = [
         ("cost_vs_workload_agents", &["workload.agents (agents)", "Cost per run (USD)", "eager"]),
         ("heatmap_cost_saved", &["workload.agents", "workload.parent_tokens", "(%)"]),
-        ("pareto_cost_makespan", &["Makespan p99 over replications (s)", "Mean cost per run (USD)", "frontier"]),
-        ("ttft_percentiles", &["Percentile (log scale of 1/(1-p))", "Time to first token (s)", "99%", "90%"]),
+        (
+            "pareto_cost_makespan",
+            &["Makespan p99 over replications (s)", "Mean cost per run (USD)", "frontier"],
+        ),
+        (
+            "ttft_percentiles",
+            &["Percentile (log scale of 1/(1-p))", "Time to first token (s)", "99%", "90%"],
+        ),
         ("completion_histogram", &["Agent completion time (s)", "Share of samples (%)"]),
-        ("timeline_wait_first_max_wait_5s_", &["Simulated time (s)", "Agent", "hold", "request: hit", "first entry ready (1 s)"]),
+        (
+            "timeline_wait_first_max_wait_5s_",
+            &["Simulated time (s)", "Agent", "hold", "request: hit", "first entry ready (1 s)"],
+        ),
     ];
     let mut kinds = std::collections::BTreeSet::new();
     for (name, titles) in expect {
@@ -340,16 +398,25 @@ fn same_input_same_bytes_through_the_cli() {
     let dir = run_fixture("det");
     let (a, b) = (dir.join("a"), dir.join("b"));
     for out in [&a, &b] {
-        let o = bin().args(["plot", dir.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+        let o = bin()
+            .args(["plot", dir.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     }
-    let mut names: Vec<String> =
-        std::fs::read_dir(&a).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = std::fs::read_dir(&a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
     assert!(names.iter().any(|n| n.ends_with(".png")) && names.iter().any(|n| n.ends_with(".svg")));
     assert!(!names.iter().any(|n| n.ends_with(".tmp")), "no temporary files left");
     for n in &names {
-        assert_eq!(std::fs::read(a.join(n)).unwrap(), std::fs::read(b.join(n)).unwrap(), "{n} differs");
+        assert_eq!(
+            std::fs::read(a.join(n)).unwrap(),
+            std::fs::read(b.join(n)).unwrap(),
+            "{n} differs"
+        );
     }
 }
 
@@ -388,7 +455,10 @@ fn report_markdown_snapshot_of_a_tiny_sweep() {
 fn report_cli_writes_markdown_html_and_figures() {
     let dir = run_fixture("report-cli");
     let out = dir.join("out").join("review.md");
-    let o = bin().args(["report", dir.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let o = bin()
+        .args(["report", dir.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(&out).unwrap();
     let html = std::fs::read_to_string(out.with_extension("html")).unwrap();
@@ -397,7 +467,11 @@ fn report_cli_writes_markdown_html_and_figures() {
         assert!(out.with_file_name(format!("{f}.svg")).exists(), "{f}.svg written");
     }
     assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
-    assert_eq!(html.matches("src=\"data:image/png;base64,").count(), md.matches("](").count(), "one embedded image per figure");
+    assert_eq!(
+        html.matches("src=\"data:image/png;base64,").count(),
+        md.matches("](").count(),
+        "one embedded image per figure"
+    );
     assert!(!html.contains("src=\"http") && !html.contains("href=\"http"), "self-contained");
     assert!(md.contains("Lowest mean cost: `wait_first(max_wait=5s)`"), "{md}");
 }
@@ -406,7 +480,10 @@ fn report_cli_writes_markdown_html_and_figures() {
 fn chromium() -> Option<PathBuf> {
     let env = std::env::var_os("PREFIXSIM_CHROMIUM").map(PathBuf::from);
     env.into_iter()
-        .chain(["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"].map(PathBuf::from))
+        .chain(
+            ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+                .map(PathBuf::from),
+        )
         .find(|p| p.exists())
 }
 
@@ -424,7 +501,10 @@ fn html_report_renders_in_headless_chromium() {
     };
     let dir = run_fixture("chromium");
     let out = dir.join("out").join("report.md");
-    let o = bin().args(["report", dir.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let o = bin()
+        .args(["report", dir.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let shot = dir.join("shot.png");
     let profile = dir.join("profile");
@@ -454,7 +534,10 @@ fn html_report_renders_in_headless_chromium() {
     // The page's own CSS has no saturated colour: strategy red and blue come only from drawn figures.
     let red = pixels_near(&rgb, ch, (214, 39, 40));
     let blue = pixels_near(&rgb, ch, (31, 119, 180));
-    println!("chromium screenshot: {:.1}% ink, {colours} colours, {red} red px, {blue} blue px", share * 100.0);
+    println!(
+        "chromium screenshot: {:.1}% ink, {colours} colours, {red} red px, {blue} blue px",
+        share * 100.0
+    );
     assert!(share > 0.03 && colours > 20, "the page looks blank");
     assert!(red > 500 && blue > 500, "figures not drawn: {red} red, {blue} blue pixels");
 }
