@@ -15,6 +15,7 @@ pub mod model;
 pub mod plot;
 pub mod replay;
 pub mod report;
+pub mod results;
 pub mod rng;
 pub mod sweep;
 pub mod time;

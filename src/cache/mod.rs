@@ -1,1 +1,199 @@
-//! cache (to be filled by its issue).
+//! The prefix cache of SPEC.md section 3, as a pure library: no clock (`now` is a parameter),
+//! no I/O, no randomness.
+//!
+//! - [`Prompt`]: a request as a chain of [`Block`]s with running SHA-256 prefix digests
+//!   (`prompt.rs`); extended one block at a time, never re-hashing the shared part.
+//! - [`EntryStore`]: entries keyed by any hashable key, pending -> ready -> expired, sliding TTL
+//!   from the send time of the last request that used them, optional LRU capacity (`store.rs`).
+//! - [`Cache`]: an `EntryStore<Digest>` plus a [`Policy`] and a model; [`Cache::serve`] looks a
+//!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
+//! - Model presets and the price formula (`presets.rs`); Messages-API JSON bodies to prompts
+//!   (`body.rs`).
+//!
+//! It does not know agents, latency or events: the caller says when a request is sent and when
+//! its written entries become ready.
+
+mod body;
+mod presets;
+mod prompt;
+mod serve;
+mod store;
+
+pub use crate::config::{Policy, Ttl};
+pub use body::{parse_body, request_from_json, request_from_json_scoped, BodyError, ParsedBody};
+pub use presets::{cost_usd, preset, preset_names, uncached_cost_usd};
+pub use prompt::{reference_prefix_digest, Prompt};
+pub use serve::{Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
+pub use store::{EntryStore, KeyHasher, Probe, StoreKey, StoreStats, WriteOutcome};
+
+use sha2::Digest as _;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+/// A SHA-256 digest (of a block's canonical bytes, or of a prefix chain).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Digest(pub [u8; 32]);
+
+impl Digest {
+    /// SHA-256 of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        let mut out = [0u8; 32];
+        out.copy_from_slice(&sha2::Sha256::digest(bytes));
+        Digest(out)
+    }
+
+    /// Lower-case hex, 64 characters.
+    pub fn hex(&self) -> String {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut s = String::with_capacity(64);
+        for b in self.0 {
+            s.push(HEX[(b >> 4) as usize] as char);
+            s.push(HEX[(b & 15) as usize] as char);
+        }
+        s
+    }
+}
+
+impl Hash for Digest {
+    /// The digest is already uniform: its first 8 bytes are the hash.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&self.0[..8]);
+        state.write_u64(u64::from_le_bytes(first));
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Digest({}..)", &self.hex()[..12])
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.hex())
+    }
+}
+
+/// The three layers of a prompt, in render order (tools -> system -> messages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Layer {
+    Tools = 0,
+    System = 1,
+    Messages = 2,
+}
+
+/// One block of a rendered prompt: its layer, its token count and the digest of its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    pub layer: Layer,
+    pub tokens: u64,
+    pub digest: Digest,
+}
+
+impl Block {
+    /// A block of canonical bytes with a given token count.
+    pub fn from_bytes(layer: Layer, bytes: &[u8], tokens: u64) -> Self {
+        Block { layer, tokens, digest: Digest::of(bytes) }
+    }
+
+    /// A text block: `ceil(chars / 4)` tokens (the seed's estimate).
+    pub fn text(layer: Layer, text: &str) -> Self {
+        Self::from_bytes(layer, text.as_bytes(), estimate_tokens(text))
+    }
+
+    /// A synthetic block standing for content the simulator does not render: its identity is
+    /// `id` (equal ids = equal content). No allocation.
+    pub fn synthetic(layer: Layer, tokens: u64, id: u64) -> Self {
+        let mut bytes = [0u8; 17];
+        bytes[0] = b'#';
+        bytes[1..9].copy_from_slice(&id.to_le_bytes());
+        bytes[9..].copy_from_slice(&tokens.to_le_bytes());
+        Self::from_bytes(layer, &bytes, tokens)
+    }
+}
+
+/// Tokens of a text by the seed's estimate: `ceil(chars / 4)` (Unicode scalar values).
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
+
+/// A cache breakpoint: the block (index into the prompt) carrying `cache_control`, and its TTL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Breakpoint {
+    pub index: usize,
+    pub ttl: Ttl,
+}
+
+/// The TTL in microseconds, `None` for entries that never expire.
+pub fn ttl_us(ttl: Ttl) -> Option<u64> {
+    match ttl {
+        Ttl::FiveMin => Some(5 * crate::time::US_PER_MIN),
+        Ttl::OneHour => Some(crate::time::US_PER_H),
+        Ttl::None => None,
+    }
+}
+
+/// What one request was billed, as the API's `usage` reports it, plus the redundant writes.
+/// Invariant: `cache_read + cache_write_5m + cache_write_1h + uncached` = the prompt's tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// `cache_read_input_tokens`: tokens of the hit prefix.
+    pub cache_read: u64,
+    /// `ephemeral_5m_input_tokens` (also entries with no TTL: they bill as the standard write).
+    pub cache_write_5m: u64,
+    /// `ephemeral_1h_input_tokens`.
+    pub cache_write_1h: u64,
+    /// `input_tokens`: neither read nor written.
+    pub uncached: u64,
+    /// Entries this request wrote while an equal entry was still pending (SPEC.md 3.3).
+    pub redundant_writes: u32,
+}
+
+impl Usage {
+    /// `cache_creation_input_tokens`: both write classes.
+    pub fn cache_write(&self) -> u64 {
+        self.cache_write_5m + self.cache_write_1h
+    }
+
+    /// All input tokens of the request.
+    pub fn total(&self) -> u64 {
+        self.cache_read + self.cache_write() + self.uncached
+    }
+
+    /// Share of the input read from the cache: `cache_read / total` (0 for an empty prompt).
+    /// Under `every-block` this is the seed's `cache_read / (cache_read + uncached)`, because
+    /// there every token not read is written.
+    pub fn hit_rate(&self) -> f64 {
+        match self.total() {
+            0 => 0.0,
+            t => self.cache_read as f64 / t as f64,
+        }
+    }
+
+    /// As the metrics' token counters, with `output` output tokens.
+    pub fn tokens(&self, output: u64) -> crate::metrics::Tokens {
+        crate::metrics::Tokens {
+            cache_read: self.cache_read,
+            cache_write_5m: self.cache_write_5m,
+            cache_write_1h: self.cache_write_1h,
+            uncached: self.uncached,
+            output,
+        }
+    }
+}
+
+/// A request the cache refuses (the API's 400s). Indices are block indices in the prompt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CacheError {
+    #[error("{count} cache breakpoints, at most {MAX_BREAKPOINTS} per request: the 5th is on block {index}")]
+    TooManyBreakpoints { count: usize, index: usize },
+    #[error("breakpoint on block {index}, but the prompt has only {len} blocks")]
+    OutOfRange { index: usize, len: usize },
+    #[error(
+        "breakpoints must be in increasing block order: block {index} comes after block {previous}"
+    )]
+    NotIncreasing { index: usize, previous: usize },
+    #[error("1h breakpoint on block {index} after a 5m breakpoint on block {previous}: 1h breakpoints must come first")]
+    TtlOrder { index: usize, previous: usize },
+}

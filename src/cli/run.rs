@@ -1,15 +1,466 @@
-//! `prefixsim run` (not built yet: its issue fills this file).
+//! `prefixsim run FILE [--set k=v]... [--seed N] [--json] [--out DIR] [--trace] [--jobs N]`:
+//! every strategy of one experiment side by side, with replications spread over threads and
+//! folded in index order (so `--jobs` never changes a byte of output).
+//!
+//! The simulation itself is behind the `Simulator` trait; `ModelSim` is the real model.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
+
+use anyhow::Context;
+use serde::Serialize;
 
 use super::{CliError, CliResult};
+use crate::config::{self, strategy_label, Experiment, Strategy};
+use crate::metrics::{RunMetrics, SCALAR_NAMES};
+use crate::report::table;
+use crate::results::{self, Aggregate, ManifestInfo, SummaryRow, TraceRow};
+
+const AFTER_HELP: &str = "\
+Examples:
+  prefixsim run experiments/default.toml
+  prefixsim run experiments/default.toml --set workload.agents=32 --set cache.ttl=1h
+  prefixsim run experiments/default.toml --set 'strategies=[\"eager\",\"wait_first(max_wait=2s)\"]'
+  prefixsim run experiments/hold_vs_prefix_size.toml --seed 7 --json
+  prefixsim run experiments/default.toml --out results/default --trace --jobs 2
+
+Values after --set are TOML (`workload.agents=16`, `workload.parent_warm=true`); a bare word
+is a string (`cache.ttl=1h`, `workload.kind=fork_drop_tool(tool=Bash)`). A `[sweep]` table in
+FILE is ignored here (use `prefixsim sweep`). Exit code 2 on a bad file or value.";
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
-
-pub fn run(_args: Args) -> CliResult {
-    Err(CliError::internal(anyhow::anyhow!("`run` is not built yet")))
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// The experiment file (TOML; see docs/experiment-file.md).
+    pub file: PathBuf,
+    /// Override a dotted key of the file, e.g. `--set workload.agents=16` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// The experiment seed (overrides the file's `seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the result files (manifest.json, summary.csv, runs.csv, histograms/) to DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// With --out: also write trace.csv (every agent's segments in replication 0).
+    #[arg(long, requires = "out")]
+    pub trace: bool,
+    /// Threads for replications (default: all cores); output does not depend on it.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
-/// `prefixsim` with no command.
+/// Something that simulates one replication of one strategy.
+pub trait Simulator: Sync {
+    fn simulate(
+        &self,
+        exp: &Experiment,
+        strategy: &Strategy,
+        replication: u32,
+    ) -> Result<RunMetrics, String>;
+    /// Replication 0 of `strategy` with every agent's segments, as `trace.csv` rows.
+    fn trace(&self, exp: &Experiment, strategy: &Strategy) -> Result<Vec<TraceRow>, String>;
+}
+
+/// The fan-out model (`crate::model`).
+pub struct ModelSim;
+
+impl Simulator for ModelSim {
+    fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, String> {
+        crate::model::simulate(exp, s, r).map_err(|e| e.to_string())
+    }
+    fn trace(&self, exp: &Experiment, s: &Strategy) -> Result<Vec<TraceRow>, String> {
+        let (_, segments) = crate::model::simulate_traced(exp, s, 0).map_err(|e| e.to_string())?;
+        let label = strategy_label(s);
+        Ok(segments
+            .iter()
+            .map(|g| TraceRow {
+                strategy: label.clone(),
+                agent: g.agent,
+                request: g.request,
+                segment: g.kind.name(),
+                start_us: g.start_us,
+                end_us: g.end_us,
+                outcome: g.outcome.name(),
+            })
+            .collect())
+    }
+}
+
+/// One strategy's results: the aggregate and every replication's scalars (for runs.csv).
+pub struct StrategyOutcome {
+    pub label: String,
+    pub aggregate: Aggregate,
+    pub runs: Vec<[f64; SCALAR_NAMES.len()]>,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let (_, exp) = load(&args.file, &args.set, args.seed)?;
+    execute_and_print(&exp, &args, &ModelSim)
+}
+
+/// `prefixsim` with no command: the embedded default experiment, as a table.
 pub fn run_default() -> CliResult {
-    super::scenarios::run(super::scenarios::Args {})
+    let (_, exp) = config::load_default(&[]).map_err(CliError::input)?;
+    let args = Args {
+        file: PathBuf::from(config::DEFAULT_ORIGIN),
+        set: Vec::new(),
+        seed: None,
+        json: false,
+        out: None,
+        trace: false,
+        jobs: None,
+    };
+    execute_and_print(&exp, &args, &ModelSim)
+}
+
+/// Load, apply `--set`s and `--seed`; every failure is an input error naming file/key/value.
+pub fn load(
+    file: &Path,
+    sets: &[String],
+    seed: Option<u64>,
+) -> Result<(toml::Table, Experiment), CliError> {
+    let mut sets = sets.to_vec();
+    if let Some(seed) = seed {
+        if i64::try_from(seed).is_err() {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--seed {seed}: seeds are at most {}",
+                i64::MAX
+            )));
+        }
+        sets.push(format!("seed={seed}"));
+    }
+    config::load(file, &sets).map_err(CliError::input)
+}
+
+/// Simulate, write `--out` files, print the table or JSON.
+pub fn execute_and_print(exp: &Experiment, args: &Args, sim: &dyn Simulator) -> CliResult {
+    if let Some(dir) = &args.out {
+        if dir.exists() && !dir.is_dir() {
+            let e = anyhow::anyhow!("--out {}: exists and is not a directory", dir.display());
+            return Err(CliError::input(e));
+        }
+    }
+    let jobs = args.jobs.unwrap_or_else(default_jobs).max(1);
+    let outcomes = execute(exp, jobs, sim).map_err(CliError::internal)?;
+    if let Some(dir) = &args.out {
+        let trace = match args.trace {
+            true => Some(trace_rows(exp, sim).map_err(CliError::internal)?),
+            false => None,
+        };
+        write_out(dir, exp, &outcomes, trace.as_deref())
+            .with_context(|| format!("writing results to {}", dir.display()))
+            .map_err(CliError::internal)?;
+    }
+    let text = if args.json { json_text(exp, &outcomes) } else { table_text(exp, &outcomes) };
+    print!("{text}");
+    Ok(())
+}
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+fn trace_rows(exp: &Experiment, sim: &dyn Simulator) -> anyhow::Result<Vec<TraceRow>> {
+    let mut rows = Vec::new();
+    for s in &exp.strategies {
+        let t = sim.trace(exp, s).map_err(|e| anyhow::anyhow!("{}: {e}", strategy_label(s)))?;
+        rows.extend(t);
+    }
+    Ok(rows)
+}
+
+/// Every replication of every strategy, on `jobs` threads, folded in (strategy, replication)
+/// order. The first failing run (in that order) is the error.
+pub fn execute(
+    exp: &Experiment,
+    jobs: usize,
+    sim: &dyn Simulator,
+) -> anyhow::Result<Vec<StrategyOutcome>> {
+    let reps = exp.replications as usize;
+    let total = exp.strategies.len() * reps;
+    let mut outcomes: Vec<StrategyOutcome> = exp
+        .strategies
+        .iter()
+        .map(|s| StrategyOutcome {
+            label: strategy_label(s),
+            aggregate: Aggregate::new(),
+            runs: Vec::with_capacity(reps),
+        })
+        .collect();
+    let progress = progress_bar(total as u64);
+    let work = |k: usize| {
+        let (s, r) = (k / reps, k % reps);
+        sim.simulate(exp, &exp.strategies[s], r as u32)
+    };
+    let fold = |k: usize, run: RunMetrics| {
+        let o = &mut outcomes[k / reps];
+        o.aggregate.add(&run);
+        o.runs.push(run.scalars());
+        progress.inc(1);
+    };
+    let result = ordered_parallel(total, jobs, work, fold);
+    progress.finish_and_clear();
+    result.map_err(|(k, e)| {
+        let label = strategy_label(&exp.strategies[k / reps]);
+        anyhow::anyhow!("strategy {label}, replication {}: {e}", k % reps)
+    })?;
+    Ok(outcomes)
+}
+
+fn progress_bar(total: u64) -> indicatif::ProgressBar {
+    if std::io::stderr().is_terminal() && total > 1 {
+        indicatif::ProgressBar::new(total)
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}
+
+struct Queue {
+    next: usize,
+    folded: usize,
+    stop: bool,
+}
+
+/// Run `work(0..total)` on `jobs` threads and call `fold(k, value)` in index order. Workers
+/// stay within a window of `4 * jobs` tasks past the last folded one, which bounds memory.
+/// Returns the lowest failing index and its error.
+pub fn ordered_parallel<T: Send>(
+    total: usize,
+    jobs: usize,
+    work: impl Fn(usize) -> Result<T, String> + Sync,
+    mut fold: impl FnMut(usize, T),
+) -> Result<(), (usize, String)> {
+    if jobs <= 1 {
+        for k in 0..total {
+            fold(k, work(k).map_err(|e| (k, e))?);
+        }
+        return Ok(());
+    }
+    let window = 4 * jobs;
+    let state = Mutex::new(Queue { next: 0, folded: 0, stop: false });
+    let cv = Condvar::new();
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<T, String>)>();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(total) {
+            let tx = tx.clone();
+            let (state, cv, work) = (&state, &cv, &work);
+            scope.spawn(move || {
+                while let Some(k) = take(state, cv, total, window) {
+                    if tx.send((k, work(k))).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending = std::collections::BTreeMap::new();
+        let mut expect = 0;
+        let mut result = Ok(());
+        'recv: for (k, r) in rx {
+            pending.insert(k, r);
+            while let Some(r) = pending.remove(&expect) {
+                match r {
+                    Ok(v) => fold(expect, v),
+                    Err(e) => {
+                        result = Err((expect, e));
+                        break 'recv;
+                    }
+                }
+                expect += 1;
+                state.lock().expect("queue lock").folded = expect;
+                cv.notify_all();
+            }
+        }
+        state.lock().expect("queue lock").stop = true;
+        cv.notify_all();
+        result
+    })
+}
+
+fn take(state: &Mutex<Queue>, cv: &Condvar, total: usize, window: usize) -> Option<usize> {
+    let mut q = state.lock().expect("queue lock");
+    loop {
+        if q.stop || q.next >= total {
+            return None;
+        }
+        if q.next < q.folded + window {
+            q.next += 1;
+            return Some(q.next - 1);
+        }
+        q = cv.wait(q).expect("queue lock");
+    }
+}
+
+/// Write manifest.json, summary.csv, runs.csv, histograms/ (and trace.csv) for one run
+/// (point 0, no axes).
+pub fn write_out(
+    dir: &Path,
+    exp: &Experiment,
+    outcomes: &[StrategyOutcome],
+    trace: Option<&[TraceRow]>,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let toml_text = config::render(exp);
+    let manifest = ManifestInfo {
+        kind: "run",
+        experiment: exp,
+        experiment_toml: &toml_text,
+        axes: &[],
+        points: 1,
+        shard: None,
+    };
+    results::write_manifest(dir, &manifest)?;
+    let rows: Vec<SummaryRow<'_>> = outcomes
+        .iter()
+        .map(|o| SummaryRow {
+            point: 0,
+            axis_values: &[],
+            strategy: &o.label,
+            aggregate: &o.aggregate,
+        })
+        .collect();
+    results::write_summary(dir, &[], &rows)?;
+    let mut runs = results::RunsWriter::create(dir, &[])?;
+    for o in outcomes {
+        for (r, scalars) in o.runs.iter().enumerate() {
+            runs.row(0, &[], r as u32, &o.label, scalars)?;
+        }
+    }
+    runs.finish()?;
+    for o in outcomes {
+        results::write_histograms(dir, 0, &o.label, &o.aggregate)?;
+    }
+    if let Some(rows) = trace {
+        results::write_trace(dir, rows)?;
+    }
+    Ok(())
+}
+
+/// The seed first, then the comparison table, then the ladders.
+pub fn table_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
+    let rows: Vec<table::Row<'_>> =
+        outcomes.iter().map(|o| table::Row { label: &o.label, aggregate: &o.aggregate }).collect();
+    let mut s = format!("seed: {}\n", exp.seed);
+    s.push_str(&format!(
+        "{}: {} x {} agents, {} replications, model {}\n",
+        exp.name,
+        config::kind_label(&exp.workload.kind),
+        exp.workload.agents,
+        exp.replications,
+        exp.model.name
+    ));
+    if !exp.question.is_empty() {
+        s.push_str(&format!("question: {}\n", exp.question));
+    }
+    s.push('\n');
+    s.push_str(&table::comparison_table(&rows));
+    s.push_str("\nmeans over replications (cost: ± 95% CI); latency percentiles pooled over all agents and replications\n\n");
+    s.push_str(&table::ladders(&rows));
+    s
+}
+
+#[derive(Serialize)]
+struct JsonOut<'a> {
+    seed: u64,
+    name: &'a str,
+    question: &'a str,
+    replications: u32,
+    results: Vec<JsonResult>,
+}
+
+#[derive(Serialize)]
+struct JsonTokens {
+    cache_read: f64,
+    cache_write: f64,
+    uncached: f64,
+    output: f64,
+}
+
+#[derive(Serialize)]
+struct JsonLadder {
+    p50: f64,
+    p90: f64,
+    p99: f64,
+    p999: f64,
+    max: f64,
+}
+
+#[derive(Serialize)]
+struct JsonResult {
+    strategy: String,
+    cost_usd: f64,
+    cost_usd_ci95: f64,
+    cost_relative_to_eager: Option<f64>,
+    cost_relative_to_uncached: f64,
+    hit_rate: f64,
+    redundant_writes: f64,
+    requests: f64,
+    tokens: JsonTokens,
+    launch_wait_s: JsonLadder,
+    ttft_s: JsonLadder,
+    completion_s: JsonLadder,
+    makespan_s: f64,
+    makespan_s_ci95: f64,
+    throughput_agents_per_min: f64,
+    throughput_tokens_per_min: f64,
+    rate_limited: f64,
+    throttled_s: f64,
+}
+
+fn ladder(x: [f64; 5]) -> JsonLadder {
+    JsonLadder { p50: x[0], p90: x[1], p99: x[2], p999: x[3], max: x[4] }
+}
+
+/// `{"seed": n, "results": [...]}`: means over replications; percentiles from the merged
+/// histograms.
+pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
+    let eager =
+        outcomes.iter().find(|o| o.label == "eager").map(|o| o.aggregate.stat("cost_usd").mean);
+    let results = outcomes
+        .iter()
+        .map(|o| {
+            let a = &o.aggregate;
+            let m = |name: &str| a.stat(name).mean;
+            JsonResult {
+                strategy: o.label.clone(),
+                cost_usd: m("cost_usd"),
+                cost_usd_ci95: a.stat("cost_usd").ci95,
+                cost_relative_to_eager: eager.filter(|e| *e > 0.0).map(|e| m("cost_usd") / e),
+                cost_relative_to_uncached: m("cost_relative"),
+                hit_rate: m("hit_rate"),
+                redundant_writes: m("redundant_writes"),
+                requests: m("requests"),
+                tokens: JsonTokens {
+                    cache_read: m("cache_read"),
+                    cache_write: m("cache_write"),
+                    uncached: m("uncached"),
+                    output: m("output"),
+                },
+                launch_wait_s: ladder(a.ladder_of("launch_wait")),
+                ttft_s: ladder(a.ladder_of("ttft")),
+                completion_s: ladder(a.ladder_of("completion")),
+                makespan_s: m("makespan_s"),
+                makespan_s_ci95: a.stat("makespan_s").ci95,
+                throughput_agents_per_min: m("throughput_agents_per_min"),
+                throughput_tokens_per_min: m("throughput_tokens_per_min"),
+                rate_limited: m("rate_limited"),
+                throttled_s: m("throttled_s"),
+            }
+        })
+        .collect();
+    let out = JsonOut {
+        seed: exp.seed,
+        name: &exp.name,
+        question: &exp.question,
+        replications: exp.replications,
+        results,
+    };
+    let mut s = serde_json::to_string_pretty(&out).expect("results serialise");
+    s.push('\n');
+    s
 }

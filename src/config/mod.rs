@@ -1,7 +1,167 @@
 //! Experiment files: the resolved experiment the model runs, parsing from TOML, `--set`
 //! overrides on dotted keys, defaults and validation.
 //!
+//! Two stages: `parse_table` (TOML syntax only; `apply_set` edits the raw table) then `resolve`
+//! (every key checked, defaulted and converted to base units). The raw table keeps `[sweep]`,
+//! which `resolve` ignores and `sweep_table` hands back to the sweep code.
+//!
 //! CONTRACT: the types in `experiment.rs` are shared by model, sweep, report and replay.
 
+pub mod call;
 pub mod experiment;
+pub mod names;
+pub mod presets;
+mod render;
+mod resolve;
+mod set;
+
+use std::path::Path;
+
+pub use crate::dist::{dist_label, parse_dist, parse_dist_in, Quantity};
 pub use experiment::*;
+pub use names::{kind_label, parse_kind, parse_strategy, slug, strategy_label};
+pub use render::render;
+pub use resolve::resolve;
+pub use set::{apply_set, set_key};
+
+/// The embedded default experiment (`prefixsim` with no command runs it).
+pub const DEFAULT_EXPERIMENT: &str = include_str!("../../experiments/default.toml");
+/// The origin string used in errors about the embedded default.
+pub const DEFAULT_ORIGIN: &str = "<default experiment>";
+
+/// Why an experiment could not be read; the message names the file, the key and the value.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{origin}: {message}")]
+    Syntax { origin: String, message: String },
+    #[error("{origin}: unknown key `{key}`{hint}")]
+    UnknownKey { origin: String, key: String, hint: String },
+    #[error("{origin}: `{key}` = {value}: {reason}")]
+    BadValue { origin: String, key: String, value: String, reason: String },
+    #[error("{origin}: missing key `{key}`: {reason}")]
+    Missing { origin: String, key: String, reason: String },
+    #[error("--set `{assignment}`: {reason}")]
+    BadSet { assignment: String, reason: String },
+    #[error("cannot read experiment file {path}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ConfigError {
+    /// The dotted key the error is about, if any.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::UnknownKey { key, .. }
+            | ConfigError::BadValue { key, .. }
+            | ConfigError::Missing { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+}
+
+/// Parse TOML text into a raw table (syntax only). When the table has no `question` key and
+/// the text opens with a `#` comment line, that comment becomes the question.
+pub fn parse_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
+    let mut table: toml::Table =
+        text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax {
+            origin: origin.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+    if !table.contains_key("question") {
+        if let Some(comment) = text.lines().next().and_then(|l| l.trim().strip_prefix('#')) {
+            let q = comment.trim();
+            if !q.is_empty() {
+                table.insert("question".into(), toml::Value::String(q.to_string()));
+            }
+        }
+    }
+    Ok(table)
+}
+
+/// Read `path`, apply the `--set` assignments in order, and resolve. Returns the raw table
+/// too (the sweep code expands its `[sweep]` table from it).
+pub fn load(path: &Path, sets: &[String]) -> Result<(toml::Table, Experiment), ConfigError> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ConfigError::Io { path: origin.clone(), source })?;
+    let mut table = parse_table(&text, &origin)?;
+    for s in sets {
+        apply_set(&mut table, s)?;
+    }
+    let exp = resolve(&table, &origin)?;
+    Ok((table, exp))
+}
+
+/// The default experiment with `--set` assignments applied.
+pub fn load_default(sets: &[String]) -> Result<(toml::Table, Experiment), ConfigError> {
+    let mut table = parse_table(DEFAULT_EXPERIMENT, DEFAULT_ORIGIN)?;
+    for s in sets {
+        apply_set(&mut table, s)?;
+    }
+    let exp = resolve(&table, DEFAULT_ORIGIN)?;
+    Ok((table, exp))
+}
+
+/// The raw `[sweep]` table, if the file has one (`resolve` ignores it).
+pub fn sweep_table(table: &toml::Table) -> Option<&toml::Table> {
+    table.get("sweep").and_then(toml::Value::as_table)
+}
+
+/// A table's values by dotted key, nested tables flattened (`[sweep] workload.agents = [..]`
+/// and `"workload.agents" = [..]` both give `workload.agents`), in the table's key order.
+pub fn flatten_keys(table: &toml::Table) -> Vec<(String, &toml::Value)> {
+    let mut out = Vec::new();
+    flatten_into(table, "", &mut out);
+    out
+}
+
+fn flatten_into<'t>(
+    table: &'t toml::Table,
+    prefix: &str,
+    out: &mut Vec<(String, &'t toml::Value)>,
+) {
+    for (k, v) in table {
+        let key = format!("{prefix}{k}");
+        match v {
+            toml::Value::Table(t) => flatten_into(t, &format!("{key}."), out),
+            _ => out.push((key, v)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_experiments_resolve() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(text.starts_with("# "), "{} needs a first-line comment", path.display());
+            let (table, exp) = load(&path, &[]).unwrap();
+            assert!(!exp.question.is_empty(), "{}", path.display());
+            if let Some(sweep) = sweep_table(&table) {
+                assert!(!flatten_keys(sweep).is_empty());
+            }
+            n += 1;
+        }
+        assert!(n >= 4);
+    }
+
+    #[test]
+    fn flattens_both_spellings() {
+        let t = parse_table("[s]\n\"a.b\" = 1\nc.d = 2\n", "x").unwrap();
+        let keys: Vec<String> = flatten_keys(sweep_or(&t)).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["a.b", "c.d"]);
+    }
+
+    fn sweep_or(t: &toml::Table) -> &toml::Table {
+        t["s"].as_table().unwrap()
+    }
+}

@@ -1,4 +1,185 @@
 //! The fan-out model: workload, agents, launch strategies, latency, rate limits. The only
 //! module that knows both the engine and the cache.
+//!
+//! `simulate(exp, strategy, replication)` runs one replication of one strategy and returns its
+//! `RunMetrics`; `simulate_traced` also returns the timeline segments (hold, rate_limit,
+//! prefill, decode, tool, entry_ready) of every request; `simulate_detailed` adds per-request
+//! records (send time, usage, cost) for tests and the reference model. `Simulator` reuses its
+//! buffers (event heap, histograms) across runs. See docs/model.md for the assumptions.
+//!
+//! - `workload.rs`: the synthetic prompts of each agent kind, their breakpoints.
+//! - `sim.rs`: the agent state machine and the launch strategies on the engine.
+//! - `rate.rs`: RPM/ITPM/OTPM token buckets.
+//! - `latency.rs`: the latency model (shared contract).
 
 pub mod latency;
+pub mod rate;
+mod sim;
+pub mod workload;
+
+pub use sim::Simulator;
+
+use crate::cache::Usage;
+use crate::config::{Experiment, Strategy};
+use crate::engine::EngineError;
+use crate::metrics::RunMetrics;
+
+/// What a timeline segment shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SegmentKind {
+    /// An agent with a slot, held by its launch strategy before its first request.
+    Hold,
+    /// Waiting on a 429's retry-after (plus jitter).
+    RateLimit,
+    /// Send to first token.
+    Prefill,
+    /// First token to the end of the response.
+    Decode,
+    /// A tool call, between a response and the next request.
+    Tool,
+    /// First token to the request's written entries becoming readable (the ready delay).
+    EntryReady,
+}
+
+impl SegmentKind {
+    /// The name used in `trace.csv`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SegmentKind::Hold => "hold",
+            SegmentKind::RateLimit => "rate_limit",
+            SegmentKind::Prefill => "prefill",
+            SegmentKind::Decode => "decode",
+            SegmentKind::Tool => "tool",
+            SegmentKind::EntryReady => "entry_ready",
+        }
+    }
+}
+
+/// How the cache served the request a segment belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Outcome {
+    /// Read from the cache and wrote nothing.
+    Hit,
+    /// Read a prefix and wrote the rest.
+    Partial,
+    /// Read nothing.
+    Miss,
+    /// Wrote an entry that an earlier request was still writing (pending): the waste.
+    RedundantWrite,
+    /// Not a request (hold, rate limit, tool).
+    None,
+}
+
+impl Outcome {
+    /// The name used in `trace.csv`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Hit => "hit",
+            Outcome::Partial => "partial",
+            Outcome::Miss => "miss",
+            Outcome::RedundantWrite => "redundant_write",
+            Outcome::None => "",
+        }
+    }
+
+    /// The outcome of a request billed `usage`.
+    pub fn of(usage: &Usage) -> Outcome {
+        if usage.redundant_writes > 0 {
+            Outcome::RedundantWrite
+        } else if usage.cache_read == 0 {
+            Outcome::Miss
+        } else if usage.cache_write() == 0 {
+            Outcome::Hit
+        } else {
+            Outcome::Partial
+        }
+    }
+}
+
+/// One bar of the timeline plot. Times are relative to the fan-out's start (t = 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// The agent; the prewarm request is shown as agent `N` (one past the last agent).
+    pub agent: u32,
+    /// The agent's request number (0 = its first), the one the segment precedes or belongs to.
+    pub request: u32,
+    pub kind: SegmentKind,
+    pub start_us: u64,
+    pub end_us: u64,
+    pub outcome: Outcome,
+}
+
+/// One request the API accepted, as the model served it. Times relative to the fan-out start.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RequestRecord {
+    /// The agent (`N` for the prewarm request).
+    pub agent: u32,
+    /// The agent's request number (0 = its first).
+    pub request: u32,
+    /// When the API accepted it (after any 429s).
+    pub send_us: u64,
+    pub ttft_us: u64,
+    pub decode_us: u64,
+    /// When the entries it wrote become readable: send + ttft + ready delay.
+    pub ready_us: u64,
+    /// All input tokens of the prompt (read + written + uncached).
+    pub prompt_tokens: u64,
+    pub usage: Usage,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+    /// 0 = the experiment's model, 1 = the `fork_other_model` model.
+    pub model: usize,
+}
+
+/// Everything one traced run produced.
+#[derive(Debug, Clone)]
+pub struct Detailed {
+    pub metrics: RunMetrics,
+    pub segments: Vec<Segment>,
+    pub requests: Vec<RequestRecord>,
+}
+
+/// Why a run failed. The run's partial results are discarded.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SimError {
+    #[error("run stopped early: {0}")]
+    Bounded(#[from] EngineError),
+    #[error("the cache refused a request of agent {agent} (request {request}): {source}")]
+    Cache { agent: u32, request: u32, source: crate::cache::CacheError },
+    #[error("unknown model `{0}` in workload.kind = fork_other_model (no preset of that name)")]
+    UnknownModel(String),
+    #[error("a request of agent {agent} needs {amount} {limit} but the limit is {capacity} per minute: it can never be admitted (raise rate_limits.{limit})")]
+    NeverAdmitted { agent: u32, limit: &'static str, amount: u64, capacity: u64 },
+    #[error("invalid experiment: {0}")]
+    Invalid(String),
+}
+
+/// Run replication `replication` of `strategy` on `exp`.
+pub fn simulate(
+    exp: &Experiment,
+    strategy: &Strategy,
+    replication: u32,
+) -> Result<RunMetrics, SimError> {
+    let mut metrics = RunMetrics::new();
+    Simulator::new().run_into(exp, strategy, replication, &mut metrics)?;
+    Ok(metrics)
+}
+
+/// As `simulate`, plus the timeline segments of every request, ordered by agent, then time.
+pub fn simulate_traced(
+    exp: &Experiment,
+    strategy: &Strategy,
+    replication: u32,
+) -> Result<(RunMetrics, Vec<Segment>), SimError> {
+    let d = simulate_detailed(exp, strategy, replication)?;
+    Ok((d.metrics, d.segments))
+}
+
+/// As `simulate_traced`, plus one record per accepted request, in acceptance order.
+pub fn simulate_detailed(
+    exp: &Experiment,
+    strategy: &Strategy,
+    replication: u32,
+) -> Result<Detailed, SimError> {
+    Simulator::new().run_detailed(exp, strategy, replication)
+}

@@ -1,1 +1,615 @@
-//! Tests: cache.
+//! Tests: the prefix cache of SPEC.md section 3 (closed forms from the docs, properties, LRU).
+//!
+//! Conventions: "block k" in a comment is 1-based as in the docs' examples; indices in code are
+//! 0-based, so block 35 is index 34. Times are microseconds.
+
+use prefixsim::cache::{
+    cost_usd, preset, preset_names, reference_prefix_digest, request_from_json, Block, Breakpoint,
+    Cache, CacheError, Digest, EntryStore, Layer, Policy, Probe, Prompt, Ttl, Usage, WriteOutcome,
+};
+use prefixsim::config::ModelParams;
+use prefixsim::time::{US_PER_MIN, US_PER_S};
+use proptest::prelude::*;
+use serde_json::json;
+
+/// A model whose every prefix is cacheable (minimum 1 token), Sonnet-4.5 prices.
+fn any_length_model() -> ModelParams {
+    ModelParams { min_cacheable_tokens: 1, ..preset("claude-sonnet-4.5").unwrap() }
+}
+
+/// A prompt of synthetic message blocks: `ids[i]` is block i's content, `tokens` each.
+fn prompt_of(model: &str, ids: &[u64], tokens: u64) -> Prompt {
+    let mut p = Prompt::new("ws", model);
+    for &id in ids {
+        p.push(Block::synthetic(Layer::Messages, tokens, id));
+    }
+    p
+}
+
+fn bp(index: usize) -> Breakpoint {
+    Breakpoint { index, ttl: Ttl::FiveMin }
+}
+
+fn bp1h(index: usize) -> Breakpoint {
+    Breakpoint { index, ttl: Ttl::OneHour }
+}
+
+/// Ready one microsecond after it is sent (an instant first token).
+fn instant(now: u64) -> impl FnOnce(&Usage) -> u64 {
+    move |_| now + 1
+}
+
+// ---------------------------------------------------------------- lookback (FACTS.md section 1)
+
+/// The docs' example: turn 3 has 35 blocks, its breakpoint on block 35; the lookback checks
+/// blocks 35 down to 16 (20 positions counting the breakpoint). A turn-2 entry at block 15 is
+/// "one position outside the window, so there is no cache hit"; one at block 16 is a hit.
+/// Each block is 100 tokens, the model minimum is 1,024 (Sonnet 4.5): both prefixes pass it.
+#[test]
+fn lookback_window_is_20_positions_counting_the_breakpoint() {
+    let model = preset("claude-sonnet-4.5").unwrap();
+    let ids: Vec<u64> = (0..35).collect();
+    let turn3 = prompt_of(&model.name, &ids, 100);
+    for (written_block, expect_read) in [(15usize, 0u64), (16, 1_600)] {
+        let mut cache = Cache::new(Policy::Anthropic, &model, None);
+        let turn2 = prompt_of(&model.name, &ids[..written_block], 100);
+        cache.serve(&turn2, &[bp(written_block - 1)], 0, instant(0)).unwrap();
+        let u = cache.serve(&turn3, &[bp(34)], US_PER_S, instant(US_PER_S)).unwrap();
+        assert_eq!(u.cache_read, expect_read, "prior write at block {written_block}");
+        // Whatever is not read is written up to the breakpoint, the last block: 3,500 in all.
+        assert_eq!(u.cache_write_5m, 3_500 - expect_read);
+        assert_eq!(u.uncached, 0);
+    }
+}
+
+/// The lookback resumes at the next (earlier) breakpoint: with a second breakpoint on block 15,
+/// the turn-2 entry at block 15 is found although it is outside the last breakpoint's window.
+#[test]
+fn lookback_resumes_from_an_earlier_breakpoint() {
+    let model = any_length_model();
+    let ids: Vec<u64> = (0..35).collect();
+    let mut cache = Cache::new(Policy::Anthropic, &model, None);
+    cache.serve(&prompt_of(&model.name, &ids[..15], 100), &[bp(14)], 0, instant(0)).unwrap();
+    let u = cache.serve(&prompt_of(&model.name, &ids, 100), &[bp(14), bp(34)], 10, instant(10));
+    let u = u.unwrap();
+    assert_eq!((u.cache_read, u.cache_write_5m, u.uncached), (1_500, 2_000, 0));
+}
+
+// ---------------------------------------------------------------- minimum length
+
+/// Sonnet 4.5's minimum is 1,024 tokens (FACTS.md section 1). A 1,000-token prompt is
+/// "processed without caching": both counters 0, twice in a row (nothing was written).
+/// At exactly 1,024 tokens the prefix is cacheable: written once, then read.
+#[test]
+fn below_the_minimum_both_counters_are_zero() {
+    let model = preset("claude-sonnet-4.5").unwrap();
+    assert_eq!(model.min_cacheable_tokens, 1_024);
+    let mut cache = Cache::new(Policy::Anthropic, &model, None);
+    let short = prompt_of(&model.name, &[1, 2], 500); // 1,000 tokens
+    for t in [0, 10 * US_PER_S] {
+        let u = cache.serve(&short, &[bp(1)], t, instant(t)).unwrap();
+        assert_eq!((u.cache_read, u.cache_write(), u.uncached), (0, 0, 1_000));
+    }
+    let exact = prompt_of(&model.name, &[1, 2], 512); // 1,024 tokens
+    let u = cache.serve(&exact, &[bp(1)], 20 * US_PER_S, instant(20 * US_PER_S)).unwrap();
+    assert_eq!((u.cache_read, u.cache_write_5m, u.uncached), (0, 1_024, 0));
+    let u = cache.serve(&exact, &[bp(1)], 30 * US_PER_S, instant(30 * US_PER_S)).unwrap();
+    assert_eq!((u.cache_read, u.cache_write(), u.uncached), (1_024, 0, 0));
+}
+
+// ---------------------------------------------------------------- mixed TTL (FACTS.md section 2)
+
+/// The docs' A/B/C rule: A = tokens at the highest hit, B = the highest 1h breakpoint after A,
+/// C = the last breakpoint; read A, 1h write B - A, 5m write C - B.
+/// Blocks of 1,000 tokens; breakpoints 1h on blocks 2 and 4, 5m on block 6; 7 blocks.
+/// Request 1 (cold): A = 0, B = 4,000, C = 6,000 -> read 0, 1h 4,000, 5m 2,000, uncached 1,000.
+/// Request 2 shares blocks 1-2 only: A = 2,000 (block 2's 1h entry), B = 4,000, C = 6,000
+/// -> read 2,000, 1h 2,000, 5m 2,000, uncached 1,000.
+/// Its bill on Sonnet 4.5 ($3 in, $15 out per MTok), 100 output tokens:
+/// 3e-6 * (1,000 + 1.25 * 2,000 + 2 * 2,000 + 0.1 * 2,000) + 15e-6 * 100 = 0.0231 + 0.0015.
+#[test]
+fn mixed_ttl_bill_follows_the_abc_rule() {
+    let model = any_length_model();
+    let bps = [bp1h(1), bp1h(3), bp(5)];
+    let mut cache = Cache::new(Policy::Anthropic, &model, None);
+    let first = prompt_of(&model.name, &[1, 2, 3, 4, 5, 6, 7], 1_000);
+    let u = cache.serve(&first, &bps, 0, instant(0)).unwrap();
+    assert_eq!(
+        (u.cache_read, u.cache_write_1h, u.cache_write_5m, u.uncached),
+        (0, 4_000, 2_000, 1_000)
+    );
+    let second = prompt_of(&model.name, &[1, 2, 13, 14, 15, 16, 17], 1_000);
+    let u = cache.serve(&second, &bps, US_PER_S, instant(US_PER_S)).unwrap();
+    assert_eq!(
+        (u.cache_read, u.cache_write_1h, u.cache_write_5m, u.uncached),
+        (2_000, 2_000, 2_000, 1_000)
+    );
+    let cost = cost_usd(&model, &u, 100);
+    assert!((cost - (0.0231 + 0.0015)).abs() < 1e-12, "{cost}");
+}
+
+/// A 1h breakpoint after a 5m one is refused, naming the block.
+#[test]
+fn one_hour_after_five_minutes_is_an_input_error() {
+    let model = any_length_model();
+    let mut cache = Cache::new(Policy::Anthropic, &model, None);
+    let p = prompt_of(&model.name, &[1, 2, 3], 100);
+    let e = cache.serve(&p, &[bp(0), bp1h(2)], 0, instant(0)).unwrap_err();
+    assert_eq!(e, CacheError::TtlOrder { index: 2, previous: 0 });
+    let e = cache.serve(&p, &[bp(0), bp(1), bp(2), bp(2), bp(2)], 0, instant(0)).unwrap_err();
+    assert_eq!(e, CacheError::TooManyBreakpoints { count: 5, index: 2 });
+    assert!(e.to_string().contains("block 2"), "{e}");
+}
+
+// ---------------------------------------------------------------- lifecycle (SPEC.md 3.3)
+
+/// An entry is pending until the writer's first response begins (here: sent at 0, ready at
+/// 2 s). A lookup at 2 s - 1 us misses and writes again (a redundant write); at exactly 2 s it
+/// hits. The redundant writer does not delay readiness (the earlier ready time is kept).
+#[test]
+fn a_lookup_before_the_first_token_misses_and_after_it_hits() {
+    let model = any_length_model();
+    let mut cache = Cache::new(Policy::Anthropic, &model, None);
+    let p = prompt_of(&model.name, &[1, 2, 3], 1_000);
+    let u = cache.serve(&p, &[bp(2)], 0, |_| 2 * US_PER_S).unwrap();
+    assert_eq!((u.cache_write_5m, u.redundant_writes), (3_000, 0));
+    let before = 2 * US_PER_S - 1;
+    let u = cache.serve(&p, &[bp(2)], before, |_| before + 10 * US_PER_S).unwrap();
+    assert_eq!((u.cache_read, u.cache_write_5m, u.redundant_writes), (0, 3_000, 1));
+    let u = cache.serve(&p, &[bp(2)], 2 * US_PER_S, instant(2 * US_PER_S)).unwrap();
+    assert_eq!((u.cache_read, u.cache_write(), u.redundant_writes), (3_000, 0, 0));
+}
+
+/// Alive on [last_use, last_use + ttl): at exactly last_use + 5 min the entry has expired.
+/// The TTL slides from the START of the last request that used it: written at 0, read by a
+/// request sent at 100 s (however long that request then takes), alive until 100 s + 300 s.
+#[test]
+fn expiry_is_exactly_at_last_use_plus_ttl() {
+    let model = any_length_model();
+    let mut cache = Cache::new(Policy::Anthropic, &model, None);
+    let p = prompt_of(&model.name, &[1, 2], 1_000);
+    let key = p.prefix_digest(1);
+    cache.serve(&p, &[bp(1)], 0, |_| US_PER_S).unwrap();
+    let t1 = 100 * US_PER_S;
+    let u = cache.serve(&p, &[bp(1)], t1, |_| t1 + 200 * US_PER_S).unwrap();
+    assert_eq!(u.cache_read, 2_000);
+    let end = t1 + 5 * US_PER_MIN;
+    assert_eq!(cache.peek(&p, &[bp(1)], end - 1).unwrap().cache_read, 2_000);
+    assert_eq!(cache.peek(&p, &[bp(1)], end).unwrap().cache_read, 0);
+    assert_eq!(cache.store().probe(key, end - 1), Probe::Ready { tokens: 2_000 });
+    assert_eq!(cache.store().probe(key, end), Probe::Expired);
+    let u = cache.serve(&p, &[bp(1)], end, instant(end)).unwrap();
+    assert_eq!((u.cache_read, u.cache_write_5m, u.redundant_writes), (0, 2_000, 0));
+}
+
+/// A 1h entry survives 5 min and expires at exactly 1 h; a no-TTL entry never expires.
+#[test]
+fn one_hour_and_no_ttl_entries() {
+    let mut store: EntryStore<u64> = EntryStore::new(None);
+    store.write(1, 10, 0, 0, Ttl::OneHour);
+    store.write(2, 10, 0, 0, Ttl::None);
+    assert!(store.is_ready(1, 3_600 * US_PER_S - 1));
+    assert_eq!(store.probe(1, 3_600 * US_PER_S), Probe::Expired);
+    assert!(store.is_ready(2, u64::MAX - 1));
+}
+
+// ---------------------------------------------------------------- keys: model and layers
+
+/// Caches are per model: identical content for another model never hits.
+#[test]
+fn a_different_model_never_hits() {
+    let model = any_length_model();
+    let mut cache = Cache::new(Policy::EveryBlock, &model, None);
+    cache.serve(&prompt_of("claude-sonnet-4.5", &[1, 2, 3], 100), &[], 0, instant(0)).unwrap();
+    let other = prompt_of("claude-opus-4.5", &[1, 2, 3], 100);
+    let u = cache.serve(&other, &[], 10, instant(10)).unwrap();
+    assert_eq!(u.cache_read, 0);
+    // And another scope (workspace) never hits either.
+    let mut p = Prompt::new("other-workspace", "claude-sonnet-4.5");
+    for id in [1, 2, 3] {
+        p.push(Block::synthetic(Layer::Messages, 100, id));
+    }
+    assert_eq!(cache.peek(&p, &[], 20).unwrap().cache_read, 0);
+}
+
+fn body(
+    tools: serde_json::Value,
+    system: &str,
+    tool_choice: serde_json::Value,
+) -> serde_json::Value {
+    json!({
+        "model": "claude-sonnet-4.5",
+        "tools": tools,
+        "system": system,
+        "tool_choice": tool_choice,
+        "messages": [
+            {"role": "user", "content": "Fix the failing test in src/lib.rs, please."},
+            {"role": "assistant", "content": [{"type": "text", "text": "Looking at it now."}]},
+            {"role": "user", "content": [{"type": "text", "text": "Thanks, go ahead."}]}
+        ]
+    })
+}
+
+fn tools() -> serde_json::Value {
+    json!([
+        {"name": "Bash", "description": "Run a shell command", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}},
+        {"name": "Read", "description": "Read a file", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+    ])
+}
+
+/// Serve `first`, then `second` 1 s later under `every-block`; return (second's usage, the
+/// token count of each of second's first two blocks: tools, system).
+fn serve_pair(first: &serde_json::Value, second: &serde_json::Value) -> (Usage, u64, u64) {
+    let mut cache = Cache::new(Policy::EveryBlock, &any_length_model(), None);
+    let (p1, _) = request_from_json(first).unwrap();
+    cache.serve(&p1, &[], 0, instant(0)).unwrap();
+    let (p2, _) = request_from_json(second).unwrap();
+    let u = cache.serve(&p2, &[], US_PER_S, instant(US_PER_S)).unwrap();
+    (u, p2.prefix_tokens(0), p2.prefix_tokens(1))
+}
+
+/// `tool_choice` is folded in before the first message: the tools and system blocks still
+/// hit (read = their tokens), every message misses.
+#[test]
+fn a_tool_choice_change_keeps_the_tools_and_system_hits() {
+    let a = body(tools(), "You are a coding agent.", json!({"type": "auto"}));
+    let b = body(tools(), "You are a coding agent.", json!({"type": "none"}));
+    let (u, _, tools_and_system) = serve_pair(&a, &b);
+    assert_eq!(u.cache_read, tools_and_system);
+    assert!(u.cache_write() > 0);
+}
+
+/// Tool definitions are the first layer: a changed tool invalidates everything.
+#[test]
+fn a_tool_definition_change_misses_everything() {
+    let a = body(tools(), "You are a coding agent.", json!({"type": "auto"}));
+    let mut t = tools();
+    t.as_array_mut().unwrap().truncate(1); // drop Read
+    let b = body(t, "You are a coding agent.", json!({"type": "auto"}));
+    let (u, _, _) = serve_pair(&a, &b);
+    assert_eq!(u.cache_read, 0);
+}
+
+/// A system edit invalidates system and messages, not the tools block.
+#[test]
+fn a_system_edit_keeps_the_tools_hit() {
+    let a = body(tools(), "You are a coding agent.", json!({"type": "auto"}));
+    let b = body(tools(), "You are a coding agent. Read-only mode.", json!({"type": "auto"}));
+    let (u, tools_only, _) = serve_pair(&a, &b);
+    assert_eq!(u.cache_read, tools_only);
+    assert!(tools_only > 0);
+}
+
+// ---------------------------------------------------------------- every-block (the seed demo)
+
+/// The seed's loop: the longest ready prefix; once the match breaks, later equal blocks do not
+/// count (blocks 1, 2 equal, block 3 differs, blocks 4-5 equal in content: read = 2 blocks).
+#[test]
+fn every_block_match_stops_at_the_first_difference() {
+    let model = any_length_model();
+    let mut cache = Cache::new(Policy::EveryBlock, &model, None);
+    cache.serve(&prompt_of(&model.name, &[1, 2, 3, 4, 5], 10), &[], 0, instant(0)).unwrap();
+    let u = cache.serve(&prompt_of(&model.name, &[1, 2, 9, 4, 5], 10), &[], 5, instant(5)).unwrap();
+    assert_eq!((u.cache_read, u.cache_write_5m, u.uncached), (20, 30, 0));
+    // A fork: the same prefix plus one appended block reads everything before it.
+    let u =
+        cache.serve(&prompt_of(&model.name, &[1, 2, 3, 4, 5, 6], 10), &[], 9, instant(9)).unwrap();
+    assert_eq!((u.cache_read, u.cache_write_5m), (50, 10));
+}
+
+/// Two identical concurrent requests: the second finds every entry pending, reads nothing and
+/// writes each of the 4 boundaries again: 4 redundant writes.
+#[test]
+fn every_block_concurrent_writes_are_redundant() {
+    let model = any_length_model();
+    let mut cache = Cache::new(Policy::EveryBlock, &model, None);
+    let p = prompt_of(&model.name, &[1, 2, 3, 4], 10);
+    cache.serve(&p, &[], 0, |_| 1_000).unwrap();
+    let u = cache.serve(&p, &[], 10, |_| 2_000).unwrap();
+    assert_eq!((u.cache_read, u.redundant_writes), (0, 4));
+    assert_eq!(cache.store().stats().redundant_writes, 4);
+}
+
+// ---------------------------------------------------------------- entry store: LRU capacity
+
+/// Capacity 300 tokens, entries of 100: writing a 4th evicts the least recently used. Keys 1,
+/// 2, 3 written at t = 0, 1, 2; key 1 read at t = 3 -> LRU order (oldest last) 1, 3, 2; key 4
+/// evicts 2, key 5 evicts 3. Evicted keys probe as `Evicted`, never-written ones as `Absent`.
+#[test]
+fn capacity_evicts_the_least_recently_used() {
+    let mut store: EntryStore<u64> = EntryStore::new(Some(300));
+    for (k, t) in [(1, 0), (2, 1), (3, 2)] {
+        assert_eq!(store.write(k, 100, t, t, Ttl::FiveMin), WriteOutcome::New);
+    }
+    assert!(store.touch(1, 3));
+    assert_eq!(store.lru_order(), vec![1, 3, 2]);
+    store.write(4, 100, 4, 4, Ttl::FiveMin);
+    assert_eq!(store.lru_order(), vec![4, 1, 3]);
+    assert_eq!(store.probe(2, 5), Probe::Evicted);
+    store.write(5, 100, 5, 5, Ttl::FiveMin);
+    assert_eq!(store.lru_order(), vec![5, 4, 1]);
+    assert_eq!(store.probe(3, 6), Probe::Evicted);
+    assert_eq!(store.probe(99, 6), Probe::Absent);
+    assert_eq!((store.stats().evictions, store.stats().evicted_tokens), (2, 200));
+    assert_eq!(store.used_tokens(), 300);
+    // Rewriting an evicted key stores it again (evicting the now-least-recent key 1).
+    assert_eq!(store.write(2, 100, 7, 7, Ttl::FiveMin), WriteOutcome::Rewritten);
+    assert_eq!(store.lru_order(), vec![2, 5, 4]);
+}
+
+/// Room is made from expired entries first when they are at the tail: those are `reclaimed`,
+/// not evictions, and probe as `Expired`. An entry larger than the capacity is not stored.
+#[test]
+fn capacity_reclaims_expired_entries_before_evicting() {
+    let mut store: EntryStore<u64> = EntryStore::new(Some(200));
+    store.write(1, 100, 0, 0, Ttl::FiveMin);
+    store.write(2, 100, 10 * US_PER_MIN, 10 * US_PER_MIN, Ttl::FiveMin);
+    store.write(3, 100, 11 * US_PER_MIN, 11 * US_PER_MIN, Ttl::FiveMin);
+    assert_eq!(store.probe(1, 11 * US_PER_MIN), Probe::Expired);
+    assert_eq!((store.stats().reclaimed, store.stats().evictions), (1, 0));
+    assert_eq!(store.write(4, 500, 12 * US_PER_MIN, 0, Ttl::FiveMin), WriteOutcome::TooLarge);
+    assert_eq!(store.probe(4, 12 * US_PER_MIN), Probe::Evicted);
+    assert_eq!(store.lru_order(), vec![3, 2]);
+}
+
+/// Probe distinguishes pending (with its ready time) from ready.
+#[test]
+fn probe_classifies_pending_entries() {
+    let mut store: EntryStore<u64> = EntryStore::new(None);
+    store.write(7, 10, 100, 500, Ttl::FiveMin);
+    assert_eq!(store.probe(7, 499), Probe::Pending { ready_at: 500 });
+    assert!(!store.touch(7, 499));
+    assert_eq!(store.probe(7, 500), Probe::Ready { tokens: 10 });
+    assert_eq!(store.write(7, 10, 200, 900, Ttl::FiveMin), WriteOutcome::Redundant);
+    assert_eq!(store.probe(7, 500), Probe::Ready { tokens: 10 }, "earlier ready time kept");
+}
+
+// ---------------------------------------------------------------- request bodies
+
+fn body_err(b: serde_json::Value) -> String {
+    request_from_json(&b).unwrap_err().to_string()
+}
+
+#[test]
+fn body_errors_name_the_block() {
+    let cc = json!({"type": "ephemeral"});
+    let msg = |i: u32| json!({"role": "user", "content": [{"type": "text", "text": format!("m{i}"), "cache_control": cc}]});
+    let five = json!({"model": "m", "messages": [msg(0), msg(1), msg(2), msg(3), msg(4)]});
+    let e = body_err(five);
+    assert!(e.contains("`messages[4].content[0].cache_control`") && e.contains("5th"), "{e}");
+    let order = json!({"model": "m", "system": [{"type": "text", "text": "s", "cache_control": cc}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "x"},
+            {"type": "text", "text": "y", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}]});
+    let e = body_err(order);
+    assert!(e.contains("`messages[0].content[1].cache_control`") && e.contains("1h"), "{e}");
+    let e = body_err(json!({"model": "m", "messages": [{"role": "user", "content": "a"}, 7]}));
+    assert!(e.contains("`messages[1]`"), "{e}");
+    let e = body_err(json!({"messages": []}));
+    assert!(e.contains("`model`"), "{e}");
+    let e = body_err(json!({"model": "m", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "a", "cache_control": {"type": "ephemeral", "ttl": "2h"}}]}]}));
+    assert!(e.contains("`messages[0].content[0].cache_control.ttl`"), "{e}");
+    let auto = json!({"model": "m", "cache_control": {"type": "ephemeral", "ttl": "1h"},
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "a", "cache_control": cc}]}]});
+    assert!(body_err(auto).contains("`cache_control`"));
+}
+
+/// Default granularity: tools one block, system one block, each message one block; tokens
+/// ceil(chars / 4) of the canonical bytes; a string system prompt is its raw text.
+#[test]
+fn body_blocks_and_breakpoints() {
+    let b = json!({
+        "model": "claude-sonnet-4.5",
+        "tools": [{"name": "Bash", "cache_control": {"type": "ephemeral", "ttl": "1h"}}],
+        "system": "abcdefghi",
+        "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
+        "cache_control": {"type": "ephemeral"}
+    });
+    let (p, bps) = request_from_json(&b).unwrap();
+    assert_eq!(p.len(), 4);
+    // Canonical tools: [{"name":"Bash"}] = 17 chars -> 5 tokens; system 9 chars -> 3 tokens;
+    // {"content":"hi","role":"user"} = 30 chars -> 8 tokens.
+    assert_eq!((p.block_tokens(0), p.block_tokens(1), p.block_tokens(2)), (5, 3, 8));
+    assert_eq!(
+        bps,
+        vec![
+            Breakpoint { index: 0, ttl: Ttl::OneHour },
+            Breakpoint { index: 3, ttl: Ttl::FiveMin }
+        ]
+    );
+}
+
+/// Markers are not content, and key order is not content: moving `cache_control` (automatic
+/// caching moves it every turn) or reordering keys leaves every digest unchanged.
+#[test]
+fn markers_and_key_order_do_not_change_digests() {
+    let a = json!({"model": "m", "system": [{"type": "text", "text": "s"}], "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "q", "cache_control": {"type": "ephemeral"}}]}]});
+    let b = json!({"messages": [{"content": [{"text": "q", "type": "text"}], "role": "user"}],
+        "system": [{"text": "s", "type": "text", "cache_control": {"type": "ephemeral"}}], "model": "m"});
+    let (pa, _) = request_from_json(&a).unwrap();
+    let (pb, _) = request_from_json(&b).unwrap();
+    assert_eq!(pa.prefix_digest(1), pb.prefix_digest(1));
+}
+
+/// Automatic caching over turns: turn 2 appends an assistant and a user message; its breakpoint
+/// moves to the new last block and the lookback finds turn 1's entry two positions back.
+/// Under Anthropic, turn 2 reads all of turn 1 and writes its two new messages.
+#[test]
+fn automatic_caching_reads_the_previous_turn() {
+    let model = any_length_model();
+    let turn1 = json!({"model": "claude-sonnet-4.5", "cache_control": {"type": "ephemeral"},
+        "system": "You are helpful.", "messages": [{"role": "user", "content": "What is 2+2?"}]});
+    let mut turn2 = turn1.clone();
+    let msgs = turn2["messages"].as_array_mut().unwrap();
+    msgs.push(json!({"role": "assistant", "content": "4"}));
+    msgs.push(json!({"role": "user", "content": "And 3+3?"}));
+    let mut cache = Cache::new(Policy::Anthropic, &model, None);
+    let (p1, b1) = request_from_json(&turn1).unwrap();
+    cache.serve(&p1, &b1, 0, instant(0)).unwrap();
+    let (p2, b2) = request_from_json(&turn2).unwrap();
+    let u = cache.serve(&p2, &b2, US_PER_S, instant(US_PER_S)).unwrap();
+    assert_eq!(u.cache_read, p1.tokens());
+    assert_eq!(u.cache_write_5m, p2.tokens() - p1.tokens());
+    // The incremental build of turn 2 from turn 1 equals the build from scratch.
+    let parsed1 = prefixsim::cache::parse_body(&turn1).unwrap();
+    let parsed2 = prefixsim::cache::parse_body(&turn2).unwrap();
+    let ext = parsed2.extend_prompt(&parsed1, &parsed1.prompt("default")).unwrap();
+    assert_eq!(ext.prefix_digest(ext.len() - 1), p2.prefix_digest(p2.len() - 1));
+}
+
+// ---------------------------------------------------------------- presets and price
+
+#[test]
+fn presets_follow_the_newer_docs() {
+    let names = preset_names();
+    assert!(names.windows(2).all(|w| w[0] < w[1]), "sorted");
+    for n in &names {
+        assert_eq!(preset(n).unwrap().name, *n);
+    }
+    // FACTS.md section 1, newer version: Sonnet 4.6 1,024 (the older version said 2,048).
+    assert_eq!(preset("claude-sonnet-4.6").unwrap().min_cacheable_tokens, 1_024);
+    assert_eq!(preset("claude-opus-4.5").unwrap().min_cacheable_tokens, 4_096);
+    assert_eq!(preset("claude-fable-5.1").unwrap().read_multiplier, 0.025);
+    assert_eq!(preset("claude-sonnet-5").unwrap().input_usd_per_mtok, 2.0);
+    assert!(preset("gpt-4").is_none());
+}
+
+/// SPEC.md 3.4 on Haiku 4.5 ($1 in, $5 out): 1e-6 * (100 + 1.25 * 200 + 2 * 300 + 0.1 * 1000)
+/// + 5e-6 * 10 = 1e-6 * 1,050 + 5e-5 = 0.0011.
+#[test]
+fn cost_formula() {
+    let m = preset("claude-haiku-4.5").unwrap();
+    let u = Usage {
+        cache_read: 1_000,
+        cache_write_5m: 200,
+        cache_write_1h: 300,
+        uncached: 100,
+        redundant_writes: 0,
+    };
+    assert!((cost_usd(&m, &u, 10) - 0.0011).abs() < 1e-15);
+}
+
+// ---------------------------------------------------------------- properties
+
+fn layer_of(k: u8) -> Layer {
+    match k % 3 {
+        0 => Layer::Tools,
+        1 => Layer::System,
+        _ => Layer::Messages,
+    }
+}
+
+/// Blocks in layer order from random (layer, tokens, id) triples.
+fn blocks_from(raw: &[(u8, u64, u64)]) -> Vec<Block> {
+    let mut v: Vec<Block> =
+        raw.iter().map(|&(l, t, id)| Block::synthetic(layer_of(l), t, id)).collect();
+    v.sort_by_key(|b| b.layer);
+    v
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 64,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(2),
+        ..ProptestConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// The incremental chain (one block at a time, cloned at a fork point) equals the digest of
+    /// all the chain's bytes hashed at once, at every boundary.
+    #[test]
+    fn incremental_digest_equals_from_scratch(
+        raw in prop::collection::vec((0u8..3, 1u64..500, 0u64..4), 1..30),
+        split in 0usize..30,
+        params in (0u8..3, 0u8..3),
+    ) {
+        let blocks = blocks_from(&raw);
+        let (sys, msg) = (Digest::of(&[params.0]), Digest::of(&[params.1]));
+        let new_prompt = || {
+            let mut p = Prompt::new("ws", "claude-sonnet-4.5");
+            p.set_system_params(sys);
+            p.set_message_params(msg);
+            p
+        };
+        let split = split.min(blocks.len());
+        let mut parent = new_prompt();
+        blocks[..split].iter().for_each(|b| parent.push(*b));
+        let mut fork = parent.clone();
+        blocks[split..].iter().for_each(|b| fork.push(*b));
+        for i in 0..blocks.len() {
+            let reference = reference_prefix_digest("ws", "claude-sonnet-4.5", sys, msg, &blocks, i);
+            prop_assert_eq!(fork.prefix_digest(i), reference);
+        }
+        let total: u64 = blocks.iter().map(|b| b.tokens).sum();
+        prop_assert_eq!(fork.tokens(), total);
+    }
+
+    /// cache_read + cache_write + uncached = the prompt's tokens, for any sequence of requests
+    /// over shared prefixes, any valid breakpoints and times, under both policies.
+    #[test]
+    fn usage_adds_up_to_the_prompt(
+        requests in prop::collection::vec(
+            (prop::collection::vec(0u64..3, 1..25), prop::collection::vec((0usize..25, any::<bool>()), 0..5), 0u64..2_000),
+            1..12),
+        every_block in any::<bool>(),
+        min in 0u64..3_000,
+    ) {
+        let model = ModelParams { min_cacheable_tokens: min, ..any_length_model() };
+        let policy = if every_block { Policy::EveryBlock } else { Policy::Anthropic };
+        let mut cache = Cache::new(policy, &model, Some(20_000));
+        let mut now = 0;
+        for (ids, raw_bps, gap) in requests {
+            now += gap * 1_000;
+            let p = prompt_of(&model.name, &ids, 150);
+            let bps = valid_breakpoints(&raw_bps, p.len());
+            let u = cache.serve(&p, &bps, now, |u| now + 500 + u.uncached).unwrap();
+            prop_assert_eq!(u.cache_read + u.cache_write() + u.uncached, p.tokens());
+        }
+    }
+
+    /// Repeating an identical request once its entries are ready hits everything cacheable:
+    /// under every-block the whole prompt; under anthropic the prefix up to the last breakpoint
+    /// (if it reaches the minimum), with nothing written.
+    #[test]
+    fn an_identical_request_after_ready_hits_everything_cacheable(
+        ids in prop::collection::vec(0u64..1_000, 1..40),
+        raw_bps in prop::collection::vec((0usize..40, any::<bool>()), 1..5),
+        every_block in any::<bool>(),
+    ) {
+        let model = preset("claude-sonnet-4.5").unwrap();
+        let policy = if every_block { Policy::EveryBlock } else { Policy::Anthropic };
+        let mut cache = Cache::new(policy, &model, None);
+        let p = prompt_of(&model.name, &ids, 90);
+        let bps = valid_breakpoints(&raw_bps, p.len());
+        cache.serve(&p, &bps, 0, |_| 3 * US_PER_S).unwrap();
+        let u = cache.serve(&p, &bps, 3 * US_PER_S, |_| 4 * US_PER_S).unwrap();
+        let cacheable = if every_block {
+            p.tokens()
+        } else {
+            bps.last().map(|b| p.prefix_tokens(b.index)).filter(|&t| t >= model.min_cacheable_tokens).unwrap_or(0)
+        };
+        prop_assert_eq!(u.cache_read, cacheable);
+        prop_assert_eq!(u.cache_write(), 0);
+    }
+}
+
+/// Valid breakpoints from random (index, is_1h) pairs: in range, deduplicated, increasing, at
+/// most 4, 1h ones first.
+fn valid_breakpoints(raw: &[(usize, bool)], len: usize) -> Vec<Breakpoint> {
+    let mut idx: Vec<(usize, bool)> = raw.iter().map(|&(i, h)| (i % len, h)).collect();
+    idx.sort();
+    idx.dedup_by_key(|p| p.0);
+    idx.truncate(4);
+    let ones = idx.iter().filter(|p| p.1).count();
+    idx.iter()
+        .enumerate()
+        .map(|(k, &(index, _))| Breakpoint {
+            index,
+            ttl: if k < ones { Ttl::OneHour } else { Ttl::FiveMin },
+        })
+        .collect()
+}

@@ -1,1 +1,435 @@
-//! Tests: cli.
+//! Tests: experiment files, `--set`, labels, aggregation math, result files, and the `run`
+//! command's exit codes (through the binary).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use prefixsim::cli::run::{execute, json_text, table_text, write_out, Simulator};
+use prefixsim::config::{self, Experiment, Strategy};
+use prefixsim::metrics::{RunMetrics, SCALAR_NAMES};
+use prefixsim::results::{self, Aggregate, TraceRow};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
+}
+
+/// A fresh scratch directory under the target dir (no absolute paths end up in outputs).
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Run `prefixsim run FILE ARGS --out DIR/out` and check: exit 2, stderr names `needles`,
+/// and nothing was written.
+fn check_input_error(name: &str, toml_text: &str, extra: &[&str], needles: &[&str]) {
+    let dir = scratch(name);
+    let file = write_file(&dir, "exp.toml", toml_text);
+    let out_dir = dir.join("out");
+    let out = bin().arg("run").arg(&file).args(extra).arg("--out").arg(&out_dir).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains("exp.toml"), "file not named: {stderr}");
+    for n in needles {
+        assert!(stderr.contains(n), "`{n}` not in: {stderr}");
+    }
+    assert!(!out_dir.exists(), "something was written for {name}");
+}
+
+#[test]
+fn bad_input_exits_2_naming_key_and_value() {
+    check_input_error(
+        "unknown_key",
+        "[workload]\nagnets = 4\n",
+        &[],
+        &["workload.agnets", "workload.agents"],
+    );
+    check_input_error(
+        "negative",
+        "[workload]\nparent_idle = \"-3s\"\n",
+        &[],
+        &["workload.parent_idle", "-3s"],
+    );
+    check_input_error(
+        "bad_unit",
+        "[latency]\noverhead = \"const(3 fortnights)\"\n",
+        &[],
+        &["latency.overhead", "fortnights"],
+    );
+    check_input_error(
+        "malformed",
+        "[workload]\nturns = \"uniform(3, )\"\n",
+        &[],
+        &["workload.turns", "uniform(3, )"],
+    );
+    check_input_error(
+        "strategy",
+        "strategies = [\"eager\", \"wait_frist(max_wait=5s)\"]\n",
+        &[],
+        &["strategies", "wait_frist"],
+    );
+    check_input_error("kind", "", &["--set", "workload.kind=spork"], &["workload.kind", "spork"]);
+    check_input_error("set_unknown", "", &["--set", "workload.agentz=3"], &["workload.agentz"]);
+    check_input_error("set_negative", "", &["--set", "cache.ttl=-1h"], &["cache.ttl", "-1h"]);
+    check_input_error("syntax", "seed = = 3\n", &[], &["exp.toml"]);
+}
+
+#[test]
+fn set_overrides_keys() {
+    let dir = scratch("set");
+    let file = write_file(&dir, "e.toml", "# q\n[workload]\nagents = 4\n");
+    let sets: Vec<String> = [
+        "workload.agents=16",
+        "cache.ttl=1h",
+        r#"strategies=["eager","wait_first(max_wait=2s)"]"#,
+        "workload.kind=fork_drop_tool(tool=Edit)",
+        "latency.ready_delay=250ms",
+    ]
+    .map(String::from)
+    .to_vec();
+    let (_, e) = config::load(&file, &sets).unwrap();
+    assert_eq!(e.workload.agents, 16);
+    assert_eq!(e.cache.ttl, config::Ttl::OneHour);
+    assert_eq!(
+        e.strategies[1],
+        Strategy::WaitFirst { max_wait_us: 2_000_000, release: config::Release::OnReady }
+    );
+    assert_eq!(e.workload.kind, config::AgentKind::ForkDropTool { tool: "Edit".into() });
+    assert_eq!(e.latency.ready_delay_us, prefixsim::dist::Dist::Const(250_000.0));
+    assert_eq!(e.question, "q");
+    assert_eq!(e.name, "e");
+}
+
+#[test]
+fn strategy_labels_round_trip() {
+    for s in [
+        Strategy::Eager,
+        Strategy::WaitFirst { max_wait_us: 5_000_000, release: config::Release::OnReady },
+        Strategy::WaitFirst { max_wait_us: 750_000, release: config::Release::Timer },
+        Strategy::Stagger { interval_us: 60_000_000 },
+        Strategy::Sequential,
+        Strategy::Prewarm,
+    ] {
+        let label = config::strategy_label(&s);
+        assert_eq!(config::parse_strategy(&label), Ok(s), "{label}");
+    }
+}
+
+/// A stand-in simulator: replication r of strategy index i has cost (i + 1) * (r + 1) dollars,
+/// launch waits of r ms for each of 3 agents, and makespan (r + 1) s.
+struct Fake;
+
+impl Simulator for Fake {
+    fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, String> {
+        let i = exp.strategies.iter().position(|x| x == s).unwrap() as f64;
+        let mut m = RunMetrics::new();
+        m.cost_usd = (i + 1.0) * f64::from(r + 1);
+        m.cost_uncached_usd = 10.0 * f64::from(r + 1);
+        m.tokens.cache_read = 100 * u64::from(r);
+        m.tokens.uncached = 100;
+        m.requests = 3;
+        m.agents = 3;
+        m.makespan_us = u64::from(r + 1) * 1_000_000;
+        for _ in 0..3 {
+            m.launch_wait_us.record(u64::from(r) * 1_000 + 1).unwrap();
+            m.completion_us.record(u64::from(r + 1) * 1_000_000).unwrap();
+        }
+        Ok(m)
+    }
+    fn trace(&self, _: &Experiment, s: &Strategy) -> Result<Vec<TraceRow>, String> {
+        Ok(vec![TraceRow {
+            strategy: config::strategy_label(s),
+            agent: 0,
+            request: 0,
+            segment: "prefill",
+            start_us: 0,
+            end_us: 1_500_000,
+            outcome: "miss",
+        }])
+    }
+}
+
+fn small_experiment(reps: u32) -> Experiment {
+    let t = config::parse_table(
+        &format!("replications = {reps}\nstrategies = [\"eager\", \"wait_first(max_wait=5s, release=timer)\"]\n"),
+        "small.toml",
+    )
+    .unwrap();
+    config::resolve(&t, "small.toml").unwrap()
+}
+
+#[test]
+fn aggregation_matches_hand_computation() {
+    // Strategy 1 (index 1): costs 2, 4, 6, 8 over 4 replications. mean = 5; squared deviations
+    // 9 + 1 + 1 + 9 = 20, sd = sqrt(20 / 3) = 2.581989; ci95 = t(0.975, 3) * sd / 2 with
+    // t(0.975, 3) = 3.182446 (tables) -> 4.108535.
+    let exp = small_experiment(4);
+    let out = execute(&exp, 1, &Fake).unwrap();
+    let cost = out[1].aggregate.stat("cost_usd");
+    assert!((cost.mean - 5.0).abs() < 1e-12);
+    assert!((cost.sd - (20.0f64 / 3.0).sqrt()).abs() < 1e-12);
+    assert!((cost.ci95 - 3.182_446 * (20.0f64 / 3.0).sqrt() / 2.0).abs() < 1e-5);
+    // Hit rate of replication r: 100r / (100r + 100) -> 0, 1/2, 2/3, 3/4: mean 23/48.
+    assert!((out[0].aggregate.stat("hit_rate").mean - 23.0 / 48.0).abs() < 1e-12);
+    // Merged launch waits: 3 each of 1us, 1001us, 2001us, 3001us: p50 = 1001us (3 sig. digits),
+    // max = 3001us (the histogram reports its bucket's highest equivalent value, 3001 here).
+    let ladder = out[0].aggregate.ladder_of("launch_wait");
+    assert!((ladder[0] - 0.001001).abs() < 2e-6, "{ladder:?}");
+    assert!((ladder[4] - 0.003001).abs() < 3e-6, "{ladder:?}");
+    assert_eq!(out[0].runs.len(), 4);
+    assert_eq!(out[0].aggregate.histograms[0].len(), 12);
+}
+
+#[test]
+fn output_bytes_do_not_depend_on_jobs() {
+    let exp = small_experiment(37);
+    let one = execute(&exp, 1, &Fake).unwrap();
+    let three = execute(&exp, 3, &Fake).unwrap();
+    assert_eq!(json_text(&exp, &one), json_text(&exp, &three));
+    assert_eq!(table_text(&exp, &one), table_text(&exp, &three));
+    let (d1, d3) = (scratch("jobs1"), scratch("jobs3"));
+    write_out(&d1, &exp, &one, None).unwrap();
+    write_out(&d3, &exp, &three, None).unwrap();
+    for f in ["manifest.json", "summary.csv", "runs.csv"] {
+        assert_eq!(std::fs::read(d1.join(f)).unwrap(), std::fs::read(d3.join(f)).unwrap(), "{f}");
+    }
+}
+
+#[test]
+fn failures_report_the_first_failing_run() {
+    struct Failing;
+    impl Simulator for Failing {
+        fn simulate(&self, e: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, String> {
+            if r >= 5 {
+                Err(format!("boom {r}"))
+            } else {
+                Fake.simulate(e, s, r)
+            }
+        }
+        fn trace(&self, _: &Experiment, _: &Strategy) -> Result<Vec<TraceRow>, String> {
+            Ok(Vec::new())
+        }
+    }
+    let exp = small_experiment(20);
+    for jobs in [1, 4] {
+        let e = execute(&exp, jobs, &Failing).err().unwrap().to_string();
+        assert!(e.contains("eager, replication 5: boom 5"), "{e}");
+    }
+}
+
+#[test]
+fn result_files_have_the_documented_format() {
+    let exp = small_experiment(3);
+    let out = execute(&exp, 2, &Fake).unwrap();
+    let dir = scratch("files");
+    let trace: Vec<TraceRow> =
+        exp.strategies.iter().flat_map(|s| Fake.trace(&exp, s).unwrap()).collect();
+    write_out(&dir, &exp, &out, Some(&trace)).unwrap();
+
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["kind"], "run");
+    assert_eq!(manifest["seed"], 42);
+    assert_eq!(manifest["points"], 1);
+    assert_eq!(manifest["shard"], serde_json::Value::Null);
+    assert_eq!(manifest["strategies"][1], "wait_first(max_wait=5s, release=timer)");
+    let text = manifest["experiment"].as_str().unwrap();
+    assert_eq!(manifest["content_hash"], results::content_hash(text));
+    // The embedded experiment resolves back to the same experiment.
+    assert_eq!(config::resolve(&config::parse_table(text, "m").unwrap(), "m").unwrap(), exp);
+
+    let summary = std::fs::read_to_string(dir.join("summary.csv")).unwrap();
+    let lines: Vec<&str> = summary.lines().collect();
+    assert_eq!(lines.len(), 3);
+    let header: Vec<&str> = lines[0].split(',').collect();
+    assert_eq!(&header[..4], ["point", "strategy", "replications", "cost_usd_mean"]);
+    assert_eq!(header.len(), 3 + 3 * SCALAR_NAMES.len() + 5 * 3);
+    assert!(lines[0].ends_with("completion_p999_s,completion_max_s"));
+    // Costs of the timer strategy: 2, 4, 6 -> mean 4, sd 2, ci95 = 4.302653 * 2 / sqrt(3).
+    assert!(
+        lines[2].starts_with(
+            "0,\"wait_first(max_wait=5s, release=timer)\",3,4.000000,2.000000,4.968275,"
+        ),
+        "{}",
+        lines[2]
+    );
+
+    let runs = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    assert_eq!(runs.lines().count(), 1 + 2 * 3);
+    assert!(runs.starts_with("point,replication,strategy,cost_usd,cost_relative,"));
+    assert!(runs.lines().nth(2).unwrap().starts_with("0,1,eager,2.000000,0.100000,"));
+
+    let h = std::fs::read_to_string(
+        dir.join("histograms/p00000_wait_first_max_wait_5s__release_timer__launch_wait.hdr"),
+    )
+    .unwrap();
+    assert_eq!(h.lines().count(), 1);
+    let decoded = results::decode_histogram(&h).unwrap();
+    assert_eq!(decoded, out[1].aggregate.histograms[0]);
+
+    let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
+    assert_eq!(trace, "strategy,agent,request,segment,start_s,end_s,outcome\neager,0,0,prefill,0.000000,1.500000,miss\n\"wait_first(max_wait=5s, release=timer)\",0,0,prefill,0.000000,1.500000,miss\n");
+    // No temporary files are left behind.
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn json_has_the_documented_fields() {
+    let exp = small_experiment(2);
+    let out = execute(&exp, 1, &Fake).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json_text(&exp, &out)).unwrap();
+    assert_eq!(v["seed"], 42);
+    let r = &v["results"][1];
+    assert_eq!(r["strategy"], "wait_first(max_wait=5s, release=timer)");
+    // Costs 2 and 4 -> 3; eager's 1 and 2 -> 1.5; relative 2.
+    assert_eq!(r["cost_usd"], 3.0);
+    assert_eq!(r["cost_relative_to_eager"], 2.0);
+    for k in ["hit_rate", "redundant_writes", "makespan_s", "rate_limited"] {
+        assert!(r[k].is_number(), "{k}");
+    }
+    for k in ["cache_read", "cache_write", "uncached", "output"] {
+        assert!(r["tokens"][k].is_number(), "{k}");
+    }
+    for k in ["p50", "p99", "max"] {
+        assert!(r["launch_wait_s"][k].is_number(), "{k}");
+    }
+}
+
+#[test]
+fn table_starts_with_the_seed_and_has_a_row_per_strategy() {
+    let exp = small_experiment(2);
+    let out = execute(&exp, 1, &Fake).unwrap();
+    let t = table_text(&exp, &out);
+    assert!(t.starts_with("seed: 42\n"), "{t}");
+    assert!(t.lines().any(|l| l.starts_with("eager ") && l.contains("100.0%")), "{t}");
+    assert!(
+        t.lines().any(
+            |l| l.starts_with("wait_first(max_wait=5s, release=timer)") && l.contains("200.0%")
+        ),
+        "{t}"
+    );
+    assert!(t.contains("p99.9"));
+}
+
+#[test]
+fn summary_line_quotes_and_formats_axes() {
+    let agg = Aggregate::new();
+    let axis =
+        [toml::Value::Integer(16), toml::Value::Float(0.5), toml::Value::String("a,b".into())];
+    let row =
+        results::SummaryRow { point: 7, axis_values: &axis, strategy: "eager", aggregate: &agg };
+    assert!(results::summary_line(&row).starts_with("7,16,0.500000,\"a,b\",eager,0,"));
+    let keys = ["workload.agents".to_string()];
+    assert!(
+        results::summary_header(&keys).starts_with("point,workload.agents,strategy,replications,")
+    );
+    assert_eq!(results::runs_header(&keys).split(',').count(), 4 + SCALAR_NAMES.len());
+}
+
+fn experiments_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments")
+}
+
+/// The real model through the binary: `--jobs 1` and `--jobs 2` print and write the same bytes.
+#[test]
+fn same_seed_same_bytes_across_jobs() {
+    let dir = scratch("model_jobs");
+    let file = experiments_dir().join("default.toml");
+    let run = |jobs: &str, out: &Path| {
+        let o = bin()
+            .args([
+                "run",
+                "--set",
+                "replications=6",
+                "--seed",
+                "7",
+                "--json",
+                "--trace",
+                "--jobs",
+                jobs,
+            ])
+            .arg(&file)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    };
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    let (out_a, out_b) = (run("1", &a), run("2", &b));
+    assert_eq!(out_a, out_b);
+    let json: serde_json::Value = serde_json::from_slice(&out_a).unwrap();
+    assert_eq!(json["seed"], 7);
+    assert_eq!(json["results"].as_array().unwrap().len(), 5);
+    let mut files = Vec::new();
+    for sub in ["", "histograms"] {
+        for e in std::fs::read_dir(a.join(sub)).unwrap() {
+            let e = e.unwrap();
+            if e.file_type().unwrap().is_file() {
+                files.push(Path::new(sub).join(e.file_name()));
+            }
+        }
+    }
+    files.sort();
+    assert_eq!(files.len(), 4 + 5 * 3, "{files:?}");
+    for f in &files {
+        assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f:?}");
+    }
+    let manifest = std::fs::read_to_string(a.join("manifest.json")).unwrap();
+    assert!(!manifest.contains(env!("CARGO_MANIFEST_DIR")), "absolute path in the manifest");
+}
+
+/// A different seed gives a different run (the seed reaches the model).
+#[test]
+fn seed_changes_the_draws() {
+    let file = experiments_dir().join("default.toml");
+    let run = |seed: &str| {
+        bin()
+            .args(["run", "--set", "replications=2", "--json", "--jobs", "1", "--seed", seed])
+            .arg(&file)
+            .output()
+            .unwrap()
+            .stdout
+    };
+    let (a, b) = (run("1"), run("2"));
+    let ja: serde_json::Value = serde_json::from_slice(&a).unwrap();
+    let jb: serde_json::Value = serde_json::from_slice(&b).unwrap();
+    assert_ne!(ja["results"][0]["makespan_s"], jb["results"][0]["makespan_s"]);
+}
+
+#[test]
+fn no_command_runs_the_default_table() {
+    let o = bin().output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.starts_with("seed: 42\n"), "{text}");
+    for label in
+        ["eager", "wait_first(max_wait=5s)", "stagger(interval=1s)", "sequential", "prewarm"]
+    {
+        assert!(text.lines().any(|l| l.starts_with(label)), "{label} missing:\n{text}");
+    }
+}
+
+#[test]
+fn question_files_run() {
+    for name in ["hold_vs_prefix_size.toml", "warm_vs_cold_parent.toml", "drop_tool_vs_deny.toml"] {
+        let o = bin()
+            .args(["run", "--set", "replications=2", "--json", "--jobs", "1"])
+            .arg(experiments_dir().join(name))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}

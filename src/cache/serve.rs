@@ -1,0 +1,261 @@
+//! Serving one request: look up, bill, refresh the hit, write the missing entries.
+//!
+//! Policies (SPEC.md 3.2):
+//! - `every-block`: every block boundary is a cache point. The hit is the longest ready prefix
+//!   (searched from the end, so appending one block to a warm conversation costs O(1)); every
+//!   boundary after it is written with the cache's default TTL. No minimum length, breakpoints
+//!   are ignored. Every token not read is written: `uncached` is 0 and the seed demo's
+//!   "uncached" column is `cache_write`.
+//! - `anthropic`: at most 4 breakpoints; per breakpoint (from the last), the boundary itself and
+//!   up to 19 earlier ones (20 positions counting the breakpoint) are tried, the first ready
+//!   entry is the hit (A). Prefixes below the model's minimum are neither read nor written.
+//!   Entries are written only at breakpoints after A; billing by the docs' A/B/C rule:
+//!   read A, 1h write B - A (B = the last 1h breakpoint after A, else A), 5m write C - B
+//!   (C = the last breakpoint), uncached the rest.
+//!
+//! A hit refreshes (TTL and LRU recency) the hit entry and, under `anthropic`, the ready entries
+//! of the request's breakpoints inside the hit prefix; shorter `every-block` prefixes under the
+//! hit are not refreshed (keeps a request O(1); the longest-prefix search makes them redundant).
+//! Entry sizes for the capacity: `every-block` counts each block once (its own tokens, as a
+//! paged cache stores it); `anthropic` counts an entry's whole prefix.
+
+use super::store::{EntryStore, WriteOutcome};
+use super::{Breakpoint, CacheError, Digest, Policy, Prompt, Ttl, Usage};
+use crate::config::{CacheParams, ModelParams};
+use crate::time::SimTime;
+
+/// At most this many breakpoints per request (FACTS.md section 1).
+pub const MAX_BREAKPOINTS: usize = 4;
+/// Positions checked per breakpoint, counting the breakpoint itself (FACTS.md section 1).
+pub const LOOKBACK_POSITIONS: usize = 20;
+
+/// The prefix cache of one model: entries, policy and prices.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    store: EntryStore<Digest>,
+    policy: Policy,
+    model: ModelParams,
+    default_ttl: Ttl,
+}
+
+impl Cache {
+    /// An empty cache; `every-block` writes with a 5-minute TTL unless [`Cache::with_default_ttl`].
+    pub fn new(policy: Policy, model: &ModelParams, capacity_tokens: Option<u64>) -> Self {
+        Cache {
+            store: EntryStore::new(capacity_tokens),
+            policy,
+            model: model.clone(),
+            default_ttl: Ttl::FiveMin,
+        }
+    }
+
+    /// An empty cache as an experiment's `[cache]` section describes it.
+    pub fn from_params(params: &CacheParams, model: &ModelParams) -> Self {
+        Self::new(params.policy, model, params.capacity_tokens).with_default_ttl(params.ttl)
+    }
+
+    /// The TTL of `every-block` writes.
+    pub fn with_default_ttl(mut self, ttl: Ttl) -> Self {
+        self.default_ttl = ttl;
+        self
+    }
+
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    pub fn model(&self) -> &ModelParams {
+        &self.model
+    }
+
+    pub fn store(&self) -> &EntryStore<Digest> {
+        &self.store
+    }
+
+    /// Serve a request sent at `now`: look up, bill, refresh hits, and write the missing
+    /// entries, pending until the time `ready_at(&usage)` returns (send + TTFT + ready delay).
+    /// No allocation unless a new entry is stored.
+    pub fn serve(
+        &mut self,
+        prompt: &Prompt,
+        breakpoints: &[Breakpoint],
+        now: SimTime,
+        ready_at: impl FnOnce(&Usage) -> SimTime,
+    ) -> Result<Usage, CacheError> {
+        match self.policy {
+            Policy::EveryBlock => Ok(self.serve_every_block(prompt, now, ready_at)),
+            Policy::Anthropic => {
+                validate_breakpoints(breakpoints, prompt.len())?;
+                Ok(self.serve_anthropic(prompt, breakpoints, now, ready_at))
+            }
+        }
+    }
+
+    /// What `serve` would bill at `now`, without touching the cache.
+    pub fn peek(
+        &self,
+        prompt: &Prompt,
+        breakpoints: &[Breakpoint],
+        now: SimTime,
+    ) -> Result<Usage, CacheError> {
+        match self.policy {
+            Policy::EveryBlock => {
+                Ok(self.every_block_usage(prompt, self.every_block_hit(prompt, now)))
+            }
+            Policy::Anthropic => {
+                validate_breakpoints(breakpoints, prompt.len())?;
+                let min = self.model.min_cacheable_tokens;
+                let hit = anthropic_hit(&self.store, prompt, breakpoints, min, now);
+                Ok(anthropic_usage(prompt, breakpoints, min, hit))
+            }
+        }
+    }
+
+    fn serve_every_block(
+        &mut self,
+        prompt: &Prompt,
+        now: SimTime,
+        ready_at: impl FnOnce(&Usage) -> SimTime,
+    ) -> Usage {
+        let hit = self.every_block_hit(prompt, now);
+        let usage = self.every_block_usage(prompt, hit);
+        if let Some(h) = hit {
+            self.store.touch(prompt.prefix_digest(h), now);
+        }
+        let ready = ready_at(&usage);
+        let mut usage = usage;
+        let first = hit.map_or(0, |h| h + 1);
+        for i in first..prompt.len() {
+            let outcome = self.store.write(
+                prompt.prefix_digest(i),
+                prompt.block_tokens(i),
+                now,
+                ready,
+                self.default_ttl,
+            );
+            usage.redundant_writes += u32::from(outcome == WriteOutcome::Redundant);
+        }
+        usage
+    }
+
+    fn every_block_hit(&self, prompt: &Prompt, now: SimTime) -> Option<usize> {
+        (0..prompt.len()).rev().find(|&i| self.store.is_ready(prompt.prefix_digest(i), now))
+    }
+
+    fn every_block_usage(&self, prompt: &Prompt, hit: Option<usize>) -> Usage {
+        let read = hit.map_or(0, |h| prompt.prefix_tokens(h));
+        let written = prompt.tokens() - read;
+        let mut usage = Usage { cache_read: read, ..Usage::default() };
+        match self.default_ttl {
+            Ttl::OneHour => usage.cache_write_1h = written,
+            Ttl::FiveMin | Ttl::None => usage.cache_write_5m = written,
+        }
+        usage
+    }
+
+    fn serve_anthropic(
+        &mut self,
+        prompt: &Prompt,
+        breakpoints: &[Breakpoint],
+        now: SimTime,
+        ready_at: impl FnOnce(&Usage) -> SimTime,
+    ) -> Usage {
+        let min = self.model.min_cacheable_tokens;
+        let hit = anthropic_hit(&self.store, prompt, breakpoints, min, now);
+        let mut usage = anthropic_usage(prompt, breakpoints, min, hit);
+        if let Some(h) = hit {
+            self.store.touch(prompt.prefix_digest(h), now);
+            for bp in breakpoints.iter().filter(|bp| bp.index < h) {
+                self.store.touch(prompt.prefix_digest(bp.index), now);
+            }
+        }
+        let ready = ready_at(&usage);
+        for bp in breakpoints {
+            if hit.is_some_and(|h| bp.index <= h) || prompt.prefix_tokens(bp.index) < min {
+                continue;
+            }
+            let (key, tokens) = (prompt.prefix_digest(bp.index), prompt.prefix_tokens(bp.index));
+            let outcome = self.store.write(key, tokens, now, ready, bp.ttl);
+            usage.redundant_writes += u32::from(outcome == WriteOutcome::Redundant);
+        }
+        usage
+    }
+}
+
+/// At most 4, in range, strictly increasing, 1h before 5m (and before no-TTL).
+fn validate_breakpoints(breakpoints: &[Breakpoint], len: usize) -> Result<(), CacheError> {
+    if breakpoints.len() > MAX_BREAKPOINTS {
+        return Err(CacheError::TooManyBreakpoints {
+            count: breakpoints.len(),
+            index: breakpoints[MAX_BREAKPOINTS].index,
+        });
+    }
+    let mut last_short: Option<usize> = None;
+    for (k, bp) in breakpoints.iter().enumerate() {
+        if bp.index >= len {
+            return Err(CacheError::OutOfRange { index: bp.index, len });
+        }
+        if k > 0 && bp.index <= breakpoints[k - 1].index {
+            return Err(CacheError::NotIncreasing {
+                index: bp.index,
+                previous: breakpoints[k - 1].index,
+            });
+        }
+        match (bp.ttl, last_short) {
+            (Ttl::OneHour, Some(previous)) => {
+                return Err(CacheError::TtlOrder { index: bp.index, previous })
+            }
+            (Ttl::OneHour, None) => {}
+            (Ttl::FiveMin | Ttl::None, _) => last_short = last_short.or(Some(bp.index)),
+        }
+    }
+    Ok(())
+}
+
+/// The hit boundary: per breakpoint from the last, the first ready entry among the breakpoint
+/// and the 19 boundaries before it; prefixes below `min` tokens are never read.
+fn anthropic_hit(
+    store: &EntryStore<Digest>,
+    prompt: &Prompt,
+    breakpoints: &[Breakpoint],
+    min: u64,
+    now: SimTime,
+) -> Option<usize> {
+    for bp in breakpoints.iter().rev() {
+        let lowest = bp.index.saturating_sub(LOOKBACK_POSITIONS - 1);
+        for j in (lowest..=bp.index).rev() {
+            if prompt.prefix_tokens(j) < min {
+                break;
+            }
+            if store.is_ready(prompt.prefix_digest(j), now) {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
+/// The A/B/C bill of FACTS.md section 2 for hit boundary `hit`.
+fn anthropic_usage(
+    prompt: &Prompt,
+    breakpoints: &[Breakpoint],
+    min: u64,
+    hit: Option<usize>,
+) -> Usage {
+    let a = hit.map_or(0, |h| prompt.prefix_tokens(h));
+    let after_hit = |bp: &&Breakpoint| {
+        hit.is_none_or(|h| bp.index > h) && prompt.prefix_tokens(bp.index) >= min
+    };
+    let c = breakpoints.iter().rfind(after_hit).map_or(a, |bp| prompt.prefix_tokens(bp.index));
+    let b = breakpoints
+        .iter()
+        .rfind(|bp| after_hit(bp) && bp.ttl == Ttl::OneHour)
+        .map_or(a, |bp| prompt.prefix_tokens(bp.index));
+    Usage {
+        cache_read: a,
+        cache_write_1h: b - a,
+        cache_write_5m: c - b,
+        uncached: prompt.tokens() - c,
+        redundant_writes: 0,
+    }
+}

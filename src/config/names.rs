@@ -1,0 +1,218 @@
+//! Strategy and agent-kind names: `wait_first(max_wait=5s)` <-> `Strategy`, `fork_drop_tool(tool=Bash)`
+//! <-> `AgentKind`. Canonical labels round-trip through the parsers; they name result columns
+//! and files, so they never change for a given value.
+
+use super::call::{bind, parse_call, Call};
+use super::experiment::{AgentKind, Release, Strategy};
+use crate::time::{parse_duration_us, Human, US_PER_S};
+
+/// Claude Code's hold cap, `CLAUDE_CODE_WORKFLOW_PREFIX_STAGGER_MS` = 5000 (FACTS.md section 8).
+pub const DEFAULT_MAX_WAIT_US: u64 = 5 * US_PER_S;
+/// `stagger` without an interval: 1 s (an assumption, matching the default experiment).
+pub const DEFAULT_STAGGER_US: u64 = US_PER_S;
+/// The tool `fork_drop_tool` / `fork_deny_at_call` name when none is given (the seed's example).
+pub const DEFAULT_TOOL: &str = "Bash";
+/// The model `fork_other_model` switches to when none is given.
+pub const DEFAULT_OTHER_MODEL: &str = "claude-haiku-4.5";
+
+pub const STRATEGY_NAMES: [&str; 5] = ["eager", "wait_first", "stagger", "sequential", "prewarm"];
+pub const KIND_NAMES: [&str; 7] = [
+    "fork",
+    "subagent",
+    "btw",
+    "fork_drop_tool",
+    "fork_edit_system",
+    "fork_other_model",
+    "fork_deny_at_call",
+];
+
+/// Parse `eager`, `wait_first(max_wait=5s[, release=on_ready|timer])`, `stagger(interval=1s)`,
+/// `sequential`, `prewarm`.
+pub fn parse_strategy(text: &str) -> Result<Strategy, String> {
+    let call = parse_call(text)?;
+    let s = match call.name {
+        "eager" => no_args(&call, Strategy::Eager)?,
+        "sequential" => no_args(&call, Strategy::Sequential)?,
+        "prewarm" => no_args(&call, Strategy::Prewarm)?,
+        "wait_first" => {
+            let a = bind(&call, &["max_wait", "release"])?;
+            let max_wait_us = duration_or(a[0], DEFAULT_MAX_WAIT_US, "max_wait")?;
+            let release = match a[1] {
+                None | Some("on_ready") => Release::OnReady,
+                Some("timer") => Release::Timer,
+                Some(other) => {
+                    return Err(format!("unknown release `{other}` (use on_ready or timer)"))
+                }
+            };
+            Strategy::WaitFirst { max_wait_us, release }
+        }
+        "stagger" => {
+            let a = bind(&call, &["interval"])?;
+            Strategy::Stagger { interval_us: duration_or(a[0], DEFAULT_STAGGER_US, "interval")? }
+        }
+        other => return Err(unknown("strategy", other, &STRATEGY_NAMES)),
+    };
+    Ok(s)
+}
+
+/// The canonical label: `eager`, `wait_first(max_wait=5s)`, `wait_first(max_wait=5s, release=timer)`,
+/// `stagger(interval=1s)`, `sequential`, `prewarm`.
+pub fn strategy_label(s: &Strategy) -> String {
+    match s {
+        Strategy::Eager => "eager".to_string(),
+        Strategy::WaitFirst { max_wait_us, release: Release::OnReady } => {
+            format!("wait_first(max_wait={})", Human(*max_wait_us))
+        }
+        Strategy::WaitFirst { max_wait_us, release: Release::Timer } => {
+            format!("wait_first(max_wait={}, release=timer)", Human(*max_wait_us))
+        }
+        Strategy::Stagger { interval_us } => format!("stagger(interval={})", Human(*interval_us)),
+        Strategy::Sequential => "sequential".to_string(),
+        Strategy::Prewarm => "prewarm".to_string(),
+    }
+}
+
+/// A label made safe for file names: every char not in `[a-z0-9]` becomes `_`.
+pub fn slug(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '_' })
+        .collect()
+}
+
+/// Parse an agent kind: `fork`, `subagent`, `btw`, `fork_drop_tool(tool=Bash)`,
+/// `fork_edit_system`, `fork_other_model(model=claude-haiku-4.5)`, `fork_deny_at_call(tool=Edit)`.
+/// The model name is checked against the presets by the resolver, not here.
+pub fn parse_kind(text: &str) -> Result<AgentKind, String> {
+    let call = parse_call(text)?;
+    let k = match call.name {
+        "fork" => no_args(&call, AgentKind::Fork)?,
+        "subagent" => no_args(&call, AgentKind::Subagent)?,
+        "btw" => no_args(&call, AgentKind::Btw)?,
+        "fork_edit_system" => no_args(&call, AgentKind::ForkEditSystem)?,
+        "fork_drop_tool" => {
+            AgentKind::ForkDropTool { tool: word_arg(&call, "tool", DEFAULT_TOOL)? }
+        }
+        "fork_deny_at_call" => {
+            AgentKind::ForkDenyAtCall { tool: word_arg(&call, "tool", DEFAULT_TOOL)? }
+        }
+        "fork_other_model" => {
+            AgentKind::ForkOtherModel { model: word_arg(&call, "model", DEFAULT_OTHER_MODEL)? }
+        }
+        other => return Err(unknown("agent kind", other, &KIND_NAMES)),
+    };
+    Ok(k)
+}
+
+/// The canonical label of a kind (parameters always written out).
+pub fn kind_label(k: &AgentKind) -> String {
+    match k {
+        AgentKind::Fork => "fork".to_string(),
+        AgentKind::Subagent => "subagent".to_string(),
+        AgentKind::Btw => "btw".to_string(),
+        AgentKind::ForkDropTool { tool } => format!("fork_drop_tool(tool={tool})"),
+        AgentKind::ForkEditSystem => "fork_edit_system".to_string(),
+        AgentKind::ForkOtherModel { model } => format!("fork_other_model(model={model})"),
+        AgentKind::ForkDenyAtCall { tool } => format!("fork_deny_at_call(tool={tool})"),
+    }
+}
+
+fn no_args<T>(call: &Call<'_>, value: T) -> Result<T, String> {
+    if call.args.is_empty() {
+        Ok(value)
+    } else {
+        Err(format!("`{}` takes no arguments", call.name))
+    }
+}
+
+fn duration_or(text: Option<&str>, default_us: u64, name: &str) -> Result<u64, String> {
+    match text {
+        None => Ok(default_us),
+        Some(t) => parse_duration_us(t).map_err(|e| format!("`{name}`: {e}")),
+    }
+}
+
+fn word_arg(call: &Call<'_>, name: &str, default: &str) -> Result<String, String> {
+    let a = bind(call, &[name])?;
+    let word = a[0].unwrap_or(default).trim().trim_matches(['"', '\'']);
+    if word.is_empty() || !word.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c)) {
+        return Err(format!("`{name}`: `{word}` is not a name"));
+    }
+    Ok(word.to_string())
+}
+
+fn unknown(what: &str, name: &str, known: &[&str]) -> String {
+    let hint = super::call::did_you_mean(name, known.iter().copied())
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default();
+    format!("unknown {what} `{name}` (known: {}){hint}", known.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strategies_round_trip() {
+        for label in [
+            "eager",
+            "wait_first(max_wait=5s)",
+            "wait_first(max_wait=2500ms, release=timer)",
+            "wait_first(max_wait=0s)",
+            "stagger(interval=1s)",
+            "sequential",
+            "prewarm",
+        ] {
+            let s = parse_strategy(label).unwrap();
+            assert_eq!(strategy_label(&s), label);
+        }
+        assert_eq!(
+            parse_strategy("wait_first").unwrap(),
+            Strategy::WaitFirst { max_wait_us: 5_000_000, release: Release::OnReady }
+        );
+        assert_eq!(
+            parse_strategy(" wait_first( 5000ms ) ").unwrap(),
+            parse_strategy("wait_first").unwrap()
+        );
+    }
+
+    #[test]
+    fn refuses_bad_strategies() {
+        for bad in [
+            "eagre",
+            "wait_first(max_wait=-1s)",
+            "wait_first(max_wait=5)",
+            "eager(1s)",
+            "stagger(step=1s)",
+            "wait_first(release=later)",
+        ] {
+            assert!(parse_strategy(bad).is_err(), "{bad}");
+        }
+        assert!(parse_strategy("eagre").unwrap_err().contains("did you mean `eager`"));
+    }
+
+    #[test]
+    fn kinds_round_trip() {
+        for label in [
+            "fork",
+            "subagent",
+            "btw",
+            "fork_drop_tool(tool=Bash)",
+            "fork_edit_system",
+            "fork_other_model(model=claude-haiku-4.5)",
+            "fork_deny_at_call(tool=Edit)",
+        ] {
+            assert_eq!(kind_label(&parse_kind(label).unwrap()), label);
+        }
+        assert_eq!(
+            parse_kind("fork_drop_tool").unwrap(),
+            AgentKind::ForkDropTool { tool: "Bash".into() }
+        );
+        assert!(parse_kind("spoon").is_err());
+    }
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slug("wait_first(max_wait=5s)"), "wait_first_max_wait_5s_");
+    }
+}

@@ -1,0 +1,113 @@
+//! `Experiment` -> canonical TOML text: every key written out, in a fixed order, with canonical
+//! labels, so that `resolve(parse_table(render(e)))` == `e` and equal experiments give equal
+//! bytes (the results manifest hashes this text).
+
+use super::experiment::*;
+use super::names::{kind_label, strategy_label};
+use crate::dist::{dist_label, Dist, Quantity};
+use crate::time::Human;
+use toml::{Table, Value};
+
+/// The resolved experiment as TOML text.
+pub fn render(exp: &Experiment) -> String {
+    let mut top = Table::new();
+    top.insert("name".into(), exp.name.clone().into());
+    top.insert("question".into(), exp.question.clone().into());
+    top.insert("model".into(), exp.model.name.clone().into());
+    let seed = i64::try_from(exp.seed).expect("seeds are at most i64::MAX (checked on input)");
+    top.insert("seed".into(), seed.into());
+    top.insert("replications".into(), i64::from(exp.replications).into());
+    let labels: Vec<Value> = exp.strategies.iter().map(|s| strategy_label(s).into()).collect();
+    top.insert("strategies".into(), Value::Array(labels));
+    top.insert("model_params".into(), model_table(&exp.model).into());
+    top.insert("cache".into(), cache_table(&exp.cache).into());
+    top.insert("workload".into(), workload_table(&exp.workload).into());
+    top.insert("latency".into(), latency_table(&exp.latency).into());
+    if let Some(r) = &exp.rate_limits {
+        top.insert("rate_limits".into(), rate_table(r).into());
+    }
+    let mut limits = Table::new();
+    limits.insert("max_events".into(), int(exp.limits.max_events));
+    limits.insert("horizon".into(), Human(exp.limits.horizon_us).to_string().into());
+    top.insert("limits".into(), limits.into());
+    toml::to_string(&top).expect("a table of plain values always serialises")
+}
+
+fn int(x: u64) -> Value {
+    Value::Integer(i64::try_from(x).unwrap_or(i64::MAX))
+}
+
+fn dist(d: &Dist, q: Quantity) -> Value {
+    dist_label(d, q).into()
+}
+
+fn model_table(m: &ModelParams) -> Table {
+    let mut t = Table::new();
+    t.insert("input_usd_per_mtok".into(), m.input_usd_per_mtok.into());
+    t.insert("output_usd_per_mtok".into(), m.output_usd_per_mtok.into());
+    t.insert("read_multiplier".into(), m.read_multiplier.into());
+    t.insert("write_5m_multiplier".into(), m.write_5m_multiplier.into());
+    t.insert("write_1h_multiplier".into(), m.write_1h_multiplier.into());
+    t.insert("min_cacheable_tokens".into(), int(m.min_cacheable_tokens));
+    t
+}
+
+fn cache_table(c: &CacheParams) -> Table {
+    let mut t = Table::new();
+    let policy = match c.policy {
+        Policy::Anthropic => "anthropic",
+        Policy::EveryBlock => "every-block",
+    };
+    t.insert("policy".into(), policy.into());
+    let ttl = match c.ttl {
+        Ttl::FiveMin => "5min",
+        Ttl::OneHour => "1h",
+        Ttl::None => "none",
+    };
+    t.insert("ttl".into(), ttl.into());
+    if let Some(cap) = c.capacity_tokens {
+        t.insert("capacity_tokens".into(), int(cap));
+    }
+    t
+}
+
+fn workload_table(w: &Workload) -> Table {
+    let (d, n) = (Quantity::Duration, Quantity::Number);
+    let mut t = Table::new();
+    t.insert("kind".into(), kind_label(&w.kind).into());
+    t.insert("agents".into(), int(u64::from(w.agents)));
+    t.insert("concurrency".into(), int(u64::from(w.concurrency)));
+    t.insert("parent_tokens".into(), int(w.parent_tokens));
+    t.insert("parent_warm".into(), w.parent_warm.into());
+    t.insert("parent_idle".into(), Human(w.parent_idle_us).to_string().into());
+    t.insert("brief_tokens".into(), int(w.brief_tokens));
+    t.insert("task_tokens".into(), int(w.task_tokens));
+    t.insert("subagent_tokens".into(), int(w.subagent_tokens));
+    t.insert("turns".into(), dist(&w.turns, n));
+    t.insert("output_tokens".into(), dist(&w.output_tokens, n));
+    t.insert("tool_latency".into(), dist(&w.tool_latency_us, d));
+    t.insert("tool_result_tokens".into(), dist(&w.tool_result_tokens, n));
+    t.insert("denied_call_share".into(), w.denied_call_share.into());
+    t
+}
+
+fn latency_table(l: &LatencyParams) -> Table {
+    let (d, n) = (Quantity::Duration, Quantity::Number);
+    let mut t = Table::new();
+    t.insert("overhead".into(), dist(&l.overhead_us, d));
+    t.insert("prefill_rate".into(), dist(&l.prefill_rate, n));
+    t.insert("cached_rate".into(), dist(&l.cached_rate, n));
+    t.insert("decode_rate".into(), dist(&l.decode_rate, n));
+    t.insert("ready_delay".into(), dist(&l.ready_delay_us, d));
+    t
+}
+
+fn rate_table(r: &RateLimits) -> Table {
+    let mut t = Table::new();
+    t.insert("rpm".into(), int(r.rpm));
+    t.insert("itpm".into(), int(r.itpm));
+    t.insert("otpm".into(), int(r.otpm));
+    t.insert("cache_reads_count".into(), r.cache_reads_count.into());
+    t.insert("retry_jitter".into(), dist(&r.retry_jitter_us, Quantity::Duration));
+    t
+}

@@ -1,0 +1,473 @@
+//! Raw TOML table -> `Experiment`: every key checked, defaulted and converted to base units.
+//! Defaults are SPEC.md section 9's example; an unknown key is an error naming it.
+
+use std::path::Path;
+
+use super::call::did_you_mean;
+use super::experiment::*;
+use super::names::{parse_kind, parse_strategy, strategy_label};
+use super::{presets, ConfigError};
+use crate::dist::{parse_dist_in, Dist, Quantity};
+use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN};
+
+/// The strategies run when the file names none (SPEC.md section 9).
+pub const DEFAULT_STRATEGIES: [&str; 5] =
+    ["eager", "wait_first(max_wait=5s)", "stagger(interval=1s)", "sequential", "prewarm"];
+
+/// Top-level keys besides the sections; `sweep` is accepted and left to the sweep code.
+const TOP_KEYS: [&str; 13] = [
+    "name",
+    "question",
+    "model",
+    "seed",
+    "replications",
+    "strategies",
+    "model_params",
+    "cache",
+    "workload",
+    "latency",
+    "rate_limits",
+    "limits",
+    "sweep",
+];
+
+/// Resolve a raw table. `origin` names the file in errors; `empirical(file=...)` paths are
+/// relative to its directory.
+pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigError> {
+    for key in table.keys() {
+        if !TOP_KEYS.contains(&key.as_str()) {
+            return Err(unknown(origin, key, "", &TOP_KEYS));
+        }
+    }
+    let base = Path::new(origin).parent();
+    let mut top = Section::new(origin, "", table, base);
+    let default_name = Path::new(origin).file_stem().map(|s| s.to_string_lossy().into_owned());
+    let name = top.string("name", default_name.as_deref().unwrap_or("experiment"))?;
+    let question = top.string("question", "")?;
+    let model_name = top.string("model", "claude-sonnet-4.5")?;
+    let seed = top.u64("seed", 42)?;
+    let replications = top.u32_min("replications", 100, 1)?;
+    let strategies = top.strategies()?;
+    let model = resolve_model(&mut top, &model_name)?;
+    let exp = Experiment {
+        name,
+        question,
+        seed,
+        replications,
+        strategies,
+        model,
+        cache: resolve_cache(&mut top.section("cache")?)?,
+        workload: resolve_workload(&mut top.section("workload")?)?,
+        latency: resolve_latency(&mut top.section("latency")?)?,
+        rate_limits: match table.contains_key("rate_limits") {
+            true => Some(resolve_rate_limits(&mut top.section("rate_limits")?)?),
+            false => None,
+        },
+        limits: resolve_limits(&mut top.section("limits")?)?,
+    };
+    if let AgentKind::ForkOtherModel { model } = &exp.workload.kind {
+        if presets::preset(model).is_none() {
+            let value = format!("\"{}\"", super::kind_label(&exp.workload.kind));
+            return Err(top.bad_at("workload.kind", value, &unknown_model(model)));
+        }
+    }
+    Ok(exp)
+}
+
+fn unknown_model(name: &str) -> String {
+    let hint = did_you_mean(name, presets::preset_names())
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default();
+    let names: Vec<&str> = presets::preset_names().collect();
+    format!("unknown model preset `{name}` (known: {}){hint}", names.join(", "))
+}
+
+fn resolve_model(top: &mut Section<'_>, name: &str) -> Result<ModelParams, ConfigError> {
+    let mut s = top.section("model_params")?;
+    let base = presets::preset(name);
+    let keys = [
+        "input_usd_per_mtok",
+        "output_usd_per_mtok",
+        "read_multiplier",
+        "write_5m_multiplier",
+        "write_1h_multiplier",
+        "min_cacheable_tokens",
+    ];
+    let all_given = keys.iter().all(|k| s.table.contains_key(*k));
+    let base = match base {
+        Some(b) => b,
+        // A model that is not a preset is fine when every parameter is given.
+        None if all_given => ModelParams {
+            name: name.to_string(),
+            input_usd_per_mtok: 0.0,
+            output_usd_per_mtok: 0.0,
+            read_multiplier: 0.0,
+            write_5m_multiplier: 0.0,
+            write_1h_multiplier: 0.0,
+            min_cacheable_tokens: 0,
+        },
+        None => return Err(top.bad("model", format!("\"{name}\""), &unknown_model(name))),
+    };
+    let m = ModelParams {
+        name: base.name.clone(),
+        input_usd_per_mtok: s.f64(keys[0], base.input_usd_per_mtok)?,
+        output_usd_per_mtok: s.f64(keys[1], base.output_usd_per_mtok)?,
+        read_multiplier: s.f64(keys[2], base.read_multiplier)?,
+        write_5m_multiplier: s.f64(keys[3], base.write_5m_multiplier)?,
+        write_1h_multiplier: s.f64(keys[4], base.write_1h_multiplier)?,
+        min_cacheable_tokens: s.u64(keys[5], base.min_cacheable_tokens)?,
+    };
+    s.finish()?;
+    Ok(m)
+}
+
+fn resolve_cache(s: &mut Section<'_>) -> Result<CacheParams, ConfigError> {
+    let policy = match s.string("policy", "anthropic")?.as_str() {
+        "anthropic" => Policy::Anthropic,
+        "every-block" | "every_block" => Policy::EveryBlock,
+        other => return Err(s.bad_str("policy", other, "use \"anthropic\" or \"every-block\"")),
+    };
+    let ttl_text = s.string("ttl", "5m")?;
+    let ttl = match ttl_text.as_str() {
+        "none" => Ttl::None,
+        t => match parse_duration_us(t) {
+            Ok(us) if us == 5 * US_PER_MIN => Ttl::FiveMin,
+            Ok(us) if us == US_PER_H => Ttl::OneHour,
+            Ok(_) => {
+                return Err(s.bad_str("ttl", t, "the API offers \"5m\" or \"1h\" (or \"none\")"))
+            }
+            Err(e) => return Err(s.bad_str("ttl", t, &e.to_string())),
+        },
+    };
+    let capacity_tokens = s.opt_u64("capacity_tokens", 1)?;
+    s.finish()?;
+    Ok(CacheParams { policy, ttl, capacity_tokens })
+}
+
+fn resolve_workload(s: &mut Section<'_>) -> Result<Workload, ConfigError> {
+    let kind_text = s.string("kind", "fork")?;
+    let kind = parse_kind(&kind_text).map_err(|e| s.bad_str("kind", &kind_text, &e))?;
+    let (d, n) = (Quantity::Duration, Quantity::Number);
+    let w = Workload {
+        kind,
+        agents: s.u32_min("agents", 10, 1)?,
+        concurrency: s.u32_min("concurrency", 16, 1)?,
+        parent_tokens: s.u64("parent_tokens", 50_000)?,
+        parent_warm: s.bool("parent_warm", false)?,
+        parent_idle_us: s.duration_us("parent_idle", 0)?,
+        brief_tokens: s.u64("brief_tokens", 0)?,
+        task_tokens: s.u64("task_tokens", 100)?,
+        subagent_tokens: s.u64("subagent_tokens", 15_000)?,
+        turns: s.dist("turns", n, "const(1)")?,
+        output_tokens: s.dist("output_tokens", n, "const(100)")?,
+        tool_latency_us: s.dist("tool_latency", d, "const(2s)")?,
+        tool_result_tokens: s.dist("tool_result_tokens", n, "const(500)")?,
+        denied_call_share: s.f64("denied_call_share", 0.1)?,
+    };
+    if w.denied_call_share > 1.0 {
+        return Err(s.bad(
+            "denied_call_share",
+            w.denied_call_share.to_string(),
+            "a share is at most 1",
+        ));
+    }
+    s.finish()?;
+    Ok(w)
+}
+
+fn resolve_latency(s: &mut Section<'_>) -> Result<LatencyParams, ConfigError> {
+    let (d, n) = (Quantity::Duration, Quantity::Number);
+    let l = LatencyParams {
+        overhead_us: s.dist("overhead", d, "const(500ms)")?,
+        prefill_rate: s.dist("prefill_rate", n, "const(20000)")?,
+        cached_rate: s.dist("cached_rate", n, "const(1000000)")?,
+        decode_rate: s.dist("decode_rate", n, "const(50)")?,
+        ready_delay_us: s.dist("ready_delay", d, "const(0s)")?,
+    };
+    for key in ["prefill_rate", "cached_rate", "decode_rate"] {
+        let dist = match key {
+            "prefill_rate" => &l.prefill_rate,
+            "cached_rate" => &l.cached_rate,
+            _ => &l.decode_rate,
+        };
+        if matches!(dist, Dist::Const(x) if *x <= 0.0) {
+            return Err(s.bad(key, "0".into(), "a rate must be positive"));
+        }
+    }
+    s.finish()?;
+    Ok(l)
+}
+
+fn resolve_rate_limits(s: &mut Section<'_>) -> Result<RateLimits, ConfigError> {
+    let r = RateLimits {
+        rpm: s.u64("rpm", 4_000)?,
+        itpm: s.u64("itpm", 2_000_000)?,
+        otpm: s.u64("otpm", 400_000)?,
+        cache_reads_count: s.bool("cache_reads_count", false)?,
+        retry_jitter_us: s.dist("retry_jitter", Quantity::Duration, "uniform(0s, 1s)")?,
+    };
+    s.finish()?;
+    Ok(r)
+}
+
+fn resolve_limits(s: &mut Section<'_>) -> Result<RunLimits, ConfigError> {
+    let l = RunLimits {
+        max_events: s.u64("max_events", 100_000_000)?,
+        horizon_us: s.duration_us("horizon", 24 * US_PER_H)?,
+    };
+    s.finish()?;
+    Ok(l)
+}
+
+/// One table of the file being read: typed getters that record which keys were read, so that
+/// `finish` can name any key nobody asked for.
+struct Section<'t> {
+    origin: &'t str,
+    prefix: String,
+    table: &'t toml::Table,
+    base: Option<&'t Path>,
+    used: Vec<&'static str>,
+}
+
+static EMPTY: std::sync::OnceLock<toml::Table> = std::sync::OnceLock::new();
+
+impl<'t> Section<'t> {
+    fn new(origin: &'t str, prefix: &str, table: &'t toml::Table, base: Option<&'t Path>) -> Self {
+        Section { origin, prefix: prefix.to_string(), table, base, used: Vec::new() }
+    }
+
+    /// A sub-table (absent = empty, so every key takes its default).
+    fn section(&mut self, key: &'static str) -> Result<Section<'t>, ConfigError> {
+        let table = match self.get(key) {
+            None => EMPTY.get_or_init(toml::Table::new),
+            Some(toml::Value::Table(t)) => t,
+            Some(v) => return Err(self.bad(key, v.to_string(), "expected a table")),
+        };
+        Ok(Section::new(self.origin, &format!("{}{key}.", self.prefix), table, self.base))
+    }
+
+    fn get(&mut self, key: &'static str) -> Option<&'t toml::Value> {
+        self.used.push(key);
+        self.table.get(key)
+    }
+
+    fn finish(&self) -> Result<(), ConfigError> {
+        match self.table.keys().find(|k| !self.used.contains(&k.as_str())) {
+            Some(k) => Err(unknown(self.origin, k, &self.prefix, &self.used)),
+            None => Ok(()),
+        }
+    }
+
+    fn bad(&self, key: &str, value: String, reason: &str) -> ConfigError {
+        self.bad_at(&format!("{}{key}", self.prefix), value, reason)
+    }
+
+    fn bad_at(&self, full_key: &str, value: String, reason: &str) -> ConfigError {
+        ConfigError::BadValue {
+            origin: self.origin.to_string(),
+            key: full_key.to_string(),
+            value,
+            reason: reason.to_string(),
+        }
+    }
+
+    fn bad_str(&self, key: &str, value: &str, reason: &str) -> ConfigError {
+        self.bad(key, format!("\"{value}\""), reason)
+    }
+
+    fn string(&mut self, key: &'static str, default: &str) -> Result<String, ConfigError> {
+        match self.get(key) {
+            None => Ok(default.to_string()),
+            Some(toml::Value::String(s)) => Ok(s.clone()),
+            Some(v) => Err(self.bad(key, v.to_string(), "expected a string")),
+        }
+    }
+
+    fn bool(&mut self, key: &'static str, default: bool) -> Result<bool, ConfigError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(toml::Value::Boolean(b)) => Ok(*b),
+            Some(v) => Err(self.bad(key, v.to_string(), "expected true or false")),
+        }
+    }
+
+    fn opt_u64(&mut self, key: &'static str, min: u64) -> Result<Option<u64>, ConfigError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(toml::Value::Integer(i)) if *i >= 0 && *i as u64 >= min => Ok(Some(*i as u64)),
+            Some(v) => Err(self.bad(key, v.to_string(), &format!("expected an integer >= {min}"))),
+        }
+    }
+
+    fn u64(&mut self, key: &'static str, default: u64) -> Result<u64, ConfigError> {
+        Ok(self.opt_u64(key, 0)?.unwrap_or(default))
+    }
+
+    fn u32_min(&mut self, key: &'static str, default: u32, min: u32) -> Result<u32, ConfigError> {
+        let v = self.opt_u64(key, u64::from(min))?.unwrap_or(u64::from(default));
+        u32::try_from(v).map_err(|_| self.bad(key, v.to_string(), "too large"))
+    }
+
+    fn f64(&mut self, key: &'static str, default: f64) -> Result<f64, ConfigError> {
+        let x = match self.get(key) {
+            None => return Ok(default),
+            Some(toml::Value::Float(x)) => *x,
+            Some(toml::Value::Integer(i)) => *i as f64,
+            Some(v) => return Err(self.bad(key, v.to_string(), "expected a number")),
+        };
+        if !x.is_finite() || x < 0.0 {
+            return Err(self.bad(key, x.to_string(), "expected a finite number >= 0"));
+        }
+        Ok(x)
+    }
+
+    fn duration_us(&mut self, key: &'static str, default_us: u64) -> Result<u64, ConfigError> {
+        match self.get(key) {
+            None => Ok(default_us),
+            Some(toml::Value::String(s)) => {
+                parse_duration_us(s).map_err(|e| self.bad_str(key, s, &e.to_string()))
+            }
+            Some(v) => {
+                Err(self.bad(key, v.to_string(), "a duration is a string with a unit, e.g. \"5s\""))
+            }
+        }
+    }
+
+    fn dist(&mut self, key: &'static str, q: Quantity, default: &str) -> Result<Dist, ConfigError> {
+        let text = match self.get(key) {
+            None => default.to_string(),
+            Some(toml::Value::String(s)) => s.clone(),
+            Some(toml::Value::Integer(i)) if q == Quantity::Number => i.to_string(),
+            Some(toml::Value::Float(x)) if q == Quantity::Number => x.to_string(),
+            Some(v) if q == Quantity::Duration => {
+                return Err(self.bad(
+                    key,
+                    v.to_string(),
+                    "a duration needs a unit, e.g. \"2s\" or \"const(2s)\"",
+                ))
+            }
+            Some(v) => return Err(self.bad(key, v.to_string(), "expected a distribution string")),
+        };
+        parse_dist_in(&text, q, self.base).map_err(|e| self.bad_str(key, &text, &e))
+    }
+
+    fn strategies(&mut self) -> Result<Vec<Strategy>, ConfigError> {
+        let Some(v) = self.get("strategies") else {
+            return Ok(DEFAULT_STRATEGIES
+                .iter()
+                .map(|s| parse_strategy(s).expect("valid"))
+                .collect());
+        };
+        let items = v
+            .as_array()
+            .ok_or_else(|| self.bad("strategies", v.to_string(), "expected a list of strings"))?;
+        if items.is_empty() {
+            return Err(self.bad("strategies", v.to_string(), "name at least one strategy"));
+        }
+        let mut out: Vec<Strategy> = Vec::with_capacity(items.len());
+        for item in items {
+            let text = item
+                .as_str()
+                .ok_or_else(|| self.bad("strategies", item.to_string(), "expected a string"))?;
+            let s = parse_strategy(text).map_err(|e| self.bad_str("strategies", text, &e))?;
+            if out.iter().any(|o| strategy_label(o) == strategy_label(&s)) {
+                return Err(self.bad_str("strategies", text, "listed twice"));
+            }
+            out.push(s);
+        }
+        Ok(out)
+    }
+}
+
+fn unknown(origin: &str, key: &str, prefix: &str, known: &[&str]) -> ConfigError {
+    let hint = did_you_mean(key, known.iter().copied())
+        .map(|s| format!(" (did you mean `{prefix}{s}`?)"))
+        .unwrap_or_default();
+    ConfigError::UnknownKey { origin: origin.to_string(), key: format!("{prefix}{key}"), hint }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{parse_table, render, DEFAULT_EXPERIMENT};
+    use super::*;
+
+    fn check_err(text: &str, key: &str, value_part: &str) {
+        let t = parse_table(text, "x.toml").unwrap();
+        let e = resolve(&t, "x.toml").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("x.toml"), "{msg}");
+        assert!(msg.contains(key), "{msg} lacks {key}");
+        assert!(msg.contains(value_part), "{msg} lacks {value_part}");
+    }
+
+    #[test]
+    fn empty_file_takes_spec_defaults() {
+        let e = resolve(&toml::Table::new(), "dir/fanout.toml").unwrap();
+        assert_eq!(e.name, "fanout");
+        assert_eq!(e.seed, 42);
+        assert_eq!(e.replications, 100);
+        assert_eq!(e.strategies.len(), 5);
+        assert_eq!(e.model.input_usd_per_mtok, 3.0);
+        assert_eq!(e.cache.ttl, Ttl::FiveMin);
+        assert_eq!(e.workload.agents, 10);
+        assert_eq!(e.workload.concurrency, 16);
+        assert_eq!(e.workload.tool_latency_us, Dist::Const(2e6));
+        assert_eq!(e.latency.overhead_us, Dist::Const(5e5));
+        assert_eq!(e.rate_limits, None);
+    }
+
+    #[test]
+    fn default_experiment_resolves_and_renders_round_trip() {
+        let t = parse_table(DEFAULT_EXPERIMENT, "<default>").unwrap();
+        let e = resolve(&t, "<default>").unwrap();
+        assert!(!e.question.is_empty());
+        let text = render(&e);
+        let again = resolve(&parse_table(&text, "r").unwrap(), "r").unwrap();
+        assert_eq!(again, e);
+        assert_eq!(render(&again), text);
+    }
+
+    #[test]
+    fn rate_limits_and_overrides_render_round_trip() {
+        let src = "model = \"claude-haiku-3.5\"\n[rate_limits]\nrpm = 50\ncache_reads_count = true\n\
+                   [model_params]\nread_multiplier = 0.05\n[cache]\nttl = \"1h\"\ncapacity_tokens = 9000\n\
+                   [workload]\nkind = \"fork_other_model(model=claude-opus-4.5)\"\n";
+        let e = resolve(&parse_table(src, "r").unwrap(), "r").unwrap();
+        assert_eq!(e.rate_limits.as_ref().map(|r| r.rpm), Some(50));
+        assert_eq!(e.model.read_multiplier, 0.05);
+        let again = resolve(&parse_table(&render(&e), "r").unwrap(), "r").unwrap();
+        assert_eq!(again, e);
+    }
+
+    #[test]
+    fn errors_name_key_and_value() {
+        check_err("[workload]\nagnets = 3\n", "workload.agnets", "did you mean `workload.agents`");
+        check_err("bogus = 1\n", "bogus", "bogus");
+        check_err("[workload]\nparent_idle = \"-5s\"\n", "workload.parent_idle", "-5s");
+        check_err(
+            "[workload]\ntool_latency = \"const(2 parsecs)\"\n",
+            "workload.tool_latency",
+            "parsecs",
+        );
+        check_err("[workload]\ntool_latency = \"2\"\n", "workload.tool_latency", "\"2\"");
+        check_err("[workload]\nturns = \"uniform(3\"\n", "workload.turns", "uniform(3");
+        check_err("strategies = [\"eagre\"]\n", "strategies", "eagre");
+        check_err("[workload]\nkind = \"spoon\"\n", "workload.kind", "spoon");
+        check_err("model = \"gpt-9\"\n", "model", "gpt-9");
+        check_err(
+            "[workload]\nkind = \"fork_other_model(model=gpt-9)\"\n",
+            "workload.kind",
+            "gpt-9",
+        );
+        check_err("[cache]\nttl = \"7m\"\n", "cache.ttl", "7m");
+        check_err("replications = 0\n", "replications", "0");
+        check_err("strategies = [\"eager\", \"eager\"]\n", "strategies", "twice");
+    }
+
+    #[test]
+    fn sweep_table_is_left_alone() {
+        let t = parse_table("[sweep]\n\"workload.agents\" = [1, 2]\n", "s").unwrap();
+        assert!(resolve(&t, "s").is_ok());
+        assert!(super::super::sweep_table(&t).is_some());
+    }
+}

@@ -1,0 +1,663 @@
+//! The agent state machine and the launch strategies, driven by the engine.
+//!
+//! One run: at t0 the fan-out starts (t0 = `parent_idle` when the parent is warm: the parent's
+//! entries are written at simulated time 0, so an idle time past the TTL means they expired).
+//! Agents take concurrency slots in index order; a strategy gates each agent's first request
+//! only; each request is admitted by the rate limiter (or gets a 429 and retries), served by the
+//! model's cache, timed by the latency model, and followed by a tool call and the next turn.
+//! Every output time is relative to t0. Draws come from per-agent streams (common random
+//! numbers), in a fixed order per agent: turns, output_0, then per later turn
+//! [denied], tool latency, tool result, output_k; latency and 429 jitter have their own streams.
+
+use super::latency::{self, Work};
+use super::rate::{Admission, Limit, RateLimiter};
+use super::workload::{self, Shared, WORKFLOW_ID};
+use super::{Detailed, Outcome, RequestRecord, Segment, SegmentKind, SimError};
+use crate::cache::{self, Breakpoint, Cache, Prompt, Usage};
+use crate::config::{AgentKind, Experiment, ModelParams, Release, Strategy};
+use crate::engine::{Bounds, Engine};
+use crate::metrics::RunMetrics;
+use crate::rng::{self, site, ChaCha8Rng, RngExt};
+use crate::time::SimTime;
+
+/// The events of the model.
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    /// A stagger gate opens for the agent's first request.
+    Gate(u32),
+    /// Send (or retry after a 429) the agent's current request.
+    Send(u32),
+    /// The agent's current response begins (scheduled only when a strategy listens).
+    FirstToken(u32),
+    /// The agent's current response ends.
+    ResponseEnd(u32),
+    /// The `wait_first` hold reaches its cap.
+    HoldCap,
+    /// The prewarm request's entries are readable.
+    PrewarmReady,
+}
+
+/// One agent (or the prewarm request) and where it is.
+struct Agent {
+    prompt: Prompt,
+    shared_end: usize,
+    model: usize,
+    turns: u32,
+    turn: u32,
+    output_tokens: u64,
+    slot_us: SimTime,
+    /// When the current request was first tried (a 429 does not move it).
+    tried_us: Option<SimTime>,
+    first_done: bool,
+    /// Sequential: waiting for the previous agent's first request to finish.
+    waiting_prev: bool,
+    has_slot: bool,
+    work: ChaCha8Rng,
+    lat: ChaCha8Rng,
+    jitter: ChaCha8Rng,
+}
+
+/// Reusable simulation buffers: the event heap keeps its capacity across runs.
+pub struct Simulator {
+    engine: Engine<Ev>,
+    held: Vec<u32>,
+}
+
+impl Default for Simulator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Simulator {
+    pub fn new() -> Self {
+        Simulator { engine: Engine::with_capacity(Bounds::UNBOUNDED, 256), held: Vec::new() }
+    }
+
+    /// Run one replication into `metrics` (reset first; its histograms are reused).
+    pub fn run_into(
+        &mut self,
+        exp: &Experiment,
+        strategy: &Strategy,
+        replication: u32,
+        metrics: &mut RunMetrics,
+    ) -> Result<(), SimError> {
+        reset_metrics(metrics);
+        let mut run = Run::new(exp, strategy, replication, self, metrics, false)?;
+        run.go()?;
+        Ok(())
+    }
+
+    /// Run one replication with the timeline and the per-request records.
+    pub fn run_detailed(
+        &mut self,
+        exp: &Experiment,
+        strategy: &Strategy,
+        replication: u32,
+    ) -> Result<Detailed, SimError> {
+        let mut metrics = RunMetrics::new();
+        let mut run = Run::new(exp, strategy, replication, self, &mut metrics, true)?;
+        run.go()?;
+        let (mut segments, requests) = run.trace.take().expect("traced run keeps a trace");
+        segments.sort_by_key(|s| (s.agent, s.start_us, s.kind, s.request));
+        Ok(Detailed { metrics, segments, requests })
+    }
+}
+
+fn reset_metrics(m: &mut RunMetrics) {
+    m.tokens = Default::default();
+    m.requests = 0;
+    m.requests_with_hit = 0;
+    m.redundant_writes = 0;
+    m.cost_usd = 0.0;
+    m.cost_uncached_usd = 0.0;
+    m.launch_wait_us.reset();
+    m.ttft_us.reset();
+    m.completion_us.reset();
+    m.makespan_us = 0;
+    m.agents = 0;
+    m.rate_limited = 0;
+    m.throttled_us = 0;
+    m.events = 0;
+}
+
+type Trace = (Vec<Segment>, Vec<RequestRecord>);
+
+/// One run in progress.
+struct Run<'a> {
+    exp: &'a Experiment,
+    strategy: &'a Strategy,
+    engine: &'a mut Engine<Ev>,
+    held: &'a mut Vec<u32>,
+    metrics: &'a mut RunMetrics,
+    trace: Option<Trace>,
+    t0: SimTime,
+    /// Number of agents (the prewarm request, if any, is `agents[n]`).
+    n: u32,
+    agents: Vec<Agent>,
+    caches: Vec<Cache>,
+    models: Vec<ModelParams>,
+    limiters: Vec<Option<RateLimiter>>,
+    next_queued: u32,
+    /// `wait_first`: held agents are waiting for the release.
+    hold_open: bool,
+    /// `prewarm`: the warming entry is readable.
+    prewarm_ready: bool,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        exp: &'a Experiment,
+        strategy: &'a Strategy,
+        replication: u32,
+        sim: &'a mut Simulator,
+        metrics: &'a mut RunMetrics,
+        traced: bool,
+    ) -> Result<Self, SimError> {
+        let w = &exp.workload;
+        if w.agents == 0 || w.concurrency == 0 {
+            return Err(SimError::Invalid(format!(
+                "workload.agents = {} and workload.concurrency = {} must both be at least 1",
+                w.agents, w.concurrency
+            )));
+        }
+        let t0 = if w.parent_warm { w.parent_idle_us } else { 0 };
+        let bounds = Bounds {
+            max_events: exp.limits.max_events,
+            horizon_us: t0.saturating_add(exp.limits.horizon_us),
+        };
+        sim.engine.reset(bounds, 0);
+        sim.held.clear();
+        let mut models = vec![exp.model.clone()];
+        if let AgentKind::ForkOtherModel { model } = &w.kind {
+            models.push(cache::preset(model).ok_or_else(|| SimError::UnknownModel(model.clone()))?);
+        }
+        let caches = models.iter().map(|m| Cache::from_params(&exp.cache, m)).collect();
+        let limiters = models
+            .iter()
+            .map(|_| exp.rate_limits.as_ref().map(|r| RateLimiter::new(r.rpm, r.itpm, r.otpm)))
+            .collect();
+        metrics.agents = w.agents as u64;
+        let mut run = Run {
+            exp,
+            strategy,
+            engine: &mut sim.engine,
+            held: &mut sim.held,
+            metrics,
+            trace: traced.then(|| (Vec::new(), Vec::new())),
+            t0,
+            n: w.agents,
+            agents: Vec::with_capacity(w.agents as usize + 1),
+            caches,
+            models,
+            limiters,
+            next_queued: 0,
+            hold_open: false,
+            prewarm_ready: false,
+        };
+        run.warm_parent()?;
+        run.make_agents(replication);
+        Ok(run)
+    }
+
+    /// A warm parent: its last request wrote its entries at time 0, readable at once.
+    fn warm_parent(&mut self) -> Result<(), SimError> {
+        if !self.exp.workload.parent_warm {
+            return Ok(());
+        }
+        let (prompt, bps) = workload::parent_request(self.exp);
+        self.caches[0].serve(&prompt, &bps, 0, |_| 0).map_err(|source| SimError::Cache {
+            agent: u32::MAX,
+            request: 0,
+            source,
+        })?;
+        Ok(())
+    }
+
+    fn make_agents(&mut self, replication: u32) {
+        let exp = self.exp;
+        let w = &exp.workload;
+        let turns_hint = w.turns.mean().ceil().clamp(1.0, 64.0) as usize;
+        let shared: Shared = workload::shared(exp, turns_hint);
+        let shared_end = shared.prompt.len() - 1;
+        let stream = |id: u64, s: u64| rng::stream(exp.seed, &[replication as u64, id, s]);
+        for a in 0..self.n {
+            let id = a as u64;
+            let mut work = stream(id, site::WORKLOAD);
+            let turns = if w.kind == AgentKind::Btw {
+                1
+            } else {
+                (w.turns.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
+            };
+            let output_tokens = w.output_tokens.sample_u64(&mut work);
+            let mut prompt = shared.prompt.clone();
+            workload::push_task(&mut prompt, id, w.task_tokens);
+            self.agents.push(Agent {
+                prompt,
+                shared_end,
+                model: shared.model,
+                turns,
+                turn: 0,
+                output_tokens,
+                slot_us: 0,
+                tried_us: None,
+                first_done: false,
+                waiting_prev: false,
+                has_slot: false,
+                work,
+                lat: stream(id, site::LATENCY),
+                jitter: stream(id, site::RATE_LIMIT),
+            });
+        }
+        if *self.strategy == Strategy::Prewarm {
+            // The warming request: the shared prefix, max_tokens = 0, on the workflow's streams.
+            self.agents.push(Agent {
+                prompt: shared.prompt,
+                shared_end,
+                model: shared.model,
+                turns: 1,
+                turn: 0,
+                output_tokens: 0,
+                slot_us: 0,
+                tried_us: None,
+                first_done: false,
+                waiting_prev: false,
+                has_slot: false,
+                work: stream(WORKFLOW_ID, site::WORKLOAD),
+                lat: stream(WORKFLOW_ID, site::LATENCY),
+                jitter: stream(WORKFLOW_ID, site::RATE_LIMIT),
+            });
+        }
+    }
+
+    /// Start the fan-out at t0 and run the engine to the end.
+    fn go(&mut self) -> Result<(), SimError> {
+        let t0 = self.t0;
+        self.engine.schedule_at(t0, Ev::Gate(u32::MAX));
+        // Time t0 is delivered first; starting agents inside the loop keeps `now` right.
+        while let Some((_, ev)) = self.engine.next()? {
+            self.handle(ev)?;
+        }
+        self.metrics.events = self.engine.delivered();
+        Ok(())
+    }
+
+    fn start(&mut self) -> Result<(), SimError> {
+        if *self.strategy == Strategy::Prewarm {
+            self.send(self.n)?;
+        }
+        let first_wave = self.n.min(self.exp.workload.concurrency);
+        for _ in 0..first_wave {
+            self.take_slot()?;
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, ev: Ev) -> Result<(), SimError> {
+        match ev {
+            Ev::Gate(u32::MAX) => self.start(),
+            Ev::Gate(a) => self.send_first(a),
+            Ev::Send(a) => self.send(a),
+            Ev::FirstToken(a) => {
+                if a == 0 && self.hold_open && self.agents[0].turn == 0 {
+                    self.release()?;
+                }
+                Ok(())
+            }
+            Ev::ResponseEnd(a) => self.response_end(a),
+            Ev::HoldCap => {
+                if self.hold_open {
+                    self.release()?;
+                }
+                Ok(())
+            }
+            Ev::PrewarmReady => {
+                self.prewarm_ready = true;
+                self.release()
+            }
+        }
+    }
+
+    /// Give the next queued agent a slot and apply the strategy's gate to its first request.
+    fn take_slot(&mut self) -> Result<(), SimError> {
+        let a = self.next_queued;
+        debug_assert!(a < self.n);
+        self.next_queued += 1;
+        let now = self.engine.now();
+        let agent = &mut self.agents[a as usize];
+        agent.slot_us = now;
+        agent.has_slot = true;
+        match *self.strategy {
+            Strategy::Eager | Strategy::WaitFirst { max_wait_us: 0, .. } => self.send_first(a),
+            Strategy::WaitFirst { max_wait_us, release } => {
+                if a == 0 {
+                    self.hold_open = true;
+                    self.engine.schedule_in(max_wait_us, Ev::HoldCap);
+                    // With release = on_ready, agent 0's first token (scheduled when its
+                    // request is served) releases the hold earlier than the cap.
+                    let _ = release;
+                    self.send_first(0)
+                } else if self.hold_open {
+                    self.held.push(a);
+                    Ok(())
+                } else {
+                    self.send_first(a)
+                }
+            }
+            Strategy::Stagger { interval_us } => {
+                let at = self.t0.saturating_add(interval_us.saturating_mul(a as u64));
+                if at <= now {
+                    self.send_first(a)
+                } else {
+                    self.engine.schedule_at(at, Ev::Gate(a));
+                    Ok(())
+                }
+            }
+            Strategy::Sequential => {
+                if a == 0 || self.agents[a as usize - 1].first_done {
+                    self.send_first(a)
+                } else {
+                    self.agents[a as usize].waiting_prev = true;
+                    Ok(())
+                }
+            }
+            Strategy::Prewarm => {
+                if self.prewarm_ready {
+                    self.send_first(a)
+                } else {
+                    self.held.push(a);
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// Release every held agent together, in index order.
+    fn release(&mut self) -> Result<(), SimError> {
+        self.hold_open = false;
+        let mut held = std::mem::take(self.held);
+        for &a in &held {
+            self.send_first(a)?;
+        }
+        held.clear();
+        *self.held = held;
+        Ok(())
+    }
+
+    /// The gate is open: the agent's first request goes now.
+    fn send_first(&mut self, a: u32) -> Result<(), SimError> {
+        let now = self.engine.now();
+        let slot_us = self.agents[a as usize].slot_us;
+        if now > slot_us {
+            self.segment(a, 0, SegmentKind::Hold, slot_us, now, Outcome::None);
+        }
+        self.send(a)
+    }
+}
+
+/// What the rate limiter said about a request.
+enum Admit {
+    /// Admitted and charged with the exact usage (found by `Cache::peek`).
+    Charged,
+    /// Even the worst case fits: charge with the actual usage once served.
+    ChargeAfter,
+    /// A 429 with this retry-after.
+    Retry(u64),
+}
+
+impl Run<'_> {
+    /// Send agent `a`'s current request at `now`: admission, cache, latency, bookkeeping.
+    fn send(&mut self, a: u32) -> Result<(), SimError> {
+        let now = self.engine.now();
+        let ttl = self.exp.cache.ttl;
+        let mut bps = [Breakpoint { index: 0, ttl }; 3];
+        let ag = &mut self.agents[a as usize];
+        ag.tried_us.get_or_insert(now);
+        let nbps = workload::breakpoints(1, ag.shared_end, ag.prompt.len() - 1, ttl, &mut bps);
+        let (m, out, request) = (ag.model, ag.output_tokens, ag.turn);
+        let admit = self.admit(a, &bps[..nbps])?;
+        if let Admit::Retry(wait_us) = admit {
+            return self.throttle(a, request, wait_us);
+        }
+        let lat_params = &self.exp.latency;
+        let ag = &mut self.agents[a as usize];
+        let mut timing = None;
+        let usage = self.caches[m]
+            .serve(&ag.prompt, &bps[..nbps], now, |u| {
+                let t = latency::draw(lat_params, work(u, out), &mut ag.lat);
+                timing = Some(t);
+                now + t.ttft_us + t.ready_delay_us
+            })
+            .map_err(|source| SimError::Cache { agent: a, request, source })?;
+        let t = match timing {
+            Some(t) => t,
+            None => latency::draw(lat_params, work(&usage, out), &mut ag.lat),
+        };
+        let counted = self.counted_input(&usage);
+        if let (Admit::ChargeAfter, Some(limiter)) = (admit, self.limiters[m].as_mut()) {
+            let charged = limiter.admit(now, counted, out);
+            assert_eq!(charged, Admission::Admitted, "the worst case fitted, the actual must");
+        }
+        self.record(a, request, now, &usage, t, out, m);
+        if a == self.n {
+            let ready = now + t.ttft_us + t.ready_delay_us;
+            self.engine.schedule_at(ready, Ev::PrewarmReady);
+            self.metrics.makespan_us = self.metrics.makespan_us.max(now + t.ttft_us - self.t0);
+            return Ok(());
+        }
+        let listens =
+            matches!(self.strategy, Strategy::WaitFirst { release: Release::OnReady, .. });
+        if a == 0 && request == 0 && self.hold_open && listens {
+            self.engine.schedule_at(now + t.ttft_us, Ev::FirstToken(0));
+        }
+        self.engine.schedule_at(now + t.ttft_us + t.decode_us, Ev::ResponseEnd(a));
+        Ok(())
+    }
+
+    /// Input tokens that count toward ITPM.
+    fn counted_input(&self, u: &Usage) -> u64 {
+        let reads = self.exp.rate_limits.as_ref().is_some_and(|r| r.cache_reads_count);
+        u.uncached + u.cache_write() + if reads { u.cache_read } else { 0 }
+    }
+
+    /// Ask agent `a`'s model's rate limiter. When even the worst case (every input token
+    /// counted) does not fit, the exact usage is found by `Cache::peek`, so that a refused
+    /// request leaves the cache untouched.
+    fn admit(&mut self, a: u32, bps: &[Breakpoint]) -> Result<Admit, SimError> {
+        let now = self.engine.now();
+        let ag = &self.agents[a as usize];
+        let (m, out, request) = (ag.model, ag.output_tokens, ag.turn);
+        let Some(limiter) = self.limiters[m].as_mut() else { return Ok(Admit::ChargeAfter) };
+        if limiter.would_admit(now, ag.prompt.tokens(), out) {
+            return Ok(Admit::ChargeAfter);
+        }
+        let usage = self.caches[m]
+            .peek(&ag.prompt, bps, now)
+            .map_err(|source| SimError::Cache { agent: a, request, source })?;
+        let counted = self.counted_input(&usage);
+        let limiter = self.limiters[m].as_mut().expect("checked above");
+        match limiter.admit(now, counted, out) {
+            Admission::Admitted => Ok(Admit::Charged),
+            Admission::RetryAfter(wait_us) => Ok(Admit::Retry(wait_us)),
+            Admission::Never(limit, amount) => {
+                let r = self.exp.rate_limits.as_ref().expect("a limiter has limits");
+                let (name, capacity) = match limit {
+                    Limit::Rpm => ("rpm", r.rpm),
+                    Limit::Itpm => ("itpm", r.itpm),
+                    Limit::Otpm => ("otpm", r.otpm),
+                };
+                Err(SimError::NeverAdmitted { agent: a, limit: name, amount, capacity })
+            }
+        }
+    }
+
+    /// A 429: retry after `wait_us` plus jitter from the agent's own stream.
+    fn throttle(&mut self, a: u32, request: u32, wait_us: u64) -> Result<(), SimError> {
+        let now = self.engine.now();
+        let ag = &mut self.agents[a as usize];
+        let jitter_us = match &self.exp.rate_limits {
+            Some(r) => r.retry_jitter_us.sample_u64(&mut ag.jitter),
+            None => 0,
+        };
+        let retry_us = wait_us.saturating_add(jitter_us);
+        self.metrics.rate_limited += 1;
+        self.metrics.throttled_us += retry_us;
+        self.segment(a, request, SegmentKind::RateLimit, now, now + retry_us, Outcome::None);
+        self.engine.schedule_in(retry_us, Ev::Send(a));
+        Ok(())
+    }
+
+    /// Count one served request into the metrics (and the trace).
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &mut self,
+        a: u32,
+        request: u32,
+        now: SimTime,
+        u: &Usage,
+        t: latency::Timing,
+        out: u64,
+        m: usize,
+    ) {
+        let model = &self.models[m];
+        let cost_usd = cache::cost_usd(model, u, out);
+        let mx = &mut *self.metrics;
+        mx.tokens.cache_read += u.cache_read;
+        mx.tokens.cache_write_5m += u.cache_write_5m;
+        mx.tokens.cache_write_1h += u.cache_write_1h;
+        mx.tokens.uncached += u.uncached;
+        mx.tokens.output += out;
+        mx.requests += 1;
+        mx.requests_with_hit += (u.cache_read > 0) as u64;
+        mx.redundant_writes += u.redundant_writes as u64;
+        mx.cost_usd += cost_usd;
+        mx.cost_uncached_usd += (u.total() as f64 * model.input_usd_per_mtok
+            + out as f64 * model.output_usd_per_mtok)
+            / 1e6;
+        mx.ttft_us.saturating_record(t.ttft_us);
+        if request == 0 && a < self.n {
+            mx.launch_wait_us.saturating_record(now - self.agents[a as usize].slot_us);
+        }
+        let Some((segments, requests)) = self.trace.as_mut() else { return };
+        let t0 = self.t0;
+        let outcome = Outcome::of(u);
+        let first = now + t.ttft_us;
+        let mut seg = |kind, start: SimTime, end: SimTime| {
+            segments.push(Segment {
+                agent: a,
+                request,
+                kind,
+                start_us: start - t0,
+                end_us: end - t0,
+                outcome,
+            })
+        };
+        seg(SegmentKind::Prefill, now, first);
+        if t.decode_us > 0 {
+            seg(SegmentKind::Decode, first, first + t.decode_us);
+        }
+        if u.cache_write() > 0 && t.ready_delay_us > 0 {
+            seg(SegmentKind::EntryReady, first, first + t.ready_delay_us);
+        }
+        requests.push(RequestRecord {
+            agent: a,
+            request,
+            send_us: now - t0,
+            ttft_us: t.ttft_us,
+            decode_us: t.decode_us,
+            ready_us: first + t.ready_delay_us - t0,
+            prompt_tokens: self.agents[a as usize].prompt.tokens(),
+            usage: *u,
+            output_tokens: out,
+            cost_usd,
+            model: m,
+        });
+    }
+
+    /// The agent's current response ended: next turn (after a tool call) or done.
+    fn response_end(&mut self, a: u32) -> Result<(), SimError> {
+        let now = self.engine.now();
+        let ai = a as usize;
+        if !self.agents[ai].first_done {
+            self.agents[ai].first_done = true;
+            let next = ai + 1;
+            if *self.strategy == Strategy::Sequential
+                && next < self.n as usize
+                && self.agents[next].waiting_prev
+            {
+                self.agents[next].waiting_prev = false;
+                self.send_first(next as u32)?;
+            }
+        }
+        let ag = &mut self.agents[ai];
+        let request = ag.turn;
+        ag.turn += 1;
+        ag.tried_us = None;
+        if ag.turn < ag.turns {
+            let tool_us = self.next_turn(a, request);
+            self.segment(a, request + 1, SegmentKind::Tool, now, now + tool_us, Outcome::None);
+            self.engine.schedule_in(tool_us, Ev::Send(a));
+            return Ok(());
+        }
+        let done_us = now - self.t0;
+        self.metrics.completion_us.saturating_record(done_us);
+        self.metrics.makespan_us = self.metrics.makespan_us.max(done_us);
+        self.agents[ai].has_slot = false;
+        if self.next_queued < self.n {
+            self.take_slot()?;
+        }
+        Ok(())
+    }
+
+    /// Draw the tool call after request `request`, extend the prompt with the response and
+    /// the tool result, draw the next output. Returns the tool's latency.
+    fn next_turn(&mut self, a: u32, request: u32) -> u64 {
+        let w = &self.exp.workload;
+        let ag = &mut self.agents[a as usize];
+        let denied = match w.kind {
+            AgentKind::ForkDenyAtCall { .. } => ag.work.random::<f64>() < w.denied_call_share,
+            _ => false,
+        };
+        let mut tool_us = w.tool_latency_us.sample_u64(&mut ag.work);
+        let mut result_tokens = w.tool_result_tokens.sample_u64(&mut ag.work);
+        if denied {
+            // Refused at call time: an immediate, short error result.
+            tool_us = 0;
+            result_tokens = workload::DENIED_RESULT_TOKENS;
+        }
+        let response = ag.output_tokens;
+        workload::push_turn(&mut ag.prompt, a as u64, request as u64, response, result_tokens);
+        ag.output_tokens = w.output_tokens.sample_u64(&mut ag.work);
+        tool_us
+    }
+
+    fn segment(
+        &mut self,
+        agent: u32,
+        request: u32,
+        kind: SegmentKind,
+        start: SimTime,
+        end: SimTime,
+        outcome: Outcome,
+    ) {
+        if let Some((segments, _)) = self.trace.as_mut() {
+            let t0 = self.t0;
+            segments.push(Segment {
+                agent,
+                request,
+                kind,
+                start_us: start - t0,
+                end_us: end - t0,
+                outcome,
+            });
+        }
+    }
+}
+
+fn work(u: &Usage, output_tokens: u64) -> Work {
+    Work {
+        prefill_tokens: u.uncached + u.cache_write(),
+        cached_tokens: u.cache_read,
+        output_tokens,
+    }
+}

@@ -1,0 +1,156 @@
+//! The synthetic prompts of a fan-out (SPEC.md section 5): which blocks each agent kind sends,
+//! their identities (digests) and sizes, and the default breakpoints of the anthropic policy.
+//!
+//! Knows nothing of time or strategies. Block identities are digests of stable names
+//! ("parent/tools", ("agent/result", 3, 2), ...), computed without allocation; equal names are
+//! equal content. Named assumptions (documented in docs/model.md):
+//! the parent's `parent_tokens` split 30% tools, 10% system, 60% history; a subagent type's
+//! `subagent_tokens` split 75% tools, 25% system; a denied call returns `DENIED_RESULT_TOKENS`.
+
+use crate::cache::{Block, Breakpoint, Digest, Layer, Prompt};
+use crate::config::{AgentKind, Experiment, Ttl};
+
+/// Share of `parent_tokens` that is the tool list, in per mille (assumption).
+pub const PARENT_TOOLS_PERMILLE: u64 = 300;
+/// Share of `parent_tokens` that is the system prompt, in per mille (assumption).
+pub const PARENT_SYSTEM_PERMILLE: u64 = 100;
+/// Share of `subagent_tokens` that is the subagent type's tool list, in per mille (assumption).
+pub const SUBAGENT_TOOLS_PERMILLE: u64 = 750;
+/// Tokens of the error result a denied tool call returns (assumption: one short sentence).
+pub const DENIED_RESULT_TOKENS: u64 = 20;
+/// The cache scope every request of a run shares (one workspace).
+pub const SCOPE: &str = "workspace";
+
+/// Agent number standing for the workflow itself (the prewarm request), outside any agent's id.
+pub const WORKFLOW_ID: u64 = 1 << 32;
+
+/// The identity digest of a stable name `tag/a/b`: 256 bits derived from the name by the
+/// SplitMix64 mixer (no allocation, a few ns). It stands for content the simulator does not
+/// render, so it need not be cryptographic; the prefix chain over it is SHA-256 (`Prompt`).
+pub fn identity(tag: &str, a: u64, b: u64) -> Digest {
+    // FNV-1a over the tag, then mixed with the two indices into four words.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in tag.as_bytes() {
+        h = (h ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    let base = crate::rng::derive_seed(h, &[a, b]);
+    let mut out = [0u8; 32];
+    for (i, chunk) in out.chunks_exact_mut(8).enumerate() {
+        chunk.copy_from_slice(&crate::rng::mix64(base ^ (i as u64 + 1)).to_le_bytes());
+    }
+    Digest(out)
+}
+
+fn block(layer: Layer, tokens: u64, tag: &str, a: u64, b: u64) -> Block {
+    Block { layer, tokens, digest: identity(tag, a, b) }
+}
+
+/// The part every agent of the fan-out shares: built once per run, cloned per agent.
+#[derive(Debug, Clone)]
+pub struct Shared {
+    /// Tools, system, [history], [brief]: the prefix the prewarm request sends.
+    pub prompt: Prompt,
+    /// Index of the last system block (the first default breakpoint).
+    pub system_end: usize,
+    /// Which model the agents call: 0 = the experiment's, 1 = `fork_other_model`'s.
+    pub model: usize,
+}
+
+/// The parent's own last request (tools, system, history), used to warm its entries.
+pub fn parent_request(exp: &Experiment) -> (Prompt, [Breakpoint; 2]) {
+    let mut p = Prompt::with_capacity(SCOPE, &exp.model.name, 3);
+    push_parent(&mut p, exp, "parent/tools", "parent/system");
+    let ttl = exp.cache.ttl;
+    let last = p.len() - 1;
+    (p, [Breakpoint { index: 1, ttl }, Breakpoint { index: last, ttl }])
+}
+
+fn push_parent(p: &mut Prompt, exp: &Experiment, tools: &str, system: &str) {
+    let w = &exp.workload;
+    let tools_tokens = w.parent_tokens * PARENT_TOOLS_PERMILLE / 1000;
+    let system_tokens = w.parent_tokens * PARENT_SYSTEM_PERMILLE / 1000;
+    let history_tokens = w.parent_tokens - tools_tokens - system_tokens;
+    p.push(block(Layer::Tools, tools_tokens, tools, 0, 0));
+    p.push(block(Layer::System, system_tokens, system, 0, 0));
+    if history_tokens > 0 {
+        p.push(block(Layer::Messages, history_tokens, "parent/history", 0, 0));
+    }
+}
+
+/// The shared prefix of the agents of `exp.workload.kind`.
+pub fn shared(exp: &Experiment, turns_hint: usize) -> Shared {
+    let w = &exp.workload;
+    let (model_name, model) = match &w.kind {
+        AgentKind::ForkOtherModel { model } => (model.as_str(), 1),
+        _ => (exp.model.name.as_str(), 0),
+    };
+    let mut p = Prompt::with_capacity(SCOPE, model_name, 5 + 2 * turns_hint);
+    match &w.kind {
+        AgentKind::Subagent => {
+            let tools = w.subagent_tokens * SUBAGENT_TOOLS_PERMILLE / 1000;
+            p.push(block(Layer::Tools, tools, "subagent/tools", 0, 0));
+            p.push(block(Layer::System, w.subagent_tokens - tools, "subagent/system", 0, 0));
+        }
+        AgentKind::ForkDropTool { tool } => {
+            // The tool list without `tool`: another identity (same size: assumption).
+            let id = identity(tool, 0, 0);
+            let tools_tokens = w.parent_tokens * PARENT_TOOLS_PERMILLE / 1000;
+            let mut id64 = [0u8; 8];
+            id64.copy_from_slice(&id.0[..8]);
+            let without = u64::from_le_bytes(id64);
+            p.push(block(Layer::Tools, tools_tokens, "parent/tools-without", without, 0));
+            let system_tokens = w.parent_tokens * PARENT_SYSTEM_PERMILLE / 1000;
+            p.push(block(Layer::System, system_tokens, "parent/system", 0, 0));
+            let history = w.parent_tokens - tools_tokens - system_tokens;
+            if history > 0 {
+                p.push(block(Layer::Messages, history, "parent/history", 0, 0));
+            }
+        }
+        AgentKind::ForkEditSystem => {
+            push_parent(&mut p, exp, "parent/tools", "parent/system-edited")
+        }
+        _ => push_parent(&mut p, exp, "parent/tools", "parent/system"),
+    }
+    // The shared brief; a /btw question carries no brief (it is one question on the parent).
+    if w.brief_tokens > 0 && w.kind != AgentKind::Btw {
+        p.push(block(Layer::Messages, w.brief_tokens, "brief", 0, 0));
+    }
+    Shared { prompt: p, system_end: 1, model }
+}
+
+/// Breakpoints of the anthropic default: end of system, end of the shared part, last message
+/// (deduplicated when they coincide). Returns how many of `out` are used.
+pub fn breakpoints(
+    system_end: usize,
+    shared_end: usize,
+    last: usize,
+    ttl: Ttl,
+    out: &mut [Breakpoint; 3],
+) -> usize {
+    let mut n = 0;
+    for index in [system_end, shared_end, last] {
+        if n == 0 || out[n - 1].index < index {
+            out[n] = Breakpoint { index, ttl };
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Append agent `agent`'s own task (the `/btw` question for kind `btw`); nothing if empty.
+pub fn push_task(p: &mut Prompt, agent: u64, tokens: u64) {
+    if tokens > 0 {
+        p.push(block(Layer::Messages, tokens, "agent/task", agent, 0));
+    }
+}
+
+/// Append turn `turn`'s response and its tool result.
+pub fn push_turn(p: &mut Prompt, agent: u64, turn: u64, output_tokens: u64, result_tokens: u64) {
+    // Empty blocks are not sent (the API refuses empty text blocks): the prompt is unchanged.
+    if output_tokens > 0 {
+        p.push(block(Layer::Messages, output_tokens, "agent/response", agent, turn));
+    }
+    if result_tokens > 0 {
+        p.push(block(Layer::Messages, result_tokens, "agent/result", agent, turn));
+    }
+}
