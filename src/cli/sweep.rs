@@ -1,10 +1,193 @@
-//! `prefixsim sweep` (not built yet: its issue fills this file).
+//! `prefixsim sweep FILE [--jobs N] [--shard K/N] [--resume] [--out DIR] [--set k=v]... [--json]`:
+//! run the grid of a `[sweep]` table (see `crate::sweep`), resumable and shardable.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
 
 use super::{CliError, CliResult};
+use crate::config;
+use crate::sweep::{self, real::Real, ExecOptions, Outcome, Plan, SweepError, SweepOptions};
+
+const AFTER_HELP: &str = "\
+The [sweep] table of FILE names the axes; each is a dotted key over a list or a range:
+  [sweep]
+  \"workload.parent_tokens\" = [5000, 50000, 200000]   # a list
+  \"workload.agents\" = \"1..64 x2\"                     # log range: 1, 2, 4, ..., 64
+  max_wait = \"0s..10s step 500ms\"                      # linear range (strategy.wait_first.max_wait)
+  zip = [\"workload.agents\", \"workload.concurrency\"]  # pair these axes instead of crossing them
+The grid is the product of the axes in file order (the first varies slowest). Every point runs
+every strategy with the file's replications and seed: all points see the same random numbers.
+
+Outputs in DIR: runs.csv, summary.csv, histograms/, manifest.json and sweep.journal (the
+journal lets --resume continue after a crash or kill, and `prefixsim merge` combine shards).
+
+Examples:
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold --resume
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --jobs 2 --set replications=20 --out r/h
+  prefixsim sweep exp.toml --shard $SLURM_ARRAY_TASK_ID/8 --out results/shard-$SLURM_ARRAY_TASK_ID
+  prefixsim merge results/shard-* --out results/all
+
+--shard K/N runs the points whose index mod N == K; K counts from 0 (Slurm --array=0-7,
+Kubernetes JOB_COMPLETION_INDEX). Exit code 2 on a bad file, key, range or shard.";
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// The experiment file with a [sweep] table.
+    pub file: PathBuf,
+    /// Override a dotted key of the file, e.g. `--set replications=20` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Points simulated at once (default: all cores); outputs do not depend on it.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Run only the points whose index mod N == K (K from 0).
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Continue the sweep journaled in DIR (after Ctrl-C, a crash or a kill).
+    #[arg(long)]
+    pub resume: bool,
+    /// Output directory (default: results/<experiment name>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print a JSON report instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: Args) -> CliResult {
-    Err(CliError::internal(anyhow::anyhow!("`sweep` is not built yet")))
+/// Read FILE, apply `--set`, and validate the sweep (every bad key or range is an input error).
+pub fn load_plan(file: &Path, sets: &[String]) -> Result<(Real, Plan), CliError> {
+    let origin = file.display().to_string();
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| CliError::input(anyhow::anyhow!("cannot read {origin}: {e}")))?;
+    let mut table = config::parse_table(&text, &origin).map_err(CliError::input)?;
+    for s in sets {
+        config::apply_set(&mut table, s).map_err(CliError::input)?;
+    }
+    let sim = Real { origin: origin.clone() };
+    let order = sweep::spec::key_order(&text);
+    let plan = Plan::new(&sim, table, &order).map_err(|e| sweep_err(&origin, e))?;
+    Ok((sim, plan))
+}
+
+/// Map a sweep error to the CLI's exit codes, naming the file on input errors.
+pub fn sweep_err(origin: &str, e: SweepError) -> CliError {
+    match e {
+        SweepError::Input(m) if m.starts_with(origin) => CliError::input(anyhow::anyhow!(m)),
+        SweepError::Input(m) => CliError::input(anyhow::anyhow!("{origin}: {m}")),
+        SweepError::Internal(m) => CliError::internal(anyhow::anyhow!(m)),
+    }
+}
+
+fn default_jobs() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    out: String,
+    complete: bool,
+    points: u64,
+    points_done: u64,
+    resumed_from: u64,
+    shard: Option<sweep::Shard>,
+    content_hash: &'a str,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let (sim, plan) = load_plan(&args.file, &args.set)?;
+    let shard = match &args.shard {
+        Some(s) => Some(sweep::parse_shard(s).map_err(|e| CliError::input(anyhow::anyhow!(e)))?),
+        None => None,
+    };
+    let dir = args.out.clone().unwrap_or_else(|| default_dir(&plan.desc.name, shard));
+    if dir.exists() && !dir.is_dir() {
+        let e = anyhow::anyhow!("--out {}: exists and is not a directory", dir.display());
+        return Err(CliError::input(e));
+    }
+    let opts = SweepOptions {
+        dir: dir.clone(),
+        shard,
+        resume: args.resume,
+        exec: ExecOptions {
+            jobs: args.jobs.unwrap_or_else(default_jobs).max(1),
+            progress: std::io::stderr().is_terminal(),
+            ctrl_c: true,
+        },
+    };
+    let origin = args.file.display().to_string();
+    let plan = Arc::new(plan);
+    let rep = sweep::run_sweep(Arc::new(sim), plan.clone(), &opts).map_err(|e| sweep_err(&origin, e))?;
+    let done = match rep.outcome {
+        Outcome::Complete => rep.points,
+        Outcome::Interrupted { done } => done,
+    };
+    if args.json {
+        let r = Report {
+            out: dir.display().to_string(),
+            complete: rep.outcome == Outcome::Complete,
+            points: rep.points,
+            points_done: done,
+            resumed_from: rep.resumed_from,
+            shard,
+            content_hash: &plan.content_hash,
+        };
+        println!("{}", serde_json::to_string_pretty(&r).expect("a report serializes"));
+    } else if rep.outcome == Outcome::Complete {
+        print_done(&plan, &dir, rep.points, rep.resumed_from);
+    }
+    if let Outcome::Interrupted { done } = rep.outcome {
+        let how = resume_command(&args, &dir);
+        return Err(CliError::internal(anyhow::anyhow!(
+            "interrupted: {done} of {} points are saved in {}; continue with:\n  {how}",
+            rep.points,
+            dir.join(sweep::JOURNAL_FILE).display()
+        )));
+    }
+    Ok(())
+}
+
+fn default_dir(name: &str, shard: Option<sweep::Shard>) -> PathBuf {
+    let base = crate::config::slug(&name.to_lowercase());
+    match shard {
+        None => PathBuf::from("results").join(base),
+        Some(s) => PathBuf::from("results").join(format!("{base}-shard{}of{}", s.index, s.count)),
+    }
+}
+
+fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) {
+    let d = &plan.desc;
+    println!(
+        "sweep {}: {points} points x {} strategies x {} replications{}",
+        d.name,
+        d.strategies.len(),
+        d.replications,
+        if resumed_from > 0 { format!(" ({resumed_from} resumed from the journal)") } else { String::new() }
+    );
+    for a in &plan.grid.axes {
+        let vals: Vec<String> = a.values.iter().map(sweep::spec::value_text).collect();
+        let shown = if vals.len() > 8 {
+            format!("{} ... {} ({} values)", vals[..3].join(", "), vals[vals.len() - 1], vals.len())
+        } else {
+            vals.join(", ")
+        };
+        println!("  axis {:<32} {shown}", a.key);
+    }
+    println!("wrote {}/{{summary.csv, runs.csv, histograms/, manifest.json}}", dir.display());
+    println!("next: prefixsim plot {0}   prefixsim report {0}", dir.display());
+}
+
+fn resume_command(args: &Args, dir: &Path) -> String {
+    let mut cmd = format!("prefixsim sweep {} --out {} --resume", args.file.display(), dir.display());
+    if let Some(s) = &args.shard {
+        cmd.push_str(&format!(" --shard {s}"));
+    }
+    for s in &args.set {
+        cmd.push_str(&format!(" --set '{s}'"));
+    }
+    cmd
 }

@@ -1,1 +1,329 @@
-//! sweep (to be filled by its issue).
+//! Parameter sweeps: the `[sweep]` grid, a resumable and shardable pipeline that streams point
+//! records to a journal, the result files assembled from it, the merge of shards, and tuning.
+//!
+//! The simulator is behind the `Simulator` trait (`real::Real` runs `model::simulate`; tests
+//! use deterministic fakes), so this module knows nothing of caches or agents. Invariants:
+//! a point's record depends only on (experiment, point values), never on which other points
+//! run, in which order or on how many workers; outputs are a pure function of the journal.
+
+pub mod exec;
+pub mod journal;
+pub mod merge;
+pub mod output;
+pub mod point;
+pub mod real;
+pub mod spec;
+pub mod table;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+pub use exec::{ExecOptions, Outcome};
+pub use journal::{Shard, JOURNAL_FILE};
+pub use point::PointRecord;
+pub use spec::Grid;
+
+use crate::metrics::RunMetrics;
+
+/// What the sweep needs to know of a resolved experiment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Description {
+    pub name: String,
+    pub question: String,
+    pub seed: u64,
+    pub replications: u32,
+    /// Strategy labels, in the experiment's order.
+    pub strategies: Vec<String>,
+}
+
+/// A point runner: resolve a table into an experiment, and simulate one replication of one of
+/// its strategies. Must be deterministic in (table, strategy, replication).
+pub trait Simulator: Send + Sync + 'static {
+    type Exp: Send + Sync;
+    /// Resolve and validate; the error names the key and the value.
+    fn resolve(&self, table: &toml::Table) -> Result<Self::Exp, String>;
+    fn describe(&self, exp: &Self::Exp) -> Description;
+    /// The resolved experiment as canonical TOML (hashed into the manifest).
+    fn render(&self, exp: &Self::Exp) -> String;
+    /// Run replication `rep` of strategy number `strategy` into `out` (reset by the callee).
+    fn simulate_into(
+        &self,
+        exp: &Self::Exp,
+        strategy: usize,
+        rep: u32,
+        out: &mut RunMetrics,
+    ) -> Result<(), String>;
+}
+
+/// Why a sweep, merge or tune failed: `Input` is the user's to fix (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    #[error("{0}")]
+    Input(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl SweepError {
+    fn internal(e: impl std::fmt::Display) -> Self {
+        SweepError::Internal(e.to_string())
+    }
+}
+
+/// A validated sweep: the base table (without `[sweep]`), the grid and what the manifest says.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub base: toml::Table,
+    pub grid: Grid,
+    pub content_hash: String,
+    /// The experiment file (after `--set`) as TOML, `[sweep]` included.
+    pub experiment_text: String,
+    pub desc: Description,
+}
+
+/// SHA-256 of `text`, hex.
+pub fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl Plan {
+    /// Validate the sweep of `table`; `order` is the `[sweep]` keys' file order
+    /// (`spec::key_order`). Every value of every axis is checked by resolving a point with it.
+    pub fn new<S: Simulator>(
+        sim: &S,
+        table: toml::Table,
+        order: &[String],
+    ) -> Result<Plan, SweepError> {
+        let mut base = table;
+        let sweep = match base.remove("sweep") {
+            Some(toml::Value::Table(t)) => t,
+            Some(other) => {
+                return Err(SweepError::Input(format!("`sweep` must be a table, found `{other}`")))
+            }
+            None => return Err(SweepError::Input("the experiment has no [sweep] table".into())),
+        };
+        let exp = sim.resolve(&base).map_err(SweepError::Input)?;
+        let mut sweep_only = toml::Table::new();
+        sweep_only.insert("sweep".into(), toml::Value::Table(sweep.clone()));
+        let sweep_text = toml::to_string(&sweep_only).map_err(SweepError::internal)?;
+        let experiment_text = format!("{}\n{sweep_text}", sim.render(&exp));
+        let grid = Grid::from_table(&sweep, order).map_err(|e| SweepError::Input(e.to_string()))?;
+        let plan = Plan {
+            base,
+            grid,
+            content_hash: sha256_hex(&experiment_text),
+            experiment_text,
+            desc: sim.describe(&exp),
+        };
+        for (a, axis) in plan.grid.axes.iter().enumerate() {
+            for (i, v) in axis.values.iter().enumerate() {
+                let t = plan.point_table(plan.grid.axis_point(a, i));
+                t.and_then(|t| sim.resolve(&t)).map_err(|e| {
+                    SweepError::Input(format!(
+                        "[sweep] {} = {}: {e}",
+                        axis.key,
+                        spec::value_text(v)
+                    ))
+                })?;
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The experiment table of point `index`.
+    pub fn point_table(&self, index: u64) -> Result<toml::Table, String> {
+        let mut t = self.base.clone();
+        for (key, value) in self.grid.point(index) {
+            table::set_value(&mut t, key, value.clone())?;
+        }
+        Ok(t)
+    }
+
+    pub fn axis_keys(&self) -> Vec<String> {
+        self.grid.axes.iter().map(|a| a.key.clone()).collect()
+    }
+
+    /// manifest.json's text for this sweep (or one shard of it).
+    pub fn manifest(&self, shard: Option<Shard>) -> String {
+        #[derive(Serialize)]
+        struct AxisJson<'a> {
+            key: &'a str,
+            values: Vec<serde_json::Value>,
+        }
+        #[derive(Serialize)]
+        struct Manifest<'a> {
+            prefixsim_version: &'a str,
+            kind: &'a str,
+            name: &'a str,
+            question: &'a str,
+            seed: u64,
+            replications: u32,
+            strategies: &'a [String],
+            axes: Vec<AxisJson<'a>>,
+            points: u64,
+            shard: Option<Shard>,
+            content_hash: &'a str,
+            experiment: &'a str,
+        }
+        let m = Manifest {
+            prefixsim_version: env!("CARGO_PKG_VERSION"),
+            kind: "sweep",
+            name: &self.desc.name,
+            question: &self.desc.question,
+            seed: self.desc.seed,
+            replications: self.desc.replications,
+            strategies: &self.desc.strategies,
+            axes: self
+                .grid
+                .axes
+                .iter()
+                .map(|a| AxisJson {
+                    key: &a.key,
+                    values: a.values.iter().map(spec::value_json).collect(),
+                })
+                .collect(),
+            points: self.grid.points(),
+            shard,
+            content_hash: &self.content_hash,
+            experiment: &self.experiment_text,
+        };
+        serde_json::to_string_pretty(&m).expect("a manifest serializes") + "\n"
+    }
+
+    fn header(&self, shard: Option<Shard>) -> journal::Header {
+        journal::Header::new(
+            self.content_hash.clone(),
+            self.grid.points(),
+            shard,
+            self.axis_keys(),
+            self.manifest(None),
+        )
+    }
+}
+
+/// Where and how to run a sweep.
+#[derive(Debug, Clone)]
+pub struct SweepOptions {
+    pub dir: PathBuf,
+    pub shard: Option<Shard>,
+    pub resume: bool,
+    pub exec: ExecOptions,
+}
+
+/// What a sweep run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SweepReport {
+    pub outcome: Outcome,
+    /// Points of this shard already in the journal before this run (resume).
+    pub resumed_from: u64,
+    /// Points of this shard.
+    pub points: u64,
+}
+
+/// Run (or resume) a sweep into `opts.dir` and, when complete, write its outputs.
+pub fn run_sweep<S: Simulator>(
+    sim: Arc<S>,
+    plan: Arc<Plan>,
+    opts: &SweepOptions,
+) -> Result<SweepReport, SweepError> {
+    let header = plan.header(opts.shard);
+    let seq = header.point_seq();
+    let path = opts.dir.join(JOURNAL_FILE);
+    let (writer, first) = open_journal(&path, &header, opts.resume)?;
+    let work = {
+        let (sim, plan) = (sim.clone(), plan.clone());
+        move |point: u64| -> Result<PointRecord, String> {
+            let t = plan.point_table(point)?;
+            let exp = sim.resolve(&t)?;
+            let values: Vec<toml::Value> =
+                plan.grid.point(point).into_iter().map(|(_, v)| v.clone()).collect();
+            point::run_point(&*sim, &exp, point, &values)
+        }
+    };
+    let outcome = exec::execute(seq, first, Arc::new(work), writer, opts.exec)
+        .map_err(SweepError::internal)?;
+    if outcome == Outcome::Complete {
+        output::finalize(&opts.dir, &path, &plan.manifest(opts.shard))
+            .map_err(SweepError::internal)?;
+    }
+    Ok(SweepReport { outcome, resumed_from: first, points: seq.len() })
+}
+
+/// Open the journal: continue a matching one (`resume`), or start a new one.
+fn open_journal(
+    path: &Path,
+    header: &journal::Header,
+    resume: bool,
+) -> Result<(journal::Writer, u64), SweepError> {
+    let dir = path.parent().expect("the journal is inside DIR");
+    std::fs::create_dir_all(dir)
+        .map_err(|e| SweepError::Internal(format!("{}: {e}", dir.display())))?;
+    if resume {
+        if let Some(scan) = journal::scan(path).map_err(SweepError::internal)? {
+            check_same(&scan.header, header, path)?;
+            let w = journal::Writer::resume(path, scan.valid_len).map_err(SweepError::internal)?;
+            return Ok((w, scan.records));
+        }
+    }
+    Ok((journal::Writer::create(path, header).map_err(SweepError::internal)?, 0))
+}
+
+fn check_same(
+    found: &journal::Header,
+    want: &journal::Header,
+    path: &Path,
+) -> Result<(), SweepError> {
+    let p = path.display();
+    if found.content_hash != want.content_hash {
+        return Err(SweepError::Input(format!(
+            "{p}: cannot resume: the journal is of a different experiment (content hash {} , \
+             this file has {}); use another --out or remove the directory",
+            found.content_hash, want.content_hash
+        )));
+    }
+    if found.shard != want.shard {
+        let show = |s: Option<Shard>| {
+            s.map_or("no shard".to_string(), |s| format!("--shard {}/{}", s.index, s.count))
+        };
+        return Err(SweepError::Input(format!(
+            "{p}: cannot resume: the journal was written with {}, this run has {}",
+            show(found.shard),
+            show(want.shard)
+        )));
+    }
+    if found != want {
+        return Err(SweepError::Input(format!(
+            "{p}: cannot resume: the journal was written by another prefixsim version"
+        )));
+    }
+    Ok(())
+}
+
+/// Parse `K/N` (K is 0-based: 0 <= K < N).
+pub fn parse_shard(text: &str) -> Result<Shard, String> {
+    let (k, n) = text
+        .split_once('/')
+        .ok_or_else(|| format!("--shard `{text}`: expected K/N, e.g. 0/4 (K counts from 0)"))?;
+    let k: u64 = k.trim().parse().map_err(|_| format!("--shard `{text}`: K is not a number"))?;
+    let n: u64 = n.trim().parse().map_err(|_| format!("--shard `{text}`: N is not a number"))?;
+    if n == 0 {
+        return Err(format!("--shard `{text}`: N must be at least 1"));
+    }
+    if k >= n {
+        return Err(format!(
+            "--shard `{text}`: K counts from 0, so K must be below N (0..{}); with Slurm use \
+             --array=0-{}",
+            n - 1,
+            n - 1
+        ));
+    }
+    Ok(Shard { index: k, count: n })
+}
+
+#[cfg(test)]
+mod fake;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,204 @@
+//! The sweep pipeline on tokio: a dispatcher hands points out in order to at most `jobs`
+//! blocking workers; each worker simulates one whole point and sends its record through a
+//! channel to ONE writer task, which appends records to the journal strictly in point order
+//! (arrivals out of order wait in a buffer of at most `jobs` records). Ctrl-C stops the
+//! dispatcher; running points finish and are written before the pipeline returns.
+//!
+//! Reads no clock for results: timing only feeds the progress bar.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tokio::sync::{mpsc, Semaphore};
+
+use super::journal::{JournalError, PointSeq, Writer};
+use super::point::PointRecord;
+
+/// How a pipeline run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every point of the sequence is in the journal.
+    Complete,
+    /// Stopped by Ctrl-C: the first `done` points of the sequence are in the journal.
+    Interrupted { done: u64 },
+}
+
+/// Why a pipeline run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("point {point}: {msg}")]
+    Point { point: u64, msg: String },
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error("the sweep pipeline failed: {0}")]
+    Runtime(String),
+}
+
+/// Options of one pipeline run.
+#[derive(Debug, Clone, Copy)]
+pub struct ExecOptions {
+    pub jobs: usize,
+    /// Draw a progress bar on stderr (the caller checks that stderr is a terminal).
+    pub progress: bool,
+    /// Listen for Ctrl-C.
+    pub ctrl_c: bool,
+}
+
+/// Run points `seq.nth(first..)` through `work`, appending records to `journal` in order.
+pub fn execute<W>(
+    seq: PointSeq,
+    first: u64,
+    work: Arc<W>,
+    journal: Writer,
+    opts: ExecOptions,
+) -> Result<Outcome, ExecError>
+where
+    W: Fn(u64) -> Result<PointRecord, String> + Send + Sync + 'static,
+{
+    let jobs = opts.jobs.max(1);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(jobs + 1)
+        .enable_all()
+        .build()
+        .map_err(|e| ExecError::Runtime(e.to_string()))?;
+    let bar = progress_bar(seq.len(), first, opts.progress);
+    let result = rt.block_on(pipeline(seq, first, work, journal, jobs, bar.clone(), opts.ctrl_c));
+    bar.finish_and_clear();
+    result
+}
+
+fn progress_bar(total: u64, done: u64, show: bool) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    let style =
+        ProgressStyle::with_template("{bar:40} {pos}/{len} points  {per_sec}  ETA {eta}  {msg}")
+            .expect("static progress template");
+    bar.set_style(style);
+    bar.set_position(done);
+    bar.reset_eta();
+    bar
+}
+
+async fn pipeline<W>(
+    seq: PointSeq,
+    first: u64,
+    work: Arc<W>,
+    journal: Writer,
+    jobs: usize,
+    bar: ProgressBar,
+    ctrl_c: bool,
+) -> Result<Outcome, ExecError>
+where
+    W: Fn(u64) -> Result<PointRecord, String> + Send + Sync + 'static,
+{
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = mpsc::channel::<(u64, Result<PointRecord, String>)>(jobs * 2);
+    let writer = tokio::task::spawn_blocking({
+        let stop = stop.clone();
+        move || write_in_order(rx, journal, seq, first, stop, bar)
+    });
+    let sem = Arc::new(Semaphore::new(jobs));
+    let signal = async {
+        if ctrl_c {
+            let _ = tokio::signal::ctrl_c().await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::pin!(signal);
+    let mut interrupted = false;
+    for i in first..seq.len() {
+        let permit = tokio::select! {
+            biased;
+            _ = &mut signal => { interrupted = true; break }
+            p = sem.clone().acquire_owned() => p.expect("the semaphore is never closed"),
+        };
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let (tx, work) = (tx.clone(), work.clone());
+        tokio::task::spawn_blocking(move || {
+            let point = seq.nth(i);
+            // A panicking point becomes that point's error, not a lost record.
+            let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(point)))
+                .unwrap_or_else(|p| Err(panic_text(p.as_ref())));
+            let _ = tx.blocking_send((i, res));
+            drop(permit);
+        });
+    }
+    drop(tx);
+    let (written, err) = writer.await.map_err(|e| ExecError::Runtime(e.to_string()))?;
+    if let Some(e) = err {
+        return Err(e);
+    }
+    if written < seq.len() {
+        if !interrupted {
+            return Err(ExecError::Runtime(format!("{written} of {} points written", seq.len())));
+        }
+        return Ok(Outcome::Interrupted { done: written });
+    }
+    Ok(Outcome::Complete)
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    let msg = p
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    format!("the simulation panicked: {msg}")
+}
+
+/// The writer task: append records in sequence order; returns how many the journal now holds.
+fn write_in_order(
+    mut rx: mpsc::Receiver<(u64, Result<PointRecord, String>)>,
+    mut journal: Writer,
+    seq: PointSeq,
+    first: u64,
+    stop: Arc<AtomicBool>,
+    bar: ProgressBar,
+) -> (u64, Option<ExecError>) {
+    let mut next = first;
+    let mut waiting: BTreeMap<u64, PointRecord> = BTreeMap::new();
+    let mut error: Option<ExecError> = None;
+    while let Some((i, res)) = rx.blocking_recv() {
+        match res {
+            Err(msg) => {
+                stop.store(true, Ordering::SeqCst);
+                // Keep the error of the earliest point, whatever the arrival order.
+                let point = seq.nth(i);
+                match &error {
+                    Some(ExecError::Point { point: p, .. }) if *p < point => {}
+                    _ => error = Some(ExecError::Point { point, msg }),
+                }
+            }
+            Ok(rec) => {
+                waiting.insert(i, rec);
+            }
+        }
+        // Records before a failed point are still good: write them; stop at the failure.
+        let failed_at = match &error {
+            Some(ExecError::Point { point, .. }) => Some(*point),
+            Some(_) => Some(0),
+            None => None,
+        };
+        while failed_at.is_none_or(|f| seq.nth(next) < f) {
+            let Some(rec) = waiting.remove(&next) else { break };
+            if let Err(e) = journal.append(&rec) {
+                stop.store(true, Ordering::SeqCst);
+                error = Some(e.into());
+                break;
+            }
+            next += 1;
+            bar.inc(1);
+        }
+    }
+    if let Err(e) = journal.sync() {
+        error.get_or_insert(e.into());
+    }
+    (next, error)
+}

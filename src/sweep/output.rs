@@ -1,0 +1,127 @@
+//! Result files assembled from a complete journal, streaming (one record in memory at a time):
+//! `runs.csv`, `summary.csv`, `histograms/*.hdr`, then `manifest.json` last. Every file is
+//! written to `NAME.tmp` and renamed, so a crash leaves old or new files, never half of one;
+//! re-running the assembly from the same journal gives the same bytes.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use super::journal::{Header, JournalError, Reader};
+use super::point::{runs_header, summary_header, PointRecord};
+
+/// Why the outputs could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error("{path}: the journal holds {found} of {expected} points; run the sweep with --resume")]
+    Incomplete { path: PathBuf, found: u64, expected: u64 },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
+    move |source| OutputError::Io { path: path.to_path_buf(), source }
+}
+
+/// A file written to `NAME.tmp`, renamed to `NAME` by `commit`.
+pub struct AtomicFile {
+    out: BufWriter<File>,
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl AtomicFile {
+    pub fn create(path: &Path) -> Result<AtomicFile, OutputError> {
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let file = File::create(&tmp).map_err(io(&tmp))?;
+        Ok(AtomicFile { out: BufWriter::new(file), tmp, path: path.to_path_buf() })
+    }
+    pub fn write(&mut self, text: &str) -> Result<(), OutputError> {
+        self.out.write_all(text.as_bytes()).map_err(io(&self.tmp))
+    }
+    pub fn commit(self) -> Result<(), OutputError> {
+        let AtomicFile { out, tmp, path } = self;
+        let file = out.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
+        file.sync_data().map_err(io(&tmp))?;
+        std::fs::rename(&tmp, &path).map_err(io(&path))
+    }
+}
+
+/// Write `text` to `path` atomically.
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), OutputError> {
+    let mut f = AtomicFile::create(path)?;
+    f.write(text)?;
+    f.commit()
+}
+
+/// Assemble every output of `dir` from the complete journal at `journal`; `manifest` is the
+/// text of manifest.json.
+pub fn finalize(dir: &Path, journal: &Path, manifest: &str) -> Result<(), OutputError> {
+    let mut reader = Reader::open(journal)?.ok_or_else(|| OutputError::Incomplete {
+        path: journal.to_path_buf(),
+        found: 0,
+        expected: 1,
+    })?;
+    let header = reader.header.clone();
+    let mut sink = Sink::create(dir, &header)?;
+    let mut found = 0u64;
+    while let Some(rec) = reader.next_record()? {
+        sink.add(&rec)?;
+        found += 1;
+    }
+    let expected = header.point_seq().len();
+    if found != expected {
+        return Err(OutputError::Incomplete { path: journal.to_path_buf(), found, expected });
+    }
+    sink.commit()?;
+    write_atomic(&dir.join("manifest.json"), manifest)
+}
+
+/// The CSV and histogram writers of one output directory.
+pub struct Sink {
+    runs: AtomicFile,
+    summary: AtomicFile,
+    hist_dir: PathBuf,
+}
+
+impl Sink {
+    /// Open the writers; stale `p*.hdr` files of an earlier sweep in `histograms/` are removed.
+    pub fn create(dir: &Path, header: &Header) -> Result<Sink, OutputError> {
+        let hist_dir = dir.join("histograms");
+        std::fs::create_dir_all(&hist_dir).map_err(io(&hist_dir))?;
+        for entry in std::fs::read_dir(&hist_dir).map_err(io(&hist_dir))? {
+            let path = entry.map_err(io(&hist_dir))?.path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.starts_with('p') && (name.ends_with(".hdr") || name.ends_with(".hdr.tmp")) {
+                std::fs::remove_file(&path).map_err(io(&path))?;
+            }
+        }
+        let mut runs = AtomicFile::create(&dir.join("runs.csv"))?;
+        runs.write(&runs_header(&header.axis_keys))?;
+        let mut summary = AtomicFile::create(&dir.join("summary.csv"))?;
+        summary.write(&summary_header(&header.axis_keys))?;
+        Ok(Sink { runs, summary, hist_dir })
+    }
+
+    pub fn add(&mut self, rec: &PointRecord) -> Result<(), OutputError> {
+        self.runs.write(&rec.runs)?;
+        self.summary.write(&rec.summary)?;
+        for (name, b64) in &rec.hists {
+            let path = self.hist_dir.join(name);
+            let mut tmp = path.as_os_str().to_owned();
+            tmp.push(".tmp");
+            std::fs::write(&tmp, format!("{b64}\n")).map_err(io(&path))?;
+            std::fs::rename(&tmp, &path).map_err(io(&path))?;
+        }
+        Ok(())
+    }
+
+    pub fn commit(self) -> Result<(), OutputError> {
+        self.runs.commit()?;
+        self.summary.commit()
+    }
+}

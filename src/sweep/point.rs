@@ -1,0 +1,67 @@
+//! One sweep point, start to finish: its experiment table (base + axis values), every
+//! replication of every strategy, and the finished record (runs.csv rows, summary.csv rows,
+//! histograms) that the journal stores and the outputs are assembled from.
+//!
+//! Memory per point is its replications' scalars and one merged histogram per strategy and
+//! latency metric; nothing outlives the point.
+
+use serde::{Deserialize, Serialize};
+
+use super::Simulator;
+use crate::metrics::{RunMetrics, LATENCY_NAMES};
+use crate::results::{self, Aggregate, SummaryRow};
+
+/// What a finished point contributes to every output file, already formatted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointRecord {
+    pub point: u64,
+    /// runs.csv rows, each ending in `\n`.
+    pub runs: String,
+    /// summary.csv rows, each ending in `\n`.
+    pub summary: String,
+    /// (file name under `histograms/`, base64 V2+deflate histogram).
+    pub hists: Vec<(String, String)>,
+}
+
+/// The header line of runs.csv for these axis keys (with its `\n`).
+pub fn runs_header(axis_keys: &[String]) -> String {
+    results::runs_header(axis_keys) + "\n"
+}
+
+/// The header line of summary.csv for these axis keys (with its `\n`).
+pub fn summary_header(axis_keys: &[String]) -> String {
+    results::summary_header(axis_keys) + "\n"
+}
+
+/// Run every replication of every strategy of one point and format its record with the
+/// shared result-file formatters (`crate::results`), exactly as `run --out` formats a run.
+/// `values` are the point's axis values in axis order (for the CSV columns).
+pub fn run_point<S: Simulator>(
+    sim: &S,
+    exp: &S::Exp,
+    point: u64,
+    values: &[toml::Value],
+) -> Result<PointRecord, String> {
+    let desc = sim.describe(exp);
+    let p32 = u32::try_from(point).map_err(|_| format!("point {point} is beyond u32"))?;
+    let (mut runs, mut summary, mut hists) = (String::new(), String::new(), Vec::new());
+    let mut m = RunMetrics::new();
+    // Strategy outer, replication inner: the row order of `run --out`.
+    for (s, label) in desc.strategies.iter().enumerate() {
+        let mut agg = Aggregate::new();
+        for r in 0..desc.replications {
+            sim.simulate_into(exp, s, r, &mut m)?;
+            runs.push_str(&results::runs_line(p32, values, r, label, &m.scalars()));
+            runs.push('\n');
+            agg.add(&m);
+        }
+        let row = SummaryRow { point: p32, axis_values: values, strategy: label, aggregate: &agg };
+        summary.push_str(&results::summary_line(&row));
+        summary.push('\n');
+        for (h, name) in agg.histograms.iter().zip(LATENCY_NAMES) {
+            let file = results::histogram_file_name(p32, label, name);
+            hists.push((file, results::encode_histogram(h)));
+        }
+    }
+    Ok(PointRecord { point, runs, summary, hists })
+}

@@ -1,0 +1,422 @@
+//! The `[sweep]` table: axes (a dotted key over a list, a linear range or a log range), `zip`
+//! groups, and the grid of points they span, enumerated lazily by index.
+//!
+//! Knows nothing of what a key means: whether a key exists is decided by resolving the
+//! experiment with the value set (`super::Simulator::resolve`). File order is recovered from the
+//! source text's spans, because `toml::Table` sorts its keys.
+
+use crate::time::{parse_duration_us, Human};
+
+/// Most values one axis may have, and most points a grid may have.
+pub const MAX_AXIS_VALUES: usize = 1_000_000;
+pub const MAX_POINTS: u64 = 1 << 40;
+
+/// Why a `[sweep]` table was refused; every message names the key and the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("[sweep] {key}: {msg}")]
+    Axis { key: String, msg: String },
+    #[error("[sweep] zip: {0}")]
+    Zip(String),
+    #[error("[sweep] defines no axis (add e.g. `workload.agents = [1, 2, 4]`)")]
+    NoAxis,
+    #[error("[sweep] spans {0} points, more than {MAX_POINTS}")]
+    TooLarge(u128),
+}
+
+/// One swept key and its values, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    pub key: String,
+    pub values: Vec<toml::Value>,
+}
+
+/// The grid: axes in file order, grouped (a zip group moves together; the others are alone).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    pub axes: Vec<Axis>,
+    /// Indices into `axes`; the first group varies slowest (the outermost loop).
+    groups: Vec<Vec<usize>>,
+    points: u64,
+}
+
+impl Grid {
+    /// Parse the `[sweep]` table. `order` lists dotted keys in file order (others go last, sorted).
+    pub fn from_table(sweep: &toml::Table, order: &[String]) -> Result<Grid, SpecError> {
+        let mut leaves = Vec::new();
+        flatten(sweep, "", &mut leaves);
+        let zip = leaves.iter().position(|(k, _)| k == "zip").map(|i| leaves.remove(i).1);
+        let pos = |k: &str| order.iter().position(|o| o == k).unwrap_or(usize::MAX);
+        leaves.sort_by(|a, b| (pos(&a.0), &a.0).cmp(&(pos(&b.0), &b.0)));
+        if leaves.is_empty() {
+            return Err(SpecError::NoAxis);
+        }
+        let axes = leaves
+            .into_iter()
+            .map(|(key, v)| axis_values(&key, &v).map(|values| Axis { key, values }))
+            .collect::<Result<Vec<_>, _>>()?;
+        let groups = zip_groups(&axes, zip.as_ref())?;
+        let points = groups
+            .iter()
+            .map(|g| axes[g[0]].values.len() as u128)
+            .try_fold(1u128, |acc, n| acc.checked_mul(n).filter(|&p| p <= MAX_POINTS as u128))
+            .ok_or(SpecError::TooLarge(u128::MAX))?;
+        Ok(Grid { axes, groups, points: points as u64 })
+    }
+
+    /// A grid of one axis (used by `tune`).
+    pub fn single(key: &str, values: Vec<toml::Value>) -> Grid {
+        let points = values.len() as u64;
+        Grid { axes: vec![Axis { key: key.to_string(), values }], groups: vec![vec![0]], points }
+    }
+
+    pub fn points(&self) -> u64 {
+        self.points
+    }
+
+    /// The point where axis `axis` (and its zip group) takes its value `i` and every other
+    /// group its first value: checking these points checks every value of every axis.
+    pub fn axis_point(&self, axis: usize, i: usize) -> u64 {
+        let g = self.groups.iter().position(|g| g.contains(&axis)).expect("every axis has a group");
+        let stride: u64 =
+            self.groups[g + 1..].iter().map(|h| self.axes[h[0]].values.len() as u64).product();
+        i as u64 * stride
+    }
+
+    /// The (key, value) assignments of point `index`, in axis order.
+    pub fn point(&self, index: u64) -> Vec<(&str, &toml::Value)> {
+        let mut picks = vec![0usize; self.axes.len()];
+        let mut rest = index;
+        for g in self.groups.iter().rev() {
+            let n = self.axes[g[0]].values.len() as u64;
+            let i = (rest % n) as usize;
+            rest /= n;
+            for &a in g {
+                picks[a] = i;
+            }
+        }
+        self.axes.iter().zip(picks).map(|(a, i)| (a.key.as_str(), &a.values[i])).collect()
+    }
+}
+
+/// Dotted keys of a `[sweep]` table in the order they appear in `text` (from the parser's spans).
+pub fn key_order(text: &str) -> Vec<String> {
+    let Ok(doc) = toml::de::DeTable::parse(text) else { return Vec::new() };
+    let Some(sweep) = doc.get_ref().get("sweep") else { return Vec::new() };
+    let mut out = Vec::new();
+    spans(sweep.get_ref(), "", &mut out);
+    out.sort();
+    out.into_iter().map(|(_, k)| k).collect()
+}
+
+fn spans(v: &toml::de::DeValue<'_>, prefix: &str, out: &mut Vec<(usize, String)>) {
+    if let toml::de::DeValue::Table(t) = v {
+        for (k, val) in t.iter() {
+            let key = if prefix.is_empty() {
+                k.get_ref().to_string()
+            } else {
+                format!("{prefix}.{}", k.get_ref())
+            };
+            if matches!(val.get_ref(), toml::de::DeValue::Table(_)) {
+                spans(val.get_ref(), &key, out);
+            } else {
+                out.push((k.span().start, key));
+            }
+        }
+    }
+}
+
+fn flatten(t: &toml::Table, prefix: &str, out: &mut Vec<(String, toml::Value)>) {
+    for (k, v) in t {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            toml::Value::Table(sub) => flatten(sub, &key, out),
+            _ => out.push((key, v.clone())),
+        }
+    }
+}
+
+fn zip_groups(axes: &[Axis], zip: Option<&toml::Value>) -> Result<Vec<Vec<usize>>, SpecError> {
+    let lists: Vec<Vec<String>> = match zip {
+        None => Vec::new(),
+        Some(toml::Value::Array(items)) if items.iter().all(|i| i.is_str()) => {
+            vec![items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect()]
+        }
+        Some(toml::Value::Array(items)) => items
+            .iter()
+            .map(|g| match g {
+                toml::Value::Array(keys) if keys.iter().all(|k| k.is_str()) => {
+                    Ok(keys.iter().filter_map(|k| k.as_str().map(str::to_string)).collect())
+                }
+                _ => Err(SpecError::Zip(format!("expected a list of keys, found `{g}`"))),
+            })
+            .collect::<Result<_, _>>()?,
+        Some(other) => {
+            return Err(SpecError::Zip(format!("expected a list of axis keys, found `{other}`")))
+        }
+    };
+    let mut group_of: Vec<Option<usize>> = vec![None; axes.len()];
+    for (gi, list) in lists.iter().enumerate() {
+        if list.len() < 2 {
+            return Err(SpecError::Zip(format!("a zip group needs two or more keys: {list:?}")));
+        }
+        for key in list {
+            let a = axes
+                .iter()
+                .position(|a| &a.key == key)
+                .ok_or_else(|| SpecError::Zip(format!("`{key}` is not an axis of [sweep]")))?;
+            if group_of[a].replace(gi).is_some() {
+                return Err(SpecError::Zip(format!("`{key}` appears in two zip groups")));
+            }
+        }
+        let lens: Vec<String> = list
+            .iter()
+            .map(|k| {
+                let a = axes.iter().find(|a| &a.key == k).expect("checked above");
+                format!("{k} has {}", a.values.len())
+            })
+            .collect();
+        let first = axes.iter().find(|a| a.key == list[0]).map(|a| a.values.len());
+        if list.iter().any(|k| axes.iter().find(|a| &a.key == k).map(|a| a.values.len()) != first) {
+            return Err(SpecError::Zip(format!(
+                "zipped axes must have the same length: {}",
+                lens.join(", ")
+            )));
+        }
+    }
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut placed: Vec<Option<usize>> = vec![None; lists.len()];
+    for (a, g) in group_of.iter().enumerate() {
+        match g {
+            None => groups.push(vec![a]),
+            Some(gi) => match placed[*gi] {
+                Some(slot) => groups[slot].push(a),
+                None => {
+                    placed[*gi] = Some(groups.len());
+                    groups.push(vec![a]);
+                }
+            },
+        }
+    }
+    Ok(groups)
+}
+
+/// The values of one axis: a non-empty list, or a range string.
+pub fn axis_values(key: &str, v: &toml::Value) -> Result<Vec<toml::Value>, SpecError> {
+    let err = |msg: String| SpecError::Axis { key: key.to_string(), msg };
+    match v {
+        toml::Value::Array(items) if items.is_empty() => Err(err("empty list".into())),
+        toml::Value::Array(items) if items.len() > MAX_AXIS_VALUES => {
+            Err(err(format!("more than {MAX_AXIS_VALUES} values")))
+        }
+        toml::Value::Array(items) => Ok(items.clone()),
+        toml::Value::String(s) => parse_range(s).map_err(err),
+        other => Err(err(format!(
+            "`{other}` is neither a list nor a range (`\"1..64 step 1\"`, `\"1..64 x2\"`, \
+             `\"0s..10s step 500ms\"`)"
+        ))),
+    }
+}
+
+/// A number or a duration, as a range bound or step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Num {
+    Int(i64),
+    Float(f64),
+    Us(u64),
+}
+
+fn parse_num(s: &str) -> Result<Num, String> {
+    let s = s.trim();
+    if let Ok(i) = s.replace('_', "").parse::<i64>() {
+        return Ok(Num::Int(i));
+    }
+    if let Ok(f) = s.replace('_', "").parse::<f64>() {
+        if f.is_finite() {
+            return Ok(Num::Float(f));
+        }
+    }
+    parse_duration_us(s).map(Num::Us).map_err(|e| format!("`{s}`: {e}"))
+}
+
+/// Parse `"A..B step S"` (A, A+S, ... up to B inclusive) or `"A..B xF"` (A, A*F, ... up to B).
+pub fn parse_range(text: &str) -> Result<Vec<toml::Value>, String> {
+    let (a, rest) = text
+        .split_once("..")
+        .ok_or_else(|| format!("`{text}` is not a range (`A..B step S` or `A..B xF`)"))?;
+    let rest = rest.trim();
+    let (b, how) = rest
+        .split_once(char::is_whitespace)
+        .ok_or_else(|| format!("`{text}`: missing `step S` or `xF` after the bounds"))?;
+    let how = how.trim();
+    let (lo, hi) = (parse_num(a)?, parse_num(b)?);
+    let values = if let Some(step) = how.strip_prefix("step") {
+        linear(lo, hi, parse_num(step)?)
+    } else if let Some(f) = how.strip_prefix('x') {
+        let f: f64 =
+            f.trim().parse().map_err(|_| format!("`{text}`: factor `{f}` is not a number"))?;
+        log(lo, hi, f)
+    } else {
+        Err(format!("expected `step S` or `xF`, found `{how}`"))
+    }
+    .map_err(|e| format!("range `{text}`: {e}"))?;
+    if values.is_empty() {
+        return Err(format!("range `{text}` is empty (the lower bound exceeds the upper)"));
+    }
+    Ok(values)
+}
+
+fn linear(lo: Num, hi: Num, step: Num) -> Result<Vec<toml::Value>, String> {
+    let check = |n: f64| {
+        if n + 1.0 > MAX_AXIS_VALUES as f64 {
+            Err(format!("more than {MAX_AXIS_VALUES} values"))
+        } else {
+            Ok(n.max(-1.0) as i64 + 1)
+        }
+    };
+    match (lo, hi, step) {
+        (_, _, Num::Int(0)) | (_, _, Num::Us(0)) => Err("step of zero".into()),
+        (_, _, Num::Float(s)) if s == 0.0 => Err("step of zero".into()),
+        (_, _, Num::Int(s)) if s < 0 => Err("negative step".into()),
+        (_, _, Num::Float(s)) if s < 0.0 => Err("negative step".into()),
+        (Num::Int(a), Num::Int(b), Num::Int(s)) => {
+            let n = if b < a { 0 } else { check(((b - a) / s) as f64)? };
+            Ok((0..n).map(|i| toml::Value::Integer(a + i * s)).collect())
+        }
+        (Num::Us(a), Num::Us(b), Num::Us(s)) => {
+            let n = if b < a { 0 } else { check(((b - a) / s) as f64)? };
+            Ok((0..n as u64).map(|i| duration_value(a + i * s)).collect())
+        }
+        (Num::Us(_), _, _) | (_, Num::Us(_), _) | (_, _, Num::Us(_)) => {
+            Err("mixes durations and plain numbers (give every part a unit)".into())
+        }
+        _ => {
+            let (a, b, s) = (as_f64(lo), as_f64(hi), as_f64(step));
+            let n = if b < a { 0 } else { check(((b - a) / s + 1e-9).floor())? };
+            Ok((0..n).map(|i| toml::Value::Float(round12(a + i as f64 * s))).collect())
+        }
+    }
+}
+
+fn log(lo: Num, hi: Num, factor: f64) -> Result<Vec<toml::Value>, String> {
+    if !(factor > 1.0 && factor.is_finite()) {
+        return Err(format!("factor x{factor} must be greater than 1"));
+    }
+    let start = as_f64(lo);
+    if start <= 0.0 {
+        return Err("a log range must start above zero".into());
+    }
+    let mut out = Vec::new();
+    let mut i = 0i32;
+    loop {
+        let x = start * factor.powi(i);
+        if x > as_f64(hi) * (1.0 + 1e-12) {
+            break;
+        }
+        if out.len() >= MAX_AXIS_VALUES {
+            return Err(format!("more than {MAX_AXIS_VALUES} values"));
+        }
+        let v = match (lo, hi) {
+            (Num::Us(_), Num::Us(_)) => duration_value(x.round() as u64),
+            (Num::Us(_), _) | (_, Num::Us(_)) => {
+                return Err("mixes durations and plain numbers".into())
+            }
+            (Num::Int(_), Num::Int(_)) if factor.fract() == 0.0 => {
+                toml::Value::Integer(x.round() as i64)
+            }
+            _ => toml::Value::Float(round12(x)),
+        };
+        out.push(v);
+        i += 1;
+    }
+    Ok(out)
+}
+
+fn as_f64(n: Num) -> f64 {
+    match n {
+        Num::Int(i) => i as f64,
+        Num::Float(f) => f,
+        Num::Us(us) => us as f64,
+    }
+}
+
+/// Round to 12 significant digits, so `0.1 + 2 * 0.1` is written `0.3`.
+fn round12(x: f64) -> f64 {
+    format!("{x:.12e}").parse().unwrap_or(x)
+}
+
+/// A duration as the experiment file writes it (`500ms`, `5s`).
+pub fn duration_value(us: u64) -> toml::Value {
+    toml::Value::String(Human(us).to_string())
+}
+
+/// A value as a CSV cell: strings bare, numbers as TOML writes them, lists as inline TOML.
+pub fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Float(f) => format!("{f}"),
+        other => other.to_string(),
+    }
+}
+
+/// A value as JSON (for manifests and `tune --json`).
+pub fn value_json(v: &toml::Value) -> serde_json::Value {
+    match v {
+        toml::Value::String(s) => serde_json::Value::String(s.clone()),
+        toml::Value::Integer(i) => serde_json::Value::from(*i),
+        toml::Value::Float(f) => serde_json::Value::from(*f),
+        toml::Value::Boolean(b) => serde_json::Value::Bool(*b),
+        toml::Value::Array(a) => serde_json::Value::Array(a.iter().map(value_json).collect()),
+        other => serde_json::Value::String(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(v: &[toml::Value]) -> Vec<i64> {
+        v.iter().map(|x| x.as_integer().unwrap()).collect()
+    }
+
+    #[test]
+    fn ranges() {
+        assert_eq!(ints(&parse_range("1..5 step 2").unwrap()), vec![1, 3, 5]);
+        assert_eq!(ints(&parse_range("1..64 x2").unwrap()), vec![1, 2, 4, 8, 16, 32, 64]);
+        let d = parse_range("0s..1s step 500ms").unwrap();
+        assert_eq!(d, vec![duration_value(0), duration_value(500_000), duration_value(1_000_000)]);
+        let f = parse_range("0.1..0.3 step 0.1").unwrap();
+        assert_eq!(f, vec![toml::Value::Float(0.1), toml::Value::Float(0.2), 0.3.into()]);
+        assert!(parse_range("1..5 step 0").unwrap_err().contains("step of zero"));
+        assert!(parse_range("5..1 step 1").unwrap_err().contains("empty"));
+        assert!(parse_range("1..5 x1").is_err());
+        assert!(parse_range("1s..5 step 1").unwrap_err().contains("mixes"));
+    }
+
+    #[test]
+    fn grid_order_and_zip() {
+        let text = "[sweep]\nb = [1, 2]\na = [10, 20, 30]\n";
+        let t: toml::Table = text.parse().unwrap();
+        let g = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text)).unwrap();
+        assert_eq!(g.points(), 6);
+        assert_eq!(g.axes[0].key, "b", "file order, not sorted");
+        let p: Vec<_> = (0..6).map(|i| g.point(i)[1].1.as_integer().unwrap()).collect();
+        assert_eq!(p, vec![10, 20, 30, 10, 20, 30]);
+        let text = "[sweep]\nzip = [\"a\", \"b\"]\na = [1, 2]\nb = [3, 4]\nc = [5, 6]\n";
+        let t: toml::Table = text.parse().unwrap();
+        let g = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text)).unwrap();
+        assert_eq!(g.points(), 4);
+        let p1: Vec<_> = g.point(2).iter().map(|(_, v)| v.as_integer().unwrap()).collect();
+        assert_eq!(p1, vec![2, 4, 5]);
+        let text = "[sweep]\nzip = [\"a\", \"b\"]\na = [1, 2]\nb = [3]\n";
+        let t: toml::Table = text.parse().unwrap();
+        let e = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text)).unwrap_err();
+        assert!(e.to_string().contains("same length"), "{e}");
+    }
+
+    #[test]
+    fn dotted_keys_keep_file_order() {
+        let text = "[sweep]\nworkload.agents = [1]\nlatency.overhead = [\"1s\"]\n";
+        assert_eq!(key_order(text), vec!["workload.agents", "latency.overhead"]);
+    }
+}

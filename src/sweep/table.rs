@@ -1,0 +1,112 @@
+//! Setting a sweep axis's value into an experiment table: a dotted key (`workload.agents`), or
+//! a strategy parameter `strategy.<name>.<param>` (e.g. `strategy.wait_first.max_wait`), which
+//! rewrites that parameter in every listed strategy of that name (`max_wait` alone is short for
+//! `strategy.wait_first.max_wait`, `interval` for `strategy.stagger.interval`).
+//!
+//! Knows the strategy label syntax `name(k=v, ...)` only as text; whether the result is a valid
+//! experiment is decided by the resolver.
+
+/// The full form of a key (`max_wait` -> `strategy.wait_first.max_wait`).
+pub fn canonical_key(key: &str) -> String {
+    match key {
+        "max_wait" => "strategy.wait_first.max_wait".into(),
+        "interval" => "strategy.stagger.interval".into(),
+        other => other.to_string(),
+    }
+}
+
+/// Set `key` to `value` in `table`, creating intermediate tables.
+pub fn set_value(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+    let key = canonical_key(key);
+    if let Some(rest) = key.strip_prefix("strategy.") {
+        return set_strategy_param(table, rest, &value);
+    }
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.trim().is_empty()) {
+        return Err(format!("`{key}` is not a dotted key"));
+    }
+    let (last, path) = parts.split_last().expect("split yields one part");
+    let mut t = table;
+    for p in path {
+        let entry =
+            t.entry(p.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        t = entry.as_table_mut().ok_or_else(|| format!("`{key}`: `{p}` is not a table"))?;
+    }
+    t.insert(last.to_string(), value);
+    Ok(())
+}
+
+fn set_strategy_param(table: &mut toml::Table, rest: &str, v: &toml::Value) -> Result<(), String> {
+    let (name, param) = rest
+        .split_once('.')
+        .ok_or_else(|| format!("`strategy.{rest}`: expected `strategy.<name>.<param>`"))?;
+    let text = match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let list = table
+        .get_mut("strategies")
+        .and_then(|s| s.as_array_mut())
+        .ok_or_else(|| format!("`strategy.{rest}`: the experiment lists no `strategies`"))?;
+    let mut found = false;
+    for s in list.iter_mut() {
+        let Some(label) = s.as_str() else { continue };
+        if let Some(new) = with_param(label, name, param, &text) {
+            *s = toml::Value::String(new);
+            found = true;
+        }
+    }
+    if found {
+        Ok(())
+    } else {
+        Err(format!("`strategy.{rest}`: no `{name}` strategy in `strategies`"))
+    }
+}
+
+/// `label` with `param=value` set, if `label` is a strategy named `name`.
+fn with_param(label: &str, name: &str, param: &str, value: &str) -> Option<String> {
+    let label = label.trim();
+    let (head, args) = match label.split_once('(') {
+        Some((h, a)) => (h.trim(), a.trim_end().strip_suffix(')')?),
+        None => (label, ""),
+    };
+    if head != name {
+        return None;
+    }
+    let mut pairs: Vec<(String, String)> = args
+        .split(',')
+        .filter(|a| !a.trim().is_empty())
+        .map(|a| match a.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
+            None => (a.trim().to_string(), String::new()),
+        })
+        .collect();
+    match pairs.iter_mut().find(|(k, _)| k == param) {
+        Some(p) => p.1 = value.to_string(),
+        None => pairs.insert(0, (param.to_string(), value.to_string())),
+    }
+    let args: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    Some(format!("{name}({})", args.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dotted_and_strategy_keys() {
+        let mut t: toml::Table =
+            "strategies = [\"eager\", \"wait_first(release=timer)\"]\n[workload]\nagents = 1\n"
+                .parse()
+                .unwrap();
+        set_value(&mut t, "workload.agents", 8.into()).unwrap();
+        set_value(&mut t, "latency.overhead", "const(1s)".into()).unwrap();
+        set_value(&mut t, "max_wait", "2s".into()).unwrap();
+        assert_eq!(t["workload"]["agents"].as_integer(), Some(8));
+        assert_eq!(t["latency"]["overhead"].as_str(), Some("const(1s)"));
+        assert_eq!(t["strategies"][1].as_str(), Some("wait_first(max_wait=2s, release=timer)"));
+        assert_eq!(t["strategies"][0].as_str(), Some("eager"));
+        assert!(set_value(&mut t, "strategy.stagger.interval", "1s".into()).is_err());
+        assert!(set_value(&mut t, "workload.agents.x", 1.into()).is_err());
+    }
+}

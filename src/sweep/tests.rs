@@ -1,0 +1,144 @@
+//! The machinery end to end with the fake simulator: jobs, shards + merge, resume.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::fake::{Fake, FAKE};
+use super::*;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("prefixsim-sweep-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn plan(text: &str) -> Result<Plan, SweepError> {
+    let t: toml::Table = text.parse().unwrap();
+    Plan::new(&Fake, t, &spec::key_order(text))
+}
+
+fn opts(dir: &Path, jobs: usize, shard: Option<Shard>, resume: bool) -> SweepOptions {
+    SweepOptions {
+        dir: dir.to_path_buf(),
+        shard,
+        resume,
+        exec: ExecOptions { jobs, progress: false, ctrl_c: false },
+    }
+}
+
+/// Every file under `dir` (relative path -> bytes).
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for sub in ["", "histograms"] {
+        for e in std::fs::read_dir(dir.join(sub)).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() {
+                out.insert(
+                    format!("{sub}/{}", p.file_name().unwrap().to_string_lossy()),
+                    std::fs::read(&p).unwrap(),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn run(dir: &Path, jobs: usize, shard: Option<Shard>, resume: bool) -> SweepReport {
+    let p = Arc::new(plan(FAKE).unwrap());
+    run_sweep(Arc::new(Fake), p, &opts(dir, jobs, shard, resume)).unwrap()
+}
+
+#[test]
+fn jobs_shards_and_resume_give_the_same_bytes() {
+    let one = tmp("one");
+    assert_eq!(run(&one, 1, None, false).outcome, Outcome::Complete);
+    let reference = files(&one);
+    assert_eq!(reference.len(), 4 + 10 * 2 * 3, "journal, manifest, 2 csv + histograms");
+    let summary = String::from_utf8(reference["/summary.csv"].clone()).unwrap();
+    assert_eq!(summary.lines().count(), 1 + 10 * 2);
+    assert!(
+        summary.starts_with("point,workload.agents,max_wait,strategy,replications,cost_usd_mean")
+    );
+    let two = tmp("two");
+    run(&two, 2, None, false);
+    assert_eq!(files(&two), reference, "--jobs 2 == --jobs 1");
+
+    let shards: Vec<PathBuf> = (0..3).map(|k| tmp(&format!("shard{k}"))).collect();
+    for (k, d) in shards.iter().enumerate() {
+        run(d, 2, Some(Shard { index: k as u64, count: 3 }), false);
+    }
+    let merged = tmp("merged");
+    merge::merge(&shards, &merged).unwrap();
+    assert_eq!(files(&merged), reference, "3 shards merged == one run");
+    let e = merge::merge(&shards[..2], &tmp("bad")).unwrap_err();
+    assert!(e.to_string().contains("missing shards: 2/3"), "{e}");
+    let e = merge::merge(&[shards[0].clone(), shards[0].clone(), shards[1].clone()], &tmp("bad"))
+        .unwrap_err();
+    assert!(e.to_string().contains("overlapping"), "{e}");
+
+    // A crash at any byte of the journal, then --resume: the same outputs.
+    let journal = std::fs::read(one.join(JOURNAL_FILE)).unwrap();
+    let resumed = tmp("resumed");
+    for cut in (0..journal.len()).step_by(journal.len() / 9) {
+        std::fs::create_dir_all(&resumed).unwrap();
+        std::fs::write(resumed.join(JOURNAL_FILE), &journal[..cut]).unwrap();
+        let r = run(&resumed, 2, None, true);
+        assert!(r.resumed_from <= 10);
+        assert_eq!(files(&resumed), reference, "cut at byte {cut}");
+    }
+    for d in [one, two, merged, resumed].iter().chain(&shards) {
+        std::fs::remove_dir_all(d).unwrap();
+    }
+}
+
+#[test]
+fn resume_refuses_another_experiment() {
+    let d = tmp("other");
+    run(&d, 1, None, false);
+    let other = FAKE.replace("seed = 7", "seed = 8");
+    let p = Arc::new(plan(&other).unwrap());
+    let e = run_sweep(Arc::new(Fake), p, &opts(&d, 1, None, true)).unwrap_err();
+    assert!(
+        matches!(e, SweepError::Input(_)) && e.to_string().contains("different experiment"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn bad_specs_name_the_problem() {
+    let cases = [
+        ("[sweep]\nworkload.agentz = [1, 2]", "workload.agentz"),
+        ("[sweep]\nworkload.agents = \"5..1 step 1\"", "empty"),
+        ("[sweep]\nworkload.agents = \"1..5 step 0\"", "step of zero"),
+        ("[sweep]\nworkload.agents = []", "empty list"),
+        ("[sweep]\nzip = [\"workload.agents\", \"max_wait\"]\nworkload.agents = [1, 2]\nmax_wait = [\"1s\"]", "same length"),
+        ("[sweep]\nworkload.agents = [0]", "workload.agents = 0"),
+    ];
+    let head = FAKE.split("[sweep]").next().unwrap();
+    for (sweep, want) in cases {
+        let e = plan(&format!("{head}{sweep}\n")).unwrap_err();
+        assert!(matches!(e, SweepError::Input(_)), "{e}");
+        assert!(e.to_string().contains(want), "{sweep}: {e}");
+    }
+}
+
+#[test]
+fn a_point_does_not_depend_on_other_points() {
+    // Point (agents=3, max_wait=2s) alone, as a one-point sweep, has the same summary row.
+    let one = tmp("alone");
+    run(&one, 1, None, false);
+    let all = std::fs::read_to_string(one.join("summary.csv")).unwrap();
+    let head = FAKE.split("[sweep]").next().unwrap();
+    let single = format!("{head}[sweep]\nworkload.agents = [3]\nmax_wait = [\"2s\"]\n");
+    let d = tmp("alone1");
+    run_sweep(Arc::new(Fake), Arc::new(plan(&single).unwrap()), &opts(&d, 1, None, false)).unwrap();
+    let alone = std::fs::read_to_string(d.join("summary.csv")).unwrap();
+    let strip = |l: &str| l.split_once(',').unwrap().1.to_string();
+    let want: Vec<String> = all.lines().filter(|l| l.starts_with("5,")).map(strip).collect();
+    let got: Vec<String> = alone.lines().skip(1).map(strip).collect();
+    assert_eq!(got, want);
+    std::fs::remove_dir_all(&one).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
