@@ -1,7 +1,8 @@
 //! Timeline of a single run (trace.csv, replication 0), one figure per strategy: one lane per
 //! agent (agent 0 on top), coloured segments for hold, rate-limit wait, prefill, decode and
 //! tool time, a marker per request (hit, partial, miss, redundant write) at its prefill, and
-//! a vertical line where the first writer's entry becomes ready.
+//! a vertical line where the first writer's entry becomes ready (the trace's `entry_ready`
+//! row; without one, the first writing request's first token, and the legend says so).
 
 use std::collections::BTreeMap;
 
@@ -25,8 +26,15 @@ pub struct TimelineSpec {
     pub segments: Vec<(usize, String, f64, f64)>,
     /// (lane, time s, outcome).
     pub marks: Vec<(usize, f64, String)>,
-    pub entry_ready_s: Option<f64>,
+    /// When the first writer's entry becomes readable (trace `entry_ready`), or, when the
+    /// trace has no such row, when the first writing request's first token arrives.
+    pub ready_s: Option<f64>,
+    /// True when `ready_s` comes from an `entry_ready` row.
+    pub ready_is_entry: bool,
 }
+
+/// Outcomes of a request that writes an entry.
+const WRITES: [&str; 3] = ["miss", "partial", "redundant_write"];
 
 /// `RedundantWrite`, `redundant-write` and `redundant_write` all mean the same outcome.
 pub fn normalize_outcome(o: &str) -> String {
@@ -80,7 +88,17 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             .filter(|t| t.segment == "entry_ready")
             .map(|t| t.start_s)
             .min_by(f64::total_cmp);
-        let spec = TimelineSpec { strategy: s.clone(), agents, segments, marks, entry_ready_s };
+        // Without entry_ready rows: the end of the first writing prefill (its first token).
+        let first_token_s = rows
+            .iter()
+            .filter(|t| t.segment == "prefill" && WRITES.contains(&normalize_outcome(&t.outcome).as_str()))
+            .min_by(|a, b| a.start_s.total_cmp(&b.start_s))
+            .map(|t| t.end_s);
+        let (ready_s, ready_is_entry) = match entry_ready_s {
+            Some(t) => (Some(t), true),
+            None => (first_token_s, false),
+        };
+        let spec = TimelineSpec { strategy: s.clone(), agents, segments, marks, ready_s, ready_is_entry };
         out.push(Figure {
             name: format!("timeline_{}", slug(&s)),
             title: format!("Timeline of one run: {s}"),
@@ -95,9 +113,10 @@ fn caption(s: &TimelineSpec) -> String {
     let count = |o: &str| s.marks.iter().filter(|m| m.2 == o).count();
     let end = s.segments.iter().map(|x| x.3).fold(0.0, f64::max);
     let hold = s.segments.iter().filter(|x| x.1 == "hold").map(|x| x.3 - x.2).fold(0.0, f64::max);
-    let ready = match s.entry_ready_s {
-        Some(t) => format!("the first writer's entry is ready at {} s", num(t)),
-        None => "no entry becomes ready".into(),
+    let ready = match (s.ready_s, s.ready_is_entry) {
+        (Some(t), true) => format!("the first writer's entry is ready at {} s", num(t)),
+        (Some(t), false) => format!("the first writer's first token arrives at {} s", num(t)),
+        (None, _) => "no request writes an entry".into(),
     };
     format!(
         "{}: {ready}; of {} requests, {} hit, {} partial, {} miss, {} redundant writes; longest hold {} s; last agent done at {} s.",
@@ -128,7 +147,7 @@ pub fn draw<DB: DrawingBackend>(
 ) -> DrawResult {
     let n = s.agents.len();
     let y_of = |lane: usize| (n - 1 - lane) as f64;
-    let end = s.segments.iter().map(|x| x.3).chain(s.entry_ready_s).fold(0.0, f64::max);
+    let end = s.segments.iter().map(|x| x.3).chain(s.ready_s).fold(0.0, f64::max);
     let (_, x1) = padded(0.0, end, true);
     // Room on the right for the legend, clear of the lanes.
     let x1 = x1 * 1.4;
@@ -194,7 +213,8 @@ pub fn draw<DB: DrawingBackend>(
             _ => Circle::new((x + 12, y), 7, c.filled()).into_dyn(),
         });
     }
-    if let Some(t) = s.entry_ready_s {
+    if let Some(t) = s.ready_s {
+        let what = if s.ready_is_entry { "first entry ready" } else { "first writer's first token" };
         let ink = RGBColor(120, 0, 160);
         chart
             .draw_series(std::iter::once(PathElement::new(
@@ -202,7 +222,7 @@ pub fn draw<DB: DrawingBackend>(
                 ink.stroke_width(2),
             )))
             .map_err(err)?
-            .label(format!("first entry ready ({} s)", num(t)))
+            .label(format!("{what} ({} s)", num(t)))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], ink.stroke_width(2)));
     }
     legend(&mut chart, SeriesLabelPosition::UpperRight)
