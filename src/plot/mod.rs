@@ -14,6 +14,7 @@ use crate::report::results::Results;
 pub mod heatmap;
 pub mod latency;
 pub mod metric;
+pub mod param;
 pub mod pareto;
 pub mod style;
 pub mod timeline;
@@ -64,6 +65,7 @@ impl Spec {
 /// Every figure the directory's files support, in a fixed order.
 pub fn figures(r: &Results) -> Vec<Figure> {
     let mut out = metric::figures(r);
+    out.extend(param::figures(r));
     out.extend(heatmap::figures(r));
     out.extend(pareto::figures(r));
     out.extend(latency::figures(r));

@@ -91,14 +91,17 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         // Without entry_ready rows: the end of the first writing prefill (its first token).
         let first_token_s = rows
             .iter()
-            .filter(|t| t.segment == "prefill" && WRITES.contains(&normalize_outcome(&t.outcome).as_str()))
+            .filter(|t| {
+                t.segment == "prefill" && WRITES.contains(&normalize_outcome(&t.outcome).as_str())
+            })
             .min_by(|a, b| a.start_s.total_cmp(&b.start_s))
             .map(|t| t.end_s);
         let (ready_s, ready_is_entry) = match entry_ready_s {
             Some(t) => (Some(t), true),
             None => (first_token_s, false),
         };
-        let spec = TimelineSpec { strategy: s.clone(), agents, segments, marks, ready_s, ready_is_entry };
+        let spec =
+            TimelineSpec { strategy: s.clone(), agents, segments, marks, ready_s, ready_is_entry };
         out.push(Figure {
             name: format!("timeline_{}", slug(&s)),
             title: format!("Timeline of one run: {s}"),
@@ -214,7 +217,8 @@ pub fn draw<DB: DrawingBackend>(
         });
     }
     if let Some(t) = s.ready_s {
-        let what = if s.ready_is_entry { "first entry ready" } else { "first writer's first token" };
+        let what =
+            if s.ready_is_entry { "first entry ready" } else { "first writer's first token" };
         let ink = RGBColor(120, 0, 160);
         chart
             .draw_series(std::iter::once(PathElement::new(

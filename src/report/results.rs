@@ -304,10 +304,7 @@ fn parse_trace(csv: &Csv) -> Result<Vec<TraceRow>, ResultsError> {
 }
 
 /// Read `histograms/p<point>_<slug>_<latency>.hdr`; files of unknown strategies are an error.
-fn load_histograms(
-    dir: &Path,
-    strategies: &[String],
-) -> Result<Histograms, ResultsError> {
+fn load_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, ResultsError> {
     let mut out = BTreeMap::new();
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,

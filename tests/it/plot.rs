@@ -381,6 +381,25 @@ fn the_hold_cap_axis_marks_the_5s_default() {
 }
 
 #[test]
+fn a_family_of_hold_caps_becomes_an_x_axis_with_references() {
+    let dir = scratch("family");
+    let s =
+        ["eager", "wait_first(max_wait=1s)", "wait_first(max_wait=5s)", "wait_first(max_wait=10s)"];
+    let f =
+        Fixture { name: "toy-family", kind: "run", strategies: &s, axes: vec![], replications: 3 };
+    write_fixture(&dir, &f);
+    let figs = plot::figures(&Results::load(&dir).unwrap());
+    let fig = figure(&figs, "cost_vs_wait_first_max_wait");
+    let Spec::Metric(m) = &fig.spec else { panic!("metric figure") };
+    // 1, 5, 10 s are not evenly spaced: index positions, and 5 s sits at index 1.
+    assert_eq!(m.x.marker.as_ref().map(|m| m.0), Some(1.0));
+    let labels: Vec<&str> = m.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, ["wait_first", "eager"], "the family, then eager as a flat reference");
+    assert_eq!(m.series[1].points[0].1, m.series[1].points[1].1, "reference is flat");
+    assert!(fig.caption.contains("at wait_first.max_wait = 1s"), "{}", fig.caption);
+}
+
+#[test]
 fn png_decodes_and_is_drawn() {
     let r = Results::load(&run_fixture("png")).unwrap();
     let figs = plot::figures(&r);
