@@ -121,7 +121,8 @@ pub fn run(args: Args) -> CliResult {
     };
     let origin = args.file.display().to_string();
     let plan = Arc::new(plan);
-    let rep = sweep::run_sweep(Arc::new(sim), plan.clone(), &opts).map_err(|e| sweep_err(&origin, e))?;
+    let rep =
+        sweep::run_sweep(Arc::new(sim), plan.clone(), &opts).map_err(|e| sweep_err(&origin, e))?;
     let done = match rep.outcome {
         Outcome::Complete => rep.points,
         Outcome::Interrupted { done } => done,
@@ -166,7 +167,11 @@ fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) {
         d.name,
         d.strategies.len(),
         d.replications,
-        if resumed_from > 0 { format!(" ({resumed_from} resumed from the journal)") } else { String::new() }
+        if resumed_from > 0 {
+            format!(" ({resumed_from} resumed from the journal)")
+        } else {
+            String::new()
+        }
     );
     for a in &plan.grid.axes {
         let vals: Vec<String> = a.values.iter().map(sweep::spec::value_text).collect();
@@ -182,7 +187,8 @@ fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) {
 }
 
 fn resume_command(args: &Args, dir: &Path) -> String {
-    let mut cmd = format!("prefixsim sweep {} --out {} --resume", args.file.display(), dir.display());
+    let mut cmd =
+        format!("prefixsim sweep {} --out {} --resume", args.file.display(), dir.display());
     if let Some(s) = &args.shard {
         cmd.push_str(&format!(" --shard {s}"));
     }

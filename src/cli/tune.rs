@@ -1,10 +1,262 @@
-//! `prefixsim tune` (not built yet: its issue fills this file).
+//! `prefixsim tune FILE --param KEY --range R [--objective ...] [--json] [--out DIR]`: the value
+//! of one parameter that minimises an objective (see `crate::sweep::tune`).
+
+use std::path::PathBuf;
+
+use serde::Serialize;
 
 use super::{CliError, CliResult};
+use crate::config;
+use crate::sweep::real::Real;
+use crate::sweep::tune::{self, Candidate, Objective, Tuned};
+use crate::sweep::{output, Simulator};
+
+const AFTER_HELP: &str = "\
+Every candidate runs the file's replications with the file's seed (common random numbers),
+so candidates are compared pairwise: two values tie when the 95% CI of their per-replication
+difference contains zero. Among ties the recommendation has the least p99 launch wait, then
+the smallest value. After the coarse --range, --refine rounds evaluate 7 values between the
+neighbours of the current recommendation.
+
+Objectives:
+  cost                                    mean cost per run (USD)
+  cost+0.002*p95_makespan                 cost + lambda (USD per second) * p95 makespan
+  cost+lambda*p95_makespan --lambda 0.002 the same, lambda given apart
+  cost_subject_to_p99_launch_wait<=2s     least cost among values meeting the bound
+                                          (also p50/p90/p95/p999; ttft, completion)
+Examples:
+  prefixsim tune experiments/default.toml --param max_wait --range '0s..10s step 1s'
+  prefixsim tune experiments/default.toml --param max_wait --range '0s..10s step 500ms' \\
+      --objective 'cost_subject_to_p99_launch_wait<=3s' --json
+  prefixsim tune experiments/default.toml --param workload.concurrency --range '1..16 x2' \\
+      --strategy eager --objective 'cost+0.001*p95_makespan' --out results/tune
+
+`max_wait` is short for strategy.wait_first.max_wait, `interval` for strategy.stagger.interval.
+Exit code 2 on a bad file, key, range or objective.";
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// The experiment file.
+    pub file: PathBuf,
+    /// The parameter: a dotted key, or `max_wait` / `strategy.<name>.<param>`.
+    #[arg(long, value_name = "KEY")]
+    pub param: String,
+    /// Candidate values: `0s..10s step 1s`, `1..64 x2` or a comma list `0s,1s,5s`.
+    #[arg(long, value_name = "R")]
+    pub range: String,
+    /// What to minimise (see below).
+    #[arg(long, default_value = "cost")]
+    pub objective: String,
+    /// Lambda in USD per second of p95 makespan, for `cost+lambda*p95_makespan`.
+    #[arg(long)]
+    pub lambda: Option<f64>,
+    /// The strategy to tune (default: the one the parameter belongs to, else the file's first).
+    #[arg(long, value_name = "LABEL")]
+    pub strategy: Option<String>,
+    /// Refinement rounds after the coarse grid.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub refine: u32,
+    /// Override a dotted key of the file (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Threads (default: all cores); results do not depend on it.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write DIR/tune.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
 
-pub fn run(_args: Args) -> CliResult {
-    Err(CliError::internal(anyhow::anyhow!("`tune` is not built yet")))
+fn input(msg: String) -> CliError {
+    CliError::input(anyhow::anyhow!(msg))
+}
+
+pub fn run(args: Args) -> CliResult {
+    let origin = args.file.display().to_string();
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| input(format!("cannot read {origin}: {e}")))?;
+    let mut table = config::parse_table(&text, &origin).map_err(CliError::input)?;
+    for s in &args.set {
+        config::apply_set(&mut table, s).map_err(CliError::input)?;
+    }
+    table.remove("sweep");
+    let objective = Objective::parse(&args.objective, args.lambda).map_err(input)?;
+    let values = tune::parse_values(&args.range).map_err(input)?;
+    let strategy = tune::focus_strategy(&mut table, &args.param, args.strategy.as_deref())
+        .map_err(|e| input(format!("{origin}: {e}")))?;
+    let sim = Real { origin: origin.clone() };
+    sim.resolve(&table).map_err(input)?;
+    let probe = tune::candidate_table(&table, &args.param, values[0])
+        .and_then(|t| sim.resolve(&t))
+        .map_err(|e| input(format!("--param {} = {}: {e}", args.param, values[0].label())))?;
+    let replications = sim.describe(&probe).replications;
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let tuned =
+        tune::run_tune(&sim, &table, strategy, &args.param, values, &objective, args.refine, jobs)
+            .map_err(|e| CliError::internal(anyhow::anyhow!(e)))?;
+    let report = Report::new(&args.param, &objective, replications, &tuned);
+    let json = serde_json::to_string_pretty(&report).expect("a report serializes") + "\n";
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| CliError::internal(anyhow::anyhow!("{}: {e}", dir.display())))?;
+        output::write_atomic(&dir.join("tune.json"), &json)
+            .map_err(|e| CliError::internal(anyhow::anyhow!(e)))?;
+    }
+    if args.json {
+        print!("{json}");
+    } else {
+        print!("{}", report.table(&tuned));
+    }
+    if tuned.verdict.is_none() {
+        return Err(input(format!(
+            "no value in the range meets the objective `{}`",
+            objective.name()
+        )));
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct CandJson {
+    value: f64,
+    label: String,
+    /// `null` when the candidate breaks the objective's bound.
+    objective: Option<f64>,
+    objective_ci95: f64,
+    cost_usd: f64,
+    cost_ci95: f64,
+    launch_wait_p99_s: f64,
+    makespan_p95_s: f64,
+    feasible: bool,
+}
+
+#[derive(Serialize)]
+struct Report {
+    param: String,
+    strategy: String,
+    objective: String,
+    replications: u32,
+    recommended: Option<f64>,
+    recommended_label: Option<String>,
+    recommended_objective: Option<f64>,
+    recommended_ci95: Option<f64>,
+    flat: bool,
+    refine_rounds: u32,
+    notes: Vec<String>,
+    candidates: Vec<CandJson>,
+}
+
+fn ci_of(c: &Candidate) -> f64 {
+    let n = c.samples.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = c.samples.iter().sum::<f64>() / n as f64;
+    let sd =
+        (c.samples.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt();
+    crate::results::t_975(n as u64 - 1) * sd / (n as f64).sqrt()
+}
+
+impl Report {
+    fn new(param: &str, objective: &Objective, replications: u32, t: &Tuned) -> Report {
+        let c = &t.candidates;
+        let rec = t.verdict.as_ref().map(|v| &c[v.recommended]);
+        Report {
+            param: param.to_string(),
+            strategy: t.strategy.clone(),
+            objective: objective.name(),
+            replications,
+            recommended: rec.map(|r| r.value.json()),
+            recommended_label: rec.map(|r| r.value.label()),
+            recommended_objective: rec.map(|r| r.objective),
+            recommended_ci95: rec.map(ci_of),
+            flat: t.verdict.as_ref().is_some_and(|v| v.flat),
+            refine_rounds: t.rounds,
+            notes: notes(param, t),
+            candidates: c
+                .iter()
+                .map(|c| CandJson {
+                    value: c.value.json(),
+                    label: c.value.label(),
+                    objective: c.feasible.then_some(c.objective),
+                    objective_ci95: ci_of(c),
+                    cost_usd: c.cost_usd,
+                    cost_ci95: c.cost_ci95,
+                    launch_wait_p99_s: c.launch_wait_p99_s,
+                    makespan_p95_s: c.makespan_p95_s,
+                    feasible: c.feasible,
+                })
+                .collect(),
+        }
+    }
+
+    fn table(&self, t: &Tuned) -> String {
+        let mut s = format!(
+            "tune {} for {} | objective {} | {} replications, common random numbers\n",
+            self.param, self.strategy, self.objective, self.replications
+        );
+        s.push_str(&format!(
+            "{:>12} {:>14} {:>12} {:>12} {:>16} {:>14}\n",
+            "value", "objective", "±95% CI", "cost_usd", "launch_wait_p99", "makespan_p95"
+        ));
+        let rec = t.verdict.as_ref().map(|v| v.recommended);
+        for (i, c) in self.candidates.iter().enumerate() {
+            let obj = c.objective.map_or("infeasible".to_string(), |o| format!("{o:.6}"));
+            let mark = if Some(i) == rec { "  <- recommended" } else { "" };
+            s.push_str(&format!(
+                "{:>12} {:>14} {:>12.6} {:>12.6} {:>15.3}s {:>13.3}s{mark}\n",
+                c.label, obj, c.objective_ci95, c.cost_usd, c.launch_wait_p99_s, c.makespan_p95_s
+            ));
+        }
+        match (&self.recommended_label, self.recommended_objective, self.recommended_ci95) {
+            (Some(l), Some(o), Some(ci)) => s.push_str(&format!(
+                "recommended: {} = {l}  (objective {o:.6} ± {ci:.6}, 95% CI)\n",
+                self.param
+            )),
+            _ => s.push_str("recommended: none (no value meets the objective)\n"),
+        }
+        for n in &self.notes {
+            s.push_str(&format!("note: {n}\n"));
+        }
+        s
+    }
+}
+
+fn notes(param: &str, t: &Tuned) -> Vec<String> {
+    let c = &t.candidates;
+    let mut out = Vec::new();
+    if t.verdict.as_ref().is_some_and(|v| v.flat) {
+        out.push(format!(
+            "the objective is flat over {}..{}: no value is clearly better (every difference \
+             is within its 95% CI)",
+            c[0].value.label(),
+            c[c.len() - 1].value.label()
+        ));
+    }
+    let useless = tune::saves_nothing(c);
+    if let (Some(&first), Some(&last)) = (useless.first(), useless.last()) {
+        let mut n = format!(
+            "{param} {}..{} saves nothing against {} (same cost within its 95% CI) but adds up \
+             to {:.3} s of p99 launch wait",
+            c[first].value.label(),
+            c[last].value.label(),
+            c[0].value.label(),
+            c[last].launch_wait_p99_s - c[0].launch_wait_p99_s
+        );
+        if param.ends_with("max_wait") {
+            n.push_str(
+                ": a hold cap shorter than the first writer's time to first token releases the \
+                 held agents before its cache entry is ready, so they miss and write again, and \
+                 every held agent waits the whole cap",
+            );
+        }
+        out.push(n);
+    }
+    out
 }

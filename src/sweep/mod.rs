@@ -14,6 +14,7 @@ pub mod point;
 pub mod real;
 pub mod spec;
 pub mod table;
+pub mod tune;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
