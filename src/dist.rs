@@ -128,7 +128,8 @@ fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
 use std::path::Path;
 
 use crate::config::call::{bind, parse_call};
-use crate::time::{parse_duration_us, Human};
+use crate::config::names::exact_duration;
+use crate::time::parse_duration_us;
 
 /// Parse a distribution; an `empirical(file=...)` path is taken relative to the current directory.
 pub fn parse_dist(text: &str, q: Quantity) -> Result<Dist, String> {
@@ -268,7 +269,7 @@ pub fn dist_label(d: &Dist, q: Quantity) -> String {
 
 fn value_label(x: f64, q: Quantity) -> String {
     match q {
-        Quantity::Duration => Human(x.round().max(0.0) as u64).to_string(),
+        Quantity::Duration => exact_duration(x.round().max(0.0) as u64),
         Quantity::Number => format!("{x}"),
     }
 }

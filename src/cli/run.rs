@@ -174,15 +174,18 @@ fn trace_rows(exp: &Experiment, sim: &dyn Simulator) -> anyhow::Result<Vec<Trace
     Ok(rows)
 }
 
-/// Every replication of every strategy, on `jobs` threads, folded in (strategy, replication)
-/// order. The first failing run (in that order) is the error.
+/// Every replication of every strategy, on `jobs` threads. Scalars are folded in (strategy,
+/// replication) order on this thread; histograms are merged on the workers (integer counts:
+/// exact in any order) and combined at the end. The first failing run (in that order) is the
+/// error.
 pub fn execute(
     exp: &Experiment,
     jobs: usize,
     sim: &dyn Simulator,
 ) -> anyhow::Result<Vec<StrategyOutcome>> {
     let reps = exp.replications as usize;
-    let total = exp.strategies.len() * reps;
+    let n_strategies = exp.strategies.len();
+    let total = n_strategies * reps;
     let mut outcomes: Vec<StrategyOutcome> = exp
         .strategies
         .iter()
@@ -193,22 +196,32 @@ pub fn execute(
         })
         .collect();
     let progress = progress_bar(total as u64);
-    let work = |k: usize| {
+    let init = || -> Vec<Option<Aggregate>> { (0..n_strategies).map(|_| None).collect() };
+    let work = |hists: &mut Vec<Option<Aggregate>>, k: usize| {
         let (s, r) = (k / reps, k % reps);
-        sim.simulate(exp, &exp.strategies[s], r as u32)
+        let run = sim.simulate(exp, &exp.strategies[s], r as u32)?;
+        hists[s].get_or_insert_with(Aggregate::new).add_histograms(run.histograms());
+        Ok(run.scalars())
     };
-    let fold = |k: usize, run: RunMetrics| {
+    let fold = |k: usize, scalars: [f64; SCALAR_NAMES.len()]| {
         let o = &mut outcomes[k / reps];
-        o.aggregate.add(&run);
-        o.runs.push(run.scalars());
+        o.aggregate.add_scalars(&scalars);
+        o.runs.push(scalars);
         progress.inc(1);
     };
-    let result = ordered_parallel(total, jobs, work, fold);
+    let result = ordered_parallel(total, jobs, init, work, fold);
     progress.finish_and_clear();
-    result.map_err(|(k, e)| {
+    let workers = result.map_err(|(k, e)| {
         let label = strategy_label(&exp.strategies[k / reps]);
         anyhow::anyhow!("strategy {label}, replication {}: {e}", k % reps)
     })?;
+    for worker in workers {
+        for (o, agg) in outcomes.iter_mut().zip(worker) {
+            if let Some(agg) = agg {
+                o.aggregate.add_histograms(&agg.histograms);
+            }
+        }
+    }
     Ok(outcomes)
 }
 
@@ -226,64 +239,75 @@ struct Queue {
     stop: bool,
 }
 
-/// Run `work(0..total)` on `jobs` threads and call `fold(k, value)` in index order. Workers
-/// stay within a window of `4 * jobs` tasks past the last folded one, which bounds memory.
-/// Returns the lowest failing index and its error.
-pub fn ordered_parallel<T: Send>(
+/// Run `work(state, k)` for k in 0..total on `jobs` threads, each with its own `init()` state,
+/// and call `fold(k, value)` in index order on this thread. Workers stay within a window of
+/// `4 * jobs` tasks past the last folded one, which bounds memory. Returns the workers' final
+/// states, or the lowest failing index and its error.
+pub fn ordered_parallel<S: Send, T: Send>(
     total: usize,
     jobs: usize,
-    work: impl Fn(usize) -> Result<T, String> + Sync,
+    init: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, usize) -> Result<T, String> + Sync,
     mut fold: impl FnMut(usize, T),
-) -> Result<(), (usize, String)> {
-    if jobs <= 1 {
+) -> Result<Vec<S>, (usize, String)> {
+    if jobs <= 1 || total <= 1 {
+        let mut state = init();
         for k in 0..total {
-            fold(k, work(k).map_err(|e| (k, e))?);
+            fold(k, work(&mut state, k).map_err(|e| (k, e))?);
         }
-        return Ok(());
+        return Ok(vec![state]);
     }
     let window = 4 * jobs;
-    let state = Mutex::new(Queue { next: 0, folded: 0, stop: false });
+    let queue = Mutex::new(Queue { next: 0, folded: 0, stop: false });
     let cv = Condvar::new();
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<T, String>)>();
     std::thread::scope(|scope| {
+        let mut handles = Vec::new();
         for _ in 0..jobs.min(total) {
             let tx = tx.clone();
-            let (state, cv, work) = (&state, &cv, &work);
-            scope.spawn(move || {
-                while let Some(k) = take(state, cv, total, window) {
-                    if tx.send((k, work(k))).is_err() {
-                        return;
+            let (queue, cv, work, init) = (&queue, &cv, &work, &init);
+            handles.push(scope.spawn(move || {
+                let mut state = init();
+                while let Some(k) = take(queue, cv, total, window) {
+                    if tx.send((k, work(&mut state, k))).is_err() {
+                        break;
                     }
                 }
-            });
+                state
+            }));
         }
         drop(tx);
-        let mut pending = std::collections::BTreeMap::new();
-        let mut expect = 0;
-        let mut result = Ok(());
-        'recv: for (k, r) in rx {
-            pending.insert(k, r);
-            while let Some(r) = pending.remove(&expect) {
-                match r {
-                    Ok(v) => fold(expect, v),
-                    Err(e) => {
-                        result = Err((expect, e));
-                        break 'recv;
-                    }
-                }
-                expect += 1;
-                state.lock().expect("queue lock").folded = expect;
-                cv.notify_all();
-            }
-        }
-        state.lock().expect("queue lock").stop = true;
+        let result = fold_in_order(rx, &queue, &cv, &mut fold);
+        queue.lock().expect("queue lock").stop = true;
         cv.notify_all();
-        result
+        let states: Vec<S> =
+            handles.into_iter().map(|h| h.join().expect("a replication worker panicked")).collect();
+        result.map(|()| states)
     })
 }
 
-fn take(state: &Mutex<Queue>, cv: &Condvar, total: usize, window: usize) -> Option<usize> {
-    let mut q = state.lock().expect("queue lock");
+fn fold_in_order<T>(
+    rx: std::sync::mpsc::Receiver<(usize, Result<T, String>)>,
+    queue: &Mutex<Queue>,
+    cv: &Condvar,
+    fold: &mut impl FnMut(usize, T),
+) -> Result<(), (usize, String)> {
+    let mut pending = std::collections::BTreeMap::new();
+    let mut expect = 0;
+    for (k, r) in rx {
+        pending.insert(k, r);
+        while let Some(r) = pending.remove(&expect) {
+            fold(expect, r.map_err(|e| (expect, e))?);
+            expect += 1;
+            queue.lock().expect("queue lock").folded = expect;
+            cv.notify_all();
+        }
+    }
+    Ok(())
+}
+
+fn take(queue: &Mutex<Queue>, cv: &Condvar, total: usize, window: usize) -> Option<usize> {
+    let mut q = queue.lock().expect("queue lock");
     loop {
         if q.stop || q.next >= total {
             return None;

@@ -4,7 +4,7 @@
 
 use super::call::{bind, parse_call, Call};
 use super::experiment::{AgentKind, Release, Strategy};
-use crate::time::{parse_duration_us, Human, US_PER_S};
+use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN, US_PER_MS, US_PER_S};
 
 /// Claude Code's hold cap, `CLAUDE_CODE_WORKFLOW_PREFIX_STAGGER_MS` = 5000 (FACTS.md section 8).
 pub const DEFAULT_MAX_WAIT_US: u64 = 5 * US_PER_S;
@@ -61,15 +61,31 @@ pub fn strategy_label(s: &Strategy) -> String {
     match s {
         Strategy::Eager => "eager".to_string(),
         Strategy::WaitFirst { max_wait_us, release: Release::OnReady } => {
-            format!("wait_first(max_wait={})", Human(*max_wait_us))
+            format!("wait_first(max_wait={})", exact_duration(*max_wait_us))
         }
         Strategy::WaitFirst { max_wait_us, release: Release::Timer } => {
-            format!("wait_first(max_wait={}, release=timer)", Human(*max_wait_us))
+            format!("wait_first(max_wait={}, release=timer)", exact_duration(*max_wait_us))
         }
-        Strategy::Stagger { interval_us } => format!("stagger(interval={})", Human(*interval_us)),
+        Strategy::Stagger { interval_us } => {
+            format!("stagger(interval={})", exact_duration(*interval_us))
+        }
         Strategy::Sequential => "sequential".to_string(),
         Strategy::Prewarm => "prewarm".to_string(),
     }
+}
+
+/// A duration in the largest unit that shows it exactly (`5s`, `1500ms`, `1000500us`, `0s`),
+/// so that `parse_duration_us(exact_duration(us)) == us` for every value.
+pub fn exact_duration(us: u64) -> String {
+    if us == 0 {
+        return "0s".to_string();
+    }
+    for (per, unit) in [(US_PER_H, "h"), (US_PER_MIN, "min"), (US_PER_S, "s"), (US_PER_MS, "ms")] {
+        if us.is_multiple_of(per) {
+            return format!("{}{unit}", us / per);
+        }
+    }
+    format!("{us}us")
 }
 
 /// A label made safe for file names: every char not in `[a-z0-9]` becomes `_`.

@@ -3,9 +3,8 @@
 //! bytes (the results manifest hashes this text).
 
 use super::experiment::*;
-use super::names::{kind_label, strategy_label};
+use super::names::{exact_duration, kind_label, strategy_label};
 use crate::dist::{dist_label, Dist, Quantity};
-use crate::time::Human;
 use toml::{Table, Value};
 
 /// The resolved experiment as TOML text.
@@ -28,7 +27,7 @@ pub fn render(exp: &Experiment) -> String {
     }
     let mut limits = Table::new();
     limits.insert("max_events".into(), int(exp.limits.max_events));
-    limits.insert("horizon".into(), Human(exp.limits.horizon_us).to_string().into());
+    limits.insert("horizon".into(), exact_duration(exp.limits.horizon_us).into());
     top.insert("limits".into(), limits.into());
     toml::to_string(&top).expect("a table of plain values always serialises")
 }
@@ -79,7 +78,7 @@ fn workload_table(w: &Workload) -> Table {
     t.insert("concurrency".into(), int(u64::from(w.concurrency)));
     t.insert("parent_tokens".into(), int(w.parent_tokens));
     t.insert("parent_warm".into(), w.parent_warm.into());
-    t.insert("parent_idle".into(), Human(w.parent_idle_us).to_string().into());
+    t.insert("parent_idle".into(), exact_duration(w.parent_idle_us).into());
     t.insert("brief_tokens".into(), int(w.brief_tokens));
     t.insert("task_tokens".into(), int(w.task_tokens));
     t.insert("subagent_tokens".into(), int(w.subagent_tokens));

@@ -36,7 +36,13 @@ impl Aggregate {
     /// Add one replication (call in replication order).
     pub fn add(&mut self, run: &RunMetrics) {
         self.add_scalars(&run.scalars());
-        for (mine, theirs) in self.histograms.iter_mut().zip(run.histograms()) {
+        self.add_histograms(run.histograms());
+    }
+
+    /// Merge latency histograms (in `LATENCY_NAMES` order). Counts are integers, so merging
+    /// is exact and its order does not matter (unlike the scalars' floating-point sums).
+    pub fn add_histograms<'h>(&mut self, hists: impl IntoIterator<Item = &'h Histogram<u64>>) {
+        for (mine, theirs) in self.histograms.iter_mut().zip(hists) {
             mine.add(theirs).expect("latency histograms share one range (metrics::new_histogram)");
         }
     }

@@ -433,3 +433,75 @@ fn question_files_run() {
         assert_eq!(o.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&o.stderr));
     }
 }
+
+/// The whole table and JSON for a hand-made run, as committed snapshots (review them when the
+/// layout changes on purpose).
+#[test]
+fn table_and_json_snapshots() {
+    let exp = small_experiment(4);
+    let out = execute(&exp, 2, &Fake).unwrap();
+    insta::assert_snapshot!("run_table", table_text(&exp, &out));
+    insta::assert_snapshot!("run_json", json_text(&exp, &out));
+}
+
+#[test]
+fn out_must_be_a_directory() {
+    let dir = scratch("out_file");
+    let file = write_file(&dir, "exp.toml", "replications = 1\n");
+    let not_dir = write_file(&dir, "taken", "x");
+    let o = bin().arg("run").arg(&file).arg("--out").arg(&not_dir).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("not a directory"));
+    let o = bin().arg("run").arg(&file).arg("--trace").output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "--trace without --out is a usage error");
+}
+
+mod props {
+    use prefixsim::config::{self, Quantity, Release, Strategy as Launch};
+    use prefixsim::dist::{dist_label, parse_dist, Dist};
+    use proptest::prelude::*;
+
+    fn strategy() -> impl Strategy<Value = Launch> {
+        let us = 0u64..10_000_000_000;
+        prop_oneof![
+            Just(Launch::Eager),
+            Just(Launch::Sequential),
+            Just(Launch::Prewarm),
+            (us.clone(), any::<bool>()).prop_map(|(max_wait_us, timer)| Launch::WaitFirst {
+                max_wait_us,
+                release: if timer { Release::Timer } else { Release::OnReady }
+            }),
+            us.prop_map(|interval_us| Launch::Stagger { interval_us }),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn strategy_labels_round_trip(s in strategy()) {
+            let label = config::strategy_label(&s);
+            prop_assert_eq!(config::parse_strategy(&label), Ok(s), "{}", label);
+        }
+
+        #[test]
+        fn duration_dist_labels_round_trip(a in 0u64..100_000_000_000, b in 0u64..1_000_000_000) {
+            for d in [Dist::Const(a as f64), Dist::Uniform { low: a as f64, high: (a + b) as f64 },
+                      Dist::Normal { mean: a as f64, sd: b as f64 }, Dist::Exp { mean: b as f64 },
+                      Dist::Empirical(vec![a as f64, b as f64])] {
+                let label = dist_label(&d, Quantity::Duration);
+                prop_assert_eq!(parse_dist(&label, Quantity::Duration), Ok(d), "{}", label);
+            }
+        }
+
+        #[test]
+        fn number_dist_labels_round_trip(a in 0.0f64..1e9, b in 0.0f64..1e9) {
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            for d in [Dist::Const(a), Dist::Uniform { low: lo, high: hi }, Dist::Normal { mean: a, sd: b },
+                      Dist::LogNormal { median: lo.max(1e-3), p90: hi.max(1e-3) }] {
+                let label = dist_label(&d, Quantity::Number);
+                prop_assert_eq!(parse_dist(&label, Quantity::Number), Ok(d), "{}", label);
+            }
+        }
+    }
+}
