@@ -1,1 +1,154 @@
-//! replay (to be filled by its issue).
+//! Trace replay: what a cache would have done with a real log of requests, and what other
+//! cache choices (TTL, capacity, policy) would have saved.
+//!
+//! Readers (`mooncake`, `claude_code`, `requests`) stream a trace as `TraceRequest`s in
+//! send-time order; `run` replays hash-id traces through a block-level prefix cache
+//! (`blocks`), every cache choice side by side in one pass; `prices` bills the tokens;
+//! `output` renders tables, JSON and `replay.json`. This module reads files (it is the edge)
+//! but never the wall clock: the same trace and settings give the same bytes.
+
+pub mod blocks;
+pub mod claude_code;
+pub mod mooncake;
+pub mod output;
+pub mod prices;
+pub mod requests;
+pub mod run;
+pub mod settings;
+pub mod trace;
+
+use std::path::Path;
+
+use hdrhistogram::Histogram;
+
+pub use run::ChoiceStats;
+pub use settings::{CacheChoice, Format, ReplaySettings};
+pub use trace::{TraceError, TraceMeta, TraceRequest};
+
+use crate::time::{US_PER_H, US_PER_MIN, US_PER_S};
+
+/// The result of replaying one trace through one or more cache choices.
+#[derive(Debug)]
+pub struct Replay {
+    pub format: Format,
+    /// Conversation names, in first-seen order (empty for Mooncake traces).
+    pub conversations: Vec<String>,
+    /// Lines or files skipped with `--lenient`.
+    pub warnings: Vec<String>,
+    pub requests: u64,
+    pub distinct_blocks: u64,
+    /// Tokens of distinct full blocks: what an unbounded cache would hold.
+    pub distinct_tokens: u64,
+    /// Time between consecutive uses of a prefix block, microseconds.
+    pub reuse_gap_us: Histogram<u64>,
+    /// One per choice, in the order given.
+    pub choices: Vec<(CacheChoice, ChoiceStats)>,
+}
+
+/// Stream a hash-id trace (`mooncake`, `claude-code`) to `sink`.
+pub fn read_trace(
+    path: &Path,
+    settings: &ReplaySettings,
+    meta: &mut TraceMeta,
+    sink: &mut dyn FnMut(&TraceRequest),
+) -> Result<(), TraceError> {
+    match settings.format {
+        Format::Mooncake => mooncake::read(
+            path,
+            settings.block_size,
+            &settings.model.name,
+            settings.lenient,
+            meta,
+            sink,
+        ),
+        Format::ClaudeCode => claude_code::read(path, settings.lenient, meta, sink),
+        Format::Requests => Err(TraceError::file(
+            path,
+            "request bodies are replayed by `requests::replay`, not streamed as hash ids",
+        )),
+    }
+}
+
+/// Replay `path` through every choice in `choices` (one pass over the trace).
+pub fn replay(
+    path: &Path,
+    settings: &ReplaySettings,
+    choices: &[CacheChoice],
+) -> Result<Replay, TraceError> {
+    if settings.format == Format::Requests {
+        return requests::replay(path, settings, choices);
+    }
+    let mut meta = TraceMeta::default();
+    let mut replayer = run::Replayer::new(settings, choices);
+    read_trace(path, settings, &mut meta, &mut |r| replayer.request(r))?;
+    if meta.requests == 0 {
+        return Err(TraceError::file(path, "the trace has no requests"));
+    }
+    let (stats, shared) = replayer.finish();
+    Ok(Replay {
+        format: settings.format,
+        conversations: meta.conversations,
+        warnings: meta.warnings,
+        requests: meta.requests,
+        distinct_blocks: shared.distinct_blocks() as u64,
+        distinct_tokens: shared.distinct_tokens,
+        reuse_gap_us: shared.reuse_gap_us,
+        choices: choices.iter().cloned().zip(stats).collect(),
+    })
+}
+
+/// The TTL ladder of the hit-rate-vs-TTL curve (`None`: no expiry).
+pub const TTL_LADDER_US: [Option<u64>; 11] = [
+    Some(30 * US_PER_S),
+    Some(US_PER_MIN),
+    Some(2 * US_PER_MIN),
+    Some(5 * US_PER_MIN),
+    Some(10 * US_PER_MIN),
+    Some(20 * US_PER_MIN),
+    Some(30 * US_PER_MIN),
+    Some(US_PER_H),
+    Some(2 * US_PER_H),
+    Some(6 * US_PER_H),
+    None,
+];
+
+/// The capacity ladder, as fractions of the trace's distinct block tokens.
+pub const CAPACITY_LADDER: [f64; 9] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0];
+
+/// Hit rate against TTL (at the base choice's capacity) and against capacity (at its TTL).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curves {
+    /// `(ttl_us or None, hit rate)`.
+    pub ttl: Vec<(Option<u64>, f64)>,
+    /// `(capacity tokens, fraction of distinct tokens, hit rate)`.
+    pub capacity: Vec<(u64, f64, f64)>,
+}
+
+/// Replay the ladders (one more pass over the trace: the capacities depend on the first).
+pub fn curves(path: &Path, settings: &ReplaySettings, distinct_tokens: u64) -> Result<Curves, TraceError> {
+    let base = &settings.cache;
+    let ttl_choices: Vec<CacheChoice> = TTL_LADDER_US
+        .iter()
+        .map(|&ttl_us| CacheChoice { ttl_us, ttl_as_sent: false, label: String::new(), ..base.clone() })
+        .collect();
+    let capacities: Vec<u64> = CAPACITY_LADDER
+        .iter()
+        .map(|f| ((distinct_tokens as f64 * f).round() as u64).max(1))
+        .collect();
+    let cap_choices: Vec<CacheChoice> = capacities
+        .iter()
+        .map(|&c| CacheChoice { capacity_tokens: Some(c), label: String::new(), ..base.clone() })
+        .collect();
+    let n_ttl = ttl_choices.len();
+    let all: Vec<CacheChoice> = ttl_choices.into_iter().chain(cap_choices).collect();
+    let r = replay(path, settings, &all)?;
+    let (by_ttl, by_cap) = r.choices.split_at(n_ttl);
+    Ok(Curves {
+        ttl: by_ttl.iter().map(|(c, s)| (c.ttl_us, s.account.hit_rate())).collect(),
+        capacity: by_cap
+            .iter()
+            .zip(CAPACITY_LADDER)
+            .map(|((c, s), f)| (c.capacity_tokens.unwrap_or(0), f, s.account.hit_rate()))
+            .collect(),
+    })
+}

@@ -1,1 +1,459 @@
-//! Tests: replay.
+//! Tests: trace replay (`prefixsim replay`). Hand-made tiny traces with answers derived by hand
+//! (in the comments), the bundled traces against independent computations written here, and
+//! malformed traces through the binary (exit 2, the line named, nothing on stdout).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use prefixsim::replay::{self, CacheChoice, ChoiceStats, Format, Replay, ReplaySettings};
+
+/// The bundled data: `../shared/data` from the repo root (from a worktree in `wt/NAME`, the
+/// same folder two levels up).
+fn data(name: &str) -> String {
+    let primary = format!("{}/../shared/data/{name}", env!("CARGO_MANIFEST_DIR"));
+    if Path::new(&primary).exists() {
+        return primary;
+    }
+    format!("{}/../../shared/data/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn mooncake() -> String {
+    data("mooncake_conversation_trace.jsonl")
+}
+
+fn claude_code() -> String {
+    data("claude-code-traces")
+}
+
+/// A fresh directory for one test.
+fn tmp_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("replay").join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Write a Mooncake-style JSONL trace: (timestamp ms, input tokens, ids).
+fn mooncake_file(name: &str, rows: &[(f64, u64, &[u64])]) -> PathBuf {
+    let mut text = String::new();
+    for (t, input, ids) in rows {
+        let ids: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+        text += &format!(
+            "{{\"timestamp\": {t}, \"input_length\": {input}, \"output_length\": 0, \"hash_ids\": [{}]}}\n",
+            ids.join(", ")
+        );
+    }
+    let p = tmp_dir(name).join("trace.jsonl");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Settings for a hand-made Mooncake trace with 4-token blocks.
+fn settings(sets: &[&str]) -> ReplaySettings {
+    let mut s = ReplaySettings::new(Format::Mooncake);
+    s.apply_set("block_size=4").unwrap();
+    for a in sets {
+        s.apply_set(a).unwrap();
+    }
+    s
+}
+
+fn run_one(path: &Path, s: &ReplaySettings) -> ChoiceStats {
+    let r = replay::replay(path, s, std::slice::from_ref(&s.cache)).unwrap();
+    r.choices.into_iter().next().unwrap().1
+}
+
+/// Index of each miss cause in `miss_tokens`.
+const EXPIRED: usize = 0;
+const CAPACITY: usize = 1;
+const PENDING: usize = 2;
+const NEVER: usize = 3;
+
+#[test]
+fn expiry_is_exactly_at_the_ttl_from_the_last_use() {
+    // r1 at 0 writes [1, 2]; r2 at 299.999 s (< 300 s) hits both and refreshes them; r3 at
+    // 599.999 s = r2 + 300 s exactly: expired (alive on [last_use, last_use + ttl)).
+    let p = mooncake_file("expiry", &[(0.0, 8, &[1, 2]), (299_999.0, 8, &[1, 2]), (599_999.0, 8, &[1, 2])]);
+    let s = run_one(&p, &settings(&["cache.ttl=5m"]).instant());
+    assert_eq!((s.account.cache_read, s.account.cache_write()), (8, 16));
+    assert_eq!(s.miss_tokens, [8, 0, 0, 8]);
+    // Cost at claude-sonnet-4.5: $3/MTok * (16 * 1.25 + 8 * 0.1) tokens = $62.4e-6.
+    let model = prefixsim::cache::preset("claude-sonnet-4.5").unwrap();
+    assert!((replay::prices::cost_usd(&s.account, &model) - 62.4e-6).abs() < 1e-12);
+    // One microsecond earlier, r3 would hit: 1 ms earlier here.
+    let p = mooncake_file("expiry2", &[(0.0, 8, &[1, 2]), (299_999.0, 8, &[1, 2]), (599_998.0, 8, &[1, 2])]);
+    assert_eq!(run_one(&p, &settings(&["cache.ttl=5m"]).instant()).account.cache_read, 16);
+    // 1h and no TTL keep the entries: r2 and r3 hit; 1h writes are billed as 1h writes.
+    let one_hour = run_one(&p, &settings(&["cache.ttl=1h"]).instant());
+    assert_eq!((one_hour.account.cache_read, one_hour.account.cache_write_1h), (16, 8));
+    let none = run_one(&p, &settings(&["cache.ttl=none"]).instant());
+    assert_eq!((none.account.cache_read, none.account.cache_write_5m), (16, 8));
+}
+
+#[test]
+fn trailing_partial_block_is_uncached() {
+    // 10 tokens in 4-token blocks: ceil(10/4) = 3 ids, the third partial (2 tokens): never
+    // cached, so the repeat reads 8 and pays 2 uncached each time.
+    let p = mooncake_file("partial", &[(0.0, 10, &[1, 2, 3]), (1000.0, 10, &[1, 2, 3])]);
+    let s = run_one(&p, &settings(&[]).instant());
+    assert_eq!((s.account.cache_read, s.account.cache_write(), s.account.uncached), (8, 8, 4));
+}
+
+#[test]
+fn capacity_evicts_least_recently_used_deepest_block_first() {
+    // Capacity 8 tokens = 2 blocks, no TTL. r1 [1,2] fills it; r2 [3] evicts one block: the
+    // deepest of r1 (2), as vLLM frees a request's blocks last-first. r3 [1,2] reads 1 (4
+    // tokens), misses 2 (capacity), and writing 2 evicts 3; r4 [3] misses (capacity).
+    // A plain insertion-order LRU would have evicted block 1 and r3 would read nothing.
+    let p = mooncake_file(
+        "capacity",
+        &[(0.0, 8, &[1, 2]), (1000.0, 4, &[3]), (2000.0, 8, &[1, 2]), (3000.0, 4, &[3])],
+    );
+    let s = run_one(&p, &settings(&["cache.ttl=none", "cache.capacity_tokens=8"]).instant());
+    assert_eq!(s.account.cache_read, 4);
+    assert_eq!(s.account.input(), 24);
+    assert_eq!(s.miss_tokens, [0, 8, 0, 12]);
+    // With room for everything, r3 and r4 hit: 12 of 24 tokens.
+    let s = run_one(&p, &settings(&["cache.ttl=none", "cache.capacity_tokens=12"]).instant());
+    assert_eq!((s.account.cache_read, s.miss_tokens[CAPACITY]), (12, 0));
+}
+
+#[test]
+fn an_expired_block_is_not_a_capacity_miss() {
+    // Capacity 4 (1 block), TTL 5m: r2 [2] evicts block 1; r3 [1] at 400 s would have found
+    // block 1 expired anyway (last used at 0): the miss is charged to expiry.
+    let p = mooncake_file("exp_cap", &[(0.0, 4, &[1]), (1000.0, 4, &[2]), (400_000.0, 4, &[1])]);
+    let s = run_one(&p, &settings(&["cache.capacity_tokens=4"]).instant());
+    assert_eq!(s.miss_tokens[EXPIRED], 4);
+    assert_eq!(s.miss_tokens[CAPACITY], 0);
+}
+
+#[test]
+fn pending_entry_misses_until_the_writers_first_token() {
+    // Default latency: ttft = 500 ms + 8 tokens / 20,000 tok/s = 500.4 ms. r1 at 0 writes
+    // [1,2], readable at 500.4 ms. r2 at 500 ms finds them pending: misses 8 tokens, two
+    // redundant writes (the entries keep the earlier ready time). r3 at exactly 500.4 ms hits.
+    let p = mooncake_file("pending", &[(0.0, 8, &[1, 2]), (500.0, 8, &[1, 2]), (500.4, 8, &[1, 2])]);
+    let s = run_one(&p, &settings(&[]));
+    assert_eq!(s.account.cache_read, 8);
+    assert_eq!(s.miss_tokens[PENDING], 8);
+    assert_eq!(s.miss_tokens[NEVER], 8);
+    assert_eq!(s.redundant_writes, 2);
+    // A ready delay of 1 ms pushes readability to 501.4 ms: r3 misses too.
+    let s = run_one(&p, &settings(&["latency.ready_delay=1ms"]));
+    assert_eq!((s.account.cache_read, s.miss_tokens[PENDING]), (0, 16));
+    // Instant ready: r2 and r3 hit.
+    let s = run_one(&p, &settings(&[]).instant());
+    assert_eq!((s.account.cache_read, s.redundant_writes), (16, 0));
+}
+
+trait Instant {
+    fn instant(self) -> Self;
+}
+impl Instant for ReplaySettings {
+    fn instant(mut self) -> Self {
+        self.instant_ready = true;
+        self
+    }
+}
+
+/// Claude Code: sibling sub-agents launched together share their first blocks. Each entry's
+/// `t` is when it finished: sibling A (t 100 s, 40 s) and B (t 200 s, 140 s) both start at
+/// 60 s. Their first requests share [10, 11] at the same instant: B finds A's entries pending.
+/// (Placing sub-agent requests at `entry.t + request.t` would put B 100 s after A: a hit.)
+#[test]
+fn claude_code_subagents_start_at_t_minus_duration() {
+    let dir = tmp_dir("cc_siblings");
+    let sub = |t: f64, dur: u64| {
+        format!(
+            r#"{{"t": {t}, "type": "subagent", "duration_ms": {dur}, "requests": [
+              {{"t": 0.0, "type": "n", "model": "claude-haiku-4-5", "in": 130, "out": 10, "hash_ids": [10, 11]}}]}}"#
+        )
+    };
+    let text = format!(
+        r#"{{"id": "conv", "block_size": 64, "hash_id_scope": "local", "requests": [
+          {{"t": 0.0, "type": "n", "model": "claude-opus-4-5", "in": 128, "out": 10, "hash_ids": [1, 2]}},
+          {}, {},
+          {{"t": 250.0, "type": "n", "model": "claude-opus-4-5", "in": 200, "out": 10, "hash_ids": [1, 2, 3]}}]}}"#,
+        sub(100.0, 40_000),
+        sub(200.0, 140_000)
+    );
+    std::fs::write(dir.join("a.json"), text).unwrap();
+    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    s.apply_set("cache.ttl=1h").unwrap();
+    let r = replay::replay(&dir, &s, std::slice::from_ref(&s.cache)).unwrap();
+    let st = &r.choices[0].1;
+    // Parent: 128 written, then 128 read + 64 written + 8 uncached (200 % 64). Sub-agents:
+    // A writes 128 (+2 uncached), B misses 128 pending (+2 uncached).
+    assert_eq!(st.account.cache_read, 128);
+    assert_eq!(st.miss_tokens[PENDING], 128);
+    assert_eq!(st.account.uncached, 8 + 2 + 2);
+    assert_eq!(r.conversations, vec!["conv".to_string()]);
+    assert_eq!(st.conversations[0].0, 4);
+}
+
+/// Ids are per file (`local` scope) and caches per model: equal ids in another file or sent
+/// to another model never hit.
+#[test]
+fn claude_code_ids_are_scoped_by_file_and_model() {
+    let dir = tmp_dir("cc_scope");
+    let conv = |model: &str| {
+        format!(
+            r#"{{"block_size": 64, "hash_id_scope": "local", "requests": [
+              {{"t": 0.0, "type": "n", "model": "{model}", "in": 128, "hash_ids": [1, 2]}},
+              {{"t": 10.0, "type": "n", "model": "other", "in": 128, "hash_ids": [1, 2]}},
+              {{"t": 20.0, "type": "n", "model": "{model}", "in": 128, "hash_ids": [1, 2]}}]}}"#
+        )
+    };
+    std::fs::write(dir.join("a.json"), conv("m")).unwrap();
+    std::fs::write(dir.join("b.json"), conv("m")).unwrap();
+    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    s.instant_ready = true;
+    let r = replay::replay(&dir, &s, std::slice::from_ref(&s.cache)).unwrap();
+    // Per file only the third request hits (128 of 384 tokens); b.json does not see a.json's.
+    let st = &r.choices[0].1;
+    assert_eq!(st.account.cache_read, 256);
+    assert_eq!(st.conversations.iter().map(|c| c.1.cache_read).collect::<Vec<_>>(), vec![128, 128]);
+    assert_eq!(r.conversations, vec!["a".to_string(), "b".to_string()]);
+}
+
+/// Independent computation: an unbounded, never-expiring, instantly-ready block cache is a set
+/// of seen ids; each request reads its longest prefix of full blocks already in the set.
+fn seen_set_hits(requests: &[(u64, Vec<(u64, u64)>, u64)], block_tokens: impl Fn(usize) -> u64) -> (u64, u64) {
+    let mut seen: HashSet<(u64, u64)> = HashSet::new();
+    let (mut read, mut input) = (0, 0);
+    for (i, (_, keys, tokens)) in requests.iter().enumerate() {
+        let hit = keys.iter().take_while(|k| seen.contains(k)).count() as u64;
+        read += hit * block_tokens(i);
+        input += tokens;
+        seen.extend(keys.iter().copied());
+    }
+    (read, input)
+}
+
+fn unbounded(format: Format) -> ReplaySettings {
+    let mut s = ReplaySettings::new(format);
+    s.apply_set("cache.ttl=none").unwrap();
+    s.instant_ready = true;
+    s
+}
+
+#[test]
+fn bundled_mooncake_matches_a_seen_set() {
+    let mut reqs = Vec::new();
+    for line in std::fs::read_to_string(mooncake()).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let input = v["input_length"].as_u64().unwrap();
+        let mut ids: Vec<u64> = v["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        if input % 512 != 0 {
+            ids.pop(); // the partial last block is not cached
+        }
+        reqs.push((0, ids.into_iter().map(|id| (0, id)).collect(), input));
+    }
+    assert_eq!(reqs.len(), 12_031);
+    let (read, input) = seen_set_hits(&reqs, |_| 512);
+    let r = replay::replay(Path::new(&mooncake()), &unbounded(Format::Mooncake), &[unbounded(Format::Mooncake).cache]).unwrap();
+    let st = &r.choices[0].1;
+    assert_eq!((st.account.cache_read, st.account.input()), (read, input));
+    assert_eq!(r.requests, 12_031);
+    assert!(st.account.hit_rate() > 0.3, "{}", st.account.hit_rate());
+}
+
+/// Absolute send times of one claude-code file, computed independently: parent `t`; sub-agent
+/// request `(entry.t - duration_ms/1000) + request.t`. Keys: (model, id) within the file.
+fn claude_code_requests(file: &Path, scope: u64) -> Vec<(f64, Vec<(u64, u64)>, u64)> {
+    fn walk(entries: &[serde_json::Value], base: f64, out: &mut Vec<(f64, String, Vec<u64>, u64)>) {
+        for e in entries {
+            let t = e["t"].as_f64().unwrap();
+            if e["type"] == "subagent" {
+                let start = t - e["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0;
+                walk(e["requests"].as_array().unwrap(), base + start, out);
+            } else {
+                let ids = e["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+                out.push((base + t, e["model"].as_str().unwrap().to_string(), ids, e["in"].as_u64().unwrap()));
+            }
+        }
+    }
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(file).unwrap()).unwrap();
+    let mut flat = Vec::new();
+    walk(v["requests"].as_array().unwrap(), 0.0, &mut flat);
+    flat.sort_by(|a, b| a.0.total_cmp(&b.0)); // stable: ties keep file order
+    let mut models: HashMap<String, u64> = HashMap::new();
+    flat.into_iter()
+        .map(|(t, model, ids, input)| {
+            let n = models.len() as u64;
+            let m = *models.entry(model).or_insert(n);
+            let keys = ids.into_iter().map(|id| ((scope << 32) | m, id)).collect();
+            (t, keys, input)
+        })
+        .collect()
+}
+
+#[test]
+fn bundled_claude_code_traces_match_a_seen_set() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(claude_code())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 12);
+    let mut reqs: Vec<(u64, Vec<(u64, u64)>, u64)> = Vec::new();
+    for (i, f) in files.iter().enumerate() {
+        reqs.extend(claude_code_requests(f, i as u64).into_iter().map(|(_, k, n)| (0, k, n)));
+    }
+    assert_eq!(reqs.len(), 752); // the NOTICE's table
+    let (read, input) = seen_set_hits(&reqs, |_| 64);
+    let s = unbounded(Format::ClaudeCode);
+    let r = replay::replay(Path::new(&claude_code()), &s, std::slice::from_ref(&s.cache)).unwrap();
+    let st = &r.choices[0].1;
+    assert_eq!((st.account.cache_read, st.account.input()), (read, input));
+    assert_eq!(r.conversations.len(), 12);
+    // One file replays the same as the directory's share of it.
+    let one = replay::replay(&files[0], &s, std::slice::from_ref(&s.cache)).unwrap();
+    assert_eq!(one.choices[0].1.account, st.conversations[0].1);
+}
+
+#[test]
+fn longer_ttl_never_hits_less_and_full_capacity_is_unbounded() {
+    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    s.instant_ready = true;
+    let base = replay::replay(Path::new(&claude_code()), &s, std::slice::from_ref(&s.cache)).unwrap();
+    let curves = replay::curves(Path::new(&claude_code()), &s, base.distinct_tokens).unwrap();
+    // With unbounded capacity and instant readiness a longer sliding TTL keeps a superset.
+    for w in curves.ttl.windows(2) {
+        assert!(w[1].1 >= w[0].1, "{:?}", curves.ttl);
+    }
+    // 5m point = the base run (5m); capacity = all distinct tokens never evicts.
+    let five = curves.ttl.iter().find(|(t, _)| *t == Some(300_000_000)).unwrap().1;
+    assert_eq!(five, base.choices[0].1.account.hit_rate());
+    let full = curves.capacity.last().unwrap();
+    assert_eq!((full.1, full.2), (1.0, base.choices[0].1.account.hit_rate()));
+    assert!(curves.capacity[0].2 < full.2);
+}
+
+/// The binary, its exit code, stdout and stderr.
+fn prefixsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_prefixsim")).args(args).output().unwrap();
+    let s = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.code().unwrap_or(-1), s(out.stdout), s(out.stderr))
+}
+
+#[test]
+fn malformed_traces_exit_2_naming_the_line_and_print_nothing() {
+    let good = r#"{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}"#;
+    let cases = [
+        ("badjson", format!("{good}\n{good}\n{{\"timestamp\": 5, \"input_len\n"), ":3:", "bad record"),
+        (
+            "lengths",
+            format!("{good}\n{}\n", r#"{"timestamp": 1, "input_length": 1500, "output_length": 1, "hash_ids": [1, 2]}"#),
+            ":2:",
+            "expected ceil(1500 / 512) = 3",
+        ),
+        (
+            "unsorted",
+            format!("{}\n{good}\n", r#"{"timestamp": 9, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}"#),
+            ":2:",
+            "earlier than the previous",
+        ),
+        ("missing", format!("{good}\n{}\n", r#"{"timestamp": 1, "input_length": 600, "hash_ids": [1, 2]}"#), ":2:", "missing field `output_length`"),
+    ];
+    for (name, text, line, what) in cases {
+        let p = tmp_dir(name).join("t.jsonl");
+        std::fs::write(&p, &text).unwrap();
+        let (code, stdout, stderr) = prefixsim(&["replay", p.to_str().unwrap(), "--format", "mooncake", "--json"]);
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert!(stdout.is_empty(), "{name}: {stdout}");
+        assert!(stderr.contains(&format!("t.jsonl{line}")) && stderr.contains(what), "{name}: {stderr}");
+        // --lenient skips the line with a warning and replays the rest.
+        let (code, stdout, stderr) = prefixsim(&["replay", p.to_str().unwrap(), "--format", "mooncake", "--json", "--lenient"]);
+        assert_eq!(code, 0, "{name}: {stderr}");
+        assert!(stderr.contains("skipped"), "{name}: {stderr}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert!(v["requests"].as_u64().unwrap() >= 1);
+    }
+    let (code, stdout, stderr) = prefixsim(&["replay", &mooncake(), "--set", "cache.ttl=2m"]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(stderr.contains("cache.ttl must be 5m, 1h or none"), "{stderr}");
+}
+
+#[test]
+fn what_if_json_is_an_array_with_one_winner_and_out_writes_replay_json() {
+    let out = tmp_dir("whatif_out");
+    let (code, stdout, stderr) = prefixsim(&[
+        "replay", &claude_code(), "--json", "--what-if", "--what-if", "cache.ttl=1h,cache.capacity_tokens=200000",
+        "--out", out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let arr = v.as_array().unwrap();
+    let labels: Vec<&str> = arr.iter().map(|o| o["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none", "cache.ttl=1h,cache.capacity_tokens=200000"]);
+    assert_eq!(arr.iter().filter(|o| o["wins_on_cost"] == true).count(), 1);
+    for o in arr {
+        let (read, input) = (o["cache_read"].as_f64().unwrap(), o["input_tokens"].as_f64().unwrap());
+        assert!((o["hit_rate"].as_f64().unwrap() - read / input).abs() < 1e-6);
+        assert_eq!(o["requests"], 752);
+        assert!(o["cost_usd"].as_f64().unwrap() > 0.0);
+    }
+    // Capacity can only lose hits against the same TTL without it.
+    assert!(arr[3]["cache_read"].as_u64() < arr[1]["cache_read"].as_u64());
+    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("replay.json")).unwrap()).unwrap();
+    assert_eq!(file["kind"], "replay");
+    assert_eq!(file["curves"]["hit_rate_vs_ttl"].as_array().unwrap().len(), replay::TTL_LADDER_US.len());
+    assert_eq!(file["curves"]["hit_rate_vs_capacity"].as_array().unwrap().len(), replay::CAPACITY_LADDER.len());
+    assert!(file["reuse_gap"]["hdr_v2_deflate_base64_us"].as_str().unwrap().len() > 10);
+    assert!(!out.join("replay.json.tmp").exists());
+}
+
+#[test]
+fn same_trace_same_bytes() {
+    let a = prefixsim(&["replay", &mooncake(), "--json", "--what-if"]);
+    let b = prefixsim(&["replay", &mooncake(), "--json", "--what-if"]);
+    assert_eq!(a.0, 0);
+    assert_eq!(a.1, b.1);
+}
+
+/// `requests` format: two identical bodies whose system prompt carries the breakpoint. The
+/// second, 60 s later, reads exactly what the first wrote; 400 s later (TTL 5m) the entry has
+/// expired and the whole write is charged to expiry; with TTL 1h it hits again.
+#[test]
+fn requests_format_replays_real_breakpoints() {
+    let system = "Follow the repository's style guide. ".repeat(200); // ~1,800 tokens
+    let body = serde_json::json!({
+        "model": "claude-sonnet-4-5", "max_tokens": 100,
+        "system": [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": "hello"}],
+    });
+    let write = |name: &str, gap_ms: u64| {
+        let p = tmp_dir(name).join("req.jsonl");
+        let l1 = serde_json::json!({"timestamp_ms": 0, "body": body, "output_tokens": 10});
+        let l2 = serde_json::json!({"timestamp_ms": gap_ms, "body": body, "output_tokens": 10});
+        std::fs::write(&p, format!("{l1}\n{l2}\n")).unwrap();
+        p
+    };
+    let s = ReplaySettings::new(Format::Requests);
+    let near = run_one(&write("req_near", 60_000), &s);
+    let w = near.account.cache_write_5m;
+    assert!(w > 1024, "the system prompt is above the minimum: {w}");
+    assert_eq!(near.account.cache_read, w);
+    assert_eq!(near.requests_with_hit, 1);
+    let far = write("req_far", 400_000);
+    let st = run_one(&far, &s);
+    assert_eq!((st.account.cache_read, st.miss_tokens[EXPIRED], st.miss_tokens[NEVER]), (0, w, w));
+    let mut one_hour = s.clone();
+    one_hour.apply_set("cache.ttl=1h").unwrap();
+    let st = run_one(&far, &one_hour);
+    assert_eq!((st.account.cache_read, st.account.cache_write_1h), (w, w));
+}
+
+#[allow(dead_code)]
+fn labels(r: &Replay) -> Vec<&str> {
+    r.choices.iter().map(|(c, _)| c.label.as_str()).collect()
+}
+
+#[allow(dead_code)]
+fn choice(c: &CacheChoice) -> &CacheChoice {
+    c
+}

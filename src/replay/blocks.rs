@@ -1,0 +1,251 @@
+//! A block-level prefix cache for hash-id traces (vLLM-like): every full block is a cache
+//! point, a lookup takes the longest ready prefix, and a request writes every block it missed.
+//! Entries are pending until the writer's first token (`ready_at`), live for a sliding TTL from
+//! the start of the last request that used them, and optionally share a capacity in tokens with
+//! LRU eviction (a request's deepest block is evicted first, as vLLM frees blocks).
+//!
+//! Blocks are dense indices from `Interner` (shared by every cache choice of one replay), so a
+//! cache is a `Vec` of entries and an intrusive LRU list: no allocation, no hashing per lookup.
+//! Entries are never removed, only unlinked, so a miss can be classified (never seen, expired,
+//! evicted, pending): memory grows with distinct blocks, not with requests.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Maps `(namespace, block id)` to a dense index. The hash is a SplitMix64 mix of the id: the
+/// ids are trusted integers, so a fast non-cryptographic hash is safe here.
+#[derive(Default)]
+pub struct Interner {
+    map: HashMap<(u32, u64), u32, BuildHasherDefault<MixHasher>>,
+}
+
+impl Interner {
+    /// The index of a block, assigned on first sight.
+    pub fn index(&mut self, namespace: u32, id: u64) -> u32 {
+        let next = self.map.len() as u32;
+        *self.map.entry((namespace, id)).or_insert(next)
+    }
+    /// Distinct blocks seen so far.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+/// SplitMix64 finaliser as a `Hasher` for integer keys.
+#[derive(Default)]
+pub struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        crate::rng::mix64(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = crate::rng::mix64(self.0 ^ u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = crate::rng::mix64(self.0 ^ n);
+    }
+}
+
+/// What a lookup found at one block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Probe {
+    Ready,
+    /// Written by a request whose first token has not arrived yet.
+    Pending,
+    /// Last used a TTL or more ago.
+    Expired,
+    /// Pushed out by the capacity (and not expired).
+    Evicted,
+    Never,
+}
+
+/// Miss causes, in the fixed order of every output: expiry, capacity, pending, never seen.
+pub const CAUSES: [&str; 4] = ["expired", "capacity", "pending", "never_seen"];
+
+impl Probe {
+    /// Index into `CAUSES` (a ready block has no cause).
+    pub fn cause(self) -> usize {
+        match self {
+            Probe::Expired => 0,
+            Probe::Evicted => 1,
+            Probe::Pending => 2,
+            Probe::Never | Probe::Ready => 3,
+        }
+    }
+}
+
+const NIL: u32 = u32::MAX;
+const SEEN: u8 = 1;
+const LINKED: u8 = 2;
+const EVICTED: u8 = 4;
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    last_use_us: u64,
+    ready_at_us: u64,
+    prev: u32,
+    next: u32,
+    tokens: u32,
+    flags: u8,
+}
+
+const EMPTY: Entry =
+    Entry { last_use_us: 0, ready_at_us: 0, prev: NIL, next: NIL, tokens: 0, flags: 0 };
+
+/// The outcome of looking up one request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Lookup {
+    /// Leading blocks that hit.
+    pub hit_blocks: usize,
+    pub read_tokens: u64,
+    /// Missed full blocks' tokens: written by this request.
+    pub write_tokens: u64,
+    /// Written tokens by cause (`CAUSES` order).
+    pub miss_tokens: [u64; 4],
+    /// Blocks written while an equal entry was pending.
+    pub redundant_writes: u64,
+}
+
+/// One cache choice's state.
+pub struct BlockCache {
+    entries: Vec<Entry>,
+    /// LRU list: `head` least recently used.
+    head: u32,
+    tail: u32,
+    used_tokens: u64,
+    ttl_us: Option<u64>,
+    capacity_tokens: Option<u64>,
+}
+
+impl BlockCache {
+    pub fn new(ttl_us: Option<u64>, capacity_tokens: Option<u64>) -> Self {
+        BlockCache { entries: Vec::new(), head: NIL, tail: NIL, used_tokens: 0, ttl_us, capacity_tokens }
+    }
+
+    /// Tokens held by live (linked) entries, expired ones included until they are reclaimed.
+    pub fn used_tokens(&self) -> u64 {
+        self.used_tokens
+    }
+
+    /// The state of one block at `now_us`. Expiry is checked before eviction: a block that
+    /// would have expired anyway is not a capacity miss.
+    pub fn probe(&self, block: u32, now_us: u64) -> Probe {
+        let e = match self.entries.get(block as usize) {
+            Some(e) if e.flags & SEEN != 0 => e,
+            _ => return Probe::Never,
+        };
+        if self.ttl_us.is_some_and(|ttl| now_us >= e.last_use_us.saturating_add(ttl)) {
+            Probe::Expired
+        } else if e.flags & EVICTED != 0 {
+            Probe::Evicted
+        } else if e.ready_at_us > now_us {
+            Probe::Pending
+        } else {
+            Probe::Ready
+        }
+    }
+
+    /// Look up a request's full blocks: the longest ready prefix hits; every later block is
+    /// written, its miss charged to its own state, or to the break's when it is itself ready.
+    pub fn lookup(&mut self, blocks: &[u32], block_tokens: u64, now_us: u64) -> Lookup {
+        if let Some(&max) = blocks.iter().max() {
+            if max as usize >= self.entries.len() {
+                self.entries.resize(max as usize + 1, EMPTY);
+            }
+        }
+        let hit = blocks.iter().take_while(|&&b| self.probe(b, now_us) == Probe::Ready).count();
+        let mut out = Lookup { hit_blocks: hit, read_tokens: hit as u64 * block_tokens, ..Lookup::default() };
+        let Some(&first_miss) = blocks.get(hit) else { return out };
+        let break_cause = self.probe(first_miss, now_us).cause();
+        for &b in &blocks[hit..] {
+            let probe = self.probe(b, now_us);
+            let cause = if probe == Probe::Ready { break_cause } else { probe.cause() };
+            out.miss_tokens[cause] += block_tokens;
+            out.redundant_writes += u64::from(probe == Probe::Pending);
+        }
+        out.write_tokens = (blocks.len() - hit) as u64 * block_tokens;
+        out
+    }
+
+    /// Record the request: every block is used at `now_us`, missed blocks are written and
+    /// become readable at `ready_at_us` (a pending or ready entry keeps its earlier time).
+    /// Must follow `lookup` of the same blocks at the same time.
+    pub fn commit(&mut self, blocks: &[u32], block_tokens: u64, now_us: u64, ready_at_us: u64) {
+        for &b in blocks {
+            self.unlink(b);
+        }
+        let fit = self.make_room(blocks.len(), block_tokens);
+        for (j, &b) in blocks.iter().enumerate().rev() {
+            let valid = matches!(self.probe(b, now_us), Probe::Ready | Probe::Pending);
+            let e = &mut self.entries[b as usize];
+            e.ready_at_us = if valid { e.ready_at_us.min(ready_at_us) } else { ready_at_us };
+            e.last_use_us = now_us;
+            e.tokens = block_tokens as u32;
+            e.flags = SEEN;
+            if j < fit {
+                self.link_mru(b);
+            } else {
+                self.entries[b as usize].flags |= EVICTED;
+            }
+        }
+    }
+
+    /// Evict from the LRU end until `n` blocks fit; returns how many leading blocks fit.
+    fn make_room(&mut self, n: usize, block_tokens: u64) -> usize {
+        let Some(cap) = self.capacity_tokens else { return n };
+        let need = n as u64 * block_tokens;
+        while self.used_tokens + need > cap && self.head != NIL {
+            let h = self.head;
+            self.unlink(h);
+            self.entries[h as usize].flags |= EVICTED;
+        }
+        let room = cap.saturating_sub(self.used_tokens);
+        n.min((room / block_tokens.max(1)) as usize)
+    }
+
+    fn unlink(&mut self, b: u32) {
+        let e = self.entries[b as usize];
+        if e.flags & LINKED == 0 {
+            return;
+        }
+        match e.prev {
+            NIL => self.head = e.next,
+            p => self.entries[p as usize].next = e.next,
+        }
+        match e.next {
+            NIL => self.tail = e.prev,
+            n => self.entries[n as usize].prev = e.prev,
+        }
+        let e = &mut self.entries[b as usize];
+        e.prev = NIL;
+        e.next = NIL;
+        e.flags &= !LINKED;
+        self.used_tokens -= u64::from(e.tokens);
+    }
+
+    fn link_mru(&mut self, b: u32) {
+        self.unlink(b); // an id repeated within one request stays linked once
+        let tail = self.tail;
+        {
+            let e = &mut self.entries[b as usize];
+            e.prev = tail;
+            e.next = NIL;
+            e.flags |= LINKED;
+            self.used_tokens += u64::from(e.tokens);
+        }
+        match tail {
+            NIL => self.head = b,
+            t => self.entries[t as usize].next = b,
+        }
+        self.tail = b;
+    }
+}

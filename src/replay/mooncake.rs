@@ -1,0 +1,105 @@
+//! Reader of Mooncake-style JSONL traces: one `{"timestamp": ms, "input_length": n,
+//! "output_length": n, "hash_ids": [..]}` per line, `len(hash_ids) == ceil(input_length /
+//! block_size)`, the last block partial (so never cached) unless the input is a whole number
+//! of blocks. Streaming: one line in memory at a time.
+//!
+//! Validation: bad JSON, a missing field, a wrong number of ids or a timestamp earlier than the
+//! previous line's is an error naming the line (with `lenient`, a warning and the line skipped).
+
+use std::io::BufRead;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::trace::{TraceError, TraceMeta, TraceRequest, NO_CONVERSATION};
+
+#[derive(Deserialize)]
+struct Line {
+    timestamp: f64,
+    input_length: u64,
+    output_length: u64,
+    hash_ids: Vec<u64>,
+}
+
+/// Read `path`, calling `sink` once per request in file order.
+pub fn read(
+    path: &Path,
+    block_size: u64,
+    model: &str,
+    lenient: bool,
+    meta: &mut TraceMeta,
+    sink: &mut dyn FnMut(&TraceRequest),
+) -> Result<(), TraceError> {
+    let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let namespace = meta.namespace(0, model);
+    let mut buf = Vec::with_capacity(4096);
+    let mut last_time_us = 0u64;
+    let mut line_no = 0u64;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf).map_err(|e| TraceError::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if buf.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        match parse_line(&buf, block_size, last_time_us) {
+            Ok((time_us, line)) => {
+                last_time_us = time_us;
+                let full = full_blocks(line.input_length, block_size, line.hash_ids.len());
+                meta.requests += 1;
+                sink(&TraceRequest {
+                    time_us,
+                    conversation: NO_CONVERSATION,
+                    namespace,
+                    input_tokens: line.input_length,
+                    output_tokens: line.output_length,
+                    block_tokens: block_size,
+                    block_ids: &line.hash_ids[..full],
+                });
+            }
+            Err(message) if lenient => meta.warn(TraceError::line(path, line_no, message)),
+            Err(message) => return Err(TraceError::line(path, line_no, message)),
+        }
+    }
+    Ok(())
+}
+
+/// The number of full blocks: all ids but a trailing partial one.
+fn full_blocks(input_tokens: u64, block_size: u64, ids: usize) -> usize {
+    if input_tokens % block_size == 0 {
+        ids
+    } else {
+        ids - 1
+    }
+}
+
+fn parse_line(buf: &[u8], block_size: u64, last_time_us: u64) -> Result<(u64, Line), String> {
+    let line: Line = serde_json::from_slice(buf).map_err(|e| super::trace::json_error(&e))?;
+    if !(line.timestamp.is_finite() && line.timestamp >= 0.0) {
+        return Err(format!("timestamp {} is not a non-negative number of ms", line.timestamp));
+    }
+    let time_us = (line.timestamp * 1000.0).round() as u64;
+    if time_us < last_time_us {
+        return Err(format!(
+            "timestamp {} ms is earlier than the previous record's {} ms (the trace must be \
+             sorted by time)",
+            line.timestamp,
+            last_time_us as f64 / 1000.0
+        ));
+    }
+    let expected = line.input_length.div_ceil(block_size);
+    if line.hash_ids.len() as u64 != expected {
+        return Err(format!(
+            "{} hash_ids for input_length {}, expected ceil({} / {block_size}) = {expected} \
+             (is block_size right? set it with --set block_size=N)",
+            line.hash_ids.len(),
+            line.input_length,
+            line.input_length
+        ));
+    }
+    Ok((time_us, line))
+}

@@ -1,0 +1,289 @@
+//! Rendering a replay: tables for people, JSON for programs, and `replay.json` (with the
+//! reuse-gap histogram and the hit-rate curves) for the plot helper. Pure: strings and
+//! `serde_json::Value`s, no I/O. Floats are rounded to 6 decimals; keys sorted (BTreeMap).
+
+use std::fmt::Write as _;
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde_json::{json, Value};
+
+use super::prices;
+use super::run::MISS_CAUSES;
+use super::{ChoiceStats, Curves, Replay, ReplaySettings};
+use crate::config::{ModelParams, Policy};
+use crate::time::{secs, Human};
+
+/// Percentiles shown for the reuse gaps.
+pub const PERCENTILES: [(f64, &str); 5] =
+    [(0.5, "p50"), (0.9, "p90"), (0.99, "p99"), (0.999, "p999"), (1.0, "max")];
+
+fn r6(x: f64) -> f64 {
+    (x * 1e6).round() / 1e6
+}
+
+fn policy_name(p: Policy) -> &'static str {
+    match p {
+        Policy::EveryBlock => "every-block",
+        Policy::Anthropic => "anthropic",
+    }
+}
+
+/// The money of one choice: (cost, cost with no caching).
+pub fn costs(stats: &ChoiceStats, model: &ModelParams) -> (f64, f64) {
+    (prices::cost_usd(&stats.account, model), prices::cost_uncached_usd(&stats.account, model))
+}
+
+/// The index of the cheapest choice among those with an API TTL (5m or 1h), else overall.
+pub fn winner(replay: &Replay, model: &ModelParams) -> Option<usize> {
+    let cost = |i: &usize| costs(&replay.choices[*i].1, model).0;
+    let api: Vec<usize> = (0..replay.choices.len()).filter(|&i| replay.choices[i].0.is_api_ttl()).collect();
+    let pool = if api.is_empty() { (0..replay.choices.len()).collect() } else { api };
+    pool.into_iter().min_by(|a, b| cost(a).total_cmp(&cost(b)))
+}
+
+/// The JSON object of one choice (the `--json` contract's keys and more).
+pub fn choice_json(replay: &Replay, index: usize, model: &ModelParams) -> Value {
+    let (choice, s) = &replay.choices[index];
+    let a = &s.account;
+    let (cost, uncached_cost) = costs(s, model);
+    let shares = s.miss_shares();
+    let causes = |f: &dyn Fn(usize) -> Value| -> Value {
+        MISS_CAUSES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
+    };
+    let conversations: Vec<Value> = s
+        .conversations
+        .iter()
+        .enumerate()
+        .map(|(i, (n, c))| {
+            json!({"name": replay.conversations[i], "requests": n, "input_tokens": c.input(),
+                   "cache_read": c.cache_read, "hit_rate": r6(c.hit_rate()),
+                   "cost_usd": r6(prices::cost_usd(c, model))})
+        })
+        .collect();
+    json!({
+        "label": choice.label, "policy": policy_name(choice.policy), "ttl": choice.ttl_text(),
+        "capacity_tokens": choice.capacity_tokens, "requests": s.requests,
+        "requests_with_hit": s.requests_with_hit, "input_tokens": a.input(),
+        "cache_read": a.cache_read, "cache_write": a.cache_write(),
+        "cache_write_5m": a.cache_write_5m, "cache_write_1h": a.cache_write_1h, "uncached": a.uncached,
+        "output_tokens": a.output, "hit_rate": r6(a.hit_rate()), "cost_usd": r6(cost),
+        "cost_uncached_usd": r6(uncached_cost), "saving_usd": r6(uncached_cost - cost),
+        "redundant_writes": s.redundant_writes,
+        "miss_tokens": causes(&|i| json!(s.miss_tokens[i])),
+        "miss_share": causes(&|i| json!(r6(shares[i]))),
+        "conversations": conversations,
+    })
+}
+
+/// Reuse-gap percentiles in seconds.
+pub fn gap_json(h: &Histogram<u64>) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("count".into(), json!(h.len()));
+    for (q, name) in PERCENTILES {
+        m.insert(format!("{name}_s"), json!(r6(secs(h.value_at_quantile(q)))));
+    }
+    Value::Object(m)
+}
+
+/// `--json`: one object (plus trace facts) for one choice, an array for `--what-if`.
+pub fn stdout_json(replay: &Replay, settings: &ReplaySettings, what_if: bool) -> Value {
+    let model = &settings.model;
+    let win = winner(replay, model);
+    let objects: Vec<Value> = (0..replay.choices.len())
+        .map(|i| {
+            let mut v = choice_json(replay, i, model);
+            v["format"] = json!(replay.format.name());
+            v["model"] = json!(model.name);
+            v["reuse_gap"] = gap_json(&replay.reuse_gap_us);
+            if what_if {
+                v["wins_on_cost"] = json!(win == Some(i));
+            }
+            v
+        })
+        .collect();
+    if what_if {
+        Value::Array(objects)
+    } else {
+        objects.into_iter().next().unwrap_or(Value::Null)
+    }
+}
+
+/// The histogram as HdrHistogram V2 + deflate, base64.
+pub fn histogram_base64(h: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new().serialize(h, &mut bytes).expect("serializing to memory cannot fail");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// `replay.json` for the plot helper: results, reuse gaps, curves. No absolute paths.
+pub fn replay_file_json(replay: &Replay, settings: &ReplaySettings, trace_name: &str, curves: &Curves) -> Value {
+    let model = &settings.model;
+    let results: Vec<Value> = (0..replay.choices.len()).map(|i| choice_json(replay, i, model)).collect();
+    let ttl: Vec<Value> = curves
+        .ttl
+        .iter()
+        .map(|(t, h)| json!({"ttl_s": t.map(|t| r6(secs(t))), "ttl": t.map_or("none".to_string(), |t| Human(t).to_string()), "hit_rate": r6(*h)}))
+        .collect();
+    let cap: Vec<Value> = curves
+        .capacity
+        .iter()
+        .map(|(c, f, h)| json!({"capacity_tokens": c, "fraction_of_distinct": f, "hit_rate": r6(*h)}))
+        .collect();
+    let mut gap = gap_json(&replay.reuse_gap_us);
+    gap["unit"] = json!("s");
+    gap["hdr_v2_deflate_base64_us"] = json!(histogram_base64(&replay.reuse_gap_us));
+    json!({
+        "prefixsim_version": env!("CARGO_PKG_VERSION"), "kind": "replay", "trace": trace_name,
+        "format": replay.format.name(), "model": model.name, "requests": replay.requests,
+        "distinct_blocks": replay.distinct_blocks, "distinct_tokens": replay.distinct_tokens,
+        "instant_ready": settings.instant_ready,
+        "winner": winner(replay, model).map(|i| replay.choices[i].0.label.clone()),
+        "results": results, "reuse_gap": gap,
+        "curves": {"hit_rate_vs_ttl": ttl, "hit_rate_vs_capacity": cap},
+    })
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", 100.0 * x)
+}
+
+/// A table: the first column left-aligned, the others right-aligned.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let line = |cells: &mut dyn Iterator<Item = &str>, out: &mut String| {
+        for (i, (cell, w)) in cells.zip(&widths).enumerate() {
+            let sep = if i == 0 { "" } else { "  " };
+            if i == 0 {
+                let _ = write!(out, "{sep}{cell:<w$}");
+            } else {
+                let _ = write!(out, "{sep}{cell:>w$}");
+            }
+        }
+        out.push('\n');
+    };
+    line(&mut header.iter().copied(), &mut out);
+    for row in rows {
+        line(&mut row.iter().map(|s| s.as_str()), &mut out);
+    }
+    out
+}
+
+/// The trace header lines.
+fn header(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> String {
+    let ready = if settings.instant_ready {
+        "entries readable at once (--instant-ready)"
+    } else {
+        "entries readable at the writer's first token (latency model)"
+    };
+    format!(
+        "replay {trace_name} ({}): {} requests, {} distinct blocks ({} tokens)\n\
+         prices of {}; {ready}\n",
+        replay.format.name(),
+        thousands(replay.requests),
+        thousands(replay.distinct_blocks),
+        thousands(replay.distinct_tokens),
+        settings.model.name,
+    )
+}
+
+/// One row of the choices table.
+fn choice_row(replay: &Replay, i: usize, model: &ModelParams) -> Vec<String> {
+    let (c, s) = &replay.choices[i];
+    let (cost, uncached) = costs(s, model);
+    let shares = s.miss_shares();
+    let mut row = vec![
+        c.label.clone(),
+        policy_name(c.policy).to_string(),
+        c.ttl_text(),
+        c.capacity_tokens.map_or("-".into(), thousands),
+        pct(s.account.hit_rate()),
+        thousands(s.account.cache_read),
+        thousands(s.account.cache_write()),
+        format!("{cost:.2}"),
+        format!("{:.2} ({})", uncached - cost, pct(if uncached > 0.0 { 1.0 - cost / uncached } else { 0.0 })),
+    ];
+    row.extend(shares.iter().map(|&x| pct(x)));
+    row
+}
+
+/// The human-readable report.
+pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> String {
+    let model = &settings.model;
+    let mut out = header(replay, settings, trace_name);
+    out.push('\n');
+    let head = [
+        "choice", "policy", "ttl", "capacity", "hit rate", "cache read", "cache write", "cost $",
+        "saving $ (vs none)", "miss: expired", "capacity", "pending", "never seen",
+    ];
+    let rows: Vec<Vec<String>> = (0..replay.choices.len()).map(|i| choice_row(replay, i, model)).collect();
+    out += &table(&head, &rows);
+    if replay.choices.len() > 1 {
+        if let Some(w) = winner(replay, model) {
+            let (c, s) = &replay.choices[w];
+            let _ = writeln!(out, "\ncheapest: {} at ${:.2}", c.label, costs(s, model).0);
+            out += "(ttl=none is a bound: no API offers it; its writes are billed at the 5m price)\n";
+        }
+    }
+    out += "\nmiss shares are of written tokens; the partial last block is always uncached\n";
+    out += &gap_text(&replay.reuse_gap_us);
+    out += &conversation_text(replay, model);
+    for w in replay.warnings.iter().take(1) {
+        let _ = writeln!(out, "\nwarning: {} line(s) skipped, first: {w}", replay.warnings.len());
+    }
+    out
+}
+
+fn gap_text(h: &Histogram<u64>) -> String {
+    let mut out = format!("\nreuse gap between uses of a prefix block ({} reuses):", thousands(h.len()));
+    for (q, name) in PERCENTILES {
+        let _ = write!(out, " {name} {}", Human(h.value_at_quantile(q)));
+    }
+    out.push('\n');
+    out
+}
+
+/// Per-conversation hit rates under the first choice.
+fn conversation_text(replay: &Replay, model: &ModelParams) -> String {
+    let Some((choice, s)) = replay.choices.first() else { return String::new() };
+    if s.conversations.is_empty() {
+        return "\n(no conversation ids in this trace: totals only)\n".to_string();
+    }
+    let rows: Vec<Vec<String>> = s
+        .conversations
+        .iter()
+        .enumerate()
+        .map(|(i, (n, a))| {
+            vec![
+                replay.conversations[i].clone(),
+                thousands(*n),
+                thousands(a.input()),
+                pct(a.hit_rate()),
+                format!("{:.2}", prices::cost_usd(a, model)),
+            ]
+        })
+        .collect();
+    let mut out = format!("\nper conversation ({}):\n", choice.label);
+    out += &table(&["conversation", "requests", "input tokens", "hit rate", "cost $"], &rows);
+    out
+}

@@ -1,0 +1,240 @@
+//! The `requests` trace format and its replay through the cache core (real content, real
+//! breakpoints, the chosen policy).
+//!
+//! Format: JSONL, one request per line, sorted by time:
+//! `{"timestamp_ms": 1500, "body": {..Messages API request body..}, "output_tokens": 120,
+//!   "conversation": "session-7"}`. `timestamp_ms` (send time, ms from any origin, non-
+//! decreasing) and `body` (with `model`, `messages`, optional `tools`, `system`,
+//! `cache_control`) are required; `output_tokens` (default 0: cost and decode time of the
+//! response) and `conversation` (default none: totals only) are optional; other keys are
+//! ignored. Blocks and tokens are the cache core's (`cache::parse_body`: canonical bytes,
+//! `ceil(chars / 4)` tokens). A body that extends the previous body of its conversation
+//! extends its digest chain (only new blocks are hashed). One line in memory at a time, plus
+//! the last body of each conversation.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::BufRead;
+use std::path::Path;
+
+use hdrhistogram::Histogram;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::run::ChoiceStats;
+use super::settings::{CacheChoice, ReplaySettings};
+use super::trace::{TraceError, TraceMeta, NO_CONVERSATION};
+use super::{prices::Account, Replay};
+use crate::cache::{parse_body, Breakpoint, Cache, Digest, ParsedBody, Probe, Prompt, Ttl, Usage};
+use crate::model::latency::{draw, Work};
+
+#[derive(Deserialize)]
+struct Line {
+    timestamp_ms: f64,
+    body: Value,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    conversation: Option<String>,
+}
+
+struct Lane {
+    cache: Cache,
+    choice: CacheChoice,
+    stats: ChoiceStats,
+}
+
+/// Replays request bodies through one `Cache` per choice.
+struct Replayer<'s> {
+    settings: &'s ReplaySettings,
+    lanes: Vec<Lane>,
+    last_seen_us: HashMap<Digest, u64>,
+    reuse_gap_us: Histogram<u64>,
+    distinct_tokens: u64,
+    /// The last body and prompt of each conversation (to extend its chain).
+    last_body: BTreeMap<u32, (ParsedBody, Prompt)>,
+    breakpoints: Vec<Breakpoint>,
+}
+
+/// Replay a `requests` trace through every choice (one pass).
+pub fn replay(path: &Path, settings: &ReplaySettings, choices: &[CacheChoice]) -> Result<Replay, TraceError> {
+    let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut r = Replayer::new(settings, choices);
+    let mut meta = TraceMeta::default();
+    let (mut buf, mut line_no, mut last_time_us) = (Vec::new(), 0u64, 0u64);
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf).map_err(|e| TraceError::io(path, e))? == 0 {
+            break;
+        }
+        line_no += 1;
+        if buf.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        let result = parse_line(&buf, last_time_us).and_then(|(t, line)| {
+            let conv = line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
+            let parsed = parse_body(&line.body).map_err(|e| e.to_string())?;
+            r.request(t, conv, parsed, line.output_tokens, meta.requests)?;
+            Ok(t)
+        });
+        match result {
+            Ok(t) => {
+                last_time_us = t;
+                meta.requests += 1;
+            }
+            Err(m) if settings.lenient => meta.warn(TraceError::line(path, line_no, m)),
+            Err(m) => return Err(TraceError::line(path, line_no, m)),
+        }
+    }
+    if meta.requests == 0 {
+        return Err(TraceError::file(path, "the trace has no requests"));
+    }
+    let distinct = r.last_seen_us.len() as u64;
+    Ok(Replay {
+        format: settings.format,
+        conversations: meta.conversations,
+        warnings: meta.warnings,
+        requests: meta.requests,
+        distinct_blocks: distinct,
+        distinct_tokens: r.distinct_tokens,
+        reuse_gap_us: r.reuse_gap_us,
+        choices: r.lanes.into_iter().map(|l| (l.choice, l.stats)).collect(),
+    })
+}
+
+fn parse_line(buf: &[u8], last_time_us: u64) -> Result<(u64, Line), String> {
+    let line: Line = serde_json::from_slice(buf).map_err(|e| super::trace::json_error(&e))?;
+    let ms = line.timestamp_ms;
+    if !(ms.is_finite() && ms >= 0.0) {
+        return Err(format!("timestamp_ms {ms} is not a non-negative number"));
+    }
+    let t = (ms * 1000.0).round() as u64;
+    if t < last_time_us {
+        return Err(format!(
+            "timestamp_ms {ms} is earlier than the previous request's {} (the trace must be sorted by time)",
+            last_time_us as f64 / 1000.0
+        ));
+    }
+    Ok((t, line))
+}
+
+/// The TTL a choice gives every breakpoint (`None`: keep the body's).
+fn ttl_override(choice: &CacheChoice) -> Option<Ttl> {
+    if choice.ttl_as_sent {
+        None
+    } else if choice.ttl_us.is_none() {
+        Some(Ttl::None)
+    } else if choice.bills_1h() {
+        Some(Ttl::OneHour)
+    } else {
+        Some(Ttl::FiveMin)
+    }
+}
+
+impl<'s> Replayer<'s> {
+    fn new(settings: &'s ReplaySettings, choices: &[CacheChoice]) -> Self {
+        let lanes = choices
+            .iter()
+            .map(|c| Lane {
+                cache: Cache::new(c.policy, &settings.model, c.capacity_tokens)
+                    .with_default_ttl(ttl_override(c).unwrap_or(Ttl::FiveMin)),
+                choice: c.clone(),
+                stats: ChoiceStats::default(),
+            })
+            .collect();
+        Replayer {
+            settings,
+            lanes,
+            last_seen_us: HashMap::new(),
+            reuse_gap_us: crate::metrics::new_histogram(),
+            distinct_tokens: 0,
+            last_body: BTreeMap::new(),
+            breakpoints: Vec::new(),
+        }
+    }
+
+    /// The request's prompt, extending its conversation's previous chain when it can.
+    fn prompt(&mut self, conversation: u32, parsed: ParsedBody) -> Prompt {
+        let extended = self
+            .last_body
+            .get(&conversation)
+            .and_then(|(body, prompt)| parsed.extend_prompt(body, prompt));
+        let prompt = extended.unwrap_or_else(|| parsed.prompt("default"));
+        if conversation != NO_CONVERSATION {
+            self.last_body.insert(conversation, (parsed, prompt.clone()));
+        }
+        prompt
+    }
+
+    fn request(&mut self, now: u64, conv: u32, parsed: ParsedBody, output: u64, index: u64) -> Result<(), String> {
+        let body_breakpoints = parsed.breakpoints.clone();
+        let prompt = self.prompt(conv, parsed);
+        self.record_gaps(&prompt, now);
+        for lane in &mut self.lanes {
+            self.breakpoints.clear();
+            let ttl = ttl_override(&lane.choice);
+            self.breakpoints.extend(body_breakpoints.iter().map(|b| Breakpoint { index: b.index, ttl: ttl.unwrap_or(b.ttl) }));
+            let peek = lane.cache.peek(&prompt, &self.breakpoints, now).map_err(|e| e.to_string())?;
+            let miss = miss_causes(&lane.cache, &prompt, &peek, now);
+            let settings = self.settings;
+            let ready_at = |u: &Usage| ready_time(settings, u, output, now, index);
+            let usage = lane.cache.serve(&prompt, &self.breakpoints, now, ready_at).map_err(|e| e.to_string())?;
+            let account = Account {
+                cache_read: usage.cache_read,
+                cache_write_5m: usage.cache_write_5m,
+                cache_write_1h: usage.cache_write_1h,
+                uncached: usage.uncached,
+                output,
+            };
+            lane.stats.record(conv, &account, &miss, u64::from(usage.redundant_writes));
+        }
+        Ok(())
+    }
+
+    fn record_gaps(&mut self, prompt: &Prompt, now: u64) {
+        for i in 0..prompt.len() {
+            match self.last_seen_us.insert(prompt.prefix_digest(i), now) {
+                Some(last) => self.reuse_gap_us.saturating_record(now.saturating_sub(last)),
+                None => self.distinct_tokens += prompt.block_tokens(i),
+            }
+        }
+    }
+}
+
+/// When the request's writes become readable: its first token (latency model) plus the ready
+/// delay, or at once with `--instant-ready`. Request `index` seeds its draws (common random
+/// numbers across choices).
+fn ready_time(s: &ReplaySettings, u: &Usage, output: u64, now: u64, index: u64) -> u64 {
+    if s.instant_ready {
+        return now;
+    }
+    let work = Work { prefill_tokens: u.uncached + u.cache_write(), cached_tokens: u.cache_read, output_tokens: output };
+    let mut rng = crate::rng::stream(s.seed, &[index]);
+    let t = draw(&s.latency, work, &mut rng);
+    now.saturating_add(t.ttft_us).saturating_add(t.ready_delay_us)
+}
+
+/// Written tokens by cause: walking down from the last written boundary to the hit, each
+/// block takes the state of the nearest entry at or after it that the cache remembers
+/// (expired, evicted, pending); blocks past every remembered entry were never seen.
+fn miss_causes(cache: &Cache, prompt: &Prompt, peek: &Usage, now: u64) -> [u64; 4] {
+    let mut miss = [0u64; 4];
+    let written = peek.cache_write();
+    if written == 0 {
+        return miss;
+    }
+    let boundary = |tokens: u64| (0..prompt.len()).find(|&i| prompt.prefix_tokens(i) == tokens);
+    let Some(last) = boundary(peek.cache_read + written) else { return miss };
+    let first = if peek.cache_read == 0 { 0 } else { boundary(peek.cache_read).map_or(0, |h| h + 1) };
+    let mut cause = 3; // never seen
+    for i in (first..=last).rev() {
+        cause = match cache.store().probe(prompt.prefix_digest(i), now) {
+            Probe::Expired => 0,
+            Probe::Evicted => 1,
+            Probe::Pending { .. } => 2,
+            Probe::Absent | Probe::Ready { .. } => cause,
+        };
+        miss[cause] += prompt.block_tokens(i);
+    }
+    miss
+}

@@ -1,0 +1,197 @@
+//! The replay driver for hash-id traces: reads the trace once and feeds every request to each
+//! cache choice side by side (one `BlockCache` per choice over one shared `Interner`), drawing
+//! each request's time to first token from the latency model to decide when its writes become
+//! readable. Also measures the trace's reuse gaps (independent of the cache choice).
+
+use hdrhistogram::Histogram;
+
+use super::blocks::{BlockCache, Interner, CAUSES};
+use super::prices::{self, Account};
+use super::settings::{CacheChoice, ReplaySettings};
+use super::trace::{TraceRequest, NO_CONVERSATION};
+use crate::model::latency::{draw, Work};
+use crate::rng::ChaCha8Rng;
+
+/// What one cache choice measured over the whole trace.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChoiceStats {
+    pub requests: u64,
+    /// Requests with `cache_read > 0`.
+    pub requests_with_hit: u64,
+    pub account: Account,
+    /// Written (missed) tokens by cause, in `CAUSES` order.
+    pub miss_tokens: [u64; 4],
+    pub redundant_writes: u64,
+    /// Per conversation (index of `TraceMeta::conversations`): requests and tokens.
+    pub conversations: Vec<(u64, Account)>,
+}
+
+impl ChoiceStats {
+    /// Share of missed (written) tokens per cause, in `CAUSES` order; zeros with no miss.
+    pub fn miss_shares(&self) -> [f64; 4] {
+        let total: u64 = self.miss_tokens.iter().sum();
+        self.miss_tokens.map(|t| if total == 0 { 0.0 } else { t as f64 / total as f64 })
+    }
+}
+
+/// One cache choice being replayed.
+struct Lane {
+    cache: BlockCache,
+    /// Writes billed at the 1-hour price.
+    bills_1h: bool,
+    stats: ChoiceStats,
+}
+
+/// Trace-level measurements shared by every choice.
+pub struct Shared {
+    interner: Interner,
+    /// Per block index: send time of the last request that contained it (`u64::MAX`: none).
+    last_seen_us: Vec<u64>,
+    /// Time between consecutive requests containing the same prefix block, microseconds.
+    pub reuse_gap_us: Histogram<u64>,
+    /// Tokens of distinct full blocks (the working set of an unbounded cache).
+    pub distinct_tokens: u64,
+    scratch: Vec<u32>,
+}
+
+/// Replays requests through several cache choices at once.
+pub struct Replayer<'s> {
+    settings: &'s ReplaySettings,
+    lanes: Vec<Lane>,
+    pub shared: Shared,
+    /// The generator used when every latency term is constant (it is never drawn from).
+    rng: ChaCha8Rng,
+    const_latency: bool,
+    requests: u64,
+}
+
+impl<'s> Replayer<'s> {
+    pub fn new(settings: &'s ReplaySettings, choices: &[CacheChoice]) -> Self {
+        let lanes = choices
+            .iter()
+            .map(|c| Lane {
+                cache: BlockCache::new(c.ttl_us, c.capacity_tokens),
+                bills_1h: c.bills_1h(),
+                stats: ChoiceStats::default(),
+            })
+            .collect();
+        Replayer {
+            settings,
+            lanes,
+            shared: Shared {
+                interner: Interner::default(),
+                last_seen_us: Vec::new(),
+                reuse_gap_us: crate::metrics::new_histogram(),
+                distinct_tokens: 0,
+                scratch: Vec::new(),
+            },
+            rng: crate::rng::stream(settings.seed, &[]),
+            const_latency: latency_is_const(settings),
+            requests: 0,
+        }
+    }
+
+    /// Replay one request through every choice.
+    pub fn request(&mut self, r: &TraceRequest) {
+        let blocks = self.shared.resolve(r);
+        let now = r.time_us;
+        // Each lane draws this request's latency from the same stream (the request's own,
+        // `stream(seed, [request])`): common random numbers across choices. Constant latency
+        // draws nothing, so one generator serves then.
+        let index = self.requests;
+        self.requests += 1;
+        for lane in &mut self.lanes {
+            let mut fresh;
+            let rng = if self.const_latency {
+                &mut self.rng
+            } else {
+                fresh = crate::rng::stream(self.settings.seed, &[index]);
+                &mut fresh
+            };
+            let look = lane.cache.lookup(blocks, r.block_tokens, now);
+            let (w5m, w1h) = if lane.bills_1h { (0, look.write_tokens) } else { (look.write_tokens, 0) };
+            let account = Account {
+                cache_read: look.read_tokens,
+                cache_write_5m: w5m,
+                cache_write_1h: w1h,
+                uncached: r.tail_tokens(),
+                output: r.output_tokens,
+            };
+            let ready_at = if self.settings.instant_ready {
+                now
+            } else {
+                let work = Work {
+                    prefill_tokens: account.cache_write() + account.uncached,
+                    cached_tokens: account.cache_read,
+                    output_tokens: account.output,
+                };
+                let t = draw(&self.settings.latency, work, rng);
+                now.saturating_add(t.ttft_us).saturating_add(t.ready_delay_us)
+            };
+            lane.cache.commit(blocks, r.block_tokens, now, ready_at);
+            lane.stats.record(r.conversation, &account, &look.miss_tokens, look.redundant_writes);
+        }
+    }
+
+    /// The statistics of each choice, in the order given.
+    pub fn finish(self) -> (Vec<ChoiceStats>, Shared) {
+        (self.lanes.into_iter().map(|l| l.stats).collect(), self.shared)
+    }
+}
+
+fn latency_is_const(s: &ReplaySettings) -> bool {
+    let l = &s.latency;
+    [&l.overhead_us, &l.prefill_rate, &l.cached_rate, &l.decode_rate, &l.ready_delay_us]
+        .iter()
+        .all(|d| d.is_const())
+}
+
+impl Shared {
+    /// Dense indices of the request's blocks (into `scratch`), recording reuse gaps.
+    fn resolve(&mut self, r: &TraceRequest) -> &[u32] {
+        self.scratch.clear();
+        for &id in r.block_ids {
+            let b = self.interner.index(r.namespace, id);
+            if b as usize >= self.last_seen_us.len() {
+                self.last_seen_us.resize(b as usize + 1, u64::MAX);
+                self.distinct_tokens += r.block_tokens;
+            }
+            let last = &mut self.last_seen_us[b as usize];
+            if *last != u64::MAX {
+                self.reuse_gap_us.saturating_record(r.time_us.saturating_sub(*last));
+            }
+            *last = r.time_us;
+            self.scratch.push(b);
+        }
+        &self.scratch
+    }
+
+    /// Distinct full blocks seen.
+    pub fn distinct_blocks(&self) -> usize {
+        self.interner.len()
+    }
+}
+
+impl ChoiceStats {
+    /// Count one request's account and misses.
+    pub(crate) fn record(&mut self, conversation: u32, a: &Account, miss: &[u64; 4], redundant: u64) {
+        self.requests += 1;
+        self.requests_with_hit += u64::from(a.cache_read > 0);
+        prices::add(&mut self.account, a);
+        for (total, m) in self.miss_tokens.iter_mut().zip(miss) {
+            *total += m;
+        }
+        self.redundant_writes += redundant;
+        if conversation != NO_CONVERSATION {
+            let c = conversation as usize;
+            if c >= self.conversations.len() {
+                self.conversations.resize(c + 1, (0, Account::default()));
+            }
+            self.conversations[c].0 += 1;
+            prices::add(&mut self.conversations[c].1, a);
+        }
+    }
+}
+
+/// The cause names, re-exported for output code.
+pub const MISS_CAUSES: [&str; 4] = CAUSES;

@@ -1,0 +1,288 @@
+//! Replay settings: the trace format, the model whose prices are charged, the latency model
+//! that decides when a written entry becomes readable, and the cache choice (policy, TTL,
+//! capacity). `--set key=value` assignments and `--what-if` choices are parsed here.
+//!
+//! The keys are the replay's own small set (not an experiment file): `cache.ttl`,
+//! `cache.capacity_tokens`, `cache.policy`, `model`, `block_size`, `seed`, `latency.*`.
+//! The syntax is the experiment file's `--set` syntax: `key=value`, the value a TOML literal or
+//! a bare word. It knows nothing of traces or caches.
+
+use crate::config::{LatencyParams, ModelParams, Policy};
+use crate::dist::{Dist, Quantity};
+use crate::time::{Human, US_PER_H, US_PER_MIN};
+
+/// The three trace formats `replay` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Mooncake JSONL: `{timestamp, input_length, output_length, hash_ids}`, `ceil` blocks.
+    Mooncake,
+    /// Claude Code session traces (kv-cache-tester): one JSON object per conversation.
+    ClaudeCode,
+    /// JSONL of `{"timestamp_ms", "body"}` with Messages-API request bodies.
+    Requests,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Mooncake => "mooncake",
+            Format::ClaudeCode => "claude-code",
+            Format::Requests => "requests",
+        }
+    }
+    /// True for the formats that carry block hash ids rather than content.
+    pub fn is_hash_ids(self) -> bool {
+        !matches!(self, Format::Requests)
+    }
+}
+
+/// One cache configuration to replay the trace through.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheChoice {
+    /// How the choice is shown: the assignments that made it (e.g. `cache.ttl=1h`).
+    pub label: String,
+    pub policy: Policy,
+    /// Sliding lifetime from the start of the last request that used an entry; `None` = never.
+    pub ttl_us: Option<u64>,
+    /// Capacity in tokens with LRU eviction; `None` = unbounded.
+    pub capacity_tokens: Option<u64>,
+    /// `requests` format: keep each breakpoint's TTL as the body sent it (until `cache.ttl`
+    /// is set, which rewrites every breakpoint's TTL).
+    pub ttl_as_sent: bool,
+}
+
+impl CacheChoice {
+    /// Whether writes are billed at the 1-hour price (TTL longer than 5 minutes). A cache with
+    /// no TTL is billed at the 5-minute price: an assumption, no API offers it (a bound).
+    pub fn bills_1h(&self) -> bool {
+        self.ttl_us.is_some_and(|t| t > 5 * US_PER_MIN)
+    }
+    /// True when the TTL is one the Anthropic API offers (5m or 1h).
+    pub fn is_api_ttl(&self) -> bool {
+        self.ttl_as_sent || matches!(self.ttl_us, Some(t) if t == 5 * US_PER_MIN || t == US_PER_H)
+    }
+    /// `5m`, `1h`, `none` or another duration.
+    pub fn ttl_text(&self) -> String {
+        if self.ttl_as_sent {
+            return "as sent".to_string();
+        }
+        match self.ttl_us {
+            None => "none".to_string(),
+            Some(t) if t == 5 * US_PER_MIN => "5m".to_string(),
+            Some(t) => Human(t).to_string(),
+        }
+    }
+}
+
+/// Everything a replay needs besides the trace itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplaySettings {
+    pub format: Format,
+    /// Prices (and the name shown).
+    pub model: ModelParams,
+    /// Tokens per hash block for `mooncake` (claude-code files carry their own).
+    pub block_size: u64,
+    pub latency: LatencyParams,
+    /// Entries readable as soon as they are written (no latency model).
+    pub instant_ready: bool,
+    /// Seed of the latency draws (only used by non-constant latency distributions).
+    pub seed: u64,
+    /// Skip malformed lines with a warning instead of failing.
+    pub lenient: bool,
+    pub cache: CacheChoice,
+    /// Whether the user set `cache.policy` (hash-id formats accept only `every-block`).
+    policy_set: bool,
+}
+
+/// A `--set` assignment that could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{assignment}`: {reason}")]
+pub struct SetError {
+    pub assignment: String,
+    pub reason: String,
+}
+
+/// The default model whose prices a replay charges.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4.5";
+
+/// SPEC.md section 9's latency defaults: overhead 500 ms, prefill 20k tok/s, cached 1M tok/s,
+/// decode 50 tok/s, no ready delay (documented assumptions, overridable with `latency.*`).
+pub fn default_latency() -> LatencyParams {
+    LatencyParams {
+        overhead_us: Dist::Const(500_000.0),
+        prefill_rate: Dist::Const(20_000.0),
+        cached_rate: Dist::Const(1_000_000.0),
+        decode_rate: Dist::Const(50.0),
+        ready_delay_us: Dist::Const(0.0),
+    }
+}
+
+impl ReplaySettings {
+    /// Defaults for a format: TTL 5m (request bodies: each breakpoint's TTL as sent), unbounded capacity, `claude-sonnet-4.5` prices, the
+    /// latency model on, 512-token blocks (Mooncake's), policy `every-block` for hash-id
+    /// traces and `anthropic` for request bodies.
+    pub fn new(format: Format) -> Self {
+        let policy = if format.is_hash_ids() { Policy::EveryBlock } else { Policy::Anthropic };
+        ReplaySettings {
+            format,
+            model: crate::cache::preset(DEFAULT_MODEL).expect("the default model is a preset"),
+            block_size: 512,
+            latency: default_latency(),
+            instant_ready: false,
+            seed: 42,
+            lenient: false,
+            cache: CacheChoice {
+                label: "cache.ttl=5m".to_string(),
+                policy,
+                ttl_us: Some(5 * US_PER_MIN),
+                capacity_tokens: None,
+                ttl_as_sent: !format.is_hash_ids(),
+            },
+            policy_set: false,
+        }
+    }
+
+    /// Apply one `key=value` assignment.
+    pub fn apply_set(&mut self, assignment: &str) -> Result<(), SetError> {
+        let err = |reason: String| SetError { assignment: assignment.to_string(), reason };
+        let (key, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| err("expected key=value, e.g. cache.ttl=1h".to_string()))?;
+        let key = key.trim();
+        let value = unquote(value.trim());
+        self.apply_key(key, value).map_err(err)
+    }
+
+    fn apply_key(&mut self, key: &str, value: &str) -> Result<(), String> {
+        match key {
+            "cache.ttl" => {
+                self.cache.ttl_us = parse_ttl(value)?;
+                self.cache.ttl_as_sent = false;
+            }
+            "cache.capacity_tokens" => self.cache.capacity_tokens = parse_capacity(value)?,
+            "cache.policy" => {
+                self.cache.policy = parse_policy(value)?;
+                self.policy_set = true;
+            }
+            "model" => {
+                self.model = crate::cache::preset(value).ok_or_else(|| {
+                    let known = crate::cache::preset_names().join(", ");
+                    format!("unknown model `{value}` (known: {known})")
+                })?
+            }
+            "block_size" => self.block_size = parse_positive(value)?,
+            "seed" => self.seed = value.parse().map_err(|_| format!("`{value}` is not a seed"))?,
+            _ => match key.strip_prefix("latency.") {
+                Some(name) => self.apply_latency(name, value)?,
+                None => return Err(format!("unknown key `{key}` (replay keys: {KEYS})")),
+            },
+        }
+        Ok(())
+    }
+
+    fn apply_latency(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let l = &mut self.latency;
+        let (slot, duration) = match name {
+            "overhead" => (&mut l.overhead_us, true),
+            "prefill_rate" => (&mut l.prefill_rate, false),
+            "cached_rate" => (&mut l.cached_rate, false),
+            "decode_rate" => (&mut l.decode_rate, false),
+            "ready_delay" => (&mut l.ready_delay_us, true),
+            _ => return Err(format!("unknown key `latency.{name}` (replay keys: {KEYS})")),
+        };
+        *slot = parse_dist(value, duration)?;
+        Ok(())
+    }
+
+    /// Check the combination once every assignment is applied.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.format.is_hash_ids() && self.policy_set && self.cache.policy != Policy::EveryBlock {
+            return Err(format!(
+                "cache.policy=anthropic needs request bodies (format `requests`); a {} trace has \
+                 only block hash ids, replayed as a block-level prefix cache (every-block)",
+                self.format.name()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The keys `--set` accepts, for error messages.
+pub const KEYS: &str = "cache.ttl, cache.capacity_tokens, cache.policy, model, block_size, seed, \
+latency.overhead, latency.prefill_rate, latency.cached_rate, latency.decode_rate, \
+latency.ready_delay";
+
+fn unquote(v: &str) -> &str {
+    let q = |c: char| v.len() >= 2 && v.starts_with(c) && v.ends_with(c);
+    if q('"') || q('\'') {
+        &v[1..v.len() - 1]
+    } else {
+        v
+    }
+}
+
+/// `5m`, `1h` or `none` (the API's two TTLs, and a cache that never expires).
+pub fn parse_ttl(value: &str) -> Result<Option<u64>, String> {
+    match value {
+        "5m" | "5min" => Ok(Some(5 * US_PER_MIN)),
+        "1h" | "60m" | "60min" => Ok(Some(US_PER_H)),
+        "none" => Ok(None),
+        _ => Err(format!("cache.ttl must be 5m, 1h or none, not `{value}`")),
+    }
+}
+
+fn parse_capacity(value: &str) -> Result<Option<u64>, String> {
+    if value == "none" || value == "unlimited" {
+        return Ok(None);
+    }
+    parse_positive(value).map(Some)
+}
+
+fn parse_positive(value: &str) -> Result<u64, String> {
+    match value.replace('_', "").parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a positive whole number, not `{value}`")),
+    }
+}
+
+fn parse_policy(value: &str) -> Result<Policy, String> {
+    match value {
+        "anthropic" => Ok(Policy::Anthropic),
+        "every-block" | "every_block" => Ok(Policy::EveryBlock),
+        _ => Err(format!("cache.policy must be anthropic or every-block, not `{value}`")),
+    }
+}
+
+/// A latency distribution in the experiment file's syntax (`const(500ms)`, `uniform(..)`,
+/// `lognormal(median=.., p90=..)`, ..); durations carry a unit.
+fn parse_dist(value: &str, duration: bool) -> Result<Dist, String> {
+    let q = if duration { Quantity::Duration } else { Quantity::Number };
+    crate::config::parse_dist(value, q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_apply_and_refuse() {
+        let mut s = ReplaySettings::new(Format::Mooncake);
+        s.apply_set("cache.ttl=1h").unwrap();
+        assert_eq!(s.cache.ttl_us, Some(US_PER_H));
+        assert!(s.cache.bills_1h());
+        s.apply_set("cache.capacity_tokens=1_000").unwrap();
+        assert_eq!(s.cache.capacity_tokens, Some(1000));
+        s.apply_set("latency.overhead=const(250ms)").unwrap();
+        assert_eq!(s.latency.overhead_us, Dist::Const(250_000.0));
+        s.apply_set("latency.decode_rate=uniform(40, 60)").unwrap();
+        assert!(!s.latency.decode_rate.is_const());
+        s.apply_set("model=\"claude-opus-4.5\"").unwrap();
+        assert_eq!(s.model.input_usd_per_mtok, 5.0);
+        let e = s.apply_set("cache.ttl=2m").unwrap_err();
+        assert!(e.to_string().contains("5m, 1h or none"), "{e}");
+        assert!(s.apply_set("cache.size=3").unwrap_err().to_string().contains("unknown key"));
+        assert!(s.apply_set("block_size=0").is_err());
+        s.apply_set("cache.policy=anthropic").unwrap();
+        assert!(s.validate().is_err());
+    }
+}

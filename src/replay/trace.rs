@@ -1,0 +1,106 @@
+//! What every trace reader hands the replay: one request at a time, in send-time order, with
+//! its block hash ids already cut to the cacheable full blocks. Plus the reader's errors and
+//! the bookkeeping shared by readers (conversation names, cache namespaces, warnings).
+//!
+//! A namespace is a (hash-id scope, model) pair: ids are compared only within one namespace,
+//! because caches are per model and `hash_id_scope: local` ids are per file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One request as the replay sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct TraceRequest<'a> {
+    /// Send time, microseconds from the trace's start (non-decreasing across requests).
+    pub time_us: u64,
+    /// Index into `TraceMeta::conversations`, or `NO_CONVERSATION`.
+    pub conversation: u32,
+    /// Index of the (scope, model) namespace the ids live in.
+    pub namespace: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Tokens per full block.
+    pub block_tokens: u64,
+    /// Ids of the full blocks, in prompt order. `input_tokens - len * block_tokens` trailing
+    /// tokens (a partial block, or the remainder) are never cached.
+    pub block_ids: &'a [u64],
+}
+
+impl TraceRequest<'_> {
+    /// Tokens after the last full block: billed as uncached input.
+    pub fn tail_tokens(&self) -> u64 {
+        self.input_tokens - self.block_ids.len() as u64 * self.block_tokens
+    }
+}
+
+pub const NO_CONVERSATION: u32 = u32::MAX;
+
+/// A malformed trace: names the file and where in it.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("{file}:{line}: {message}")]
+    Line { file: PathBuf, line: u64, message: String },
+    #[error("{file}: {message}")]
+    File { file: PathBuf, message: String },
+    #[error("cannot read {file}: {source}")]
+    Io { file: PathBuf, source: std::io::Error },
+}
+
+impl TraceError {
+    pub fn line(file: &Path, line: u64, message: impl Into<String>) -> Self {
+        TraceError::Line { file: file.to_path_buf(), line, message: message.into() }
+    }
+    pub fn file(file: &Path, message: impl Into<String>) -> Self {
+        TraceError::File { file: file.to_path_buf(), message: message.into() }
+    }
+    pub fn io(file: &Path, source: std::io::Error) -> Self {
+        TraceError::Io { file: file.to_path_buf(), source }
+    }
+}
+
+/// What readers learn about a trace besides its requests.
+#[derive(Debug, Default)]
+pub struct TraceMeta {
+    /// Conversation names (claude-code: the file stem; requests: the `conversation` field).
+    pub conversations: Vec<String>,
+    conversation_index: BTreeMap<String, u32>,
+    namespaces: BTreeMap<(u32, String), u32>,
+    /// Lines skipped with `--lenient`, with the reason.
+    pub warnings: Vec<String>,
+    /// Requests handed to the replay.
+    pub requests: u64,
+}
+
+impl TraceMeta {
+    /// The index of a conversation, created on first use.
+    pub fn conversation(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.conversation_index.get(name) {
+            return i;
+        }
+        let i = self.conversations.len() as u32;
+        self.conversations.push(name.to_string());
+        self.conversation_index.insert(name.to_string(), i);
+        i
+    }
+    /// The namespace of ids of `scope` (0 for a global scope) sent to `model`.
+    pub fn namespace(&mut self, scope: u32, model: &str) -> u32 {
+        if let Some(&i) = self.namespaces.get(&(scope, model.to_string())) {
+            return i;
+        }
+        let i = self.namespaces.len() as u32;
+        self.namespaces.insert((scope, model.to_string()), i);
+        i
+    }
+    /// Record a skipped line (`--lenient`).
+    pub fn warn(&mut self, e: TraceError) {
+        self.warnings.push(format!("{e} (skipped)"));
+    }
+}
+
+/// A JSON error of one record, without serde's "at line 1" (the record is one line; the
+/// caller names the file's line).
+pub fn json_error(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let text = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]);
+    format!("bad record: {text} (column {})", e.column())
+}
