@@ -106,19 +106,10 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             continue;
         }
         let max_s = hists.iter().map(|(_, h)| crate::time::secs(h.max())).fold(0.0, f64::max);
-        let hi = if max_s > 0.0 { max_s * 1.0001 } else { 1e-3 };
-        let edges_s: Vec<f64> = (0..=BINS).map(|i| hi * i as f64 / BINS as f64).collect();
+        let edges_s = edges(max_s);
         let series: Vec<LatSeries> = hists
             .iter()
-            .map(|(s, h)| LatSeries {
-                label: (*s).clone(),
-                color: style::strategy_color(s, &strategies),
-                count: h.len(),
-                percentiles: curve(h),
-                shares: shares(h, &edges_s),
-                p50_s: crate::time::secs(h.value_at_quantile(0.5)),
-                p99_s: crate::time::secs(h.value_at_quantile(0.99)),
-            })
+            .map(|(s, h)| lat_series(s, style::strategy_color(s, &strategies), h, &edges_s))
             .collect();
         let what = latency_title(name).to_string();
         let suffix = if desc.is_empty() { String::new() } else { format!(" ({desc})") };
@@ -137,6 +128,30 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         });
     }
     out
+}
+
+fn lat_series(label: &str, color: RGBColor, h: &Histogram<u64>, edges_s: &[f64]) -> LatSeries {
+    LatSeries {
+        label: label.to_string(),
+        color,
+        count: h.len(),
+        percentiles: curve(h),
+        shares: shares(h, edges_s),
+        p50_s: crate::time::secs(h.value_at_quantile(0.5)),
+        p99_s: crate::time::secs(h.value_at_quantile(0.99)),
+    }
+}
+
+fn edges(max_s: f64) -> Vec<f64> {
+    let hi = if max_s > 0.0 { max_s * 1.0001 } else { 1e-3 };
+    (0..=BINS).map(|i| hi * i as f64 / BINS as f64).collect()
+}
+
+/// A one-series spec (e.g. replay's reuse gaps), `what` naming the quantity.
+pub fn single_spec(what: &str, label: &str, color: RGBColor, h: &Histogram<u64>) -> LatencySpec {
+    let edges_s = edges(crate::time::secs(h.max()));
+    let series = vec![lat_series(label, color, h, &edges_s)];
+    LatencySpec { what: what.into(), edges_s, series }
 }
 
 fn percentile_caption(s: &LatencySpec) -> String {

@@ -46,6 +46,8 @@ pub struct Series {
 #[derive(Debug, Clone)]
 pub struct MetricSpec {
     pub x: XAxis,
+    /// A second labelled vertical line (e.g. tune's recommendation): (position, label).
+    pub highlight: Option<(f64, String)>,
     pub y_title: String,
     pub series: Vec<Series>,
 }
@@ -182,7 +184,8 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             if !fixed.is_empty() {
                 title.push_str(&format!(" ({})", fixed.join(", ")));
             }
-            let spec = MetricSpec { x: x.clone(), y_title: y_title.into(), series };
+            let spec =
+                MetricSpec { x: x.clone(), highlight: None, y_title: y_title.into(), series };
             let caption = caption(&spec, what, y_title, higher_better);
             let name = format!("{stem}_vs_{}", crate::report::results::slug(&r.axis_keys[a]));
             out.push(Figure { name, title, caption, spec: Spec::Metric(spec) });
@@ -300,8 +303,10 @@ pub fn draw<DB: DrawingBackend>(
             .draw_series(se.points.iter().map(|p| Circle::new((p.0, p.1), 5, color.filled())))
             .map_err(err)?;
     }
-    if let Some((x, label)) = &s.x.marker {
-        let ink = style::INK;
+    let lines =
+        [(s.x.marker.as_ref(), style::INK, 0.02), (s.highlight.as_ref(), style::HIGHLIGHT, 0.09)];
+    for (mark, ink, drop) in lines {
+        let Some((x, label)) = mark else { continue };
         chart
             .draw_series(std::iter::once(PathElement::new(
                 vec![(*x, y0), (*x, y1)],
@@ -312,7 +317,7 @@ pub fn draw<DB: DrawingBackend>(
         chart
             .draw_series(std::iter::once(Text::new(
                 format!(" {label}"),
-                (*x, y1 - (y1 - y0) * 0.02),
+                (*x, y1 - (y1 - y0) * drop),
                 font,
             )))
             .map_err(err)?;

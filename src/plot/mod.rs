@@ -16,8 +16,10 @@ pub mod latency;
 pub mod metric;
 pub mod param;
 pub mod pareto;
+pub mod replay;
 pub mod style;
 pub mod timeline;
+pub mod tune;
 
 /// Why a figure could not be drawn (a bug or a resource problem, not the user's input).
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +72,8 @@ pub fn figures(r: &Results) -> Vec<Figure> {
     out.extend(pareto::figures(r));
     out.extend(latency::figures(r));
     out.extend(timeline::figures(r));
+    out.extend(tune::figures(r));
+    out.extend(replay::figures(r));
     out
 }
 

@@ -127,7 +127,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
                 .collect();
             title.push_str(&format!(" ({})", fixed.join(", ")));
         }
-        let spec = MetricSpec { x: x.clone(), y_title: y_title.into(), series };
+        let spec = MetricSpec { x: x.clone(), highlight: None, y_title: y_title.into(), series };
         let caption = caption(&spec, what, higher_better);
         out.push(Figure {
             name: format!("{stem}_vs_{}", slug(&key)),

@@ -32,8 +32,14 @@ pub fn build(r: &Results, figures: &[Figure]) -> Doc {
         b.push(Block::Heading(2, "Comparison".into()));
         b.extend(comparison(r));
     }
-    b.push(Block::Heading(2, "Recommendation".into()));
-    b.extend(recommendation(r));
+    if r.tune.is_some() || !r.summary.is_empty() {
+        b.push(Block::Heading(2, "Recommendation".into()));
+        b.extend(recommendation(r));
+    }
+    if let Some(replay) = &r.replay {
+        b.push(Block::Heading(2, "Replay".into()));
+        b.extend(replay_blocks(replay));
+    }
     if !figures.is_empty() {
         b.push(Block::Heading(2, "Figures".into()));
         for f in figures {
@@ -45,12 +51,55 @@ pub fn build(r: &Results, figures: &[Figure]) -> Doc {
             });
         }
     }
-    if let Some(replay) = &r.replay {
-        b.push(Block::Heading(2, "Replay".into()));
-        b.push(Block::Para("What `replay --out` measured (replay.json):".into()));
-        b.push(Block::Code { lang: "json".into(), text: pretty(replay) });
-    }
     Doc { title: format!("{}: design review", r.name()), blocks: b }
+}
+
+/// replay.json: what was replayed, the what-if results as a table, the winner.
+fn replay_blocks(v: &serde_json::Value) -> Vec<Block> {
+    let text = |k: &str| v.get(k).map(json_text).unwrap_or_else(|| "?".into());
+    let mut out = vec![Block::Para(format!(
+        "Replayed `{}` ({} format, {} requests, {} distinct tokens) against `{}`.",
+        text("trace"),
+        text("format"),
+        text("requests"),
+        text("distinct_tokens"),
+        text("model")
+    ))];
+    let results = v.get("results").and_then(|r| r.as_array()).cloned().unwrap_or_default();
+    let f = |r: &serde_json::Value, k: &str| r.get(k).and_then(|x| x.as_f64());
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|r| {
+            let pct = |k: &str| f(r, k).map(|x| num(x * 100.0)).unwrap_or_else(|| "–".into());
+            let usd = |k: &str| f(r, k).map(num).unwrap_or_else(|| "–".into());
+            vec![
+                format!("`{}`", r.get("label").map(json_text).unwrap_or_default()),
+                pct("hit_rate"),
+                usd("cost_usd"),
+                usd("saving_usd"),
+                usd("redundant_writes"),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        let head = [
+            "cache choice",
+            "hit rate (%)",
+            "cost (USD)",
+            "saving vs uncached (USD)",
+            "redundant writes",
+        ];
+        out.push(Block::Table(head.map(String::from).into(), rows));
+    }
+    if let Some(w) = v.get("winner").map(json_text) {
+        out.push(Block::Para(format!(
+            "`replay` names `{w}` the winner among the real cache choices."
+        )));
+    }
+    if results.is_empty() {
+        out.push(Block::Code { lang: "json".into(), text: pretty(v) });
+    }
+    out
 }
 
 fn pretty(v: &serde_json::Value) -> String {
@@ -180,11 +229,18 @@ fn comparison(r: &Results) -> Vec<Block> {
 fn recommendation(r: &Results) -> Vec<Block> {
     if let Some(t) = &r.tune {
         let mut out = Vec::new();
-        if let Some(s) = tune_sentence(t) {
-            out.push(Block::Para(s));
+        match tune_sentence(t) {
+            Some(s) => out.push(Block::Para(s)),
+            None => out.push(Block::Para("tune.json (fields not recognised, shown as is):".into())),
         }
-        out.push(Block::Para("From `tune` (tune.json):".into()));
-        out.push(Block::Code { lang: "json".into(), text: pretty(t) });
+        let notes = t.get("notes").and_then(|n| n.as_array()).cloned().unwrap_or_default();
+        for n in notes.iter().filter_map(|n| n.as_str()) {
+            out.push(Block::Para(format!("Note from `tune`: {n}")));
+        }
+        match tune_candidates(t) {
+            Some(table) => out.push(table),
+            None => out.push(Block::Code { lang: "json".into(), text: pretty(t) }),
+        }
         return out;
     }
     let mut text =
@@ -260,11 +316,65 @@ fn tune_sentence(t: &serde_json::Value) -> Option<String> {
         return Some(s.to_string());
     }
     let param = pick(&["param", "key", "parameter"])?;
-    let best = pick(&["best", "best_value", "recommended", "value"])?;
+    let best = pick(&["recommended_label", "best", "best_value", "recommended", "value"])?;
     let mut s = format!("`tune` recommends `{param}` = {best}");
+    if let Some(strategy) = pick(&["strategy"]) {
+        s.push_str(&format!(" for `{strategy}`"));
+    }
     if let Some(obj) = pick(&["objective"]) {
-        s.push_str(&format!(" (objective: {obj})"));
+        s.push_str(&format!(", minimising `{obj}`"));
+        let value = t.get("recommended_objective").and_then(|v| v.as_f64());
+        let ci = t.get("recommended_ci95").and_then(|v| v.as_f64());
+        if let (Some(v), Some(ci)) = (value, ci) {
+            s.push_str(&format!(" ({} ± {}, 95% CI)", num(v), num(ci)));
+        }
+    }
+    if let Some(n) = t.get("replications").and_then(|v| v.as_u64()) {
+        s.push_str(&format!("; {n} replications per candidate"));
+    }
+    if t.get("flat").and_then(|v| v.as_bool()) == Some(true) {
+        s.push_str("; the objective is flat across the candidates");
     }
     s.push('.');
     Some(s)
+}
+
+/// The candidates of tune.json as a table, when they carry the fields `tune --out` writes.
+fn tune_candidates(t: &serde_json::Value) -> Option<Block> {
+    let cands = t.get("candidates")?.as_array()?;
+    let f = |c: &serde_json::Value, k: &str| {
+        c.get(k).and_then(|v| v.as_f64()).map(num).unwrap_or_else(|| "–".into())
+    };
+    let rows: Vec<Vec<String>> = cands
+        .iter()
+        .map(|c| {
+            let label = c.get("label").map(json_text).unwrap_or_else(|| f(c, "value"));
+            let feasible = match c.get("feasible").and_then(|v| v.as_bool()) {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "–",
+            };
+            vec![
+                label,
+                format!("{} ± {}", f(c, "objective"), f(c, "objective_ci95")),
+                format!("{} ± {}", f(c, "cost_usd"), f(c, "cost_ci95")),
+                f(c, "launch_wait_p99_s"),
+                f(c, "makespan_p95_s"),
+                feasible.into(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let param = t.get("param").map(json_text).unwrap_or_else(|| "value".into());
+    let head = [
+        param.as_str(),
+        "objective",
+        "cost (USD)",
+        "launch wait p99 (s)",
+        "makespan p95 (s)",
+        "feasible",
+    ];
+    Some(Block::Table(head.map(|h| h.to_string()).into(), rows))
 }
