@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::metric::{axis_values, held_values};
 use super::style::{self, num};
-use super::{err, mesh_style, DrawResult, Figure, Spec};
+use super::{err, frame, mesh_style, DrawResult, Figure, Spec};
 use crate::report::results::Results;
 
 #[derive(Debug, Clone)]
@@ -127,11 +127,11 @@ pub fn draw<DB: DrawingBackend>(
     let hi = s.cells.iter().map(|c| c.2).fold(f64::NEG_INFINITY, f64::max);
     let span = if hi > lo { hi - lo } else { 1.0 };
     let t = |v: f64| (v - lo) / span;
-    let (main, bar) = root.split_horizontally(style::WIDTH - 190);
+    let body = frame(root, title, &[])?;
+    let (main, bar) = body.split_horizontally(style::WIDTH - 190);
     let (nx, ny) = (s.x_labels.len() as f64, s.y_labels.len() as f64);
-    let mut chart = super::builder(&main, title)
-        .build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5)
-        .map_err(err)?;
+    let mut chart =
+        super::builder(&main).build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5).map_err(err)?;
     let (xl, yl) = (s.x_labels.clone(), s.y_labels.clone());
     mesh_style(&mut chart)
         .disable_mesh()

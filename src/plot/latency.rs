@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, err, legend, mesh_style, padded, DrawResult, Figure, Spec};
+use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::report::results::Results;
 
 /// Histogram bars per figure.
@@ -207,8 +207,8 @@ pub fn draw_percentiles<DB: DrawingBackend>(
         s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max).ceil();
     let ymax = s.series.iter().flat_map(|x| x.percentiles.iter()).map(|p| p.1).fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);
-    let y1 = super::headroom(y0, y1, s.series.len());
-    let mut chart = builder(root, title).build_cartesian_2d(0.0..xmax, y0..y1).map_err(err)?;
+    let area = frame(root, title, &legend_of(s, |c| Mark::Line(c)))?;
+    let mut chart = builder(&area).build_cartesian_2d(0.0..xmax, y0..y1).map_err(err)?;
     mesh_style(&mut chart)
         .x_desc("Percentile (log scale of 1/(1-p))")
         .y_desc(format!("{} (s)", s.what))
@@ -224,13 +224,17 @@ pub fn draw_percentiles<DB: DrawingBackend>(
                 se.percentiles.iter().copied(),
                 c.stroke_width(style::LINE_PX),
             ))
-            .map_err(err)?
-            .label(se.label.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 28, y)], c.stroke_width(style::LINE_PX))
-            });
+            .map_err(err)?;
     }
-    legend(&mut chart, SeriesLabelPosition::UpperLeft)
+    Ok(())
+}
+
+/// One legend row per series (none for a single series: the title names it).
+fn legend_of(s: &LatencySpec, mark: impl Fn(RGBColor) -> Mark) -> Vec<(String, Mark)> {
+    if s.series.len() < 2 {
+        return Vec::new();
+    }
+    s.series.iter().map(|x| (x.label.clone(), mark(x.color))).collect()
 }
 
 pub fn draw_histogram<DB: DrawingBackend>(
@@ -241,8 +245,8 @@ pub fn draw_histogram<DB: DrawingBackend>(
     let (x0, x1) = (s.edges_s[0], s.edges_s[s.edges_s.len() - 1]);
     let ymax = s.series.iter().flat_map(|x| x.shares.iter()).copied().fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);
-    let y1 = super::headroom(y0, y1, s.series.len());
-    let mut chart = builder(root, title).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+    let area = frame(root, title, &legend_of(s, |c| Mark::Box(style::tint(c, 0.5))))?;
+    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     mesh_style(&mut chart)
         .x_desc(format!("{} (s)", s.what))
         .y_desc("Share of samples (%)")
@@ -255,13 +259,11 @@ pub fn draw_histogram<DB: DrawingBackend>(
         let bars = se.shares.iter().enumerate().filter(|(_, v)| **v > 0.0).map(|(i, v)| {
             Rectangle::new([(s.edges_s[i], 0.0), (s.edges_s[i + 1], *v)], c.mix(0.35).filled())
         });
-        chart.draw_series(bars).map_err(err)?.label(se.label.as_str()).legend(move |(x, y)| {
-            Rectangle::new([(x, y - 8), (x + 24, y + 8)], c.mix(0.6).filled())
-        });
+        chart.draw_series(bars).map_err(err)?;
         let outlines = se.shares.iter().enumerate().filter(|(_, v)| **v > 0.0).map(|(i, v)| {
             Rectangle::new([(s.edges_s[i], 0.0), (s.edges_s[i + 1], *v)], c.stroke_width(2))
         });
         chart.draw_series(outlines).map_err(err)?;
     }
-    legend(&mut chart, SeriesLabelPosition::UpperRight)
+    Ok(())
 }

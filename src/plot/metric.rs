@@ -9,7 +9,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, err, legend, mesh_style, padded, DrawResult, Figure, Spec};
+use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::report::results::Results;
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
@@ -249,12 +249,20 @@ pub fn draw<DB: DrawingBackend>(
     let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
     let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
     let (y0, y1) = padded(lo, hi, lo >= 0.0);
-    let y1 = super::headroom(y0, y1, s.series.len());
+    // Room at the top for the marker lines' labels.
+    let marks = s.x.marker.iter().chain(s.highlight.iter()).count();
+    let y1 = y1 + (y1 - y0) * 0.07 * marks as f64;
     let xmin = s.x.positions.iter().copied().fold(f64::INFINITY, f64::min);
     let xmax = s.x.positions.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (x0, x1) =
         if s.x.categorical { (xmin - 0.3, xmax + 0.3) } else { padded(xmin, xmax, false) };
-    let mut chart = builder(root, title).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+    let legend: Vec<(String, Mark)> = if s.series.len() > 1 {
+        s.series.iter().map(|se| (se.label.clone(), Mark::Line(se.color))).collect()
+    } else {
+        Vec::new()
+    };
+    let area = frame(root, title, &legend)?;
+    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     let labels = s.x.labels.clone();
     let positions = s.x.positions.clone();
     let categorical = s.x.categorical;
@@ -294,11 +302,7 @@ pub fn draw<DB: DrawingBackend>(
                 se.points.iter().map(|p| (p.0, p.1)),
                 color.stroke_width(style::LINE_PX),
             ))
-            .map_err(err)?
-            .label(se.label.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 28, y)], color.stroke_width(style::LINE_PX))
-            });
+            .map_err(err)?;
         chart
             .draw_series(se.points.iter().map(|p| Circle::new((p.0, p.1), 5, color.filled())))
             .map_err(err)?;
@@ -322,5 +326,5 @@ pub fn draw<DB: DrawingBackend>(
             )))
             .map_err(err)?;
     }
-    legend(&mut chart, SeriesLabelPosition::UpperRight)
+    Ok(())
 }

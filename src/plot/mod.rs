@@ -155,38 +155,80 @@ where
     m
 }
 
-/// A chart builder with the figure's title and the usual margins.
-pub(crate) fn builder<'a, 'b, DB: DrawingBackend>(
-    root: &'a DrawingArea<DB, Shift>,
+/// What a legend entry shows next to its label.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Mark {
+    Line(RGBColor),
+    Box(RGBColor),
+    Dot(RGBColor),
+    Cross(RGBColor),
+    Triangle(RGBColor),
+}
+
+/// Legend rows and their height in pixels.
+const LEGEND_ROW_PX: i32 = 34;
+const LEGEND_MAX_ROWS: usize = 18;
+
+/// Draw the title across the figure, and the legend (when given) in a column on the right;
+/// the area left for the chart. The legend never covers data.
+pub(crate) fn frame<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
     title: &str,
-) -> ChartBuilder<'a, 'b, DB> {
-    let mut b = ChartBuilder::on(root);
-    b.caption(title, (style::FONT, style::title_px(title), FontStyle::Bold))
-        .margin(24)
-        .x_label_area_size(80)
-        .y_label_area_size(120);
-    b
+    legend: &[(String, Mark)],
+) -> Result<DrawingArea<DB, Shift>, String> {
+    let font = (style::FONT, style::title_px(title), FontStyle::Bold).into_font();
+    let body = root.margin(14, 0, 0, 0).titled(title, font).map_err(err)?;
+    if legend.is_empty() {
+        return Ok(body);
+    }
+    let chars = legend.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
+    // ~0.52 em per char at the drawn size (LEGEND_PX / 1.24), plus the mark.
+    let width = (chars as f64 * 0.52 * style::LEGEND_PX as f64 / 1.24 + 70.0).clamp(160.0, 470.0);
+    let (plot, side) = body.split_horizontally(body.dim_in_pixel().0.saturating_sub(width as u32));
+    draw_legend(&side, legend)?;
+    Ok(plot)
 }
 
-/// A series legend in the chart's corner.
-pub(crate) fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
-    chart: &mut ChartContext<'a, DB, CT>,
-    pos: SeriesLabelPosition,
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    legend: &[(String, Mark)],
 ) -> DrawResult {
-    chart
-        .configure_series_labels()
-        .position(pos)
-        .label_font((style::FONT, style::LEGEND_PX))
-        .background_style(WHITE.mix(0.85))
-        .border_style(style::INK)
-        .margin(12)
-        .draw()
-        .map_err(err)
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let font = (style::FONT, style::LEGEND_PX)
+        .into_font()
+        .color(&style::INK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, (label, mark)) in legend.iter().enumerate().take(LEGEND_MAX_ROWS) {
+        let y = 40 + i as i32 * LEGEND_ROW_PX;
+        let (x0, x1, xm) = (8, 40, 24);
+        let r = match *mark {
+            Mark::Line(c) => area.draw(&PathElement::new(
+                vec![(x0, y), (x1, y)],
+                c.stroke_width(style::LINE_PX + 1),
+            )),
+            Mark::Box(c) => area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.filled())),
+            Mark::Dot(c) => area.draw(&Circle::new((xm, y), 9, c.filled())),
+            Mark::Cross(c) => area.draw(&Cross::new((xm, y), 8, c.stroke_width(3))),
+            Mark::Triangle(c) => area.draw(&TriangleMarker::new((xm, y), 10, c.filled())),
+        };
+        r.map_err(err)?;
+        let text = if i + 1 == LEGEND_MAX_ROWS && legend.len() > LEGEND_MAX_ROWS {
+            format!("… and {} more", legend.len() - i)
+        } else {
+            label.clone()
+        };
+        area.draw(&Text::new(text, (x1 + 10, y), font.clone())).map_err(err)?;
+    }
+    Ok(())
 }
 
-/// Room above the data for a legend of `entries` lines (the legend sits in the top corner).
-pub(crate) fn headroom(y0: f64, y1: f64, entries: usize) -> f64 {
-    y1 + (y1 - y0) * (0.02 + 0.075 * entries as f64)
+/// A chart builder on the area `frame` left, with the usual margins and label areas.
+pub(crate) fn builder<'a, 'b, DB: DrawingBackend>(
+    area: &'a DrawingArea<DB, Shift>,
+) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(area);
+    b.margin(20).margin_top(10).x_label_area_size(90).y_label_area_size(130);
+    b
 }
 
 /// Nice bounds for a value range, with 5% padding (never empty).

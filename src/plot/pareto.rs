@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, err, legend, mesh_style, padded, DrawResult, Figure, Spec};
+use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::report::results::Results;
 
 #[derive(Debug, Clone)]
@@ -176,8 +176,10 @@ pub fn draw<DB: DrawingBackend>(
         ys.fold(f64::NEG_INFINITY, f64::max),
         false,
     );
-    let y1 = super::headroom(y0, y1, s.strategies.len() + 1);
-    let mut chart = builder(root, title).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+    let mut legend = vec![("frontier".to_string(), Mark::Line(style::INK))];
+    legend.extend(s.strategies.iter().map(|(st, c)| (st.clone(), Mark::Dot(*c))));
+    let area = frame(root, title, &legend)?;
+    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     mesh_style(&mut chart)
         .x_desc(s.x_title.as_str())
         .y_desc("Mean cost per run (USD)")
@@ -200,17 +202,13 @@ pub fn draw<DB: DrawingBackend>(
     }
     chart
         .draw_series(std::iter::once(PathElement::new(steps, style::INK.stroke_width(2))))
-        .map_err(err)?
-        .label("frontier")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], style::INK.stroke_width(2)));
+        .map_err(err)?;
     for (st, c) in &s.strategies {
         let c = *c;
         let mine = s.points.iter().filter(|p| &p.strategy == st);
         chart
             .draw_series(mine.map(|p| Circle::new((p.x_s, p.cost_usd), 8, c.filled())))
-            .map_err(err)?
-            .label(st.as_str())
-            .legend(move |(x, y)| Circle::new((x + 14, y), 8, c.filled()));
+            .map_err(err)?;
     }
     let ring = s
         .points
@@ -218,5 +216,5 @@ pub fn draw<DB: DrawingBackend>(
         .filter(|p| p.on_frontier)
         .map(|p| Circle::new((p.x_s, p.cost_usd), 12, style::INK.stroke_width(2)));
     chart.draw_series(ring).map_err(err)?;
-    legend(&mut chart, SeriesLabelPosition::UpperRight)
+    Ok(())
 }

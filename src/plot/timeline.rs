@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, err, legend, mesh_style, padded, DrawResult, Figure, Spec};
+use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::report::results::{slug, Results};
 
 /// Drawn segment kinds, in legend order.
@@ -152,10 +152,9 @@ pub fn draw<DB: DrawingBackend>(
     let y_of = |lane: usize| (n - 1 - lane) as f64;
     let end = s.segments.iter().map(|x| x.3).chain(s.ready_s).fold(0.0, f64::max);
     let (_, x1) = padded(0.0, end, true);
-    // Room on the right for the legend, clear of the lanes.
-    let x1 = x1 * 1.4;
+    let area = frame(root, title, &legend(s))?;
     let mut chart =
-        builder(root, title).build_cartesian_2d(0.0..x1, -0.7..n as f64 - 0.3).map_err(err)?;
+        builder(&area).build_cartesian_2d(0.0..x1, -0.7..n as f64 - 0.3).map_err(err)?;
     let agents = s.agents.clone();
     let fmt_y = move |v: &f64| {
         let i = v.round();
@@ -183,11 +182,7 @@ pub fn draw<DB: DrawingBackend>(
         let bars = mine
             .iter()
             .map(|x| Rectangle::new([(x.2, y_of(x.0) - h), (x.3, y_of(x.0) + h)], c.filled()));
-        chart
-            .draw_series(bars)
-            .map_err(err)?
-            .label(kind.replace('_', "-"))
-            .legend(move |(x, y)| Rectangle::new([(x, y - 8), (x + 24, y + 8)], c.filled()));
+        chart.draw_series(bars).map_err(err)?;
     }
     for o in OUTCOMES {
         let c = outcome_color(o);
@@ -196,7 +191,6 @@ pub fn draw<DB: DrawingBackend>(
         if mine.is_empty() {
             continue;
         }
-        let label = format!("request: {}", o.replace('_', " "));
         let size = if n > 24 { 4 } else { 7 };
         let series = match o {
             "miss" => chart.draw_series(
@@ -209,25 +203,39 @@ pub fn draw<DB: DrawingBackend>(
                 chart.draw_series(mine.iter().map(|p| Circle::new(*p, size, c.filled()).into_dyn()))
             }
         };
-        let shape = o.to_string();
-        series.map_err(err)?.label(label).legend(move |(x, y)| match shape.as_str() {
-            "miss" => Cross::new((x + 12, y), 7, c.stroke_width(3)).into_dyn(),
-            "redundant_write" => TriangleMarker::new((x + 12, y), 8, c.filled()).into_dyn(),
-            _ => Circle::new((x + 12, y), 7, c.filled()).into_dyn(),
-        });
+        series.map_err(err)?;
     }
     if let Some(t) = s.ready_s {
-        let what =
-            if s.ready_is_entry { "first entry ready" } else { "first writer's first token" };
-        let ink = RGBColor(120, 0, 160);
+        let ink = style::HIGHLIGHT;
         chart
             .draw_series(std::iter::once(PathElement::new(
                 vec![(t, -0.7), (t, n as f64 - 0.3)],
                 ink.stroke_width(2),
             )))
-            .map_err(err)?
-            .label(format!("{what} ({} s)", num(t)))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 28, y)], ink.stroke_width(2)));
+            .map_err(err)?;
     }
-    legend(&mut chart, SeriesLabelPosition::UpperRight)
+    Ok(())
+}
+
+/// Segment kinds and outcomes present, and the entry-ready line.
+fn legend(s: &TimelineSpec) -> Vec<(String, Mark)> {
+    let mut out: Vec<(String, Mark)> = LANE_KINDS
+        .iter()
+        .filter(|k| s.segments.iter().any(|x| x.1 == **k))
+        .map(|k| (k.replace('_', "-"), Mark::Box(style::segment_color(k))))
+        .collect();
+    for o in OUTCOMES.iter().filter(|o| s.marks.iter().any(|m| m.2 == **o)) {
+        let c = outcome_color(o);
+        let mark = match *o {
+            "miss" => Mark::Cross(c),
+            "redundant_write" => Mark::Triangle(c),
+            _ => Mark::Dot(c),
+        };
+        out.push((format!("request: {}", o.replace('_', " ")), mark));
+    }
+    if let Some(t) = s.ready_s {
+        let what = if s.ready_is_entry { "first entry ready" } else { "first writer's 1st token" };
+        out.push((format!("{what} ({} s)", num(t)), Mark::Line(style::HIGHLIGHT)));
+    }
+    out
 }

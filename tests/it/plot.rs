@@ -560,3 +560,43 @@ fn html_report_renders_in_headless_chromium() {
     assert!(share > 0.03 && colours > 20, "the page looks blank");
     assert!(red > 500 && blue > 500, "figures not drawn: {red} red, {blue} blue pixels");
 }
+
+#[test]
+fn tune_and_replay_results_have_figures_and_report_sections() {
+    let dir = scratch("tune-replay");
+    let cand = |v: f64, cost: f64, wait: f64| {
+        serde_json::json!({"value": v, "label": format!("{v}s"), "objective": cost, "objective_ci95": 0.1,
+            "cost_usd": cost, "cost_ci95": 0.1, "launch_wait_p99_s": wait, "makespan_p95_s": 30.0, "feasible": true})
+    };
+    let tune = serde_json::json!({
+        "param": "max_wait", "strategy": "wait_first(max_wait=5s)", "objective": "cost", "replications": 5,
+        "recommended": 4.0, "recommended_label": "4s", "recommended_objective": 2.2, "recommended_ci95": 0.1,
+        "flat": false, "notes": ["a note"],
+        "candidates": [cand(0.0, 3.8, 0.0), cand(2.0, 3.8, 2.0), cand(4.0, 2.2, 3.1), cand(6.0, 2.2, 3.1)],
+    });
+    let ttl = |t: &str, s: f64, h: f64| serde_json::json!({"ttl": t, "ttl_s": s, "hit_rate": h});
+    let replay = serde_json::json!({
+        "kind": "replay", "trace": "toy.jsonl", "format": "mooncake", "requests": 10, "distinct_tokens": 1000,
+        "model": "claude-sonnet-4.5", "winner": "cache.ttl=5m",
+        "curves": {"hit_rate_vs_ttl": [ttl("30s", 30.0, 0.05), ttl("5m", 300.0, 0.3), ttl("1h", 3600.0, 0.37)]},
+        "reuse_gap": {"hdr_v2_deflate_base64_us": hdr_line(&[1_000_000, 60_000_000, 400_000_000])},
+        "results": [{"label": "cache.ttl=5m", "hit_rate": 0.3, "cost_usd": 4.5, "saving_usd": 0.4, "redundant_writes": 1}],
+    });
+    std::fs::write(dir.join("tune.json"), tune.to_string()).unwrap();
+    std::fs::write(dir.join("replay.json"), replay.to_string()).unwrap();
+    let r = Results::load(&dir).unwrap();
+    let figs = plot::figures(&r);
+    let tf = figure(&figs, "tune_objective");
+    let Spec::Metric(m) = &tf.spec else { panic!("metric figure") };
+    assert_eq!(m.highlight.as_ref().map(|h| h.0), Some(4.0), "recommendation marked at 4 s");
+    assert_eq!(m.x.marker.as_ref().map(|h| h.0), Some(5.0), "default 5 s marked");
+    let svg = plot::render_svg(tf).unwrap();
+    assert!(svg.contains("Objective: cost (USD)") && svg.contains("max_wait (s)"));
+    let svg = plot::render_svg(figure(&figs, "replay_hit_rate_vs_ttl")).unwrap();
+    assert!(svg.contains("Token hit rate (%)") && svg.contains("TTL"));
+    let f = figure(&figs, "replay_reuse_gap_percentiles");
+    assert!(f.caption.contains("66.7% of reuses come within 5 min"), "{}", f.caption);
+    let md = prefixsim::report::build::build(&r, &figs).to_markdown();
+    assert!(md.contains("`tune` recommends `max_wait` = 4s for `wait_first(max_wait=5s)`"), "{md}");
+    assert!(md.contains("| `cache.ttl=5m` | 30 | 4.5 | 0.4 | 1 |"), "{md}");
+}
