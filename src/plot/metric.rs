@@ -31,6 +31,8 @@ pub struct XAxis {
     pub labels: Vec<String>,
     /// True when positions are indices (labels are then drawn at integer positions).
     pub categorical: bool,
+    /// True when the values are words (not numbers or durations): drawn as a dot plot.
+    pub words: bool,
     /// The hold-cap default: (position, label).
     pub marker: Option<(f64, String)>,
 }
@@ -87,7 +89,9 @@ pub fn x_axis(key: &str, values: &[String]) -> XAxis {
         (Some(n), true) => (n.iter().map(|x| x.0).collect(), false),
         _ => ((0..values.len()).map(|i| i as f64).collect(), true),
     };
-    let mut axis = XAxis { key: key.into(), title, positions, labels, categorical, marker: None };
+    let words = nums.is_none();
+    let mut axis =
+        XAxis { key: key.into(), title, positions, labels, categorical, words, marker: None };
     if is_hold_cap(key) {
         if let Some(n) = &nums {
             let secs: Vec<f64> = n.iter().map(|x| x.0).collect();
@@ -245,6 +249,9 @@ pub fn draw<DB: DrawingBackend>(
     title: &str,
     s: &MetricSpec,
 ) -> DrawResult {
+    if s.x.words {
+        return draw_dots(root, title, s);
+    }
     let pts = s.series.iter().flat_map(|se| se.points.iter());
     let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
     let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
@@ -324,6 +331,63 @@ pub fn draw<DB: DrawingBackend>(
                 (*x, y1 - (y1 - y0) * drop),
                 font,
             )))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// Words on an axis have no order: a dot plot, one row per value (first on top), the metric
+/// across, each strategy a dot with its 95% CI as a bar, rows offset so they do not overlap.
+fn draw_dots<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &MetricSpec,
+) -> DrawResult {
+    let n = s.x.labels.len();
+    let pts = s.series.iter().flat_map(|se| se.points.iter());
+    let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
+    let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
+    let (v0, v1) = padded(lo, hi, lo >= 0.0);
+    let legend: Vec<(String, Mark)> = if s.series.len() > 1 {
+        s.series.iter().map(|se| (se.label.clone(), Mark::Dot(se.color))).collect()
+    } else {
+        Vec::new()
+    };
+    let area = frame(root, title, &legend)?;
+    let chars = s.x.labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
+    let mut chart = builder(&area)
+        .y_label_area_size(label_px as u32)
+        .build_cartesian_2d(v0..v1, -0.5..n as f64 - 0.5)
+        .map_err(err)?;
+    let labels = s.x.labels.clone();
+    let fmt_y = move |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() > 1e-6 || i < 0.0 || i as usize >= labels.len() {
+            return String::new();
+        }
+        labels[labels.len() - 1 - i as usize].clone()
+    };
+    mesh_style(&mut chart)
+        .disable_y_mesh()
+        .x_desc(s.y_title.as_str())
+        .y_desc(s.x.title.as_str())
+        .y_labels(n + 1)
+        .x_label_formatter(&|v| num(*v))
+        .y_label_formatter(&fmt_y)
+        .draw()
+        .map_err(err)?;
+    let k = s.series.len().max(1) as f64;
+    for (j, se) in s.series.iter().enumerate() {
+        let off = if k > 1.0 { 0.3 * (j as f64 / (k - 1.0) - 0.5) } else { 0.0 };
+        let c = se.color;
+        let row = |p: &(f64, f64, f64)| (n - 1) as f64 - p.0 + off;
+        let bars = se.points.iter().map(|p| {
+            PathElement::new(vec![(p.1 - p.2, row(p)), (p.1 + p.2, row(p))], c.stroke_width(3))
+        });
+        chart.draw_series(bars).map_err(err)?;
+        chart
+            .draw_series(se.points.iter().map(|p| Circle::new((p.1, row(p)), 8, c.filled())))
             .map_err(err)?;
     }
     Ok(())
