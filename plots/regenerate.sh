@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Regenerate plots/ from experiments/: for each experiments/NAME.toml, `sweep` it (when it has a
 # [sweep] table) or `run --trace` it, then `plot` its results into plots/NAME/ and write the
-# design-review report plots/NAME/README.md (+ README.html). experiments/default.toml is also
+# design-review report plots/NAME/README.md. experiments/default.toml is also
 # tuned (`tune --param max_wait`) into plots/default-tune/.
 #
 # Usage (from anywhere):  plots/regenerate.sh [--quick]
 #   --quick            5 replications per point instead of each file's own (a smoke test)
 #   PREFIXSIM=path     use this binary instead of building target/release/prefixsim
 #   RESULTS=dir        where the raw results go (default target/plots-results; not committed)
+#   KEEP_HTML=1        keep plots/NAME/README.html (self-contained, figures as PNG data URIs)
 # Deterministic: the same sources give the same bytes in plots/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,9 @@ publish() { # publish RESULTS_DIR NAME: figures and report into plots/NAME
   rm -rf "plots/$name"
   "$bin" plot "$dir" --out "plots/$name" --format svg >/dev/null
   "$bin" report "$dir" --out "plots/$name/README.md" >/dev/null
+  # The self-contained HTML embeds every figure as PNG (~1-2 MB): not kept in the repository
+  # unless KEEP_HTML=1 (`prefixsim report` on the results makes it any time).
+  if [[ "${KEEP_HTML:-0}" != 1 ]]; then rm -f "plots/$name/README.html"; fi
 }
 
 for exp in experiments/*.toml; do

@@ -207,7 +207,7 @@ pub fn draw_percentiles<DB: DrawingBackend>(
         s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max).ceil();
     let ymax = s.series.iter().flat_map(|x| x.percentiles.iter()).map(|p| p.1).fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);
-    let area = frame(root, title, &legend_of(s, |c| Mark::Line(c)))?;
+    let area = frame(root, title, &legend_of(s, Mark::Line))?;
     let mut chart = builder(&area).build_cartesian_2d(0.0..xmax, y0..y1).map_err(err)?;
     mesh_style(&mut chart)
         .x_desc("Percentile (log scale of 1/(1-p))")

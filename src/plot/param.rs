@@ -26,9 +26,12 @@ pub fn parse_label(label: &str) -> (String, Vec<(String, String)>) {
     (family.trim().to_string(), params)
 }
 
+/// (family, parameter, members as (label, value text)).
+pub type Family = (String, String, Vec<(String, String)>);
+
 /// A family whose members differ in exactly one numeric parameter: (family, parameter,
 /// members as (label, value text)), at least 3 members, in the order the results list them.
-pub fn varied_family(strategies: &[String]) -> Option<(String, String, Vec<(String, String)>)> {
+pub fn varied_family(strategies: &[String]) -> Option<Family> {
     let parsed: Vec<(String, Vec<(String, String)>)> =
         strategies.iter().map(|s| parse_label(s)).collect();
     for (family, params) in &parsed {
