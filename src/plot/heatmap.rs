@@ -84,10 +84,16 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         value_title: value_title.clone(),
     };
     let caption = caption(&spec, cmp.is_some());
-    let title = match &cmp {
+    let mut title = match &cmp {
         Some((c, b)) => format!("Cost saved: {c} vs {b}"),
         None => format!("Mean cost: {}", strategies[0]),
     };
+    let fixed: Vec<String> = (2..held.len())
+        .map(|o| format!("{} = {}", style::short_key(&r.axis_keys[o]), held[o]))
+        .collect();
+    if !fixed.is_empty() {
+        title.push_str(&format!(" ({})", fixed.join(", ")));
+    }
     vec![Figure { name: "heatmap_cost_saved".into(), title, caption, spec: Spec::Heatmap(spec) }]
 }
 
@@ -167,8 +173,8 @@ fn draw_colorbar<DB: DrawingBackend>(
     title: &str,
 ) -> DrawResult {
     let mut chart = ChartBuilder::on(area)
-        .margin_top(24 + style::TITLE_PX as i32 + 20)
-        .margin_bottom(24 + 80)
+        .margin_top(10)
+        .margin_bottom(20 + 90)
         .margin_right(10)
         .y_label_area_size(110)
         .build_cartesian_2d(0.0..1.0, lo..hi)

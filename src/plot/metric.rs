@@ -271,7 +271,6 @@ pub fn draw<DB: DrawingBackend>(
     let area = frame(root, title, &legend)?;
     let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     let labels = s.x.labels.clone();
-    let positions = s.x.positions.clone();
     let categorical = s.x.categorical;
     let fmt_x = move |v: &f64| -> String {
         if categorical {
@@ -281,11 +280,8 @@ pub fn draw<DB: DrawingBackend>(
             }
             return String::new();
         }
-        positions
-            .iter()
-            .position(|p| (p - v).abs() < 1e-9)
-            .map(|i| labels[i].clone())
-            .unwrap_or_else(|| num(*v))
+        // To scale: plain numbers (durations in seconds, as the axis title says).
+        num(*v)
     };
     let n_labels = if categorical { s.x.labels.len() + 1 } else { 10 };
     mesh_style(&mut chart)

@@ -339,7 +339,7 @@ fn every_figure_kind_is_a_valid_svg_with_its_axis_titles() {
         plot::figures(&sweep).into_iter().chain(plot::figures(&run)).collect();
     let expect: [(&str, &[&str]); 6] = [
         ("cost_vs_workload_agents", &["workload.agents (agents)", "Cost per run (USD)", "eager"]),
-        ("heatmap_cost_saved", &["workload.agents", "workload.parent_tokens", "(%)"]),
+        ("heatmap_cost_saved", &["workload.agents", "workload.parent_tokens", "Cost saved (%)"]),
         (
             "pareto_cost_makespan",
             &["Makespan p99 over replications (s)", "Mean cost per run (USD)", "frontier"],
@@ -493,6 +493,15 @@ fn report_cli_writes_markdown_html_and_figures() {
     );
     assert!(!html.contains("src=\"http") && !html.contains("href=\"http"), "self-contained");
     assert!(md.contains("Lowest mean cost: `wait_first(max_wait=5s)`"), "{md}");
+    // Same input, same bytes: a second report elsewhere is identical, HTML (PNGs) included.
+    let again = dir.join("again").join("review.md");
+    let o = bin()
+        .args(["report", dir.to_str().unwrap(), "--out", again.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), md);
+    assert!(std::fs::read_to_string(again.with_extension("html")).unwrap() == html, "HTML differs");
 }
 
 /// The browser the HTML test uses: $PREFIXSIM_CHROMIUM, else Debian's `chromium`.
