@@ -9,22 +9,8 @@ use plotters::style::RGBColor;
 use super::metric::{axis_number, held_values, x_axis, MetricSpec, Series, METRICS};
 use super::style::{self, num, short_key};
 use super::{Figure, Spec};
+pub use crate::report::results::parse_label;
 use crate::report::results::{slug, Results};
-
-/// `wait_first(max_wait=5s,release=timer)` -> ("wait_first", [("max_wait","5s"), ("release","timer")]).
-pub fn parse_label(label: &str) -> (String, Vec<(String, String)>) {
-    let Some((family, rest)) = label.split_once('(') else {
-        return (label.trim().to_string(), Vec::new());
-    };
-    let params = rest
-        .trim_end_matches(')')
-        .split(',')
-        .filter_map(|kv| {
-            kv.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        })
-        .collect();
-    (family.trim().to_string(), params)
-}
 
 /// (family, parameter, members as (label, value text)).
 pub type Family = (String, String, Vec<(String, String)>);

@@ -117,6 +117,21 @@ pub struct Results {
     pub replay: Option<serde_json::Value>,
 }
 
+/// `wait_first(max_wait=5s,release=timer)` -> ("wait_first", [("max_wait","5s"), ("release","timer")]).
+pub fn parse_label(label: &str) -> (String, Vec<(String, String)>) {
+    let Some((family, rest)) = label.split_once('(') else {
+        return (label.trim().to_string(), Vec::new());
+    };
+    let params = rest
+        .trim_end_matches(')')
+        .split(',')
+        .filter_map(|kv| {
+            kv.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect();
+    (family.trim().to_string(), params)
+}
+
 /// A strategy label as a file-name slug: every char not `[a-z0-9]` becomes `_`.
 pub fn slug(label: &str) -> String {
     label
@@ -169,6 +184,7 @@ impl Results {
             r.trace = parse_trace(&Csv::parse(&p, &t)?)?;
         }
         r.histograms = load_histograms(&dir.join("histograms"), &r.strategies())?;
+        r.unify_swept_strategies();
         if r.manifest.is_none()
             && r.summary.is_empty()
             && r.trace.is_empty()
@@ -178,6 +194,77 @@ impl Results {
             return Err(ResultsError::NoResults(dir.to_path_buf()));
         }
         Ok(r)
+    }
+
+    /// A sweep over a strategy's own parameter (`max_wait = "0s..10s step 2s"`) writes that
+    /// strategy under a new label at each point (`wait_first(max_wait=0s)`, `..=2s`, ...). Give
+    /// those rows one label, the manifest's with the swept value(s) replaced by `x`
+    /// (`wait_first(max_wait=x)`), so that each strategy is one series.
+    fn unify_swept_strategies(&mut self) {
+        let Some(m) = &self.manifest else { return };
+        let manifest = m.strategies.clone();
+        let seen: Vec<String> = self.summary.iter().map(|r| r.strategy.clone()).collect();
+        let mut map: BTreeMap<String, String> = BTreeMap::new();
+        for raw in seen.iter().filter(|s| !manifest.contains(s)) {
+            let (fam, params) = parse_label(raw);
+            let keys: Vec<&String> = params.iter().map(|p| &p.0).collect();
+            let cands: Vec<&String> = manifest
+                .iter()
+                .filter(|c| {
+                    let (f, p) = parse_label(c);
+                    f == fam && p.iter().map(|q| &q.0).collect::<Vec<_>>() == keys
+                })
+                .collect();
+            let [base] = cands[..] else { continue };
+            let (_, base_params) = parse_label(base);
+            let parts: Vec<String> = params
+                .iter()
+                .zip(&base_params)
+                .map(|(p, b)| format!("{}={}", p.0, if p.1 == b.1 { p.1.as_str() } else { "x" }))
+                .collect();
+            let unified = format!("{fam}({})", parts.join(","));
+            map.insert(base.clone(), unified.clone());
+            map.insert(raw.clone(), unified);
+        }
+        // The manifest's own label is one of the swept values only if no point has it next
+        // to another member of its group; otherwise it is a strategy of its own.
+        let group_rows = |u: &String, point: u32| {
+            self.summary
+                .iter()
+                .filter(|r| r.point == point && map.get(&r.strategy) == Some(u))
+                .count()
+        };
+        let clash: Vec<String> = map
+            .iter()
+            .filter(|(k, u)| {
+                manifest.contains(k) && self.summary.iter().any(|r| group_rows(u, r.point) > 1)
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in clash {
+            map.remove(&k);
+        }
+        if map.is_empty() {
+            return;
+        }
+        let rename = |s: &mut String| {
+            if let Some(u) = map.get(s.as_str()) {
+                *s = u.clone();
+            }
+        };
+        if let Some(m) = &mut self.manifest {
+            m.strategies.iter_mut().for_each(rename);
+            m.strategies.dedup();
+        }
+        self.summary.iter_mut().for_each(|r| rename(&mut r.strategy));
+        self.runs.iter_mut().for_each(|r| rename(&mut r.strategy));
+        self.histograms = std::mem::take(&mut self.histograms)
+            .into_iter()
+            .map(|((p, mut s, l), h)| {
+                rename(&mut s);
+                ((p, s, l), h)
+            })
+            .collect();
     }
 
     /// Strategy labels in the manifest's order, else in order of first appearance.

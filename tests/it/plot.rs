@@ -159,6 +159,14 @@ fn write_fixture(dir: &Path, f: &Fixture) {
         let (agents, tokens) = (get("workload.agents", 8), get("workload.parent_tokens", 20_000));
         let cols: String = values.iter().map(|v| format!("{v},")).collect();
         for s in f.strategies {
+            // Like `sweep` over a strategy's own parameter: the label carries the point's value.
+            let label = match keys.iter().position(|k| *k == "wait_first.max_wait") {
+                Some(i) if s.starts_with("wait_first") => {
+                    format!("wait_first(max_wait={})", values[i])
+                }
+                _ => s.to_string(),
+            };
+            let s = label.as_str();
             let mut reps = Vec::new();
             let mut samples = vec![Vec::new(); 3];
             for r in 0..f.replications {
@@ -375,6 +383,11 @@ fn the_hold_cap_axis_marks_the_5s_default() {
     let Spec::Metric(m) = &f.spec else { panic!("metric figure") };
     // 1s, 2s, 5s, 10s are not evenly spaced: positions are indices, and 5 s is index 2.
     assert_eq!(m.x.marker.as_ref().map(|m| m.0), Some(2.0));
+    // The per-point labels wait_first(max_wait=1s), ..=2s, ... are one series.
+    let labels: Vec<&str> = m.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, ["eager", "wait_first(max_wait=x)"]);
+    assert!(m.series.iter().all(|s| s.points.len() == 4), "four points per line");
+    assert!(r.histograms.keys().any(|k| k.1 == "wait_first(max_wait=x)"), "histograms follow");
     let svg = plot::render_svg(f).unwrap();
     assert!(svg.contains("default hold cap 5 s"), "marker label");
     assert!(svg.contains("wait_first.max_wait (s)"), "x title with unit");
