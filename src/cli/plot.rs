@@ -26,7 +26,15 @@ Figures, chosen from what DIR holds:
   pareto_cost_makespan     mean cost vs p99 makespan, the frontier drawn
   <latency>_percentiles    launch_wait, ttft, completion on the log \"nines\" axis
   <latency>_histogram      the same as plain histograms, strategies overlaid
-  timeline_<strategy>      run --trace: one lane per agent, segments and request outcomes";
+  <metric>_vs_<family>_<p> strategies of one family differing in one value, e.g.
+                           wait_first(max_wait=1s|2s|5s): that value as the x axis
+  timeline_<strategy>      run --trace: one lane per agent, segments and request outcomes
+  tune_objective, tune_launch_wait_p99            tune.json: candidates, recommendation marked
+  replay_hit_rate_vs_ttl, replay_reuse_gap_*, ... replay.json: hit-rate curves, reuse gaps
+
+Every figure: 1200x750, embedded DejaVu Sans, one colour per strategy family everywhere.
+The same input gives the same bytes. Exit code 2 when DIR holds no results or a file is
+malformed (the error names the file and line).";
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
