@@ -98,8 +98,7 @@ impl Doc {
                     }
                     out.push_str("</tr></thead>\n<tbody>\n");
                     for r in rows {
-                        let cells: String =
-                            r.iter().map(|c| format!("<td>{}</td>", inline(c))).collect();
+                        let cells: String = r.iter().map(|c| td(c)).collect();
                         out.push_str(&format!("<tr>{cells}</tr>\n"));
                     }
                     out.push_str("</tbody>\n</table>\n");
@@ -138,13 +137,23 @@ const CSS: &str =
     "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1240px;margin:2em auto;\
 padding:0 1em;color:#222;line-height:1.45}\
 table{border-collapse:collapse;margin:1em 0;font-size:.92em}\
-th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}\
-th:first-child,td:first-child{text-align:left}thead{background:#f3f3f3}\
+th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}\
+td.n{text-align:right;white-space:nowrap}thead{background:#f3f3f3}\
 pre{background:#f6f6f6;padding:1em;overflow:auto;max-height:30em}\
 code{font-family:'DejaVu Sans Mono',monospace;font-size:.92em}\
 blockquote{border-left:4px solid #999;margin:1em 0;padding:.2em 1em;color:#333}\
 figure{margin:2em 0}img{max-width:100%;height:auto;border:1px solid #ddd}\
 figcaption{font-style:italic;margin-top:.4em}";
+
+/// A table cell: numbers (and "–") right-aligned, words left.
+fn td(c: &str) -> String {
+    let numeric = c.starts_with(|ch: char| ch.is_ascii_digit() || "+-–".contains(ch));
+    if numeric {
+        format!("<td class=\"n\">{}</td>", inline(c))
+    } else {
+        format!("<td>{}</td>", inline(c))
+    }
+}
 
 /// HTML-escape text.
 pub fn escape(s: &str) -> String {
@@ -194,6 +203,8 @@ mod tests {
             )],
         };
         assert_eq!(d.to_markdown(), "# T\n\n| a | b |\n|---|---|\n| 1\\|2 | 3 |\n");
-        assert!(d.to_html(|_| None).contains("<tr><td>1|2</td><td>3</td></tr>"));
+        assert!(d
+            .to_html(|_| None)
+            .contains("<tr><td class=\"n\">1|2</td><td class=\"n\">3</td></tr>"));
     }
 }
