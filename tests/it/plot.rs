@@ -293,16 +293,39 @@ fn bin() -> Command {
 
 // ---------------------------------------------------------------- checks
 
-/// Well-formed enough: one `<svg` root, closed, every `<text>` closed, no NaN coordinates.
+/// Well-formed XML with an `<svg>` root: every tag closed in order, quoted attributes,
+/// text without a raw `<` or a bare `&`; no NaN or infinite coordinate.
 fn assert_svg(svg: &str, name: &str) {
-    let start = svg.trim_start();
-    assert!(start.starts_with("<svg") || start.starts_with("<?xml"), "{name}: not an SVG");
-    assert!(svg.trim_end().ends_with("</svg>"), "{name}: SVG not closed");
-    assert_eq!(
-        svg.matches("<text").count(),
-        svg.matches("</text>").count(),
-        "{name}: unbalanced <text>"
-    );
+    let body = svg.trim_start();
+    let body = match body.strip_prefix("<?xml") {
+        Some(rest) => rest.split_once("?>").expect("XML declaration closed").1.trim_start(),
+        None => body,
+    };
+    assert!(body.starts_with("<svg"), "{name}: the root is not <svg>");
+    let mut stack: Vec<&str> = Vec::new();
+    let mut rest = body;
+    while let Some(open) = rest.find('<') {
+        let text = &rest[..open];
+        for (i, _) in text.match_indices('&') {
+            let ent = &text[i..text.len().min(i + 8)];
+            let known = ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&#"];
+            assert!(known.iter().any(|e| ent.starts_with(e)), "{name}: bare & in `{text}`");
+        }
+        let close = rest[open..].find('>').map(|c| open + c);
+        let close = close.unwrap_or_else(|| panic!("{name}: unclosed tag"));
+        let tag = &rest[open + 1..close];
+        assert_eq!(tag.matches('"').count() % 2, 0, "{name}: unbalanced quotes in <{tag}>");
+        if let Some(end) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop(), Some(end.trim()), "{name}: </{end}> closes the wrong element");
+        } else if !tag.ends_with('/') && !tag.starts_with('!') {
+            stack.push(tag.split_whitespace().next().unwrap_or(""));
+        }
+        rest = &rest[close + 1..];
+        if stack.is_empty() {
+            break;
+        }
+    }
+    assert!(stack.is_empty() && rest.trim().is_empty(), "{name}: elements left open: {stack:?}");
     assert!(!svg.contains("NaN") && !svg.contains("inf\""), "{name}: non-finite coordinate");
 }
 
@@ -341,6 +364,10 @@ fn figure<'a>(figs: &'a [plot::Figure], name: &str) -> &'a plot::Figure {
 
 #[test]
 fn every_figure_kind_is_a_valid_svg_with_its_axis_titles() {
+    // The checker itself can fail.
+    for bad in ["<svg><g></svg>", "<svg>a & b</svg>", "<svg><text x=\"1>t</text></svg>", "<g></g>"] {
+        assert!(std::panic::catch_unwind(|| assert_svg(bad, "bad")).is_err(), "{bad} passed");
+    }
     let sweep = Results::load(&sweep2_fixture("kinds-sweep")).unwrap();
     let run = Results::load(&run_fixture("kinds-run")).unwrap();
     let figs: Vec<plot::Figure> =
