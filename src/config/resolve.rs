@@ -184,14 +184,14 @@ fn resolve_latency(s: &mut Section<'_>) -> Result<LatencyParams, ConfigError> {
         decode_rate: s.dist("decode_rate", n, "const(50)")?,
         ready_delay_us: s.dist("ready_delay", d, "const(0s)")?,
     };
-    for key in ["prefill_rate", "cached_rate", "decode_rate"] {
-        let dist = match key {
-            "prefill_rate" => &l.prefill_rate,
-            "cached_rate" => &l.cached_rate,
-            _ => &l.decode_rate,
-        };
+    let rates = [
+        ("prefill_rate", &l.prefill_rate),
+        ("cached_rate", &l.cached_rate),
+        ("decode_rate", &l.decode_rate),
+    ];
+    for (key, dist) in rates {
         if matches!(dist, Dist::Const(x) if *x <= 0.0) {
-            return Err(s.bad(key, "0".into(), "a rate must be positive"));
+            return Err(s.bad(key, "\"const(0)\"".into(), "a rate must be positive"));
         }
     }
     s.finish()?;

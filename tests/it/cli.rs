@@ -505,3 +505,25 @@ mod props {
         }
     }
 }
+
+/// `empirical(file=...)` is read relative to the experiment file, at resolve time.
+#[test]
+fn empirical_files_are_relative_to_the_experiment() {
+    let dir = scratch("empirical");
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    write_file(&dir, "data/tools.txt", "# tool latencies\n1s, 2s\n500ms\n");
+    let file = write_file(
+        &dir,
+        "e.toml",
+        "[workload]\ntool_latency = \"empirical(file=data/tools.txt)\"\n",
+    );
+    let (_, e) = config::load(&file, &[]).unwrap();
+    assert_eq!(e.workload.tool_latency_us, prefixsim::dist::Dist::Empirical(vec![1e6, 2e6, 5e5]));
+    let bad = write_file(
+        &dir,
+        "bad.toml",
+        "[workload]\ntool_latency = \"empirical(file=data/none.txt)\"\n",
+    );
+    let err = config::load(&bad, &[]).unwrap_err().to_string();
+    assert!(err.contains("workload.tool_latency") && err.contains("none.txt"), "{err}");
+}
