@@ -7,6 +7,9 @@
 //! caching moves it every turn). A string `system` is its raw text. Tokens: `ceil(chars / 4)` of
 //! the canonical bytes (the seed's estimate over its JSON-serialized blocks).
 //!
+//! [`Granularity::ContentBlock`] cuts finer: each tool, system block and content block is a block
+//! (a lookback position), a run of `tool_use` (or `tool_result`) blocks counting as one.
+//!
 //! Layer parameters: `tool_choice`, `thinking` and `output_config` are folded before the first
 //! message (they invalidate the messages only); `speed` before the system prompt (system and
 //! messages). Breakpoints: every `cache_control` on a tool, a system block or a content block
@@ -98,8 +101,21 @@ struct Marker {
     path: String,
 }
 
+/// How finely a body is cut into blocks (SPEC.md 3.1: the default is `Message`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Granularity {
+    /// The tool list one block, the system prompt one block, each message one block.
+    #[default]
+    Message,
+    /// Each tool, each system block and each content block is a block (a lookback position);
+    /// a run of consecutive `tool_use` (or `tool_result`) blocks in a message is one block, as
+    /// the Claude API counts positions (FACTS.md section 1, newer docs).
+    ContentBlock,
+}
+
 #[derive(Default)]
 struct Builder {
+    fine: bool,
     blocks: Vec<Block>,
     paths: Vec<String>,
     markers: Vec<Marker>,
@@ -107,24 +123,29 @@ struct Builder {
 
 impl Builder {
     fn push(&mut self, layer: Layer, canonical: &str, path: String) {
-        self.blocks.push(Block::from_bytes(
-            layer,
-            canonical.as_bytes(),
-            estimate_tokens(canonical),
-        ));
+        self.push_bytes(layer, canonical.as_bytes(), estimate_tokens(canonical), path);
+    }
+
+    fn push_bytes(&mut self, layer: Layer, bytes: &[u8], tokens: u64, path: String) {
+        self.blocks.push(Block::from_bytes(layer, bytes, tokens));
         self.paths.push(path);
     }
 }
 
-/// Parse and validate a body.
+/// Parse and validate a body at the default granularity (one block per message).
 pub fn parse_body(body: &Value) -> Result<ParsedBody, BodyError> {
+    parse_body_with(body, Granularity::Message)
+}
+
+/// Parse and validate a body, cut into blocks at `granularity`.
+pub fn parse_body_with(body: &Value, granularity: Granularity) -> Result<ParsedBody, BodyError> {
     let Some(obj) = body.as_object() else { return err("$", "the body must be a JSON object") };
     let model = match obj.get("model") {
         Some(Value::String(m)) if !m.is_empty() => m.clone(),
         Some(_) => return err("model", "must be a non-empty string"),
         None => return err("model", "missing (the model name is part of the cache key)"),
     };
-    let mut b = Builder::default();
+    let mut b = Builder { fine: granularity == Granularity::ContentBlock, ..Builder::default() };
     if let Some(tools) = obj.get("tools") {
         parse_tools(tools, &mut b)?;
     }
@@ -173,23 +194,30 @@ fn parse_tools(tools: &Value, b: &mut Builder) -> Result<(), BodyError> {
     if list.is_empty() {
         return Ok(());
     }
-    let block = b.blocks.len();
+    let first = b.blocks.len();
     for (i, t) in list.iter().enumerate() {
         let path = format!("tools[{i}]");
         let Value::Object(o) = t else { return err(path, "a tool definition must be an object") };
         if !matches!(o.get("name"), Some(Value::String(_))) {
             return err(format!("{path}.name"), "missing or not a string");
         }
-        marker_of(o, block, &path, b)?;
+        marker_of(o, if b.fine { first + i } else { first }, &path, b)?;
+        if b.fine {
+            let mut s = String::new();
+            canonical(t, true, &mut s);
+            b.push(Layer::Tools, &s, path);
+        }
     }
-    let mut s = String::new();
-    canonical_list(list, &mut s);
-    b.push(Layer::Tools, &s, "tools".into());
+    if !b.fine {
+        let mut s = String::new();
+        canonical_list(list, &mut s);
+        b.push(Layer::Tools, &s, "tools".into());
+    }
     Ok(())
 }
 
 fn parse_system(system: &Value, b: &mut Builder) -> Result<(), BodyError> {
-    let block = b.blocks.len();
+    let first = b.blocks.len();
     match system {
         Value::String(text) => {
             b.push(Layer::System, text, "system".into());
@@ -197,11 +225,19 @@ fn parse_system(system: &Value, b: &mut Builder) -> Result<(), BodyError> {
         }
         Value::Array(list) => {
             for (i, item) in list.iter().enumerate() {
-                check_content_block(item, block, &format!("system[{i}]"), b)?;
+                let path = format!("system[{i}]");
+                check_content_block(item, if b.fine { first + i } else { first }, &path, b)?;
+                if b.fine {
+                    let mut s = String::new();
+                    canonical(item, true, &mut s);
+                    b.push(Layer::System, &s, path);
+                }
             }
-            let mut s = String::new();
-            canonical_list(list, &mut s);
-            b.push(Layer::System, &s, "system".into());
+            if !b.fine && !list.is_empty() {
+                let mut s = String::new();
+                canonical_list(list, &mut s);
+                b.push(Layer::System, &s, "system".into());
+            }
             Ok(())
         }
         _ => err("system", "must be a string or an array of text blocks"),
@@ -211,13 +247,22 @@ fn parse_system(system: &Value, b: &mut Builder) -> Result<(), BodyError> {
 fn parse_message(m: &Value, i: usize, b: &mut Builder) -> Result<(), BodyError> {
     let path = format!("messages[{i}]");
     let Value::Object(o) = m else { return err(path, "a message must be an object") };
-    if !matches!(o.get("role"), Some(Value::String(_))) {
+    let Some(Value::String(role)) = o.get("role") else {
         return err(format!("{path}.role"), "missing or not a string");
+    };
+    if o.contains_key("cache_control") {
+        return err(
+            format!("{path}.cache_control"),
+            "cache_control goes on a content block, not on the message",
+        );
     }
-    let block = b.blocks.len();
     match o.get("content") {
         Some(Value::String(_)) => {}
+        Some(Value::Array(list)) if b.fine && !list.is_empty() => {
+            return parse_content_runs(role, list, &path, b);
+        }
         Some(Value::Array(list)) => {
+            let block = b.blocks.len();
             for (k, item) in list.iter().enumerate() {
                 check_content_block(item, block, &format!("{path}.content[{k}]"), b)?;
             }
@@ -227,15 +272,40 @@ fn parse_message(m: &Value, i: usize, b: &mut Builder) -> Result<(), BodyError> 
         }
         None => return err(format!("{path}.content"), "missing"),
     }
-    if o.contains_key("cache_control") {
-        return err(
-            format!("{path}.cache_control"),
-            "cache_control goes on a content block, not on the message",
-        );
-    }
     let mut s = String::new();
     canonical(m, true, &mut s);
     b.push(Layer::Messages, &s, path);
+    Ok(())
+}
+
+/// Content-block granularity: one block per content block, a run of `tool_use` (or
+/// `tool_result`) blocks as one. The bytes carry the role and the run's position.
+fn parse_content_runs(
+    role: &str,
+    list: &[Value],
+    path: &str,
+    b: &mut Builder,
+) -> Result<(), BodyError> {
+    let kind = |v: &Value| v.get("type").and_then(Value::as_str).map(str::to_owned);
+    let mut start = 0;
+    while start < list.len() {
+        let mut end = start + 1;
+        let run_kind = kind(&list[start]);
+        let merges = matches!(run_kind.as_deref(), Some("tool_use" | "tool_result"));
+        while merges && end < list.len() && kind(&list[end]) == run_kind {
+            end += 1;
+        }
+        let block = b.blocks.len();
+        for (k, item) in list.iter().enumerate().take(end).skip(start) {
+            check_content_block(item, block, &format!("{path}.content[{k}]"), b)?;
+        }
+        let mut run = String::new();
+        canonical_list(&list[start..end], &mut run);
+        let bytes = format!("{}\0{start}\0{run}", Value::String(role.to_owned()));
+        let block_path = format!("{path}.content[{start}]");
+        b.push_bytes(Layer::Messages, bytes.as_bytes(), estimate_tokens(&run), block_path);
+        start = end;
+    }
     Ok(())
 }
 

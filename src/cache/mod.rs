@@ -20,7 +20,10 @@ mod serve;
 mod store;
 
 pub use crate::config::{Policy, Ttl};
-pub use body::{parse_body, request_from_json, request_from_json_scoped, BodyError, ParsedBody};
+pub use body::{
+    parse_body, parse_body_with, request_from_json, request_from_json_scoped, BodyError,
+    Granularity, ParsedBody,
+};
 pub use presets::{cost_usd, preset, preset_names, uncached_cost_usd};
 pub use prompt::{reference_prefix_digest, Prompt};
 pub use serve::{Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};

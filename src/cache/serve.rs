@@ -29,7 +29,9 @@ pub const MAX_BREAKPOINTS: usize = 4;
 /// Positions checked per breakpoint, counting the breakpoint itself (FACTS.md section 1).
 pub const LOOKBACK_POSITIONS: usize = 20;
 
-/// The prefix cache of one model: entries, policy and prices.
+/// The prefix cache of one model: entries, policy and prices. One `Cache` per model: the
+/// minimum length applied is this cache's model's (a prompt seeded with another model's name
+/// never hits it anyway).
 #[derive(Debug, Clone)]
 pub struct Cache {
     store: EntryStore<Digest>,

@@ -16,7 +16,7 @@ The [sweep] table of FILE names the axes; each is a dotted key over a list or a 
   [sweep]
   \"workload.parent_tokens\" = [5000, 50000, 200000]   # a list
   \"workload.agents\" = \"1..64 x2\"                     # log range: 1, 2, 4, ..., 64
-  max_wait = \"0s..10s step 500ms\"                      # linear range (strategy.wait_first.max_wait)
+  max_wait = \"0s..10s step 500ms\"                   # linear range (strategy.wait_first.max_wait)
   zip = [\"workload.agents\", \"workload.concurrency\"]  # pair these axes instead of crossing them
 The grid is the product of the axes in file order (the first varies slowest). Every point runs
 every strategy with the file's replications and seed: all points see the same random numbers.
@@ -48,7 +48,8 @@ pub struct Args {
     /// Run only the points whose index mod N == K (K from 0).
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
-    /// Continue the sweep journaled in DIR (after Ctrl-C, a crash or a kill).
+    /// Continue the sweep journaled in DIR (after Ctrl-C, a crash or a kill); without it an
+    /// existing journal in DIR is replaced.
     #[arg(long)]
     pub resume: bool,
     /// Output directory (default: results/<experiment name>).
@@ -77,8 +78,11 @@ pub fn load_plan(file: &Path, sets: &[String]) -> Result<(Real, Plan), CliError>
 /// Map a sweep error to the CLI's exit codes, naming the file on input errors.
 pub fn sweep_err(origin: &str, e: SweepError) -> CliError {
     match e {
-        SweepError::Input(m) if m.starts_with(origin) => CliError::input(anyhow::anyhow!(m)),
-        SweepError::Input(m) => CliError::input(anyhow::anyhow!("{origin}: {m}")),
+        // Name the file once, in front, even when the resolver's message names it too.
+        SweepError::Input(m) => {
+            let m = m.replace(&format!("{origin}: "), "");
+            CliError::input(anyhow::anyhow!("{origin}: {m}"))
+        }
         SweepError::Internal(m) => CliError::internal(anyhow::anyhow!(m)),
     }
 }
@@ -117,6 +121,7 @@ pub fn run(args: Args) -> CliResult {
             jobs: args.jobs.unwrap_or_else(default_jobs).max(1),
             progress: std::io::stderr().is_terminal(),
             ctrl_c: true,
+            throttle_ms: throttle_ms(),
         },
     };
     let origin = args.file.display().to_string();
@@ -152,6 +157,11 @@ pub fn run(args: Args) -> CliResult {
     Ok(())
 }
 
+/// `PREFIXSIM_SWEEP_THROTTLE_MS`: a test seam (see `ExecOptions::throttle_ms`); unset = 0.
+fn throttle_ms() -> u64 {
+    std::env::var("PREFIXSIM_SWEEP_THROTTLE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
 fn default_dir(name: &str, shard: Option<sweep::Shard>) -> PathBuf {
     let base = crate::config::slug(&name.to_lowercase());
     match shard {
@@ -182,8 +192,65 @@ fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) {
         };
         println!("  axis {:<32} {shown}", a.key);
     }
+    if let Ok(table) = summary_table(dir, plan.grid.axes.len(), 20) {
+        print!("{table}");
+    }
     println!("wrote {}/{{summary.csv, runs.csv, histograms/, manifest.json}}", dir.display());
     println!("next: prefixsim plot {0}   prefixsim report {0}", dir.display());
+}
+
+/// Split one CSV line (cells quoted with `"` when they hold commas).
+fn csv_split(line: &str) -> Vec<String> {
+    let (mut cells, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => cells.push(std::mem::take(&mut cur)),
+            other => cur.push(other),
+        }
+    }
+    cells.push(cur);
+    cells
+}
+
+/// The first `max_rows` rows of DIR/summary.csv as a table for people.
+fn summary_table(dir: &Path, axes: usize, max_rows: usize) -> std::io::Result<String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(dir.join("summary.csv"))?;
+    let mut lines = std::io::BufReader::new(file).lines();
+    let header = csv_split(&lines.next().transpose()?.unwrap_or_default());
+    let wanted = ["cost_usd_mean", "hit_rate_mean", "launch_wait_p99_s", "makespan_s_mean"];
+    let idx: Vec<usize> =
+        wanted.iter().filter_map(|w| header.iter().position(|h| h == w)).collect();
+    let keep: Vec<usize> = (0..=axes + 1).chain(idx).collect();
+    let mut rows: Vec<Vec<String>> =
+        vec![keep.iter().map(|&i| header.get(i).cloned().unwrap_or_default()).collect()];
+    let mut more = 0usize;
+    for line in lines {
+        let cells = csv_split(&line?);
+        if rows.len() > max_rows {
+            more += 1;
+            continue;
+        }
+        rows.push(keep.iter().map(|&i| cells.get(i).cloned().unwrap_or_default()).collect());
+    }
+    let widths: Vec<usize> =
+        (0..keep.len()).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in &rows {
+        let cells: Vec<String> =
+            r.iter().zip(&widths).map(|(cell, w)| format!("{cell:>w$}")).collect();
+        out.push_str(&format!("  {}\n", cells.join("  ")));
+    }
+    if more > 0 {
+        out.push_str(&format!("  ... {more} more rows in summary.csv\n"));
+    }
+    Ok(out)
 }
 
 fn resume_command(args: &Args, dir: &Path) -> String {

@@ -118,7 +118,7 @@ impl<E> Engine<E> {
 
     /// Deliver the next event and advance the clock to it; `Ok(None)` when the queue is empty.
     /// Stops with an error, leaving the event queued, at the event limit or past the horizon.
-    pub fn next(&mut self) -> Result<Option<(SimTime, E)>, EngineError> {
+    pub fn pop(&mut self) -> Result<Option<(SimTime, E)>, EngineError> {
         let Some(head) = self.heap.peek() else { return Ok(None) };
         if head.time > self.bounds.horizon_us {
             return Err(EngineError::Horizon {
@@ -144,7 +144,7 @@ impl<E> Engine<E> {
         &mut self,
         mut handle: impl FnMut(&mut Self, SimTime, E),
     ) -> Result<u64, EngineError> {
-        while let Some((t, e)) = self.next()? {
+        while let Some((t, e)) = self.pop()? {
             handle(self, t, e);
         }
         Ok(self.delivered)
@@ -172,7 +172,7 @@ mod tests {
     fn refuses_the_past() {
         let mut e = Engine::new(Bounds::UNBOUNDED);
         e.schedule_at(10, ());
-        e.next().unwrap();
+        e.pop().unwrap();
         e.schedule_at(9, ());
     }
 }

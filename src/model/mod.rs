@@ -37,7 +37,8 @@ pub enum SegmentKind {
     Decode,
     /// A tool call, between a response and the next request.
     Tool,
-    /// First token to the request's written entries becoming readable (the ready delay).
+    /// First token to the request's written entries becoming readable (the ready delay; a
+    /// zero-length segment when there is none). Only for requests that wrote.
     EntryReady,
 }
 
@@ -129,6 +130,18 @@ pub struct RequestRecord {
     pub cost_usd: f64,
     /// 0 = the experiment's model, 1 = the `fork_other_model` model.
     pub model: usize,
+    /// The cache keys the request used: for checking the cache's lifecycle from outside.
+    pub keys: RequestKeys,
+}
+
+/// The cache keys of one request (traced runs only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestKeys {
+    /// The prefix digest at the boundary the request read (`None`: no read).
+    pub hit: Option<crate::cache::Digest>,
+    /// The prefix digest and prefix tokens at each breakpoint, in order.
+    pub breakpoints: [(crate::cache::Digest, u64); 3],
+    pub n_breakpoints: usize,
 }
 
 /// Everything one traced run produced.

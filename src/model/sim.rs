@@ -12,7 +12,7 @@
 use super::latency::{self, Work};
 use super::rate::{Admission, Limit, RateLimiter};
 use super::workload::{self, Shared, WORKFLOW_ID};
-use super::{Detailed, Outcome, RequestRecord, Segment, SegmentKind, SimError};
+use super::{Detailed, Outcome, RequestKeys, RequestRecord, Segment, SegmentKind, SimError};
 use crate::cache::{self, Breakpoint, Cache, Prompt, Usage};
 use crate::config::{AgentKind, Experiment, ModelParams, Release, Strategy};
 use crate::engine::{Bounds, Engine};
@@ -23,6 +23,8 @@ use crate::time::SimTime;
 /// The events of the model.
 #[derive(Debug, Clone, Copy)]
 enum Ev {
+    /// The fan-out starts (t0): the first wave takes its slots.
+    Start,
     /// A stagger gate opens for the agent's first request.
     Gate(u32),
     /// Send (or retry after a 429) the agent's current request.
@@ -46,12 +48,11 @@ struct Agent {
     turn: u32,
     output_tokens: u64,
     slot_us: SimTime,
-    /// When the current request was first tried (a 429 does not move it).
-    tried_us: Option<SimTime>,
+    /// Its first response has ended (tracked where observed: under `sequential`, and at the
+    /// last response).
     first_done: bool,
     /// Sequential: waiting for the previous agent's first request to finish.
     waiting_prev: bool,
-    has_slot: bool,
     work: ChaCha8Rng,
     lat: ChaCha8Rng,
     jitter: ChaCha8Rng,
@@ -240,10 +241,8 @@ impl<'a> Run<'a> {
                 turn: 0,
                 output_tokens,
                 slot_us: 0,
-                tried_us: None,
                 first_done: false,
                 waiting_prev: false,
-                has_slot: false,
                 work,
                 lat: stream(id, site::LATENCY),
                 jitter: stream(id, site::RATE_LIMIT),
@@ -259,10 +258,8 @@ impl<'a> Run<'a> {
                 turn: 0,
                 output_tokens: 0,
                 slot_us: 0,
-                tried_us: None,
                 first_done: false,
                 waiting_prev: false,
-                has_slot: false,
                 work: stream(WORKFLOW_ID, site::WORKLOAD),
                 lat: stream(WORKFLOW_ID, site::LATENCY),
                 jitter: stream(WORKFLOW_ID, site::RATE_LIMIT),
@@ -273,9 +270,9 @@ impl<'a> Run<'a> {
     /// Start the fan-out at t0 and run the engine to the end.
     fn go(&mut self) -> Result<(), SimError> {
         let t0 = self.t0;
-        self.engine.schedule_at(t0, Ev::Gate(u32::MAX));
-        // Time t0 is delivered first; starting agents inside the loop keeps `now` right.
-        while let Some((_, ev)) = self.engine.next()? {
+        // Starting the agents as the first event puts the clock at t0 for them.
+        self.engine.schedule_at(t0, Ev::Start);
+        while let Some((_, ev)) = self.engine.pop()? {
             self.handle(ev)?;
         }
         self.metrics.events = self.engine.delivered();
@@ -295,11 +292,12 @@ impl<'a> Run<'a> {
 
     fn handle(&mut self, ev: Ev) -> Result<(), SimError> {
         match ev {
-            Ev::Gate(u32::MAX) => self.start(),
+            Ev::Start => self.start(),
             Ev::Gate(a) => self.send_first(a),
             Ev::Send(a) => self.send(a),
             Ev::FirstToken(a) => {
-                if a == 0 && self.hold_open && self.agents[0].turn == 0 {
+                // Scheduled only for agent 0's first request while the hold is open.
+                if a == 0 && self.hold_open {
                     self.release()?;
                 }
                 Ok(())
@@ -324,18 +322,15 @@ impl<'a> Run<'a> {
         debug_assert!(a < self.n);
         self.next_queued += 1;
         let now = self.engine.now();
-        let agent = &mut self.agents[a as usize];
-        agent.slot_us = now;
-        agent.has_slot = true;
+        self.agents[a as usize].slot_us = now;
         match *self.strategy {
             Strategy::Eager | Strategy::WaitFirst { max_wait_us: 0, .. } => self.send_first(a),
-            Strategy::WaitFirst { max_wait_us, release } => {
+            Strategy::WaitFirst { max_wait_us, .. } => {
                 if a == 0 {
                     self.hold_open = true;
                     self.engine.schedule_in(max_wait_us, Ev::HoldCap);
                     // With release = on_ready, agent 0's first token (scheduled when its
                     // request is served) releases the hold earlier than the cap.
-                    let _ = release;
                     self.send_first(0)
                 } else if self.hold_open {
                     self.held.push(a);
@@ -412,7 +407,6 @@ impl Run<'_> {
         let ttl = self.exp.cache.ttl;
         let mut bps = [Breakpoint { index: 0, ttl }; 3];
         let ag = &mut self.agents[a as usize];
-        ag.tried_us.get_or_insert(now);
         let nbps = workload::breakpoints(1, ag.shared_end, ag.prompt.len() - 1, ttl, &mut bps);
         let (m, out, request) = (ag.model, ag.output_tokens, ag.turn);
         let admit = self.admit(a, &bps[..nbps])?;
@@ -439,6 +433,10 @@ impl Run<'_> {
             assert_eq!(charged, Admission::Admitted, "the worst case fitted, the actual must");
         }
         self.record(a, request, now, &usage, t, out, m);
+        if let Some((_, requests)) = self.trace.as_mut() {
+            let last = requests.last_mut().expect("record pushed a request");
+            last.keys = keys(&self.agents[a as usize].prompt, &bps[..nbps], &usage);
+        }
         if a == self.n {
             let ready = now + t.ttft_us + t.ready_delay_us;
             self.engine.schedule_at(ready, Ev::PrewarmReady);
@@ -450,7 +448,16 @@ impl Run<'_> {
         if a == 0 && request == 0 && self.hold_open && listens {
             self.engine.schedule_at(now + t.ttft_us, Ev::FirstToken(0));
         }
-        self.engine.schedule_at(now + t.ttft_us + t.decode_us, Ev::ResponseEnd(a));
+        let end = now + t.ttft_us + t.decode_us;
+        let ag = &self.agents[a as usize];
+        let last = request + 1 >= ag.turns;
+        if last || (!ag.first_done && *self.strategy == Strategy::Sequential) {
+            // Someone observes this response's end: the slot, the completion, the next agent.
+            self.engine.schedule_at(end, Ev::ResponseEnd(a));
+        } else {
+            // Nobody does: schedule the next request directly (one event per request).
+            self.tool_call(a, request, end);
+        }
         Ok(())
     }
 
@@ -538,6 +545,23 @@ impl Run<'_> {
         if request == 0 && a < self.n {
             mx.launch_wait_us.saturating_record(now - self.agents[a as usize].slot_us);
         }
+        if self.trace.is_some() {
+            self.trace_request(a, request, now, u, t, out, (m, cost_usd));
+        }
+    }
+
+    /// The timeline segments and the record of one served request (traced runs).
+    #[allow(clippy::too_many_arguments)]
+    fn trace_request(
+        &mut self,
+        a: u32,
+        request: u32,
+        now: SimTime,
+        u: &Usage,
+        t: latency::Timing,
+        out: u64,
+        (m, cost_usd): (usize, f64),
+    ) {
         let Some((segments, requests)) = self.trace.as_mut() else { return };
         let t0 = self.t0;
         let outcome = Outcome::of(u);
@@ -556,7 +580,8 @@ impl Run<'_> {
         if t.decode_us > 0 {
             seg(SegmentKind::Decode, first, first + t.decode_us);
         }
-        if u.cache_write() > 0 && t.ready_delay_us > 0 {
+        if u.cache_write() > 0 {
+            // Zero-length when there is no ready delay: it still marks when the entry is ready.
             seg(SegmentKind::EntryReady, first, first + t.ready_delay_us);
         }
         requests.push(RequestRecord {
@@ -571,6 +596,11 @@ impl Run<'_> {
             output_tokens: out,
             cost_usd,
             model: m,
+            keys: RequestKeys {
+                hit: None,
+                breakpoints: [(Default::default(), 0); 3],
+                n_breakpoints: 0,
+            },
         });
     }
 
@@ -589,24 +619,27 @@ impl Run<'_> {
                 self.send_first(next as u32)?;
             }
         }
-        let ag = &mut self.agents[ai];
+        let ag = &self.agents[ai];
         let request = ag.turn;
-        ag.turn += 1;
-        ag.tried_us = None;
-        if ag.turn < ag.turns {
-            let tool_us = self.next_turn(a, request);
-            self.segment(a, request + 1, SegmentKind::Tool, now, now + tool_us, Outcome::None);
-            self.engine.schedule_in(tool_us, Ev::Send(a));
+        if ag.turn + 1 < ag.turns {
+            self.tool_call(a, request, now);
             return Ok(());
         }
         let done_us = now - self.t0;
         self.metrics.completion_us.saturating_record(done_us);
         self.metrics.makespan_us = self.metrics.makespan_us.max(done_us);
-        self.agents[ai].has_slot = false;
         if self.next_queued < self.n {
             self.take_slot()?;
         }
         Ok(())
+    }
+
+    /// After response `request` ends at `end`: the tool call, then the next request.
+    fn tool_call(&mut self, a: u32, request: u32, end: SimTime) {
+        let tool_us = self.next_turn(a, request);
+        self.agents[a as usize].turn += 1;
+        self.segment(a, request + 1, SegmentKind::Tool, end, end + tool_us, Outcome::None);
+        self.engine.schedule_at(end + tool_us, Ev::Send(a));
     }
 
     /// Draw the tool call after request `request`, extend the prompt with the response and
@@ -660,4 +693,20 @@ fn work(u: &Usage, output_tokens: u64) -> Work {
         cached_tokens: u.cache_read,
         output_tokens,
     }
+}
+
+/// The keys a request used: its hit boundary (found from `cache_read`: prefix token counts
+/// strictly increase, since empty blocks are never pushed) and its breakpoints.
+fn keys(prompt: &Prompt, bps: &[Breakpoint], u: &Usage) -> RequestKeys {
+    let hit = (u.cache_read > 0).then(|| {
+        let i = (0..prompt.len())
+            .find(|&i| prompt.prefix_tokens(i) == u.cache_read)
+            .expect("the read prefix ends at a block boundary");
+        prompt.prefix_digest(i)
+    });
+    let mut breakpoints = [(Default::default(), 0); 3];
+    for (slot, bp) in breakpoints.iter_mut().zip(bps) {
+        *slot = (prompt.prefix_digest(bp.index), prompt.prefix_tokens(bp.index));
+    }
+    RequestKeys { hit, breakpoints, n_breakpoints: bps.len() }
 }

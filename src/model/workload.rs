@@ -24,22 +24,41 @@ pub const SCOPE: &str = "workspace";
 /// Agent number standing for the workflow itself (the prewarm request), outside any agent's id.
 pub const WORKFLOW_ID: u64 = 1 << 32;
 
+/// FNV-1a of a name, at compile time for the fixed names below.
+pub const fn name_hash(tag: &str) -> u64 {
+    let bytes = tag.as_bytes();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        h = (h ^ bytes[i] as u64).wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    h
+}
+
 /// The identity digest of a stable name `tag/a/b`: 256 bits derived from the name by the
 /// SplitMix64 mixer (no allocation, a few ns). It stands for content the simulator does not
 /// render, so it need not be cryptographic; the prefix chain over it is SHA-256 (`Prompt`).
 pub fn identity(tag: &str, a: u64, b: u64) -> Digest {
-    // FNV-1a over the tag, then mixed with the two indices into four words.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &byte in tag.as_bytes() {
-        h = (h ^ byte as u64).wrapping_mul(0x0100_0000_01b3);
-    }
-    let base = crate::rng::derive_seed(h, &[a, b]);
+    identity_of(name_hash(tag), a, b)
+}
+
+fn identity_of(tag_hash: u64, a: u64, b: u64) -> Digest {
+    use crate::rng::mix64;
+    let w0 = mix64(tag_hash ^ mix64(a));
+    let w1 = mix64(w0 ^ b);
+    let w2 = mix64(w1 ^ 0x2545_f491_4f6c_dd1d);
+    let w3 = mix64(w2 ^ 0x9e37_79b9_7f4a_7c15);
     let mut out = [0u8; 32];
-    for (i, chunk) in out.chunks_exact_mut(8).enumerate() {
-        chunk.copy_from_slice(&crate::rng::mix64(base ^ (i as u64 + 1)).to_le_bytes());
+    for (chunk, w) in out.chunks_exact_mut(8).zip([w0, w1, w2, w3]) {
+        chunk.copy_from_slice(&w.to_le_bytes());
     }
     Digest(out)
 }
+
+const TASK: u64 = name_hash("agent/task");
+const RESPONSE: u64 = name_hash("agent/response");
+const RESULT: u64 = name_hash("agent/result");
 
 fn block(layer: Layer, tokens: u64, tag: &str, a: u64, b: u64) -> Block {
     Block { layer, tokens, digest: identity(tag, a, b) }
@@ -140,7 +159,7 @@ pub fn breakpoints(
 /// Append agent `agent`'s own task (the `/btw` question for kind `btw`); nothing if empty.
 pub fn push_task(p: &mut Prompt, agent: u64, tokens: u64) {
     if tokens > 0 {
-        p.push(block(Layer::Messages, tokens, "agent/task", agent, 0));
+        p.push(Block { layer: Layer::Messages, tokens, digest: identity_of(TASK, agent, 0) });
     }
 }
 
@@ -148,9 +167,36 @@ pub fn push_task(p: &mut Prompt, agent: u64, tokens: u64) {
 pub fn push_turn(p: &mut Prompt, agent: u64, turn: u64, output_tokens: u64, result_tokens: u64) {
     // Empty blocks are not sent (the API refuses empty text blocks): the prompt is unchanged.
     if output_tokens > 0 {
-        p.push(block(Layer::Messages, output_tokens, "agent/response", agent, turn));
+        let digest = identity_of(RESPONSE, agent, turn);
+        p.push(Block { layer: Layer::Messages, tokens: output_tokens, digest });
     }
     if result_tokens > 0 {
-        p.push(block(Layer::Messages, result_tokens, "agent/result", agent, turn));
+        let digest = identity_of(RESULT, agent, turn);
+        p.push(Block { layer: Layer::Messages, tokens: result_tokens, digest });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn breakpoints_deduplicate_and_stay_increasing() {
+        let mut out = [Breakpoint { index: 0, ttl: Ttl::FiveMin }; 3];
+        assert_eq!(breakpoints(1, 3, 4, Ttl::FiveMin, &mut out), 3);
+        assert_eq!(out.map(|b| b.index), [1, 3, 4]);
+        // No brief, no task: the shared end and the last message coincide.
+        assert_eq!(breakpoints(1, 2, 2, Ttl::FiveMin, &mut out), 2);
+        assert_eq!(&out[..2].iter().map(|b| b.index).collect::<Vec<_>>(), &[1, 2]);
+        // A subagent without brief: the system end is the shared end.
+        assert_eq!(breakpoints(1, 1, 2, Ttl::FiveMin, &mut out), 2);
+    }
+
+    #[test]
+    fn identities_are_stable_and_distinct() {
+        assert_eq!(identity("agent/result", 3, 2), identity("agent/result", 3, 2));
+        assert_ne!(identity("agent/result", 3, 2), identity("agent/result", 2, 3));
+        assert_ne!(identity("agent/result", 3, 2), identity("agent/response", 3, 2));
+        assert_eq!(identity("agent/task", 5, 0), identity_of(TASK, 5, 0));
     }
 }

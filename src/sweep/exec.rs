@@ -44,6 +44,9 @@ pub struct ExecOptions {
     pub progress: bool,
     /// Listen for Ctrl-C.
     pub ctrl_c: bool,
+    /// Test seam: wall-clock milliseconds each worker sleeps before a point (0 in normal use),
+    /// so tests can interrupt a sweep part-way however fast the machine. Results unchanged.
+    pub throttle_ms: u64,
 }
 
 /// Run points `seq.nth(first..)` through `work`, appending records to `journal` in order.
@@ -64,6 +67,13 @@ where
         .build()
         .map_err(|e| ExecError::Runtime(e.to_string()))?;
     let bar = progress_bar(seq.len(), first, opts.progress);
+    let throttle = std::time::Duration::from_millis(opts.throttle_ms);
+    let work = Arc::new(move |point: u64| {
+        if !throttle.is_zero() {
+            std::thread::sleep(throttle);
+        }
+        work(point)
+    });
     let result = rt.block_on(pipeline(seq, first, work, journal, jobs, bar.clone(), opts.ctrl_c));
     bar.finish_and_clear();
     result
@@ -131,6 +141,15 @@ where
         });
     }
     drop(tx);
+    if interrupted {
+        eprintln!("interrupted: finishing the points in progress (Ctrl-C again to stop now)");
+        // A second Ctrl-C exits at once: the journal is valid at every byte, so --resume works.
+        tokio::spawn(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(130);
+            }
+        });
+    }
     let (written, err) = writer.await.map_err(|e| ExecError::Runtime(e.to_string()))?;
     if let Some(e) = err {
         return Err(e);

@@ -119,10 +119,19 @@ impl Plan {
             experiment_text,
             desc: sim.describe(&exp),
         };
+        // Each value alone (with its zip partners) on the base experiment, so an error names
+        // the axis that causes it; then the first point, every axis set, for combinations.
         for (a, axis) in plan.grid.axes.iter().enumerate() {
             for (i, v) in axis.values.iter().enumerate() {
-                let t = plan.point_table(plan.grid.axis_point(a, i));
-                t.and_then(|t| sim.resolve(&t)).map_err(|e| {
+                let point = plan.grid.axis_point(a, i);
+                let mut t = plan.base.clone();
+                for (key, value) in plan.grid.point(point) {
+                    if plan.grid.same_group(a, key) {
+                        table::set_value(&mut t, key, value.clone())
+                            .map_err(|e| SweepError::Input(format!("[sweep] {key}: {e}")))?;
+                    }
+                }
+                sim.resolve(&t).map_err(|e| {
                     SweepError::Input(format!(
                         "[sweep] {} = {}: {e}",
                         axis.key,
@@ -131,6 +140,16 @@ impl Plan {
                 })?;
             }
         }
+        let first = plan.point_table(0).map_err(SweepError::Input)?;
+        sim.resolve(&first).map_err(|e| {
+            let values: Vec<String> = plan
+                .grid
+                .point(0)
+                .iter()
+                .map(|(k, v)| format!("{k} = {}", spec::value_text(v)))
+                .collect();
+            SweepError::Input(format!("[sweep] point 0 ({}): {e}", values.join(", ")))
+        })?;
         Ok(plan)
     }
 

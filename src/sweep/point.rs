@@ -51,9 +51,14 @@ pub fn run_point<S: Simulator>(
         let mut agg = Aggregate::new();
         for r in 0..desc.replications {
             sim.simulate_into(exp, s, r, &mut m)?;
-            runs.push_str(&results::runs_line(p32, values, r, label, &m.scalars()));
+            // `scalars()` reads three quantiles: compute it once for the row and the aggregate.
+            let scalars = m.scalars();
+            runs.push_str(&results::runs_line(p32, values, r, label, &scalars));
             runs.push('\n');
-            agg.add(&m);
+            agg.add_scalars(&scalars);
+            for (mine, theirs) in agg.histograms.iter_mut().zip(m.histograms()) {
+                mine.add(theirs).map_err(|e| format!("merging latency histograms: {e:?}"))?;
+            }
         }
         let row = SummaryRow { point: p32, axis_values: values, strategy: label, aggregate: &agg };
         summary.push_str(&results::summary_line(&row));

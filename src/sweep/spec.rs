@@ -83,6 +83,12 @@ impl Grid {
         i as u64 * stride
     }
 
+    /// Whether the axis called `key` moves with axis `axis` (itself or a zip partner).
+    pub fn same_group(&self, axis: usize, key: &str) -> bool {
+        let g = self.groups.iter().find(|g| g.contains(&axis)).expect("every axis has a group");
+        g.iter().any(|&b| self.axes[b].key == key)
+    }
+
     /// The (key, value) assignments of point `index`, in axis order.
     pub fn point(&self, index: u64) -> Vec<(&str, &toml::Value)> {
         let mut picks = vec![0usize; self.axes.len()];
@@ -276,7 +282,7 @@ fn linear(lo: Num, hi: Num, step: Num) -> Result<Vec<toml::Value>, String> {
     };
     match (lo, hi, step) {
         (_, _, Num::Int(0)) | (_, _, Num::Us(0)) => Err("step of zero".into()),
-        (_, _, Num::Float(s)) if s == 0.0 => Err("step of zero".into()),
+        (_, _, Num::Float(0.0)) => Err("step of zero".into()),
         (_, _, Num::Int(s)) if s < 0 => Err("negative step".into()),
         (_, _, Num::Float(s)) if s < 0.0 => Err("negative step".into()),
         (Num::Int(a), Num::Int(b), Num::Int(s)) => {

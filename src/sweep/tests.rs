@@ -23,7 +23,7 @@ fn opts(dir: &Path, jobs: usize, shard: Option<Shard>, resume: bool) -> SweepOpt
         dir: dir.to_path_buf(),
         shard,
         resume,
-        exec: ExecOptions { jobs, progress: false, ctrl_c: false },
+        exec: ExecOptions { jobs, progress: false, ctrl_c: false, throttle_ms: 0 },
     }
 }
 

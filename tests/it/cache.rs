@@ -182,6 +182,25 @@ fn expiry_is_exactly_at_last_use_plus_ttl() {
     assert_eq!((u.cache_read, u.cache_write_5m, u.redundant_writes), (0, 2_000, 0));
 }
 
+/// A hit refreshes the ready entries of the request's breakpoints inside the hit prefix: a
+/// conversation (breakpoints on block 2 and the last block) is read at 4 min and 8 min; a fork
+/// with other messages at 11 min still reads block 2's entry, last used at 8 min (alive until
+/// 13 min), though it was written at 0 (it would have expired at 5 min without the refresh).
+#[test]
+fn a_hit_refreshes_the_breakpoints_it_covers() {
+    let model = any_length_model();
+    let mut cache = Cache::new(Policy::Anthropic, &model, None);
+    let conv = prompt_of(&model.name, &[1, 2, 3, 4], 1_000);
+    cache.serve(&conv, &[bp(1), bp(3)], 0, instant(0)).unwrap();
+    for t in [4 * US_PER_MIN, 8 * US_PER_MIN] {
+        assert_eq!(cache.serve(&conv, &[bp(1), bp(3)], t, instant(t)).unwrap().cache_read, 4_000);
+    }
+    let fork = prompt_of(&model.name, &[1, 2, 7, 8], 1_000);
+    let t = 11 * US_PER_MIN;
+    let u = cache.serve(&fork, &[bp(1), bp(3)], t, instant(t)).unwrap();
+    assert_eq!((u.cache_read, u.cache_write_5m), (2_000, 2_000));
+}
+
 /// A 1h entry survives 5 min and expires at exactly 1 h; a no-TTL entry never expires.
 #[test]
 fn one_hour_and_no_ttl_entries() {
@@ -456,6 +475,48 @@ fn automatic_caching_reads_the_previous_turn() {
     let parsed2 = prefixsim::cache::parse_body(&turn2).unwrap();
     let ext = parsed2.extend_prompt(&parsed1, &parsed1.prompt("default")).unwrap();
     assert_eq!(ext.prefix_digest(ext.len() - 1), p2.prefix_digest(p2.len() - 1));
+    // A body that changes `tool_choice` does not extend its parent.
+    let mut other = turn2.clone();
+    other["tool_choice"] = json!({"type": "none"});
+    let parsed3 = prefixsim::cache::parse_body(&other).unwrap();
+    assert!(parsed3.extend_prompt(&parsed1, &parsed1.prompt("default")).is_none());
+}
+
+/// Content-block granularity: each content block is a block (a lookback position), a run of
+/// `tool_use` blocks is one (the Claude API's newer rule). Message 0 (string) is 1 block;
+/// message 1 [text, tool_use, tool_use] is 2; message 2 [tool_result, tool_result, text] is 2:
+/// with 2 tools and 1 system string, 2 + 1 + 1 + 2 + 2 = 8 blocks.
+#[test]
+fn content_block_granularity_counts_runs_as_one_position() {
+    use prefixsim::cache::{parse_body_with, Granularity};
+    let cc = json!({"type": "ephemeral"});
+    let b = json!({"model": "m", "tools": tools(), "system": "sys", "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"},
+            {"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "ls"}},
+            {"type": "tool_use", "id": "b", "name": "Read", "input": {"path": "x"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "f"},
+            {"type": "tool_result", "tool_use_id": "b", "content": "g"},
+            {"type": "text", "text": "next", "cache_control": cc}]}]});
+    let fine = parse_body_with(&b, Granularity::ContentBlock).unwrap();
+    let paths: Vec<&str> = fine.paths.iter().map(String::as_str).collect();
+    assert_eq!(
+        paths,
+        [
+            "tools[0]",
+            "tools[1]",
+            "system",
+            "messages[0]",
+            "messages[1].content[0]",
+            "messages[1].content[1]",
+            "messages[2].content[0]",
+            "messages[2].content[2]"
+        ]
+    );
+    assert_eq!(fine.breakpoints, vec![bp(7)]);
+    let coarse = prefixsim::cache::parse_body(&b).unwrap();
+    assert_eq!(coarse.blocks.len(), 5);
+    assert_eq!(coarse.breakpoints, vec![bp(4)]);
 }
 
 // ---------------------------------------------------------------- presets and price
@@ -512,6 +573,8 @@ fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 64,
         rng_seed: proptest::test_runner::RngSeed::Fixed(2),
+        // Deterministic cases, no regression files written into the tree.
+        failure_persistence: None,
         ..ProptestConfig::default()
     }
 }
@@ -612,4 +675,85 @@ fn valid_breakpoints(raw: &[(usize, bool)], len: usize) -> Vec<Breakpoint> {
             ttl: if k < ones { Ttl::OneHour } else { Ttl::FiveMin },
         })
         .collect()
+}
+
+/// A naive reference of the entry store: a Vec scanned linearly, recency as a counter.
+/// Same rules as SPEC.md 3.3 + the LRU: make room from the least recently used, an expired one
+/// is reclaimed, a live one evicted; a write over a pending entry is redundant.
+#[derive(Default)]
+struct NaiveStore {
+    /// (key, tokens, ready_at, last_use, ttl_us, recency, state: 0 live, 1 evicted, 2 reclaimed)
+    rows: Vec<(u64, u64, u64, u64, u64, u64, u8)>,
+    clock: u64,
+}
+
+impl NaiveStore {
+    fn probe(&self, key: u64, now: u64) -> Probe {
+        match self.rows.iter().find(|r| r.0 == key) {
+            None => Probe::Absent,
+            Some(r) if r.6 == 1 => Probe::Evicted,
+            Some(r) if r.6 == 2 || now >= r.3 + r.4 => Probe::Expired,
+            Some(r) if now < r.2 => Probe::Pending { ready_at: r.2 },
+            Some(r) => Probe::Ready { tokens: r.1 },
+        }
+    }
+
+    fn write(&mut self, key: u64, tokens: u64, now: u64, ready: u64, cap: u64) {
+        self.clock += 1;
+        let clock = self.clock;
+        if let Some(r) = self.rows.iter_mut().find(|r| r.0 == key && r.6 == 0 && now < r.3 + r.4) {
+            (r.2, r.3, r.5) = (r.2.min(ready.max(now)), r.3.max(now), clock);
+            return;
+        }
+        self.rows.retain(|r| r.0 != key);
+        loop {
+            let used: u64 = self.rows.iter().filter(|r| r.6 == 0).map(|r| r.1).sum();
+            if used + tokens <= cap {
+                break;
+            }
+            let lru = self.rows.iter_mut().filter(|r| r.6 == 0).min_by_key(|r| r.5).unwrap();
+            lru.6 = if now >= lru.3 + lru.4 { 2 } else { 1 };
+        }
+        self.rows.push((key, tokens, ready.max(now), now, 5 * US_PER_MIN, clock, 0));
+    }
+
+    fn touch(&mut self, key: u64, now: u64) {
+        if matches!(self.probe(key, now), Probe::Ready { .. }) {
+            self.clock += 1;
+            let r = self.rows.iter_mut().find(|r| r.0 == key).unwrap();
+            (r.3, r.5) = (r.3.max(now), self.clock);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// The slab + intrusive-list store agrees with the naive reference on every probe, for
+    /// random writes and hits over 12 keys, a 5-minute TTL and a capacity of 1,000 tokens;
+    /// and it never holds more than the capacity.
+    #[test]
+    fn entry_store_matches_a_naive_reference(
+        ops in prop::collection::vec((0u64..12, 1u64..400, 0u64..90, 0u64..30, any::<bool>()), 1..120),
+    ) {
+        let cap = 1_000;
+        let mut store: EntryStore<u64> = EntryStore::new(Some(cap));
+        let mut naive = NaiveStore::default();
+        let mut now = 0;
+        for (key, tokens, gap_s, delay_s, is_write) in ops {
+            now += gap_s * US_PER_S;
+            let ready = now + delay_s * US_PER_S;
+            if is_write {
+                store.write(key, tokens, now, ready, Ttl::FiveMin);
+                naive.write(key, tokens, now, ready, cap);
+            } else {
+                store.touch(key, now);
+                naive.touch(key, now);
+            }
+            prop_assert!(store.used_tokens() <= cap);
+            for k in 0..12 {
+                prop_assert_eq!(store.probe(k, now), naive.probe(k, now), "key {} at {}", k, now);
+            }
+        }
+    }
 }

@@ -10,7 +10,7 @@ fn events_come_out_in_time_then_scheduling_order() {
         e.schedule_at(t, i);
     }
     let mut out = Vec::new();
-    while let Some((t, i)) = e.next().unwrap() {
+    while let Some((t, i)) = e.pop().unwrap() {
         out.push((t, i));
     }
     // Sorted by time; equal times keep their scheduling order (indices 1, 3, 6 at t = 10).
@@ -51,8 +51,8 @@ fn the_horizon_stops_a_run() {
     let mut e = Engine::new(Bounds { max_events: u64::MAX, horizon_us: 100 });
     e.schedule_at(100, 1);
     e.schedule_at(101, 2);
-    assert_eq!(e.next().unwrap(), Some((100, 1)));
-    assert_eq!(e.next().unwrap_err(), EngineError::Horizon { horizon_us: 100, next_us: 101 });
+    assert_eq!(e.pop().unwrap(), Some((100, 1)));
+    assert_eq!(e.pop().unwrap_err(), EngineError::Horizon { horizon_us: 100, next_us: 101 });
 }
 
 #[test]
@@ -60,7 +60,7 @@ fn the_horizon_stops_a_run() {
 fn scheduling_in_the_past_is_a_bug() {
     let mut e = Engine::new(Bounds::UNBOUNDED);
     e.schedule_at(50, ());
-    e.next().unwrap();
+    e.pop().unwrap();
     e.schedule_at(49, ());
 }
 
@@ -74,7 +74,7 @@ fn reset_rewinds_the_clock_and_keeps_working() {
         }
         let mut n = 0;
         let mut last = 0;
-        while let Some((t, _)) = e.next().unwrap() {
+        while let Some((t, _)) = e.pop().unwrap() {
             assert!(t >= last && t >= round * 1000);
             last = t;
             n += 1;

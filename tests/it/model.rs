@@ -374,3 +374,72 @@ fn bounds_stop_a_run_with_an_error() {
     let err = simulate(&exp, &Strategy::Eager, 0).unwrap_err();
     assert!(err.to_string().contains("horizon"), "{err}");
 }
+
+#[test]
+fn subagents_share_their_own_prefix_with_siblings_not_the_parent() {
+    // A warm parent does not help subagents: their prefix is the type's own tools + system
+    // (15_000 tokens), then the task (100). Under wait_first, agent 0 writes 15_100 tokens
+    // (TTFT 0.5 + 15_100 / 20_000 = 1.255 s); the siblings, released at 1.255 s, read the
+    // 15_000-token type prefix (the end-of-system breakpoint) and write their task.
+    let mut exp = experiment(3);
+    exp.workload.kind = AgentKind::Subagent;
+    exp.workload.parent_warm = true;
+    let d = simulate_detailed(&exp, &wait_first(5 * US_PER_S), 0).unwrap();
+    let reads: Vec<_> = d.requests.iter().map(|r| r.usage.cache_read).collect();
+    assert_eq!(reads, vec![0, 15_000, 15_000]);
+    assert_eq!(sends(&d.requests), vec![(0, 0), (1, 1_255_000), (2, 1_255_000)]);
+}
+
+#[test]
+fn a_denied_call_returns_at_once_with_a_short_error_result() {
+    // fork_deny_at_call with every call denied: turn 1 is sent the moment response 0 ends
+    // (no tool latency), and its prompt grew by the response (100) and the 20-token error.
+    let mut exp = experiment(1);
+    exp.workload.kind = AgentKind::ForkDenyAtCall { tool: "Edit".into() };
+    exp.workload.denied_call_share = 1.0;
+    exp.workload.turns = Dist::Const(2.0);
+    let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
+    assert_eq!(d.requests[1].send_us, FULL_TTFT_US + DECODE_US);
+    let denied = prefixsim::model::workload::DENIED_RESULT_TOKENS;
+    assert_eq!(d.requests[1].prompt_tokens, 50_100 + 100 + denied);
+    // The same fork without denials waits the 2 s tool call and appends its 500-token result.
+    exp.workload.denied_call_share = 0.0;
+    let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
+    assert_eq!(d.requests[1].send_us, FULL_TTFT_US + DECODE_US + 2 * US_PER_S);
+    assert_eq!(d.requests[1].prompt_tokens, 50_100 + 100 + 500);
+}
+
+#[test]
+fn the_timeline_has_a_segment_per_phase() {
+    // wait_first, 2 agents, 2 turns: agent 1 is held until 3.005 s; every request has a
+    // prefill, a decode and (it writes) an entry_ready mark; one tool call per agent.
+    let mut exp = experiment(2);
+    exp.workload.turns = Dist::Const(2.0);
+    let d = simulate_detailed(&exp, &wait_first(5 * US_PER_S), 0).unwrap();
+    let count = |k| d.segments.iter().filter(|s| s.kind == k).count();
+    assert_eq!(count(SegmentKind::Hold), 1);
+    assert_eq!(count(SegmentKind::Prefill), 4);
+    assert_eq!(count(SegmentKind::Decode), 4);
+    assert_eq!(count(SegmentKind::EntryReady), 4);
+    assert_eq!(count(SegmentKind::Tool), 2);
+    let hold = d.segments.iter().find(|s| s.kind == SegmentKind::Hold).unwrap();
+    assert_eq!((hold.agent, hold.start_us, hold.end_us), (1, 0, FULL_TTFT_US));
+    let first = d.segments.iter().find(|s| s.kind == SegmentKind::Prefill).unwrap();
+    assert_eq!((first.agent, first.outcome), (0, Outcome::Miss));
+}
+
+#[test]
+fn every_block_policy_writes_every_boundary() {
+    // every-block: every block boundary is a cache point, no minimum length. Eager, cold:
+    // agents 1..3 find the three shared boundaries (tools, system, history) pending: 3
+    // redundant writes each. Under wait_first they read the longest ready prefix (50_000).
+    let mut exp = experiment(4);
+    exp.cache.policy = Policy::EveryBlock;
+    let m = simulate(&exp, &Strategy::Eager, 0).unwrap();
+    assert_eq!(m.redundant_writes, 9);
+    assert_eq!(m.tokens.cache_write_5m, 4 * 50_100);
+    assert!(close(m.cost_usd, 4.0 * FULL_USD));
+    let m = simulate(&exp, &wait_first(5 * US_PER_S), 0).unwrap();
+    assert_eq!(m.tokens.cache_read, 3 * 50_000);
+    assert!(close(m.cost_usd, FULL_USD + 3.0 * HIT_USD));
+}

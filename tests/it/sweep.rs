@@ -116,11 +116,12 @@ fn jobs_shards_and_merge_give_identical_bytes() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
-/// 40 points of 4 replications: long enough to be killed part-way.
+/// 40 points of 2 replications; the sweeps to interrupt sleep 25 ms per point
+/// (`PREFIXSIM_SWEEP_THROTTLE_MS`, wall clock only), so they run >= 0.5 s on any machine.
 const LONG: &str = r#"# kill test
 name = "killme"
 seed = 3
-replications = 4
+replications = 2
 strategies = ["eager", "wait_first(max_wait=1s)"]
 [workload]
 agents = 6
@@ -130,6 +131,19 @@ turns = "const(2)"
 "workload.parent_tokens" = "1000..40000 step 1000"
 "#;
 
+/// Wait until `journal` holds its header and at least `n` point records.
+fn wait_for_records(journal: &Path, n: usize) {
+    let start = Instant::now();
+    loop {
+        let lines = std::fs::read(journal).map(|b| b.iter().filter(|&&c| c == b'\n').count());
+        if lines.unwrap_or(0) > n {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the sweep never started");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 #[test]
 fn killed_part_way_then_resumed_equals_uninterrupted() {
     let d = scratch("kill");
@@ -137,21 +151,14 @@ fn killed_part_way_then_resumed_equals_uninterrupted() {
     let (killed, reference) = (d.join("killed"), d.join("reference"));
     let mut child = Command::new(BIN)
         .args(["sweep", s(&f), "--jobs", "2", "--out", s(&killed)])
+        .env("PREFIXSIM_SWEEP_THROTTLE_MS", "25")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     // Wait until the journal holds the header and at least two points, then SIGKILL.
     let journal = killed.join("sweep.journal");
-    let start = Instant::now();
-    loop {
-        let lines = std::fs::read(&journal).map(|b| b.iter().filter(|&&c| c == b'\n').count());
-        if lines.unwrap_or(0) >= 3 {
-            break;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "the sweep never started");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    wait_for_records(&journal, 2);
     let killed_ok = Command::new("kill").args(["-9", &child.id().to_string()]).status().unwrap();
     assert!(killed_ok.success());
     child.wait().unwrap();
@@ -165,6 +172,28 @@ fn killed_part_way_then_resumed_equals_uninterrupted() {
     assert_eq!(rep["complete"], true);
     ok(&["sweep", s(&f), "--jobs", "1", "--out", s(&reference)]);
     assert_eq!(files(&killed), files(&reference), "resumed != uninterrupted");
+
+    // Ctrl-C (SIGINT): running points finish and are saved, the exit names the resume command.
+    let interrupted = d.join("interrupted");
+    let child = Command::new(BIN)
+        .args(["sweep", s(&f), "--jobs", "2", "--out", s(&interrupted)])
+        .env("PREFIXSIM_SWEEP_THROTTLE_MS", "25")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_records(&interrupted.join("sweep.journal"), 2);
+    assert!(Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("interrupted") && err.contains("--resume"), "{err}");
+    ok(&["sweep", s(&f), "--resume", "--out", s(&interrupted)]);
+    assert_eq!(files(&interrupted), files(&reference), "interrupted + resumed != uninterrupted");
 
     // A resume against another experiment is refused (exit 2) and leaves the journal alone.
     let g = write_file(&d, "other.toml", &LONG.replace("seed = 3", "seed = 4"));
@@ -208,6 +237,33 @@ fn a_sweep_point_equals_a_run_of_that_point() {
         let line = results::summary_line(&row);
         assert_eq!(line.split_once(',').unwrap().1, want);
     }
+    // And `prefixsim run --out` of that point writes the same rows and histograms.
+    let run_dir = d.join("run");
+    ok(&[
+        "run",
+        s(&f),
+        "--set",
+        "workload.agents=4",
+        "--set",
+        r#"strategies=["eager","wait_first(max_wait=1s)"]"#,
+        "--out",
+        s(&run_dir),
+    ]);
+    let run_summary = std::fs::read_to_string(run_dir.join("summary.csv")).unwrap();
+    let run_rows: Vec<String> =
+        run_summary.lines().skip(1).map(|l| l.split_once(',').unwrap().1.to_string()).collect();
+    assert_eq!(run_rows, sweep_rows);
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let sweep_runs: Vec<&str> =
+        runs.lines().filter(|l| l.starts_with("4,4,1s,")).map(|l| &l[7..]).collect();
+    let run_runs = std::fs::read_to_string(run_dir.join("runs.csv")).unwrap();
+    let run_runs: Vec<&str> = run_runs.lines().skip(1).map(|l| &l[2..]).collect();
+    assert_eq!(run_runs, sweep_runs);
+    for (slug, lat) in [("eager", "ttft"), ("wait_first_max_wait_1s_", "launch_wait")] {
+        let a = std::fs::read(out.join(format!("histograms/p00004_{slug}_{lat}.hdr"))).unwrap();
+        let b = std::fs::read(run_dir.join(format!("histograms/p00000_{slug}_{lat}.hdr"))).unwrap();
+        assert_eq!(a, b, "{slug} {lat}");
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -216,7 +272,7 @@ fn bad_specs_exit_2_name_the_problem_and_write_nothing() {
     let d = scratch("bad");
     let head = TINY.split("[sweep]").next().unwrap();
     let cases = [
-        ("\"workload.agentz\" = [1, 2]", "workload.agentz"),
+        ("\"workload.agents\" = [2, 3]\n\"workload.agentz\" = [1, 2]", "[sweep] workload.agentz = 1: unknown key"),
         ("\"workload.agents\" = \"8..2 step 1\"", "empty"),
         ("\"workload.agents\" = \"1..8 step 0\"", "step of zero"),
         ("zip = [\"workload.agents\", \"max_wait\"]\n\"workload.agents\" = [1, 2]\nmax_wait = [\"1s\"]", "same length"),
