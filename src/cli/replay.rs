@@ -22,10 +22,10 @@ Keys for --set and --what-if (value syntax as in experiment files):
   cache.ttl=5m|1h|none        sliding lifetime from the last use's start (default 5m)
   cache.capacity_tokens=N|none  LRU capacity in tokens (default none: unbounded)
   cache.policy=anthropic|every-block  requests format only (hash-id traces: every-block)
-  model=NAME                  prices (default claude-sonnet-4.5)
+  model=NAME|per-request      prices (default claude-sonnet-4.5; per-request: each request's own model)
   block_size=N                mooncake tokens per block (default 512)
   seed=N                      latency draws (default 42)
-  latency.overhead|prefill_rate|cached_rate|decode_rate|ready_delay=const(x)";
+  latency.overhead|prefill_rate|cached_rate|decode_rate|ready_delay=DIST  e.g. const(500ms)";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXAMPLES)]
@@ -83,18 +83,28 @@ pub fn run(args: Args) -> CliResult {
     }
     let name = args.trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
     if let Some(dir) = &args.out {
-        let curves = replay::curves(&args.trace, &settings, result.distinct_tokens).map_err(CliError::input)?;
+        let curves = replay::curves(&args.trace, &settings, result.distinct_tokens)
+            .map_err(CliError::input)?;
         let v = output::replay_file_json(&result, &settings, &name, &curves);
         write_atomic(dir, "replay.json", &(serde_json::to_string_pretty(&v).expect("json") + "\n"))
             .map_err(CliError::internal)?;
     }
-    if args.json {
+    let text = if args.json {
         let v = output::stdout_json(&result, &settings, !args.what_if.is_empty());
-        println!("{}", serde_json::to_string_pretty(&v).expect("json values serialize"));
+        serde_json::to_string_pretty(&v).expect("json values serialize") + "\n"
     } else {
-        print!("{}", output::text(&result, &settings, &name));
+        output::text(&result, &settings, &name)
+    };
+    print_stdout(&text)
+}
+
+/// Print to stdout; a closed pipe (`| head`) is not an error.
+fn print_stdout(text: &str) -> CliResult {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(e)),
+        _ => Ok(()),
     }
-    Ok(())
 }
 
 fn parse_format(f: &str) -> Format {
@@ -132,7 +142,8 @@ fn guess_format(path: &Path) -> anyhow::Result<Format> {
 
 /// The label of the base choice: its `cache.*` assignments, or the default TTL.
 fn base_label(settings: &ReplaySettings, sets: &[String]) -> String {
-    let cache: Vec<&str> = sets.iter().map(|s| s.trim()).filter(|s| s.starts_with("cache.")).collect();
+    let cache: Vec<&str> =
+        sets.iter().map(|s| s.trim()).filter(|s| s.starts_with("cache.")).collect();
     if cache.is_empty() && settings.cache.ttl_as_sent {
         "as sent".to_string()
     } else if cache.is_empty() {
@@ -148,7 +159,8 @@ fn choices(settings: &ReplaySettings, what_if: &[String]) -> Result<Vec<CacheCho
     if what_if.is_empty() {
         return Ok(vec![settings.cache.clone()]);
     }
-    let mut specs: Vec<String> = ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none"].map(String::from).to_vec();
+    let mut specs: Vec<String> =
+        ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none"].map(String::from).to_vec();
     specs.extend(what_if.iter().filter(|w| !w.trim().is_empty()).cloned());
     // Request bodies carry their own TTLs: the choice "as sent" comes first.
     let mut out: Vec<CacheChoice> = Vec::new();
@@ -183,6 +195,7 @@ fn write_atomic(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let tmp = dir.join(format!("{name}.tmp"));
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, dir.join(name)).with_context(|| format!("cannot rename {}", tmp.display()))?;
+    std::fs::rename(&tmp, dir.join(name))
+        .with_context(|| format!("cannot rename {}", tmp.display()))?;
     Ok(())
 }

@@ -12,25 +12,53 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// Maps `(namespace, block id)` to a dense index. The hash is a SplitMix64 mix of the id: the
-/// ids are trusted integers, so a fast non-cryptographic hash is safe here.
+/// Maps `(namespace, block id)` to a dense index. Trace ids are small remapped integers, so
+/// ids below `DIRECT_IDS` are looked up in a per-namespace table indexed by id (one array
+/// access); larger ids go to a hash map keyed by a SplitMix64 mix (the ids are trusted
+/// integers, so a fast non-cryptographic hash is safe). Memory: 4 bytes per id up to the
+/// largest small id seen, plus the map.
 #[derive(Default)]
 pub struct Interner {
+    direct: Vec<Vec<u32>>,
     map: HashMap<(u32, u64), u32, BuildHasherDefault<MixHasher>>,
+    len: u32,
 }
+
+/// Ids below this are indexed directly (16 MiB of table at most per namespace).
+pub const DIRECT_IDS: u64 = 1 << 22;
+const UNSEEN: u32 = u32::MAX;
 
 impl Interner {
     /// The index of a block, assigned on first sight.
     pub fn index(&mut self, namespace: u32, id: u64) -> u32 {
-        let next = self.map.len() as u32;
-        *self.map.entry((namespace, id)).or_insert(next)
+        if id >= DIRECT_IDS {
+            let next = self.len;
+            let i = *self.map.entry((namespace, id)).or_insert(next);
+            self.len += u32::from(i == next);
+            return i;
+        }
+        let ns = namespace as usize;
+        if ns >= self.direct.len() {
+            self.direct.resize_with(ns + 1, Vec::new);
+        }
+        let table = &mut self.direct[ns];
+        if id as usize >= table.len() {
+            let want = (id as usize + 1).max(table.len() * 2).min(DIRECT_IDS as usize);
+            table.resize(want, UNSEEN);
+        }
+        let slot = &mut table[id as usize];
+        if *slot == UNSEEN {
+            *slot = self.len;
+            self.len += 1;
+        }
+        *slot
     }
     /// Distinct blocks seen so far.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.len as usize
     }
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len == 0
     }
 }
 
@@ -128,7 +156,14 @@ pub struct BlockCache {
 
 impl BlockCache {
     pub fn new(ttl_us: Option<u64>, capacity_tokens: Option<u64>) -> Self {
-        BlockCache { entries: Vec::new(), head: NIL, tail: NIL, used_tokens: 0, ttl_us, capacity_tokens }
+        BlockCache {
+            entries: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            used_tokens: 0,
+            ttl_us,
+            capacity_tokens,
+        }
     }
 
     /// Tokens held by live (linked) entries, expired ones included until they are reclaimed.
@@ -163,7 +198,8 @@ impl BlockCache {
             }
         }
         let hit = blocks.iter().take_while(|&&b| self.probe(b, now_us) == Probe::Ready).count();
-        let mut out = Lookup { hit_blocks: hit, read_tokens: hit as u64 * block_tokens, ..Lookup::default() };
+        let mut out =
+            Lookup { hit_blocks: hit, read_tokens: hit as u64 * block_tokens, ..Lookup::default() };
         let Some(&first_miss) = blocks.get(hit) else { return out };
         let break_cause = self.probe(first_miss, now_us).cause();
         for &b in &blocks[hit..] {
@@ -180,23 +216,35 @@ impl BlockCache {
     /// become readable at `ready_at_us` (a pending or ready entry keeps its earlier time).
     /// Must follow `lookup` of the same blocks at the same time.
     pub fn commit(&mut self, blocks: &[u32], block_tokens: u64, now_us: u64, ready_at_us: u64) {
+        if self.capacity_tokens.is_none() {
+            // Unbounded: no LRU order to keep.
+            for &b in blocks {
+                self.use_block(b, block_tokens, now_us, ready_at_us);
+            }
+            return;
+        }
         for &b in blocks {
             self.unlink(b);
         }
         let fit = self.make_room(blocks.len(), block_tokens);
         for (j, &b) in blocks.iter().enumerate().rev() {
-            let valid = matches!(self.probe(b, now_us), Probe::Ready | Probe::Pending);
-            let e = &mut self.entries[b as usize];
-            e.ready_at_us = if valid { e.ready_at_us.min(ready_at_us) } else { ready_at_us };
-            e.last_use_us = now_us;
-            e.tokens = block_tokens as u32;
-            e.flags = SEEN;
+            self.use_block(b, block_tokens, now_us, ready_at_us);
             if j < fit {
                 self.link_mru(b);
             } else {
                 self.entries[b as usize].flags |= EVICTED;
             }
         }
+    }
+
+    /// Mark one block used at `now_us` (and written, if it was not readable).
+    fn use_block(&mut self, b: u32, block_tokens: u64, now_us: u64, ready_at_us: u64) {
+        let valid = matches!(self.probe(b, now_us), Probe::Ready | Probe::Pending);
+        let e = &mut self.entries[b as usize];
+        e.ready_at_us = if valid { e.ready_at_us.min(ready_at_us) } else { ready_at_us };
+        e.last_use_us = now_us;
+        e.tokens = block_tokens as u32;
+        e.flags = SEEN | (e.flags & LINKED);
     }
 
     /// Evict from the LRU end until `n` blocks fit; returns how many leading blocks fit.
@@ -247,5 +295,62 @@ impl BlockCache {
             t => self.entries[t as usize].next = b,
         }
         self.tail = b;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interner_is_dense_and_scoped() {
+        let mut i = Interner::default();
+        assert_eq!((i.index(0, 7), i.index(0, 3), i.index(0, 7)), (0, 1, 0));
+        assert_eq!(i.index(1, 7), 2, "another namespace is another block");
+        assert_eq!(i.index(0, DIRECT_IDS + 5), 3, "large ids go through the map");
+        assert_eq!(i.index(0, DIRECT_IDS + 5), 3);
+        assert_eq!(i.len(), 4);
+    }
+
+    #[test]
+    fn probe_follows_the_lifecycle() {
+        // Written at 10 with ready_at 15 and TTL 100: pending on [10, 15), ready on [15, 110),
+        // expired from 110 (= last use + TTL).
+        let mut c = BlockCache::new(Some(100), None);
+        let look = c.lookup(&[0], 4, 10);
+        assert_eq!(look.miss_tokens, [0, 0, 0, 4]);
+        c.commit(&[0], 4, 10, 15);
+        assert_eq!(c.probe(0, 14), Probe::Pending);
+        assert_eq!(c.probe(0, 15), Probe::Ready);
+        assert_eq!(c.probe(0, 109), Probe::Ready);
+        assert_eq!(c.probe(0, 110), Probe::Expired);
+        assert_eq!(c.probe(1, 0), Probe::Never);
+    }
+
+    #[test]
+    fn a_ready_block_after_the_break_is_written_and_charged_to_the_break() {
+        // [1] alone cached, then request [0, 1]: block 0 (never seen) breaks the prefix, block
+        // 1 (ready) is written again and charged to "never seen", as the break is.
+        let mut c = BlockCache::new(None, None);
+        c.lookup(&[1], 4, 0);
+        c.commit(&[1], 4, 0, 0);
+        let look = c.lookup(&[0, 1], 4, 1);
+        assert_eq!((look.hit_blocks, look.write_tokens), (0, 8));
+        assert_eq!(look.miss_tokens, [0, 0, 0, 8]);
+    }
+
+    #[test]
+    fn repeated_ids_in_one_request_keep_the_list_sound() {
+        // Capacity 12 = 3 blocks. [0, 0, 1] links 0 and 1 once each (8 tokens); [2] fits;
+        // [3] evicts the least recent: block 1 (the deepest of the first request).
+        let mut c = BlockCache::new(None, Some(12));
+        for (t, blocks) in [(0, &[0u32, 0, 1][..]), (1, &[2]), (2, &[3])] {
+            c.lookup(blocks, 4, t);
+            c.commit(blocks, 4, t, t);
+        }
+        assert_eq!(c.used_tokens(), 12);
+        assert_eq!(c.probe(0, 3), Probe::Ready);
+        assert_eq!(c.probe(1, 3), Probe::Evicted);
+        assert_eq!(c.probe(2, 3), Probe::Ready);
     }
 }

@@ -126,6 +126,7 @@ fn read_file(
             time_us: end_us,
             conversation,
             namespace,
+            model: &p.model,
             input_tokens: p.input,
             output_tokens: p.output,
             block_tokens: conv.block_size,
@@ -155,14 +156,28 @@ fn place(
         if e.kind == "subagent" {
             let start_s = e.t - e.duration_ms.unwrap_or(0.0) / 1000.0;
             if start_s < -1e-9 {
-                return Err(bad(format!("sub-agent starts before the conversation (t {} - duration {} ms < 0)", e.t, e.duration_ms.unwrap_or(0.0))));
+                return Err(bad(format!(
+                    "sub-agent starts before the conversation (t {} - duration {} ms < 0)",
+                    e.t,
+                    e.duration_ms.unwrap_or(0.0)
+                )));
             }
             let inner = e.requests.unwrap_or_default();
-            place(inner, base_s + start_s.max(0.0), block_size, &format!("{}.requests", at()), file, out)?;
+            place(
+                inner,
+                base_s + start_s.max(0.0),
+                block_size,
+                &format!("{}.requests", at()),
+                file,
+                out,
+            )?;
             continue;
         }
         if e.t < last_t {
-            return Err(bad(format!("t = {} s is earlier than the previous request's {} s", e.t, last_t)));
+            return Err(bad(format!(
+                "t = {} s is earlier than the previous request's {} s",
+                e.t, last_t
+            )));
         }
         last_t = e.t;
         out.push(placed(e, base_s, block_size).map_err(bad)?);

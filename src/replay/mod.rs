@@ -84,7 +84,8 @@ pub fn replay(
     if meta.requests == 0 {
         return Err(TraceError::file(path, "the trace has no requests"));
     }
-    let (stats, shared) = replayer.finish();
+    let (stats, shared, pricing) = replayer.finish();
+    unknown_model(path, &pricing)?;
     Ok(Replay {
         format: settings.format,
         conversations: meta.conversations,
@@ -95,6 +96,21 @@ pub fn replay(
         reuse_gap_us: shared.reuse_gap_us,
         choices: choices.iter().cloned().zip(stats).collect(),
     })
+}
+
+/// `model=per-request` needs a preset for every model of the trace.
+pub(crate) fn unknown_model(path: &Path, pricing: &prices::Pricing) -> Result<(), TraceError> {
+    match &pricing.unknown {
+        None => Ok(()),
+        Some(m) => Err(TraceError::file(
+            path,
+            format!(
+                "model=per-request: no preset prices for the trace's model `{m}` (known: {}); \
+                 price every request at one model with --set model=NAME",
+                crate::cache::preset_names().join(", ")
+            ),
+        )),
+    }
 }
 
 /// The TTL ladder of the hit-rate-vs-TTL curve (`None`: no expiry).
@@ -115,40 +131,51 @@ pub const TTL_LADDER_US: [Option<u64>; 11] = [
 /// The capacity ladder, as fractions of the trace's distinct block tokens.
 pub const CAPACITY_LADDER: [f64; 9] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0];
 
-/// Hit rate against TTL (at the base choice's capacity) and against capacity (at its TTL).
+/// Hit rate against TTL (at the base choice's capacity) and against capacity (at its TTL, and
+/// with no TTL: a vLLM-like cache).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curves {
     /// `(ttl_us or None, hit rate)`.
     pub ttl: Vec<(Option<u64>, f64)>,
-    /// `(capacity tokens, fraction of distinct tokens, hit rate)`.
+    /// `(capacity tokens, fraction of distinct tokens, hit rate)` at the base TTL.
     pub capacity: Vec<(u64, f64, f64)>,
+    /// The same with no TTL.
+    pub capacity_no_ttl: Vec<(u64, f64, f64)>,
 }
 
 /// Replay the ladders (one more pass over the trace: the capacities depend on the first).
-pub fn curves(path: &Path, settings: &ReplaySettings, distinct_tokens: u64) -> Result<Curves, TraceError> {
+pub fn curves(
+    path: &Path,
+    settings: &ReplaySettings,
+    distinct_tokens: u64,
+) -> Result<Curves, TraceError> {
     let base = &settings.cache;
-    let ttl_choices: Vec<CacheChoice> = TTL_LADDER_US
-        .iter()
-        .map(|&ttl_us| CacheChoice { ttl_us, ttl_as_sent: false, label: String::new(), ..base.clone() })
-        .collect();
+    let with = |ttl_us: Option<u64>, capacity_tokens: Option<u64>, as_sent: bool| CacheChoice {
+        ttl_us,
+        capacity_tokens,
+        ttl_as_sent: as_sent,
+        label: String::new(),
+        policy: base.policy,
+    };
     let capacities: Vec<u64> = CAPACITY_LADDER
         .iter()
         .map(|f| ((distinct_tokens as f64 * f).round() as u64).max(1))
         .collect();
-    let cap_choices: Vec<CacheChoice> = capacities
-        .iter()
-        .map(|&c| CacheChoice { capacity_tokens: Some(c), label: String::new(), ..base.clone() })
-        .collect();
-    let n_ttl = ttl_choices.len();
-    let all: Vec<CacheChoice> = ttl_choices.into_iter().chain(cap_choices).collect();
+    let mut all: Vec<CacheChoice> =
+        TTL_LADDER_US.iter().map(|&t| with(t, base.capacity_tokens, false)).collect();
+    all.extend(capacities.iter().map(|&c| with(base.ttl_us, Some(c), base.ttl_as_sent)));
+    all.extend(capacities.iter().map(|&c| with(None, Some(c), false)));
     let r = replay(path, settings, &all)?;
-    let (by_ttl, by_cap) = r.choices.split_at(n_ttl);
+    let hit = |i: usize| r.choices[i].1.account.hit_rate();
+    let n = TTL_LADDER_US.len();
+    let ladder = |offset: usize| -> Vec<(u64, f64, f64)> {
+        (0..CAPACITY_LADDER.len())
+            .map(|k| (capacities[k], CAPACITY_LADDER[k], hit(offset + k)))
+            .collect()
+    };
     Ok(Curves {
-        ttl: by_ttl.iter().map(|(c, s)| (c.ttl_us, s.account.hit_rate())).collect(),
-        capacity: by_cap
-            .iter()
-            .zip(CAPACITY_LADDER)
-            .map(|((c, s), f)| (c.capacity_tokens.unwrap_or(0), f, s.account.hit_rate()))
-            .collect(),
+        ttl: TTL_LADDER_US.iter().enumerate().map(|(k, &t)| (t, hit(k))).collect(),
+        capacity: ladder(n),
+        capacity_no_ttl: ladder(n + CAPACITY_LADDER.len()),
     })
 }

@@ -55,6 +55,7 @@ pub fn read(
                     time_us,
                     conversation: NO_CONVERSATION,
                     namespace,
+                    model,
                     input_tokens: line.input_length,
                     output_tokens: line.output_length,
                     block_tokens: block_size,
@@ -70,7 +71,7 @@ pub fn read(
 
 /// The number of full blocks: all ids but a trailing partial one.
 fn full_blocks(input_tokens: u64, block_size: u64, ids: usize) -> usize {
-    if input_tokens % block_size == 0 {
+    if input_tokens.is_multiple_of(block_size) {
         ids
     } else {
         ids - 1

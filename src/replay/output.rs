@@ -9,10 +9,9 @@ use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
-use super::prices;
 use super::run::MISS_CAUSES;
 use super::{ChoiceStats, Curves, Replay, ReplaySettings};
-use crate::config::{ModelParams, Policy};
+use crate::config::Policy;
 use crate::time::{secs, Human};
 
 /// Percentiles shown for the reuse gaps.
@@ -31,23 +30,24 @@ fn policy_name(p: Policy) -> &'static str {
 }
 
 /// The money of one choice: (cost, cost with no caching).
-pub fn costs(stats: &ChoiceStats, model: &ModelParams) -> (f64, f64) {
-    (prices::cost_usd(&stats.account, model), prices::cost_uncached_usd(&stats.account, model))
+pub fn costs(stats: &ChoiceStats) -> (f64, f64) {
+    (stats.cost_usd, stats.cost_uncached_usd)
 }
 
 /// The index of the cheapest choice among those with an API TTL (5m or 1h), else overall.
-pub fn winner(replay: &Replay, model: &ModelParams) -> Option<usize> {
-    let cost = |i: &usize| costs(&replay.choices[*i].1, model).0;
-    let api: Vec<usize> = (0..replay.choices.len()).filter(|&i| replay.choices[i].0.is_api_ttl()).collect();
+pub fn winner(replay: &Replay) -> Option<usize> {
+    let cost = |i: &usize| costs(&replay.choices[*i].1).0;
+    let api: Vec<usize> =
+        (0..replay.choices.len()).filter(|&i| replay.choices[i].0.is_api_ttl()).collect();
     let pool = if api.is_empty() { (0..replay.choices.len()).collect() } else { api };
     pool.into_iter().min_by(|a, b| cost(a).total_cmp(&cost(b)))
 }
 
 /// The JSON object of one choice (the `--json` contract's keys and more).
-pub fn choice_json(replay: &Replay, index: usize, model: &ModelParams) -> Value {
+pub fn choice_json(replay: &Replay, index: usize) -> Value {
     let (choice, s) = &replay.choices[index];
     let a = &s.account;
-    let (cost, uncached_cost) = costs(s, model);
+    let (cost, uncached_cost) = costs(s);
     let shares = s.miss_shares();
     let causes = |f: &dyn Fn(usize) -> Value| -> Value {
         MISS_CAUSES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
@@ -56,10 +56,11 @@ pub fn choice_json(replay: &Replay, index: usize, model: &ModelParams) -> Value 
         .conversations
         .iter()
         .enumerate()
-        .map(|(i, (n, c))| {
-            json!({"name": replay.conversations[i], "requests": n, "input_tokens": c.input(),
+        .map(|(i, p)| {
+            let c = &p.account;
+            json!({"name": replay.conversations[i], "requests": p.requests, "input_tokens": c.input(),
                    "cache_read": c.cache_read, "hit_rate": r6(c.hit_rate()),
-                   "cost_usd": r6(prices::cost_usd(c, model))})
+                   "cost_usd": r6(p.cost_usd), "cost_uncached_usd": r6(p.cost_uncached_usd)})
         })
         .collect();
     json!({
@@ -89,13 +90,12 @@ pub fn gap_json(h: &Histogram<u64>) -> Value {
 
 /// `--json`: one object (plus trace facts) for one choice, an array for `--what-if`.
 pub fn stdout_json(replay: &Replay, settings: &ReplaySettings, what_if: bool) -> Value {
-    let model = &settings.model;
-    let win = winner(replay, model);
+    let win = winner(replay);
     let objects: Vec<Value> = (0..replay.choices.len())
         .map(|i| {
-            let mut v = choice_json(replay, i, model);
+            let mut v = choice_json(replay, i);
             v["format"] = json!(replay.format.name());
-            v["model"] = json!(model.name);
+            v["model"] = json!(price_label(settings));
             v["reuse_gap"] = gap_json(&replay.reuse_gap_us);
             if what_if {
                 v["wins_on_cost"] = json!(win == Some(i));
@@ -118,30 +118,36 @@ pub fn histogram_base64(h: &Histogram<u64>) -> String {
 }
 
 /// `replay.json` for the plot helper: results, reuse gaps, curves. No absolute paths.
-pub fn replay_file_json(replay: &Replay, settings: &ReplaySettings, trace_name: &str, curves: &Curves) -> Value {
-    let model = &settings.model;
-    let results: Vec<Value> = (0..replay.choices.len()).map(|i| choice_json(replay, i, model)).collect();
+pub fn replay_file_json(
+    replay: &Replay,
+    settings: &ReplaySettings,
+    trace_name: &str,
+    curves: &Curves,
+) -> Value {
+    let results: Vec<Value> = (0..replay.choices.len()).map(|i| choice_json(replay, i)).collect();
     let ttl: Vec<Value> = curves
         .ttl
         .iter()
         .map(|(t, h)| json!({"ttl_s": t.map(|t| r6(secs(t))), "ttl": t.map_or("none".to_string(), |t| Human(t).to_string()), "hit_rate": r6(*h)}))
         .collect();
-    let cap: Vec<Value> = curves
-        .capacity
-        .iter()
-        .map(|(c, f, h)| json!({"capacity_tokens": c, "fraction_of_distinct": f, "hit_rate": r6(*h)}))
-        .collect();
+    let cap = |points: &[(u64, f64, f64)]| -> Vec<Value> {
+        points
+            .iter()
+            .map(|(c, f, h)| json!({"capacity_tokens": c, "fraction_of_distinct": f, "hit_rate": r6(*h)}))
+            .collect()
+    };
     let mut gap = gap_json(&replay.reuse_gap_us);
     gap["unit"] = json!("s");
     gap["hdr_v2_deflate_base64_us"] = json!(histogram_base64(&replay.reuse_gap_us));
     json!({
         "prefixsim_version": env!("CARGO_PKG_VERSION"), "kind": "replay", "trace": trace_name,
-        "format": replay.format.name(), "model": model.name, "requests": replay.requests,
+        "format": replay.format.name(), "model": price_label(settings), "requests": replay.requests,
         "distinct_blocks": replay.distinct_blocks, "distinct_tokens": replay.distinct_tokens,
         "instant_ready": settings.instant_ready,
-        "winner": winner(replay, model).map(|i| replay.choices[i].0.label.clone()),
+        "winner": winner(replay).map(|i| replay.choices[i].0.label.clone()),
         "results": results, "reuse_gap": gap,
-        "curves": {"hit_rate_vs_ttl": ttl, "hit_rate_vs_capacity": cap},
+        "curves": {"hit_rate_vs_ttl": ttl, "hit_rate_vs_capacity": cap(&curves.capacity),
+                   "hit_rate_vs_capacity_no_ttl": cap(&curves.capacity_no_ttl)},
     })
 }
 
@@ -150,12 +156,21 @@ pub fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::with_capacity(s.len() + s.len() / 3);
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
     }
     out
+}
+
+/// Dollars: cents for large sums, 4 decimals under $1.
+fn money(x: f64) -> String {
+    if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
 }
 
 fn pct(x: f64) -> String {
@@ -203,14 +218,14 @@ fn header(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Strin
         thousands(replay.requests),
         thousands(replay.distinct_blocks),
         thousands(replay.distinct_tokens),
-        settings.model.name,
+        if settings.per_request_prices { "each request's model" } else { &settings.model.name },
     )
 }
 
 /// One row of the choices table.
-fn choice_row(replay: &Replay, i: usize, model: &ModelParams) -> Vec<String> {
+fn choice_row(replay: &Replay, i: usize) -> Vec<String> {
     let (c, s) = &replay.choices[i];
-    let (cost, uncached) = costs(s, model);
+    let (cost, uncached) = costs(s);
     let shares = s.miss_shares();
     let mut row = vec![
         c.label.clone(),
@@ -220,34 +235,62 @@ fn choice_row(replay: &Replay, i: usize, model: &ModelParams) -> Vec<String> {
         pct(s.account.hit_rate()),
         thousands(s.account.cache_read),
         thousands(s.account.cache_write()),
-        format!("{cost:.2}"),
-        format!("{:.2} ({})", uncached - cost, pct(if uncached > 0.0 { 1.0 - cost / uncached } else { 0.0 })),
+        money(cost),
+        format!(
+            "{} ({})",
+            money(uncached - cost),
+            pct(if uncached > 0.0 { 1.0 - cost / uncached } else { 0.0 })
+        ),
     ];
     row.extend(shares.iter().map(|&x| pct(x)));
     row
 }
 
+/// Whose prices: the chosen model, or `per-request`.
+fn price_label(settings: &ReplaySettings) -> &str {
+    if settings.per_request_prices {
+        "per-request"
+    } else {
+        &settings.model.name
+    }
+}
+
 /// The human-readable report.
 pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> String {
-    let model = &settings.model;
     let mut out = header(replay, settings, trace_name);
     out.push('\n');
     let head = [
-        "choice", "policy", "ttl", "capacity", "hit rate", "cache read", "cache write", "cost $",
-        "saving $ (vs none)", "miss: expired", "capacity", "pending", "never seen",
+        "choice",
+        "policy",
+        "ttl",
+        "capacity",
+        "hit rate",
+        "cache read",
+        "cache write",
+        "cost $",
+        "saving $ (vs none)",
+        "miss: expired",
+        "capacity",
+        "pending",
+        "never seen",
     ];
-    let rows: Vec<Vec<String>> = (0..replay.choices.len()).map(|i| choice_row(replay, i, model)).collect();
+    let rows: Vec<Vec<String>> = (0..replay.choices.len()).map(|i| choice_row(replay, i)).collect();
     out += &table(&head, &rows);
     if replay.choices.len() > 1 {
-        if let Some(w) = winner(replay, model) {
+        if let Some(w) = winner(replay) {
             let (c, s) = &replay.choices[w];
-            let _ = writeln!(out, "\ncheapest: {} at ${:.2}", c.label, costs(s, model).0);
-            out += "(ttl=none is a bound: no API offers it; its writes are billed at the 5m price)\n";
+            let _ = writeln!(out, "\ncheapest: {} at ${}", c.label, money(costs(s).0));
+            out +=
+                "(ttl=none is a bound: no API offers it; its writes are billed at the 5m price)\n";
         }
     }
-    out += "\nmiss shares are of written tokens; the partial last block is always uncached\n";
+    out += if replay.format.is_hash_ids() {
+        "\nmiss shares are of written tokens; tokens after the last full block are never cached\n"
+    } else {
+        "\nmiss shares are of written tokens; tokens after the last breakpoint are uncached\n"
+    };
     out += &gap_text(&replay.reuse_gap_us);
-    out += &conversation_text(replay, model);
+    out += &conversation_text(replay);
     for w in replay.warnings.iter().take(1) {
         let _ = writeln!(out, "\nwarning: {} line(s) skipped, first: {w}", replay.warnings.len());
     }
@@ -255,7 +298,8 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
 }
 
 fn gap_text(h: &Histogram<u64>) -> String {
-    let mut out = format!("\nreuse gap between uses of a prefix block ({} reuses):", thousands(h.len()));
+    let mut out =
+        format!("\nreuse gap between uses of a prefix block ({} reuses):", thousands(h.len()));
     for (q, name) in PERCENTILES {
         let _ = write!(out, " {name} {}", Human(h.value_at_quantile(q)));
     }
@@ -263,8 +307,11 @@ fn gap_text(h: &Histogram<u64>) -> String {
     out
 }
 
+/// Conversations shown in the table (all are in the JSON).
+const MAX_CONVERSATION_ROWS: usize = 50;
+
 /// Per-conversation hit rates under the first choice.
-fn conversation_text(replay: &Replay, model: &ModelParams) -> String {
+fn conversation_text(replay: &Replay) -> String {
     let Some((choice, s)) = replay.choices.first() else { return String::new() };
     if s.conversations.is_empty() {
         return "\n(no conversation ids in this trace: totals only)\n".to_string();
@@ -273,17 +320,22 @@ fn conversation_text(replay: &Replay, model: &ModelParams) -> String {
         .conversations
         .iter()
         .enumerate()
-        .map(|(i, (n, a))| {
+        .take(MAX_CONVERSATION_ROWS)
+        .map(|(i, p)| {
             vec![
                 replay.conversations[i].clone(),
-                thousands(*n),
-                thousands(a.input()),
-                pct(a.hit_rate()),
-                format!("{:.2}", prices::cost_usd(a, model)),
+                thousands(p.requests),
+                thousands(p.account.input()),
+                pct(p.account.hit_rate()),
+                money(p.cost_usd),
             ]
         })
         .collect();
     let mut out = format!("\nper conversation ({}):\n", choice.label);
     out += &table(&["conversation", "requests", "input tokens", "hit rate", "cost $"], &rows);
+    if s.conversations.len() > MAX_CONVERSATION_ROWS {
+        let more = s.conversations.len() - MAX_CONVERSATION_ROWS;
+        let _ = writeln!(out, "... and {more} more (all of them in --json)");
+    }
     out
 }

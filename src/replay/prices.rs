@@ -59,4 +59,79 @@ mod tests {
         std::mem::swap(&mut a.cache_write_5m, &mut a.cache_write_1h);
         assert!((cost_usd(&a, &m) - 24.3).abs() < 1e-9);
     }
+
+    #[test]
+    fn trace_model_names_map_to_presets() {
+        let name = |n: &str| preset_for(n).map(|p| p.name);
+        assert_eq!(name("claude-opus-4-5-20251101").as_deref(), Some("claude-opus-4.5"));
+        assert_eq!(name("claude-haiku-4-5-20251001").as_deref(), Some("claude-haiku-4.5"));
+        assert_eq!(name("claude-sonnet-4-20250514").as_deref(), Some("claude-sonnet-4"));
+        assert_eq!(name("claude-opus-4-6").as_deref(), Some("claude-opus-4.6"));
+        assert_eq!(name("claude-sonnet-4.5").as_deref(), Some("claude-sonnet-4.5"));
+        assert_eq!(name("gpt-4o"), None);
+    }
+}
+
+/// The preset of a model name as traces and request bodies spell it: the preset name itself,
+/// or with a `-YYYYMMDD` date suffix dropped and the version's dash made a dot
+/// (`claude-opus-4-5-20251101` -> `claude-opus-4.5`, `claude-sonnet-4-20250514` ->
+/// `claude-sonnet-4`).
+pub fn preset_for(name: &str) -> Option<ModelParams> {
+    if let Some(p) = crate::cache::preset(name) {
+        return Some(p);
+    }
+    let base = match name.rsplit_once('-') {
+        Some((b, date)) if date.len() == 8 && date.bytes().all(|c| c.is_ascii_digit()) => b,
+        _ => name,
+    };
+    let bytes = base.as_bytes();
+    let dash = (1..bytes.len().saturating_sub(1)).rev().find(|&i| {
+        bytes[i] == b'-' && bytes[i - 1].is_ascii_digit() && bytes[i + 1].is_ascii_digit()
+    });
+    let dotted = dash.map(|i| format!("{}.{}", &base[..i], &base[i + 1..]));
+    crate::cache::preset(base).or_else(|| dotted.and_then(|d| crate::cache::preset(&d)))
+}
+
+/// Which prices each request pays: one model for all, or each request's own model.
+#[derive(Debug, Clone)]
+pub struct Pricing {
+    /// Index 0: the chosen model; then the presets of the trace's models, by first use.
+    pub models: Vec<ModelParams>,
+    per_request: bool,
+    index: std::collections::BTreeMap<String, usize>,
+    /// The first trace model with no preset (priced at the chosen model meanwhile).
+    pub unknown: Option<String>,
+}
+
+impl Pricing {
+    pub fn new(chosen: &ModelParams, per_request: bool) -> Self {
+        Pricing {
+            models: vec![chosen.clone()],
+            per_request,
+            index: Default::default(),
+            unknown: None,
+        }
+    }
+
+    /// Index into `models` of the prices a request to `model` pays.
+    pub fn index(&mut self, model: &str) -> usize {
+        if !self.per_request {
+            return 0;
+        }
+        if let Some(&i) = self.index.get(model) {
+            return i;
+        }
+        let i = match preset_for(model) {
+            Some(p) => {
+                self.models.push(p);
+                self.models.len() - 1
+            }
+            None => {
+                self.unknown.get_or_insert_with(|| model.to_string());
+                0
+            }
+        };
+        self.index.insert(model.to_string(), i);
+        i
+    }
 }

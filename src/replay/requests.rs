@@ -20,12 +20,12 @@ use hdrhistogram::Histogram;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::prices::{Account, Pricing};
 use super::run::ChoiceStats;
 use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{TraceError, TraceMeta, NO_CONVERSATION};
-use super::{prices::Account, Replay};
+use super::Replay;
 use crate::cache::{parse_body, Breakpoint, Cache, Digest, ParsedBody, Probe, Prompt, Ttl, Usage};
-use crate::model::latency::{draw, Work};
 
 #[derive(Deserialize)]
 struct Line {
@@ -53,10 +53,15 @@ struct Replayer<'s> {
     /// The last body and prompt of each conversation (to extend its chain).
     last_body: BTreeMap<u32, (ParsedBody, Prompt)>,
     breakpoints: Vec<Breakpoint>,
+    pricing: Pricing,
 }
 
 /// Replay a `requests` trace through every choice (one pass).
-pub fn replay(path: &Path, settings: &ReplaySettings, choices: &[CacheChoice]) -> Result<Replay, TraceError> {
+pub fn replay(
+    path: &Path,
+    settings: &ReplaySettings,
+    choices: &[CacheChoice],
+) -> Result<Replay, TraceError> {
     let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     let mut r = Replayer::new(settings, choices);
@@ -72,7 +77,8 @@ pub fn replay(path: &Path, settings: &ReplaySettings, choices: &[CacheChoice]) -
             continue;
         }
         let result = parse_line(&buf, last_time_us).and_then(|(t, line)| {
-            let conv = line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
+            let conv =
+                line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
             let parsed = parse_body(&line.body).map_err(|e| e.to_string())?;
             r.request(t, conv, parsed, line.output_tokens, meta.requests)?;
             Ok(t)
@@ -89,6 +95,7 @@ pub fn replay(path: &Path, settings: &ReplaySettings, choices: &[CacheChoice]) -
     if meta.requests == 0 {
         return Err(TraceError::file(path, "the trace has no requests"));
     }
+    super::unknown_model(path, &r.pricing)?;
     let distinct = r.last_seen_us.len() as u64;
     Ok(Replay {
         format: settings.format,
@@ -150,6 +157,7 @@ impl<'s> Replayer<'s> {
             distinct_tokens: 0,
             last_body: BTreeMap::new(),
             breakpoints: Vec::new(),
+            pricing: Pricing::new(&settings.model, settings.per_request_prices),
         }
     }
 
@@ -166,19 +174,36 @@ impl<'s> Replayer<'s> {
         prompt
     }
 
-    fn request(&mut self, now: u64, conv: u32, parsed: ParsedBody, output: u64, index: u64) -> Result<(), String> {
+    fn request(
+        &mut self,
+        now: u64,
+        conv: u32,
+        parsed: ParsedBody,
+        output: u64,
+        index: u64,
+    ) -> Result<(), String> {
         let body_breakpoints = parsed.breakpoints.clone();
+        let price_index = self.pricing.index(&parsed.model);
         let prompt = self.prompt(conv, parsed);
         self.record_gaps(&prompt, now);
+        let price = &self.pricing.models[price_index];
         for lane in &mut self.lanes {
             self.breakpoints.clear();
             let ttl = ttl_override(&lane.choice);
-            self.breakpoints.extend(body_breakpoints.iter().map(|b| Breakpoint { index: b.index, ttl: ttl.unwrap_or(b.ttl) }));
-            let peek = lane.cache.peek(&prompt, &self.breakpoints, now).map_err(|e| e.to_string())?;
+            self.breakpoints.extend(
+                body_breakpoints
+                    .iter()
+                    .map(|b| Breakpoint { index: b.index, ttl: ttl.unwrap_or(b.ttl) }),
+            );
+            let peek =
+                lane.cache.peek(&prompt, &self.breakpoints, now).map_err(|e| e.to_string())?;
             let miss = miss_causes(&lane.cache, &prompt, &peek, now);
             let settings = self.settings;
             let ready_at = |u: &Usage| ready_time(settings, u, output, now, index);
-            let usage = lane.cache.serve(&prompt, &self.breakpoints, now, ready_at).map_err(|e| e.to_string())?;
+            let usage = lane
+                .cache
+                .serve(&prompt, &self.breakpoints, now, ready_at)
+                .map_err(|e| e.to_string())?;
             let account = Account {
                 cache_read: usage.cache_read,
                 cache_write_5m: usage.cache_write_5m,
@@ -186,7 +211,7 @@ impl<'s> Replayer<'s> {
                 uncached: usage.uncached,
                 output,
             };
-            lane.stats.record(conv, &account, &miss, u64::from(usage.redundant_writes));
+            lane.stats.record(conv, &account, &miss, u64::from(usage.redundant_writes), price);
         }
         Ok(())
     }
@@ -201,17 +226,18 @@ impl<'s> Replayer<'s> {
     }
 }
 
-/// When the request's writes become readable: its first token (latency model) plus the ready
-/// delay, or at once with `--instant-ready`. Request `index` seeds its draws (common random
-/// numbers across choices).
+/// `run::ready_time` for a request billed `u`, drawing from the request's own stream
+/// `stream(seed, [index])` (common random numbers across choices).
 fn ready_time(s: &ReplaySettings, u: &Usage, output: u64, now: u64, index: u64) -> u64 {
-    if s.instant_ready {
-        return now;
-    }
-    let work = Work { prefill_tokens: u.uncached + u.cache_write(), cached_tokens: u.cache_read, output_tokens: output };
+    let a = Account {
+        cache_read: u.cache_read,
+        cache_write_5m: u.cache_write_5m,
+        cache_write_1h: u.cache_write_1h,
+        uncached: u.uncached,
+        output,
+    };
     let mut rng = crate::rng::stream(s.seed, &[index]);
-    let t = draw(&s.latency, work, &mut rng);
-    now.saturating_add(t.ttft_us).saturating_add(t.ready_delay_us)
+    super::run::ready_time(s, &a, now, &mut rng)
 }
 
 /// Written tokens by cause: walking down from the last written boundary to the hit, each
@@ -225,7 +251,8 @@ fn miss_causes(cache: &Cache, prompt: &Prompt, peek: &Usage, now: u64) -> [u64; 
     }
     let boundary = |tokens: u64| (0..prompt.len()).find(|&i| prompt.prefix_tokens(i) == tokens);
     let Some(last) = boundary(peek.cache_read + written) else { return miss };
-    let first = if peek.cache_read == 0 { 0 } else { boundary(peek.cache_read).map_or(0, |h| h + 1) };
+    let first =
+        if peek.cache_read == 0 { 0 } else { boundary(peek.cache_read).map_or(0, |h| h + 1) };
     let mut cause = 3; // never seen
     for i in (first..=last).rev() {
         cause = match cache.store().probe(prompt.prefix_digest(i), now) {

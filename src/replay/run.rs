@@ -6,9 +6,10 @@
 use hdrhistogram::Histogram;
 
 use super::blocks::{BlockCache, Interner, CAUSES};
-use super::prices::{self, Account};
+use super::prices::{self, Account, Pricing};
 use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{TraceRequest, NO_CONVERSATION};
+use crate::config::ModelParams;
 use crate::model::latency::{draw, Work};
 use crate::rng::ChaCha8Rng;
 
@@ -19,11 +20,24 @@ pub struct ChoiceStats {
     /// Requests with `cache_read > 0`.
     pub requests_with_hit: u64,
     pub account: Account,
+    /// Summed per request at the prices it pays, in trace order.
+    pub cost_usd: f64,
+    /// The same requests with no caching.
+    pub cost_uncached_usd: f64,
     /// Written (missed) tokens by cause, in `CAUSES` order.
     pub miss_tokens: [u64; 4],
     pub redundant_writes: u64,
-    /// Per conversation (index of `TraceMeta::conversations`): requests and tokens.
-    pub conversations: Vec<(u64, Account)>,
+    /// Per conversation (index of `TraceMeta::conversations`).
+    pub conversations: Vec<Part>,
+}
+
+/// One conversation's share of a choice's totals.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Part {
+    pub requests: u64,
+    pub account: Account,
+    pub cost_usd: f64,
+    pub cost_uncached_usd: f64,
 }
 
 impl ChoiceStats {
@@ -59,6 +73,7 @@ pub struct Replayer<'s> {
     settings: &'s ReplaySettings,
     lanes: Vec<Lane>,
     pub shared: Shared,
+    pub pricing: Pricing,
     /// The generator used when every latency term is constant (it is never drawn from).
     rng: ChaCha8Rng,
     const_latency: bool,
@@ -85,6 +100,7 @@ impl<'s> Replayer<'s> {
                 distinct_tokens: 0,
                 scratch: Vec::new(),
             },
+            pricing: Pricing::new(&settings.model, settings.per_request_prices),
             rng: crate::rng::stream(settings.seed, &[]),
             const_latency: latency_is_const(settings),
             requests: 0,
@@ -94,6 +110,8 @@ impl<'s> Replayer<'s> {
     /// Replay one request through every choice.
     pub fn request(&mut self, r: &TraceRequest) {
         let blocks = self.shared.resolve(r);
+        let price = self.pricing.index(r.model);
+        let price = &self.pricing.models[price];
         let now = r.time_us;
         // Each lane draws this request's latency from the same stream (the request's own,
         // `stream(seed, [request])`): common random numbers across choices. Constant latency
@@ -109,7 +127,8 @@ impl<'s> Replayer<'s> {
                 &mut fresh
             };
             let look = lane.cache.lookup(blocks, r.block_tokens, now);
-            let (w5m, w1h) = if lane.bills_1h { (0, look.write_tokens) } else { (look.write_tokens, 0) };
+            let (w5m, w1h) =
+                if lane.bills_1h { (0, look.write_tokens) } else { (look.write_tokens, 0) };
             let account = Account {
                 cache_read: look.read_tokens,
                 cache_write_5m: w5m,
@@ -117,26 +136,37 @@ impl<'s> Replayer<'s> {
                 uncached: r.tail_tokens(),
                 output: r.output_tokens,
             };
-            let ready_at = if self.settings.instant_ready {
-                now
-            } else {
-                let work = Work {
-                    prefill_tokens: account.cache_write() + account.uncached,
-                    cached_tokens: account.cache_read,
-                    output_tokens: account.output,
-                };
-                let t = draw(&self.settings.latency, work, rng);
-                now.saturating_add(t.ttft_us).saturating_add(t.ready_delay_us)
-            };
+            let ready_at = ready_time(self.settings, &account, now, rng);
             lane.cache.commit(blocks, r.block_tokens, now, ready_at);
-            lane.stats.record(r.conversation, &account, &look.miss_tokens, look.redundant_writes);
+            lane.stats.record(
+                r.conversation,
+                &account,
+                &look.miss_tokens,
+                look.redundant_writes,
+                price,
+            );
         }
     }
 
     /// The statistics of each choice, in the order given.
-    pub fn finish(self) -> (Vec<ChoiceStats>, Shared) {
-        (self.lanes.into_iter().map(|l| l.stats).collect(), self.shared)
+    pub fn finish(self) -> (Vec<ChoiceStats>, Shared, Pricing) {
+        (self.lanes.into_iter().map(|l| l.stats).collect(), self.shared, self.pricing)
     }
+}
+
+/// When a request's writes become readable: its first token (the latency model's TTFT for its
+/// prefill, cached and output tokens) plus the ready delay; at once with `--instant-ready`.
+pub(crate) fn ready_time(s: &ReplaySettings, a: &Account, now: u64, rng: &mut ChaCha8Rng) -> u64 {
+    if s.instant_ready {
+        return now;
+    }
+    let work = Work {
+        prefill_tokens: a.cache_write() + a.uncached,
+        cached_tokens: a.cache_read,
+        output_tokens: a.output,
+    };
+    let t = draw(&s.latency, work, rng);
+    now.saturating_add(t.ttft_us).saturating_add(t.ready_delay_us)
 }
 
 fn latency_is_const(s: &ReplaySettings) -> bool {
@@ -174,10 +204,20 @@ impl Shared {
 
 impl ChoiceStats {
     /// Count one request's account and misses.
-    pub(crate) fn record(&mut self, conversation: u32, a: &Account, miss: &[u64; 4], redundant: u64) {
+    pub(crate) fn record(
+        &mut self,
+        conversation: u32,
+        a: &Account,
+        miss: &[u64; 4],
+        redundant: u64,
+        price: &ModelParams,
+    ) {
+        let (cost, uncached) = (prices::cost_usd(a, price), prices::cost_uncached_usd(a, price));
         self.requests += 1;
         self.requests_with_hit += u64::from(a.cache_read > 0);
         prices::add(&mut self.account, a);
+        self.cost_usd += cost;
+        self.cost_uncached_usd += uncached;
         for (total, m) in self.miss_tokens.iter_mut().zip(miss) {
             *total += m;
         }
@@ -185,10 +225,13 @@ impl ChoiceStats {
         if conversation != NO_CONVERSATION {
             let c = conversation as usize;
             if c >= self.conversations.len() {
-                self.conversations.resize(c + 1, (0, Account::default()));
+                self.conversations.resize(c + 1, Part::default());
             }
-            self.conversations[c].0 += 1;
-            prices::add(&mut self.conversations[c].1, a);
+            let part = &mut self.conversations[c];
+            part.requests += 1;
+            prices::add(&mut part.account, a);
+            part.cost_usd += cost;
+            part.cost_uncached_usd += uncached;
         }
     }
 }

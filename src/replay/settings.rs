@@ -78,8 +78,11 @@ impl CacheChoice {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplaySettings {
     pub format: Format,
-    /// Prices (and the name shown).
+    /// Prices (and the name shown); with `per_request_prices`, the fallback and (for
+    /// `requests`) the minimum cacheable length.
     pub model: ModelParams,
+    /// `model=per-request`: each request pays its own model's preset prices.
+    pub per_request_prices: bool,
     /// Tokens per hash block for `mooncake` (claude-code files carry their own).
     pub block_size: u64,
     pub latency: LatencyParams,
@@ -126,6 +129,7 @@ impl ReplaySettings {
         ReplaySettings {
             format,
             model: crate::cache::preset(DEFAULT_MODEL).expect("the default model is a preset"),
+            per_request_prices: false,
             block_size: 512,
             latency: default_latency(),
             instant_ready: false,
@@ -164,11 +168,19 @@ impl ReplaySettings {
                 self.cache.policy = parse_policy(value)?;
                 self.policy_set = true;
             }
+            "model" if value == "per-request" => self.per_request_prices = true,
             "model" => {
+                self.per_request_prices = false;
                 self.model = crate::cache::preset(value).ok_or_else(|| {
                     let known = crate::cache::preset_names().join(", ");
                     format!("unknown model `{value}` (known: {known})")
                 })?
+            }
+            "block_size" if self.format != Format::Mooncake => {
+                return Err(format!(
+                    "block_size applies to mooncake traces only ({} traces carry their own blocks)",
+                    self.format.name()
+                ))
             }
             "block_size" => self.block_size = parse_positive(value)?,
             "seed" => self.seed = value.parse().map_err(|_| format!("`{value}` is not a seed"))?,
@@ -284,5 +296,9 @@ mod tests {
         assert!(s.apply_set("block_size=0").is_err());
         s.apply_set("cache.policy=anthropic").unwrap();
         assert!(s.validate().is_err());
+        s.apply_set("model=per-request").unwrap();
+        assert!(s.per_request_prices);
+        let mut cc = ReplaySettings::new(Format::ClaudeCode);
+        assert!(cc.apply_set("block_size=64").unwrap_err().to_string().contains("mooncake"));
     }
 }

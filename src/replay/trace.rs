@@ -17,6 +17,8 @@ pub struct TraceRequest<'a> {
     pub conversation: u32,
     /// Index of the (scope, model) namespace the ids live in.
     pub namespace: u32,
+    /// The model the request was sent to, as the trace names it.
+    pub model: &'a str,
     pub input_tokens: u64,
     pub output_tokens: u64,
     /// Tokens per full block.

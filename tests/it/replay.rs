@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use prefixsim::replay::{self, CacheChoice, ChoiceStats, Format, Replay, ReplaySettings};
+use prefixsim::replay::{self, ChoiceStats, Format, ReplaySettings};
 
 /// The bundled data: `../shared/data` from the repo root (from a worktree in `wt/NAME`, the
 /// same folder two levels up).
@@ -74,7 +74,10 @@ const NEVER: usize = 3;
 fn expiry_is_exactly_at_the_ttl_from_the_last_use() {
     // r1 at 0 writes [1, 2]; r2 at 299.999 s (< 300 s) hits both and refreshes them; r3 at
     // 599.999 s = r2 + 300 s exactly: expired (alive on [last_use, last_use + ttl)).
-    let p = mooncake_file("expiry", &[(0.0, 8, &[1, 2]), (299_999.0, 8, &[1, 2]), (599_999.0, 8, &[1, 2])]);
+    let p = mooncake_file(
+        "expiry",
+        &[(0.0, 8, &[1, 2]), (299_999.0, 8, &[1, 2]), (599_999.0, 8, &[1, 2])],
+    );
     let s = run_one(&p, &settings(&["cache.ttl=5m"]).instant());
     assert_eq!((s.account.cache_read, s.account.cache_write()), (8, 16));
     assert_eq!(s.miss_tokens, [8, 0, 0, 8]);
@@ -82,7 +85,10 @@ fn expiry_is_exactly_at_the_ttl_from_the_last_use() {
     let model = prefixsim::cache::preset("claude-sonnet-4.5").unwrap();
     assert!((replay::prices::cost_usd(&s.account, &model) - 62.4e-6).abs() < 1e-12);
     // One microsecond earlier, r3 would hit: 1 ms earlier here.
-    let p = mooncake_file("expiry2", &[(0.0, 8, &[1, 2]), (299_999.0, 8, &[1, 2]), (599_998.0, 8, &[1, 2])]);
+    let p = mooncake_file(
+        "expiry2",
+        &[(0.0, 8, &[1, 2]), (299_999.0, 8, &[1, 2]), (599_998.0, 8, &[1, 2])],
+    );
     assert_eq!(run_one(&p, &settings(&["cache.ttl=5m"]).instant()).account.cache_read, 16);
     // 1h and no TTL keep the entries: r2 and r3 hit; 1h writes are billed as 1h writes.
     let one_hour = run_one(&p, &settings(&["cache.ttl=1h"]).instant());
@@ -134,7 +140,8 @@ fn pending_entry_misses_until_the_writers_first_token() {
     // Default latency: ttft = 500 ms + 8 tokens / 20,000 tok/s = 500.4 ms. r1 at 0 writes
     // [1,2], readable at 500.4 ms. r2 at 500 ms finds them pending: misses 8 tokens, two
     // redundant writes (the entries keep the earlier ready time). r3 at exactly 500.4 ms hits.
-    let p = mooncake_file("pending", &[(0.0, 8, &[1, 2]), (500.0, 8, &[1, 2]), (500.4, 8, &[1, 2])]);
+    let p =
+        mooncake_file("pending", &[(0.0, 8, &[1, 2]), (500.0, 8, &[1, 2]), (500.4, 8, &[1, 2])]);
     let s = run_one(&p, &settings(&[]));
     assert_eq!(s.account.cache_read, 8);
     assert_eq!(s.miss_tokens[PENDING], 8);
@@ -190,7 +197,7 @@ fn claude_code_subagents_start_at_t_minus_duration() {
     assert_eq!(st.miss_tokens[PENDING], 128);
     assert_eq!(st.account.uncached, 8 + 2 + 2);
     assert_eq!(r.conversations, vec!["conv".to_string()]);
-    assert_eq!(st.conversations[0].0, 4);
+    assert_eq!(st.conversations[0].requests, 4);
 }
 
 /// Ids are per file (`local` scope) and caches per model: equal ids in another file or sent
@@ -214,20 +221,52 @@ fn claude_code_ids_are_scoped_by_file_and_model() {
     // Per file only the third request hits (128 of 384 tokens); b.json does not see a.json's.
     let st = &r.choices[0].1;
     assert_eq!(st.account.cache_read, 256);
-    assert_eq!(st.conversations.iter().map(|c| c.1.cache_read).collect::<Vec<_>>(), vec![128, 128]);
+    assert_eq!(
+        st.conversations.iter().map(|c| c.account.cache_read).collect::<Vec<_>>(),
+        vec![128, 128]
+    );
     assert_eq!(r.conversations, vec!["a".to_string(), "b".to_string()]);
+}
+
+/// One request for the independent computations: its full blocks' keys and input tokens.
+struct Req {
+    keys: Vec<(u64, u64)>,
+    input: u64,
+}
+
+/// `model=per-request`: each request pays its own model's preset (the trace's dated names
+/// mapped to presets); an unknown model is an input error. One 64-token block written at the
+/// 5m price: opus 4.5 $5/MTok * 64 * 1.25 = $400e-6; sonnet 4.5 (default) $3 * 80 = $240e-6.
+#[test]
+fn per_request_prices_use_each_requests_model() {
+    let dir = tmp_dir("cc_prices");
+    let conv = |model: &str| {
+        format!(
+            r#"{{"block_size": 64, "requests": [
+              {{"t": 0.0, "type": "n", "model": "{model}", "in": 64, "hash_ids": [1]}}]}}"#
+        )
+    };
+    let file = dir.join("a.json");
+    std::fs::write(&file, conv("claude-opus-4-5-20251101")).unwrap();
+    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    assert!((run_one(&file, &s).cost_usd - 240e-6).abs() < 1e-12);
+    s.apply_set("model=per-request").unwrap();
+    assert!((run_one(&file, &s).cost_usd - 400e-6).abs() < 1e-12);
+    std::fs::write(&file, conv("gpt-4o")).unwrap();
+    let e = replay::replay(&file, &s, std::slice::from_ref(&s.cache)).unwrap_err();
+    assert!(e.to_string().contains("`gpt-4o`"), "{e}");
 }
 
 /// Independent computation: an unbounded, never-expiring, instantly-ready block cache is a set
 /// of seen ids; each request reads its longest prefix of full blocks already in the set.
-fn seen_set_hits(requests: &[(u64, Vec<(u64, u64)>, u64)], block_tokens: impl Fn(usize) -> u64) -> (u64, u64) {
+fn seen_set_hits(requests: &[Req], block_tokens: u64) -> (u64, u64) {
     let mut seen: HashSet<(u64, u64)> = HashSet::new();
     let (mut read, mut input) = (0, 0);
-    for (i, (_, keys, tokens)) in requests.iter().enumerate() {
-        let hit = keys.iter().take_while(|k| seen.contains(k)).count() as u64;
-        read += hit * block_tokens(i);
-        input += tokens;
-        seen.extend(keys.iter().copied());
+    for r in requests {
+        let hit = r.keys.iter().take_while(|k| seen.contains(k)).count() as u64;
+        read += hit * block_tokens;
+        input += r.input;
+        seen.extend(r.keys.iter().copied());
     }
     (read, input)
 }
@@ -245,15 +284,21 @@ fn bundled_mooncake_matches_a_seen_set() {
     for line in std::fs::read_to_string(mooncake()).unwrap().lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let input = v["input_length"].as_u64().unwrap();
-        let mut ids: Vec<u64> = v["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-        if input % 512 != 0 {
+        let mut ids: Vec<u64> =
+            v["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        if !input.is_multiple_of(512) {
             ids.pop(); // the partial last block is not cached
         }
-        reqs.push((0, ids.into_iter().map(|id| (0, id)).collect(), input));
+        reqs.push(Req { keys: ids.into_iter().map(|id| (0, id)).collect(), input });
     }
     assert_eq!(reqs.len(), 12_031);
-    let (read, input) = seen_set_hits(&reqs, |_| 512);
-    let r = replay::replay(Path::new(&mooncake()), &unbounded(Format::Mooncake), &[unbounded(Format::Mooncake).cache]).unwrap();
+    let (read, input) = seen_set_hits(&reqs, 512);
+    let r = replay::replay(
+        Path::new(&mooncake()),
+        &unbounded(Format::Mooncake),
+        &[unbounded(Format::Mooncake).cache],
+    )
+    .unwrap();
     let st = &r.choices[0].1;
     assert_eq!((st.account.cache_read, st.account.input()), (read, input));
     assert_eq!(r.requests, 12_031);
@@ -262,7 +307,7 @@ fn bundled_mooncake_matches_a_seen_set() {
 
 /// Absolute send times of one claude-code file, computed independently: parent `t`; sub-agent
 /// request `(entry.t - duration_ms/1000) + request.t`. Keys: (model, id) within the file.
-fn claude_code_requests(file: &Path, scope: u64) -> Vec<(f64, Vec<(u64, u64)>, u64)> {
+fn claude_code_requests(file: &Path, scope: u64) -> Vec<Req> {
     fn walk(entries: &[serde_json::Value], base: f64, out: &mut Vec<(f64, String, Vec<u64>, u64)>) {
         for e in entries {
             let t = e["t"].as_f64().unwrap();
@@ -270,8 +315,14 @@ fn claude_code_requests(file: &Path, scope: u64) -> Vec<(f64, Vec<(u64, u64)>, u
                 let start = t - e["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0;
                 walk(e["requests"].as_array().unwrap(), base + start, out);
             } else {
-                let ids = e["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
-                out.push((base + t, e["model"].as_str().unwrap().to_string(), ids, e["in"].as_u64().unwrap()));
+                let ids =
+                    e["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+                out.push((
+                    base + t,
+                    e["model"].as_str().unwrap().to_string(),
+                    ids,
+                    e["in"].as_u64().unwrap(),
+                ));
             }
         }
     }
@@ -281,11 +332,11 @@ fn claude_code_requests(file: &Path, scope: u64) -> Vec<(f64, Vec<(u64, u64)>, u
     flat.sort_by(|a, b| a.0.total_cmp(&b.0)); // stable: ties keep file order
     let mut models: HashMap<String, u64> = HashMap::new();
     flat.into_iter()
-        .map(|(t, model, ids, input)| {
+        .map(|(_t, model, ids, input)| {
             let n = models.len() as u64;
             let m = *models.entry(model).or_insert(n);
             let keys = ids.into_iter().map(|id| ((scope << 32) | m, id)).collect();
-            (t, keys, input)
+            Req { keys, input }
         })
         .collect()
 }
@@ -299,12 +350,12 @@ fn bundled_claude_code_traces_match_a_seen_set() {
         .collect();
     files.sort();
     assert_eq!(files.len(), 12);
-    let mut reqs: Vec<(u64, Vec<(u64, u64)>, u64)> = Vec::new();
+    let mut reqs: Vec<Req> = Vec::new();
     for (i, f) in files.iter().enumerate() {
-        reqs.extend(claude_code_requests(f, i as u64).into_iter().map(|(_, k, n)| (0, k, n)));
+        reqs.extend(claude_code_requests(f, i as u64));
     }
     assert_eq!(reqs.len(), 752); // the NOTICE's table
-    let (read, input) = seen_set_hits(&reqs, |_| 64);
+    let (read, input) = seen_set_hits(&reqs, 64);
     let s = unbounded(Format::ClaudeCode);
     let r = replay::replay(Path::new(&claude_code()), &s, std::slice::from_ref(&s.cache)).unwrap();
     let st = &r.choices[0].1;
@@ -312,14 +363,53 @@ fn bundled_claude_code_traces_match_a_seen_set() {
     assert_eq!(r.conversations.len(), 12);
     // One file replays the same as the directory's share of it.
     let one = replay::replay(&files[0], &s, std::slice::from_ref(&s.cache)).unwrap();
-    assert_eq!(one.choices[0].1.account, st.conversations[0].1);
+    assert_eq!(one.choices[0].1.account, st.conversations[0].account);
+}
+
+/// Independent computation with the cache core's `EntryStore` (TTL 5m, latency model): per
+/// request, the leading ready blocks hit (and are touched), every later block is written,
+/// readable at `send + 500 ms + (written + uncached) / 20,000 tok/s + read / 1M tok/s` (the
+/// default latency model in closed form). Hit tokens and redundant writes must match.
+#[test]
+fn bundled_mooncake_matches_the_cache_core_entry_store() {
+    use prefixsim::cache::{EntryStore, Ttl, WriteOutcome};
+    let mut store: EntryStore<u64> = EntryStore::new(None);
+    let (mut read, mut redundant) = (0u64, 0u64);
+    for line in std::fs::read_to_string(mooncake()).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let now = (v["timestamp"].as_f64().unwrap() * 1000.0).round() as u64;
+        let input = v["input_length"].as_u64().unwrap();
+        let mut ids: Vec<u64> =
+            v["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+        if !input.is_multiple_of(512) {
+            ids.pop();
+        }
+        let hit = ids.iter().take_while(|&&id| store.is_ready(id, now)).count();
+        let r = hit as u64 * 512;
+        let secs = (input - r) as f64 / 20_000.0 + r as f64 / 1_000_000.0;
+        let ready_at = now + 500_000 + (secs * 1e6).round() as u64;
+        read += r;
+        for &id in &ids[..hit] {
+            assert!(store.touch(id, now));
+        }
+        for &id in &ids[hit..] {
+            let outcome = store.write(id, 512, now, ready_at, Ttl::FiveMin);
+            redundant += u64::from(outcome == WriteOutcome::Redundant);
+        }
+    }
+    let s = ReplaySettings::new(Format::Mooncake);
+    let r = replay::replay(Path::new(&mooncake()), &s, std::slice::from_ref(&s.cache)).unwrap();
+    let st = &r.choices[0].1;
+    assert_eq!((st.account.cache_read, st.redundant_writes), (read, redundant));
+    assert!(st.miss_tokens[EXPIRED] > 0 && st.miss_tokens[PENDING] > 0, "{:?}", st.miss_tokens);
 }
 
 #[test]
 fn longer_ttl_never_hits_less_and_full_capacity_is_unbounded() {
     let mut s = ReplaySettings::new(Format::ClaudeCode);
     s.instant_ready = true;
-    let base = replay::replay(Path::new(&claude_code()), &s, std::slice::from_ref(&s.cache)).unwrap();
+    let base =
+        replay::replay(Path::new(&claude_code()), &s, std::slice::from_ref(&s.cache)).unwrap();
     let curves = replay::curves(Path::new(&claude_code()), &s, base.distinct_tokens).unwrap();
     // With unbounded capacity and instant readiness a longer sliding TTL keeps a superset.
     for w in curves.ttl.windows(2) {
@@ -331,6 +421,8 @@ fn longer_ttl_never_hits_less_and_full_capacity_is_unbounded() {
     let full = curves.capacity.last().unwrap();
     assert_eq!((full.1, full.2), (1.0, base.choices[0].1.account.hit_rate()));
     assert!(curves.capacity[0].2 < full.2);
+    // No TTL and room for every distinct block: the last point of the TTL ladder (none).
+    assert_eq!(curves.capacity_no_ttl.last().unwrap().2, curves.ttl.last().unwrap().1);
 }
 
 /// The binary, its exit code, stdout and stderr.
@@ -344,30 +436,57 @@ fn prefixsim(args: &[&str]) -> (i32, String, String) {
 fn malformed_traces_exit_2_naming_the_line_and_print_nothing() {
     let good = r#"{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}"#;
     let cases = [
-        ("badjson", format!("{good}\n{good}\n{{\"timestamp\": 5, \"input_len\n"), ":3:", "bad record"),
+        (
+            "badjson",
+            format!("{good}\n{good}\n{{\"timestamp\": 5, \"input_len\n"),
+            ":3:",
+            "bad record",
+        ),
         (
             "lengths",
-            format!("{good}\n{}\n", r#"{"timestamp": 1, "input_length": 1500, "output_length": 1, "hash_ids": [1, 2]}"#),
+            format!(
+                "{good}\n{}\n",
+                r#"{"timestamp": 1, "input_length": 1500, "output_length": 1, "hash_ids": [1, 2]}"#
+            ),
             ":2:",
             "expected ceil(1500 / 512) = 3",
         ),
         (
             "unsorted",
-            format!("{}\n{good}\n", r#"{"timestamp": 9, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}"#),
+            format!(
+                "{}\n{good}\n",
+                r#"{"timestamp": 9, "input_length": 600, "output_length": 1, "hash_ids": [1, 2]}"#
+            ),
             ":2:",
             "earlier than the previous",
         ),
-        ("missing", format!("{good}\n{}\n", r#"{"timestamp": 1, "input_length": 600, "hash_ids": [1, 2]}"#), ":2:", "missing field `output_length`"),
+        (
+            "missing",
+            format!("{good}\n{}\n", r#"{"timestamp": 1, "input_length": 600, "hash_ids": [1, 2]}"#),
+            ":2:",
+            "missing field `output_length`",
+        ),
     ];
     for (name, text, line, what) in cases {
         let p = tmp_dir(name).join("t.jsonl");
         std::fs::write(&p, &text).unwrap();
-        let (code, stdout, stderr) = prefixsim(&["replay", p.to_str().unwrap(), "--format", "mooncake", "--json"]);
+        let (code, stdout, stderr) =
+            prefixsim(&["replay", p.to_str().unwrap(), "--format", "mooncake", "--json"]);
         assert_eq!(code, 2, "{name}: {stderr}");
         assert!(stdout.is_empty(), "{name}: {stdout}");
-        assert!(stderr.contains(&format!("t.jsonl{line}")) && stderr.contains(what), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&format!("t.jsonl{line}")) && stderr.contains(what),
+            "{name}: {stderr}"
+        );
         // --lenient skips the line with a warning and replays the rest.
-        let (code, stdout, stderr) = prefixsim(&["replay", p.to_str().unwrap(), "--format", "mooncake", "--json", "--lenient"]);
+        let (code, stdout, stderr) = prefixsim(&[
+            "replay",
+            p.to_str().unwrap(),
+            "--format",
+            "mooncake",
+            "--json",
+            "--lenient",
+        ]);
         assert_eq!(code, 0, "{name}: {stderr}");
         assert!(stderr.contains("skipped"), "{name}: {stderr}");
         let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -379,31 +498,79 @@ fn malformed_traces_exit_2_naming_the_line_and_print_nothing() {
 }
 
 #[test]
+fn malformed_claude_code_and_requests_traces_name_where() {
+    let dir = tmp_dir("cc_bad");
+    let text = r#"{"block_size": 64, "requests": [
+        {"t": 0.0, "type": "n", "model": "m", "in": 128, "hash_ids": [1, 2]},
+        {"t": 5.0, "type": "subagent", "duration_ms": 1000, "requests": [
+          {"t": 0.0, "type": "n", "model": "m", "in": 200, "hash_ids": [7, 8]}]}]}"#;
+    std::fs::write(dir.join("a.json"), text).unwrap();
+    let (code, stdout, stderr) = prefixsim(&["replay", dir.to_str().unwrap()]);
+    assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
+    assert!(stderr.contains("a.json: requests[1].requests[0]"), "{stderr}");
+    assert!(stderr.contains("expected floor(200 / 64) = 3"), "{stderr}");
+    let p = tmp_dir("req_bad").join("r.jsonl");
+    let good = r#"{"timestamp_ms": 0, "body": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}}"#;
+    let bad = r#"{"timestamp_ms": 1, "body": {"model": "m"}}"#;
+    std::fs::write(&p, format!("{good}\n{bad}\n")).unwrap();
+    let (code, stdout, stderr) = prefixsim(&["replay", p.to_str().unwrap()]);
+    assert_eq!((code, stdout.as_str()), (2, ""), "{stderr}");
+    assert!(stderr.contains("r.jsonl:2:") && stderr.contains("messages"), "{stderr}");
+}
+
+#[test]
 fn what_if_json_is_an_array_with_one_winner_and_out_writes_replay_json() {
     let out = tmp_dir("whatif_out");
     let (code, stdout, stderr) = prefixsim(&[
-        "replay", &claude_code(), "--json", "--what-if", "--what-if", "cache.ttl=1h,cache.capacity_tokens=200000",
-        "--out", out.to_str().unwrap(),
+        "replay",
+        &claude_code(),
+        "--json",
+        "--what-if",
+        "--what-if",
+        "cache.ttl=1h,cache.capacity_tokens=200000",
+        "--out",
+        out.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{stderr}");
     let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let arr = v.as_array().unwrap();
     let labels: Vec<&str> = arr.iter().map(|o| o["label"].as_str().unwrap()).collect();
-    assert_eq!(labels, ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none", "cache.ttl=1h,cache.capacity_tokens=200000"]);
+    assert_eq!(
+        labels,
+        [
+            "cache.ttl=5m",
+            "cache.ttl=1h",
+            "cache.ttl=none",
+            "cache.ttl=1h,cache.capacity_tokens=200000"
+        ]
+    );
     assert_eq!(arr.iter().filter(|o| o["wins_on_cost"] == true).count(), 1);
     for o in arr {
-        let (read, input) = (o["cache_read"].as_f64().unwrap(), o["input_tokens"].as_f64().unwrap());
+        let (read, input) =
+            (o["cache_read"].as_f64().unwrap(), o["input_tokens"].as_f64().unwrap());
         assert!((o["hit_rate"].as_f64().unwrap() - read / input).abs() < 1e-6);
         assert_eq!(o["requests"], 752);
         assert!(o["cost_usd"].as_f64().unwrap() > 0.0);
     }
     // Capacity can only lose hits against the same TTL without it.
     assert!(arr[3]["cache_read"].as_u64() < arr[1]["cache_read"].as_u64());
-    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("replay.json")).unwrap()).unwrap();
+    let file: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("replay.json")).unwrap()).unwrap();
     assert_eq!(file["kind"], "replay");
-    assert_eq!(file["curves"]["hit_rate_vs_ttl"].as_array().unwrap().len(), replay::TTL_LADDER_US.len());
-    assert_eq!(file["curves"]["hit_rate_vs_capacity"].as_array().unwrap().len(), replay::CAPACITY_LADDER.len());
-    assert!(file["reuse_gap"]["hdr_v2_deflate_base64_us"].as_str().unwrap().len() > 10);
+    assert_eq!(
+        file["curves"]["hit_rate_vs_ttl"].as_array().unwrap().len(),
+        replay::TTL_LADDER_US.len()
+    );
+    for curve in ["hit_rate_vs_capacity", "hit_rate_vs_capacity_no_ttl"] {
+        let points = file["curves"][curve].as_array().unwrap();
+        assert_eq!(points.len(), replay::CAPACITY_LADDER.len());
+    }
+    // The histogram decodes back to the reuse-gap count.
+    let b64 = file["reuse_gap"]["hdr_v2_deflate_base64_us"].as_str().unwrap();
+    let bytes = base64::Engine::decode(&base64::engine::general_purpose::STANDARD, b64).unwrap();
+    let h: hdrhistogram::Histogram<u64> =
+        hdrhistogram::serialization::Deserializer::new().deserialize(&mut &bytes[..]).unwrap();
+    assert_eq!(h.len(), file["reuse_gap"]["count"].as_u64().unwrap());
     assert!(!out.join("replay.json.tmp").exists());
 }
 
@@ -446,14 +613,4 @@ fn requests_format_replays_real_breakpoints() {
     one_hour.apply_set("cache.ttl=1h").unwrap();
     let st = run_one(&far, &one_hour);
     assert_eq!((st.account.cache_read, st.account.cache_write_1h), (w, w));
-}
-
-#[allow(dead_code)]
-fn labels(r: &Replay) -> Vec<&str> {
-    r.choices.iter().map(|(c, _)| c.label.as_str()).collect()
-}
-
-#[allow(dead_code)]
-fn choice(c: &CacheChoice) -> &CacheChoice {
-    c
 }
