@@ -272,10 +272,16 @@ pub fn draw<DB: DrawingBackend>(
     let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     let labels = s.x.labels.clone();
     let categorical = s.x.categorical;
+    // At most ~12 category labels: every `step`-th one.
+    let step = labels.len().div_ceil(12).max(1);
     let fmt_x = move |v: &f64| -> String {
         if categorical {
             let i = v.round();
-            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+            if (v - i).abs() < 1e-6
+                && i >= 0.0
+                && (i as usize) < labels.len()
+                && (i as usize) % step == 0
+            {
                 return labels[i as usize].clone();
             }
             return String::new();

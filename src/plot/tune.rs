@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::metric::{x_axis, MetricSpec, Series, XAxis};
+use super::metric::{is_hold_cap, x_axis, MetricSpec, Series, XAxis};
 use super::style::{self, num};
 use super::{Figure, Spec};
 use crate::report::results::Results;
@@ -31,8 +31,28 @@ fn column(t: &Value, field: &str, ci: Option<&str>) -> Vec<(String, f64, f64)> {
         .collect()
 }
 
+/// Candidates to scale (refinement packs them unevenly): x = their `value` (seconds for
+/// durations), the default hold cap marked as in every hold-cap figure.
 fn axis(t: &Value, key: &str, labels: &[String]) -> (XAxis, Option<(f64, String)>) {
-    let x = x_axis(key, labels);
+    let mut x = x_axis(key, labels);
+    let cands = t.get("candidates").and_then(Value::as_array).cloned().unwrap_or_default();
+    let values: Option<Vec<f64>> = labels
+        .iter()
+        .map(|l| {
+            let c = cands.iter().find(|c| c.get("label").and_then(Value::as_str) == Some(l))?;
+            c.get("value")?.as_f64()
+        })
+        .collect();
+    if let Some(v) = values.filter(|v| v.windows(2).all(|w| w[0] < w[1])) {
+        x.positions = v;
+        x.categorical = false;
+        x.words = false;
+        x.marker = x
+            .marker
+            .take()
+            .filter(|_| is_hold_cap(key))
+            .map(|_| (style::DEFAULT_HOLD_CAP_S, "default hold cap 5 s".into()));
+    }
     let rec = t.get("recommended_label").and_then(Value::as_str).and_then(|l| {
         let i = labels.iter().position(|x| x == l)?;
         Some((x.positions[i], format!("recommended {l}")))

@@ -132,11 +132,22 @@ fn setup_table(r: &Results) -> Block {
             add("experiment hash (SHA-256)", format!("`{}`", &h[..h.len().min(16)]));
         }
         add("prefixsim", m.prefixsim_version.clone());
-    } else {
-        add(
-            "strategies",
-            r.strategies().iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
-        );
+    } else if !r.strategies().is_empty() {
+        let labels: Vec<String> = r.strategies().iter().map(|s| format!("`{s}`")).collect();
+        add("strategies", labels.join(", "));
+    }
+    if let Some(t) = r.tune.as_ref().filter(|_| r.manifest.is_none()) {
+        let fields = [
+            ("param", "tuned parameter"),
+            ("strategy", "strategy"),
+            ("objective", "objective"),
+            ("replications", "replications per candidate"),
+        ];
+        for (key, name) in fields {
+            if let Some(v) = t.get(key) {
+                add(name, format!("`{}`", json_text(v)));
+            }
+        }
     }
     let files: Vec<&str> = [
         ("summary.csv", !r.summary.is_empty()),
