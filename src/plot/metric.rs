@@ -270,25 +270,8 @@ pub fn draw<DB: DrawingBackend>(
     };
     let area = frame(root, title, &legend)?;
     let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
-    let labels = s.x.labels.clone();
+    let fmt_x = x_formatter(&s.x);
     let categorical = s.x.categorical;
-    // At most ~12 category labels: every `step`-th one.
-    let step = labels.len().div_ceil(12).max(1);
-    let fmt_x = move |v: &f64| -> String {
-        if categorical {
-            let i = v.round();
-            if (v - i).abs() < 1e-6
-                && i >= 0.0
-                && (i as usize) < labels.len()
-                && (i as usize) % step == 0
-            {
-                return labels[i as usize].clone();
-            }
-            return String::new();
-        }
-        // To scale: plain numbers (durations in seconds, as the axis title says).
-        num(*v)
-    };
     let n_labels = if categorical { s.x.labels.len() + 1 } else { 10 };
     mesh_style(&mut chart)
         .x_desc(s.x.title.as_str())
@@ -299,41 +282,71 @@ pub fn draw<DB: DrawingBackend>(
         .y_label_formatter(&|v| num(*v))
         .draw()
         .map_err(err)?;
-    for se in &s.series {
+    draw_lines(&mut chart, &s.series)?;
+    draw_markers(&mut chart, s, y0, y1)
+}
+
+/// Tick labels: the values' own text at category positions (at most ~12 shown), or plain
+/// numbers on a to-scale axis (durations in seconds, as the axis title says).
+fn x_formatter(x: &XAxis) -> impl Fn(&f64) -> String {
+    let labels = x.labels.clone();
+    let categorical = x.categorical;
+    let step = labels.len().div_ceil(12).max(1);
+    move |v: &f64| {
+        if !categorical {
+            return num(*v);
+        }
+        let i = v.round();
+        let shown = (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len();
+        if shown && (i as usize) % step == 0 {
+            labels[i as usize].clone()
+        } else {
+            String::new()
+        }
+    }
+}
+
+type Chart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Every band first (so no band covers a line), then lines with their points.
+fn draw_lines<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, series: &[Series]) -> DrawResult {
+    for se in series {
         let mut band: Vec<(f64, f64)> = se.points.iter().map(|p| (p.0, p.1 + p.2)).collect();
         band.extend(se.points.iter().rev().map(|p| (p.0, p.1 - p.2)));
         chart.draw_series(std::iter::once(Polygon::new(band, se.color.mix(0.18)))).map_err(err)?;
     }
-    for se in &s.series {
-        let color = se.color;
+    for se in series {
+        let c = se.color;
+        let line =
+            LineSeries::new(se.points.iter().map(|p| (p.0, p.1)), c.stroke_width(style::LINE_PX));
+        chart.draw_series(line).map_err(err)?;
         chart
-            .draw_series(LineSeries::new(
-                se.points.iter().map(|p| (p.0, p.1)),
-                color.stroke_width(style::LINE_PX),
-            ))
-            .map_err(err)?;
-        chart
-            .draw_series(se.points.iter().map(|p| Circle::new((p.0, p.1), 5, color.filled())))
+            .draw_series(se.points.iter().map(|p| Circle::new((p.0, p.1), 5, c.filled())))
             .map_err(err)?;
     }
+    Ok(())
+}
+
+/// The default hold cap and the highlight (e.g. tune's recommendation) as labelled lines.
+fn draw_markers<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    s: &MetricSpec,
+    y0: f64,
+    y1: f64,
+) -> DrawResult {
     let lines =
         [(s.x.marker.as_ref(), style::INK, 0.02), (s.highlight.as_ref(), style::HIGHLIGHT, 0.09)];
     for (mark, ink, drop) in lines {
         let Some((x, label)) = mark else { continue };
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![(*x, y0), (*x, y1)],
-                ink.stroke_width(2),
-            )))
-            .map_err(err)?;
+        let line = PathElement::new(vec![(*x, y0), (*x, y1)], ink.stroke_width(2));
+        chart.draw_series(std::iter::once(line)).map_err(err)?;
         let font = (style::FONT, style::TICK_PX).into_font().color(&ink);
-        chart
-            .draw_series(std::iter::once(Text::new(
-                format!(" {label}"),
-                (*x, y1 - (y1 - y0) * drop),
-                font,
-            )))
-            .map_err(err)?;
+        let text = Text::new(format!(" {label}"), (*x, y1 - (y1 - y0) * drop), font);
+        chart.draw_series(std::iter::once(text)).map_err(err)?;
     }
     Ok(())
 }

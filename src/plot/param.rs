@@ -59,23 +59,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
     let at_held = |row: &crate::report::results::SummaryRow| {
         others.iter().all(|&o| row.axis_values[o] == held[o])
     };
-    // Lines: (legend label, colour, axis-0 value or None for a run).
-    let lines: Vec<(String, RGBColor, Option<String>)> = if r.axis_keys.is_empty() {
-        vec![(family.clone(), style::strategy_color(&members[0].0, &[members[0].0.clone()]), None)]
-    } else {
-        let vals = super::metric::axis_values(r, 0);
-        let n = vals.len().max(2) - 1;
-        vals.iter()
-            .enumerate()
-            .map(|(i, v)| {
-                (
-                    format!("{} = {v}", short_key(&r.axis_keys[0])),
-                    style::colormap(0.85 * i as f64 / n as f64),
-                    Some(v.clone()),
-                )
-            })
-            .collect()
-    };
+    let lines = lines(r, &family, &members);
     let mut out = Vec::new();
     for (metric, y_title, stem, higher_better) in METRICS {
         let scale = if metric == "hit_rate" { 100.0 } else { 1.0 };
@@ -126,6 +110,27 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         });
     }
     out
+}
+
+/// The lines: (legend label, colour, axis-0 value or None for a run).
+fn lines(
+    r: &Results,
+    family: &str,
+    members: &[(String, String)],
+) -> Vec<(String, RGBColor, Option<String>)> {
+    if r.axis_keys.is_empty() {
+        let color = style::strategy_color(&members[0].0, &[members[0].0.clone()]);
+        return vec![(family.to_string(), color, None)];
+    }
+    let vals = super::metric::axis_values(r, 0);
+    let n = vals.len().max(2) - 1;
+    let key = short_key(&r.axis_keys[0]);
+    vals.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            (format!("{key} = {v}"), style::colormap(0.85 * i as f64 / n as f64), Some(v.clone()))
+        })
+        .collect()
 }
 
 /// Every strategy outside the family as a flat line across the x range, in its own colour.

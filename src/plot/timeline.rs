@@ -184,27 +184,9 @@ pub fn draw<DB: DrawingBackend>(
             .map(|x| Rectangle::new([(x.2, y_of(x.0) - h), (x.3, y_of(x.0) + h)], c.filled()));
         chart.draw_series(bars).map_err(err)?;
     }
-    for o in OUTCOMES {
-        let c = outcome_color(o);
-        let mine: Vec<_> =
-            s.marks.iter().filter(|m| m.2 == o).map(|m| (m.1, y_of(m.0) + h + 0.12)).collect();
-        if mine.is_empty() {
-            continue;
-        }
-        let size = if n > 24 { 4 } else { 7 };
-        let series = match o {
-            "miss" => chart.draw_series(
-                mine.iter().map(|p| Cross::new(*p, size, c.stroke_width(3)).into_dyn()),
-            ),
-            "redundant_write" => chart.draw_series(
-                mine.iter().map(|p| TriangleMarker::new(*p, size + 1, c.filled()).into_dyn()),
-            ),
-            _ => {
-                chart.draw_series(mine.iter().map(|p| Circle::new(*p, size, c.filled()).into_dyn()))
-            }
-        };
-        series.map_err(err)?;
-    }
+    let marks: Vec<(f64, f64, &str)> =
+        s.marks.iter().map(|m| (m.1, y_of(m.0) + h + 0.12, m.2.as_str())).collect();
+    draw_marks(&mut chart, &marks, if n > 24 { 4 } else { 7 })?;
     if let Some(t) = s.ready_s {
         let ink = style::HIGHLIGHT;
         chart
@@ -213,6 +195,34 @@ pub fn draw<DB: DrawingBackend>(
                 ink.stroke_width(2),
             )))
             .map_err(err)?;
+    }
+    Ok(())
+}
+
+type Chart<'a, DB> = ChartContext<
+    'a,
+    DB,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
+
+/// Request outcomes at (time, lane y): hit/partial a dot, miss a cross, redundant write a triangle.
+fn draw_marks<DB: DrawingBackend>(
+    chart: &mut Chart<'_, DB>,
+    marks: &[(f64, f64, &str)],
+    size: i32,
+) -> DrawResult {
+    for o in OUTCOMES {
+        let c = outcome_color(o);
+        let mine = marks.iter().filter(|m| m.2 == o).map(|m| (m.0, m.1));
+        let series = match o {
+            "miss" => {
+                chart.draw_series(mine.map(|p| Cross::new(p, size, c.stroke_width(3)).into_dyn()))
+            }
+            "redundant_write" => chart
+                .draw_series(mine.map(|p| TriangleMarker::new(p, size + 1, c.filled()).into_dyn())),
+            _ => chart.draw_series(mine.map(|p| Circle::new(p, size, c.filled()).into_dyn())),
+        };
+        series.map_err(err)?;
     }
     Ok(())
 }
