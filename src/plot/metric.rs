@@ -298,7 +298,7 @@ fn x_formatter(x: &XAxis) -> impl Fn(&f64) -> String {
         }
         let i = v.round();
         let shown = (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len();
-        if shown && (i as usize) % step == 0 {
+        if shown && (i as usize).is_multiple_of(step) {
             labels[i as usize].clone()
         } else {
             String::new()
