@@ -63,9 +63,11 @@ pub fn axis_number(text: &str) -> Option<(f64, bool)> {
     crate::time::parse_duration_us(t).ok().map(|us| (crate::time::secs(us), true))
 }
 
-/// Is this key the hold cap (or the stagger interval), whose default is 5 s?
+/// Is this key the hold cap, whose documented default is 5 s? `max_wait` of `wait_first`, or a
+/// key named after Claude Code's `..._PREFIX_STAGGER_MS`; not the `stagger` strategy's own
+/// `interval` (agent i sends at i * interval: a different knob with no such default).
 pub fn is_hold_cap(key: &str) -> bool {
-    key.contains("max_wait") || key.contains("stagger")
+    key.contains("max_wait") || (key.contains("stagger") && !key.contains("interval"))
 }
 
 /// Build the x axis of `key` from its distinct values (in the order first written).
@@ -406,4 +408,25 @@ fn draw_dots<DB: DrawingBackend>(
             .map_err(err)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hold_cap_keys() {
+        assert!(is_hold_cap("max_wait") && is_hold_cap("strategy.wait_first.max_wait"));
+        assert!(is_hold_cap("prefix_stagger_ms"));
+        assert!(!is_hold_cap("strategy.stagger.interval") && !is_hold_cap("workload.agents"));
+    }
+
+    #[test]
+    fn uneven_values_sit_at_even_positions_and_5s_is_interpolated() {
+        let v: Vec<String> = ["1s", "2s", "10s"].map(String::from).into();
+        let x = x_axis("max_wait", &v);
+        assert!(x.categorical && !x.words);
+        // 5 s lies between 2 s (index 1) and 10 s (index 2): 1 + (5 - 2) / (10 - 2) = 1.375.
+        assert_eq!(x.marker.map(|m| m.0), Some(1.375));
+    }
 }
