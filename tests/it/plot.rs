@@ -365,7 +365,8 @@ fn figure<'a>(figs: &'a [plot::Figure], name: &str) -> &'a plot::Figure {
 #[test]
 fn every_figure_kind_is_a_valid_svg_with_its_axis_titles() {
     // The checker itself can fail.
-    for bad in ["<svg><g></svg>", "<svg>a & b</svg>", "<svg><text x=\"1>t</text></svg>", "<g></g>"] {
+    for bad in ["<svg><g></svg>", "<svg>a & b</svg>", "<svg><text x=\"1>t</text></svg>", "<g></g>"]
+    {
         assert!(std::panic::catch_unwind(|| assert_svg(bad, "bad")).is_err(), "{bad} passed");
     }
     let sweep = Results::load(&sweep2_fixture("kinds-sweep")).unwrap();
@@ -544,14 +545,15 @@ fn report_cli_writes_markdown_html_and_figures() {
     assert!(std::fs::read_to_string(again.with_extension("html")).unwrap() == html, "HTML differs");
 }
 
-/// The browser the HTML test uses: $PREFIXSIM_CHROMIUM, else Debian's `chromium`.
+/// The browser the HTML test uses: $PREFIXSIM_CHROMIUM when set (only it: `none` skips), else
+/// Debian's `chromium`.
 fn chromium() -> Option<PathBuf> {
-    let env = std::env::var_os("PREFIXSIM_CHROMIUM").map(PathBuf::from);
-    env.into_iter()
-        .chain(
-            ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
-                .map(PathBuf::from),
-        )
+    if let Some(p) = std::env::var_os("PREFIXSIM_CHROMIUM") {
+        return Some(PathBuf::from(p)).filter(|p| p.exists());
+    }
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+        .map(PathBuf::from)
+        .into_iter()
         .find(|p| p.exists())
 }
 
@@ -564,7 +566,14 @@ fn pixels_near(rgb: &[u8], channels: usize, c: (u8, u8, u8)) -> usize {
 #[test]
 fn html_report_renders_in_headless_chromium() {
     let Some(browser) = chromium() else {
-        println!("SKIPPED html_report_renders_in_headless_chromium: no browser at /usr/bin/chromium (apt-get install -y chromium, or set PREFIXSIM_CHROMIUM)");
+        // Written to the process's stderr directly (not `eprintln!`, which the test harness
+        // captures), so the skip shows in every test log.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED html_report_renders_in_headless_chromium: no browser at /usr/bin/chromium \
+             (apt-get install -y chromium, or set PREFIXSIM_CHROMIUM=/path/to/chrome)"
+        );
         return;
     };
     let dir = run_fixture("chromium");
