@@ -114,16 +114,17 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         let what = latency_title(name).to_string();
         let suffix = if desc.is_empty() { String::new() } else { format!(" ({desc})") };
         let spec = LatencySpec { what: what.clone(), edges_s, series };
+        let at = if desc.is_empty() { String::new() } else { format!("At {desc}: ") };
         out.push(Figure {
             name: format!("{name}_percentiles"),
             title: format!("{what} by percentile{suffix}"),
-            caption: percentile_caption(&spec),
+            caption: format!("{at}{}", percentile_caption(&spec)),
             spec: Spec::Percentiles(spec.clone()),
         });
         out.push(Figure {
             name: format!("{name}_histogram"),
             title: format!("{what} distribution{suffix}"),
-            caption: histogram_caption(&spec),
+            caption: format!("{at}{}", histogram_caption(&spec)),
             spec: Spec::Histogram(spec),
         });
     }

@@ -192,7 +192,13 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             }
             let spec =
                 MetricSpec { x: x.clone(), highlight: None, y_title: y_title.into(), series };
-            let caption = caption(&spec, what, y_title, higher_better);
+            let mut caption = caption(&spec, what, y_title, higher_better);
+            if !fixed.is_empty() {
+                // Say where the other axes are held: "At agents = 8 (parent_tokens = 50000), ..."
+                if let Some((head, tail)) = caption.split_once(", ") {
+                    caption = format!("{head} ({}), {tail}", fixed.join(", "));
+                }
+            }
             let name = format!("{stem}_vs_{}", crate::report::results::slug(&r.axis_keys[a]));
             out.push(Figure { name, title, caption, spec: Spec::Metric(spec) });
         }

@@ -110,11 +110,15 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         .map(|s| (s.clone(), style::strategy_color(s, &strategies)))
         .collect();
     let spec = ParetoSpec { x_title: x_title.into(), strategies, points };
-    let caption = caption(&spec);
     let desc: Vec<String> = fixed
         .iter()
         .map(|&a| format!("{} = {}", style::short_key(&r.axis_keys[a]), held[a]))
         .collect();
+    let caption = if desc.is_empty() {
+        caption(&spec)
+    } else {
+        format!("At {}: {}", desc.join(", "), caption(&spec))
+    };
     let what = if from_runs { "p99 makespan" } else { "p99 completion time" };
     let title = if desc.is_empty() {
         format!("Cost vs {what}: Pareto frontier")

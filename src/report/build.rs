@@ -22,6 +22,11 @@ pub fn build(r: &Results, figures: &[Figure]) -> Doc {
             "The results do not state a question (no `question` in manifest.json).".into(),
         )),
     }
+    let findings = findings(figures);
+    if !findings.is_empty() {
+        b.push(Block::Heading(2, "Findings".into()));
+        b.push(Block::List(findings));
+    }
     b.push(Block::Heading(2, "Setup".into()));
     b.push(setup_table(r));
     if let Some(toml) = r.manifest.as_ref().and_then(|m| m.experiment.as_ref()) {
@@ -100,6 +105,23 @@ fn replay_blocks(v: &serde_json::Value) -> Vec<Block> {
         out.push(Block::Code { lang: "json".into(), text: pretty(v) });
     }
     out
+}
+
+/// The headline sentences, from the figures that answer the usual question: cost, p99 launch
+/// wait, the Pareto frontier and tune's objective (the first figure of each kind).
+fn findings(figures: &[Figure]) -> Vec<String> {
+    let stems = ["cost_vs_", "launch_wait_p99_vs_", "pareto_cost_makespan", "tune_objective"];
+    stems
+        .iter()
+        .filter_map(|stem| figures.iter().find(|f| f.name.starts_with(stem)))
+        .filter(|f| !f.caption.is_empty())
+        .map(|f| {
+            f.caption
+                .trim_end_matches("; bands are 95% confidence intervals of the mean.")
+                .to_string()
+        })
+        .map(|c| if c.ends_with('.') { c } else { format!("{c}.") })
+        .collect()
 }
 
 fn pretty(v: &serde_json::Value) -> String {

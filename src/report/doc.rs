@@ -9,6 +9,8 @@ pub enum Block {
     Heading(u8, String),
     Para(String),
     Quote(String),
+    /// A bulleted list of inline texts.
+    List(Vec<String>),
     /// Header cells, then rows; cells are inline text.
     Table(Vec<String>, Vec<Vec<String>>),
     Code {
@@ -47,6 +49,11 @@ impl Doc {
                 Block::Quote(t) => {
                     for line in t.lines() {
                         out.push_str(&format!("> {line}\n"));
+                    }
+                }
+                Block::List(items) => {
+                    for i in items {
+                        out.push_str(&format!("- {i}\n"));
                     }
                 }
                 Block::Table(head, rows) => {
@@ -90,6 +97,11 @@ impl Doc {
                 Block::Para(t) => out.push_str(&format!("<p>{}</p>\n", inline(t))),
                 Block::Quote(t) => {
                     out.push_str(&format!("<blockquote>{}</blockquote>\n", inline(t)))
+                }
+                Block::List(items) => {
+                    let li: String =
+                        items.iter().map(|i| format!("<li>{}</li>", inline(i))).collect();
+                    out.push_str(&format!("<ul>{li}</ul>\n"));
                 }
                 Block::Table(head, rows) => {
                     out.push_str("<table>\n<thead><tr>");
