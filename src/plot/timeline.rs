@@ -86,7 +86,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         let entry_ready_s = rows
             .iter()
             .filter(|t| t.segment == "entry_ready")
-            .map(|t| t.start_s)
+            .map(|t| t.end_s) // the segment runs from first token to readable
             .min_by(f64::total_cmp);
         // Without entry_ready rows: the end of the first writing prefill (its first token).
         let first_token_s = rows
