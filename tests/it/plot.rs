@@ -229,7 +229,8 @@ fn write_trace(dir: &Path) {
     t.push_str(&format!(
         "{w},0,0,prefill,0.000000,1.000000,miss\n{w},0,0,decode,1.000000,3.000000,none\n"
     ));
-    t.push_str(&format!("{w},0,0,entry_ready,1.000000,1.000000,none\n"));
+    // A ready delay of 0.25 s: the entry is readable at the end of its entry_ready segment.
+    t.push_str(&format!("{w},0,0,entry_ready,1.000000,1.250000,none\n"));
     for a in 1..3u32 {
         t.push_str(&format!("{w},{a},0,hold,0.000000,1.000000,none\n"));
         t.push_str(&format!("{w},{a},0,rate_limit,1.000000,1.500000,none\n"));
@@ -387,7 +388,7 @@ fn every_figure_kind_is_a_valid_svg_with_its_axis_titles() {
         ("completion_histogram", &["Agent completion time (s)", "Share of samples (%)"]),
         (
             "timeline_wait_first_max_wait_5s_",
-            &["Simulated time (s)", "Agent", "hold", "request: hit", "first entry ready (1 s)"],
+            &["Simulated time (s)", "Agent", "hold", "request: hit", "first entry ready (1.25 s)"],
         ),
     ];
     let mut kinds = std::collections::BTreeSet::new();
