@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 pub use exec::{ExecOptions, Outcome};
 pub use journal::{Shard, JOURNAL_FILE};
@@ -85,9 +84,9 @@ pub struct Plan {
     pub desc: Description,
 }
 
-/// SHA-256 of `text`, hex.
+/// SHA-256 of `text`, hex (the manifest's `content_hash`, as `run --out` computes it).
 pub fn sha256_hex(text: &str) -> String {
-    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    crate::results::content_hash(text)
 }
 
 impl Plan {

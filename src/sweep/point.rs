@@ -2,8 +2,8 @@
 //! replication of every strategy, and the finished record (runs.csv rows, summary.csv rows,
 //! histograms) that the journal stores and the outputs are assembled from.
 //!
-//! Memory per point is its replications' scalars and one merged histogram per strategy and
-//! latency metric; nothing outlives the point.
+//! Memory per point: one strategy's aggregate (scalars + three merged histograms) at a time
+//! and the formatted rows; nothing outlives the point.
 
 use serde::{Deserialize, Serialize};
 

@@ -9,7 +9,8 @@ use crate::time::{parse_duration_us, Human};
 
 /// Most values one axis may have, and most points a grid may have.
 pub const MAX_AXIS_VALUES: usize = 1_000_000;
-pub const MAX_POINTS: u64 = 1 << 40;
+/// (Point indices are `u32` in the result files.)
+pub const MAX_POINTS: u64 = u32::MAX as u64;
 
 /// Why a `[sweep]` table was refused; every message names the key and the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -56,11 +57,13 @@ impl Grid {
             .map(|(key, v)| axis_values(&key, &v).map(|values| Axis { key, values }))
             .collect::<Result<Vec<_>, _>>()?;
         let groups = zip_groups(&axes, zip.as_ref())?;
-        let points = groups
+        let points: u128 = groups
             .iter()
             .map(|g| axes[g[0]].values.len() as u128)
-            .try_fold(1u128, |acc, n| acc.checked_mul(n).filter(|&p| p <= MAX_POINTS as u128))
-            .ok_or(SpecError::TooLarge(u128::MAX))?;
+            .fold(1u128, |acc, n| acc.saturating_mul(n));
+        if points > MAX_POINTS as u128 {
+            return Err(SpecError::TooLarge(points));
+        }
         Ok(Grid { axes, groups, points: points as u64 })
     }
 
@@ -418,6 +421,43 @@ mod tests {
         let t: toml::Table = text.parse().unwrap();
         let e = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text)).unwrap_err();
         assert!(e.to_string().contains("same length"), "{e}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// `A..B step S` over integers: A, A+S, ... , the last within S of B, never past it.
+        #[test]
+        fn linear_int_ranges(a in -50i64..50, len in 0i64..100, s in 1i64..20) {
+            let b = a + len;
+            let v = ints(&parse_range(&format!("{a}..{b} step {s}")).unwrap());
+            proptest::prop_assert_eq!(v.len() as i64, len / s + 1);
+            proptest::prop_assert_eq!(v[0], a);
+            proptest::prop_assert!(v.windows(2).all(|w| w[1] - w[0] == s));
+            proptest::prop_assert!(*v.last().unwrap() <= b && b - v.last().unwrap() < s);
+        }
+
+        /// Point indices map one-to-one onto value combinations, zipped axes moving together.
+        #[test]
+        fn points_are_a_bijection(n1 in 1usize..5, n2 in 1usize..5) {
+            let list = |n: usize, base: i64| -> String {
+                let v: Vec<String> = (0..n as i64).map(|i| (base + i).to_string()).collect();
+                format!("[{}]", v.join(", "))
+            };
+            let text = format!(
+                "[sweep]\nzip = [\"a\", \"c\"]\na = {}\nb = {}\nc = {}\n",
+                list(n1, 0), list(n2, 100), list(n1, 200)
+            );
+            let t: toml::Table = text.parse().unwrap();
+            let g = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(&text)).unwrap();
+            proptest::prop_assert_eq!(g.points(), (n1 * n2) as u64);
+            let mut seen = std::collections::BTreeSet::new();
+            for p in 0..g.points() {
+                let v: Vec<i64> = g.point(p).iter().map(|(_, v)| v.as_integer().unwrap()).collect();
+                proptest::prop_assert_eq!(v[2] - 200, v[0], "zipped axes move together");
+                proptest::prop_assert!(seen.insert(v));
+            }
+        }
     }
 
     #[test]
