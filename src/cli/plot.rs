@@ -1,10 +1,140 @@
-//! `prefixsim plot` (not built yet: its issue fills this file).
+//! `prefixsim plot DIR`: draw every figure the results in DIR support, as SVG and/or PNG.
+//!
+//! Reads only the result files (no simulation). Each file is written to `NAME.tmp` and
+//! renamed, so a failed run leaves no half-written figure.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
 
 use super::{CliError, CliResult};
+use crate::plot::{self, Figure};
+use crate::report::results::{Results, ResultsError};
+
+const EXAMPLES: &str = "Examples:
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+  prefixsim plot results/hold                          # results/hold/plots/*.svg, *.png
+  prefixsim plot results/hold --out plots/hold --format svg
+  prefixsim run experiments/default.toml --out results/run --trace
+  prefixsim plot results/run --json                    # the list of figures, for programs
+
+Figures, chosen from what DIR holds:
+  <metric>_vs_<axis>       cost, hit rate, makespan, launch wait p99, throughput vs each swept
+                           axis; one line per strategy with its 95% CI band; the hold cap's
+                           default (5 s) marked when the axis is a max_wait/stagger key
+  heatmap_cost_saved       two-axis sweeps: cost saved by wait_first vs eager (%)
+  pareto_cost_makespan     mean cost vs p99 makespan, the frontier drawn
+  <latency>_percentiles    launch_wait, ttft, completion on the log \"nines\" axis
+  <latency>_histogram      the same as plain histograms, strategies overlaid
+  <metric>_vs_<family>_<p> strategies of one family differing in one value, e.g.
+                           wait_first(max_wait=1s|2s|5s): that value as the x axis
+  timeline_<strategy>      run --trace: one lane per agent, segments and request outcomes
+  tune_objective, tune_launch_wait_p99            tune.json: candidates, recommendation marked
+  replay_hit_rate_vs_ttl, replay_reuse_gap_*, ... replay.json: hit-rate curves, reuse gaps
+
+Every figure: 1200x750, embedded DejaVu Sans, one colour per strategy family everywhere.
+The same input gives the same bytes. Exit code 2 when DIR holds no results or a file is
+malformed (the error names the file and line).";
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Svg,
+    Png,
+}
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// A directory written by `run --out`, `sweep --out`, `tune --out` or `replay --out`.
+    pub dir: PathBuf,
+    /// Where to write the figures (default: DIR/plots).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Image formats, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "svg,png")]
+    pub format: Vec<Format>,
+    /// Print the figures written as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: Args) -> CliResult {
-    Err(CliError::internal(anyhow::anyhow!("`plot` is not built yet")))
+/// Load DIR; "no results" and malformed files are the user's input (exit 2).
+pub fn load(dir: &Path) -> Result<Results, CliError> {
+    Results::load(dir).map_err(|e| match e {
+        ResultsError::Io { .. } => CliError::internal(e),
+        _ => CliError::input(e),
+    })
+}
+
+/// Write `bytes` to `path` through `path.tmp` and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
+}
+
+/// Draw `figures` into `out` in each format; the paths written, per figure.
+pub fn write_figures(
+    figures: &[Figure],
+    out: &Path,
+    formats: &[Format],
+) -> Result<Vec<Vec<PathBuf>>, CliError> {
+    std::fs::create_dir_all(out)
+        .with_context(|| format!("creating {}", out.display()))
+        .map_err(CliError::internal)?;
+    let mut written = Vec::new();
+    for f in figures {
+        let mut paths = Vec::new();
+        for fmt in formats {
+            let (ext, bytes) = match fmt {
+                Format::Svg => {
+                    ("svg", plot::render_svg(f).map_err(CliError::internal)?.into_bytes())
+                }
+                Format::Png => ("png", plot::render_png(f).map_err(CliError::internal)?),
+            };
+            let path = out.join(format!("{}.{ext}", f.name));
+            write_atomic(&path, &bytes).map_err(CliError::internal)?;
+            paths.push(path);
+        }
+        written.push(paths);
+    }
+    Ok(written)
+}
+
+pub fn run(args: Args) -> CliResult {
+    let results = load(&args.dir)?;
+    let figures = plot::figures(&results);
+    if figures.is_empty() {
+        return Err(CliError::input(anyhow::anyhow!(
+            "{}: the results hold nothing to draw (no summary.csv rows, histograms or trace.csv)",
+            args.dir.display()
+        )));
+    }
+    let mut formats = args.format.clone();
+    formats.dedup();
+    let out = args.out.clone().unwrap_or_else(|| args.dir.join("plots"));
+    let written = write_figures(&figures, &out, &formats)?;
+    if args.json {
+        let list: Vec<serde_json::Value> = figures
+            .iter()
+            .zip(&written)
+            .map(|(f, p)| {
+                serde_json::json!({
+                    "name": f.name, "kind": f.spec.kind(), "title": f.title, "caption": f.caption,
+                    "files": p.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&list).map_err(CliError::internal)?);
+        return Ok(());
+    }
+    let width = figures.iter().map(|f| f.name.len()).max().unwrap_or(0);
+    println!("{} figures in {}", figures.len(), out.display());
+    for f in &figures {
+        println!("  {:width$}  {}", f.name, f.title);
+    }
+    Ok(())
 }

@@ -1,10 +1,75 @@
-//! `prefixsim report` (not built yet: its issue fills this file).
+//! `prefixsim report DIR`: a design-review report from the result files, in Markdown (figures
+//! as SVG files next to it) and as one self-contained HTML page (figures as PNG data URIs).
+//!
+//! Every file goes through `NAME.tmp` and a rename.
 
+use std::path::PathBuf;
+
+use super::plot::{load, write_atomic, write_figures, Format};
 use super::{CliError, CliResult};
+use crate::plot;
+use crate::report::build::build;
+
+const EXAMPLES: &str = "Examples:
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+  prefixsim report results/hold                       # results/hold/plots/report.{md,html} + figures
+  prefixsim report results/hold --out plots/hold/report.md
+  prefixsim tune experiments/hold_cap.toml --param wait_first.max_wait --out results/tune
+  prefixsim report results/tune                       # the recommendation comes from tune.json
+
+The report: the question (manifest.json), the setup and resolved configuration, the
+comparison table (mean ± 95% CI), the recommendation (tune.json, else read off the table),
+and every figure `prefixsim plot` draws, each with a sentence computed from the data.";
 
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// A directory written by `run --out`, `sweep --out`, `tune --out` or `replay --out`.
+    pub dir: PathBuf,
+    /// The Markdown file to write (default: DIR/plots/report.md); the HTML page gets the
+    /// same name with `.html`, the figures go next to it as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print the paths written as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_args: Args) -> CliResult {
-    Err(CliError::internal(anyhow::anyhow!("`report` is not built yet")))
+pub fn run(args: Args) -> CliResult {
+    let results = load(&args.dir)?;
+    let figures = plot::figures(&results);
+    let md_path = args.out.clone().unwrap_or_else(|| args.dir.join("plots").join("report.md"));
+    let md_path = md_path.with_extension("md");
+    let html_path = md_path.with_extension("html");
+    let out_dir = md_path.parent().map(PathBuf::from).unwrap_or_default();
+    let out_dir = if out_dir.as_os_str().is_empty() { PathBuf::from(".") } else { out_dir };
+    write_figures(&figures, &out_dir, &[Format::Svg])?;
+    let doc = build(&results, &figures);
+    write_atomic(&md_path, doc.to_markdown().as_bytes()).map_err(CliError::internal)?;
+    let mut failure = None;
+    let html = doc.to_html(|name| {
+        let f = figures.iter().find(|f| f.name == name)?;
+        plot::render_png(f).map_err(|e| failure = Some(e)).ok()
+    });
+    if let Some(e) = failure {
+        return Err(CliError::internal(e));
+    }
+    write_atomic(&html_path, html.as_bytes()).map_err(CliError::internal)?;
+    if args.json {
+        let v = serde_json::json!({
+            "markdown": md_path.display().to_string(),
+            "html": html_path.display().to_string(),
+            "figures": figures.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&v).map_err(CliError::internal)?);
+    } else {
+        println!(
+            "{}\n{}\n({} figures in {})",
+            md_path.display(),
+            html_path.display(),
+            figures.len(),
+            out_dir.display()
+        );
+    }
+    Ok(())
 }

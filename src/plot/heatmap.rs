@@ -1,0 +1,201 @@
+//! Heatmap for two-axis sweeps: the first two axes as the grid, the cell colour (and its
+//! printed value) the cost saved by waiting (the first `wait_first` strategy) vs `eager`, in
+//! percent of eager's mean cost; with a colour bar. Without those two strategies it compares
+//! the second strategy to the first; with one strategy it shows its mean cost.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::metric::{axis_values, held_values};
+use super::style::{self, num};
+use super::{err, frame, mesh_style, DrawResult, Figure, Spec};
+use crate::report::results::Results;
+
+#[derive(Debug, Clone)]
+pub struct HeatSpec {
+    pub x_title: String,
+    pub y_title: String,
+    pub x_labels: Vec<String>,
+    pub y_labels: Vec<String>,
+    /// (x index, y index, value).
+    pub cells: Vec<(usize, usize, f64)>,
+    /// What the colour means, with its unit.
+    pub value_title: String,
+}
+
+/// (candidate, reference) strategies of the comparison, if there are two.
+pub fn comparison(strategies: &[String]) -> Option<(String, String)> {
+    let wait = strategies.iter().find(|s| s.starts_with("wait_first"));
+    match (wait, strategies.iter().find(|s| *s == "eager")) {
+        (Some(w), Some(e)) => Some((w.clone(), e.clone())),
+        _ if strategies.len() >= 2 => Some((strategies[1].clone(), strategies[0].clone())),
+        _ => None,
+    }
+}
+
+pub fn figures(r: &Results) -> Vec<Figure> {
+    if r.axis_keys.len() < 2 || r.summary.is_empty() {
+        return Vec::new();
+    }
+    let strategies = r.strategies();
+    let held = held_values(r);
+    let (xs, ys) = (axis_values(r, 0), axis_values(r, 1));
+    let cmp = comparison(&strategies);
+    let mut cells = Vec::new();
+    for (i, xv) in xs.iter().enumerate() {
+        for (j, yv) in ys.iter().enumerate() {
+            let at = |s: &str| {
+                r.summary
+                    .iter()
+                    .find(|row| {
+                        row.strategy == s
+                            && row.axis_values[0] == *xv
+                            && row.axis_values[1] == *yv
+                            && (2..held.len()).all(|o| row.axis_values[o] == held[o])
+                    })?
+                    .get("cost_usd_mean")
+            };
+            let v = match &cmp {
+                Some((cand, base)) => match (at(cand), at(base)) {
+                    (Some(c), Some(b)) if b.abs() > 0.0 => Some((b - c) / b * 100.0),
+                    _ => None,
+                },
+                None => at(&strategies[0]),
+            };
+            if let Some(v) = v {
+                cells.push((i, j, v));
+            }
+        }
+    }
+    if cells.is_empty() {
+        return Vec::new();
+    }
+    let value_title = match &cmp {
+        Some((c, b)) => format!("Cost saved by {c} vs {b} (%)"),
+        None => format!("Mean cost of {} (USD)", strategies[0]),
+    };
+    let spec = HeatSpec {
+        x_title: r.axis_keys[0].clone(),
+        y_title: r.axis_keys[1].clone(),
+        x_labels: xs,
+        y_labels: ys,
+        cells,
+        value_title: value_title.clone(),
+    };
+    let caption = caption(&spec, cmp.is_some());
+    let mut title = match &cmp {
+        Some((c, b)) => format!("Cost saved: {c} vs {b}"),
+        None => format!("Mean cost: {}", strategies[0]),
+    };
+    let fixed: Vec<String> = (2..held.len())
+        .map(|o| format!("{} = {}", style::short_key(&r.axis_keys[o]), held[o]))
+        .collect();
+    if !fixed.is_empty() {
+        title.push_str(&format!(" ({})", fixed.join(", ")));
+    }
+    vec![Figure { name: "heatmap_cost_saved".into(), title, caption, spec: Spec::Heatmap(spec) }]
+}
+
+fn caption(s: &HeatSpec, saving: bool) -> String {
+    let max = s.cells.iter().max_by(|a, b| a.2.total_cmp(&b.2));
+    let min = s.cells.iter().min_by(|a, b| a.2.total_cmp(&b.2));
+    let (Some(max), Some(min)) = (max, min) else { return String::new() };
+    let at = |c: &(usize, usize, f64)| {
+        format!("{} = {}, {} = {}", s.x_title, s.x_labels[c.0], s.y_title, s.y_labels[c.1])
+    };
+    let unit = if saving { "%" } else { " USD" };
+    format!(
+        "{}: highest {}{unit} at {}; lowest {}{unit} at {}.",
+        s.value_title.trim_end_matches(" (%)").trim_end_matches(" (USD)"),
+        num(max.2),
+        at(max),
+        num(min.2),
+        at(min)
+    )
+}
+
+fn label_at(labels: &[String], v: f64) -> String {
+    let i = v.round();
+    if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+        labels[i as usize].clone()
+    } else {
+        String::new()
+    }
+}
+
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &HeatSpec,
+) -> DrawResult {
+    let lo = s.cells.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
+    let hi = s.cells.iter().map(|c| c.2).fold(f64::NEG_INFINITY, f64::max);
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let t = |v: f64| (v - lo) / span;
+    let body = frame(root, title, &[])?;
+    let (main, bar) = body.split_horizontally(style::WIDTH - 190);
+    let (nx, ny) = (s.x_labels.len() as f64, s.y_labels.len() as f64);
+    let mut chart =
+        super::builder(&main).build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5).map_err(err)?;
+    let (xl, yl) = (s.x_labels.clone(), s.y_labels.clone());
+    mesh_style(&mut chart)
+        .disable_mesh()
+        .x_desc(s.x_title.as_str())
+        .y_desc(s.y_title.as_str())
+        .x_labels(s.x_labels.len() + 1)
+        .y_labels(s.y_labels.len() + 1)
+        .x_label_formatter(&|v| label_at(&xl, *v))
+        .y_label_formatter(&|v| label_at(&yl, *v))
+        .draw()
+        .map_err(err)?;
+    let cells = s.cells.iter().map(|&(i, j, v)| {
+        let (x, y) = (i as f64, j as f64);
+        Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], style::colormap(t(v)).filled())
+    });
+    chart.draw_series(cells).map_err(err)?;
+    let texts = s.cells.iter().map(|&(i, j, v)| {
+        let ink = if t(v) > 0.6 { BLACK } else { WHITE };
+        let font = (style::FONT, style::TICK_PX)
+            .into_font()
+            .color(&ink)
+            .pos(Pos::new(HPos::Center, VPos::Center));
+        Text::new(num(v), (i as f64, j as f64), font)
+    });
+    chart.draw_series(texts).map_err(err)?;
+    draw_colorbar(&bar, lo, lo + span, &s.value_title)
+}
+
+fn draw_colorbar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    lo: f64,
+    hi: f64,
+    title: &str,
+) -> DrawResult {
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(10)
+        .margin_bottom(20 + 90)
+        .margin_right(10)
+        .y_label_area_size(110)
+        .build_cartesian_2d(0.0..1.0, lo..hi)
+        .map_err(err)?;
+    let short = if title.starts_with("Cost saved") { "Cost saved (%)" } else { "Mean cost (USD)" };
+    mesh_style(&mut chart)
+        .disable_mesh()
+        .disable_x_axis()
+        .y_desc(short)
+        .y_label_formatter(&|v| num(*v))
+        .draw()
+        .map_err(err)?;
+    const STEPS: usize = 100;
+    let step = (hi - lo) / STEPS as f64;
+    let bars = (0..STEPS).map(|k| {
+        let y = lo + k as f64 * step;
+        Rectangle::new(
+            [(0.0, y), (1.0, y + step)],
+            style::colormap(k as f64 / (STEPS - 1) as f64).filled(),
+        )
+    });
+    chart.draw_series(bars).map_err(err)?;
+    Ok(())
+}

@@ -1,0 +1,270 @@
+//! Latency distributions from the HdrHistograms: percentile plots on the classic log
+//! "nines" axis (x = log10(1 / (1 - p)), labelled 0%, 90%, 99%, 99.9%, ...) and plain
+//! histograms (bars drawn as rectangles, in order, for byte-stable output), strategies overlaid.
+//!
+//! A run has one point; for a sweep, the point where every axis sits at its middle value is
+//! drawn, and the title says which.
+
+use hdrhistogram::Histogram;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::style::{self, num};
+use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use crate::report::results::Results;
+
+/// Histogram bars per figure.
+pub const BINS: usize = 40;
+/// The deepest "nines" drawn: p = 99.9999%.
+pub const MAX_NINES: f64 = 6.0;
+
+#[derive(Debug, Clone)]
+pub struct LatSeries {
+    pub label: String,
+    pub color: RGBColor,
+    pub count: u64,
+    /// (nines = log10(1/(1-p)), latency s), ascending.
+    pub percentiles: Vec<(f64, f64)>,
+    /// Share of samples (%) in each of the common bins.
+    pub shares: Vec<f64>,
+    pub p50_s: f64,
+    pub p99_s: f64,
+}
+
+#[derive(Debug, Clone)]
+pub struct LatencySpec {
+    pub what: String,
+    /// Common bin edges, seconds (`BINS + 1` of them).
+    pub edges_s: Vec<f64>,
+    pub series: Vec<LatSeries>,
+}
+
+/// People's name of a latency histogram.
+pub fn latency_title(name: &str) -> &'static str {
+    match name {
+        "launch_wait" => "Launch wait",
+        "ttft" => "Time to first token",
+        "completion" => "Agent completion time",
+        _ => "Latency",
+    }
+}
+
+/// The point whose latencies are drawn, and how to name it ("" for a run).
+fn chosen_point(r: &Results) -> Option<(u32, String)> {
+    if r.summary.is_empty() {
+        let p = r.histograms.keys().map(|k| k.0).min()?;
+        return Some((p, String::new()));
+    }
+    let held = super::metric::held_values(r);
+    let row = r.summary.iter().find(|row| row.axis_values == held)?;
+    let desc: Vec<String> = r
+        .axis_keys
+        .iter()
+        .zip(&held)
+        .map(|(k, v)| format!("{} = {v}", style::short_key(k)))
+        .collect();
+    Some((row.point, desc.join(", ")))
+}
+
+fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {
+    let deepest = (h.len().max(1) as f64).log10().min(MAX_NINES);
+    let steps = (deepest / 0.05).ceil().max(1.0) as usize;
+    (0..=steps)
+        .map(|i| {
+            let t = (i as f64 * 0.05).min(deepest);
+            let p = 1.0 - 10f64.powf(-t);
+            (t, crate::time::secs(h.value_at_quantile(p)))
+        })
+        .collect()
+}
+
+fn shares(h: &Histogram<u64>, edges: &[f64]) -> Vec<f64> {
+    let mut counts = vec![0u64; edges.len() - 1];
+    let (lo, hi) = (edges[0], edges[edges.len() - 1]);
+    for v in h.iter_recorded() {
+        let s = crate::time::secs(h.median_equivalent(v.value_iterated_to()));
+        let f = if hi > lo { (s - lo) / (hi - lo) } else { 0.0 };
+        let i = ((f * counts.len() as f64) as usize).min(counts.len() - 1);
+        counts[i] += v.count_at_value();
+    }
+    let total = h.len().max(1) as f64;
+    counts.into_iter().map(|c| c as f64 * 100.0 / total).collect()
+}
+
+/// A percentile plot and a histogram per latency name with data at the chosen point.
+pub fn figures(r: &Results) -> Vec<Figure> {
+    let Some((point, desc)) = chosen_point(r) else { return Vec::new() };
+    let strategies = r.strategies();
+    let mut out = Vec::new();
+    for name in crate::metrics::LATENCY_NAMES {
+        let hists: Vec<(&String, &Histogram<u64>)> = strategies
+            .iter()
+            .filter_map(|s| r.histograms.get(&(point, s.clone(), name.to_string())).map(|h| (s, h)))
+            .filter(|(_, h)| !h.is_empty())
+            .collect();
+        if hists.is_empty() {
+            continue;
+        }
+        let max_s = hists.iter().map(|(_, h)| crate::time::secs(h.max())).fold(0.0, f64::max);
+        let edges_s = edges(max_s);
+        let series: Vec<LatSeries> = hists
+            .iter()
+            .map(|(s, h)| lat_series(s, style::strategy_color(s, &strategies), h, &edges_s))
+            .collect();
+        let what = latency_title(name).to_string();
+        let suffix = if desc.is_empty() { String::new() } else { format!(" ({desc})") };
+        let spec = LatencySpec { what: what.clone(), edges_s, series };
+        let at = if desc.is_empty() { String::new() } else { format!("At {desc}: ") };
+        out.push(Figure {
+            name: format!("{name}_percentiles"),
+            title: format!("{what} by percentile{suffix}"),
+            caption: format!("{at}{}", percentile_caption(&spec)),
+            spec: Spec::Percentiles(spec.clone()),
+        });
+        out.push(Figure {
+            name: format!("{name}_histogram"),
+            title: format!("{what} distribution{suffix}"),
+            caption: format!("{at}{}", histogram_caption(&spec)),
+            spec: Spec::Histogram(spec),
+        });
+    }
+    out
+}
+
+fn lat_series(label: &str, color: RGBColor, h: &Histogram<u64>, edges_s: &[f64]) -> LatSeries {
+    LatSeries {
+        label: label.to_string(),
+        color,
+        count: h.len(),
+        percentiles: curve(h),
+        shares: shares(h, edges_s),
+        p50_s: crate::time::secs(h.value_at_quantile(0.5)),
+        p99_s: crate::time::secs(h.value_at_quantile(0.99)),
+    }
+}
+
+fn edges(max_s: f64) -> Vec<f64> {
+    let hi = if max_s > 0.0 { max_s * 1.0001 } else { 1e-3 };
+    (0..=BINS).map(|i| hi * i as f64 / BINS as f64).collect()
+}
+
+/// A one-series spec (e.g. replay's reuse gaps), `what` naming the quantity.
+pub fn single_spec(what: &str, label: &str, color: RGBColor, h: &Histogram<u64>) -> LatencySpec {
+    let edges_s = edges(crate::time::secs(h.max()));
+    let series = vec![lat_series(label, color, h, &edges_s)];
+    LatencySpec { what: what.into(), edges_s, series }
+}
+
+fn percentile_caption(s: &LatencySpec) -> String {
+    let parts: Vec<String> = s
+        .series
+        .iter()
+        .map(|x| format!("{} {} s / {} s", x.label, num(x.p50_s), num(x.p99_s)))
+        .collect();
+    format!("{}, p50 / p99: {}.", s.what, parts.join("; "))
+}
+
+fn histogram_caption(s: &LatencySpec) -> String {
+    let lo = s.series.iter().min_by(|a, b| a.p50_s.total_cmp(&b.p50_s));
+    let hi = s.series.iter().max_by(|a, b| a.p50_s.total_cmp(&b.p50_s));
+    let (Some(lo), Some(hi)) = (lo, hi) else { return String::new() };
+    let n: Vec<String> = s.series.iter().map(|x| x.count.to_string()).collect();
+    let n = if n.iter().all(|c| *c == n[0]) { n[0].clone() } else { n.join("/") };
+    format!(
+        "Median {} ranges from {} s ({}) to {} s ({}); {} samples per strategy, share per {} s bin.",
+        s.what.to_lowercase(),
+        num(lo.p50_s),
+        lo.label,
+        num(hi.p50_s),
+        hi.label,
+        n,
+        num(s.edges_s[1] - s.edges_s[0])
+    )
+}
+
+fn nines_label(v: f64) -> String {
+    let i = v.round();
+    if (v - i).abs() > 1e-6 || i < 0.0 {
+        return String::new();
+    }
+    if i == 0.0 {
+        return "0%".into();
+    }
+    let p = 100.0 - 100.0 * 10f64.powi(-(i as i32));
+    format!("{}%", num_digits(p, i as usize))
+}
+
+fn num_digits(p: f64, nines: usize) -> String {
+    let decimals = nines.saturating_sub(2);
+    format!("{p:.decimals$}")
+}
+
+pub fn draw_percentiles<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &LatencySpec,
+) -> DrawResult {
+    let xmax =
+        s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max).ceil();
+    let ymax = s.series.iter().flat_map(|x| x.percentiles.iter()).map(|p| p.1).fold(0.0, f64::max);
+    let (y0, y1) = padded(0.0, ymax, true);
+    let area = frame(root, title, &legend_of(s, Mark::Line))?;
+    let mut chart = builder(&area).build_cartesian_2d(0.0..xmax, y0..y1).map_err(err)?;
+    mesh_style(&mut chart)
+        .x_desc("Percentile (log scale of 1/(1-p))")
+        .y_desc(format!("{} (s)", s.what))
+        .x_labels(xmax as usize + 1)
+        .x_label_formatter(&|v| nines_label(*v))
+        .y_label_formatter(&|v| num(*v))
+        .draw()
+        .map_err(err)?;
+    for se in &s.series {
+        let c = se.color;
+        chart
+            .draw_series(LineSeries::new(
+                se.percentiles.iter().copied(),
+                c.stroke_width(style::LINE_PX),
+            ))
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// One legend row per series (none for a single series: the title names it).
+fn legend_of(s: &LatencySpec, mark: impl Fn(RGBColor) -> Mark) -> Vec<(String, Mark)> {
+    if s.series.len() < 2 {
+        return Vec::new();
+    }
+    s.series.iter().map(|x| (x.label.clone(), mark(x.color))).collect()
+}
+
+pub fn draw_histogram<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &LatencySpec,
+) -> DrawResult {
+    let (x0, x1) = (s.edges_s[0], s.edges_s[s.edges_s.len() - 1]);
+    let ymax = s.series.iter().flat_map(|x| x.shares.iter()).copied().fold(0.0, f64::max);
+    let (y0, y1) = padded(0.0, ymax, true);
+    let area = frame(root, title, &legend_of(s, |c| Mark::Box(style::tint(c, 0.5))))?;
+    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+    mesh_style(&mut chart)
+        .x_desc(format!("{} (s)", s.what))
+        .y_desc("Share of samples (%)")
+        .x_label_formatter(&|v| num(*v))
+        .y_label_formatter(&|v| num(*v))
+        .draw()
+        .map_err(err)?;
+    for se in &s.series {
+        let c = se.color;
+        let bars = se.shares.iter().enumerate().filter(|(_, v)| **v > 0.0).map(|(i, v)| {
+            Rectangle::new([(s.edges_s[i], 0.0), (s.edges_s[i + 1], *v)], c.mix(0.35).filled())
+        });
+        chart.draw_series(bars).map_err(err)?;
+        let outlines = se.shares.iter().enumerate().filter(|(_, v)| **v > 0.0).map(|(i, v)| {
+            Rectangle::new([(s.edges_s[i], 0.0), (s.edges_s[i + 1], *v)], c.stroke_width(2))
+        });
+        chart.draw_series(outlines).map_err(err)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,224 @@
+//! Pareto plot: mean cost vs p99 makespan, one point per strategy and parameter value, with
+//! the frontier (no other point is both cheaper and faster) drawn as a step line.
+//!
+//! The p99 makespan is the nearest-rank 99th percentile of the replications' makespans
+//! (runs.csv); without runs.csv, the p99 of agent completion time (summary.csv) stands in,
+//! and the axis title says so. Sweep axes that are not strategy parameters (`max_wait`,
+//! `stagger`, `strateg...`) are held at their middle value: other workloads are no alternative.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use super::style::{self, num};
+use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use crate::report::results::Results;
+
+#[derive(Debug, Clone)]
+pub struct ParetoPoint {
+    pub strategy: String,
+    /// The axis values of its sweep point ("" for a run).
+    pub at: String,
+    pub x_s: f64,
+    pub cost_usd: f64,
+    pub on_frontier: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct ParetoSpec {
+    pub x_title: String,
+    pub strategies: Vec<(String, RGBColor)>,
+    pub points: Vec<ParetoPoint>,
+}
+
+/// Nearest-rank percentile `q` (0..=1) of `v` (sorted here).
+pub fn nearest_rank(mut v: Vec<f64>, q: f64) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = ((q * v.len() as f64).ceil() as usize).clamp(1, v.len());
+    Some(v[rank - 1])
+}
+
+/// Mark the points no other point dominates (strictly cheaper at no larger x, or as cheap and faster).
+pub fn mark_frontier(points: &mut [ParetoPoint]) {
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by(|&a, &b| {
+        points[a]
+            .x_s
+            .total_cmp(&points[b].x_s)
+            .then(points[a].cost_usd.total_cmp(&points[b].cost_usd))
+    });
+    let mut best = f64::INFINITY;
+    for i in order {
+        if points[i].cost_usd < best {
+            best = points[i].cost_usd;
+            points[i].on_frontier = true;
+        }
+    }
+}
+
+pub fn figures(r: &Results) -> Vec<Figure> {
+    if r.summary.is_empty() {
+        return Vec::new();
+    }
+    let strategies = r.strategies();
+    let from_runs = !r.runs.is_empty();
+    // Points of different workloads are not alternatives: hold every axis that is not a
+    // strategy parameter at its middle value.
+    let held = super::metric::held_values(r);
+    let design = |k: &str| super::metric::is_hold_cap(k) || k.contains("strateg");
+    let fixed: Vec<usize> = (0..r.axis_keys.len()).filter(|&a| !design(&r.axis_keys[a])).collect();
+    let mut points = Vec::new();
+    for row in r.summary.iter().filter(|row| fixed.iter().all(|&a| row.axis_values[a] == held[a])) {
+        let x = if from_runs {
+            let ms: Vec<f64> = r
+                .runs
+                .iter()
+                .filter(|u| u.point == row.point && u.strategy == row.strategy)
+                .filter_map(|u| u.values.get("makespan_s").copied())
+                .collect();
+            nearest_rank(ms, 0.99)
+        } else {
+            row.get("completion_p99_s")
+        };
+        let (Some(x_s), Some(cost_usd)) = (x, row.get("cost_usd_mean")) else { continue };
+        let at: Vec<String> = (0..r.axis_keys.len())
+            .filter(|a| !fixed.contains(a))
+            .map(|a| format!("{}={}", r.axis_keys[a], row.axis_values[a]))
+            .collect();
+        points.push(ParetoPoint {
+            strategy: row.strategy.clone(),
+            at: at.join(", "),
+            x_s,
+            cost_usd,
+            on_frontier: false,
+        });
+    }
+    if points.is_empty() {
+        return Vec::new();
+    }
+    mark_frontier(&mut points);
+    let x_title = if from_runs {
+        "Makespan p99 over replications (s)"
+    } else {
+        "Agent completion time p99 (s)"
+    };
+    let strategies: Vec<(String, RGBColor)> = strategies
+        .iter()
+        .filter(|s| points.iter().any(|p| &p.strategy == *s))
+        .map(|s| (s.clone(), style::strategy_color(s, &strategies)))
+        .collect();
+    let spec = ParetoSpec { x_title: x_title.into(), strategies, points };
+    let desc: Vec<String> = fixed
+        .iter()
+        .map(|&a| format!("{} = {}", style::short_key(&r.axis_keys[a]), held[a]))
+        .collect();
+    let caption = if desc.is_empty() {
+        caption(&spec)
+    } else {
+        format!("At {}: {}", desc.join(", "), caption(&spec))
+    };
+    let what = if from_runs { "p99 makespan" } else { "p99 completion time" };
+    let title = if desc.is_empty() {
+        format!("Cost vs {what}: Pareto frontier")
+    } else {
+        format!("Cost vs {what}: Pareto frontier ({})", desc.join(", "))
+    };
+    vec![Figure { name: "pareto_cost_makespan".into(), title, caption, spec: Spec::Pareto(spec) }]
+}
+
+fn caption(s: &ParetoSpec) -> String {
+    let mut front: Vec<&ParetoPoint> = s.points.iter().filter(|p| p.on_frontier).collect();
+    front.sort_by(|a, b| a.x_s.total_cmp(&b.x_s));
+    let name = |p: &ParetoPoint| {
+        if p.at.is_empty() {
+            p.strategy.clone()
+        } else {
+            format!("{} at {}", p.strategy, p.at)
+        }
+    };
+    let shown: Vec<String> = front
+        .iter()
+        .take(4)
+        .map(|p| format!("{} ({} s, {} USD)", name(p), num(p.x_s), num(p.cost_usd)))
+        .collect();
+    let more =
+        if front.len() > 4 { format!(" and {} more", front.len() - 4) } else { String::new() };
+    let never: Vec<&str> = s
+        .strategies
+        .iter()
+        .filter(|(st, _)| !front.iter().any(|p| &p.strategy == st))
+        .map(|(st, _)| st.as_str())
+        .collect();
+    let mut text = format!(
+        "{} of {} points are on the frontier, fastest first: {}{more}.",
+        front.len(),
+        s.points.len(),
+        shown.join("; ")
+    );
+    if !never.is_empty() {
+        text.push_str(&format!(" Never on it: {}.", never.join(", ")));
+    }
+    text
+}
+
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &ParetoSpec,
+) -> DrawResult {
+    let xs = s.points.iter().map(|p| p.x_s);
+    let ys = s.points.iter().map(|p| p.cost_usd);
+    let (x0, x1) = padded(
+        xs.clone().fold(f64::INFINITY, f64::min),
+        xs.fold(f64::NEG_INFINITY, f64::max),
+        false,
+    );
+    let (y0, y1) = padded(
+        ys.clone().fold(f64::INFINITY, f64::min),
+        ys.fold(f64::NEG_INFINITY, f64::max),
+        false,
+    );
+    let mut legend = vec![("frontier".to_string(), Mark::Line(style::INK))];
+    legend.extend(s.strategies.iter().map(|(st, c)| (st.clone(), Mark::Dot(*c))));
+    let area = frame(root, title, &legend)?;
+    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+    mesh_style(&mut chart)
+        .x_desc(s.x_title.as_str())
+        .y_desc("Mean cost per run (USD)")
+        .x_label_formatter(&|v| num(*v))
+        .y_label_formatter(&|v| num(*v))
+        .draw()
+        .map_err(err)?;
+    let mut front: Vec<(f64, f64)> =
+        s.points.iter().filter(|p| p.on_frontier).map(|p| (p.x_s, p.cost_usd)).collect();
+    front.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut steps = Vec::new();
+    for (k, p) in front.iter().enumerate() {
+        if k > 0 {
+            steps.push((p.0, front[k - 1].1));
+        }
+        steps.push(*p);
+    }
+    if let Some(last) = front.last() {
+        steps.push((x1, last.1));
+    }
+    chart
+        .draw_series(std::iter::once(PathElement::new(steps, style::INK.stroke_width(2))))
+        .map_err(err)?;
+    for (st, c) in &s.strategies {
+        let c = *c;
+        let mine = s.points.iter().filter(|p| &p.strategy == st);
+        chart
+            .draw_series(mine.map(|p| Circle::new((p.x_s, p.cost_usd), 8, c.filled())))
+            .map_err(err)?;
+    }
+    let ring = s
+        .points
+        .iter()
+        .filter(|p| p.on_frontier)
+        .map(|p| Circle::new((p.x_s, p.cost_usd), 12, style::INK.stroke_width(2)));
+    chart.draw_series(ring).map_err(err)?;
+    Ok(())
+}

@@ -1,0 +1,413 @@
+//! The design-review report's content, computed from a results directory: the question, the
+//! setup and resolved configuration, the comparison table, the recommendation (tune.json, or
+//! read off the table and labelled as such), and the figures with their captions.
+//!
+//! Pure: it returns a `Doc`; the CLI writes it. No timestamps, no paths from the host.
+
+use super::doc::{Block, Doc};
+use super::results::{Results, SummaryRow};
+use crate::plot::style::num;
+use crate::plot::Figure;
+
+/// Rows of the comparison table before it is cut (a report, not a data dump).
+pub const MAX_TABLE_ROWS: usize = 120;
+
+/// The whole report.
+pub fn build(r: &Results, figures: &[Figure]) -> Doc {
+    let mut b = Vec::new();
+    b.push(Block::Heading(2, "Question".into()));
+    match r.manifest.as_ref().map(|m| m.question.trim()).filter(|q| !q.is_empty()) {
+        Some(q) => b.push(Block::Quote(q.to_string())),
+        None => b.push(Block::Para(
+            "The results do not state a question (no `question` in manifest.json).".into(),
+        )),
+    }
+    let findings = findings(figures);
+    if !findings.is_empty() {
+        b.push(Block::Heading(2, "Findings".into()));
+        b.push(Block::List(findings));
+    }
+    b.push(Block::Heading(2, "Setup".into()));
+    b.push(setup_table(r));
+    if let Some(toml) = r.manifest.as_ref().and_then(|m| m.experiment.as_ref()) {
+        b.push(Block::Heading(2, "Resolved configuration".into()));
+        b.push(Block::Code { lang: "toml".into(), text: toml.clone() });
+    }
+    if !r.summary.is_empty() {
+        b.push(Block::Heading(2, "Comparison".into()));
+        b.extend(comparison(r));
+    }
+    if r.tune.is_some() || !r.summary.is_empty() {
+        b.push(Block::Heading(2, "Recommendation".into()));
+        b.extend(recommendation(r));
+    }
+    if let Some(replay) = &r.replay {
+        b.push(Block::Heading(2, "Replay".into()));
+        b.extend(replay_blocks(replay));
+    }
+    if !figures.is_empty() {
+        b.push(Block::Heading(2, "Figures".into()));
+        for f in figures {
+            b.push(Block::Heading(3, f.title.clone()));
+            b.push(Block::Figure {
+                name: f.name.clone(),
+                title: f.title.clone(),
+                caption: f.caption.clone(),
+            });
+        }
+    }
+    Doc { title: format!("{}: design review", r.name()), blocks: b }
+}
+
+/// replay.json: what was replayed, the what-if results as a table, the winner.
+fn replay_blocks(v: &serde_json::Value) -> Vec<Block> {
+    let text = |k: &str| v.get(k).map(json_text).unwrap_or_else(|| "?".into());
+    let mut out = vec![Block::Para(format!(
+        "Replayed `{}` ({} format, {} requests, {} distinct tokens) against `{}`.",
+        text("trace"),
+        text("format"),
+        text("requests"),
+        text("distinct_tokens"),
+        text("model")
+    ))];
+    let results = v.get("results").and_then(|r| r.as_array()).cloned().unwrap_or_default();
+    let f = |r: &serde_json::Value, k: &str| r.get(k).and_then(|x| x.as_f64());
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|r| {
+            let pct = |k: &str| f(r, k).map(|x| num(x * 100.0)).unwrap_or_else(|| "–".into());
+            let usd = |k: &str| f(r, k).map(num).unwrap_or_else(|| "–".into());
+            vec![
+                format!("`{}`", r.get("label").map(json_text).unwrap_or_default()),
+                pct("hit_rate"),
+                usd("cost_usd"),
+                usd("saving_usd"),
+                usd("redundant_writes"),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        let head = [
+            "cache choice",
+            "hit rate (%)",
+            "cost (USD)",
+            "saving vs uncached (USD)",
+            "redundant writes",
+        ];
+        out.push(Block::Table(head.map(String::from).into(), rows));
+    }
+    if let Some(w) = v.get("winner").map(json_text) {
+        out.push(Block::Para(format!(
+            "`replay` names `{w}` the winner among the real cache choices."
+        )));
+    }
+    if results.is_empty() {
+        out.push(Block::Code { lang: "json".into(), text: pretty(v) });
+    }
+    out
+}
+
+/// The headline sentences, from the figures that answer the usual question: cost, p99 launch
+/// wait, the Pareto frontier and tune's objective (the first figure of each kind).
+fn findings(figures: &[Figure]) -> Vec<String> {
+    let stems = ["cost_vs_", "launch_wait_p99_vs_", "pareto_cost_makespan", "tune_objective"];
+    stems
+        .iter()
+        .filter_map(|stem| figures.iter().find(|f| f.name.starts_with(stem)))
+        .filter(|f| !f.caption.is_empty())
+        .map(|f| {
+            f.caption
+                .trim_end_matches("; bands are 95% confidence intervals of the mean.")
+                .to_string()
+        })
+        .map(|c| if c.ends_with('.') { c } else { format!("{c}.") })
+        .collect()
+}
+
+fn pretty(v: &serde_json::Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default()
+}
+
+fn setup_table(r: &Results) -> Block {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut add = |k: &str, v: String| rows.push(vec![k.to_string(), v]);
+    if let Some(m) = &r.manifest {
+        add("kind", m.kind.clone());
+        add(
+            "strategies",
+            m.strategies.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "),
+        );
+        for a in &m.axes {
+            let vals: Vec<String> = a.values.iter().map(json_text).collect();
+            add("swept", format!("`{}` = {}", a.key, vals.join(", ")));
+        }
+        if let Some(p) = m.points {
+            add("points", p.to_string());
+        }
+        if let Some(n) = m.replications {
+            add("replications per point and strategy", n.to_string());
+        }
+        if let Some(s) = m.seed {
+            add("seed", s.to_string());
+        }
+        if let Some(h) = &m.content_hash {
+            add("experiment hash (SHA-256)", format!("`{}`", &h[..h.len().min(16)]));
+        }
+        add("prefixsim", m.prefixsim_version.clone());
+    } else if !r.strategies().is_empty() {
+        let labels: Vec<String> = r.strategies().iter().map(|s| format!("`{s}`")).collect();
+        add("strategies", labels.join(", "));
+    }
+    if let Some(t) = r.tune.as_ref().filter(|_| r.manifest.is_none()) {
+        let fields = [
+            ("param", "tuned parameter"),
+            ("strategy", "strategy"),
+            ("objective", "objective"),
+            ("replications", "replications per candidate"),
+        ];
+        for (key, name) in fields {
+            if let Some(v) = t.get(key) {
+                add(name, format!("`{}`", json_text(v)));
+            }
+        }
+    }
+    let files: Vec<&str> = [
+        ("summary.csv", !r.summary.is_empty()),
+        ("runs.csv", !r.runs.is_empty()),
+        ("histograms/", !r.histograms.is_empty()),
+        ("trace.csv", !r.trace.is_empty()),
+        ("tune.json", r.tune.is_some()),
+        ("replay.json", r.replay.is_some()),
+    ]
+    .into_iter()
+    .filter(|f| f.1)
+    .map(|f| f.0)
+    .collect();
+    add("result files", files.join(", "));
+    Block::Table(vec!["setting".into(), "value".into()], rows)
+}
+
+/// A JSON scalar as plain text (strings unquoted).
+pub fn json_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The strategy every other one is compared to: `eager` when present, else the first.
+pub fn reference(r: &Results) -> Option<String> {
+    let s = r.strategies();
+    s.iter().find(|x| *x == "eager").or(s.first()).cloned()
+}
+
+fn mean_ci(row: &SummaryRow, m: &str, scale: f64) -> String {
+    match (row.get(&format!("{m}_mean")), row.get(&format!("{m}_ci95"))) {
+        (Some(mean), Some(ci)) => format!("{} ± {}", num(mean * scale), num(ci * scale)),
+        (Some(mean), None) => num(mean * scale),
+        _ => "–".into(),
+    }
+}
+
+fn comparison(r: &Results) -> Vec<Block> {
+    let refs = reference(r).unwrap_or_default();
+    let mut head: Vec<String> = r.axis_keys.iter().map(|k| format!("`{k}`")).collect();
+    head.extend(
+        [
+            "strategy",
+            "cost (USD)",
+            &format!("cost vs {refs}"),
+            "hit rate (%)",
+            "makespan (s)",
+            "launch wait p99 (s)",
+            "redundant writes",
+        ]
+        .map(String::from),
+    );
+    let mut rows = Vec::new();
+    for point in r.points() {
+        for s in r.strategies() {
+            let Some(row) = r.row(point, &s) else { continue };
+            let base = r.row(point, &refs).and_then(|b| b.get("cost_usd_mean"));
+            let vs = match (row.get("cost_usd_mean"), base) {
+                _ if s == refs => "–".to_string(),
+                (Some(c), Some(b)) if b > 0.0 => format!("{:+}%", num((c - b) / b * 100.0)),
+                _ => "–".into(),
+            };
+            let mut cells = row.axis_values.clone();
+            cells.extend([
+                format!("`{s}`"),
+                mean_ci(row, "cost_usd", 1.0),
+                vs,
+                mean_ci(row, "hit_rate", 100.0),
+                mean_ci(row, "makespan_s", 1.0),
+                mean_ci(row, "launch_wait_p99_s", 1.0),
+                mean_ci(row, "redundant_writes", 1.0),
+            ]);
+            rows.push(cells);
+        }
+    }
+    let total = rows.len();
+    rows.truncate(MAX_TABLE_ROWS);
+    let mut out =
+        vec![Block::Para("Means over replications ± the 95% confidence half-width.".into())];
+    out.push(Block::Table(head, rows));
+    if total > MAX_TABLE_ROWS {
+        out.push(Block::Para(format!("({} more rows in summary.csv.)", total - MAX_TABLE_ROWS)));
+    }
+    out
+}
+
+/// From tune.json when present; otherwise read off the table, and said to be so.
+fn recommendation(r: &Results) -> Vec<Block> {
+    if let Some(t) = &r.tune {
+        let mut out = Vec::new();
+        match tune_sentence(t) {
+            Some(s) => out.push(Block::Para(s)),
+            None => out.push(Block::Para("tune.json (fields not recognised, shown as is):".into())),
+        }
+        let notes = t.get("notes").and_then(|n| n.as_array()).cloned().unwrap_or_default();
+        for n in notes.iter().filter_map(|n| n.as_str()) {
+            out.push(Block::Para(format!("Note from `tune`: {n}")));
+        }
+        match tune_candidates(t) {
+            Some(table) => out.push(table),
+            None => out.push(Block::Code { lang: "json".into(), text: pretty(t) }),
+        }
+        return out;
+    }
+    let mut text =
+        String::from("No tune.json here: this is read off the comparison table, not tuned. ");
+    let points = r.points();
+    if points.is_empty() {
+        text.push_str("There is no summary.csv to compare strategies with.");
+        return vec![Block::Para(text)];
+    }
+    if points.len() == 1 {
+        text.push_str(&single_point(r, points[0]));
+    } else {
+        let mut wins: Vec<(String, usize)> = r.strategies().into_iter().map(|s| (s, 0)).collect();
+        for &p in &points {
+            if let Some(best) = cheapest(r, p) {
+                if let Some(w) = wins.iter_mut().find(|w| w.0 == best.strategy) {
+                    w.1 += 1;
+                }
+            }
+        }
+        wins.retain(|w| w.1 > 0);
+        wins.sort_by_key(|w| std::cmp::Reverse(w.1));
+        let parts: Vec<String> = wins.iter().map(|(s, n)| format!("`{s}` at {n}")).collect();
+        text.push_str(&format!(
+            "Lowest mean cost, by number of points (of {}): {}.",
+            points.len(),
+            parts.join(", ")
+        ));
+    }
+    vec![Block::Para(text)]
+}
+
+fn cheapest(r: &Results, point: u32) -> Option<&SummaryRow> {
+    r.summary.iter().filter(|row| row.point == point && row.get("cost_usd_mean").is_some()).min_by(
+        |a, b| {
+            a.get("cost_usd_mean").unwrap_or(0.0).total_cmp(&b.get("cost_usd_mean").unwrap_or(0.0))
+        },
+    )
+}
+
+fn single_point(r: &Results, point: u32) -> String {
+    let Some(best) = cheapest(r, point) else { return String::new() };
+    let c = best.get("cost_usd_mean").unwrap_or(0.0);
+    let mut s = format!("Lowest mean cost: `{}` ({} USD", best.strategy, num(c));
+    if let Some(base) = reference(r).filter(|x| *x != best.strategy).and_then(|x| r.row(point, &x))
+    {
+        let b = base.get("cost_usd_mean").unwrap_or(0.0);
+        if b > 0.0 {
+            s.push_str(&format!(", {}% less than `{}`", num((b - c) / b * 100.0), base.strategy));
+        }
+        let ci = |row: &SummaryRow| row.get("cost_usd_ci95").unwrap_or(0.0);
+        let apart = c + ci(best) < b - ci(base);
+        s.push_str(if apart { "; the 95% CIs do not overlap" } else { "; the 95% CIs overlap" });
+    }
+    s.push_str(").");
+    let fastest = r.summary.iter().filter(|row| row.point == point).min_by(|a, b| {
+        a.get("makespan_s_mean").unwrap_or(0.0).total_cmp(&b.get("makespan_s_mean").unwrap_or(0.0))
+    });
+    if let Some(f) = fastest {
+        s.push_str(&format!(
+            " Shortest mean makespan: `{}` ({} s).",
+            f.strategy,
+            num(f.get("makespan_s_mean").unwrap_or(0.0))
+        ));
+    }
+    s
+}
+
+/// "tune recommends `KEY` = VALUE" from the usual field names, when they are there.
+fn tune_sentence(t: &serde_json::Value) -> Option<String> {
+    let pick = |names: &[&str]| names.iter().find_map(|n| t.get(*n)).map(json_text);
+    if let Some(s) = t.get("recommendation").and_then(|v| v.as_str()) {
+        return Some(s.to_string());
+    }
+    let param = pick(&["param", "key", "parameter"])?;
+    let best = pick(&["recommended_label", "best", "best_value", "recommended", "value"])?;
+    let mut s = format!("`tune` recommends `{param}` = {best}");
+    if let Some(strategy) = pick(&["strategy"]) {
+        s.push_str(&format!(" for `{strategy}`"));
+    }
+    if let Some(obj) = pick(&["objective"]) {
+        s.push_str(&format!(", minimising `{obj}`"));
+        let value = t.get("recommended_objective").and_then(|v| v.as_f64());
+        let ci = t.get("recommended_ci95").and_then(|v| v.as_f64());
+        if let (Some(v), Some(ci)) = (value, ci) {
+            s.push_str(&format!(" ({} ± {}, 95% CI)", num(v), num(ci)));
+        }
+    }
+    if let Some(n) = t.get("replications").and_then(|v| v.as_u64()) {
+        s.push_str(&format!("; {n} replications per candidate"));
+    }
+    if t.get("flat").and_then(|v| v.as_bool()) == Some(true) {
+        s.push_str("; the objective is flat across the candidates");
+    }
+    s.push('.');
+    Some(s)
+}
+
+/// The candidates of tune.json as a table, when they carry the fields `tune --out` writes.
+fn tune_candidates(t: &serde_json::Value) -> Option<Block> {
+    let cands = t.get("candidates")?.as_array()?;
+    let f = |c: &serde_json::Value, k: &str| {
+        c.get(k).and_then(|v| v.as_f64()).map(num).unwrap_or_else(|| "–".into())
+    };
+    let rows: Vec<Vec<String>> = cands
+        .iter()
+        .map(|c| {
+            let label = c.get("label").map(json_text).unwrap_or_else(|| f(c, "value"));
+            let feasible = match c.get("feasible").and_then(|v| v.as_bool()) {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "–",
+            };
+            vec![
+                label,
+                format!("{} ± {}", f(c, "objective"), f(c, "objective_ci95")),
+                format!("{} ± {}", f(c, "cost_usd"), f(c, "cost_ci95")),
+                f(c, "launch_wait_p99_s"),
+                f(c, "makespan_p95_s"),
+                feasible.into(),
+            ]
+        })
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let param = t.get("param").map(json_text).unwrap_or_else(|| "value".into());
+    let head = [
+        param.as_str(),
+        "objective",
+        "cost (USD)",
+        "launch wait p99 (s)",
+        "makespan p95 (s)",
+        "feasible",
+    ];
+    Some(Block::Table(head.map(|h| h.to_string()).into(), rows))
+}

@@ -1,0 +1,123 @@
+//! A small, strict CSV reader for the result files (INTERFACES.md "Result files").
+//!
+//! The writer uses `,` and `\n` and never quotes; strategy labels may still hold commas
+//! (`wait_first(max_wait=5s,release=timer)`), so a comma inside parentheses or double quotes
+//! does not split a field. It knows nothing of what the columns mean.
+
+use std::path::{Path, PathBuf};
+
+use super::results::ResultsError;
+
+/// A parsed CSV file: the header and the rows, each with its 1-based line number.
+#[derive(Debug, Clone)]
+pub struct Csv {
+    pub path: PathBuf,
+    pub header: Vec<String>,
+    pub rows: Vec<(usize, Vec<String>)>,
+}
+
+/// Split one line into fields: `,` separates, except inside `"..."` or `(...)`.
+pub fn split_fields(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut field = String::new();
+    let (mut depth, mut quoted) = (0i32, false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            '(' if !quoted => {
+                depth += 1;
+                field.push(c);
+            }
+            ')' if !quoted => {
+                depth -= 1;
+                field.push(c);
+            }
+            ',' if !quoted && depth <= 0 => fields.push(std::mem::take(&mut field)),
+            _ => field.push(c),
+        }
+    }
+    fields.push(field);
+    fields
+}
+
+impl Csv {
+    /// Parse `text` (the contents of `path`): a non-empty header, then rows of the same width.
+    pub fn parse(path: &Path, text: &str) -> Result<Csv, ResultsError> {
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let bad = |line: usize, msg: String| ResultsError::Malformed {
+            path: path.to_path_buf(),
+            line,
+            msg,
+        };
+        let Some((_, head)) = lines.next() else {
+            return Err(bad(1, "the file is empty (expected a header row)".into()));
+        };
+        let header: Vec<String> = split_fields(head).into_iter().map(|f| f.trim().into()).collect();
+        let mut rows = Vec::new();
+        for (i, line) in lines {
+            let fields: Vec<String> = split_fields(line.trim_end_matches('\r'))
+                .into_iter()
+                .map(|f| f.trim().into())
+                .collect();
+            if fields.len() != header.len() {
+                let msg = format!(
+                    "{} fields, but the header has {} columns: `{line}`",
+                    fields.len(),
+                    header.len()
+                );
+                return Err(bad(i + 1, msg));
+            }
+            rows.push((i + 1, fields));
+        }
+        Ok(Csv { path: path.to_path_buf(), header, rows })
+    }
+
+    /// The index of column `name`, or an error naming the file and the column.
+    pub fn column(&self, name: &str) -> Result<usize, ResultsError> {
+        self.header.iter().position(|h| h == name).ok_or_else(|| ResultsError::Malformed {
+            path: self.path.clone(),
+            line: 1,
+            msg: format!("missing column `{name}` in the header"),
+        })
+    }
+
+    /// Parse field `col` of the row on `line` as `T`, naming file, line, column and value.
+    pub fn parse_field<T: std::str::FromStr>(
+        &self,
+        line: usize,
+        fields: &[String],
+        col: usize,
+    ) -> Result<T, ResultsError> {
+        let text = &fields[col];
+        text.parse().map_err(|_| ResultsError::Malformed {
+            path: self.path.clone(),
+            line,
+            msg: format!("column `{}`: `{text}` is not a valid number", self.header[col]),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commas_inside_parentheses_and_quotes_do_not_split() {
+        assert_eq!(
+            split_fields("1,wait_first(max_wait=5s,release=timer),2"),
+            ["1", "wait_first(max_wait=5s,release=timer)", "2"]
+        );
+        assert_eq!(split_fields("\"a,b\",\"c\"\"d\""), ["a,b", "c\"d"]);
+    }
+
+    #[test]
+    fn a_short_row_names_the_line() {
+        let e = Csv::parse(Path::new("x.csv"), "a,b\n1,2\n3\n").unwrap_err();
+        assert!(e.to_string().contains("x.csv:3"), "{e}");
+    }
+}

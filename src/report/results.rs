@@ -1,0 +1,444 @@
+//! Reading a results directory (INTERFACES.md "Result files") into memory, strictly.
+//!
+//! Every file is optional, but what is present must parse: a malformed file is an error
+//! naming the file and line. A directory with none of the known files holds no results.
+//! This module knows the file formats, not what a figure or a report makes of them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use hdrhistogram::serialization::Deserializer;
+use hdrhistogram::Histogram;
+use serde::Deserialize;
+
+use super::csv::Csv;
+use crate::metrics::LATENCY_NAMES;
+
+/// Why a results directory could not be read. Every variant is the user's input (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsError {
+    #[error("{0}: no results here (expected manifest.json, summary.csv, trace.csv, tune.json or replay.json, as written by `run --out`, `sweep --out`, `tune --out` or `replay --out`)")]
+    NoResults(PathBuf),
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}:{line}: {msg}")]
+    Malformed { path: PathBuf, line: usize, msg: String },
+}
+
+/// `manifest.json`: what was run.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Manifest {
+    pub prefixsim_version: String,
+    pub kind: String,
+    pub name: String,
+    #[serde(default)]
+    pub question: String,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub replications: Option<u32>,
+    pub strategies: Vec<String>,
+    #[serde(default)]
+    pub axes: Vec<ManifestAxis>,
+    #[serde(default)]
+    pub points: Option<u64>,
+    #[serde(default)]
+    pub content_hash: Option<String>,
+    #[serde(default)]
+    pub experiment: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct ManifestAxis {
+    pub key: String,
+    #[serde(default)]
+    pub values: Vec<serde_json::Value>,
+}
+
+/// One row of `summary.csv`: a (point, strategy) aggregated over replications.
+#[derive(Debug, Clone)]
+pub struct SummaryRow {
+    pub point: u32,
+    /// The value of each axis at this point, as written.
+    pub axis_values: Vec<String>,
+    pub strategy: String,
+    pub replications: u32,
+    /// By column name: `<metric>_mean`, `_sd`, `_ci95`, `<latency>_p99_s`, ...
+    pub values: BTreeMap<String, f64>,
+}
+
+impl SummaryRow {
+    pub fn get(&self, column: &str) -> Option<f64> {
+        self.values.get(column).copied()
+    }
+}
+
+/// One row of `runs.csv`: one replication of one strategy at one point.
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    pub point: u32,
+    pub replication: u32,
+    pub strategy: String,
+    pub values: BTreeMap<String, f64>,
+}
+
+/// One row of `trace.csv`: a segment of an agent's life in replication 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceRow {
+    pub strategy: String,
+    pub agent: u32,
+    pub request: u32,
+    pub segment: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub outcome: String,
+}
+
+/// Merged latency histograms by (point, strategy label, latency name), microseconds.
+pub type Histograms = BTreeMap<(u32, String, String), Histogram<u64>>;
+
+/// The segment kinds `trace.csv` may name.
+pub const SEGMENT_KINDS: [&str; 6] =
+    ["hold", "rate_limit", "prefill", "decode", "tool", "entry_ready"];
+
+/// Everything a results directory holds.
+#[derive(Debug, Default)]
+pub struct Results {
+    pub dir: PathBuf,
+    pub manifest: Option<Manifest>,
+    /// Axis keys (summary.csv columns between `point` and `strategy`).
+    pub axis_keys: Vec<String>,
+    pub summary: Vec<SummaryRow>,
+    pub runs: Vec<RunRow>,
+    /// (point, strategy label, latency name) -> merged histogram, microseconds.
+    pub histograms: Histograms,
+    pub trace: Vec<TraceRow>,
+    pub tune: Option<serde_json::Value>,
+    pub replay: Option<serde_json::Value>,
+}
+
+/// `wait_first(max_wait=5s,release=timer)` -> ("wait_first", [("max_wait","5s"), ("release","timer")]).
+pub fn parse_label(label: &str) -> (String, Vec<(String, String)>) {
+    let Some((family, rest)) = label.split_once('(') else {
+        return (label.trim().to_string(), Vec::new());
+    };
+    let params = rest
+        .trim_end_matches(')')
+        .split(',')
+        .filter_map(|kv| {
+            kv.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect();
+    (family.trim().to_string(), params)
+}
+
+/// A strategy label as a file-name slug: every char not `[a-z0-9]` becomes `_`.
+pub fn slug(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '_' })
+        .collect()
+}
+
+fn read_opt(path: &Path) -> Result<Option<String>, ResultsError> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ResultsError::Io { path: path.to_path_buf(), source: e }),
+    }
+}
+
+fn json_error(path: &Path, e: serde_json::Error) -> ResultsError {
+    ResultsError::Malformed { path: path.to_path_buf(), line: e.line(), msg: e.to_string() }
+}
+
+impl Results {
+    /// Read every known file of `dir`; error if none is there or one is malformed.
+    pub fn load(dir: &Path) -> Result<Results, ResultsError> {
+        if !dir.is_dir() {
+            return Err(ResultsError::NoResults(dir.to_path_buf()));
+        }
+        let mut r = Results { dir: dir.to_path_buf(), ..Results::default() };
+        let p = dir.join("manifest.json");
+        if let Some(t) = read_opt(&p)? {
+            r.manifest = Some(serde_json::from_str(&t).map_err(|e| json_error(&p, e))?);
+        }
+        for (name, slot) in [("tune.json", &mut r.tune), ("replay.json", &mut r.replay)] {
+            let p = dir.join(name);
+            if let Some(t) = read_opt(&p)? {
+                *slot = Some(serde_json::from_str(&t).map_err(|e| json_error(&p, e))?);
+            }
+        }
+        let p = dir.join("summary.csv");
+        if let Some(t) = read_opt(&p)? {
+            let (keys, rows) = parse_summary(&Csv::parse(&p, &t)?)?;
+            r.axis_keys = keys;
+            r.summary = rows;
+        }
+        let p = dir.join("runs.csv");
+        if let Some(t) = read_opt(&p)? {
+            r.runs = parse_runs(&Csv::parse(&p, &t)?)?;
+        }
+        let p = dir.join("trace.csv");
+        if let Some(t) = read_opt(&p)? {
+            r.trace = parse_trace(&Csv::parse(&p, &t)?)?;
+        }
+        r.histograms = load_histograms(&dir.join("histograms"), &r.strategies())?;
+        r.unify_swept_strategies();
+        if r.manifest.is_none()
+            && r.summary.is_empty()
+            && r.trace.is_empty()
+            && r.tune.is_none()
+            && r.replay.is_none()
+        {
+            return Err(ResultsError::NoResults(dir.to_path_buf()));
+        }
+        Ok(r)
+    }
+
+    /// A sweep over a strategy's own parameter (`max_wait = "0s..10s step 2s"`) writes that
+    /// strategy under a new label at each point (`wait_first(max_wait=0s)`, `..=2s`, ...). Give
+    /// those rows one label, the manifest's with the swept value(s) replaced by `x`
+    /// (`wait_first(max_wait=x)`), so that each strategy is one series.
+    fn unify_swept_strategies(&mut self) {
+        let Some(m) = &self.manifest else { return };
+        let manifest = m.strategies.clone();
+        let seen: Vec<String> = self.summary.iter().map(|r| r.strategy.clone()).collect();
+        let mut map: BTreeMap<String, String> = BTreeMap::new();
+        for raw in seen.iter().filter(|s| !manifest.contains(s)) {
+            let (fam, params) = parse_label(raw);
+            let keys: Vec<&String> = params.iter().map(|p| &p.0).collect();
+            let cands: Vec<&String> = manifest
+                .iter()
+                .filter(|c| {
+                    let (f, p) = parse_label(c);
+                    f == fam && p.iter().map(|q| &q.0).collect::<Vec<_>>() == keys
+                })
+                .collect();
+            let [base] = cands[..] else { continue };
+            let (_, base_params) = parse_label(base);
+            let parts: Vec<String> = params
+                .iter()
+                .zip(&base_params)
+                .map(|(p, b)| format!("{}={}", p.0, if p.1 == b.1 { p.1.as_str() } else { "x" }))
+                .collect();
+            let unified = format!("{fam}({})", parts.join(","));
+            map.insert(base.clone(), unified.clone());
+            map.insert(raw.clone(), unified);
+        }
+        // The manifest's own label is one of the swept values only if no point has it next
+        // to another member of its group; otherwise it is a strategy of its own.
+        let group_rows = |u: &String, point: u32| {
+            self.summary
+                .iter()
+                .filter(|r| r.point == point && map.get(&r.strategy) == Some(u))
+                .count()
+        };
+        let clash: Vec<String> = map
+            .iter()
+            .filter(|(k, u)| {
+                manifest.contains(k) && self.summary.iter().any(|r| group_rows(u, r.point) > 1)
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in clash {
+            map.remove(&k);
+        }
+        if map.is_empty() {
+            return;
+        }
+        let rename = |s: &mut String| {
+            if let Some(u) = map.get(s.as_str()) {
+                *s = u.clone();
+            }
+        };
+        if let Some(m) = &mut self.manifest {
+            m.strategies.iter_mut().for_each(rename);
+            m.strategies.dedup();
+        }
+        self.summary.iter_mut().for_each(|r| rename(&mut r.strategy));
+        self.runs.iter_mut().for_each(|r| rename(&mut r.strategy));
+        self.histograms = std::mem::take(&mut self.histograms)
+            .into_iter()
+            .map(|((p, mut s, l), h)| {
+                rename(&mut s);
+                ((p, s, l), h)
+            })
+            .collect();
+    }
+
+    /// Strategy labels in the manifest's order, else in order of first appearance.
+    pub fn strategies(&self) -> Vec<String> {
+        let mut out: Vec<String> =
+            self.manifest.as_ref().map(|m| m.strategies.clone()).unwrap_or_default();
+        let seen =
+            self.summary.iter().map(|r| &r.strategy).chain(self.trace.iter().map(|t| &t.strategy));
+        for s in seen {
+            if !out.contains(s) {
+                out.push(s.clone());
+            }
+        }
+        out
+    }
+
+    /// The experiment name (manifest), else the directory's name.
+    pub fn name(&self) -> String {
+        match &self.manifest {
+            Some(m) => m.name.clone(),
+            None => {
+                self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            }
+        }
+    }
+
+    /// The distinct points of the summary, ascending.
+    pub fn points(&self) -> Vec<u32> {
+        let mut p: Vec<u32> = self.summary.iter().map(|r| r.point).collect();
+        p.sort_unstable();
+        p.dedup();
+        p
+    }
+
+    /// The summary row of (`point`, `strategy`).
+    pub fn row(&self, point: u32, strategy: &str) -> Option<&SummaryRow> {
+        self.summary.iter().find(|r| r.point == point && r.strategy == strategy)
+    }
+}
+
+fn parse_summary(csv: &Csv) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsError> {
+    let point = csv.column("point")?;
+    let strat = csv.column("strategy")?;
+    let reps = csv.column("replications")?;
+    if point != 0 || strat < point || reps != strat + 1 {
+        return Err(ResultsError::Malformed {
+            path: csv.path.clone(),
+            line: 1,
+            msg: "the header must start `point,<axis keys...>,strategy,replications,`".into(),
+        });
+    }
+    let keys = csv.header[1..strat].to_vec();
+    let mut rows = Vec::with_capacity(csv.rows.len());
+    for (line, f) in &csv.rows {
+        let mut values = BTreeMap::new();
+        for c in reps + 1..f.len() {
+            values.insert(csv.header[c].clone(), csv.parse_field::<f64>(*line, f, c)?);
+        }
+        rows.push(SummaryRow {
+            point: csv.parse_field(*line, f, point)?,
+            axis_values: f[1..strat].to_vec(),
+            strategy: f[strat].clone(),
+            replications: csv.parse_field(*line, f, reps)?,
+            values,
+        });
+    }
+    Ok((keys, rows))
+}
+
+fn parse_runs(csv: &Csv) -> Result<Vec<RunRow>, ResultsError> {
+    let (point, rep, strat) =
+        (csv.column("point")?, csv.column("replication")?, csv.column("strategy")?);
+    let mut rows = Vec::with_capacity(csv.rows.len());
+    for (line, f) in &csv.rows {
+        let mut values = BTreeMap::new();
+        for c in strat + 1..f.len() {
+            values.insert(csv.header[c].clone(), csv.parse_field::<f64>(*line, f, c)?);
+        }
+        rows.push(RunRow {
+            point: csv.parse_field(*line, f, point)?,
+            replication: csv.parse_field(*line, f, rep)?,
+            strategy: f[strat].clone(),
+            values,
+        });
+    }
+    Ok(rows)
+}
+
+fn parse_trace(csv: &Csv) -> Result<Vec<TraceRow>, ResultsError> {
+    let cols = ["strategy", "agent", "request", "segment", "start_s", "end_s", "outcome"];
+    let mut idx = [0usize; 7];
+    for (i, c) in cols.iter().enumerate() {
+        idx[i] = csv.column(c)?;
+    }
+    let mut rows = Vec::with_capacity(csv.rows.len());
+    for (line, f) in &csv.rows {
+        let segment = f[idx[3]].clone();
+        if !SEGMENT_KINDS.contains(&segment.as_str()) {
+            return Err(ResultsError::Malformed {
+                path: csv.path.clone(),
+                line: *line,
+                msg: format!("segment `{segment}` is not one of {}", SEGMENT_KINDS.join("|")),
+            });
+        }
+        let row = TraceRow {
+            strategy: f[idx[0]].clone(),
+            agent: csv.parse_field(*line, f, idx[1])?,
+            request: csv.parse_field(*line, f, idx[2])?,
+            segment,
+            start_s: csv.parse_field(*line, f, idx[4])?,
+            end_s: csv.parse_field(*line, f, idx[5])?,
+            outcome: f[idx[6]].clone(),
+        };
+        if row.end_s < row.start_s || row.end_s.is_nan() || row.start_s.is_nan() {
+            return Err(ResultsError::Malformed {
+                path: csv.path.clone(),
+                line: *line,
+                msg: format!("end_s {} is before start_s {}", row.end_s, row.start_s),
+            });
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Read `histograms/p<point>_<slug>_<latency>.hdr`; files of unknown strategies are an error.
+fn load_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, ResultsError> {
+    let mut out = BTreeMap::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(ResultsError::Io { path: dir.to_path_buf(), source: e }),
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.ends_with(".hdr"))
+        .collect();
+    names.sort();
+    for name in names {
+        let path = dir.join(&name);
+        let (point, strategy, latency) = parse_hdr_name(&name, strategies)
+            .ok_or_else(|| ResultsError::Malformed {
+                path: path.clone(),
+                line: 1,
+                msg: "expected p<point:05>_<strategy slug>_<latency name>.hdr, with a strategy of the manifest or summary.csv".into(),
+            })?;
+        let text = read_opt(&path)?.unwrap_or_default();
+        let hist = decode_histogram(text.trim()).map_err(|msg| ResultsError::Malformed {
+            path: path.clone(),
+            line: 1,
+            msg,
+        })?;
+        out.insert((point, strategy, latency), hist);
+    }
+    Ok(out)
+}
+
+fn parse_hdr_name(name: &str, strategies: &[String]) -> Option<(u32, String, String)> {
+    let stem = name.strip_suffix(".hdr")?.strip_prefix('p')?;
+    let (point, rest) = stem.split_once('_')?;
+    let point: u32 = point.parse().ok()?;
+    let latency = LATENCY_NAMES.iter().find(|l| rest.ends_with(&format!("_{l}")))?;
+    let s = &rest[..rest.len() - latency.len() - 1];
+    let strategy = strategies.iter().find(|label| slug(label) == s)?;
+    Some((point, strategy.clone(), latency.to_string()))
+}
+
+/// Base64 text of a V2 (deflate) serialized histogram -> the histogram.
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("not base64: {e}"))?;
+    Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .map_err(|e| format!("not a V2 HdrHistogram: {e:?}"))
+}
