@@ -182,8 +182,8 @@ pub(crate) fn frame<DB: DrawingBackend>(
         return Ok(body);
     }
     let chars = legend.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
-    // ~0.52 em per char at the drawn size (LEGEND_PX / 1.24), plus the mark.
-    let width = (chars as f64 * 0.52 * style::LEGEND_PX as f64 / 1.24 + 70.0).clamp(160.0, 470.0);
+    // ~0.62 em per char at the drawn size (LEGEND_PX / 1.24; DejaVu digits are 0.64 em), plus the mark.
+    let width = (chars as f64 * 0.62 * style::LEGEND_PX as f64 / 1.24 + 80.0).clamp(160.0, 520.0);
     let (plot, side) = body.split_horizontally(body.dim_in_pixel().0.saturating_sub(width as u32));
     draw_legend(&side, legend)?;
     Ok(plot)
