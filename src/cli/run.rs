@@ -15,7 +15,7 @@ use super::{CliError, CliResult};
 use crate::config::{self, strategy_label, Experiment, Strategy};
 use crate::metrics::{RunMetrics, SCALAR_NAMES};
 use crate::report::table;
-use crate::results::{self, Aggregate, ManifestInfo, SummaryRow, TraceRow};
+use crate::results::{self, Aggregate, Manifest, SummaryRow, TraceRow};
 
 const AFTER_HELP: &str = "\
 Examples:
@@ -32,7 +32,7 @@ FILE is ignored here (use `prefixsim sweep`). Exit code 2 on a bad file or value
 #[derive(clap::Args, Debug)]
 #[command(after_help = AFTER_HELP)]
 pub struct Args {
-    /// The experiment file (TOML; see docs/experiment-file.md).
+    /// The experiment file (TOML; every key is documented in README.md, "Experiment files").
     pub file: PathBuf,
     /// Override a dotted key of the file, e.g. `--set workload.agents=16` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -330,15 +330,7 @@ pub fn write_out(
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let toml_text = config::render(exp);
-    let manifest = ManifestInfo {
-        kind: "run",
-        experiment: exp,
-        experiment_toml: &toml_text,
-        axes: &[],
-        points: 1,
-        shard: None,
-    };
-    results::write_manifest(dir, &manifest)?;
+    results::write_manifest(dir, &Manifest::new("run", exp, &toml_text))?;
     let rows: Vec<SummaryRow<'_>> = outcomes
         .iter()
         .map(|o| SummaryRow {

@@ -1,4 +1,4 @@
-//! A small, strict CSV reader for the result files (INTERFACES.md "Result files").
+//! A small, strict CSV reader for the result files (README.md, "Result files").
 //!
 //! The writer uses `,` and `\n` and never quotes; strategy labels may still hold commas
 //! (`wait_first(max_wait=5s,release=timer)`), so a comma inside parentheses or double quotes

@@ -1,4 +1,4 @@
-//! Reading a results directory (INTERFACES.md "Result files") into memory, strictly.
+//! Reading a results directory (README.md, "Result files") into memory, strictly.
 //!
 //! Every file is optional, but what is present must parse: a malformed file is an error
 //! naming the file and line. A directory with none of the known files holds no results.

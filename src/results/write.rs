@@ -1,4 +1,4 @@
-//! Writers of the result files (INTERFACES.md "Result files"). `run --out` and `sweep --out`
+//! Writers of the result files (README.md, "Result files"). `run --out` and `sweep --out`
 //! both call these; a run is a sweep with no axes and one point (point 0).
 //!
 //! Every file goes to `NAME.tmp` first and is renamed into place, so a reader never sees half a
@@ -57,46 +57,60 @@ pub fn axis_cell(v: &toml::Value) -> String {
 }
 
 /// One swept key and the values it takes, in point order of the sweep's first varying axis.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Axis {
-    pub key: String,
-    pub values: Vec<toml::Value>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// `--shard K/N`: the points whose index mod N == K (K is 0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Shard {
-    pub index: u32,
-    pub count: u32,
+    pub index: u64,
+    pub count: u64,
 }
 
-/// What `manifest.json` says about a run or sweep.
-#[derive(Debug, Clone)]
-pub struct ManifestInfo<'a> {
+/// One swept axis as `manifest.json` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ManifestAxis<'a> {
+    pub key: &'a str,
+    pub values: Vec<serde_json::Value>,
+}
+
+/// `manifest.json` of a run or a sweep (or one shard of it): the one definition of its
+/// fields and their order, shared by `run --out` and `sweep`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Manifest<'a> {
+    pub prefixsim_version: &'a str,
     /// `"run"` or `"sweep"`.
     pub kind: &'a str,
-    /// The resolved base experiment (a sweep's, before any axis is applied).
-    pub experiment: &'a Experiment,
-    /// `config::render(experiment)`: hashed into `content_hash`.
-    pub experiment_toml: &'a str,
-    pub axes: &'a [Axis],
-    pub points: u32,
+    pub name: &'a str,
+    pub question: &'a str,
+    pub seed: u64,
+    pub replications: u32,
+    pub strategies: Vec<String>,
+    pub axes: Vec<ManifestAxis<'a>>,
+    pub points: u64,
     pub shard: Option<Shard>,
+    /// SHA-256 of `experiment`, hex.
+    pub content_hash: String,
+    /// The resolved experiment's canonical TOML (a sweep's base experiment and its `[sweep]`).
+    pub experiment: &'a str,
 }
 
-#[derive(Serialize)]
-struct ManifestJson<'a> {
-    prefixsim_version: &'a str,
-    kind: &'a str,
-    name: &'a str,
-    question: &'a str,
-    seed: u64,
-    replications: u32,
-    strategies: Vec<String>,
-    axes: &'a [Axis],
-    points: u32,
-    shard: Option<Shard>,
-    content_hash: String,
-    experiment: &'a str,
+impl<'a> Manifest<'a> {
+    /// The manifest of a resolved experiment whose canonical text is `experiment_text`;
+    /// `kind`, `axes`, `points` and `shard` are the caller's.
+    pub fn new(kind: &'a str, exp: &'a Experiment, experiment_text: &'a str) -> Self {
+        Manifest {
+            prefixsim_version: env!("CARGO_PKG_VERSION"),
+            kind,
+            name: &exp.name,
+            question: &exp.question,
+            seed: exp.seed,
+            replications: exp.replications,
+            strategies: exp.strategies.iter().map(strategy_label).collect(),
+            axes: Vec::new(),
+            points: 1,
+            shard: None,
+            content_hash: content_hash(experiment_text),
+            experiment: experiment_text,
+        }
+    }
 }
 
 /// SHA-256 of `text`, lowercase hex.
@@ -105,28 +119,13 @@ pub fn content_hash(text: &str) -> String {
 }
 
 /// The text of `manifest.json` (pretty JSON, fields in the documented order, final newline).
-pub fn manifest_json(m: &ManifestInfo<'_>) -> String {
-    let e = m.experiment;
-    let json = ManifestJson {
-        prefixsim_version: env!("CARGO_PKG_VERSION"),
-        kind: m.kind,
-        name: &e.name,
-        question: &e.question,
-        seed: e.seed,
-        replications: e.replications,
-        strategies: e.strategies.iter().map(strategy_label).collect(),
-        axes: m.axes,
-        points: m.points,
-        shard: m.shard,
-        content_hash: content_hash(m.experiment_toml),
-        experiment: m.experiment_toml,
-    };
-    let mut s = serde_json::to_string_pretty(&json).expect("manifest serialises");
+pub fn manifest_json(m: &Manifest<'_>) -> String {
+    let mut s = serde_json::to_string_pretty(m).expect("manifest serialises");
     s.push('\n');
     s
 }
 
-pub fn write_manifest(dir: &Path, m: &ManifestInfo<'_>) -> io::Result<()> {
+pub fn write_manifest(dir: &Path, m: &Manifest<'_>) -> io::Result<()> {
     write_atomic(&dir.join("manifest.json"), manifest_json(m).as_bytes())
 }
 

@@ -18,12 +18,7 @@ use super::point::PointRecord;
 pub const JOURNAL_FILE: &str = "sweep.journal";
 const FORMAT: &str = "prefixsim-sweep-journal/1";
 
-/// `--shard K/N`: this process runs the points whose index mod N == K (K is 0-based).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    pub index: u64,
-    pub count: u64,
-}
+pub use crate::results::Shard;
 
 /// The first line of a journal.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -19,8 +19,6 @@ pub mod tune;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Serialize;
-
 pub use exec::{ExecOptions, Outcome};
 pub use journal::{Shard, JOURNAL_FILE};
 pub use point::PointRecord;
@@ -167,49 +165,29 @@ impl Plan {
 
     /// manifest.json's text for this sweep (or one shard of it).
     pub fn manifest(&self, shard: Option<Shard>) -> String {
-        #[derive(Serialize)]
-        struct AxisJson<'a> {
-            key: &'a str,
-            values: Vec<serde_json::Value>,
-        }
-        #[derive(Serialize)]
-        struct Manifest<'a> {
-            prefixsim_version: &'a str,
-            kind: &'a str,
-            name: &'a str,
-            question: &'a str,
-            seed: u64,
-            replications: u32,
-            strategies: &'a [String],
-            axes: Vec<AxisJson<'a>>,
-            points: u64,
-            shard: Option<Shard>,
-            content_hash: &'a str,
-            experiment: &'a str,
-        }
-        let m = Manifest {
+        let m = crate::results::Manifest {
             prefixsim_version: env!("CARGO_PKG_VERSION"),
             kind: "sweep",
             name: &self.desc.name,
             question: &self.desc.question,
             seed: self.desc.seed,
             replications: self.desc.replications,
-            strategies: &self.desc.strategies,
+            strategies: self.desc.strategies.clone(),
             axes: self
                 .grid
                 .axes
                 .iter()
-                .map(|a| AxisJson {
+                .map(|a| crate::results::ManifestAxis {
                     key: &a.key,
                     values: a.values.iter().map(spec::value_json).collect(),
                 })
                 .collect(),
             points: self.grid.points(),
             shard,
-            content_hash: &self.content_hash,
+            content_hash: self.content_hash.clone(),
             experiment: &self.experiment_text,
         };
-        serde_json::to_string_pretty(&m).expect("a manifest serializes") + "\n"
+        crate::results::manifest_json(&m)
     }
 
     fn header(&self, shard: Option<Shard>) -> journal::Header {

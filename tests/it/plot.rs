@@ -1,5 +1,5 @@
 //! Tests: plot and report. Fixtures are tiny result directories written here, in the format of
-//! INTERFACES.md "Result files", from closed-form toy numbers (not a simulation): enough for
+//! README.md, "Result files", from closed-form toy numbers (not a simulation): enough for
 //! every figure kind, small enough to keep the tests fast.
 
 use std::collections::BTreeMap;
