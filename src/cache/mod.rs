@@ -106,13 +106,16 @@ impl Block {
     }
 
     /// A synthetic block standing for content the simulator does not render: its identity is
-    /// `id` (equal ids = equal content). No allocation.
+    /// `id` (equal ids = equal content). No allocation, and no hashing: the content digest is
+    /// the identity itself, `'#' id tokens` zero-padded to 32 bytes (a SHA-256 digest ends in
+    /// 15 zero bytes with probability 2^-120, so it never equals a real block's). The prefix
+    /// chain still hashes it with SHA-256 like any block.
     pub fn synthetic(layer: Layer, tokens: u64, id: u64) -> Self {
-        let mut bytes = [0u8; 17];
-        bytes[0] = b'#';
-        bytes[1..9].copy_from_slice(&id.to_le_bytes());
-        bytes[9..].copy_from_slice(&tokens.to_le_bytes());
-        Self::from_bytes(layer, &bytes, tokens)
+        let mut digest = Digest::default();
+        digest.0[0] = b'#';
+        digest.0[1..9].copy_from_slice(&id.to_le_bytes());
+        digest.0[9..17].copy_from_slice(&tokens.to_le_bytes());
+        Block { layer, tokens, digest }
     }
 }
 

@@ -56,6 +56,16 @@ impl Cache {
         Self::new(params.policy, model, params.capacity_tokens).with_default_ttl(params.ttl)
     }
 
+    /// Empty this cache and make it `from_params(params, model)` again, keeping its memory.
+    pub fn reset(&mut self, params: &CacheParams, model: &ModelParams) {
+        self.store.clear(params.capacity_tokens);
+        self.policy = params.policy;
+        if self.model != *model {
+            self.model = model.clone();
+        }
+        self.default_ttl = params.ttl;
+    }
+
     /// The TTL of `every-block` writes.
     pub fn with_default_ttl(mut self, ttl: Ttl) -> Self {
         self.default_ttl = ttl;

@@ -147,6 +147,17 @@ impl<K: StoreKey> EntryStore<K> {
         }
     }
 
+    /// Forget every entry and counter, keeping the memory (for the next replication).
+    pub fn clear(&mut self, capacity_tokens: Option<u64>) {
+        self.index.clear();
+        self.slots.clear();
+        self.head = NIL;
+        self.tail = NIL;
+        self.capacity_tokens = capacity_tokens;
+        self.used_tokens = 0;
+        self.stats = StoreStats::default();
+    }
+
     pub fn stats(&self) -> StoreStats {
         self.stats
     }

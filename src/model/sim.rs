@@ -62,6 +62,8 @@ struct Agent {
 pub struct Simulator {
     engine: Engine<Ev>,
     held: Vec<u32>,
+    /// One cache per model, emptied (memory kept) at the start of every run.
+    caches: Vec<Cache>,
 }
 
 impl Default for Simulator {
@@ -72,7 +74,11 @@ impl Default for Simulator {
 
 impl Simulator {
     pub fn new() -> Self {
-        Simulator { engine: Engine::with_capacity(Bounds::UNBOUNDED, 256), held: Vec::new() }
+        Simulator {
+            engine: Engine::with_capacity(Bounds::UNBOUNDED, 256),
+            held: Vec::new(),
+            caches: Vec::new(),
+        }
     }
 
     /// Run one replication into `metrics` (reset first; its histograms are reused).
@@ -136,7 +142,7 @@ struct Run<'a> {
     /// Number of agents (the prewarm request, if any, is `agents[n]`).
     n: u32,
     agents: Vec<Agent>,
-    caches: Vec<Cache>,
+    caches: &'a mut Vec<Cache>,
     models: Vec<ModelParams>,
     limiters: Vec<Option<RateLimiter>>,
     next_queued: u32,
@@ -173,7 +179,13 @@ impl<'a> Run<'a> {
         if let AgentKind::ForkOtherModel { model } = &w.kind {
             models.push(cache::preset(model).ok_or_else(|| SimError::UnknownModel(model.clone()))?);
         }
-        let caches = models.iter().map(|m| Cache::from_params(&exp.cache, m)).collect();
+        sim.caches.truncate(models.len());
+        for (i, m) in models.iter().enumerate() {
+            match sim.caches.get_mut(i) {
+                Some(cache) => cache.reset(&exp.cache, m),
+                None => sim.caches.push(Cache::from_params(&exp.cache, m)),
+            }
+        }
         let limiters = models
             .iter()
             .map(|_| exp.rate_limits.as_ref().map(|r| RateLimiter::new(r.rpm, r.itpm, r.otpm)))
@@ -189,7 +201,7 @@ impl<'a> Run<'a> {
             t0,
             n: w.agents,
             agents: Vec::with_capacity(w.agents as usize + 1),
-            caches,
+            caches: &mut sim.caches,
             models,
             limiters,
             next_queued: 0,

@@ -443,3 +443,30 @@ fn every_block_policy_writes_every_boundary() {
     assert_eq!(m.tokens.cache_read, 3 * 50_000);
     assert!(close(m.cost_usd, FULL_USD + 3.0 * HIT_USD));
 }
+
+/// A reused `Simulator` (event heap, caches emptied but kept) gives exactly what a fresh one
+/// gives, whatever ran before it: a cache or a histogram left over from the previous run
+/// would show up as extra reads or samples here.
+#[test]
+fn a_reused_simulator_equals_a_fresh_one() {
+    use prefixsim::metrics::RunMetrics;
+    use prefixsim::model::Simulator;
+    let mut cold = experiment(6);
+    cold.workload.turns = Dist::Uniform { low: 1.0, high: 4.0 };
+    let mut warm = cold.clone();
+    warm.workload.parent_warm = true;
+    let mut other_model = cold.clone();
+    other_model.workload.kind = AgentKind::ForkOtherModel { model: "claude-haiku-4.5".into() };
+    let mut sim = Simulator::new();
+    let mut reused = RunMetrics::new();
+    for (i, exp) in [&warm, &cold, &other_model, &cold, &warm].into_iter().enumerate() {
+        for strategy in [Strategy::Eager, wait_first(5 * US_PER_S), Strategy::Prewarm] {
+            sim.run_into(exp, &strategy, i as u32, &mut reused).unwrap();
+            let fresh = simulate(exp, &strategy, i as u32).unwrap();
+            assert_eq!(reused.tokens, fresh.tokens, "run {i} {strategy:?}");
+            assert_eq!(reused.redundant_writes, fresh.redundant_writes);
+            assert_eq!(reused.samples(), fresh.samples());
+            assert_eq!(reused.makespan_us, fresh.makespan_us);
+        }
+    }
+}
