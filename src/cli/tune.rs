@@ -93,14 +93,15 @@ pub fn run(args: Args) -> CliResult {
     let probe = tune::candidate_table(&table, &args.param, values[0])
         .and_then(|t| sim.resolve(&t))
         .map_err(|e| input(format!("--param {} = {}: {e}", args.param, values[0].label())))?;
-    let replications = sim.describe(&probe).replications;
+    let desc = sim.describe(&probe);
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let tuned =
         tune::run_tune(&sim, &table, strategy, &args.param, values, &objective, args.refine, jobs)
             .map_err(|e| CliError::internal(anyhow::anyhow!(e)))?;
-    let report = Report::new(&args.param, &objective, replications, &tuned);
+    let mut report = Report::new(&args.param, &objective, desc.replications, &tuned);
+    (report.name, report.question) = (desc.name, desc.question);
     let json = serde_json::to_string_pretty(&report).expect("a report serializes") + "\n";
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)
@@ -138,6 +139,9 @@ struct CandJson {
 
 #[derive(Serialize)]
 struct Report {
+    /// The experiment's name and question (as in a run's manifest.json).
+    name: String,
+    question: String,
     param: String,
     strategy: String,
     objective: String,
@@ -168,6 +172,8 @@ impl Report {
         let c = &t.candidates;
         let rec = t.verdict.as_ref().map(|v| &c[v.recommended]);
         Report {
+            name: String::new(),
+            question: String::new(),
             param: param.to_string(),
             strategy: t.strategy.clone(),
             objective: objective.name(),

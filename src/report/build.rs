@@ -16,10 +16,13 @@ pub const MAX_TABLE_ROWS: usize = 120;
 pub fn build(r: &Results, figures: &[Figure]) -> Doc {
     let mut b = Vec::new();
     b.push(Block::Heading(2, "Question".into()));
-    match r.manifest.as_ref().map(|m| m.question.trim()).filter(|q| !q.is_empty()) {
+    let tune_question = r.tune.as_ref().and_then(|t| t.get("question")?.as_str());
+    let question = r.manifest.as_ref().map(|m| m.question.as_str()).or(tune_question);
+    match question.map(str::trim).filter(|q| !q.is_empty()) {
         Some(q) => b.push(Block::Quote(q.to_string())),
         None => b.push(Block::Para(
-            "The results do not state a question (no `question` in manifest.json).".into(),
+            "The results do not state a question (no `question` in manifest.json or tune.json)."
+                .into(),
         )),
     }
     let findings = findings(figures);

@@ -347,6 +347,12 @@ fn tune_finds_the_closed_form_optimum() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["param"], "max_wait");
     assert_eq!(v["objective"], "cost");
+    // The experiment's name and question travel with tune.json, and the report quotes it.
+    assert_eq!(v["name"], "tune");
+    assert_eq!(v["question"], "tune: closed form");
+    ok(&["report", s(&d), "--out", s(&d.join("review.md"))]);
+    let md = std::fs::read_to_string(d.join("review.md")).unwrap();
+    assert!(md.contains("> tune: closed form"), "{md}");
     let rec = v["recommended"].as_f64().unwrap();
     assert!((3.005..=3.005 + 0.0161).contains(&rec), "recommended {rec}");
     assert_eq!(v["flat"], false);
