@@ -156,15 +156,11 @@ struct Report {
     candidates: Vec<CandJson>,
 }
 
+/// The 95% CI half-width of a candidate's objective over its replications.
 fn ci_of(c: &Candidate) -> f64 {
-    let n = c.samples.len();
-    if n < 2 {
-        return 0.0;
-    }
-    let mean = c.samples.iter().sum::<f64>() / n as f64;
-    let sd =
-        (c.samples.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64).sqrt();
-    crate::results::t_975(n as u64 - 1) * sd / (n as f64).sqrt()
+    let mut w = crate::results::Welford::default();
+    c.samples.iter().for_each(|&x| w.add(x));
+    w.stat().ci95
 }
 
 impl Report {

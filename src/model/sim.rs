@@ -550,9 +550,7 @@ impl Run<'_> {
         mx.requests_with_hit += (u.cache_read > 0) as u64;
         mx.redundant_writes += u.redundant_writes as u64;
         mx.cost_usd += cost_usd;
-        mx.cost_uncached_usd += (u.total() as f64 * model.input_usd_per_mtok
-            + out as f64 * model.output_usd_per_mtok)
-            / 1e6;
+        mx.cost_uncached_usd += cache::uncached_cost_usd(model, u, out);
         mx.ttft_us.record(t.ttft_us);
         if request == 0 && a < self.n {
             mx.launch_wait_us.record(now - self.agents[a as usize].slot_us);
