@@ -34,6 +34,8 @@ pub fn experiment(agents: u32) -> Experiment {
             parent_tokens: 50_000,
             parent_warm: false,
             parent_idle_us: 0,
+            parent_turn_every_us: 0,
+            parent_turn_tokens: Dist::Const(2000.0),
             brief_tokens: 0,
             task_tokens: 100,
             subagent_tokens: 15_000,
