@@ -8,6 +8,11 @@
 //! Every output time is relative to t0. Draws come from per-agent streams (common random
 //! numbers), in a fixed order per agent: turns, output_0, then per later turn
 //! [denied], tool latency, tool result, output_k; latency and 429 jitter have their own streams.
+//!
+//! With `workload.parent_turn_every` > 0 the parent advances: one request every that often from
+//! t0 (its own chain, one exchange block per turn, counted in `RunMetrics::parent_*`), until the
+//! last agent completes; an agent's first request forks the history as of its send (every
+//! exchange sent strictly before it). See docs/model.md, "An advancing parent".
 
 use super::latency::{self, Work};
 use super::rate::{Admission, Limit, RateLimiter};

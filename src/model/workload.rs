@@ -102,7 +102,7 @@ fn push_parent(p: &mut Prompt, exp: &Experiment, tools: &str, system: &str) {
 
 /// Which model the agents of `kind` call: its name and index (0 = the experiment's, 1 = the
 /// `fork_other_model` model).
-fn agents_model<'e>(exp: &'e Experiment) -> (&'e str, usize) {
+fn agents_model(exp: &Experiment) -> (&str, usize) {
     match &exp.workload.kind {
         AgentKind::ForkOtherModel { model } => (model.as_str(), 1),
         _ => (exp.model.name.as_str(), 0),
