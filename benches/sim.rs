@@ -58,6 +58,8 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
             parent_tokens: 50_000,
             parent_warm: false,
             parent_idle_us: 0,
+            parent_turn_every_us: 0,
+            parent_turn_tokens: Dist::Const(2000.0),
             brief_tokens: 500,
             task_tokens: 100,
             subagent_tokens: 15_000,

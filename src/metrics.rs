@@ -43,6 +43,12 @@ pub struct RunMetrics {
     /// Total time agents spent waiting on a retry-after.
     pub throttled_us: u64,
     pub events: u64,
+    /// The parent conversation's own requests while the fan-out ran (`workload.
+    /// parent_turn_every`): counted here, not in `tokens`, `requests` or `cost_usd`, so that
+    /// strategies and agent kinds stay comparable on the fan-out's own cost.
+    pub parent_requests: u64,
+    pub parent_tokens: Tokens,
+    pub parent_cost_usd: f64,
 }
 
 /// The latency samples of one run, in microseconds, in the order they were recorded.
@@ -165,6 +171,9 @@ impl RunMetrics {
             rate_limited: 0,
             throttled_us: 0,
             events: 0,
+            parent_requests: 0,
+            parent_tokens: Tokens::default(),
+            parent_cost_usd: 0.0,
         }
     }
 

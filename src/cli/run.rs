@@ -15,6 +15,7 @@ use super::{CliError, CliResult};
 use crate::config::{self, strategy_label, Experiment, Strategy};
 use crate::metrics::{RunMetrics, SCALAR_NAMES};
 use crate::report::table;
+use crate::results::stats::Welford;
 use crate::results::{self, Aggregate, Manifest, SummaryRow, TraceRow};
 
 const AFTER_HELP: &str = "\
@@ -96,6 +97,9 @@ pub struct StrategyOutcome {
     pub label: String,
     pub aggregate: Aggregate,
     pub runs: Vec<[f64; SCALAR_NAMES.len()]>,
+    /// The advancing parent's own requests and cost (`workload.parent_turn_every`), over
+    /// replications: counted apart from the fan-out, not among `SCALAR_NAMES`.
+    pub parent: [Welford; 2],
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -193,6 +197,7 @@ pub fn execute(
             label: strategy_label(s),
             aggregate: Aggregate::new(),
             runs: Vec::with_capacity(reps),
+            parent: Default::default(),
         })
         .collect();
     let progress = progress_bar(total as u64);
@@ -201,11 +206,14 @@ pub fn execute(
         let (s, r) = (k / reps, k % reps);
         let run = sim.simulate(exp, &exp.strategies[s], r as u32)?;
         hists[s].get_or_insert_with(Aggregate::new).add_samples(run.samples());
-        Ok(run.scalars())
+        Ok((run.scalars(), [run.parent_requests as f64, run.parent_cost_usd]))
     };
-    let fold = |k: usize, scalars: [f64; SCALAR_NAMES.len()]| {
+    let fold = |k: usize, (scalars, parent): ([f64; SCALAR_NAMES.len()], [f64; 2])| {
         let o = &mut outcomes[k / reps];
         o.aggregate.add_scalars(&scalars);
+        for (w, x) in o.parent.iter_mut().zip(parent) {
+            w.add(x);
+        }
         o.runs.push(scalars);
         progress.inc(1);
     };
@@ -375,7 +383,17 @@ pub fn table_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
     }
     s.push('\n');
     s.push_str(&table::comparison_table(&rows));
-    s.push_str("\nmeans over replications (cost: ± 95% CI); latency percentiles pooled over all agents and replications\n\n");
+    s.push_str("\nmeans over replications (cost: ± 95% CI); latency percentiles pooled over all agents and replications\n");
+    if exp.workload.parent_turn_every_us > 0 {
+        s.push_str("the parent's own turns (not in the cost above):");
+        for o in outcomes {
+            let [requests, cost] = o.parent.map(|w| w.stat().mean);
+            s.push_str(&format!(" {}: {requests:.1} requests, ${cost:.4};", o.label));
+        }
+        s.pop();
+        s.push('\n');
+    }
+    s.push('\n');
     s.push_str(&table::ladders(&rows));
     s
 }
@@ -426,6 +444,12 @@ struct JsonResult {
     throughput_tokens_per_min: f64,
     rate_limited: f64,
     throttled_s: f64,
+    /// Only when the parent advances (`workload.parent_turn_every` > 0): its own requests and
+    /// cost per replication, not in `cost_usd`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_requests: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_cost_usd: Option<f64>,
 }
 
 fn ladder(x: [f64; 5]) -> JsonLadder {
@@ -437,6 +461,7 @@ fn ladder(x: [f64; 5]) -> JsonLadder {
 pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
     let eager =
         outcomes.iter().find(|o| o.label == "eager").map(|o| o.aggregate.stat("cost_usd").mean);
+    let advancing = exp.workload.parent_turn_every_us > 0;
     let results = outcomes
         .iter()
         .map(|o| {
@@ -466,6 +491,8 @@ pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
                 throughput_tokens_per_min: m("throughput_tokens_per_min"),
                 rate_limited: m("rate_limited"),
                 throttled_s: m("throttled_s"),
+                parent_requests: advancing.then(|| o.parent[0].stat().mean),
+                parent_cost_usd: advancing.then(|| o.parent[1].stat().mean),
             }
         })
         .collect();

@@ -109,6 +109,11 @@ pub struct Workload {
     pub parent_tokens: u64,
     pub parent_warm: bool,
     pub parent_idle_us: u64,
+    /// While the fan-out runs, the parent sends one request this often (from t0), each
+    /// appending one exchange to its history; 0 = the parent is frozen (assumption).
+    pub parent_turn_every_us: u64,
+    /// Tokens one parent exchange appends (user message + assistant reply + tool results).
+    pub parent_turn_tokens: Dist,
     pub brief_tokens: u64,
     pub task_tokens: u64,
     pub subagent_tokens: u64,

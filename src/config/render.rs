@@ -79,6 +79,8 @@ fn workload_table(w: &Workload) -> Table {
     t.insert("parent_tokens".into(), int(w.parent_tokens));
     t.insert("parent_warm".into(), w.parent_warm.into());
     t.insert("parent_idle".into(), exact_duration(w.parent_idle_us).into());
+    t.insert("parent_turn_every".into(), exact_duration(w.parent_turn_every_us).into());
+    t.insert("parent_turn_tokens".into(), dist(&w.parent_turn_tokens, n));
     t.insert("brief_tokens".into(), int(w.brief_tokens));
     t.insert("task_tokens".into(), int(w.task_tokens));
     t.insert("subagent_tokens".into(), int(w.subagent_tokens));

@@ -155,6 +155,8 @@ fn resolve_workload(s: &mut Section<'_>) -> Result<Workload, ConfigError> {
         parent_tokens: s.u64("parent_tokens", 50_000)?,
         parent_warm: s.bool("parent_warm", false)?,
         parent_idle_us: s.duration_us("parent_idle", 0)?,
+        parent_turn_every_us: s.duration_us("parent_turn_every", 0)?,
+        parent_turn_tokens: s.dist("parent_turn_tokens", n, "const(2000)")?,
         brief_tokens: s.u64("brief_tokens", 0)?,
         task_tokens: s.u64("task_tokens", 100)?,
         subagent_tokens: s.u64("subagent_tokens", 15_000)?,
@@ -415,6 +417,37 @@ mod tests {
         assert_eq!(e.workload.tool_latency_us, Dist::Const(2e6));
         assert_eq!(e.latency.overhead_us, Dist::Const(5e5));
         assert_eq!(e.rate_limits, None);
+        assert_eq!(e.workload.parent_turn_every_us, 0);
+        assert_eq!(e.workload.parent_turn_tokens, Dist::Const(2000.0));
+    }
+
+    #[test]
+    fn parent_turns_resolve_render_and_reject_bad_values() {
+        let src = "[workload]\nparent_turn_every = \"90s\"\n\
+                   parent_turn_tokens = \"lognormal(median=2000, p90=8000)\"\n";
+        let e = resolve(&parse_table(src, "p").unwrap(), "p").unwrap();
+        assert_eq!(e.workload.parent_turn_every_us, 90_000_000);
+        assert_eq!(e.workload.parent_turn_tokens, Dist::LogNormal { median: 2000.0, p90: 8000.0 });
+        let text = render(&e);
+        assert!(text.contains("parent_turn_every = \"90s\""), "{text}");
+        let again = resolve(&parse_table(&text, "p").unwrap(), "p").unwrap();
+        assert_eq!(again, e);
+        check_err("[workload]\nparent_turn_every = 60\n", "workload.parent_turn_every", "60");
+        check_err(
+            "[workload]\nparent_turn_every = \"-1min\"\n",
+            "workload.parent_turn_every",
+            "-1min",
+        );
+        check_err(
+            "[workload]\nparent_turn_tokens = \"uniform(5\"\n",
+            "workload.parent_turn_tokens",
+            "uniform(5",
+        );
+        check_err(
+            "[workload]\nparent_turns_every = \"1min\"\n",
+            "workload.parent_turns_every",
+            "did you mean",
+        );
     }
 
     #[test]

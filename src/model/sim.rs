@@ -8,6 +8,11 @@
 //! Every output time is relative to t0. Draws come from per-agent streams (common random
 //! numbers), in a fixed order per agent: turns, output_0, then per later turn
 //! [denied], tool latency, tool result, output_k; latency and 429 jitter have their own streams.
+//!
+//! With `workload.parent_turn_every` > 0 the parent advances: one request every that often from
+//! t0 (its own chain, one exchange block per turn, counted in `RunMetrics::parent_*`), until the
+//! last agent completes; an agent's first request forks the history as of its send (every
+//! exchange sent strictly before it). See docs/model.md, "An advancing parent".
 
 use super::latency::{self, Work};
 use super::rate::{Admission, Limit, RateLimiter};
@@ -37,6 +42,8 @@ enum Ev {
     HoldCap,
     /// The prewarm request's entries are readable.
     PrewarmReady,
+    /// The parent conversation sends its next turn (`workload.parent_turn_every` > 0).
+    ParentTurn,
 }
 
 /// One agent (or the prewarm request) and where it is.
@@ -56,6 +63,24 @@ struct Agent {
     work: ChaCha8Rng,
     lat: ChaCha8Rng,
     jitter: ChaCha8Rng,
+}
+
+/// The parent conversation while the fan-out runs, when it advances
+/// (`workload.parent_turn_every` > 0): its own chain, and the line of history the agents fork.
+struct Parent {
+    /// Its own prompt: tools, system, history, then one block per exchange so far.
+    prompt: Prompt,
+    /// The agents' line when their kind does not keep the parent's prefix (the same history
+    /// behind other tools, system or model); `None`: the agents' line is `prompt`.
+    line: Option<Prompt>,
+    /// The agents' line before the latest exchange, and when that exchange was sent: an agent
+    /// sent at that very instant carries the history without it (it left first).
+    before: Prompt,
+    changed_us: SimTime,
+    /// Exchanges so far.
+    turn: u64,
+    work: ChaCha8Rng,
+    lat: ChaCha8Rng,
 }
 
 /// Reusable simulation buffers: the event heap keeps its capacity across runs.
@@ -126,6 +151,9 @@ fn reset_metrics(m: &mut RunMetrics) {
     m.rate_limited = 0;
     m.throttled_us = 0;
     m.events = 0;
+    m.parent_requests = 0;
+    m.parent_tokens = Default::default();
+    m.parent_cost_usd = 0.0;
 }
 
 type Trace = (Vec<Segment>, Vec<RequestRecord>);
@@ -150,6 +178,10 @@ struct Run<'a> {
     hold_open: bool,
     /// `prewarm`: the warming entry is readable.
     prewarm_ready: bool,
+    /// Agents that completed their last response.
+    completed: u32,
+    /// The advancing parent (`None`: the parent is frozen, `parent_turn_every = 0`).
+    parent: Option<Parent>,
 }
 
 impl<'a> Run<'a> {
@@ -207,9 +239,12 @@ impl<'a> Run<'a> {
             next_queued: 0,
             hold_open: false,
             prewarm_ready: false,
+            completed: 0,
+            parent: None,
         };
         run.warm_parent()?;
         run.make_agents(replication);
+        run.make_parent(replication);
         Ok(run)
     }
 
@@ -279,11 +314,45 @@ impl<'a> Run<'a> {
         }
     }
 
+    /// The advancing parent, when `parent_turn_every` > 0: its prompt as of t0 (the warm
+    /// parent's last request) and, for kinds that do not keep its prefix, the agents' line.
+    fn make_parent(&mut self, replication: u32) {
+        let exp = self.exp;
+        if exp.workload.parent_turn_every_us == 0 {
+            return;
+        }
+        let stream = |s: u64| rng::stream(exp.seed, &[replication as u64, workload::PARENT_ID, s]);
+        let (mut prompt, _) = workload::parent_request(exp);
+        prompt.reserve(64);
+        let line =
+            (!workload::keeps_parent_prefix(&exp.workload.kind)).then(|| workload::line(exp, 64));
+        let before = line.as_ref().unwrap_or(&prompt).clone();
+        self.parent = Some(Parent {
+            prompt,
+            line,
+            before,
+            changed_us: SimTime::MAX,
+            turn: 0,
+            work: stream(site::WORKLOAD),
+            lat: stream(site::LATENCY),
+        });
+    }
+
+    /// Schedule the parent's next turn at `at`, unless it is past the horizon (the parent's
+    /// turns stop there; the agents' own events still meet the engine's bound).
+    fn schedule_parent_turn(&mut self, at: SimTime) {
+        if self.parent.is_some() && at <= self.t0.saturating_add(self.exp.limits.horizon_us) {
+            self.engine.schedule_at(at, Ev::ParentTurn);
+        }
+    }
+
     /// Start the fan-out at t0 and run the engine to the end.
     fn go(&mut self) -> Result<(), SimError> {
         let t0 = self.t0;
         // Starting the agents as the first event puts the clock at t0 for them.
         self.engine.schedule_at(t0, Ev::Start);
+        let every_us = self.exp.workload.parent_turn_every_us;
+        self.schedule_parent_turn(t0.saturating_add(every_us));
         while let Some((_, ev)) = self.engine.pop()? {
             self.handle(ev)?;
         }
@@ -325,6 +394,7 @@ impl<'a> Run<'a> {
                 self.prewarm_ready = true;
                 self.release()
             }
+            Ev::ParentTurn => self.parent_turn(),
         }
     }
 
@@ -398,7 +468,84 @@ impl<'a> Run<'a> {
         if now > slot_us {
             self.segment(a, 0, SegmentKind::Hold, slot_us, now, Outcome::None);
         }
+        self.fork_history(a);
         self.send(a)
+    }
+
+    /// With an advancing parent, agent `a`'s prompt forks the history as of now: its line
+    /// (the parent's own prompt, or the same history behind its kind's tools, system or
+    /// model), then the brief and its task. Subagents carry no history. A 429 retry resends
+    /// this same body.
+    fn fork_history(&mut self, a: u32) {
+        let Some(p) = self.parent.as_ref() else { return };
+        let exp = self.exp;
+        if exp.workload.kind == AgentKind::Subagent {
+            return;
+        }
+        let now = self.engine.now();
+        let line = match &p.line {
+            _ if p.changed_us == now => &p.before,
+            Some(line) => line,
+            None => &p.prompt,
+        };
+        let ag = &mut self.agents[a as usize];
+        let mut prompt = line.clone();
+        prompt.reserve(3 + 2 * ag.turns as usize);
+        workload::push_brief(&mut prompt, exp);
+        ag.shared_end = prompt.len() - 1;
+        workload::push_task(&mut prompt, a as u64, exp.workload.task_tokens);
+        ag.prompt = prompt;
+    }
+
+    /// The parent's next turn: one exchange appended to its history (and to the agents'
+    /// line), its request served by the cache like any other (breakpoints: end of system, last
+    /// message; no rate limiter), counted apart from the fan-out. Stops once every agent is done.
+    fn parent_turn(&mut self) -> Result<(), SimError> {
+        if self.completed == self.n {
+            return Ok(());
+        }
+        let now = self.engine.now();
+        let exp = self.exp;
+        let w = &exp.workload;
+        let p = self.parent.as_mut().expect("parent turns are scheduled only with a parent");
+        p.turn += 1;
+        let tokens = w.parent_turn_tokens.sample_u64(&mut p.work);
+        let out = w.output_tokens.sample_u64(&mut p.work);
+        p.before.clone_from(p.line.as_ref().unwrap_or(&p.prompt));
+        p.changed_us = now;
+        workload::push_exchange(&mut p.prompt, p.turn, tokens);
+        if let Some(line) = p.line.as_mut() {
+            workload::push_exchange(line, p.turn, tokens);
+        }
+        let ttl = exp.cache.ttl;
+        let mut bps = [Breakpoint { index: 0, ttl }; 3];
+        let last = p.prompt.len() - 1;
+        let nbps = workload::breakpoints(1, last, last, ttl, &mut bps);
+        let mut timing = None;
+        let lat = &mut p.lat;
+        let (agent, request) = (self.n + 1, (p.turn - 1) as u32);
+        let usage = self.caches[0]
+            .serve(&p.prompt, &bps[..nbps], now, |u| {
+                let t = latency::draw(&exp.latency, work(u, out), lat);
+                timing = Some(t);
+                now + t.ttft_us + t.ready_delay_us
+            })
+            .map_err(|source| SimError::Cache { agent, request, source })?;
+        let t = timing.unwrap_or_else(|| latency::draw(&exp.latency, work(&usage, out), lat));
+        let cost_usd = cache::cost_usd(&self.models[0], &usage, out);
+        let mx = &mut *self.metrics;
+        mx.parent_requests += 1;
+        add_tokens(&mut mx.parent_tokens, &usage, out);
+        mx.parent_cost_usd += cost_usd;
+        if self.trace.is_some() {
+            let prompt_tokens = p.prompt.tokens();
+            let keys = keys(&p.prompt, &bps[..nbps], &usage);
+            self.trace_request(agent, request, now, &usage, t, out, (0, cost_usd), prompt_tokens);
+            let requests = &mut self.trace.as_mut().expect("traced").1;
+            requests.last_mut().expect("trace_request pushed a request").keys = keys;
+        }
+        self.schedule_parent_turn(now.saturating_add(w.parent_turn_every_us));
+        Ok(())
     }
 }
 
@@ -541,11 +688,7 @@ impl Run<'_> {
         let model = &self.models[m];
         let cost_usd = cache::cost_usd(model, u, out);
         let mx = &mut *self.metrics;
-        mx.tokens.cache_read += u.cache_read;
-        mx.tokens.cache_write_5m += u.cache_write_5m;
-        mx.tokens.cache_write_1h += u.cache_write_1h;
-        mx.tokens.uncached += u.uncached;
-        mx.tokens.output += out;
+        add_tokens(&mut mx.tokens, u, out);
         mx.requests += 1;
         mx.requests_with_hit += (u.cache_read > 0) as u64;
         mx.redundant_writes += u.redundant_writes as u64;
@@ -556,7 +699,8 @@ impl Run<'_> {
             mx.launch_wait_us.record(now - self.agents[a as usize].slot_us);
         }
         if self.trace.is_some() {
-            self.trace_request(a, request, now, u, t, out, (m, cost_usd));
+            let prompt_tokens = self.agents[a as usize].prompt.tokens();
+            self.trace_request(a, request, now, u, t, out, (m, cost_usd), prompt_tokens);
         }
     }
 
@@ -571,6 +715,7 @@ impl Run<'_> {
         t: latency::Timing,
         out: u64,
         (m, cost_usd): (usize, f64),
+        prompt_tokens: u64,
     ) {
         let Some((segments, requests)) = self.trace.as_mut() else { return };
         let t0 = self.t0;
@@ -601,7 +746,7 @@ impl Run<'_> {
             ttft_us: t.ttft_us,
             decode_us: t.decode_us,
             ready_us: first + t.ready_delay_us - t0,
-            prompt_tokens: self.agents[a as usize].prompt.tokens(),
+            prompt_tokens,
             usage: *u,
             output_tokens: out,
             cost_usd,
@@ -636,6 +781,7 @@ impl Run<'_> {
             return Ok(());
         }
         let done_us = now - self.t0;
+        self.completed += 1;
         self.metrics.completion_us.record(done_us);
         self.metrics.makespan_us = self.metrics.makespan_us.max(done_us);
         if self.next_queued < self.n {
@@ -695,6 +841,15 @@ impl Run<'_> {
             });
         }
     }
+}
+
+/// Count one request's usage and output into `tokens`.
+fn add_tokens(tokens: &mut crate::metrics::Tokens, u: &Usage, out: u64) {
+    tokens.cache_read += u.cache_read;
+    tokens.cache_write_5m += u.cache_write_5m;
+    tokens.cache_write_1h += u.cache_write_1h;
+    tokens.uncached += u.uncached;
+    tokens.output += out;
 }
 
 fn work(u: &Usage, output_tokens: u64) -> Work {

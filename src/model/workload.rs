@@ -23,6 +23,9 @@ pub const SCOPE: &str = "workspace";
 
 /// Agent number standing for the workflow itself (the prewarm request), outside any agent's id.
 pub const WORKFLOW_ID: u64 = 1 << 32;
+/// Agent number of the parent conversation's own requests (`workload.parent_turn_every`): its
+/// exchange sizes and outputs (site WORKLOAD) and latencies (site LATENCY) come from its streams.
+pub const PARENT_ID: u64 = WORKFLOW_ID + 1;
 
 /// FNV-1a of a name, at compile time for the fixed names below.
 pub const fn name_hash(tag: &str) -> u64 {
@@ -59,6 +62,7 @@ fn identity_of(tag_hash: u64, a: u64, b: u64) -> Digest {
 const TASK: u64 = name_hash("agent/task");
 const RESPONSE: u64 = name_hash("agent/response");
 const RESULT: u64 = name_hash("agent/result");
+const EXCHANGE: u64 = name_hash("parent/exchange");
 
 fn block(layer: Layer, tokens: u64, tag: &str, a: u64, b: u64) -> Block {
     Block { layer, tokens, digest: identity(tag, a, b) }
@@ -96,14 +100,27 @@ fn push_parent(p: &mut Prompt, exp: &Experiment, tools: &str, system: &str) {
     }
 }
 
-/// The shared prefix of the agents of `exp.workload.kind`.
-pub fn shared(exp: &Experiment, turns_hint: usize) -> Shared {
-    let w = &exp.workload;
-    let (model_name, model) = match &w.kind {
+/// Which model the agents of `kind` call: its name and index (0 = the experiment's, 1 = the
+/// `fork_other_model` model).
+fn agents_model(exp: &Experiment) -> (&str, usize) {
+    match &exp.workload.kind {
         AgentKind::ForkOtherModel { model } => (model.as_str(), 1),
         _ => (exp.model.name.as_str(), 0),
-    };
-    let mut p = Prompt::with_capacity(SCOPE, model_name, 5 + 2 * turns_hint);
+    }
+}
+
+/// Whether agents of `kind` send the parent's own tools, system and history (and so can read
+/// the parent's entries): `fork`, `btw`, `fork_deny_at_call`.
+pub fn keeps_parent_prefix(kind: &AgentKind) -> bool {
+    matches!(kind, AgentKind::Fork | AgentKind::Btw | AgentKind::ForkDenyAtCall { .. })
+}
+
+/// The tools, system and (for every kind but `subagent`) the parent's history that an agent of
+/// `exp.workload.kind` sends, before the brief, with room for `blocks` blocks. For the kinds that
+/// keep the parent's prefix this is the parent's own prompt (`parent_request`).
+pub fn line(exp: &Experiment, blocks: usize) -> Prompt {
+    let w = &exp.workload;
+    let mut p = Prompt::with_capacity(SCOPE, agents_model(exp).0, blocks);
     match &w.kind {
         AgentKind::Subagent => {
             let tools = w.subagent_tokens * SUBAGENT_TOOLS_PERMILLE / 1000;
@@ -130,11 +147,32 @@ pub fn shared(exp: &Experiment, turns_hint: usize) -> Shared {
         }
         _ => push_parent(&mut p, exp, "parent/tools", "parent/system"),
     }
-    // The shared brief; a /btw question carries no brief (it is one question on the parent).
+    p
+}
+
+/// Append the shared brief (nothing if empty; a /btw question carries no brief: it is one
+/// question on the parent).
+pub fn push_brief(p: &mut Prompt, exp: &Experiment) {
+    let w = &exp.workload;
     if w.brief_tokens > 0 && w.kind != AgentKind::Btw {
         p.push(block(Layer::Messages, w.brief_tokens, "brief", 0, 0));
     }
-    Shared { prompt: p, system_end: 1, model }
+}
+
+/// Append the parent's exchange `k` (1 = its first turn during the fan-out) of `tokens`
+/// tokens; nothing if empty. The same block in every line: the same history behind
+/// different tools, system or model.
+pub fn push_exchange(p: &mut Prompt, k: u64, tokens: u64) {
+    if tokens > 0 {
+        p.push(Block { layer: Layer::Messages, tokens, digest: identity_of(EXCHANGE, k, 0) });
+    }
+}
+
+/// The shared prefix of the agents of `exp.workload.kind`: its line, then the brief.
+pub fn shared(exp: &Experiment, turns_hint: usize) -> Shared {
+    let mut p = line(exp, 5 + 2 * turns_hint);
+    push_brief(&mut p, exp);
+    Shared { prompt: p, system_end: 1, model: agents_model(exp).1 }
 }
 
 /// Breakpoints of the anthropic default: end of system, end of the shared part, last message

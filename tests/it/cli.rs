@@ -137,6 +137,8 @@ impl Simulator for Fake {
         m.requests = 3;
         m.agents = 3;
         m.makespan_us = u64::from(r + 1) * 1_000_000;
+        m.parent_requests = u64::from(r) + 10;
+        m.parent_cost_usd = 0.5 * f64::from(r + 1);
         for _ in 0..3 {
             m.launch_wait_us.record(u64::from(r) * 1_000 + 1);
             m.completion_us.record(u64::from(r + 1) * 1_000_000);
@@ -304,6 +306,34 @@ fn json_has_the_documented_fields() {
     for k in ["p50", "p99", "max"] {
         assert!(r["launch_wait_s"][k].is_number(), "{k}");
     }
+}
+
+#[test]
+fn the_parents_own_turns_are_reported_apart_only_when_it_advances() {
+    // Frozen parent (the default): no parent field, no parent line.
+    let mut exp = small_experiment(2);
+    let out = execute(&exp, 1, &Fake).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json_text(&exp, &out)).unwrap();
+    assert!(v["results"][0].get("parent_cost_usd").is_none());
+    assert!(!table_text(&exp, &out).contains("parent"));
+    // Advancing: replications 0 and 1 have 10 and 11 parent requests costing 0.5 and 1.0 USD:
+    // means 10.5 and 0.75, beside (not in) cost_usd (eager: 1 and 2 -> 1.5).
+    exp.workload.parent_turn_every_us = 60_000_000;
+    let out = execute(&exp, 1, &Fake).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&json_text(&exp, &out)).unwrap();
+    let r = &v["results"][0];
+    assert_eq!(
+        (r["parent_requests"].as_f64(), r["parent_cost_usd"].as_f64()),
+        (Some(10.5), Some(0.75))
+    );
+    assert_eq!(r["cost_usd"], 1.5);
+    let table = table_text(&exp, &out);
+    assert!(
+        table.contains(
+            "the parent's own turns (not in the cost above): eager: 10.5 requests, $0.7500;"
+        ),
+        "{table}"
+    );
 }
 
 #[test]

@@ -42,6 +42,7 @@ prop_compose! {
         warm in any::<bool>(), idle_s in 0..600u64, one_hour in any::<bool>(),
         brief in prop_oneof![Just(0u64), 100..3_000u64], ready_ms in 0..800u64,
         limited in any::<bool>(), rpm in 20..600u64, itpm in 200_000..2_000_000u64,
+        parent_every_s in prop_oneof![Just(0u64), 1..120u64],
     ) -> Experiment {
         let mut exp = experiment(agents);
         exp.seed = seed;
@@ -50,6 +51,8 @@ prop_compose! {
         exp.workload.parent_warm = warm;
         exp.workload.parent_idle_us = idle_s * US_PER_S;
         exp.workload.brief_tokens = brief;
+        exp.workload.parent_turn_every_us = parent_every_s * US_PER_S;
+        exp.workload.parent_turn_tokens = Dist::Uniform { low: 0.0, high: 5_000.0 };
         exp.workload.denied_call_share = 0.4;
         exp.workload.turns = Dist::Uniform { low: 1.0, high: 4.0 };
         exp.workload.output_tokens = Dist::LogNormal { median: 300.0, p90: 1_500.0 };
@@ -124,19 +127,35 @@ fn check_lifecycle(exp: &Experiment, d: &Detailed) {
 
 fn check_conservation(exp: &Experiment, d: &Detailed) {
     let m = &d.metrics;
-    let mut sum = prefixsim::metrics::Tokens::default();
+    let n = exp.workload.agents;
+    // The fan-out's requests (agents and prewarm, ids 0..=n) and the parent's (id n + 1),
+    // counted apart.
+    let mut sums = [prefixsim::metrics::Tokens::default(); 2];
+    let mut counts = [0u64; 2];
     for r in &d.requests {
         assert_eq!(r.usage.total(), r.prompt_tokens, "every input token is billed once: {r:?}");
+        assert!(r.agent <= n + 1, "{r:?}");
+        let i = usize::from(r.agent == n + 1);
+        let sum = &mut sums[i];
+        counts[i] += 1;
         sum.cache_read += r.usage.cache_read;
         sum.cache_write_5m += r.usage.cache_write_5m;
         sum.cache_write_1h += r.usage.cache_write_1h;
         sum.uncached += r.usage.uncached;
         sum.output += r.output_tokens;
     }
-    assert_eq!(sum, m.tokens);
-    assert_eq!(m.requests, d.requests.len() as u64);
+    assert_eq!(sums, [m.tokens, m.parent_tokens]);
+    assert_eq!(counts, [m.requests, m.parent_requests]);
+    if exp.workload.parent_turn_every_us == 0 {
+        assert_eq!(m.parent_requests, 0);
+    }
+    // The parent's prompt only grows, one exchange per turn.
+    let parent: Vec<_> = d.requests.iter().filter(|r| r.agent == n + 1).collect();
+    for pair in parent.windows(2) {
+        assert!(pair[1].prompt_tokens >= pair[0].prompt_tokens);
+        assert!(pair[1].send_us > pair[0].send_us);
+    }
     // Each agent's next prompt is its previous one plus the response (plus the tool result).
-    let n = exp.workload.agents;
     for a in 0..n {
         let mine: Vec<_> = d.requests.iter().filter(|r| r.agent == a).collect();
         assert!(!mine.is_empty(), "agent {a} sent nothing");
