@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::metric::{axis_values, held_values};
+use super::metric::{axis_values, follows, held_values};
 use super::style::{self, num};
 use super::{err, frame, mesh_style, DrawResult, Figure, Spec};
 use crate::report::results::Results;
@@ -40,7 +40,16 @@ pub fn figures(r: &Results) -> Vec<Figure> {
     }
     let strategies = r.strategies();
     let held = held_values(r);
-    let (xs, ys) = (axis_values(r, 0), axis_values(r, 1));
+    // x: the first axis; y: the first later axis that does not follow it (a zipped partner
+    // would make a diagonal); the others are held at their middle value.
+    let ax = 0;
+    let Some(ay) =
+        (1..r.axis_keys.len()).find(|&o| axis_values(r, o).len() >= 2 && !follows(r, o, ax))
+    else {
+        return Vec::new();
+    };
+    let free = |o: usize| o == ax || o == ay || follows(r, o, ax) || follows(r, o, ay);
+    let (xs, ys) = (axis_values(r, ax), axis_values(r, ay));
     let cmp = comparison(&strategies);
     let mut cells = Vec::new();
     for (i, xv) in xs.iter().enumerate() {
@@ -50,9 +59,9 @@ pub fn figures(r: &Results) -> Vec<Figure> {
                     .iter()
                     .find(|row| {
                         row.strategy == s
-                            && row.axis_values[0] == *xv
-                            && row.axis_values[1] == *yv
-                            && (2..held.len()).all(|o| row.axis_values[o] == held[o])
+                            && row.axis_values[ax] == *xv
+                            && row.axis_values[ay] == *yv
+                            && (0..held.len()).all(|o| free(o) || row.axis_values[o] == held[o])
                     })?
                     .get("cost_usd_mean")
             };
@@ -76,8 +85,8 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         None => format!("Mean cost of {} (USD)", strategies[0]),
     };
     let spec = HeatSpec {
-        x_title: r.axis_keys[0].clone(),
-        y_title: r.axis_keys[1].clone(),
+        x_title: r.axis_keys[ax].clone(),
+        y_title: r.axis_keys[ay].clone(),
         x_labels: xs,
         y_labels: ys,
         cells,
@@ -88,7 +97,8 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         Some((c, b)) => format!("Cost saved: {c} vs {b}"),
         None => format!("Mean cost: {}", strategies[0]),
     };
-    let fixed: Vec<String> = (2..held.len())
+    let fixed: Vec<String> = (0..held.len())
+        .filter(|&o| !free(o))
         .map(|o| format!("{} = {}", style::short_key(&r.axis_keys[o]), held[o]))
         .collect();
     if !fixed.is_empty() {
@@ -136,8 +146,14 @@ pub fn draw<DB: DrawingBackend>(
     let body = frame(root, title, &[])?;
     let (main, bar) = body.split_horizontally(style::WIDTH - 190);
     let (nx, ny) = (s.x_labels.len() as f64, s.y_labels.len() as f64);
-    let mut chart =
-        super::builder(&main).build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5).map_err(err)?;
+    // Room for the longest y label (e.g. `fork_other_model(model=claude-haiku-4.5)`), as the
+    // metric dot plot sizes its own.
+    let chars = s.y_labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
+    let mut chart = super::builder(&main)
+        .y_label_area_size(label_px as u32)
+        .build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5)
+        .map_err(err)?;
     let (xl, yl) = (s.x_labels.clone(), s.y_labels.clone());
     mesh_style(&mut chart)
         .disable_mesh()

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 
 use super::style::{self, num};
 use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
-use crate::report::results::Results;
+use crate::report::results::{Results, SummaryRow};
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
 pub const METRICS: [(&str, &str, &str, bool); 5] = [
@@ -144,30 +144,105 @@ pub fn held_values(r: &Results) -> Vec<String> {
         .collect()
 }
 
-/// One figure per metric per axis with at least two values.
+/// One line of a metric figure: its legend label, colour, and the summary rows on it.
+struct Line {
+    label: String,
+    color: RGBColor,
+    member: Member,
+}
+
+/// Which summary rows belong to a line.
+enum Member {
+    Strategy(String),
+    /// Axis index and value.
+    AxisValue(usize, String),
+}
+
+impl Member {
+    fn has(&self, row: &SummaryRow) -> bool {
+        match self {
+            Member::Strategy(s) => &row.strategy == s,
+            Member::AxisValue(g, v) => &row.axis_values[*g] == v,
+        }
+    }
+}
+
+/// True when axis `o` follows axis `a` (a `zip`): in every summary row, each value of `a` goes
+/// with one value of `o`.
+pub fn follows(r: &Results, o: usize, a: usize) -> bool {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for row in &r.summary {
+        let p = (row.axis_values[a].as_str(), row.axis_values[o].as_str());
+        match seen.iter().find(|q| q.0 == p.0) {
+            Some(q) if q.1 != p.1 => return false,
+            Some(_) => {}
+            None => seen.push(p),
+        }
+    }
+    true
+}
+
+/// With a single strategy, the lines of axis `a`'s figures are the values of another axis (the
+/// first with two or more values that does not follow `a`), so a comparison across, say,
+/// agent kinds is drawn as lines instead of being held at one value.
+fn group_axis(r: &Results, a: usize, n_strategies: usize) -> Option<usize> {
+    if n_strategies != 1 {
+        return None;
+    }
+    (0..r.axis_keys.len()).find(|&o| o != a && axis_values(r, o).len() >= 2 && !follows(r, o, a))
+}
+
+/// One figure per metric per axis with at least two values (an axis zipped to an earlier one
+/// draws no figures of its own). One line per strategy; with a single strategy, one line per
+/// value of another axis (`group_axis`).
 pub fn figures(r: &Results) -> Vec<Figure> {
     let mut out = Vec::new();
     let strategies = r.strategies();
     let held = if r.summary.is_empty() { Vec::new() } else { held_values(r) };
     for a in 0..r.axis_keys.len() {
         let values = axis_values(r, a);
-        if values.len() < 2 {
+        if values.len() < 2 || (0..a).any(|o| follows(r, a, o)) {
             continue;
         }
         let x = x_axis(&r.axis_keys[a], &values);
-        let slice = |row: &crate::report::results::SummaryRow| {
-            (0..held.len()).all(|o| o == a || row.axis_values[o] == held[o])
+        let group = group_axis(r, a, strategies.len());
+        let free = |o: usize| {
+            o == a || follows(r, o, a) || group.is_some_and(|g| o == g || follows(r, o, g))
         };
+        let slice =
+            |row: &SummaryRow| (0..held.len()).all(|o| free(o) || row.axis_values[o] == held[o]);
         let fixed: Vec<String> = (0..held.len())
-            .filter(|&o| o != a)
+            .filter(|&o| !free(o))
             .map(|o| format!("{} = {}", style::short_key(&r.axis_keys[o]), held[o]))
             .collect();
+        let lines: Vec<Line> = match group {
+            None => strategies
+                .iter()
+                .map(|s| Line {
+                    label: s.clone(),
+                    color: style::strategy_color(s, &strategies),
+                    member: Member::Strategy(s.clone()),
+                })
+                .collect(),
+            Some(g) => {
+                let gv = axis_values(r, g);
+                let n = gv.len();
+                gv.into_iter()
+                    .enumerate()
+                    .map(|(k, v)| Line {
+                        label: format!("{} = {v}", style::short_key(&r.axis_keys[g])),
+                        color: style::colormap(k as f64 / (n - 1).max(1) as f64 * 0.9),
+                        member: Member::AxisValue(g, v),
+                    })
+                    .collect()
+            }
+        };
         for (metric, y_title, stem, higher_better) in METRICS {
             let scale = if metric == "hit_rate" { 100.0 } else { 1.0 };
             let mut series = Vec::new();
-            for s in &strategies {
+            for line in &lines {
                 let mut points = Vec::new();
-                for row in r.summary.iter().filter(|row| &row.strategy == s && slice(row)) {
+                for row in r.summary.iter().filter(|row| line.member.has(row) && slice(row)) {
                     let i = values.iter().position(|v| v == &row.axis_values[a]).unwrap_or(0);
                     let (Some(m), ci) =
                         (row.get(&format!("{metric}_mean")), row.get(&format!("{metric}_ci95")))
@@ -178,8 +253,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
                 }
                 points.sort_by(|p, q| p.0.total_cmp(&q.0));
                 if !points.is_empty() {
-                    let color = style::strategy_color(s, &strategies);
-                    series.push(Series { label: s.clone(), color, points });
+                    series.push(Series { label: line.label.clone(), color: line.color, points });
                 }
             }
             if series.is_empty() {

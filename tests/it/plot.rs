@@ -98,6 +98,12 @@ struct Fixture<'a> {
     /// (key, values as written).
     axes: Vec<(&'a str, Vec<&'a str>)>,
     replications: u64,
+    /// Keep only these points of the grid (a `zip`): the index of each axis' value.
+    keep: fn(&[usize]) -> bool,
+}
+
+fn every_point(_: &[usize]) -> bool {
+    true
 }
 
 /// Every combination of the axes' values, first axis slowest.
@@ -128,7 +134,17 @@ fn mean_sd_ci(v: &[f64]) -> (f64, f64, f64) {
 /// Write manifest.json, summary.csv, runs.csv and histograms/ for `f` into `dir`.
 fn write_fixture(dir: &Path, f: &Fixture) {
     let keys: Vec<&str> = f.axes.iter().map(|a| a.0).collect();
-    let points = grid(&f.axes);
+    let points: Vec<Vec<String>> = grid(&f.axes)
+        .into_iter()
+        .filter(|p| {
+            let idx: Vec<usize> = p
+                .iter()
+                .zip(&f.axes)
+                .map(|(v, a)| a.1.iter().position(|x| x == v).unwrap())
+                .collect();
+            (f.keep)(&idx)
+        })
+        .collect();
     let axes_json: Vec<serde_json::Value> =
         f.axes.iter().map(|(k, v)| serde_json::json!({"key": k, "values": v})).collect();
     let manifest = serde_json::json!({
@@ -253,6 +269,7 @@ fn sweep2_fixture(name: &str) -> PathBuf {
             ("workload.parent_tokens", vec!["10000", "50000"]),
         ],
         replications: 3,
+        keep: every_point,
     };
     write_fixture(&dir, &f);
     dir
@@ -266,6 +283,7 @@ fn run_fixture(name: &str) -> PathBuf {
         strategies: &STRATEGIES[..2],
         axes: vec![],
         replications: 3,
+        keep: every_point,
     };
     write_fixture(&dir, &f);
     write_trace(&dir);
@@ -283,6 +301,7 @@ fn hold_fixture(name: &str) -> PathBuf {
             ("workload.parent_tokens", vec!["200000"]),
         ],
         replications: 3,
+        keep: every_point,
     };
     write_fixture(&dir, &f);
     dir
@@ -361,7 +380,55 @@ fn figure<'a>(figs: &'a [plot::Figure], name: &str) -> &'a plot::Figure {
     })
 }
 
+/// One strategy; the parent's pace zipped with its exchange size, crossed with agent kinds:
+/// `[sweep] parent_turn_every x parent_turn_tokens (zip) x kind`.
+fn one_strategy_zip_fixture(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let f = Fixture {
+        name: "toy-kinds",
+        kind: "sweep",
+        strategies: &STRATEGIES[2..],
+        axes: vec![
+            ("workload.parent_turn_every", vec!["0s", "1min", "2s"]),
+            ("workload.parent_turn_tokens", vec!["const(2000)", "const(67)"]),
+            ("workload.kind", vec!["fork", "fork_drop_tool(tool=Bash)"]),
+        ],
+        replications: 3,
+        // The zip: 0s and 1min go with 2000 tokens, 2s with 67.
+        keep: |i| (i[0] == 2) == (i[1] == 1),
+    };
+    write_fixture(&dir, &f);
+    dir
+}
+
 // ---------------------------------------------------------------- tests
+
+#[test]
+fn one_strategy_draws_a_line_per_value_of_the_other_axis_and_zips_share_figures() {
+    let r = Results::load(&one_strategy_zip_fixture("one-strategy-zip")).unwrap();
+    let figs = plot::figures(&r);
+    let names: Vec<&str> = figs.iter().map(|f| f.name.as_str()).collect();
+    // parent_turn_tokens follows parent_turn_every (the zip): no figures of its own.
+    assert!(!names.iter().any(|n| n.ends_with("_vs_workload_parent_turn_tokens")), "{names:?}");
+    let Spec::Metric(pace) = &figure(&figs, "cost_vs_workload_parent_turn_every").spec else {
+        panic!("a metric figure")
+    };
+    // One line per kind (not one per strategy), each with a point at every pace: the zipped
+    // partner is not held at one value, which would leave one point per line.
+    let labels: Vec<&str> = pace.series.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, ["kind = fork", "kind = fork_drop_tool(tool=Bash)"]);
+    assert!(pace.series.iter().all(|s| s.points.len() == 3), "{:?}", pace.series);
+    let Spec::Metric(kind) = &figure(&figs, "cost_vs_workload_kind").spec else {
+        panic!("a metric figure")
+    };
+    assert_eq!(kind.series.len(), 3, "one line per pace");
+    let Spec::Heatmap(h) = &figure(&figs, "heatmap_cost_saved").spec else { panic!("heatmap") };
+    assert_eq!(
+        (h.x_title.as_str(), h.y_title.as_str()),
+        ("workload.parent_turn_every", "workload.kind")
+    );
+    assert_eq!(h.cells.len(), 6, "3 paces x 2 kinds, none left empty by the zip");
+}
 
 #[test]
 fn every_figure_kind_is_a_valid_svg_with_its_axis_titles() {
@@ -427,8 +494,14 @@ fn a_family_of_hold_caps_becomes_an_x_axis_with_references() {
     let dir = scratch("family");
     let s =
         ["eager", "wait_first(max_wait=1s)", "wait_first(max_wait=5s)", "wait_first(max_wait=10s)"];
-    let f =
-        Fixture { name: "toy-family", kind: "run", strategies: &s, axes: vec![], replications: 3 };
+    let f = Fixture {
+        name: "toy-family",
+        kind: "run",
+        strategies: &s,
+        axes: vec![],
+        replications: 3,
+        keep: every_point,
+    };
     write_fixture(&dir, &f);
     let figs = plot::figures(&Results::load(&dir).unwrap());
     let fig = figure(&figs, "cost_vs_wait_first_max_wait");
