@@ -54,6 +54,7 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
         workload: Workload {
             kind: AgentKind::Fork,
             agents,
+            arrival_every_us: 0,
             concurrency: 16,
             parent_tokens: 50_000,
             parent_warm: false,

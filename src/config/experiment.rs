@@ -105,6 +105,9 @@ pub enum Release {
 pub struct Workload {
     pub kind: AgentKind,
     pub agents: u32,
+    /// Agent i arrives (asks for a slot) at t0 + i * arrival_every; 0 = every agent at t0.
+    /// An arrival process, apart from the launch strategy: forks spread over an hour.
+    pub arrival_every_us: u64,
     pub concurrency: u32,
     pub parent_tokens: u64,
     pub parent_warm: bool,

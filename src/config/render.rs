@@ -75,6 +75,7 @@ fn workload_table(w: &Workload) -> Table {
     let mut t = Table::new();
     t.insert("kind".into(), kind_label(&w.kind).into());
     t.insert("agents".into(), int(u64::from(w.agents)));
+    t.insert("arrival_every".into(), exact_duration(w.arrival_every_us).into());
     t.insert("concurrency".into(), int(u64::from(w.concurrency)));
     t.insert("parent_tokens".into(), int(w.parent_tokens));
     t.insert("parent_warm".into(), w.parent_warm.into());

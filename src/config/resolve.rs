@@ -151,6 +151,7 @@ fn resolve_workload(s: &mut Section<'_>) -> Result<Workload, ConfigError> {
     let w = Workload {
         kind,
         agents: s.u32_min("agents", 10, 1)?,
+        arrival_every_us: s.duration_us("arrival_every", 0)?,
         concurrency: s.u32_min("concurrency", 16, 1)?,
         parent_tokens: s.u64("parent_tokens", 50_000)?,
         parent_warm: s.bool("parent_warm", false)?,
@@ -419,6 +420,27 @@ mod tests {
         assert_eq!(e.rate_limits, None);
         assert_eq!(e.workload.parent_turn_every_us, 0);
         assert_eq!(e.workload.parent_turn_tokens, Dist::Const(2000.0));
+        assert_eq!(e.workload.arrival_every_us, 0);
+    }
+
+    #[test]
+    fn arrivals_resolve_render_and_reject_bad_values() {
+        let e = resolve(
+            &parse_table(
+                "[workload]
+arrival_every = \"1min\"\n",
+                "a",
+            )
+            .unwrap(),
+            "a",
+        )
+        .unwrap();
+        assert_eq!(e.workload.arrival_every_us, 60_000_000);
+        let text = render(&e);
+        assert!(text.contains("arrival_every = \"1min\""), "{text}");
+        assert_eq!(resolve(&parse_table(&text, "a").unwrap(), "a").unwrap(), e);
+        check_err("[workload]\narrival_every = \"-2s\"\n", "workload.arrival_every", "-2s");
+        check_err("[workload]\narrival_every = 60\n", "workload.arrival_every", "60");
     }
 
     #[test]

@@ -44,6 +44,8 @@ enum Ev {
     PrewarmReady,
     /// The parent conversation sends its next turn (`workload.parent_turn_every` > 0).
     ParentTurn,
+    /// The next agent arrives and asks for a slot (`workload.arrival_every` > 0).
+    Arrive,
 }
 
 /// One agent (or the prewarm request) and where it is.
@@ -174,6 +176,11 @@ struct Run<'a> {
     models: Vec<ModelParams>,
     limiters: Vec<Option<RateLimiter>>,
     next_queued: u32,
+    /// Agents that have arrived (asked for a slot); all of them at t0 unless
+    /// `workload.arrival_every` spreads them.
+    arrived: u32,
+    /// Concurrency slots not taken.
+    free_slots: u32,
     /// `wait_first`: held agents are waiting for the release.
     hold_open: bool,
     /// `prewarm`: the warming entry is readable.
@@ -237,6 +244,8 @@ impl<'a> Run<'a> {
             models,
             limiters,
             next_queued: 0,
+            arrived: 0,
+            free_slots: w.concurrency,
             hold_open: false,
             prewarm_ready: false,
             completed: 0,
@@ -364,8 +373,33 @@ impl<'a> Run<'a> {
         if *self.strategy == Strategy::Prewarm {
             self.send(self.n)?;
         }
-        let first_wave = self.n.min(self.exp.workload.concurrency);
-        for _ in 0..first_wave {
+        if self.exp.workload.arrival_every_us == 0 {
+            self.arrived = self.n;
+        } else {
+            self.arrived = 1;
+            self.schedule_arrival();
+        }
+        self.fill_slots()
+    }
+
+    /// Agent `a` arrives at t0 + a * arrival_every.
+    fn arrival_us(&self, a: u32) -> SimTime {
+        let every = self.exp.workload.arrival_every_us;
+        self.t0.saturating_add(every.saturating_mul(u64::from(a)))
+    }
+
+    /// Schedule the next agent's arrival, if one is still to come.
+    fn schedule_arrival(&mut self) {
+        if self.arrived < self.n {
+            let at = self.arrival_us(self.arrived);
+            self.engine.schedule_at(at, Ev::Arrive);
+        }
+    }
+
+    /// Give free slots to arrived agents, in agent order.
+    fn fill_slots(&mut self) -> Result<(), SimError> {
+        while self.free_slots > 0 && self.next_queued < self.arrived {
+            self.free_slots -= 1;
             self.take_slot()?;
         }
         Ok(())
@@ -395,6 +429,11 @@ impl<'a> Run<'a> {
                 self.release()
             }
             Ev::ParentTurn => self.parent_turn(),
+            Ev::Arrive => {
+                self.arrived += 1;
+                self.schedule_arrival();
+                self.fill_slots()
+            }
         }
     }
 
@@ -780,14 +819,13 @@ impl Run<'_> {
             self.tool_call(a, request, now);
             return Ok(());
         }
-        let done_us = now - self.t0;
+        // Completion counts from the agent's arrival (t0 unless arrivals are spread); the
+        // makespan from t0.
         self.completed += 1;
-        self.metrics.completion_us.record(done_us);
-        self.metrics.makespan_us = self.metrics.makespan_us.max(done_us);
-        if self.next_queued < self.n {
-            self.take_slot()?;
-        }
-        Ok(())
+        self.metrics.completion_us.record(now - self.arrival_us(a));
+        self.metrics.makespan_us = self.metrics.makespan_us.max(now - self.t0);
+        self.free_slots += 1;
+        self.fill_slots()
     }
 
     /// After response `request` ends at `end`: the tool call, then the next request.

@@ -30,6 +30,7 @@ pub fn experiment(agents: u32) -> Experiment {
         workload: Workload {
             kind: AgentKind::Fork,
             agents,
+            arrival_every_us: 0,
             concurrency: 16,
             parent_tokens: 50_000,
             parent_warm: false,
@@ -619,4 +620,54 @@ fn an_advancing_parent_is_deterministic() {
     exp.seed += 1;
     let c = simulate(&exp, &s, 1).unwrap();
     assert_ne!(a.parent_tokens, c.parent_tokens);
+}
+
+/// Arrivals spread the fan-out without gating it: `arrival_every` is when agents ask for a
+/// slot, the strategy still gates their first request.
+#[test]
+fn agents_arriving_over_time_launch_at_their_arrival_and_complete_from_it() {
+    // Warm parent, eager, 3 forks arriving 10 s apart: each sends on arrival (launch wait 0),
+    // reads the parent's 50_000 tokens (refreshed by every read, far from its 5 min TTL) and
+    // writes its task: 3 hits. Each completes 0.555 + 2 = 2.555 s after its own arrival; the
+    // makespan runs from t0 to the last one: 20 + 2.555 s.
+    let mut exp = experiment(3);
+    exp.workload.parent_warm = true;
+    exp.workload.arrival_every_us = 10 * US_PER_S;
+    let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
+    let m = &d.metrics;
+    let t = 10 * US_PER_S;
+    assert_eq!(sends(&d.requests), vec![(0, 0), (1, t), (2, 2 * t)]);
+    assert_eq!(m.tokens.cache_read, 3 * 50_000);
+    assert!(close(m.cost_usd, 3.0 * HIT_USD), "{}", m.cost_usd);
+    assert_eq!(m.launch_wait_us.max(), 0);
+    assert_eq!(m.completion_us.values(), [HIT_TTFT_US + DECODE_US; 3]);
+    assert_eq!(m.makespan_us, 2 * t + HIT_TTFT_US + DECODE_US);
+
+    // One slot, arrivals 1 s apart: agent 1 arrives at 1 s but gets the slot when agent 0
+    // completes at 2.555 s (its launch wait, from the slot, is 0), so it completes
+    // 2.555 + 2.555 - 1 = 4.11 s after arriving; agent 2 (arrived at 2 s) at 7.665 - 2 = 5.665 s.
+    exp.workload.concurrency = 1;
+    exp.workload.arrival_every_us = US_PER_S;
+    let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
+    let done = HIT_TTFT_US + DECODE_US;
+    assert_eq!(sends(&d.requests), vec![(0, 0), (1, done), (2, 2 * done)]);
+    assert_eq!(
+        d.metrics.completion_us.values(),
+        [done, 2 * done - US_PER_S, 3 * done - 2 * US_PER_S]
+    );
+
+    // wait_first with arrivals 100 ms apart and a cold parent: agent 0 opens the hold at t0;
+    // agents 1 and 2 arrive at 0.1 s and 0.2 s while it is open and are held until agent 0's
+    // first token at 3.005 s, then read its entries. Launch wait counts from each one's slot,
+    // taken on arrival: 3.005 - 0.1 and 3.005 - 0.2 s.
+    exp.workload.concurrency = 16;
+    exp.workload.parent_warm = false;
+    exp.workload.arrival_every_us = 100 * US_PER_MS;
+    let d = simulate_detailed(&exp, &wait_first(5 * US_PER_S), 0).unwrap();
+    assert_eq!(sends(&d.requests), vec![(0, 0), (1, FULL_TTFT_US), (2, FULL_TTFT_US)]);
+    assert_eq!(d.metrics.tokens.cache_read, 2 * 50_000);
+    assert_eq!(
+        d.metrics.launch_wait_us.values(),
+        [0, FULL_TTFT_US - 100 * US_PER_MS, FULL_TTFT_US - 200 * US_PER_MS]
+    );
 }

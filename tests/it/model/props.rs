@@ -43,6 +43,7 @@ prop_compose! {
         brief in prop_oneof![Just(0u64), 100..3_000u64], ready_ms in 0..800u64,
         limited in any::<bool>(), rpm in 20..600u64, itpm in 200_000..2_000_000u64,
         parent_every_s in prop_oneof![Just(0u64), 1..120u64],
+        arrival_ms in prop_oneof![Just(0u64), 1..20_000u64],
     ) -> Experiment {
         let mut exp = experiment(agents);
         exp.seed = seed;
@@ -52,6 +53,7 @@ prop_compose! {
         exp.workload.parent_idle_us = idle_s * US_PER_S;
         exp.workload.brief_tokens = brief;
         exp.workload.parent_turn_every_us = parent_every_s * US_PER_S;
+        exp.workload.arrival_every_us = arrival_ms * 1_000;
         exp.workload.parent_turn_tokens = Dist::Uniform { low: 0.0, high: 5_000.0 };
         exp.workload.denied_call_share = 0.4;
         exp.workload.turns = Dist::Uniform { low: 1.0, high: 4.0 };
