@@ -560,28 +560,27 @@ impl<'a> Run<'a> {
         let mut bps = [Breakpoint { index: 0, ttl }; 3];
         let last = p.prompt.len() - 1;
         let nbps = workload::breakpoints(1, last, last, ttl, &mut bps);
-        let mut timing = None;
-        let lat = &mut p.lat;
         let (agent, request) = (self.n + 1, (p.turn - 1) as u32);
-        let usage = self.caches[0]
-            .serve(&p.prompt, &bps[..nbps], now, |u| {
-                let t = latency::draw(&exp.latency, work(u, out), lat);
-                timing = Some(t);
-                now + t.ttft_us + t.ready_delay_us
-            })
-            .map_err(|source| SimError::Cache { agent, request, source })?;
-        let t = timing.unwrap_or_else(|| latency::draw(&exp.latency, work(&usage, out), lat));
+        let (usage, timing) = serve_timed(
+            &mut self.caches[0],
+            &p.prompt,
+            &bps[..nbps],
+            now,
+            &exp.latency,
+            out,
+            &mut p.lat,
+        )
+        .map_err(|source| SimError::Cache { agent, request, source })?;
         let cost_usd = cache::cost_usd(&self.models[0], &usage, out);
         let mx = &mut *self.metrics;
         mx.parent_requests += 1;
         add_tokens(&mut mx.parent_tokens, &usage, out);
         mx.parent_cost_usd += cost_usd;
         if self.trace.is_some() {
-            let prompt_tokens = p.prompt.tokens();
-            let keys = keys(&p.prompt, &bps[..nbps], &usage);
-            self.trace_request(agent, request, now, &usage, t, out, (0, cost_usd), prompt_tokens);
-            let requests = &mut self.trace.as_mut().expect("traced").1;
-            requests.last_mut().expect("trace_request pushed a request").keys = keys;
+            let served =
+                Served { agent, request, send_us: now, usage, timing, out, model: 0, cost_usd };
+            let traced = (p.prompt.tokens(), keys(&p.prompt, &bps[..nbps], &usage));
+            self.trace_request(&served, traced);
         }
         self.schedule_parent_turn(now.saturating_add(w.parent_turn_every_us));
         Ok(())
@@ -611,30 +610,26 @@ impl Run<'_> {
         if let Admit::Retry(wait_us) = admit {
             return self.throttle(a, request, wait_us);
         }
-        let lat_params = &self.exp.latency;
         let ag = &mut self.agents[a as usize];
-        let mut timing = None;
-        let usage = self.caches[m]
-            .serve(&ag.prompt, &bps[..nbps], now, |u| {
-                let t = latency::draw(lat_params, work(u, out), &mut ag.lat);
-                timing = Some(t);
-                now + t.ttft_us + t.ready_delay_us
-            })
-            .map_err(|source| SimError::Cache { agent: a, request, source })?;
-        let t = match timing {
-            Some(t) => t,
-            None => latency::draw(lat_params, work(&usage, out), &mut ag.lat),
-        };
+        let (usage, t) = serve_timed(
+            &mut self.caches[m],
+            &ag.prompt,
+            &bps[..nbps],
+            now,
+            &self.exp.latency,
+            out,
+            &mut ag.lat,
+        )
+        .map_err(|source| SimError::Cache { agent: a, request, source })?;
         let counted = self.counted_input(&usage);
         if let (Admit::ChargeAfter, Some(limiter)) = (admit, self.limiters[m].as_mut()) {
             let charged = limiter.admit(now, counted, out);
             assert_eq!(charged, Admission::Admitted, "the worst case fitted, the actual must");
         }
-        self.record(a, request, now, &usage, t, out, m);
-        if let Some((_, requests)) = self.trace.as_mut() {
-            let last = requests.last_mut().expect("record pushed a request");
-            last.keys = keys(&self.agents[a as usize].prompt, &bps[..nbps], &usage);
-        }
+        let cost_usd = cache::cost_usd(&self.models[m], &usage, out);
+        let served =
+            Served { agent: a, request, send_us: now, usage, timing: t, out, model: m, cost_usd };
+        self.record(&served, &bps[..nbps]);
         if a == self.n {
             let ready = now + t.ttft_us + t.ready_delay_us;
             self.engine.schedule_at(ready, Ev::PrewarmReady);
@@ -712,51 +707,33 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Count one served request into the metrics (and the trace).
-    #[allow(clippy::too_many_arguments)]
-    fn record(
-        &mut self,
-        a: u32,
-        request: u32,
-        now: SimTime,
-        u: &Usage,
-        t: latency::Timing,
-        out: u64,
-        m: usize,
-    ) {
-        let model = &self.models[m];
-        let cost_usd = cache::cost_usd(model, u, out);
+    /// Count one served request of an agent (or the prewarm) into the metrics (and the trace).
+    fn record(&mut self, s: &Served, bps: &[Breakpoint]) {
+        let (a, u) = (s.agent, &s.usage);
         let mx = &mut *self.metrics;
-        add_tokens(&mut mx.tokens, u, out);
+        add_tokens(&mut mx.tokens, u, s.out);
         mx.requests += 1;
         mx.requests_with_hit += (u.cache_read > 0) as u64;
         mx.redundant_writes += u.redundant_writes as u64;
-        mx.cost_usd += cost_usd;
-        mx.cost_uncached_usd += cache::uncached_cost_usd(model, u, out);
-        mx.ttft_us.record(t.ttft_us);
-        if request == 0 && a < self.n {
-            mx.launch_wait_us.record(now - self.agents[a as usize].slot_us);
+        mx.cost_usd += s.cost_usd;
+        mx.cost_uncached_usd += cache::uncached_cost_usd(&self.models[s.model], u, s.out);
+        mx.ttft_us.record(s.timing.ttft_us);
+        if s.request == 0 && a < self.n {
+            mx.launch_wait_us.record(s.send_us - self.agents[a as usize].slot_us);
         }
         if self.trace.is_some() {
-            let prompt_tokens = self.agents[a as usize].prompt.tokens();
-            self.trace_request(a, request, now, u, t, out, (m, cost_usd), prompt_tokens);
+            let prompt = &self.agents[a as usize].prompt;
+            let traced = (prompt.tokens(), keys(prompt, bps, u));
+            self.trace_request(s, traced);
         }
     }
 
-    /// The timeline segments and the record of one served request (traced runs).
-    #[allow(clippy::too_many_arguments)]
-    fn trace_request(
-        &mut self,
-        a: u32,
-        request: u32,
-        now: SimTime,
-        u: &Usage,
-        t: latency::Timing,
-        out: u64,
-        (m, cost_usd): (usize, f64),
-        prompt_tokens: u64,
-    ) {
+    /// The timeline segments and the record of one served request (traced runs), with the
+    /// prompt's size and the cache keys it touched.
+    fn trace_request(&mut self, s: &Served, (prompt_tokens, keys): (u64, RequestKeys)) {
         let Some((segments, requests)) = self.trace.as_mut() else { return };
+        let (a, request, now, u, t, out) =
+            (s.agent, s.request, s.send_us, &s.usage, s.timing, s.out);
         let t0 = self.t0;
         let outcome = Outcome::of(u);
         let first = now + t.ttft_us;
@@ -788,13 +765,9 @@ impl Run<'_> {
             prompt_tokens,
             usage: *u,
             output_tokens: out,
-            cost_usd,
-            model: m,
-            keys: RequestKeys {
-                hit: None,
-                breakpoints: [(Default::default(), 0); 3],
-                n_breakpoints: 0,
-            },
+            cost_usd: s.cost_usd,
+            model: s.model,
+            keys,
         });
     }
 
@@ -888,6 +861,43 @@ fn add_tokens(tokens: &mut crate::metrics::Tokens, u: &Usage, out: u64) {
     tokens.cache_write_1h += u.cache_write_1h;
     tokens.uncached += u.uncached;
     tokens.output += out;
+}
+
+/// One request as served: what the metrics and the trace record of it.
+struct Served {
+    agent: u32,
+    request: u32,
+    send_us: SimTime,
+    usage: Usage,
+    timing: latency::Timing,
+    out: u64,
+    model: usize,
+    cost_usd: f64,
+}
+
+/// Serve `prompt` at `now` and draw its timing from `rng`: the entries it writes become ready
+/// at send + TTFT + ready delay. The draw happens inside `serve` when it writes (it needs the
+/// usage first), else right after: one draw per request either way.
+fn serve_timed(
+    cache: &mut Cache,
+    prompt: &Prompt,
+    bps: &[Breakpoint],
+    now: SimTime,
+    params: &crate::config::LatencyParams,
+    out: u64,
+    rng: &mut ChaCha8Rng,
+) -> Result<(Usage, latency::Timing), cache::CacheError> {
+    let mut timing = None;
+    let usage = cache.serve(prompt, bps, now, |u| {
+        let t = latency::draw(params, work(u, out), rng);
+        timing = Some(t);
+        now + t.ttft_us + t.ready_delay_us
+    })?;
+    let t = match timing {
+        Some(t) => t,
+        None => latency::draw(params, work(&usage, out), rng),
+    };
+    Ok((usage, t))
 }
 
 fn work(u: &Usage, output_tokens: u64) -> Work {
