@@ -30,7 +30,7 @@ Keys for --set and --what-if (value syntax as in experiment files):
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXAMPLES)]
 pub struct Args {
-    /// The trace: a JSONL file, a claude-code conversation file, or a directory of them.
+    /// The trace: a JSONL file, a claude-code conversation file, or a directory of them (any file may be gzipped: `.gz`).
     pub trace: PathBuf,
     /// Trace format (default: guessed from the file: a directory or `.json` is claude-code,
     /// a JSONL line with `hash_ids` mooncake, one with `body` requests).
@@ -117,11 +117,11 @@ fn parse_format(f: &str) -> Format {
 
 /// A directory or `.json` file is claude-code; else the first JSONL line decides.
 fn guess_format(path: &Path) -> anyhow::Result<Format> {
-    if path.is_dir() || path.extension().is_some_and(|x| x == "json") {
+    if path.is_dir() || crate::input::has_extension(path, &["json"]) {
         return Ok(Format::ClaudeCode);
     }
     let mut head = Vec::new();
-    std::fs::File::open(path)
+    crate::input::open(path)
         .with_context(|| format!("cannot read {}", path.display()))?
         .take(1 << 16)
         .read_to_end(&mut head)

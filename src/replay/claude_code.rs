@@ -39,6 +39,10 @@ struct Entry {
     hash_ids: Option<Vec<u64>>,
     duration_ms: Option<f64>,
     requests: Option<Vec<Entry>>,
+    /// Seconds from send to the first streamed token (recorded by some traces).
+    ttft: Option<f64>,
+    /// Seconds from send to the end of the response.
+    api_time: Option<f64>,
 }
 
 /// One request placed on the file's clock.
@@ -48,26 +52,14 @@ struct Placed {
     input: u64,
     output: u64,
     ids: Vec<u64>,
+    ttft_us: Option<u64>,
+    api_time_us: Option<u64>,
 }
 
-/// The `.json` files of `path` in sorted name order (or `path` itself if it is a file).
+/// The `.json` (or `.json.gz`) files of `path` in sorted name order (or `path` itself if it
+/// is a file).
 pub fn files(path: &Path) -> Result<Vec<PathBuf>, TraceError> {
-    if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
-    }
-    let dir = std::fs::read_dir(path).map_err(|e| TraceError::io(path, e))?;
-    let mut files = Vec::new();
-    for entry in dir {
-        let p = entry.map_err(|e| TraceError::io(path, e))?.path();
-        if p.is_file() && p.extension().is_some_and(|x| x == "json") {
-            files.push(p);
-        }
-    }
-    files.sort();
-    if files.is_empty() {
-        return Err(TraceError::file(path, "no .json conversation files in this directory"));
-    }
-    Ok(files)
+    crate::input::files(path, &["json"]).map_err(|e| TraceError::io(path, e))
 }
 
 /// Read a file or a directory of conversations, calling `sink` per request in time order.
@@ -96,7 +88,7 @@ fn read_file(
     meta: &mut TraceMeta,
     sink: &mut dyn FnMut(&TraceRequest),
 ) -> Result<u64, TraceError> {
-    let bytes = std::fs::read(file).map_err(|e| TraceError::io(file, e))?;
+    let bytes = crate::input::read_all(file).map_err(|e| TraceError::io(file, e))?;
     let conv: ConversationFile = serde_json::from_slice(&bytes)
         .map_err(|e| TraceError::line(file, e.line() as u64, format!("bad trace: {e}")))?;
     drop(bytes);
@@ -131,6 +123,8 @@ fn read_file(
             output_tokens: p.output,
             block_tokens: conv.block_size,
             block_ids: &p.ids,
+            ttft_us: p.ttft_us,
+            api_time_us: p.api_time_us,
         });
     }
     Ok(end_us)
@@ -198,5 +192,27 @@ fn placed(e: Entry, base_s: f64, block_size: u64) -> Result<Placed, String> {
         ));
     }
     let time_us = ((base_s + e.t) * US_PER_S as f64).round() as u64;
-    Ok(Placed { time_us, model, input, output: e.out.unwrap_or(0), ids })
+    let ttft_us = seconds_us(e.ttft, "ttft")?;
+    let api_time_us = seconds_us(e.api_time, "api_time")?;
+    if let (Some(ttft), Some(api)) = (ttft_us, api_time_us) {
+        if ttft > api {
+            return Err(format!(
+                "ttft {} s is later than api_time {} s (the response cannot end before it begins)",
+                ttft as f64 / 1e6,
+                api as f64 / 1e6
+            ));
+        }
+    }
+    Ok(Placed { time_us, model, input, output: e.out.unwrap_or(0), ids, ttft_us, api_time_us })
+}
+
+/// A recorded duration in seconds as microseconds; it must be a non-negative number.
+fn seconds_us(s: Option<f64>, field: &str) -> Result<Option<u64>, String> {
+    match s {
+        None => Ok(None),
+        Some(s) if s.is_finite() && (0.0..1e7).contains(&s) => {
+            Ok(Some((s * US_PER_S as f64).round() as u64))
+        }
+        Some(s) => Err(format!("{field} = {s} is not a duration in seconds")),
+    }
 }

@@ -6,7 +6,6 @@
 //! Validation: bad JSON, a missing field, a wrong number of ids or a timestamp earlier than the
 //! previous line's is an error naming the line (with `lenient`, a warning and the line skipped).
 
-use std::io::BufRead;
 use std::path::Path;
 
 use serde::Deserialize;
@@ -30,19 +29,16 @@ pub fn read(
     meta: &mut TraceMeta,
     sink: &mut dyn FnMut(&TraceRequest),
 ) -> Result<(), TraceError> {
-    let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut reader = crate::input::open(path).map_err(|e| TraceError::io(path, e))?;
     let namespace = meta.namespace(0, model);
     let mut buf = Vec::with_capacity(4096);
     let mut last_time_us = 0u64;
     let mut line_no = 0u64;
     loop {
-        buf.clear();
-        let n = reader.read_until(b'\n', &mut buf).map_err(|e| TraceError::io(path, e))?;
-        if n == 0 {
+        line_no += 1;
+        if super::trace::read_line(&mut *reader, &mut buf, path, line_no)? == 0 {
             break;
         }
-        line_no += 1;
         if buf.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
@@ -60,6 +56,8 @@ pub fn read(
                     output_tokens: line.output_length,
                     block_tokens: block_size,
                     block_ids: &line.hash_ids[..full],
+                    ttft_us: None,
+                    api_time_us: None,
                 });
             }
             Err(message) if lenient => meta.warn(TraceError::line(path, line_no, message)),

@@ -13,7 +13,6 @@
 //! the last body of each conversation.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::BufRead;
 use std::path::Path;
 
 use hdrhistogram::Histogram;
@@ -62,17 +61,15 @@ pub fn replay(
     settings: &ReplaySettings,
     choices: &[CacheChoice],
 ) -> Result<Replay, TraceError> {
-    let file = std::fs::File::open(path).map_err(|e| TraceError::io(path, e))?;
-    let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
+    let mut reader = crate::input::open(path).map_err(|e| TraceError::io(path, e))?;
     let mut r = Replayer::new(settings, choices);
     let mut meta = TraceMeta::default();
     let (mut buf, mut line_no, mut last_time_us) = (Vec::new(), 0u64, 0u64);
     loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf).map_err(|e| TraceError::io(path, e))? == 0 {
+        line_no += 1;
+        if super::trace::read_line(&mut *reader, &mut buf, path, line_no)? == 0 {
             break;
         }
-        line_no += 1;
         if buf.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
         }

@@ -26,6 +26,10 @@ pub struct TraceRequest<'a> {
     /// Ids of the full blocks, in prompt order. `input_tokens - len * block_tokens` trailing
     /// tokens (a partial block, or the remainder) are never cached.
     pub block_ids: &'a [u64],
+    /// Measured time from send to the first streamed token, where the trace records it.
+    pub ttft_us: Option<u64>,
+    /// Measured time from send to the end of the response (`api_time`), where recorded.
+    pub api_time_us: Option<u64>,
 }
 
 impl TraceRequest<'_> {
@@ -105,4 +109,23 @@ pub fn json_error(e: &serde_json::Error) -> String {
     let text = e.to_string();
     let text = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]);
     format!("bad record: {text} (column {})", e.column())
+}
+
+/// Read line `line_no` of `path` into `buf` (cleared first), at most
+/// `input::MAX_LINE_BYTES` long; `Ok(0)` at the end of the file.
+pub fn read_line(
+    reader: &mut dyn std::io::BufRead,
+    buf: &mut Vec<u8>,
+    path: &Path,
+    line_no: u64,
+) -> Result<usize, TraceError> {
+    use crate::input::{LineError, MAX_LINE_BYTES};
+    crate::input::read_line(reader, buf, MAX_LINE_BYTES).map_err(|e| match e {
+        LineError::Io(e) => TraceError::io(path, e),
+        LineError::TooLong => TraceError::line(
+            path,
+            line_no,
+            format!("line longer than {} MiB (is this a trace file?)", MAX_LINE_BYTES >> 20),
+        ),
+    })
 }
