@@ -77,6 +77,7 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
             decode_rate: Dist::Const(50.0),
             ready_delay_us: Dist::Const(0.0),
         },
+        latency_other: None,
         rate_limits: None,
         limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * 3_600_000_000 },
     }

@@ -34,8 +34,10 @@ const PRESETS: [(&str, f64, f64, f64, u64); 17] = [
 const WRITE_5M_MULTIPLIER: f64 = 1.25;
 const WRITE_1H_MULTIPLIER: f64 = 2.0;
 
-/// The preset called `name`, or `None`.
+/// The preset called `name` (or named by an API id such as `claude-sonnet-4-5-20250929`; see
+/// `model_ids`), or `None`.
 pub fn preset(name: &str) -> Option<ModelParams> {
+    let name = super::model_ids::preset_for_api_id(name)?;
     PRESETS.iter().find(|p| p.0 == name).map(|&(name, input, output, read, min)| ModelParams {
         name: name.to_string(),
         input_usd_per_mtok: input,

@@ -51,6 +51,16 @@ impl std::fmt::Display for CliError {
 
 pub type CliResult = Result<(), CliError>;
 
+/// `--latency FILE` as the `--set latency.from=...` it stands for (made absolute, because
+/// `latency.from` is otherwise relative to the experiment file's directory).
+pub fn latency_set(file: &Option<std::path::PathBuf>) -> Result<Option<String>, CliError> {
+    let Some(file) = file else { return Ok(None) };
+    let abs = std::path::absolute(file)
+        .map_err(|e| CliError::input(anyhow::anyhow!("--latency {}: {e}", file.display())))?;
+    let value = toml::Value::String(abs.display().to_string());
+    Ok(Some(format!("latency.from={value}")))
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "prefixsim",

@@ -38,6 +38,10 @@ pub struct Args {
     /// Override a dotted key of the file, e.g. `--set workload.agents=16` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// A calibration file (`prefixsim calibrate --out DIR` writes DIR/latency.toml): the
+    /// latency of the experiment's model; the same as `--set latency.from=FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub latency: Option<PathBuf>,
     /// The experiment seed (overrides the file's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -102,7 +106,8 @@ pub struct StrategyOutcome {
     pub parent: [Welford; 2],
 }
 
-pub fn run(args: Args) -> CliResult {
+pub fn run(mut args: Args) -> CliResult {
+    args.set.extend(super::latency_set(&args.latency)?);
     let (_, exp) = load(&args.file, &args.set, args.seed)?;
     execute_and_print(&exp, &args, &ModelSim)
 }
@@ -113,6 +118,7 @@ pub fn run_default() -> CliResult {
     let args = Args {
         file: PathBuf::from(config::DEFAULT_ORIGIN),
         set: Vec::new(),
+        latency: None,
         seed: None,
         json: false,
         out: None,

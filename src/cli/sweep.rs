@@ -42,6 +42,10 @@ pub struct Args {
     /// Override a dotted key of the file, e.g. `--set replications=20` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// A calibration file (`prefixsim calibrate --out DIR` writes DIR/latency.toml): the
+    /// latency of the experiment's model; the same as `--set latency.from=FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub latency: Option<PathBuf>,
     /// Points simulated at once (default: all cores); outputs do not depend on it.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -102,7 +106,8 @@ struct Report<'a> {
     content_hash: &'a str,
 }
 
-pub fn run(args: Args) -> CliResult {
+pub fn run(mut args: Args) -> CliResult {
+    args.set.extend(super::latency_set(&args.latency)?);
     let (sim, plan) = load_plan(&args.file, &args.set)?;
     let shard = match &args.shard {
         Some(s) => Some(sweep::parse_shard(s).map_err(|e| CliError::input(anyhow::anyhow!(e)))?),

@@ -60,6 +60,10 @@ pub struct Args {
     /// Override a dotted key of the file (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+    /// A calibration file (`prefixsim calibrate --out DIR` writes DIR/latency.toml): the
+    /// latency of the experiment's model; the same as `--set latency.from=FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub latency: Option<PathBuf>,
     /// Threads (default: all cores); results do not depend on it.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -75,7 +79,8 @@ fn input(msg: String) -> CliError {
     CliError::input(anyhow::anyhow!(msg))
 }
 
-pub fn run(args: Args) -> CliResult {
+pub fn run(mut args: Args) -> CliResult {
+    args.set.extend(super::latency_set(&args.latency)?);
     let origin = args.file.display().to_string();
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| input(format!("cannot read {origin}: {e}")))?;

@@ -16,6 +16,8 @@ pub struct Experiment {
     pub cache: CacheParams,
     pub workload: Workload,
     pub latency: LatencyParams,
+    /// The `fork_other_model` model's latency (`None` for every other kind).
+    pub latency_other: Option<LatencyParams>,
     /// `None`: unlimited.
     pub rate_limits: Option<RateLimits>,
     pub limits: RunLimits,

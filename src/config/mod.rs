@@ -9,6 +9,7 @@
 
 pub mod call;
 pub mod experiment;
+pub mod latency_file;
 pub mod names;
 pub mod presets;
 mod render;

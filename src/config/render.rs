@@ -21,7 +21,11 @@ pub fn render(exp: &Experiment) -> String {
     top.insert("model_params".into(), model_table(&exp.model).into());
     top.insert("cache".into(), cache_table(&exp.cache).into());
     top.insert("workload".into(), workload_table(&exp.workload).into());
-    top.insert("latency".into(), latency_table(&exp.latency).into());
+    let mut latency = latency_table(&exp.latency);
+    if let Some(other) = &exp.latency_other {
+        latency.insert("other_model".into(), latency_table(other).into());
+    }
+    top.insert("latency".into(), latency.into());
     if let Some(r) = &exp.rate_limits {
         top.insert("rate_limits".into(), rate_table(r).into());
     }

@@ -5,9 +5,11 @@ use std::path::Path;
 
 use super::call::did_you_mean;
 use super::experiment::*;
+use super::latency_file::LatencyFile;
 use super::names::{parse_kind, parse_strategy, strategy_label};
 use super::{presets, ConfigError};
 use crate::dist::{dist_label, parse_dist_in, Dist, Quantity};
+use crate::model::latency_presets::{self, LatencyPreset};
 use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN};
 
 /// The strategies run when the file names none (SPEC.md section 9).
@@ -49,6 +51,14 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
     let replications = top.u32_min("replications", 100, 1)?;
     let strategies = top.strategies()?;
     let model = resolve_model(&mut top, &model_name)?;
+    let cache = resolve_cache(&mut top.section("cache")?)?;
+    let workload = resolve_workload(&mut top.section("workload")?)?;
+    let other_model = match &workload.kind {
+        AgentKind::ForkOtherModel { model } => Some(model.clone()),
+        _ => None,
+    };
+    let (latency, latency_other) =
+        resolve_latency(&mut top.section("latency")?, &model.name, other_model.as_deref())?;
     let exp = Experiment {
         name,
         question,
@@ -56,9 +66,10 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
         replications,
         strategies,
         model,
-        cache: resolve_cache(&mut top.section("cache")?)?,
-        workload: resolve_workload(&mut top.section("workload")?)?,
-        latency: resolve_latency(&mut top.section("latency")?)?,
+        cache,
+        workload,
+        latency,
+        latency_other,
         rate_limits: match table.contains_key("rate_limits") {
             true => Some(resolve_rate_limits(&mut top.section("rate_limits")?)?),
             false => None,
@@ -178,15 +189,73 @@ fn resolve_workload(s: &mut Section<'_>) -> Result<Workload, ConfigError> {
     Ok(w)
 }
 
-fn resolve_latency(s: &mut Section<'_>) -> Result<LatencyParams, ConfigError> {
+/// `[latency]`: a preset (`calibrated` per model, or `launch-2024`), optionally replaced by a
+/// calibration file's table for the model (`from`), then any key given explicitly. The
+/// `fork_other_model` model gets its own parameters the same way, overridable under
+/// `[latency.other_model]`.
+fn resolve_latency(
+    s: &mut Section<'_>,
+    model: &str,
+    other_model: Option<&str>,
+) -> Result<(LatencyParams, Option<LatencyParams>), ConfigError> {
+    let preset_text = s.string("preset", "calibrated")?;
+    let preset = LatencyPreset::parse(&preset_text).ok_or_else(|| {
+        s.bad_str(
+            "preset",
+            &preset_text,
+            &format!("use one of {}", LatencyPreset::NAMES.join(", ")),
+        )
+    })?;
+    let from = match s.get("from") {
+        None => None,
+        Some(toml::Value::String(f)) => Some(s.base.unwrap_or(Path::new("")).join(f)),
+        Some(v) => return Err(s.bad("from", v.to_string(), "expected a file name")),
+    };
+    let file = match &from {
+        Some(path) => Some(LatencyFile::read(path).map_err(|e| s.bad("from", quoted(path), &e))?),
+        None => None,
+    };
+    let base_for = |m: &str| -> Result<LatencyParams, ConfigError> {
+        let base = latency_presets::params(m, preset).unwrap_or_default();
+        match (&file, &from) {
+            (Some(f), Some(path)) => {
+                f.params_for(m, base).map_err(|e| s.bad("from", quoted(path), &e))
+            }
+            _ => Ok(base),
+        }
+    };
+    let base = base_for(model)?;
+    let other_base = other_model.map(base_for).transpose()?;
+    let latency = latency_keys(s, &base)?;
+    let mut other = s.section("other_model")?;
+    let latency_other = match other_base {
+        Some(b) => {
+            let l = latency_keys(&mut other, &b)?;
+            other.finish()?;
+            Some(l)
+        }
+        None => {
+            other.finish()?;
+            None
+        }
+    };
+    s.finish()?;
+    Ok((latency, latency_other))
+}
+
+fn quoted(path: &Path) -> String {
+    format!("\"{}\"", path.display())
+}
+
+/// The five latency keys of a section, each defaulting to `base`'s value.
+fn latency_keys(s: &mut Section<'_>, base: &LatencyParams) -> Result<LatencyParams, ConfigError> {
     let (d, n) = (Quantity::Duration, Quantity::Number);
-    let dflt = LatencyParams::default();
     let l = LatencyParams {
-        overhead_us: s.dist("overhead", d, &dist_label(&dflt.overhead_us, d))?,
-        prefill_rate: s.dist("prefill_rate", n, &dist_label(&dflt.prefill_rate, n))?,
-        cached_rate: s.dist("cached_rate", n, &dist_label(&dflt.cached_rate, n))?,
-        decode_rate: s.dist("decode_rate", n, &dist_label(&dflt.decode_rate, n))?,
-        ready_delay_us: s.dist("ready_delay", d, &dist_label(&dflt.ready_delay_us, d))?,
+        overhead_us: s.dist("overhead", d, &dist_label(&base.overhead_us, d))?,
+        prefill_rate: s.dist("prefill_rate", n, &dist_label(&base.prefill_rate, n))?,
+        cached_rate: s.dist("cached_rate", n, &dist_label(&base.cached_rate, n))?,
+        decode_rate: s.dist("decode_rate", n, &dist_label(&base.decode_rate, n))?,
+        ready_delay_us: s.dist("ready_delay", d, &dist_label(&base.ready_delay_us, d))?,
     };
     let rates = [
         ("prefill_rate", &l.prefill_rate),
@@ -198,7 +267,6 @@ fn resolve_latency(s: &mut Section<'_>) -> Result<LatencyParams, ConfigError> {
             return Err(s.bad(key, "\"const(0)\"".into(), "a rate must be positive"));
         }
     }
-    s.finish()?;
     Ok(l)
 }
 
@@ -416,7 +484,10 @@ mod tests {
         assert_eq!(e.workload.agents, 10);
         assert_eq!(e.workload.concurrency, 16);
         assert_eq!(e.workload.tool_latency_us, Dist::Const(2e6));
-        assert_eq!(e.latency.overhead_us, Dist::Const(5e5));
+        // Latency: Sonnet 4.5's calibrated preset (its median fixed part is 1.8 s).
+        let calibrated = latency_presets::params("claude-sonnet-4.5", LatencyPreset::Calibrated);
+        assert_eq!(Some(e.latency.clone()), calibrated);
+        assert_eq!(e.latency_other, None);
         assert_eq!(e.rate_limits, None);
         assert_eq!(e.workload.parent_turn_every_us, 0);
         assert_eq!(e.workload.parent_turn_tokens, Dist::Const(2000.0));
@@ -493,6 +564,74 @@ arrival_every = \"1min\"\n",
         assert_eq!(e.model.read_multiplier, 0.05);
         let again = resolve(&parse_table(&render(&e), "r").unwrap(), "r").unwrap();
         assert_eq!(again, e);
+    }
+
+    #[test]
+    fn latency_comes_from_a_preset_a_file_or_keys_in_that_order() {
+        let launch =
+            resolve(&parse_table("[latency]\npreset = \"launch-2024\"\n", "r").unwrap(), "r");
+        assert_eq!(launch.unwrap().latency, LatencyParams::default());
+        // The API's model id names the preset; its calibrated latency follows.
+        let haiku =
+            "model = \"claude-haiku-4-5-20251001\"\n[latency]\nprefill_rate = \"const(7)\"\n";
+        let e = resolve(&parse_table(haiku, "r").unwrap(), "r").unwrap();
+        assert_eq!(e.model.name, "claude-haiku-4.5");
+        let base = latency_presets::params("claude-haiku-4.5", LatencyPreset::Calibrated).unwrap();
+        assert_eq!(e.latency, LatencyParams { prefill_rate: Dist::Const(7.0), ..base });
+        // A calibration file: its table for the model, by API id; absent keys keep the preset.
+        let dir = std::env::temp_dir().join(format!("prefixsim-latfile-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("latency.toml"),
+            "[latency.\"claude-sonnet-4-5-20250929\"]\noverhead = \"const(1.5s)\"\n             prefill_rate = \"const(40000)\"\n",
+        )
+        .unwrap();
+        let origin = dir.join("exp.toml").display().to_string();
+        let text = "[latency]\nfrom = \"latency.toml\"\ndecode_rate = \"const(80)\"\n";
+        let e = resolve(&parse_table(text, &origin).unwrap(), &origin).unwrap();
+        let base = latency_presets::params("claude-sonnet-4.5", LatencyPreset::Calibrated).unwrap();
+        assert_eq!(e.latency.overhead_us, Dist::Const(1.5e6));
+        assert_eq!(e.latency.prefill_rate, Dist::Const(40_000.0));
+        assert_eq!(e.latency.cached_rate, base.cached_rate);
+        assert_eq!(e.latency.decode_rate, Dist::Const(80.0));
+        // The file has no table for Opus 4.5: the error names the key and the file's models.
+        let opus = format!("model = \"claude-opus-4.5\"\n{text}");
+        let err = resolve(&parse_table(&opus, &origin).unwrap(), &origin).unwrap_err().to_string();
+        assert!(
+            err.contains("latency.from") && err.contains("no table for model `claude-opus-4.5`"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        check_err("[latency]\npreset = \"2023\"\n", "latency.preset", "calibrated, launch-2024");
+        check_err("[latency]\nfrom = \"nope.toml\"\n", "latency.from", "cannot read it");
+    }
+
+    #[test]
+    fn a_fork_to_another_model_runs_at_that_models_latency() {
+        let src = "[workload]\nkind = \"fork_other_model(model=claude-haiku-4.5)\"\n                   [latency.other_model]\ndecode_rate = \"const(99)\"\n";
+        let e = resolve(&parse_table(src, "r").unwrap(), "r").unwrap();
+        let haiku = latency_presets::params("claude-haiku-4.5", LatencyPreset::Calibrated).unwrap();
+        assert_eq!(
+            e.latency_other,
+            Some(LatencyParams { decode_rate: Dist::Const(99.0), ..haiku })
+        );
+        let again = resolve(&parse_table(&render(&e), "r").unwrap(), "r").unwrap();
+        assert_eq!(again, e, "the other model's latency is rendered and read back");
+        check_err(
+            "[latency.other_model]\nprefill_rate = \"const(5)\"\n",
+            "latency.other_model.prefill_rate",
+            "unknown key",
+        );
+    }
+
+    #[test]
+    fn calibrated_defaults_render_round_trip() {
+        for model in crate::cache::preset_names() {
+            let src = format!("model = \"{model}\"\n");
+            let e = resolve(&parse_table(&src, "r").unwrap(), "r").unwrap();
+            let again = resolve(&parse_table(&render(&e), "r").unwrap(), "r").unwrap();
+            assert_eq!(again.latency, e.latency, "{model}");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! - `latency.rs`: the latency model (shared contract).
 
 pub mod latency;
+pub mod latency_presets;
 pub mod rate;
 mod sim;
 pub mod workload;

@@ -611,12 +611,17 @@ impl Run<'_> {
             return self.throttle(a, request, wait_us);
         }
         let ag = &mut self.agents[a as usize];
+        // The `fork_other_model` model (m = 1) runs at its own model's speed.
+        let params = match m {
+            0 => &self.exp.latency,
+            _ => self.exp.latency_other.as_ref().unwrap_or(&self.exp.latency),
+        };
         let (usage, t) = serve_timed(
             &mut self.caches[m],
             &ag.prompt,
             &bps[..nbps],
             now,
-            &self.exp.latency,
+            params,
             out,
             &mut ag.lat,
         )
