@@ -8,18 +8,13 @@ use std::process::Command;
 
 use prefixsim::replay::{self, ChoiceStats, Format, ReplaySettings};
 
-/// The bundled data: `../shared/data` from the repo root (from a worktree in `wt/NAME`, the
-/// same folder two levels up).
+/// The bundled data: `data/` in the repository (each set with its NOTICE.md and LICENSE).
 fn data(name: &str) -> String {
-    let primary = format!("{}/../shared/data/{name}", env!("CARGO_MANIFEST_DIR"));
-    if Path::new(&primary).exists() {
-        return primary;
-    }
-    format!("{}/../../shared/data/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn mooncake() -> String {
-    data("mooncake_conversation_trace.jsonl")
+    data("mooncake/conversation_trace.jsonl")
 }
 
 fn claude_code() -> String {
