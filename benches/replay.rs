@@ -9,14 +9,9 @@ fn main() {
     divan::main();
 }
 
+/// The bundled trace, `data/mooncake/conversation_trace.jsonl` in the repository.
 fn trace() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let primary = root.join("../shared/data/mooncake_conversation_trace.jsonl");
-    if primary.exists() {
-        primary
-    } else {
-        root.join("../../shared/data/mooncake_conversation_trace.jsonl")
-    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mooncake/conversation_trace.jsonl")
 }
 
 #[divan::bench(sample_count = 20)]

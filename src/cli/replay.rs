@@ -12,11 +12,11 @@ use crate::replay::{self, output, CacheChoice, Format, ReplaySettings};
 
 const EXAMPLES: &str = "\
 Examples:
-  prefixsim replay ../shared/data/mooncake_conversation_trace.jsonl
-  prefixsim replay ../shared/data/mooncake_conversation_trace.jsonl --what-if --json
-  prefixsim replay ../shared/data/claude-code-traces --what-if 'cache.ttl=1h,cache.capacity_tokens=2000000'
-  prefixsim replay trace.jsonl --format mooncake --set block_size=256 --set cache.ttl=none --instant-ready
-  prefixsim replay requests.jsonl --format requests --set model=claude-opus-4.5 --out results/replay
+  prefixsim replay data/mooncake/conversation_trace.jsonl
+  prefixsim replay data/mooncake/conversation_trace.jsonl --what-if --json
+  prefixsim replay data/claude-code-traces --what-if 'cache.ttl=1h,cache.capacity_tokens=2000000'
+  prefixsim replay data/mooncake/conversation_trace.jsonl --format mooncake --set block_size=512 --set cache.ttl=none --instant-ready
+  prefixsim replay data/samples/requests.jsonl --format requests --set model=claude-opus-4.5 --out results/replay
 
 Keys for --set and --what-if (value syntax as in experiment files):
   cache.ttl=5m|1h|none        sliding lifetime from the last use's start (default 5m)

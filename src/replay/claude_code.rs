@@ -1,5 +1,5 @@
-//! Reader of the Claude Code session traces (kv-cache-tester format; see the NOTICE in
-//! `../shared/data/claude-code-traces/`): one JSON object per conversation, or a directory of
+//! Reader of the Claude Code session traces (kv-cache-tester format; see
+//! `data/claude-code-traces/NOTICE.md`): one JSON object per conversation, or a directory of
 //! them read in sorted file-name order, each replayed after the previous one (its times
 //! offset by the previous file's last send time).
 //!

@@ -1,7 +1,8 @@
 //! Reader of Mooncake-style JSONL traces: one `{"timestamp": ms, "input_length": n,
 //! "output_length": n, "hash_ids": [..]}` per line, `len(hash_ids) == ceil(input_length /
 //! block_size)`, the last block partial (so never cached) unless the input is a whole number
-//! of blocks. Streaming: one line in memory at a time.
+//! of blocks. Streaming: one line in memory at a time. The bundled trace is
+//! `data/mooncake/conversation_trace.jsonl` (its source and licence: `data/mooncake/NOTICE.md`).
 //!
 //! Validation: bad JSON, a missing field, a wrong number of ids or a timestamp earlier than the
 //! previous line's is an error naming the line (with `lenient`, a warning and the line skipped).

@@ -1,6 +1,7 @@
 //! The token account of a replay (or of one conversation) and its cost under one model:
-//! `metrics::Tokens` priced with the cache core's `cost_usd` (SPEC.md section 3.4; presets from
-//! FACTS.md section 3). Knows nothing of traces.
+//! `metrics::Tokens` priced with the cache core's `cost_usd` (the cost formula of docs/cache.md;
+//! preset prices from https://platform.claude.com/docs/en/about-claude/pricing). Knows nothing of
+//! traces.
 
 use crate::cache::Usage;
 use crate::config::ModelParams;

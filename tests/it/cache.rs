@@ -1,4 +1,8 @@
-//! Tests: the prefix cache of SPEC.md section 3 (closed forms from the docs, properties, LRU).
+//! Tests: the prefix cache of docs/cache.md (closed forms from the docs, properties, LRU).
+//!
+//! "The docs" are Anthropic's prompt-caching page,
+//! https://platform.claude.com/docs/en/build-with-claude/prompt-caching, and prices its pricing
+//! page, https://platform.claude.com/docs/en/about-claude/pricing.
 //!
 //! Conventions: "block k" in a comment is 1-based as in the docs' examples; indices in code are
 //! 0-based, so block 35 is index 34. Times are microseconds.
@@ -39,7 +43,7 @@ fn instant(now: u64) -> impl FnOnce(&Usage) -> u64 {
     move |_| now + 1
 }
 
-// ---------------------------------------------------------------- lookback (FACTS.md section 1)
+// ---------------------------------------------------------------- lookback (the docs: 20 blocks)
 
 /// The docs' example: turn 3 has 35 blocks, its breakpoint on block 35; the lookback checks
 /// blocks 35 down to 16 (20 positions counting the breakpoint). A turn-2 entry at block 15 is
@@ -77,8 +81,8 @@ fn lookback_resumes_from_an_earlier_breakpoint() {
 
 // ---------------------------------------------------------------- minimum length
 
-/// Sonnet 4.5's minimum is 1,024 tokens (FACTS.md section 1). A 1,000-token prompt is
-/// "processed without caching": both counters 0, twice in a row (nothing was written).
+/// Sonnet 4.5's minimum is 1,024 tokens (the docs' minimum cacheable lengths). A 1,000-token
+/// prompt is "processed without caching": both counters 0, twice in a row (nothing was written).
 /// At exactly 1,024 tokens the prefix is cacheable: written once, then read.
 #[test]
 fn below_the_minimum_both_counters_are_zero() {
@@ -97,7 +101,7 @@ fn below_the_minimum_both_counters_are_zero() {
     assert_eq!((u.cache_read, u.cache_write(), u.uncached), (1_024, 0, 0));
 }
 
-// ---------------------------------------------------------------- mixed TTL (FACTS.md section 2)
+// ---------------------------------------------------------------- mixed TTL (the docs)
 
 /// The docs' A/B/C rule: A = tokens at the highest hit, B = the highest 1h breakpoint after A,
 /// C = the last breakpoint; read A, 1h write B - A, 5m write C - B.
@@ -141,7 +145,7 @@ fn one_hour_after_five_minutes_is_an_input_error() {
     assert!(e.to_string().contains("block 2"), "{e}");
 }
 
-// ---------------------------------------------------------------- lifecycle (SPEC.md 3.3)
+// ---------------------------------------------------------------- lifecycle (docs/cache.md)
 
 /// An entry is pending until the writer's first response begins (here: sent at 0, ready at
 /// 2 s). A lookup at 2 s - 1 us misses and writes again (a redundant write); at exactly 2 s it
@@ -528,7 +532,7 @@ fn presets_follow_the_newer_docs() {
     for n in &names {
         assert_eq!(preset(n).unwrap().name, *n);
     }
-    // FACTS.md section 1, newer version: Sonnet 4.6 1,024 (the older version said 2,048).
+    // The docs' current minimums: Sonnet 4.6 1,024 (an earlier version of the page said 2,048).
     assert_eq!(preset("claude-sonnet-4.6").unwrap().min_cacheable_tokens, 1_024);
     assert_eq!(preset("claude-opus-4.5").unwrap().min_cacheable_tokens, 4_096);
     assert_eq!(preset("claude-fable-5.1").unwrap().read_multiplier, 0.025);
@@ -536,8 +540,8 @@ fn presets_follow_the_newer_docs() {
     assert!(preset("gpt-4").is_none());
 }
 
-/// SPEC.md 3.4 on Haiku 4.5 ($1 in, $5 out): 1e-6 * (100 + 1.25 * 200 + 2 * 300 + 0.1 * 1000)
-/// + 5e-6 * 10 = 1e-6 * 1,050 + 5e-5 = 0.0011.
+/// The cost formula of docs/cache.md on Haiku 4.5 ($1 in, $5 out):
+/// 1e-6 * (100 + 1.25 * 200 + 2 * 300 + 0.1 * 1000) + 5e-6 * 10 = 1e-6 * 1,050 + 5e-5 = 0.0011.
 #[test]
 fn cost_formula() {
     let m = preset("claude-haiku-4.5").unwrap();
@@ -678,8 +682,9 @@ fn valid_breakpoints(raw: &[(usize, bool)], len: usize) -> Vec<Breakpoint> {
 }
 
 /// A naive reference of the entry store: a Vec scanned linearly, recency as a counter.
-/// Same rules as SPEC.md 3.3 + the LRU: make room from the least recently used, an expired one
-/// is reclaimed, a live one evicted; a write over a pending entry is redundant.
+/// Same rules as docs/cache.md's entry lifecycle + the LRU: make room from the least recently
+/// used, an expired one is reclaimed, a live one evicted; a write over a pending entry is
+/// redundant.
 #[derive(Default)]
 struct NaiveStore {
     /// (key, tokens, ready_at, last_use, ttl_us, recency, state: 0 live, 1 evicted, 2 reclaimed)

@@ -8,18 +8,13 @@ use std::process::Command;
 
 use prefixsim::replay::{self, ChoiceStats, Format, ReplaySettings};
 
-/// The bundled data: `../shared/data` from the repo root (from a worktree in `wt/NAME`, the
-/// same folder two levels up).
+/// The bundled data: `data/` in the repository (each set with its NOTICE.md and LICENSE).
 fn data(name: &str) -> String {
-    let primary = format!("{}/../shared/data/{name}", env!("CARGO_MANIFEST_DIR"));
-    if Path::new(&primary).exists() {
-        return primary;
-    }
-    format!("{}/../../shared/data/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!("{}/data/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn mooncake() -> String {
-    data("mooncake_conversation_trace.jsonl")
+    data("mooncake/conversation_trace.jsonl")
 }
 
 fn claude_code() -> String {
@@ -614,4 +609,72 @@ fn requests_format_replays_real_breakpoints() {
     one_hour.apply_set("cache.ttl=1h").unwrap();
     let st = run_one(&far, &one_hour);
     assert_eq!((st.account.cache_read, st.account.cache_write_1h), (w, w));
+}
+
+/// The bundled `requests` sample (`data/samples/requests.jsonl`): each fork carries the parent's
+/// tools, system prompt and 9-message history, then two new messages (the launch and its task),
+/// with breakpoints at the system prompt and the last block. Its last-block lookback steps back
+/// two positions to the end of the history, where the parent's request at 24.9 s wrote an entry,
+/// ready at 24.9 s + TTFT (at most 0.5 s + 17k / 9,100 tok/s, under 3 s): before 33 s. So each
+/// fork reads exactly that request's prompt, writes the two new messages and sends nothing
+/// uncached.
+#[test]
+fn bundled_requests_sample_forks_read_the_parents_cache() {
+    let sample = data("samples/requests.jsonl");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&sample)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let tokens = |i: usize| {
+        let (prompt, _) = prefixsim::cache::request_from_json(&lines[i]["body"]).unwrap();
+        prompt.tokens()
+    };
+    let conv = |i: usize| lines[i]["conversation"].as_str().unwrap().to_string();
+    assert_eq!(
+        (lines.len(), conv(4), lines[4]["timestamp_ms"].as_u64()),
+        (8, "main".into(), Some(24_900))
+    );
+    let parent = tokens(4);
+    assert!(parent > 4_096, "the prefix is above every model's minimum: {parent}");
+    let (code, stdout, stderr) = prefixsim(&["replay", &sample, "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = v["conversations"].as_array().unwrap();
+    for (i, fork) in [(5, "main/fork-1"), (6, "main/fork-2")] {
+        assert_eq!(conv(i), fork);
+        let row = rows.iter().find(|r| r["name"] == fork).unwrap();
+        assert_eq!(row["input_tokens"].as_u64(), Some(tokens(i)), "{fork}");
+        assert_eq!(row["cache_read"].as_u64(), Some(parent), "{fork}");
+    }
+}
+
+/// Every data set under `data/` ships with its NOTICE.md and the Apache-2.0 LICENSE, and
+/// data/README.md indexes it.
+#[test]
+fn every_bundled_data_set_has_its_notice_licence_and_index_entry() {
+    let index = std::fs::read_to_string(data("README.md")).unwrap();
+    for set in ["mooncake", "claude-code-traces", "claude-code-ttft"] {
+        let notice = std::fs::read_to_string(data(&format!("{set}/NOTICE.md"))).unwrap();
+        assert!(notice.contains("Apache License 2.0"), "{set}/NOTICE.md names the licence");
+        let licence = std::fs::read_to_string(data(&format!("{set}/LICENSE"))).unwrap();
+        assert!(licence.trim_start().starts_with("Apache License"), "{set}/LICENSE");
+        assert!(licence.contains("Version 2.0, January 2004"), "{set}/LICENSE");
+        assert!(index.contains(&format!("`{set}/")), "data/README.md indexes {set}");
+    }
+}
+
+/// Every `data/...` path in the `--help` examples exists, so the examples run in a clone.
+#[test]
+fn help_examples_name_bundled_data_that_exists() {
+    for args in [&["--help"][..], &["replay", "--help"][..]] {
+        let (code, stdout, _) = prefixsim(args);
+        assert_eq!(code, 0);
+        let paths: Vec<&str> =
+            stdout.split_whitespace().filter(|w| w.starts_with("data/")).collect();
+        assert!(!paths.is_empty(), "{args:?} shows a bundled data example");
+        for p in paths {
+            assert!(Path::new(&data(&p["data/".len()..])).exists(), "{args:?}: {p}");
+        }
+    }
 }

@@ -28,7 +28,7 @@ const ALL: [(WorkloadName, Policy); 4] = [
     (WorkloadName::ClaudeCode, Policy::Anthropic),
 ];
 
-/// The seed chapter's table (SPEC.md section 10): warm-up 0.0%, fork and /btw 99.8% (we need
+/// The seed chapter's table (docs/background.md): warm-up 0.0%, fork and /btw 99.8% (we need
 /// at least 99.5%), Bash removed 0.0%, system edited 0.8-0.9% (we allow 0.3%-2%: only the
 /// ~80-token tools block of ~9,100 tokens hits), fresh sub-agent 0.0%.
 #[test]
@@ -274,9 +274,9 @@ fn cli_bad_policy_exits_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("lru"));
 }
 
-/// The cost column: SPEC.md 3.4 with output 0, relative to all input at base price:
-/// (0.1 read + 1.25 write_5m + uncached) / total. A cold write costs 1.25x, a miss below the
-/// minimum 1x.
+/// The cost column: docs/cache.md's cost formula with output 0, relative to all input at base
+/// price: (0.1 read + 1.25 write_5m + uncached) / total. A cold write costs 1.25x, a miss below
+/// the minimum 1x.
 #[test]
 fn input_cost_ratio_closed_form() {
     let r = report(WorkloadName::Seed, Policy::Anthropic);
