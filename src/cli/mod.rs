@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod merge;
+pub mod models;
 pub mod plot;
 pub mod replay;
 pub mod report;
@@ -94,6 +95,8 @@ pub enum Command {
     Report(report::Args),
     /// Replay a real trace through the cache, with what-if cache choices.
     Replay(replay::Args),
+    /// List the model presets: API ids, prices, minimum cacheable length, latency.
+    Models(models::Args),
 }
 
 /// Parse the command line and run it; the only place that maps errors to exit codes.
@@ -116,6 +119,7 @@ pub fn main() -> ExitCode {
         Some(Command::Plot(a)) => plot::run(a),
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Replay(a)) => replay::run(a),
+        Some(Command::Models(a)) => models::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,152 @@
+//! `prefixsim models [--json]`: the model presets an experiment can name: API ids, prices,
+//! minimum cacheable length, and latency (the calibrated fit, or the sibling it borrows).
+
+use serde::Serialize;
+
+use super::{CliError, CliResult};
+use crate::cache;
+use crate::model::latency_presets::{self, CACHED_RATE_FALLBACK, DECODE_RATE_FALLBACK};
+
+const AFTER_HELP: &str = "\
+Examples:
+  prefixsim models                      # a table for people
+  prefixsim models --json               # the same for programs
+  prefixsim run experiments/default.toml --set model=claude-opus-4-5-20251101
+
+Any API id in `api_ids` names the preset in an experiment (`model = ...`), in `--set` and in
+traces. Latency: `overhead_s` is the median fixed part of the time to first token; rates are
+tokens per second. Where a model has no measurements, `latency.source` says whose fit it uses;
+reproduce the fits with `prefixsim calibrate data/claude-code-ttft`.";
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = AFTER_HELP)]
+pub struct Args {
+    /// Print JSON instead of the table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct Models {
+    models: Vec<ModelRow>,
+}
+
+#[derive(Serialize)]
+struct ModelRow {
+    name: &'static str,
+    api_ids: Vec<String>,
+    prices: Prices,
+    min_cacheable_tokens: u64,
+    latency: Latency,
+}
+
+/// Dollars per million tokens.
+#[derive(Serialize)]
+struct Prices {
+    input_usd_per_mtok: f64,
+    output_usd_per_mtok: f64,
+    cache_write_5m_usd_per_mtok: f64,
+    cache_write_1h_usd_per_mtok: f64,
+    cache_read_usd_per_mtok: f64,
+}
+
+#[derive(Serialize)]
+struct Latency {
+    overhead_s: f64,
+    prefill_rate: f64,
+    cached_rate: f64,
+    decode_rate: f64,
+    /// Whether `cached_rate` / `decode_rate` were identified by the data (else a fallback).
+    cached_rate_fitted: bool,
+    decode_rate_fitted: bool,
+    source: String,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let rows: Vec<ModelRow> = cache::preset_names().into_iter().map(row).collect();
+    if args.json {
+        let text = serde_json::to_string_pretty(&Models { models: rows })
+            .map_err(CliError::internal)?;
+        println!("{text}");
+    } else {
+        print!("{}", table(&rows));
+    }
+    Ok(())
+}
+
+fn row(name: &'static str) -> ModelRow {
+    let m = cache::preset(name).expect("listed presets exist");
+    let (fit, source) = latency_presets::fit_for(name).expect("every preset has a latency fit");
+    let usd = |x: f64| (x * m.input_usd_per_mtok * 1e6).round() / 1e6;
+    ModelRow {
+        name,
+        api_ids: cache::model_ids::api_ids(name),
+        prices: Prices {
+            input_usd_per_mtok: m.input_usd_per_mtok,
+            output_usd_per_mtok: m.output_usd_per_mtok,
+            cache_write_5m_usd_per_mtok: usd(m.write_5m_multiplier),
+            cache_write_1h_usd_per_mtok: usd(m.write_1h_multiplier),
+            cache_read_usd_per_mtok: usd(m.read_multiplier),
+        },
+        min_cacheable_tokens: m.min_cacheable_tokens,
+        latency: Latency {
+            overhead_s: fit.overhead_s,
+            prefill_rate: fit.prefill_rate,
+            cached_rate: fit.cached_rate.unwrap_or(CACHED_RATE_FALLBACK),
+            decode_rate: fit.decode_rate.unwrap_or(DECODE_RATE_FALLBACK),
+            cached_rate_fitted: fit.cached_rate.is_some(),
+            decode_rate_fitted: fit.decode_rate.is_some(),
+            source,
+        },
+    }
+}
+
+fn table(rows: &[ModelRow]) -> String {
+    let header = [
+        "model", "input $/M", "read $/M", "5m write $/M", "min cache", "overhead", "prefill tok/s",
+        "cached tok/s", "decode tok/s", "latency from",
+    ];
+    let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
+    for r in rows {
+        let l = &r.latency;
+        let mark = |fitted: bool| if fitted { "" } else { "*" };
+        let from = match l.source.split_once("borrows the fit of ") {
+            Some((_, rest)) => rest.split(' ').next().unwrap_or("").to_string(),
+            None => "own fit".to_string(),
+        };
+        cells.push(vec![
+            r.name.to_string(),
+            format!("{:.2}", r.prices.input_usd_per_mtok),
+            format!("{:.3}", r.prices.cache_read_usd_per_mtok),
+            format!("{:.4}", r.prices.cache_write_5m_usd_per_mtok),
+            r.min_cacheable_tokens.to_string(),
+            format!("{:.2}s", l.overhead_s),
+            format!("{:.0}", l.prefill_rate),
+            format!("{:.0}{}", l.cached_rate, mark(l.cached_rate_fitted)),
+            format!("{:.0}{}", l.decode_rate, mark(l.decode_rate_fitted)),
+            from,
+        ]);
+    }
+    let widths: Vec<usize> =
+        (0..header.len()).map(|c| cells.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for row in &cells {
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, v)| match c {
+                0 | 9 => format!("{v:<w$}", w = widths[c]),
+                _ => format!("{v:>w$}", w = widths[c]),
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "\n* not identifiable from the data: cached reads fall back to {CACHED_RATE_FALLBACK:.0} tok/s, \
+         decode to {DECODE_RATE_FALLBACK:.0} tok/s (docs/calibrate.md)\n\
+         overhead: median fixed part of the time to first token; simulated draws spread as the \
+         measured residuals do\n"
+    ));
+    out
+}
