@@ -69,27 +69,36 @@ mod tests {
         assert_eq!(name("claude-opus-4-6").as_deref(), Some("claude-opus-4.6"));
         assert_eq!(name("claude-sonnet-4.5").as_deref(), Some("claude-sonnet-4.5"));
         assert_eq!(name("gpt-4o"), None);
+        assert_eq!(preset_for_api_id("claude-opus-4-1-20250805"), Some("claude-opus-4.1"));
+        assert_eq!(preset_for_api_id("claude-sonnet-4-5-20250929"), Some("claude-sonnet-4.5"));
+        assert_eq!(preset_for_api_id("claude-sonnet-4-5-2025"), None, "not a date suffix");
     }
 }
 
 /// The preset of a model name as traces and request bodies spell it: the preset name itself,
-/// or with a `-YYYYMMDD` date suffix dropped and the version's dash made a dot
-/// (`claude-opus-4-5-20251101` -> `claude-opus-4.5`, `claude-sonnet-4-20250514` ->
-/// `claude-sonnet-4`).
+/// or its API id (`claude-opus-4-5-20251101` -> `claude-opus-4.5`, `claude-sonnet-4-20250514`
+/// -> `claude-sonnet-4`).
 pub fn preset_for(name: &str) -> Option<ModelParams> {
-    if let Some(p) = crate::cache::preset(name) {
-        return Some(p);
-    }
-    let base = match name.rsplit_once('-') {
+    crate::cache::preset(name).or_else(|| preset_for_api_id(name).and_then(crate::cache::preset))
+}
+
+// merge: replace with cache::model_ids::preset_for_api_id
+/// The preset named by an API model id: a trailing `-YYYYMMDD` dropped, then the dash between
+/// the version's digits made a dot (`claude-opus-4-5-20251101` -> `claude-opus-4.5`,
+/// `claude-sonnet-4-20250514` -> `claude-sonnet-4`, `claude-opus-4-6` -> `claude-opus-4.6`).
+fn preset_for_api_id(id: &str) -> Option<&'static str> {
+    let base = match id.rsplit_once('-') {
         Some((b, date)) if date.len() == 8 && date.bytes().all(|c| c.is_ascii_digit()) => b,
-        _ => name,
+        _ => id,
     };
     let bytes = base.as_bytes();
     let dash = (1..bytes.len().saturating_sub(1)).rev().find(|&i| {
         bytes[i] == b'-' && bytes[i - 1].is_ascii_digit() && bytes[i + 1].is_ascii_digit()
     });
     let dotted = dash.map(|i| format!("{}.{}", &base[..i], &base[i + 1..]));
-    crate::cache::preset(base).or_else(|| dotted.and_then(|d| crate::cache::preset(&d)))
+    let names = crate::cache::preset_names();
+    let find = |want: &str| names.iter().copied().find(|n| *n == want);
+    dotted.as_deref().and_then(find).or_else(|| find(base))
 }
 
 /// Which prices each request pays: one model for all, or each request's own model.

@@ -81,7 +81,8 @@ pub struct ReplaySettings {
     /// Prices (and the name shown); with `per_request_prices`, the fallback and (for
     /// `requests`) the minimum cacheable length.
     pub model: ModelParams,
-    /// `model=per-request`: each request pays its own model's preset prices.
+    /// `model=per-request` (the default for claude-code traces): each request is priced and
+    /// timed as its own model's preset.
     pub per_request_prices: bool,
     /// Tokens per hash block for `mooncake` (claude-code files carry their own).
     pub block_size: u64,
@@ -115,15 +116,16 @@ pub fn default_latency() -> LatencyParams {
 }
 
 impl ReplaySettings {
-    /// Defaults for a format: TTL 5m (request bodies: each breakpoint's TTL as sent), unbounded capacity, `claude-sonnet-4.5` prices, the
-    /// latency model on, 512-token blocks (Mooncake's), policy `every-block` for hash-id
-    /// traces and `anthropic` for request bodies.
+    /// Defaults for a format: TTL 5m (request bodies: each breakpoint's TTL as sent),
+    /// unbounded capacity, `claude-sonnet-4.5` prices (claude-code traces: each request's own
+    /// model, which they record), the latency model on, 512-token blocks (Mooncake's), policy
+    /// `every-block` for hash-id traces and `anthropic` for request bodies.
     pub fn new(format: Format) -> Self {
         let policy = if format.is_hash_ids() { Policy::EveryBlock } else { Policy::Anthropic };
         ReplaySettings {
             format,
             model: crate::cache::preset(DEFAULT_MODEL).expect("the default model is a preset"),
-            per_request_prices: false,
+            per_request_prices: format == Format::ClaudeCode,
             block_size: 512,
             latency: default_latency(),
             instant_ready: false,
@@ -138,6 +140,13 @@ impl ReplaySettings {
             },
             policy_set: false,
         }
+    }
+
+    /// The latency model of requests sent to the preset `preset`: the one route of every
+    /// latency lookup. One latency serves every model today (`latency.*`); per-model
+    /// latency plugs in here.
+    pub fn latency_for(&self, _preset: &str) -> &LatencyParams {
+        &self.latency
     }
 
     /// Apply one `key=value` assignment.
@@ -293,6 +302,10 @@ mod tests {
         s.apply_set("model=per-request").unwrap();
         assert!(s.per_request_prices);
         let mut cc = ReplaySettings::new(Format::ClaudeCode);
+        assert!(cc.per_request_prices, "claude-code traces record each request's model");
+        cc.apply_set("model=claude-opus-4.5").unwrap();
+        assert!(!cc.per_request_prices);
+        assert!(!ReplaySettings::new(Format::Mooncake).per_request_prices);
         assert!(cc.apply_set("block_size=64").unwrap_err().to_string().contains("mooncake"));
     }
 }
