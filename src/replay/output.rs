@@ -220,8 +220,8 @@ fn header(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Strin
     let ready = if settings.instant_ready {
         "entries readable at once (--instant-ready)"
     } else if shows_ready_sources(replay, settings) {
-        "entries readable at the writer's measured ttft, by its measured api_time at the latest, \
-         else at the latency model's ttft"
+        "entries readable at the writer's measured ttft (by its api_time at the latest), \
+         else the latency model's"
     } else {
         "entries readable at the writer's first token (latency model)"
     };
@@ -312,8 +312,8 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
         "\nmiss shares are of written tokens; tokens after the last breakpoint are uncached\n"
     };
     if ready {
-        out += "ready shares are of written tokens: readable from the writer's measured ttft, \
-                from its api_time (earlier than the model's ttft), or from the latency model\n";
+        out += "ready shares are of written tokens: from the writer's measured ttft, its \
+                api_time (earlier than the model's), or the latency model\n";
     }
     out += &gap_text(&replay.reuse_gap_us);
     out += &conversation_text(replay);
