@@ -65,8 +65,8 @@ struct Latency {
 pub fn run(args: Args) -> CliResult {
     let rows: Vec<ModelRow> = cache::preset_names().into_iter().map(row).collect();
     if args.json {
-        let text = serde_json::to_string_pretty(&Models { models: rows })
-            .map_err(CliError::internal)?;
+        let text =
+            serde_json::to_string_pretty(&Models { models: rows }).map_err(CliError::internal)?;
         println!("{text}");
     } else {
         print!("{}", table(&rows));
@@ -103,8 +103,16 @@ fn row(name: &'static str) -> ModelRow {
 
 fn table(rows: &[ModelRow]) -> String {
     let header = [
-        "model", "input $/M", "read $/M", "5m write $/M", "min cache", "overhead", "prefill tok/s",
-        "cached tok/s", "decode tok/s", "latency from",
+        "model",
+        "input $/M",
+        "read $/M",
+        "5m write $/M",
+        "min cache",
+        "overhead",
+        "prefill tok/s",
+        "cached tok/s",
+        "decode tok/s",
+        "latency from",
     ];
     let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
     for r in rows {

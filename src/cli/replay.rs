@@ -22,10 +22,15 @@ Keys for --set and --what-if (value syntax as in experiment files):
   cache.ttl=5m|1h|none        sliding lifetime from the last use's start (default 5m)
   cache.capacity_tokens=N|none  LRU capacity in tokens (default none: unbounded)
   cache.policy=anthropic|every-block  requests format only (hash-id traces: every-block)
-  model=NAME|per-request      prices (default claude-sonnet-4.5; per-request: each request's own model)
+  model=NAME|per-request      prices and latency model (default: per-request, each request's own
+                              model, for claude-code traces; claude-sonnet-4.5 for the others)
   block_size=N                mooncake tokens per block (default 512)
   seed=N                      latency draws (default 42)
-  latency.overhead|prefill_rate|cached_rate|decode_rate|ready_delay=DIST  e.g. const(500ms)";
+  latency.overhead|prefill_rate|cached_rate|decode_rate|ready_delay=DIST  e.g. const(500ms)
+
+An entry is readable from its writer's measured ttft where the trace records one (claude-code),
+never later than the writer's measured response end (api_time), and from the latency model only
+where the trace records neither; --instant-ready makes entries readable at once.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXAMPLES)]
@@ -52,7 +57,7 @@ pub struct Args {
     /// Skip malformed lines with a warning instead of failing.
     #[arg(long)]
     pub lenient: bool,
-    /// Entries readable as soon as they are written (no latency model).
+    /// Entries readable as soon as they are written (no measured timing, no latency model).
     #[arg(long)]
     pub instant_ready: bool,
 }
@@ -173,6 +178,7 @@ fn choices(settings: &ReplaySettings, what_if: &[String]) -> Result<Vec<CacheCho
             s.apply_set(assignment).map_err(|e| CliError::input(anyhow!("--what-if {e}")))?;
         }
         if s.model != settings.model
+            || s.per_request_prices != settings.per_request_prices
             || s.latency != settings.latency
             || s.block_size != settings.block_size
             || s.seed != settings.seed

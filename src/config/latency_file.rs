@@ -17,7 +17,7 @@ use crate::config::LatencyParams;
 use crate::dist::{parse_dist_in, Dist, Quantity};
 
 /// A parsed calibration file.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct LatencyFile {
     tables: toml::Table,
     /// `empirical(file=...)` paths are relative to the file's directory.

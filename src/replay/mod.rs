@@ -98,15 +98,15 @@ pub fn replay(
     })
 }
 
-/// `model=per-request` needs a preset for every model of the trace.
+/// `model=per-request` (claude-code's default) needs a preset for every model of the trace.
 pub(crate) fn unknown_model(path: &Path, pricing: &prices::Pricing) -> Result<(), TraceError> {
     match &pricing.unknown {
         None => Ok(()),
         Some(m) => Err(TraceError::file(
             path,
             format!(
-                "model=per-request: no preset prices for the trace's model `{m}` (known: {}); \
-                 price every request at one model with --set model=NAME",
+                "model=per-request (claude-code's default): no preset for the trace's model `{m}` \
+                 (known: {}); price and time every request as one model with --set model=NAME",
                 crate::cache::preset_names().join(", ")
             ),
         )),

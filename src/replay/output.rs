@@ -9,8 +9,8 @@ use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
-use super::run::MISS_CAUSES;
-use super::{ChoiceStats, Curves, Replay, ReplaySettings};
+use super::run::{MISS_CAUSES, READY_SOURCES};
+use super::{ChoiceStats, Curves, Format, Replay, ReplaySettings};
 use crate::config::Policy;
 use crate::time::{secs, Human};
 
@@ -49,8 +49,12 @@ pub fn choice_json(replay: &Replay, index: usize) -> Value {
     let a = &s.account;
     let (cost, uncached_cost) = costs(s);
     let shares = s.miss_shares();
+    let ready_shares = s.ready_shares();
     let causes = |f: &dyn Fn(usize) -> Value| -> Value {
         MISS_CAUSES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
+    };
+    let sources = |f: &dyn Fn(usize) -> Value| -> Value {
+        READY_SOURCES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
     };
     let conversations: Vec<Value> = s
         .conversations
@@ -74,6 +78,8 @@ pub fn choice_json(replay: &Replay, index: usize) -> Value {
         "redundant_writes": s.redundant_writes,
         "miss_tokens": causes(&|i| json!(s.miss_tokens[i])),
         "miss_share": causes(&|i| json!(r6(shares[i]))),
+        "ready_from_tokens": sources(&|i| json!(s.ready_tokens[i])),
+        "ready_from_share": sources(&|i| json!(r6(ready_shares[i]))),
         "conversations": conversations,
     })
 }
@@ -204,10 +210,18 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     out
 }
 
+/// Whether the table shows where readiness came from: only traces that record timing.
+fn shows_ready_sources(replay: &Replay, settings: &ReplaySettings) -> bool {
+    replay.format == Format::ClaudeCode && !settings.instant_ready
+}
+
 /// The trace header lines.
 fn header(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> String {
     let ready = if settings.instant_ready {
         "entries readable at once (--instant-ready)"
+    } else if shows_ready_sources(replay, settings) {
+        "entries readable at the writer's measured ttft (by its api_time at the latest), \
+         else the latency model's"
     } else {
         "entries readable at the writer's first token (latency model)"
     };
@@ -222,8 +236,8 @@ fn header(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Strin
     )
 }
 
-/// One row of the choices table.
-fn choice_row(replay: &Replay, i: usize) -> Vec<String> {
+/// One row of the choices table (with the readiness sources' shares if `ready`).
+fn choice_row(replay: &Replay, i: usize, ready: bool) -> Vec<String> {
     let (c, s) = &replay.choices[i];
     let (cost, uncached) = costs(s);
     let shares = s.miss_shares();
@@ -243,6 +257,9 @@ fn choice_row(replay: &Replay, i: usize) -> Vec<String> {
         ),
     ];
     row.extend(shares.iter().map(|&x| pct(x)));
+    if ready {
+        row.extend(s.ready_shares()[..3].iter().map(|&x| pct(x)));
+    }
     row
 }
 
@@ -259,7 +276,8 @@ fn price_label(settings: &ReplaySettings) -> &str {
 pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> String {
     let mut out = header(replay, settings, trace_name);
     out.push('\n');
-    let head = [
+    let ready = shows_ready_sources(replay, settings);
+    let mut head = vec![
         "choice",
         "policy",
         "ttl",
@@ -274,7 +292,11 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
         "pending",
         "never seen",
     ];
-    let rows: Vec<Vec<String>> = (0..replay.choices.len()).map(|i| choice_row(replay, i)).collect();
+    if ready {
+        head.extend(["ready: ttft", "api_time", "model"]);
+    }
+    let rows: Vec<Vec<String>> =
+        (0..replay.choices.len()).map(|i| choice_row(replay, i, ready)).collect();
     out += &table(&head, &rows);
     if replay.choices.len() > 1 {
         if let Some(w) = winner(replay) {
@@ -289,6 +311,10 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
     } else {
         "\nmiss shares are of written tokens; tokens after the last breakpoint are uncached\n"
     };
+    if ready {
+        out += "ready shares are of written tokens: from the writer's measured ttft, its \
+                api_time (earlier than the model's), or the latency model\n";
+    }
     out += &gap_text(&replay.reuse_gap_us);
     out += &conversation_text(replay);
     for w in replay.warnings.iter().take(1) {

@@ -20,11 +20,12 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::prices::{Account, Pricing};
-use super::run::ChoiceStats;
+use super::run::{ChoiceStats, Measured, ReadySource};
 use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{TraceError, TraceMeta, NO_CONVERSATION};
 use super::Replay;
 use crate::cache::{parse_body, Breakpoint, Cache, Digest, ParsedBody, Probe, Prompt, Ttl, Usage};
+use crate::config::LatencyParams;
 
 #[derive(Deserialize)]
 struct Line {
@@ -184,6 +185,7 @@ impl<'s> Replayer<'s> {
         let prompt = self.prompt(conv, parsed);
         self.record_gaps(&prompt, now);
         let price = &self.pricing.models[price_index];
+        let latency = self.settings.latency_for(&price.name);
         for lane in &mut self.lanes {
             self.breakpoints.clear();
             let ttl = ttl_override(&lane.choice);
@@ -196,7 +198,12 @@ impl<'s> Replayer<'s> {
                 lane.cache.peek(&prompt, &self.breakpoints, now).map_err(|e| e.to_string())?;
             let miss = miss_causes(&lane.cache, &prompt, &peek, now);
             let settings = self.settings;
-            let ready_at = |u: &Usage| ready_time(settings, u, output, now, index);
+            let mut source = ReadySource::Model;
+            let ready_at = |u: &Usage| {
+                let (t, from) = ready_time(settings, latency, u, output, now, index);
+                source = from;
+                t
+            };
             let usage = lane
                 .cache
                 .serve(&prompt, &self.breakpoints, now, ready_at)
@@ -209,6 +216,7 @@ impl<'s> Replayer<'s> {
                 output,
             };
             lane.stats.record(conv, &account, &miss, u64::from(usage.redundant_writes), price);
+            lane.stats.ready_tokens[source as usize] += account.cache_write();
         }
         Ok(())
     }
@@ -223,9 +231,17 @@ impl<'s> Replayer<'s> {
     }
 }
 
-/// `run::ready_time` for a request billed `u`, drawing from the request's own stream
-/// `stream(seed, [index])` (common random numbers across choices).
-fn ready_time(s: &ReplaySettings, u: &Usage, output: u64, now: u64, index: u64) -> u64 {
+/// `run::ready_time` for a request billed `u` (no measured timing: request bodies record
+/// none), drawing from the request's own stream `stream(seed, [index])` (common random
+/// numbers across choices).
+fn ready_time(
+    s: &ReplaySettings,
+    latency: &LatencyParams,
+    u: &Usage,
+    output: u64,
+    now: u64,
+    index: u64,
+) -> (u64, ReadySource) {
     let a = Account {
         cache_read: u.cache_read,
         cache_write_5m: u.cache_write_5m,
@@ -234,7 +250,7 @@ fn ready_time(s: &ReplaySettings, u: &Usage, output: u64, now: u64, index: u64) 
         output,
     };
     let mut rng = crate::rng::stream(s.seed, &[index]);
-    super::run::ready_time(s, &a, now, &mut rng)
+    super::run::ready_time(s, latency, &a, Measured::default(), now, &mut rng)
 }
 
 /// Written tokens by cause: walking down from the last written boundary to the hit, each

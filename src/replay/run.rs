@@ -1,7 +1,8 @@
 //! The replay driver for hash-id traces: reads the trace once and feeds every request to each
-//! cache choice side by side (one `BlockCache` per choice over one shared `Interner`), drawing
-//! each request's time to first token from the latency model to decide when its writes become
-//! readable. Also measures the trace's reuse gaps (independent of the cache choice).
+//! cache choice side by side (one `BlockCache` per choice over one shared `Interner`). A
+//! request's writes become readable at its measured first token where the trace records one,
+//! never after its measured response end, else at the latency model's TTFT (`ready_time`).
+//! Also measures the trace's reuse gaps (independent of the cache choice).
 
 use hdrhistogram::Histogram;
 
@@ -9,7 +10,7 @@ use super::blocks::{BlockCache, Interner, CAUSES};
 use super::prices::{self, Account, Pricing};
 use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{TraceRequest, NO_CONVERSATION};
-use crate::config::ModelParams;
+use crate::config::{LatencyParams, ModelParams};
 use crate::model::latency::{draw, Work};
 use crate::rng::ChaCha8Rng;
 
@@ -27,6 +28,8 @@ pub struct ChoiceStats {
     /// Written (missed) tokens by cause, in `CAUSES` order.
     pub miss_tokens: [u64; 4],
     pub redundant_writes: u64,
+    /// Written tokens by where their readiness came from, in `READY_SOURCES` order.
+    pub ready_tokens: [u64; 4],
     /// Per conversation (index of `TraceMeta::conversations`).
     pub conversations: Vec<Part>,
 }
@@ -46,6 +49,36 @@ impl ChoiceStats {
         let total: u64 = self.miss_tokens.iter().sum();
         self.miss_tokens.map(|t| if total == 0 { 0.0 } else { t as f64 / total as f64 })
     }
+    /// Share of written tokens per readiness source, in `READY_SOURCES` order.
+    pub fn ready_shares(&self) -> [f64; 4] {
+        let total: u64 = self.ready_tokens.iter().sum();
+        self.ready_tokens.map(|t| if total == 0 { 0.0 } else { t as f64 / total as f64 })
+    }
+}
+
+/// Where a written entry's readiness came from (index into `READY_SOURCES`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadySource {
+    /// The writer's measured time to first token (plus the ready delay).
+    Ttft = 0,
+    /// The writer's measured response end, earlier than the first token source's time.
+    ApiTime = 1,
+    /// The latency model's TTFT for the writer's tokens (plus the ready delay).
+    Model = 2,
+    /// `--instant-ready`: at the send.
+    Instant = 3,
+}
+
+/// Readiness sources, in the fixed order of every output.
+pub const READY_SOURCES: [&str; 4] = ["ttft", "api_time", "model", "instant"];
+
+/// A writer's measured timing from the trace, microseconds after its send (none: the trace
+/// does not record it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Measured {
+    pub ttft_us: Option<u64>,
+    /// Send to the end of the response (`api_time`).
+    pub api_time_us: Option<u64>,
 }
 
 /// One cache choice being replayed.
@@ -76,7 +109,6 @@ pub struct Replayer<'s> {
     pub pricing: Pricing,
     /// The generator used when every latency term is constant (it is never drawn from).
     rng: ChaCha8Rng,
-    const_latency: bool,
     requests: u64,
 }
 
@@ -102,7 +134,6 @@ impl<'s> Replayer<'s> {
             },
             pricing: Pricing::new(&settings.model, settings.per_request_prices),
             rng: crate::rng::stream(settings.seed, &[]),
-            const_latency: latency_is_const(settings),
             requests: 0,
         }
     }
@@ -112,6 +143,10 @@ impl<'s> Replayer<'s> {
         let blocks = self.shared.resolve(r);
         let price = self.pricing.index(r.model);
         let price = &self.pricing.models[price];
+        // Timed as the model it is priced as: the request's own, or the one chosen.
+        let latency = self.settings.latency_for(&price.name);
+        let const_latency = latency_is_const(latency);
+        let measured = Measured { ttft_us: r.ttft_us, api_time_us: r.api_time_us };
         let now = r.time_us;
         // Each lane draws this request's latency from the same stream (the request's own,
         // `stream(seed, [request])`): common random numbers across choices. Constant latency
@@ -120,7 +155,7 @@ impl<'s> Replayer<'s> {
         self.requests += 1;
         for lane in &mut self.lanes {
             let mut fresh;
-            let rng = if self.const_latency {
+            let rng = if const_latency {
                 &mut self.rng
             } else {
                 fresh = crate::rng::stream(self.settings.seed, &[index]);
@@ -136,7 +171,8 @@ impl<'s> Replayer<'s> {
                 uncached: r.tail_tokens(),
                 output: r.output_tokens,
             };
-            let ready_at = ready_time(self.settings, &account, now, rng);
+            let (ready_at, source) =
+                ready_time(self.settings, latency, &account, measured, now, rng);
             lane.cache.commit(blocks, r.block_tokens, now, ready_at);
             lane.stats.record(
                 r.conversation,
@@ -145,6 +181,7 @@ impl<'s> Replayer<'s> {
                 look.redundant_writes,
                 price,
             );
+            lane.stats.ready_tokens[source as usize] += account.cache_write();
         }
     }
 
@@ -154,23 +191,40 @@ impl<'s> Replayer<'s> {
     }
 }
 
-/// When a request's writes become readable: its first token (the latency model's TTFT for its
-/// prefill, cached and output tokens) plus the ready delay; at once with `--instant-ready`.
-pub(crate) fn ready_time(s: &ReplaySettings, a: &Account, now: u64, rng: &mut ChaCha8Rng) -> u64 {
+/// When a request's writes become readable, and from what: its first token plus the ready
+/// delay, the first token being the measured one (`ttft`) where the trace records it, else
+/// `latency`'s TTFT for the request's prefill, cached and output tokens; never later than the
+/// measured response end (`api_time`), where recorded. At once with `--instant-ready`. The
+/// model is drawn in every case, so that streams stay aligned whatever the trace records.
+pub(crate) fn ready_time(
+    s: &ReplaySettings,
+    latency: &LatencyParams,
+    a: &Account,
+    measured: Measured,
+    now: u64,
+    rng: &mut ChaCha8Rng,
+) -> (u64, ReadySource) {
     if s.instant_ready {
-        return now;
+        return (now, ReadySource::Instant);
     }
     let work = Work {
         prefill_tokens: a.cache_write() + a.uncached,
         cached_tokens: a.cache_read,
         output_tokens: a.output,
     };
-    let t = draw(&s.latency, work, rng);
-    now.saturating_add(t.ttft_us).saturating_add(t.ready_delay_us)
+    let t = draw(latency, work, rng);
+    let (first_token_us, source) = match measured.ttft_us {
+        Some(ttft_us) => (ttft_us, ReadySource::Ttft),
+        None => (t.ttft_us, ReadySource::Model),
+    };
+    let ready_us = first_token_us.saturating_add(t.ready_delay_us);
+    match measured.api_time_us {
+        Some(end_us) if end_us < ready_us => (now.saturating_add(end_us), ReadySource::ApiTime),
+        _ => (now.saturating_add(ready_us), source),
+    }
 }
 
-fn latency_is_const(s: &ReplaySettings) -> bool {
-    let l = &s.latency;
+fn latency_is_const(l: &LatencyParams) -> bool {
     [&l.overhead_us, &l.prefill_rate, &l.cached_rate, &l.decode_rate, &l.ready_delay_us]
         .iter()
         .all(|d| d.is_const())

@@ -7,8 +7,10 @@
 //! The syntax is the experiment file's `--set` syntax: `key=value`, the value a TOML literal or
 //! a bare word. It knows nothing of traces or caches.
 
+use crate::config::latency_file::LatencyFile;
 use crate::config::{LatencyParams, ModelParams, Policy};
 use crate::dist::{Dist, Quantity};
+use crate::model::latency_presets::{self, LatencyPreset};
 use crate::time::{Human, US_PER_H, US_PER_MIN};
 
 /// The three trace formats `replay` reads.
@@ -81,11 +83,21 @@ pub struct ReplaySettings {
     /// Prices (and the name shown); with `per_request_prices`, the fallback and (for
     /// `requests`) the minimum cacheable length.
     pub model: ModelParams,
-    /// `model=per-request`: each request pays its own model's preset prices.
+    /// `model=per-request` (the default for claude-code traces): each request is priced and
+    /// timed as its own model's preset.
     pub per_request_prices: bool,
     /// Tokens per hash block for `mooncake` (claude-code files carry their own).
     pub block_size: u64,
+    /// The latency of `model` (shown, and compared by what-ifs): `latency_for(model)`.
     pub latency: LatencyParams,
+    /// `latency.preset`: per-model calibrated latency (default) or the 2024 launch figures.
+    pub latency_preset: LatencyPreset,
+    /// `latency.from=FILE`: a calibration file's tables over the preset.
+    latency_file: Option<std::sync::Arc<LatencyFile>>,
+    /// `latency.<key>=DIST` assignments, in order, applied over every model's latency.
+    latency_overrides: Vec<(String, Dist)>,
+    /// Every model preset's latency under the settings above, by preset name.
+    latencies: Vec<(&'static str, LatencyParams)>,
     /// Entries readable as soon as they are written (no latency model).
     pub instant_ready: bool,
     /// Seed of the latency draws (only used by non-constant latency distributions).
@@ -108,24 +120,23 @@ pub struct SetError {
 /// The default model whose prices a replay charges.
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4.5";
 
-/// The model's default latency (`LatencyParams::default()`, calibrated to FACTS.md section 7;
-/// overridable with `latency.*`).
-pub fn default_latency() -> LatencyParams {
-    LatencyParams::default()
-}
-
 impl ReplaySettings {
-    /// Defaults for a format: TTL 5m (request bodies: each breakpoint's TTL as sent), unbounded capacity, `claude-sonnet-4.5` prices, the
-    /// latency model on, 512-token blocks (Mooncake's), policy `every-block` for hash-id
-    /// traces and `anthropic` for request bodies.
+    /// Defaults for a format: TTL 5m (request bodies: each breakpoint's TTL as sent),
+    /// unbounded capacity, `claude-sonnet-4.5` prices (claude-code traces: each request's own
+    /// model, which they record), the latency model on, 512-token blocks (Mooncake's), policy
+    /// `every-block` for hash-id traces and `anthropic` for request bodies.
     pub fn new(format: Format) -> Self {
         let policy = if format.is_hash_ids() { Policy::EveryBlock } else { Policy::Anthropic };
-        ReplaySettings {
+        let mut settings = ReplaySettings {
             format,
             model: crate::cache::preset(DEFAULT_MODEL).expect("the default model is a preset"),
-            per_request_prices: false,
+            per_request_prices: format == Format::ClaudeCode,
             block_size: 512,
-            latency: default_latency(),
+            latency: LatencyParams::default(),
+            latency_preset: LatencyPreset::Calibrated,
+            latency_file: None,
+            latency_overrides: Vec::new(),
+            latencies: Vec::new(),
             instant_ready: false,
             seed: 42,
             lenient: false,
@@ -137,7 +148,40 @@ impl ReplaySettings {
                 ttl_as_sent: !format.is_hash_ids(),
             },
             policy_set: false,
+        };
+        settings.rebuild_latencies().expect("the presets alone always resolve");
+        settings
+    }
+
+    /// The latency model of requests sent to the preset `preset`: the one route of every
+    /// latency lookup. Each model has its own (`latency.preset`, `latency.from`), with the
+    /// `latency.*` assignments over it; a name that is no preset gets `model`'s.
+    pub fn latency_for(&self, preset: &str) -> &LatencyParams {
+        match self.latencies.iter().find(|(name, _)| *name == preset) {
+            Some((_, l)) => l,
+            None => &self.latency,
         }
+    }
+
+    /// Recompute every model's latency after a latency or model assignment.
+    fn rebuild_latencies(&mut self) -> Result<(), String> {
+        let mut all = Vec::new();
+        for name in crate::cache::preset_names() {
+            let mut l = latency_presets::params(name, self.latency_preset).unwrap_or_default();
+            if let Some(file) = &self.latency_file {
+                // A file without a table for this model leaves it at the preset.
+                if let Ok(from_file) = file.params_for(name, l.clone()) {
+                    l = from_file;
+                }
+            }
+            for (key, dist) in &self.latency_overrides {
+                *latency_slot(&mut l, key) = dist.clone();
+            }
+            all.push((name, l));
+        }
+        self.latencies = all;
+        self.latency = self.latency_for(&self.model.name).clone();
+        Ok(())
     }
 
     /// Apply one `key=value` assignment.
@@ -168,7 +212,8 @@ impl ReplaySettings {
                 self.model = crate::cache::preset(value).ok_or_else(|| {
                     let known = crate::cache::preset_names().join(", ");
                     format!("unknown model `{value}` (known: {known})")
-                })?
+                })?;
+                self.latency = self.latency_for(&self.model.name).clone();
             }
             "block_size" if self.format != Format::Mooncake => {
                 return Err(format!(
@@ -187,17 +232,26 @@ impl ReplaySettings {
     }
 
     fn apply_latency(&mut self, name: &str, value: &str) -> Result<(), String> {
-        let l = &mut self.latency;
-        let (slot, duration) = match name {
-            "overhead" => (&mut l.overhead_us, true),
-            "prefill_rate" => (&mut l.prefill_rate, false),
-            "cached_rate" => (&mut l.cached_rate, false),
-            "decode_rate" => (&mut l.decode_rate, false),
-            "ready_delay" => (&mut l.ready_delay_us, true),
+        match name {
+            "preset" => {
+                self.latency_preset = LatencyPreset::parse(value).ok_or_else(|| {
+                    format!("latency.preset must be one of {}", LatencyPreset::NAMES.join(", "))
+                })?
+            }
+            "from" => {
+                let file = LatencyFile::read(std::path::Path::new(value))
+                    .map_err(|e| format!("latency.from={value}: {e}"))?;
+                self.latency_file = Some(std::sync::Arc::new(file));
+            }
+            "overhead" | "ready_delay" => {
+                self.latency_overrides.push((name.to_string(), parse_dist(value, true)?))
+            }
+            "prefill_rate" | "cached_rate" | "decode_rate" => {
+                self.latency_overrides.push((name.to_string(), parse_dist(value, false)?))
+            }
             _ => return Err(format!("unknown key `latency.{name}` (replay keys: {KEYS})")),
-        };
-        *slot = parse_dist(value, duration)?;
-        Ok(())
+        }
+        self.rebuild_latencies()
     }
 
     /// Check the combination once every assignment is applied.
@@ -215,8 +269,19 @@ impl ReplaySettings {
 
 /// The keys `--set` accepts, for error messages.
 pub const KEYS: &str = "cache.ttl, cache.capacity_tokens, cache.policy, model, block_size, seed, \
-latency.overhead, latency.prefill_rate, latency.cached_rate, latency.decode_rate, \
-latency.ready_delay";
+latency.preset, latency.from, latency.overhead, latency.prefill_rate, latency.cached_rate, \
+latency.decode_rate, latency.ready_delay";
+
+/// The field of `l` that the key `latency.<key>` sets.
+fn latency_slot<'l>(l: &'l mut LatencyParams, key: &str) -> &'l mut Dist {
+    match key {
+        "overhead" => &mut l.overhead_us,
+        "prefill_rate" => &mut l.prefill_rate,
+        "cached_rate" => &mut l.cached_rate,
+        "decode_rate" => &mut l.decode_rate,
+        _ => &mut l.ready_delay_us,
+    }
+}
 
 fn unquote(v: &str) -> &str {
     let q = |c: char| v.len() >= 2 && v.starts_with(c) && v.ends_with(c);
@@ -293,6 +358,10 @@ mod tests {
         s.apply_set("model=per-request").unwrap();
         assert!(s.per_request_prices);
         let mut cc = ReplaySettings::new(Format::ClaudeCode);
+        assert!(cc.per_request_prices, "claude-code traces record each request's model");
+        cc.apply_set("model=claude-opus-4.5").unwrap();
+        assert!(!cc.per_request_prices);
+        assert!(!ReplaySettings::new(Format::Mooncake).per_request_prices);
         assert!(cc.apply_set("block_size=64").unwrap_err().to_string().contains("mooncake"));
     }
 }

@@ -48,6 +48,8 @@ fn mooncake_file(name: &str, rows: &[(f64, u64, &[u64])]) -> PathBuf {
 fn settings(sets: &[&str]) -> ReplaySettings {
     let mut s = ReplaySettings::new(Format::Mooncake);
     s.apply_set("block_size=4").unwrap();
+    // The closed forms below are written for a constant 500 ms overhead.
+    s.apply_set("latency.preset=launch-2024").unwrap();
     for a in sets {
         s.apply_set(a).unwrap();
     }
@@ -151,6 +153,109 @@ fn pending_entry_misses_until_the_writers_first_token() {
     assert_eq!((s.account.cache_read, s.redundant_writes), (16, 0));
 }
 
+/// A one-conversation claude-code file of `(t s, ttft s, api_time s)` requests, each sending
+/// the same ten 64-token blocks (640 tokens, no trailing tokens) to Opus 4.5.
+fn timed_conversation(name: &str, requests: &[(f64, Option<f64>, Option<f64>)]) -> PathBuf {
+    let field = |k: &str, v: Option<f64>| v.map_or(String::new(), |v| format!(r#", "{k}": {v}"#));
+    let lines: Vec<String> = requests
+        .iter()
+        .map(|&(t, ttft, api)| {
+            format!(
+                r#"{{"t": {t}, "type": "n", "model": "claude-opus-4-5-20251101", "in": 640, "out": 5,
+                    "hash_ids": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]{}{}}}"#,
+                field("ttft", ttft),
+                field("api_time", api)
+            )
+        })
+        .collect();
+    let text = format!(r#"{{"block_size": 64, "requests": [{}]}}"#, lines.join(",\n"));
+    let p = tmp_dir(name).join("conv.json");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Readiness from the trace's own timing, in closed form. The latency model is made slow:
+/// 500 ms + 640 tokens / 64 tok/s = 10.5 s of model TTFT for a writer of the ten blocks.
+/// - Measured ttft 2 s (api_time 4 s): the entry is readable at 2 s. A reader at 1.999 s finds
+///   it pending (640 pending tokens, ten redundant writes, readable from its own model TTFT
+///   at 12.499 s, so the entry keeps 2 s); one at 2 s hits; one at 5 s, after the response ended
+///   but before the model's 10.5 s, hits (trace_0279's request 82: the model said pending).
+/// - No ttft, api_time 4 s: readable at min(10.5, 4) = 4 s: pending at 3.999 s, a hit at 4 s.
+/// - No ttft, api_time 20 s: min(10.5, 20) = 10.5 s: pending at 10.499 s, a hit at 10.5 s.
+/// - Neither: the model's 10.5 s. `--instant-ready`: everything after the writer hits.
+#[test]
+fn entries_are_readable_at_the_writers_measured_ttft_capped_by_its_api_time() {
+    const TTFT: usize = 0;
+    const API_TIME: usize = 1;
+    const MODEL: usize = 2;
+    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    // Model TTFT = 500 ms + 640 tokens / 64 tok/s = 10.5 s, for every model.
+    s.apply_set("latency.preset=launch-2024").unwrap();
+    s.apply_set("latency.prefill_rate=const(64)").unwrap();
+    let run = |name: &str, reqs: &[(f64, Option<f64>, Option<f64>)]| {
+        run_one(&timed_conversation(name, reqs), &s)
+    };
+    let w = (0.0, Some(2.0), Some(4.0));
+    let st = run("measured_ttft", &[w, (1.999, None, None), (2.0, None, None), (5.0, None, None)]);
+    assert_eq!(
+        (st.miss_tokens[PENDING], st.redundant_writes, st.account.cache_read),
+        (640, 10, 1280)
+    );
+    assert_eq!(st.ready_tokens[TTFT], 640);
+    assert_eq!(st.ready_tokens[MODEL], 640, "the pending reader's own write");
+    let st = run("after_response_end", &[w, (5.0, None, None)]);
+    assert_eq!((st.account.cache_read, st.miss_tokens[PENDING]), (640, 0));
+    let capped = (0.0, None, Some(4.0));
+    let st = run("api_time_cap", &[capped, (3.999, None, None), (4.0, None, None)]);
+    assert_eq!((st.miss_tokens[PENDING], st.account.cache_read), (640, 640));
+    assert_eq!(st.ready_tokens[API_TIME], 640);
+    let late_end = (0.0, None, Some(20.0));
+    let st = run("model_earlier", &[late_end, (10.499, None, None), (10.5, None, None)]);
+    assert_eq!((st.miss_tokens[PENDING], st.account.cache_read), (640, 640));
+    assert_eq!(st.ready_tokens[MODEL], 1280);
+    let untimed = (0.0, None, None);
+    let st = run("model_only", &[untimed, (10.499, None, None), (10.5, None, None)]);
+    assert_eq!((st.miss_tokens[PENDING], st.account.cache_read), (640, 640));
+    let mut instant = s.clone();
+    instant.instant_ready = true;
+    let p = timed_conversation("instant", &[untimed, (0.001, None, None)]);
+    let st = run_one(&p, &instant);
+    assert_eq!((st.account.cache_read, st.ready_tokens[3]), (640, 640));
+}
+
+/// The case that motivated it: in trace_0279 request 81 (sent at 3,237 s) rewrites 124,800
+/// expired tokens and its response ends 4.89 s later; request 82 follows at 3,251 s. The
+/// 2024 latency model alone made the entries pending until 3,251.2 s (500 ms + 124,808 tokens
+/// at 9,100 tok/s): 124,800 pending tokens and 1,950 redundant writes. From the measured
+/// api_time they are readable at 3,241.89 s: no pending miss is left in the file.
+#[test]
+fn trace_0279_request_82_reads_what_request_81_wrote() {
+    let file = PathBuf::from(claude_code()).join("trace_0279.json");
+    let s = ReplaySettings::new(Format::ClaudeCode);
+    let st = run_one(&file, &s);
+    assert_eq!((st.miss_tokens[PENDING], st.redundant_writes), (0, 0));
+    // The same file with its timing fields dropped: the model alone leaves the pending miss.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    fn strip(entries: &mut serde_json::Value) {
+        for e in entries.as_array_mut().unwrap() {
+            let o = e.as_object_mut().unwrap();
+            o.remove("ttft");
+            o.remove("api_time");
+            if let Some(inner) = o.get_mut("requests") {
+                strip(inner);
+            }
+        }
+    }
+    strip(&mut v["requests"]);
+    let untimed = tmp_dir("trace_0279_untimed").join("trace_0279.json");
+    std::fs::write(&untimed, v.to_string()).unwrap();
+    let mut launch = s.clone();
+    launch.apply_set("latency.preset=launch-2024").unwrap();
+    let st = run_one(&untimed, &launch);
+    assert_eq!((st.miss_tokens[PENDING], st.redundant_writes), (124_800, 1_950));
+}
+
 trait Instant {
     fn instant(self) -> Self;
 }
@@ -212,6 +317,7 @@ fn claude_code_ids_are_scoped_by_file_and_model() {
     std::fs::write(dir.join("a.json"), conv("m")).unwrap();
     std::fs::write(dir.join("b.json"), conv("m")).unwrap();
     let mut s = ReplaySettings::new(Format::ClaudeCode);
+    s.apply_set("model=claude-sonnet-4.5").unwrap(); // `m` and `other` have no preset
     s.instant_ready = true;
     let r = replay::replay(&dir, &s, std::slice::from_ref(&s.cache)).unwrap();
     // Per file only the third request hits (128 of 384 tokens); b.json does not see a.json's.
@@ -230,9 +336,10 @@ struct Req {
     input: u64,
 }
 
-/// `model=per-request`: each request pays its own model's preset (the trace's dated names
-/// mapped to presets); an unknown model is an input error. One 64-token block written at the
-/// 5m price: opus 4.5 $5/MTok * 64 * 1.25 = $400e-6; sonnet 4.5 (default) $3 * 80 = $240e-6.
+/// `model=per-request` (claude-code's default): each request pays its own model's preset (the
+/// trace's dated names mapped to presets); an unknown model is an input error. One 64-token
+/// block written at the 5m price: opus 4.5 $5/MTok * 64 * 1.25 = $400e-6; `model=
+/// claude-sonnet-4.5` prices it at $3 * 80 = $240e-6.
 #[test]
 fn per_request_prices_use_each_requests_model() {
     let dir = tmp_dir("cc_prices");
@@ -245,6 +352,8 @@ fn per_request_prices_use_each_requests_model() {
     let file = dir.join("a.json");
     std::fs::write(&file, conv("claude-opus-4-5-20251101")).unwrap();
     let mut s = ReplaySettings::new(Format::ClaudeCode);
+    assert!((run_one(&file, &s).cost_usd - 400e-6).abs() < 1e-12);
+    s.apply_set("model=claude-sonnet-4.5").unwrap();
     assert!((run_one(&file, &s).cost_usd - 240e-6).abs() < 1e-12);
     s.apply_set("model=per-request").unwrap();
     assert!((run_one(&file, &s).cost_usd - 400e-6).abs() < 1e-12);
@@ -491,6 +600,11 @@ fn malformed_traces_exit_2_naming_the_line_and_print_nothing() {
     let (code, stdout, stderr) = prefixsim(&["replay", &mooncake(), "--set", "cache.ttl=2m"]);
     assert_eq!((code, stdout.as_str()), (2, ""));
     assert!(stderr.contains("cache.ttl must be 5m, 1h or none"), "{stderr}");
+    // A what-if choice may not reprice or retime (claude-code's default prices per request).
+    let (code, stdout, stderr) =
+        prefixsim(&["replay", &claude_code(), "--what-if", "model=claude-sonnet-4.5"]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(stderr.contains("only cache.* keys"), "{stderr}");
 }
 
 #[test]
@@ -547,6 +661,16 @@ fn what_if_json_is_an_array_with_one_winner_and_out_writes_replay_json() {
         assert!((o["hit_rate"].as_f64().unwrap() - read / input).abs() < 1e-6);
         assert_eq!(o["requests"], 752);
         assert!(o["cost_usd"].as_f64().unwrap() > 0.0);
+        // Every written token became readable from exactly one source; the traces record
+        // api_time for 702 requests and ttft for 14.
+        let ready = &o["ready_from_tokens"];
+        let sum: u64 = ["ttft", "api_time", "model", "instant"]
+            .iter()
+            .map(|k| ready[k].as_u64().unwrap())
+            .sum();
+        assert_eq!(Some(sum), o["cache_write"].as_u64());
+        assert!(ready["ttft"].as_u64() > Some(0) && ready["api_time"].as_u64() > Some(0));
+        assert_eq!(o["model"], "per-request");
     }
     // Capacity can only lose hits against the same TTL without it.
     assert!(arr[3]["cache_read"].as_u64() < arr[1]["cache_read"].as_u64());
@@ -576,6 +700,11 @@ fn same_trace_same_bytes() {
     let b = prefixsim(&["replay", &mooncake(), "--json", "--what-if"]);
     assert_eq!(a.0, 0);
     assert_eq!(a.1, b.1);
+    // Mooncake records no timing: every entry's readiness is the model's.
+    let v: serde_json::Value = serde_json::from_str(&a.1).unwrap();
+    for o in v.as_array().unwrap() {
+        assert_eq!(o["ready_from_tokens"]["model"], o["cache_write"]);
+    }
 }
 
 /// `requests` format: two identical bodies whose system prompt carries the breakpoint. The
