@@ -4,6 +4,7 @@ mod cache;
 mod cli;
 mod engine;
 mod input;
+mod latency;
 mod model;
 mod plot;
 mod replay;

@@ -1,0 +1,107 @@
+//! Latency per model: the `models` listing, `--latency FILE`, and a fork to another model
+//! running at that model's latency.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use prefixsim::config::{AgentKind, LatencyParams, Strategy};
+use prefixsim::dist::Dist;
+use prefixsim::model::simulate_detailed;
+use prefixsim::time::US_PER_MS;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("latency").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn models_lists_every_preset_with_its_latency() {
+    let out = bin().args(["models", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models.len(), prefixsim::cache::preset_names().len());
+    for m in models {
+        let name = m["name"].as_str().unwrap();
+        for id in m["api_ids"].as_array().unwrap() {
+            let id = id.as_str().unwrap();
+            assert_eq!(prefixsim::cache::preset_for_api_id(id), Some(name), "{id}");
+        }
+        assert!(m["prices"]["input_usd_per_mtok"].as_f64().unwrap() > 0.0);
+        assert!(m["min_cacheable_tokens"].as_u64().unwrap() >= 512);
+        let l = &m["latency"];
+        for key in ["overhead_s", "prefill_rate", "cached_rate", "decode_rate"] {
+            assert!(l[key].as_f64().unwrap() > 0.0, "{name} {key}");
+        }
+        assert!(!l["source"].as_str().unwrap().is_empty());
+    }
+    let sonnet = models.iter().find(|m| m["name"] == "claude-sonnet-4.5").unwrap();
+    assert!(sonnet["api_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|i| i == "claude-sonnet-4-5-20250929"));
+    let table = bin().arg("models").output().unwrap();
+    assert!(String::from_utf8(table.stdout).unwrap().contains("claude-haiku-4.5"));
+}
+
+#[test]
+fn a_latency_file_is_the_same_as_setting_latency_from() {
+    let dir = scratch("from");
+    std::fs::write(
+        dir.join("latency.toml"),
+        "[latency.\"claude-haiku-4-5-20251001\"]\noverhead = \"const(3s)\"\nprefill_rate = \"const(1000)\"\n",
+    )
+    .unwrap();
+    let exp = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/default.toml");
+    let run = |extra: &[&str]| {
+        let out = bin()
+            .arg("run")
+            .arg(&exp)
+            .args(["--json", "--set", "replications=3"])
+            .args(extra)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    };
+    let file = dir.join("latency.toml").display().to_string();
+    let by_flag = run(&["--latency", "latency.toml"]);
+    let by_set = run(&["--set", &format!("latency.from=\"{file}\"")]);
+    assert_eq!(by_flag, by_set);
+    assert_ne!(by_flag, run(&[]), "a 3 s overhead at 1,000 tok/s changes the run");
+    let missing = bin().arg("run").arg(&exp).args(["--latency", "nope.toml"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("latency.from"));
+}
+
+#[test]
+fn a_fork_to_another_model_runs_at_that_models_latency() {
+    // The closed-form workload (tests/it/model.rs): one cold fork, 50,000 + 100 tokens to
+    // prefill, 100 output tokens. The experiment's model runs at 500 ms + 20k tok/s; the
+    // other model (Haiku 4.5) at 1 s + 10k tok/s and 25 tok/s of decode:
+    // ttft = 1 s + 50,100 / 10,000 = 6.01 s, decode = 100 / 25 = 4 s.
+    let mut exp = super::model::experiment(1);
+    exp.workload.kind = AgentKind::ForkOtherModel { model: "claude-haiku-4.5".into() };
+    exp.latency_other = Some(LatencyParams {
+        overhead_us: Dist::Const(1000.0 * US_PER_MS as f64),
+        prefill_rate: Dist::Const(10_000.0),
+        cached_rate: Dist::Const(1_000_000.0),
+        decode_rate: Dist::Const(25.0),
+        ready_delay_us: Dist::Const(0.0),
+    });
+    let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
+    assert_eq!(d.requests[0].ttft_us, 6_010_000);
+    assert_eq!(d.requests[0].decode_us, 4_000_000);
+    // Without its own latency it runs at the experiment's: 0.5 s + 50,100 / 20,000 = 3.005 s.
+    exp.latency_other = None;
+    let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
+    assert_eq!(d.requests[0].ttft_us, 3_005_000);
+}
