@@ -14,6 +14,7 @@
 //! its written entries become ready.
 
 mod body;
+mod model_ids;
 mod presets;
 mod prompt;
 mod serve;
@@ -24,6 +25,7 @@ pub use body::{
     parse_body, parse_body_with, request_from_json, request_from_json_scoped, BodyError,
     Granularity, ParsedBody,
 };
+pub use model_ids::preset_for_api_id;
 pub use presets::{cost_usd, preset, preset_names, uncached_cost_usd};
 pub use prompt::{reference_prefix_digest, Prompt};
 pub use serve::{Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod calibrate;
 pub mod merge;
 pub mod plot;
 pub mod replay;
@@ -84,6 +85,8 @@ pub enum Command {
     Report(report::Args),
     /// Replay a real trace through the cache, with what-if cache choices.
     Replay(replay::Args),
+    /// Fit the latency model per model from measured requests (traces, usage logs, OTLP spans).
+    Calibrate(calibrate::Args),
 }
 
 /// Parse the command line and run it; the only place that maps errors to exit codes.
@@ -106,6 +109,7 @@ pub fn main() -> ExitCode {
         Some(Command::Plot(a)) => plot::run(a),
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Replay(a)) => replay::run(a),
+        Some(Command::Calibrate(a)) => calibrate::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
