@@ -189,10 +189,11 @@ fn solve_subset(a: &[[f64; 3]; 3], v: &[f64; 3], cols: &[usize]) -> Option<Vec<f
             return None;
         }
         m.swap(c, p);
-        for r in c + 1..n {
-            let f = m[r][c] / m[c][c];
-            for k in c..=n {
-                m[r][k] -= f * m[c][k];
+        let pivot = m[c].clone();
+        for row in m.iter_mut().skip(c + 1) {
+            let f = row[c] / pivot[c];
+            for (x, p) in row.iter_mut().zip(&pivot).skip(c) {
+                *x -= f * p;
             }
         }
     }

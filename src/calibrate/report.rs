@@ -212,9 +212,6 @@ fn notes(cal: &Calibration) -> String {
             );
         }
     }
-    for sk in &cal.skipped {
-        let _ = writeln!(out, "{}: skipped: {}", sk.model, sk.reason);
-    }
     if out.is_empty() {
         out
     } else {
@@ -262,7 +259,7 @@ fn model_table(m: &ModelFit, key: &str) -> String {
         out,
         "# model {}: {} requests with a measured TTFT in {} sessions; median abs error {} s \
          (launch-2024 figures: {} s)",
-        m.model,
+        m.model.replace(char::is_control, "?"),
         m.requests,
         m.sessions,
         num(m.median_abs_error_s),
@@ -312,5 +309,74 @@ fn rate_text(v: f64) -> String {
         format!("{}", v.round())
     } else {
         format!("{:.1}", v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::estimate::{Ci95, Interval, Settings};
+    use crate::dist::{parse_dist_in, Dist, Quantity};
+
+    fn fit(cached_rate: Option<f64>) -> ModelFit {
+        let i = Interval { lo: 1.0, hi: Some(2.0) };
+        ModelFit {
+            model: "claude-sonnet-4-5-20250929".into(),
+            preset: Some("claude-sonnet-4.5"),
+            requests: 10,
+            requests_total: 12,
+            sessions: 3,
+            cache_read_requests: 5,
+            overhead_s: 0.3,
+            prefill_rate: Some(41_234.56),
+            cached_rate,
+            decode_rate: Some(55.55),
+            decode_requests: 4,
+            median_abs_error_s: 0.2,
+            launch_2024_median_abs_error_s: 0.5,
+            ci95: Ci95 {
+                overhead_s: i,
+                prefill_rate: Some(Interval { lo: 30_000.0, hi: None }),
+                cached_rate: cached_rate.map(|_| i),
+                decode_rate: Some(i),
+            },
+            bootstrap_unit: "session",
+            // Residuals from -0.5 s: the lowest overhead draws clamp at 0.
+            residual_quantiles_s: (0..20).map(|k| -0.5 + 0.05 * k as f64).collect(),
+            held_out: None,
+            not_identifiable: vec![("cached_rate", "no request read from the cache".into())],
+            points: vec![],
+        }
+    }
+
+    #[test]
+    fn every_latency_value_parses_as_a_distribution() {
+        let cal =
+            Calibration { models: vec![fit(None)], skipped: vec![], settings: Settings::default() };
+        let text = latency_toml(&cal, "prefixsim calibrate x", "x (usage-log)");
+        let table: toml::Table = text.parse().unwrap();
+        let t = table["latency"]["claude-sonnet-4.5"].as_table().unwrap();
+        let mut keys: Vec<&String> = t.keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["decode_rate", "overhead", "prefill_rate"], "cached_rate omitted");
+        let d = |k: &str, q| parse_dist_in(t[k].as_str().unwrap(), q, None).unwrap();
+        let Dist::Empirical(v) = d("overhead", Quantity::Duration) else { panic!("empirical") };
+        // 0.3 s + (-0.5 + 0.05 k), clamped at 0, in microseconds.
+        assert_eq!(v[0], 0.0);
+        assert_eq!(v[19], 750_000.0);
+        assert_eq!(d("prefill_rate", Quantity::Number), Dist::Const(41_235.0));
+        assert_eq!(d("decode_rate", Quantity::Number), Dist::Const(55.5));
+        assert!(text.contains("# cached_rate: not identifiable from this data (no request read"));
+    }
+
+    #[test]
+    fn json_nulls_what_is_not_identified_and_unbounded_ends() {
+        let cal =
+            Calibration { models: vec![fit(None)], skipped: vec![], settings: Settings::default() };
+        let v: serde_json::Value = serde_json::from_str(&json(&cal)).unwrap();
+        let m = &v["models"][0];
+        assert!(m["cached_rate"].is_null() && m["ci95"]["cached_rate"].is_null());
+        assert_eq!(m["ci95"]["prefill_rate"], serde_json::json!([30000.0, null]));
+        assert_eq!(m["prefill_rate"], 41234.6);
     }
 }

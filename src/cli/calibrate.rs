@@ -58,6 +58,9 @@ pub fn run(args: Args) -> CliResult {
     for note in &data.notes {
         eprintln!("note: {note}");
     }
+    for s in &cal.skipped {
+        eprintln!("warning: {} skipped: {}", s.model, s.reason);
+    }
     if cal.models.is_empty() {
         let why: Vec<String> =
             cal.skipped.iter().map(|s| format!("{}: {}", s.model, s.reason)).collect();
