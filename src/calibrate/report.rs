@@ -9,14 +9,14 @@ use serde::Serialize;
 use super::estimate::{Calibration, Interval, ModelFit, RESIDUAL_QUANTILES};
 use crate::replay::output::{table, thousands};
 
-/// Seconds in outputs: 0.1 ms.
+/// Seconds in outputs: 0.1 ms (`+ 0.0` turns a rounded `-0.0` into `0.0`).
 fn s4(x: f64) -> f64 {
-    (x * 1e4).round() / 1e4
+    (x * 1e4).round() / 1e4 + 0.0
 }
 
 /// Rates in outputs: 0.1 token/s.
 fn r1(x: f64) -> f64 {
-    (x * 10.0).round() / 10.0
+    (x * 10.0).round() / 10.0 + 0.0
 }
 
 #[derive(Serialize)]
