@@ -6,6 +6,7 @@
 //! `cli`, `report`, `plot`, `sweep` (its writer) and `replay` (its reader) are the edge.
 
 pub mod cache;
+pub mod calibrate;
 pub mod cli;
 pub mod config;
 pub mod dist;

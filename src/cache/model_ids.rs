@@ -1,17 +1,91 @@
-//! The API's model ids -> our preset names. The Messages API names a model by an id such as
-//! `claude-sonnet-4-5-20250929` (a dated snapshot) or its alias `claude-sonnet-4-5`; our presets
-//! are named `claude-sonnet-4.5`. Everywhere a model is named (experiment files, `--set`,
-//! traces, usage logs), any of the three spellings means the same preset.
+//! API model ids to preset names: the one place that knows how Anthropic spells a model
+//! (`claude-sonnet-4-5-20250929`, `claude-sonnet-4-5`, `claude-3-5-haiku-latest`, a Bedrock
+//! `anthropic.claude-opus-4-1-20250805-v1:0`, a Vertex `claude-opus-4-1@20250805`) and how our
+//! presets are named (`claude-sonnet-4.5`, `claude-opus-4.1`, `claude-haiku-3.5`).
 //!
-//! The rule: strip a trailing `-YYYYMMDD` snapshot date, then write the `-` between the two
-//! version numbers as `.` (`claude-opus-4-5` -> `claude-opus-4.5`; `claude-sonnet-4` stays).
+//! Pure string work against `preset_names()`; knows nothing of prices or latency.
+
+use super::preset_names;
+
+/// The preset named by `id`: the preset name itself, or an API model id. Rules, in order:
+/// 1. drop a platform wrapper: a Bedrock prefix up to `anthropic.` and a `-vN:M` suffix, a
+///    Vertex `@YYYYMMDD` suffix;
+/// 2. drop a trailing `-YYYYMMDD` snapshot date or `-latest`;
+/// 3. the 2024 order `claude-3-5-haiku` becomes `claude-haiku-3-5`;
+/// 4. the `-` between two trailing version numbers becomes `.` (`claude-opus-4-1` ->
+///    `claude-opus-4.1`), and an alias `-0` minor names the major (`claude-sonnet-4-0` ->
+///    `claude-sonnet-4`);
+/// 5. the result must be a preset name, else `None`.
+pub fn preset_for_api_id(id: &str) -> Option<&'static str> {
+    let names = preset_names();
+    let find = |name: &str| names.iter().copied().find(|n| *n == name);
+    let id = id.trim();
+    if let Some(name) = find(id) {
+        return Some(name);
+    }
+    let id = strip_platform(id);
+    let id = strip_date(id);
+    let id = family_first(id);
+    if let Some(name) = find(&id) {
+        return Some(name);
+    }
+    let (base, minor) = split_version(&id)?;
+    let dotted = format!("{base}.{minor}");
+    find(&dotted).or_else(|| if minor == "0" { find(base) } else { None })
+}
+
+/// `us.anthropic.claude-x-v1:0` -> `claude-x`; `claude-x@20250805` -> `claude-x`.
+fn strip_platform(id: &str) -> &str {
+    let id = id.rsplit_once("anthropic.").map_or(id, |(_, rest)| rest);
+    let id = id.split_once('@').map_or(id, |(head, _)| head);
+    match id.rsplit_once("-v") {
+        Some((head, tail))
+            if tail.split(':').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            head
+        }
+        _ => id,
+    }
+}
+
+/// Drop a trailing `-YYYYMMDD` or `-latest`.
+fn strip_date(id: &str) -> &str {
+    if let Some(head) = id.strip_suffix("-latest") {
+        return head;
+    }
+    match id.rsplit_once('-') {
+        Some((head, tail)) if tail.len() == 8 && tail.bytes().all(|b| b.is_ascii_digit()) => head,
+        _ => id,
+    }
+}
+
+/// `claude-3-5-haiku` -> `claude-haiku-3-5`; `claude-3-opus` -> `claude-opus-3`; else as is.
+fn family_first(id: &str) -> String {
+    let parts: Vec<&str> = id.split('-').collect();
+    let is_num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match parts.as_slice() {
+        ["claude", major, minor, family] if is_num(major) && is_num(minor) && !is_num(family) => {
+            format!("claude-{family}-{major}-{minor}")
+        }
+        ["claude", major, family] if is_num(major) && !is_num(family) => {
+            format!("claude-{family}-{major}")
+        }
+        _ => id.to_string(),
+    }
+}
+
+/// `claude-opus-4-1` -> (`claude-opus-4`, `1`) when the id ends in two version numbers.
+fn split_version(id: &str) -> Option<(&str, &str)> {
+    let (base, minor) = id.rsplit_once('-')?;
+    let major = base.rsplit_once('-')?.1;
+    let is_num = |s: &str| !s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit());
+    (is_num(major) && is_num(minor)).then_some((base, minor))
+}
 
 /// Dated snapshot ids the API documents for our presets (the models overview page,
-/// https://platform.claude.com/docs/en/about-claude/models/overview), and the one older
-/// spelling that puts the version before the family (`claude-3-5-haiku`).
-const SNAPSHOTS: [(&str, &str); 8] = [
+/// https://platform.claude.com/docs/en/about-claude/models/overview), for listings.
+const SNAPSHOTS: [(&str, &str); 7] = [
     ("claude-haiku-3.5", "claude-3-5-haiku-20241022"),
-    ("claude-haiku-3.5", "claude-3-5-haiku-latest"),
     ("claude-haiku-4.5", "claude-haiku-4-5-20251001"),
     ("claude-opus-4", "claude-opus-4-20250514"),
     ("claude-opus-4.1", "claude-opus-4-1-20250805"),
@@ -20,8 +94,8 @@ const SNAPSHOTS: [(&str, &str); 8] = [
     ("claude-sonnet-4.5", "claude-sonnet-4-5-20250929"),
 ];
 
-/// The API ids that name `preset`: its alias (`claude-sonnet-4-5`) and any documented dated
-/// snapshot, in that order.
+/// The API ids that name `preset` (`prefixsim models`): its alias (`claude-sonnet-4-5`) and
+/// any documented dated snapshot, in that order. Every one maps back by `preset_for_api_id`.
 pub fn api_ids(preset: &str) -> Vec<String> {
     let alias = match preset.rsplit_once('.') {
         Some((head, minor)) => format!("{head}-{minor}"),
@@ -32,73 +106,47 @@ pub fn api_ids(preset: &str) -> Vec<String> {
     ids
 }
 
-/// The preset name that `id` means, if it names a preset.
-pub fn preset_for_api_id(id: &str) -> Option<&'static str> {
-    let names = super::preset_names();
-    if let Some(name) = names.iter().find(|n| **n == id) {
-        return Some(name);
-    }
-    if let Some((preset, _)) = SNAPSHOTS.iter().find(|(_, s)| *s == id) {
-        return names.into_iter().find(|n| n == preset);
-    }
-    let undated = strip_date(id);
-    let dotted = dot_minor_version(undated);
-    names.into_iter().find(|n| *n == dotted)
-}
-
-/// `id` without a trailing `-YYYYMMDD`.
-fn strip_date(id: &str) -> &str {
-    match id.rsplit_once('-') {
-        Some((head, date)) if date.len() == 8 && date.bytes().all(|b| b.is_ascii_digit()) => head,
-        _ => id,
-    }
-}
-
-/// `family-X-Y` -> `family-X.Y` when X and Y are short numbers; otherwise `id` unchanged.
-fn dot_minor_version(id: &str) -> String {
-    let short_number =
-        |s: &str| !s.is_empty() && s.len() <= 2 && s.bytes().all(|b| b.is_ascii_digit());
-    if let Some((head, minor)) = id.rsplit_once('-') {
-        if let Some((_, major)) = head.rsplit_once('-') {
-            if short_number(major) && short_number(minor) {
-                return format!("{head}.{minor}");
-            }
-        }
-    }
-    id.to_string()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::preset_for_api_id as p;
+    use super::{api_ids, preset_for_api_id, preset_names};
 
     #[test]
-    fn dated_ids_aliases_and_preset_names_mean_one_preset() {
-        let cases = [
-            ("claude-sonnet-4-5-20250929", Some("claude-sonnet-4.5")),
-            ("claude-sonnet-4-5", Some("claude-sonnet-4.5")),
-            ("claude-sonnet-4.5", Some("claude-sonnet-4.5")),
-            ("claude-sonnet-4-20250514", Some("claude-sonnet-4")),
-            ("claude-opus-4-1-20250805", Some("claude-opus-4.1")),
-            ("claude-opus-4-5-20251101", Some("claude-opus-4.5")),
-            ("claude-haiku-4-5-20251001", Some("claude-haiku-4.5")),
-            ("claude-opus-4-6", Some("claude-opus-4.6")),
-            ("claude-3-5-haiku-20241022", Some("claude-haiku-3.5")),
-            ("claude-3-7-sonnet-20250219", None),
-            ("gpt-9", None),
-            ("", None),
-        ];
-        for (id, want) in cases {
-            assert_eq!(preset_for_api_id(id), want, "{id}");
-        }
+    fn api_ids_name_presets() {
+        assert_eq!(p("claude-sonnet-4-5-20250929"), Some("claude-sonnet-4.5"));
+        assert_eq!(p("claude-sonnet-4-5"), Some("claude-sonnet-4.5"));
+        assert_eq!(p("claude-opus-4-1-20250805"), Some("claude-opus-4.1"));
+        assert_eq!(p("claude-opus-4-5-20251101"), Some("claude-opus-4.5"));
+        assert_eq!(p("claude-haiku-4-5-20251001"), Some("claude-haiku-4.5"));
+        assert_eq!(p("claude-sonnet-4-20250514"), Some("claude-sonnet-4"));
+        assert_eq!(p("claude-opus-4-20250514"), Some("claude-opus-4"));
+        assert_eq!(p("claude-sonnet-4-0"), Some("claude-sonnet-4"));
+        assert_eq!(p("claude-3-5-haiku-20241022"), Some("claude-haiku-3.5"));
+        assert_eq!(p("claude-3-5-haiku-latest"), Some("claude-haiku-3.5"));
+    }
+
+    #[test]
+    fn preset_names_and_platform_ids() {
+        assert_eq!(p("claude-sonnet-4.5"), Some("claude-sonnet-4.5"));
+        assert_eq!(p(" claude-opus-4.1 "), Some("claude-opus-4.1"));
+        assert_eq!(p("anthropic.claude-opus-4-1-20250805-v1:0"), Some("claude-opus-4.1"));
+        assert_eq!(p("us.anthropic.claude-sonnet-4-5-20250929-v1:0"), Some("claude-sonnet-4.5"));
+        assert_eq!(p("claude-opus-4-1@20250805"), Some("claude-opus-4.1"));
+    }
+
+    #[test]
+    fn unknown_ids_are_none() {
+        assert_eq!(p("gpt-4o-2024-08-06"), None);
+        assert_eq!(p("claude-sonnet-9-9"), None);
+        assert_eq!(p("claude-3-opus-20240229"), None, "no claude-opus-3 preset");
+        assert_eq!(p(""), None);
+        assert_eq!(p("claude-sonnet-4-5-2025092"), None, "a 7-digit tail is not a date");
     }
 
     #[test]
     fn every_listed_id_names_its_preset() {
-        for preset in super::super::preset_names() {
-            let ids = api_ids(preset);
-            assert!(!ids.is_empty());
-            for id in ids {
+        for preset in preset_names() {
+            for id in api_ids(preset) {
                 assert_eq!(preset_for_api_id(&id), Some(preset), "{id}");
             }
         }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod calibrate;
 pub mod merge;
 pub mod models;
 pub mod plot;
@@ -97,6 +98,8 @@ pub enum Command {
     Replay(replay::Args),
     /// List the model presets: API ids, prices, minimum cacheable length, latency.
     Models(models::Args),
+    /// Fit the latency model per model from measured requests (traces, usage logs, OTLP spans).
+    Calibrate(calibrate::Args),
 }
 
 /// Parse the command line and run it; the only place that maps errors to exit codes.
@@ -120,6 +123,7 @@ pub fn main() -> ExitCode {
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Replay(a)) => replay::run(a),
         Some(Command::Models(a)) => models::run(a),
+        Some(Command::Calibrate(a)) => calibrate::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

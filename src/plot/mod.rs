@@ -121,7 +121,7 @@ pub fn render_png(f: &Figure) -> Result<Vec<u8>, PlotError> {
     encode_png(&rgb, w, h).map_err(|msg| PlotError::Png { figure: f.name.clone(), msg })
 }
 
-fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, String> {
+pub(crate) fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut out, w, h);

@@ -105,3 +105,46 @@ fn a_fork_to_another_model_runs_at_that_models_latency() {
     let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
     assert_eq!(d.requests[0].ttft_us, 3_005_000);
 }
+
+/// The calibrated presets are what a fresh `calibrate` of the bundled traces gives: each
+/// parameter inside the fit's 95% interval, a parameter absent exactly where the data cannot
+/// identify it, and the overhead quantiles the fitted overhead plus the residual quantiles.
+#[test]
+fn calibrated_presets_match_a_fresh_fit_of_the_bundled_traces() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/claude-code-ttft");
+    let out = bin().arg("calibrate").arg(&data).arg("--json").output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let within = |x: f64, ci: &serde_json::Value| {
+        let lo = ci[0].as_f64().unwrap();
+        let hi = ci[1].as_f64().unwrap_or(f64::INFINITY);
+        lo <= x && x <= hi
+    };
+    for fit in prefixsim::model::latency_presets::FITS {
+        let m = v["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["preset"] == fit.fitted_on)
+            .unwrap_or_else(|| panic!("no fresh fit for {}", fit.fitted_on));
+        let name = fit.fitted_on;
+        assert_eq!(m["requests"].as_u64(), Some(u64::from(fit.requests)), "{name}");
+        assert!(within(fit.overhead_s, &m["ci95"]["overhead_s"]), "{name} overhead");
+        assert!(within(fit.prefill_rate, &m["ci95"]["prefill_rate"]), "{name} prefill");
+        for (key, value) in [("cached_rate", fit.cached_rate), ("decode_rate", fit.decode_rate)] {
+            match value {
+                None => assert!(m[key].is_null(), "{name}: {key} is identifiable now"),
+                Some(x) => assert!(within(x, &m["ci95"][key]), "{name} {key}"),
+            }
+        }
+        let residuals = m["residual_quantiles_s"].as_array().unwrap();
+        let mut want: Vec<f64> = residuals
+            .iter()
+            .map(|r| (m["overhead_s"].as_f64().unwrap() + r.as_f64().unwrap()).max(0.0))
+            .collect();
+        want.sort_by(f64::total_cmp);
+        for (q, w) in fit.overhead_quantiles_s.iter().zip(&want) {
+            assert!((q - w).abs() < 0.002, "{name}: overhead quantile {q} vs fresh {w}");
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! The one integration-test binary: a module per behaviour.
 
 mod cache;
+mod calibrate;
 mod cli;
 mod engine;
 mod input;

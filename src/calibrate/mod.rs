@@ -1,0 +1,183 @@
+//! `calibrate`: fit the simulator's latency model per model from measured requests.
+//!
+//! ```text
+//!   readers (claude_code, usage_log, otlp)  ->  Observations  ->  estimate (fit, bootstrap)
+//!        files, the only I/O                     plain data         pure, seeded
+//!                                                    -> report (JSON, table, latency.toml), figure
+//! ```
+//!
+//! The model is the one `model::latency` draws from:
+//! `ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate`, and
+//! where a request's duration is known, `decode_rate` from `(duration - ttft) / output_tokens`.
+//! Everything after the readers is a pure function of the observations and the settings (seed
+//! and resample count): the same input gives the same bytes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub mod claude_code;
+pub mod estimate;
+pub mod figure;
+pub mod fit;
+pub mod otlp;
+pub mod report;
+pub mod usage_log;
+
+pub use estimate::{calibrate, Calibration, ModelFit, Settings};
+
+/// One API call: its token split (as the server billed it, or as inferred) and its timing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Observation {
+    /// Index into `Observations::models`.
+    pub model: u32,
+    /// Index into `Observations::groups`: the bootstrap resamples whole groups (sessions).
+    pub group: u32,
+    /// Uncached + cache-write input tokens: prefilled.
+    pub prefill_tokens: u64,
+    /// Cache-read input tokens.
+    pub cached_tokens: u64,
+    pub output_tokens: u64,
+    /// Measured time from send to the first token, seconds.
+    pub ttft_s: Option<f64>,
+    /// Measured time from send to the end of the response, seconds.
+    pub duration_s: Option<f64>,
+}
+
+/// Everything the readers found, in input order.
+#[derive(Debug, Default)]
+pub struct Observations {
+    pub obs: Vec<Observation>,
+    /// Model ids as the input spells them.
+    pub models: Vec<String>,
+    /// Session names (`INPUT#NAME`), unique across inputs.
+    pub groups: Vec<String>,
+    model_index: BTreeMap<String, u32>,
+    group_index: BTreeMap<String, u32>,
+    /// What a reader assumed or skipped, for people (stderr).
+    pub notes: Vec<String>,
+    /// Each input and the format it was read as.
+    pub inputs: Vec<(PathBuf, Format)>,
+}
+
+impl Observations {
+    /// The index of `model`, created on first use.
+    pub fn model(&mut self, model: &str) -> u32 {
+        intern(&mut self.models, &mut self.model_index, model)
+    }
+    /// The index of group `name` of the current input, created on first use.
+    pub fn group(&mut self, name: &str) -> u32 {
+        let key = format!("{}#{name}", self.inputs.len());
+        intern(&mut self.groups, &mut self.group_index, &key)
+    }
+}
+
+fn intern(names: &mut Vec<String>, index: &mut BTreeMap<String, u32>, name: &str) -> u32 {
+    if let Some(&i) = index.get(name) {
+        return i;
+    }
+    let i = names.len() as u32;
+    names.push(name.to_string());
+    index.insert(name.to_string(), i);
+    i
+}
+
+/// An input format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    ClaudeCode,
+    UsageLog,
+    Otlp,
+}
+
+impl Format {
+    pub const NAMES: [&'static str; 3] = ["claude-code", "usage-log", "otlp"];
+
+    pub fn parse(name: &str) -> Option<Format> {
+        match name {
+            "claude-code" => Some(Format::ClaudeCode),
+            "usage-log" => Some(Format::UsageLog),
+            "otlp" => Some(Format::Otlp),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "claude-code",
+            Format::UsageLog => "usage-log",
+            Format::Otlp => "otlp",
+        }
+    }
+}
+
+/// Bad input: names the file, and the line or the record, and the value.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    #[error("{file}:{line}: {message}")]
+    Line { file: PathBuf, line: u64, message: String },
+    #[error("{file}: {message}")]
+    File { file: PathBuf, message: String },
+    #[error("cannot read {file}: {source}")]
+    Io { file: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Trace(#[from] crate::replay::TraceError),
+}
+
+impl CalibrateError {
+    pub fn line(file: &Path, line: u64, message: impl Into<String>) -> Self {
+        CalibrateError::Line { file: file.to_path_buf(), line, message: message.into() }
+    }
+    pub fn file(file: &Path, message: impl Into<String>) -> Self {
+        CalibrateError::File { file: file.to_path_buf(), message: message.into() }
+    }
+    pub fn io(file: &Path, source: std::io::Error) -> Self {
+        CalibrateError::Io { file: file.to_path_buf(), source }
+    }
+}
+
+/// Read one input (a file, or a directory of claude-code traces) into `out`, in `format` or
+/// the guessed one; returns the format used.
+pub fn read(
+    input: &Path,
+    format: Option<Format>,
+    out: &mut Observations,
+) -> Result<Format, CalibrateError> {
+    let format = match format {
+        Some(f) => f,
+        None => guess_format(input)?,
+    };
+    match format {
+        Format::ClaudeCode => claude_code::read(input, out)?,
+        Format::UsageLog => usage_log::read(input, out)?,
+        Format::Otlp => otlp::read(input, out)?,
+    }
+    out.inputs.push((input.to_path_buf(), format));
+    Ok(format)
+}
+
+/// A directory is claude-code; a file is told by its first 64 KiB: `resourceSpans` is an OTLP
+/// export, a first line with `usage` a usage log, `requests` a claude-code trace.
+pub fn guess_format(path: &Path) -> Result<Format, CalibrateError> {
+    use std::io::Read as _;
+    if path.is_dir() {
+        return Ok(Format::ClaudeCode);
+    }
+    let mut head = Vec::new();
+    crate::input::open(path)
+        .and_then(|r| r.take(1 << 16).read_to_end(&mut head))
+        .map_err(|e| CalibrateError::io(path, e))?;
+    let has = |bytes: &[u8], key: &[u8]| bytes.windows(key.len()).any(|w| w == key);
+    let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    if has(&head, b"\"resourceSpans\"") || has(&head, b"\"resource_spans\"") {
+        Ok(Format::Otlp)
+    } else if has(first, b"\"usage\"") {
+        Ok(Format::UsageLog)
+    } else if has(&head, b"\"requests\"") {
+        Ok(Format::ClaudeCode)
+    } else {
+        Err(CalibrateError::line(
+            path,
+            1,
+            "cannot tell the format (no `resourceSpans`, `usage` or `requests` key); use --format",
+        ))
+    }
+}

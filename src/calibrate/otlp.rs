@@ -1,0 +1,252 @@
+//! Observations from OpenTelemetry spans exported as OTLP JSON (`resourceSpans` ->
+//! `scopeSpans` -> `spans`), one export object per file or one per line (JSON Lines, as the
+//! Collector's file exporter writes), with the GenAI semantic conventions
+//! (https://opentelemetry.io/docs/specs/semconv/gen-ai/):
+//!
+//! - model: `gen_ai.response.model`, else `gen_ai.request.model`;
+//! - tokens: `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`,
+//!   `gen_ai.usage.cache_read.input_tokens`, `gen_ai.usage.cache_creation.input_tokens` (or
+//!   its newer name `gen_ai.usage.cache_write.input_tokens`);
+//! - time to first token: `gen_ai.response.time_to_first_chunk` (seconds; also read:
+//!   `gen_ai.response.time_to_first_token`); duration: `endTimeUnixNano - startTimeUnixNano`.
+//!
+//! The conventions say `gen_ai.usage.input_tokens` INCLUDES the cached tokens (for Anthropic:
+//! `input_tokens + cache_read + cache_creation`), so `prefill = input - cache_read`. Older
+//! instrumentations copied Anthropic's `input_tokens`, which excludes them: when any call in a
+//! file has `input < cache_read + cache_creation`, the whole file is read that way
+//! (`prefill = input + cache_creation`), and a note says so. Spans that are not model calls
+//! (no model or no input tokens, or a `gen_ai.operation.name` other than `chat`,
+//! `text_completion`, `generate_content`) are skipped. Groups are trace ids.
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{CalibrateError, Observation, Observations};
+
+#[derive(Deserialize)]
+struct Export {
+    #[serde(rename = "resourceSpans", alias = "resource_spans", default)]
+    resource_spans: Vec<ResourceSpans>,
+}
+
+#[derive(Deserialize)]
+struct ResourceSpans {
+    #[serde(rename = "scopeSpans", alias = "scope_spans", default)]
+    scope_spans: Vec<ScopeSpans>,
+}
+
+#[derive(Deserialize)]
+struct ScopeSpans {
+    #[serde(default)]
+    spans: Vec<Span>,
+}
+
+#[derive(Deserialize)]
+struct Span {
+    #[serde(rename = "traceId", alias = "trace_id", default)]
+    trace_id: String,
+    #[serde(rename = "spanId", alias = "span_id", default)]
+    span_id: String,
+    #[serde(default)]
+    name: String,
+    #[serde(rename = "startTimeUnixNano", alias = "start_time_unix_nano")]
+    start: Option<Value>,
+    #[serde(rename = "endTimeUnixNano", alias = "end_time_unix_nano")]
+    end: Option<Value>,
+    #[serde(default)]
+    attributes: Vec<KeyValue>,
+}
+
+#[derive(Deserialize)]
+struct KeyValue {
+    key: String,
+    #[serde(default)]
+    value: Value,
+}
+
+/// One model call read from a span, before the file-wide input-token rule is applied.
+struct Call {
+    model: String,
+    trace_id: String,
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+    ttft_s: Option<f64>,
+    duration_s: Option<f64>,
+}
+
+/// Read an OTLP JSON export (or JSON Lines of exports) into `out`.
+pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
+    let bytes = crate::input::read_all(path).map_err(|e| CalibrateError::io(path, e))?;
+    let mut calls = Vec::new();
+    let mut spans = 0usize;
+    let mut stream = serde_json::Deserializer::from_slice(&bytes).into_iter::<Export>();
+    // The line an export starts on (JSON Lines: its line), counted incrementally.
+    let (mut counted, mut line) = (0usize, 1usize);
+    loop {
+        let start = stream.byte_offset()
+            + bytes[stream.byte_offset()..].iter().take_while(|b| b.is_ascii_whitespace()).count();
+        line += bytes[counted..start].iter().filter(|&&b| b == b'\n').count();
+        counted = start;
+        let Some(export) = stream.next() else { break };
+        let export = export.map_err(|e| {
+            CalibrateError::line(path, e.line() as u64, format!("bad OTLP JSON: {e}"))
+        })?;
+        for span in export.resource_spans.iter().flat_map(|r| &r.scope_spans).flat_map(|s| &s.spans)
+        {
+            spans += 1;
+            let at = |m: String| {
+                let m = format!("span `{}` (spanId {}): {m}", span.name, span.span_id);
+                CalibrateError::line(path, line as u64, m)
+            };
+            if let Some(call) = call(span).map_err(at)? {
+                calls.push(call);
+            }
+        }
+    }
+    if calls.is_empty() {
+        return Err(CalibrateError::file(
+            path,
+            format!("no model call among its {spans} spans (no span has a gen_ai model and gen_ai.usage.input_tokens)"),
+        ));
+    }
+    let excludes = calls.iter().any(|c| c.input < c.cache_read + c.cache_write);
+    if excludes {
+        out.notes.push(format!(
+            "{}: gen_ai.usage.input_tokens is below cache_read + cache_creation in some spans: read as \
+             Anthropic's input_tokens (excluding cached tokens) in every span of this file",
+            path.display()
+        ));
+    }
+    for c in calls {
+        let prefill = if excludes { c.input + c.cache_write } else { c.input - c.cache_read };
+        let obs = Observation {
+            model: out.model(&c.model),
+            group: out.group(&format!("trace {}", c.trace_id)),
+            prefill_tokens: prefill,
+            cached_tokens: c.cache_read,
+            output_tokens: c.output,
+            ttft_s: c.ttft_s,
+            duration_s: c.duration_s,
+        };
+        out.obs.push(obs);
+    }
+    Ok(())
+}
+
+const CALL_OPERATIONS: [&str; 3] = ["chat", "text_completion", "generate_content"];
+
+/// The model call a span records, `None` when it records none.
+fn call(span: &Span) -> Result<Option<Call>, String> {
+    let attr = |key: &str| span.attributes.iter().find(|kv| kv.key == key).map(|kv| &kv.value);
+    if let Some(op) = attr("gen_ai.operation.name").and_then(string) {
+        if !CALL_OPERATIONS.contains(&op.as_str()) {
+            return Ok(None);
+        }
+    }
+    let model = attr("gen_ai.response.model")
+        .or_else(|| attr("gen_ai.request.model"))
+        .and_then(string)
+        .filter(|m| !m.trim().is_empty());
+    let (Some(model), Some(_)) = (model, attr("gen_ai.usage.input_tokens")) else {
+        return Ok(None);
+    };
+    let tokens = |key: &str| -> Result<u64, String> {
+        attr(key).map_or(Ok(0), |v| count(v).map_err(|e| format!("{key} = {e}")))
+    };
+    let cache_write = match attr("gen_ai.usage.cache_creation.input_tokens") {
+        Some(_) => tokens("gen_ai.usage.cache_creation.input_tokens")?,
+        None => tokens("gen_ai.usage.cache_write.input_tokens")?,
+    };
+    let ttft_key = ["gen_ai.response.time_to_first_chunk", "gen_ai.response.time_to_first_token"]
+        .into_iter()
+        .find(|k| attr(k).is_some());
+    let ttft_s = match ttft_key {
+        Some(k) => Some(seconds(attr(k).unwrap()).map_err(|e| format!("{k} = {e}"))?),
+        None => None,
+    };
+    let duration_s = duration(span)?;
+    if let (Some(t), Some(d)) = (ttft_s, duration_s) {
+        if t > d + 1e-6 {
+            return Err(format!("time to first token {t} s is later than the span's end ({d} s)"));
+        }
+    }
+    Ok(Some(Call {
+        model,
+        trace_id: span.trace_id.clone(),
+        input: tokens("gen_ai.usage.input_tokens")?,
+        output: tokens("gen_ai.usage.output_tokens")?,
+        cache_read: tokens("gen_ai.usage.cache_read.input_tokens")?,
+        cache_write,
+        ttft_s,
+        duration_s,
+    }))
+}
+
+/// The span's duration in seconds, when it has both ends.
+fn duration(span: &Span) -> Result<Option<f64>, String> {
+    let nanos = |v: &Option<Value>, key: &str| -> Result<Option<u64>, String> {
+        match v {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => uint(v).map(Some).map_err(|e| format!("{key} = {e}")),
+        }
+    };
+    let start = nanos(&span.start, "startTimeUnixNano")?;
+    let end = nanos(&span.end, "endTimeUnixNano")?;
+    match (start, end) {
+        (Some(s), Some(e)) if e < s => {
+            Err(format!("endTimeUnixNano {e} is before startTimeUnixNano {s}"))
+        }
+        (Some(s), Some(e)) if s > 0 => Ok(Some((e - s) as f64 / 1e9)),
+        _ => Ok(None),
+    }
+}
+
+/// A string AnyValue.
+fn string(v: &Value) -> Option<String> {
+    v.get("stringValue").and_then(Value::as_str).map(str::to_string)
+}
+
+/// A token count: an `intValue` (a JSON string or number, as OTLP JSON allows), a whole
+/// `doubleValue`, or a `stringValue` holding a whole number.
+fn count(v: &Value) -> Result<u64, String> {
+    let x = number(v)?;
+    if x.fract() == 0.0 && (0.0..9e15).contains(&x) {
+        Ok(x as u64)
+    } else {
+        Err(format!("{x} is not a token count"))
+    }
+}
+
+/// Seconds: a non-negative finite number.
+fn seconds(v: &Value) -> Result<f64, String> {
+    let x = number(v)?;
+    if x.is_finite() && x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(format!("{x} is not a duration in seconds"))
+    }
+}
+
+fn number(v: &Value) -> Result<f64, String> {
+    let inner = ["intValue", "doubleValue", "stringValue"].iter().find_map(|k| v.get(k));
+    let parsed = match inner {
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    };
+    parsed.ok_or_else(|| format!("{v} is not a number"))
+}
+
+/// A uint64 written as a JSON string or number.
+fn uint(v: &Value) -> Result<u64, String> {
+    match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| format!("{v} is not a whole number of nanoseconds"))
+}

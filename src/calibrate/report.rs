@@ -1,0 +1,382 @@
+//! A calibration for programs (`--json`, `calibration.json`), for people (the table) and for
+//! the simulator (`latency.toml`: a `[latency."MODEL"]` table per model in the experiment
+//! distribution syntax of `dist`). Pure: strings in, strings out.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::estimate::{Calibration, Interval, ModelFit, RESIDUAL_QUANTILES};
+use crate::replay::output::{table, thousands};
+
+/// Seconds in outputs: 0.1 ms (`+ 0.0` turns a rounded `-0.0` into `0.0`).
+fn s4(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4 + 0.0
+}
+
+/// Rates in outputs: 0.1 token/s.
+fn r1(x: f64) -> f64 {
+    (x * 10.0).round() / 10.0 + 0.0
+}
+
+#[derive(Serialize)]
+struct Json<'a> {
+    models: Vec<ModelJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct ModelJson<'a> {
+    model: &'a str,
+    preset: Option<&'static str>,
+    requests: usize,
+    overhead_s: f64,
+    prefill_rate: Option<f64>,
+    cached_rate: Option<f64>,
+    decode_rate: Option<f64>,
+    median_abs_error_s: f64,
+    ci95: CiJson,
+    launch_2024_median_abs_error_s: f64,
+    residual_quantiles_s: Vec<f64>,
+    requests_total: usize,
+    sessions: usize,
+    cache_read_requests: usize,
+    decode_requests: usize,
+    bootstrap: BootstrapJson,
+    held_out: Option<HeldOutJson>,
+    not_identifiable: std::collections::BTreeMap<&'static str, &'a str>,
+}
+
+#[derive(Serialize)]
+struct CiJson {
+    overhead_s: [Option<f64>; 2],
+    prefill_rate: Option<[Option<f64>; 2]>,
+    cached_rate: Option<[Option<f64>; 2]>,
+    decode_rate: Option<[Option<f64>; 2]>,
+}
+
+#[derive(Serialize)]
+struct BootstrapJson {
+    unit: &'static str,
+    resamples: usize,
+    seed: u64,
+}
+
+#[derive(Serialize)]
+struct HeldOutJson {
+    folds: usize,
+    median_abs_error_s: HeldOutErrors,
+}
+
+#[derive(Serialize)]
+struct HeldOutErrors {
+    median_fit: f64,
+    least_squares: f64,
+    launch_2024: f64,
+}
+
+/// An interval as `[lo, hi]`, each end rounded by `f`; a non-finite end is `null`.
+fn pair(i: &Interval, f: fn(f64) -> f64) -> [Option<f64>; 2] {
+    let end = |x: f64| x.is_finite().then(|| f(x));
+    [end(i.lo), i.hi.and_then(end)]
+}
+
+/// `{"models": [...]}`, pretty-printed with a final newline.
+pub fn json(cal: &Calibration) -> String {
+    let models = cal.models.iter().map(|m| model_json(m, cal)).collect();
+    serde_json::to_string_pretty(&Json { models }).expect("calibration serializes") + "\n"
+}
+
+fn model_json<'a>(m: &'a ModelFit, cal: &Calibration) -> ModelJson<'a> {
+    ModelJson {
+        model: &m.model,
+        preset: m.preset,
+        requests: m.requests,
+        overhead_s: s4(m.overhead_s),
+        prefill_rate: m.prefill_rate.map(r1),
+        cached_rate: m.cached_rate.map(r1),
+        decode_rate: m.decode_rate.map(r1),
+        median_abs_error_s: s4(m.median_abs_error_s),
+        ci95: CiJson {
+            overhead_s: pair(&m.ci95.overhead_s, s4),
+            prefill_rate: m.ci95.prefill_rate.as_ref().map(|i| pair(i, r1)),
+            cached_rate: m.ci95.cached_rate.as_ref().map(|i| pair(i, r1)),
+            decode_rate: m.ci95.decode_rate.as_ref().map(|i| pair(i, r1)),
+        },
+        launch_2024_median_abs_error_s: s4(m.launch_2024_median_abs_error_s),
+        residual_quantiles_s: m.residual_quantiles_s.iter().map(|&x| s4(x)).collect(),
+        requests_total: m.requests_total,
+        sessions: m.sessions,
+        cache_read_requests: m.cache_read_requests,
+        decode_requests: m.decode_requests,
+        bootstrap: BootstrapJson {
+            unit: m.bootstrap_unit,
+            resamples: cal.settings.resamples,
+            seed: cal.settings.seed,
+        },
+        held_out: m.held_out.map(|h| HeldOutJson {
+            folds: h.folds,
+            median_abs_error_s: HeldOutErrors {
+                median_fit: s4(h.median_fit_s),
+                least_squares: s4(h.least_squares_s),
+                launch_2024: s4(h.launch_2024_s),
+            },
+        }),
+        not_identifiable: m.not_identifiable.iter().map(|(k, v)| (*k, v.as_str())).collect(),
+    }
+}
+
+/// A number for people: 3 significant digits below 1,000, else whole with thousands commas.
+fn num(x: f64) -> String {
+    if !x.is_finite() {
+        "inf".into()
+    } else if x.abs() >= 1000.0 {
+        thousands(x.round() as u64)
+    } else {
+        crate::plot::style::num(x)
+    }
+}
+
+/// `value [lo, hi]`, `-` when the value is not identifiable; an unbounded end is `inf`.
+fn with_interval(value: Option<f64>, ci: Option<&Interval>) -> String {
+    let Some(v) = value else { return "-".into() };
+    match ci {
+        Some(i) => format!("{} [{}, {}]", num(v), num(i.lo), i.hi.map_or("inf".into(), num)),
+        None => num(v),
+    }
+}
+
+/// The table for people, with the notes that make it honest.
+pub fn text(cal: &Calibration, inputs: &str) -> String {
+    let header = [
+        "model",
+        "preset",
+        "requests",
+        "overhead s",
+        "prefill tok/s",
+        "cached tok/s",
+        "decode tok/s",
+        "MAE s",
+        "MAE 2024 s",
+    ];
+    let rows: Vec<Vec<String>> = cal
+        .models
+        .iter()
+        .map(|m| {
+            vec![
+                m.model.clone(),
+                m.preset.unwrap_or("-").to_string(),
+                m.requests.to_string(),
+                with_interval(Some(m.overhead_s), Some(&m.ci95.overhead_s)),
+                with_interval(m.prefill_rate, m.ci95.prefill_rate.as_ref()),
+                with_interval(m.cached_rate, m.ci95.cached_rate.as_ref()),
+                with_interval(m.decode_rate, m.ci95.decode_rate.as_ref()),
+                num(m.median_abs_error_s),
+                num(m.launch_2024_median_abs_error_s),
+            ]
+        })
+        .collect();
+    let s = &cal.settings;
+    let mut out = format!(
+        "Latency per model from {inputs}: ttft = overhead + prefilled / prefill + cache read / cached\n\
+         (median regression, coefficients >= 0; [95% interval]: bootstrap over sessions, {} resamples, seed {}; \
+         - = not identifiable)\n\n",
+        s.resamples, s.seed
+    );
+    out += &table(&header, &rows);
+    out += &notes(cal);
+    out
+}
+
+fn notes(cal: &Calibration) -> String {
+    let mut out = String::new();
+    for m in &cal.models {
+        for (param, why) in &m.not_identifiable {
+            let _ = writeln!(out, "{}: {param} not identifiable: {why}", m.model);
+        }
+        if m.bootstrap_unit == "request" {
+            let _ = writeln!(
+                out,
+                "{}: only {} session(s): the bootstrap resamples requests",
+                m.model, m.sessions
+            );
+        }
+        if let Some(h) = m.held_out {
+            let _ = writeln!(
+                out,
+                "{}: held out ({}-fold by session), median abs error: median fit {} s, least squares {} s, launch-2024 {} s",
+                m.model,
+                h.folds,
+                num(h.median_fit_s),
+                num(h.least_squares_s),
+                num(h.launch_2024_s)
+            );
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        format!("\n{out}")
+    }
+}
+
+/// The simulator's latency file: a comment header, then `[latency."KEY"]` per model, keyed by
+/// the preset name when known (and unique), else the model id. Every value is a distribution
+/// that `dist::parse_dist_in` reads: durations with a unit, rates as plain numbers.
+pub fn latency_toml(cal: &Calibration, command: &str, inputs: &str) -> String {
+    let mut out = String::new();
+    let _ =
+        writeln!(out, "# Per-model latency fitted by `prefixsim calibrate` (docs/calibrate.md).");
+    let _ = writeln!(out, "# command: {command}");
+    let _ = writeln!(out, "# input: {inputs}");
+    let _ = writeln!(
+        out,
+        "# ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate;\n\
+         # median regression, [95% intervals] from a bootstrap over sessions ({} resamples, seed {}).\n\
+         # overhead = the fitted overhead plus the fit's residuals at 2.5%, 7.5%, ..., 97.5%\n\
+         # (clamped at 0), so simulated TTFTs spread as the measured ones do; its median is the fit's.",
+        cal.settings.resamples, cal.settings.seed
+    );
+    for m in &cal.models {
+        out.push('\n');
+        out += &model_table(m, &table_key(m, cal));
+    }
+    out
+}
+
+/// The preset name when it names this model alone, else the model id.
+fn table_key(m: &ModelFit, cal: &Calibration) -> String {
+    match m.preset {
+        Some(p) if cal.models.iter().filter(|o| o.preset == Some(p)).count() == 1 => p.to_string(),
+        _ => m.model.clone(),
+    }
+}
+
+fn model_table(m: &ModelFit, key: &str) -> String {
+    let mut out = String::new();
+    let quoted = serde_json::to_string(key).expect("a string serializes");
+    let _ = writeln!(out, "[latency.{quoted}]");
+    let _ = writeln!(
+        out,
+        "# model {}: {} requests with a measured TTFT in {} sessions; median abs error {} s \
+         (launch-2024 figures: {} s)",
+        m.model.replace(char::is_control, "?"),
+        m.requests,
+        m.sessions,
+        num(m.median_abs_error_s),
+        num(m.launch_2024_median_abs_error_s)
+    );
+    let _ = writeln!(
+        out,
+        "# overhead {} s; prefill {} tok/s; cached {} tok/s; decode {} tok/s",
+        with_interval(Some(m.overhead_s), Some(&m.ci95.overhead_s)),
+        with_interval(m.prefill_rate, m.ci95.prefill_rate.as_ref()),
+        with_interval(m.cached_rate, m.ci95.cached_rate.as_ref()),
+        with_interval(m.decode_rate, m.ci95.decode_rate.as_ref()),
+    );
+    let _ = writeln!(out, "overhead = \"{}\"", overhead_dist(m));
+    for (key, value) in [
+        ("prefill_rate", m.prefill_rate),
+        ("cached_rate", m.cached_rate),
+        ("decode_rate", m.decode_rate),
+    ] {
+        match value {
+            Some(v) => {
+                let _ = writeln!(out, "{key} = \"const({})\"", rate_text(v));
+            }
+            None => {
+                let why = m.not_identifiable.iter().find(|(k, _)| *k == key).map_or("", |(_, w)| w);
+                let _ = writeln!(out, "# {key}: not identifiable from this data ({why}); omitted");
+            }
+        }
+    }
+    out
+}
+
+/// `empirical([0.912s, ...])`: the overhead plus each residual quantile, at least 0, in ms.
+pub fn overhead_dist(m: &ModelFit) -> String {
+    debug_assert_eq!(m.residual_quantiles_s.len(), RESIDUAL_QUANTILES);
+    let values: Vec<String> = m
+        .residual_quantiles_s
+        .iter()
+        .map(|q| format!("{:.3}s", (m.overhead_s + q).max(0.0)))
+        .collect();
+    format!("empirical([{}])", values.join(", "))
+}
+
+/// A rate as plain text: whole tokens/s from 100 up, else one decimal.
+fn rate_text(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{}", v.round())
+    } else {
+        format!("{:.1}", v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::estimate::{Ci95, Interval, Settings};
+    use crate::dist::{parse_dist_in, Dist, Quantity};
+
+    fn fit(cached_rate: Option<f64>) -> ModelFit {
+        let i = Interval { lo: 1.0, hi: Some(2.0) };
+        ModelFit {
+            model: "claude-sonnet-4-5-20250929".into(),
+            preset: Some("claude-sonnet-4.5"),
+            requests: 10,
+            requests_total: 12,
+            sessions: 3,
+            cache_read_requests: 5,
+            overhead_s: 0.3,
+            prefill_rate: Some(41_234.56),
+            cached_rate,
+            decode_rate: Some(55.55),
+            decode_requests: 4,
+            median_abs_error_s: 0.2,
+            launch_2024_median_abs_error_s: 0.5,
+            ci95: Ci95 {
+                overhead_s: i,
+                prefill_rate: Some(Interval { lo: 30_000.0, hi: None }),
+                cached_rate: cached_rate.map(|_| i),
+                decode_rate: Some(i),
+            },
+            bootstrap_unit: "session",
+            // Residuals from -0.5 s: the lowest overhead draws clamp at 0.
+            residual_quantiles_s: (0..20).map(|k| -0.5 + 0.05 * k as f64).collect(),
+            held_out: None,
+            not_identifiable: vec![("cached_rate", "no request read from the cache".into())],
+            points: vec![],
+        }
+    }
+
+    #[test]
+    fn every_latency_value_parses_as_a_distribution() {
+        let cal =
+            Calibration { models: vec![fit(None)], skipped: vec![], settings: Settings::default() };
+        let text = latency_toml(&cal, "prefixsim calibrate x", "x (usage-log)");
+        let table: toml::Table = text.parse().unwrap();
+        let t = table["latency"]["claude-sonnet-4.5"].as_table().unwrap();
+        let mut keys: Vec<&String> = t.keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["decode_rate", "overhead", "prefill_rate"], "cached_rate omitted");
+        let d = |k: &str, q| parse_dist_in(t[k].as_str().unwrap(), q, None).unwrap();
+        let Dist::Empirical(v) = d("overhead", Quantity::Duration) else { panic!("empirical") };
+        // 0.3 s + (-0.5 + 0.05 k), clamped at 0, in microseconds.
+        assert_eq!(v[0], 0.0);
+        assert_eq!(v[19], 750_000.0);
+        assert_eq!(d("prefill_rate", Quantity::Number), Dist::Const(41_235.0));
+        assert_eq!(d("decode_rate", Quantity::Number), Dist::Const(55.5));
+        assert!(text.contains("# cached_rate: not identifiable from this data (no request read"));
+    }
+
+    #[test]
+    fn json_nulls_what_is_not_identified_and_unbounded_ends() {
+        let cal =
+            Calibration { models: vec![fit(None)], skipped: vec![], settings: Settings::default() };
+        let v: serde_json::Value = serde_json::from_str(&json(&cal)).unwrap();
+        let m = &v["models"][0];
+        assert!(m["cached_rate"].is_null() && m["ci95"]["cached_rate"].is_null());
+        assert_eq!(m["ci95"]["prefill_rate"], serde_json::json!([30000.0, null]));
+        assert_eq!(m["prefill_rate"], 41234.6);
+    }
+}
