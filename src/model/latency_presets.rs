@@ -129,12 +129,10 @@ mod tests {
             let q = fit.overhead_quantiles_s;
             assert!(q.windows(2).all(|w| w[0] <= w[1]), "{}", fit.fitted_on);
             assert!(q[0] >= 0.0);
-            // The 47.5% and 52.5% quantiles bracket the median fixed part.
-            assert!(
-                q[9] <= fit.overhead_s + 1e-9 && fit.overhead_s <= q[10] + 1e-9,
-                "{}",
-                fit.fitted_on
-            );
+            // The 47.5% and 52.5% quantiles bracket the median fixed part (to the
+            // quantiles' 1 ms rounding).
+            let (lo, hi) = (q[9] - 1e-3, q[10] + 1e-3);
+            assert!(lo <= fit.overhead_s && fit.overhead_s <= hi, "{}", fit.fitted_on);
         }
     }
 
