@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod dist;
 pub mod engine;
+pub mod limits;
 pub mod metrics;
 pub mod model;
 pub mod plot;

@@ -3,6 +3,7 @@
 mod cache;
 mod cli;
 mod engine;
+mod faults;
 mod model;
 mod plot;
 mod replay;
