@@ -79,7 +79,7 @@ pub fn load_plan(file: &Path, sets: &[String]) -> Result<(Real, Plan), CliError>
 /// size first, before a point is looked at).
 fn load_checked(file: &Path, sets: &[String], force: bool) -> Result<(Real, Plan), CliError> {
     let origin = file.display().to_string();
-    let text = std::fs::read_to_string(file)
+    let text = config::read_experiment(file)
         .map_err(|e| CliError::input(anyhow::anyhow!("cannot read {origin}: {e}")))?;
     let mut table = config::parse_table(&text, &origin).map_err(CliError::input)?;
     for s in sets {

@@ -84,7 +84,7 @@ fn input(msg: String) -> CliError {
 
 pub fn run(args: Args) -> CliResult {
     let origin = args.file.display().to_string();
-    let text = std::fs::read_to_string(&args.file)
+    let text = config::read_experiment(&args.file)
         .map_err(|e| input(format!("cannot read {origin}: {e}")))?;
     let mut table = config::parse_table(&text, &origin).map_err(CliError::input)?;
     for s in &args.set {
