@@ -231,6 +231,22 @@ fn parse_list<'a>(items: impl Iterator<Item = &'a str>, q: Quantity) -> Result<V
         .collect()
 }
 
+/// The largest values file `empirical(file=...)` reads (a file or device without end, like
+/// `/dev/zero`, is refused at this size instead of filling memory).
+pub const MAX_VALUES_FILE_BYTES: u64 = 64 << 20;
+
+/// The text of `path`, refused past `max` bytes.
+pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(max + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > max {
+        let msg = format!("longer than {} MiB (the most a values file may be)", max >> 20);
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, msg));
+    }
+    Ok(text)
+}
+
 /// A values file: numbers (or durations with units) separated by whitespace, commas or lines;
 /// `#` starts a comment.
 fn read_values(file: &str, q: Quantity, base_dir: Option<&Path>) -> Result<Vec<f64>, String> {
@@ -239,7 +255,7 @@ fn read_values(file: &str, q: Quantity, base_dir: Option<&Path>) -> Result<Vec<f
         Some(dir) => dir.join(file),
         None => Path::new(file).to_path_buf(),
     };
-    let text = std::fs::read_to_string(&path)
+    let text = read_bounded(&path, MAX_VALUES_FILE_BYTES)
         .map_err(|e| format!("empirical: cannot read `{}`: {e}", path.display()))?;
     let tokens = text
         .lines()

@@ -12,6 +12,7 @@ pub mod config;
 pub mod dist;
 pub mod engine;
 pub mod input;
+pub mod limits;
 pub mod metrics;
 pub mod model;
 pub mod plot;

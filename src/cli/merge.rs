@@ -15,7 +15,8 @@ Examples:
   prefixsim merge results/shard-0 results/shard-1 results/shard-2 --out results/all
   prefixsim merge results/shard-* --out results/all --json
 
-Exit code 2 when shards are missing, overlap, are unfinished or belong to different experiments.";
+Exit code 2 when shards are missing, overlap, are unfinished or belong to different experiments,
+when a DIR is not a directory, or when another process is writing --out.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = AFTER_HELP)]
@@ -32,9 +33,13 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let rep = sweep::merge::merge(&args.dirs, &args.out).map_err(|e| match e {
-        SweepError::Input(m) => CliError::input(anyhow::anyhow!(m)),
-        SweepError::Internal(m) => CliError::internal(anyhow::anyhow!(m)),
+    let lock = super::guard::lock_dir(&args.out, "--out")?;
+    let rep = sweep::merge::merge(&args.dirs, &args.out).map_err(|e| {
+        lock.remove_if_empty();
+        match e {
+            SweepError::Input(m) => CliError::input(anyhow::anyhow!(m)),
+            SweepError::Internal(m) => CliError::internal(anyhow::anyhow!(m)),
+        }
     })?;
     if args.json {
         let v = serde_json::json!({

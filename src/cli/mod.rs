@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod calibrate;
+pub mod guard;
 pub mod merge;
 pub mod models;
 pub mod plot;
@@ -43,11 +44,21 @@ impl CliError {
 }
 
 impl std::fmt::Display for CliError {
+    /// The error and its causes, each said once: a cause whose text the message already holds
+    /// (`{path}: {source}` followed by the source itself) is not repeated.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let e = match self {
             CliError::Input(e) | CliError::Internal(e) => e,
         };
-        write!(f, "{e:#}")
+        let mut text = e.to_string();
+        for cause in e.chain().skip(1) {
+            let c = cause.to_string();
+            if !text.contains(&c) {
+                text.push_str(": ");
+                text.push_str(&c);
+            }
+        }
+        f.write_str(&text)
     }
 }
 

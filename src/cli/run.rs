@@ -11,8 +11,10 @@ use std::sync::{Condvar, Mutex};
 use anyhow::Context;
 use serde::Serialize;
 
+use super::guard::{self, check_work, lock_dir};
 use super::{CliError, CliResult};
 use crate::config::{self, strategy_label, Experiment, Strategy};
+use crate::limits::{self, RunError, WorkLimits};
 use crate::metrics::{RunMetrics, SCALAR_NAMES};
 use crate::report::table;
 use crate::results::stats::Welford;
@@ -28,7 +30,8 @@ Examples:
 
 Values after --set are TOML (`workload.agents=16`, `workload.parent_warm=true`); a bare word
 is a string (`cache.ttl=1h`, `workload.kind=fork_drop_tool(tool=Bash)`). A `[sweep]` table in
-FILE is ignored here (use `prefixsim sweep`). Exit code 2 on a bad file or value.";
+FILE is ignored here (use `prefixsim sweep`). Exit code 2 on a bad file or value, on work above
+the limits of docs/limits.md (`--force` lifts them), or when a run stops at its own limits.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = AFTER_HELP)]
@@ -57,6 +60,10 @@ pub struct Args {
     /// Threads for replications (default: all cores); output does not depend on it.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Start even when the estimated work, memory or output is above the limits
+    /// (docs/limits.md).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Something that simulates one replication of one strategy.
@@ -69,6 +76,16 @@ pub trait Simulator: Sync {
     ) -> Result<RunMetrics, String>;
     /// Replication 0 of `strategy` with every agent's segments, as `trace.csv` rows.
     fn trace(&self, exp: &Experiment, strategy: &Strategy) -> Result<Vec<TraceRow>, String>;
+    /// As `simulate`, saying whose fault a failure is: `RunError::Input` when the experiment's
+    /// own values stopped the run (exit 2). By default every failure is a bug.
+    fn simulate_checked(
+        &self,
+        exp: &Experiment,
+        strategy: &Strategy,
+        replication: u32,
+    ) -> Result<RunMetrics, RunError> {
+        self.simulate(exp, strategy, replication).map_err(RunError::Internal)
+    }
 }
 
 /// The fan-out model (`crate::model`).
@@ -77,6 +94,14 @@ pub struct ModelSim;
 impl Simulator for ModelSim {
     fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, String> {
         crate::model::simulate(exp, s, r).map_err(|e| e.to_string())
+    }
+    fn simulate_checked(
+        &self,
+        e: &Experiment,
+        s: &Strategy,
+        r: u32,
+    ) -> Result<RunMetrics, RunError> {
+        crate::model::simulate(e, s, r).map_err(RunError::from)
     }
     fn trace(&self, exp: &Experiment, s: &Strategy) -> Result<Vec<TraceRow>, String> {
         let (_, segments) = crate::model::simulate_traced(exp, s, 0).map_err(|e| e.to_string())?;
@@ -108,7 +133,9 @@ pub struct StrategyOutcome {
 
 pub fn run(mut args: Args) -> CliResult {
     args.set.extend(super::latency_set(&args.latency)?);
-    let (_, exp) = load(&args.file, &args.set, args.seed)?;
+    let (table, exp) = load(&args.file, &args.set, args.seed)?;
+    let estimate = limits::estimate_run(&exp, args.out.is_some());
+    check_work(&estimate, &WorkLimits::from_table(&table), args.force)?;
     execute_and_print(&exp, &args, &ModelSim)
 }
 
@@ -124,6 +151,7 @@ pub fn run_default() -> CliResult {
         out: None,
         trace: false,
         jobs: None,
+        force: false,
     };
     execute_and_print(&exp, &args, &ModelSim)
 }
@@ -156,18 +184,45 @@ pub fn execute_and_print(exp: &Experiment, args: &Args, sim: &dyn Simulator) -> 
         }
     }
     let jobs = args.jobs.unwrap_or_else(default_jobs).max(1);
-    let outcomes = execute(exp, jobs, sim).map_err(CliError::internal)?;
+    let outcomes = execute(exp, jobs, sim).map_err(|e| match e.downcast::<RunError>() {
+        Ok(e) => guard::run_error(e),
+        Err(e) => CliError::internal(e),
+    })?;
+    check_finite(&outcomes).map_err(CliError::internal)?;
     if let Some(dir) = &args.out {
         let trace = match args.trace {
             true => Some(trace_rows(exp, sim).map_err(CliError::internal)?),
             false => None,
         };
+        let lock = lock_dir(dir, "--out")?;
         write_out(dir, exp, &outcomes, trace.as_deref())
             .with_context(|| format!("writing results to {}", dir.display()))
             .map_err(CliError::internal)?;
+        drop(lock);
     }
     let text = if args.json { json_text(exp, &outcomes) } else { table_text(exp, &outcomes) };
     print!("{text}");
+    Ok(())
+}
+
+/// Every number about to be printed or written is finite: a NaN or an infinity here is a bug
+/// (the inputs are range-checked so that the arithmetic stays finite), never an output.
+fn check_finite(outcomes: &[StrategyOutcome]) -> anyhow::Result<()> {
+    for o in outcomes {
+        let stats = o.aggregate.stats().into_iter().zip(SCALAR_NAMES);
+        for (st, name) in stats.chain(o.parent.iter().map(|w| (w.stat(), "parent"))) {
+            for x in [st.mean, st.sd, st.ci95] {
+                if !x.is_finite() {
+                    anyhow::bail!("{}: {name} is {x}: a bug, please report it", o.label);
+                }
+            }
+        }
+        if let Some((r, _)) =
+            o.runs.iter().enumerate().find(|(_, s)| s.iter().any(|x| !x.is_finite()))
+        {
+            anyhow::bail!("{}, replication {r}: a metric is not finite: a bug", o.label);
+        }
+    }
     Ok(())
 }
 
@@ -210,7 +265,7 @@ pub fn execute(
     let init = || -> Vec<Option<Aggregate>> { (0..n_strategies).map(|_| None).collect() };
     let work = |hists: &mut Vec<Option<Aggregate>>, k: usize| {
         let (s, r) = (k / reps, k % reps);
-        let run = sim.simulate(exp, &exp.strategies[s], r as u32)?;
+        let run = sim.simulate_checked(exp, &exp.strategies[s], r as u32)?;
         hists[s].get_or_insert_with(Aggregate::new).add_samples(run.samples());
         Ok((run.scalars(), [run.parent_requests as f64, run.parent_cost_usd]))
     };
@@ -225,9 +280,9 @@ pub fn execute(
     };
     let result = ordered_parallel(total, jobs, init, work, fold);
     progress.finish_and_clear();
-    let workers = result.map_err(|(k, e)| {
+    let workers = result.map_err(|(k, e): (usize, RunError)| {
         let label = strategy_label(&exp.strategies[k / reps]);
-        anyhow::anyhow!("strategy {label}, replication {}: {e}", k % reps)
+        anyhow::Error::new(e.map(|m| format!("strategy {label}, replication {}: {m}", k % reps)))
     })?;
     for worker in workers {
         for (o, agg) in outcomes.iter_mut().zip(worker) {
@@ -257,13 +312,13 @@ struct Queue {
 /// and call `fold(k, value)` in index order on this thread. Workers stay within a window of
 /// `4 * jobs` tasks past the last folded one, which bounds memory. Returns the workers' final
 /// states, or the lowest failing index and its error.
-pub fn ordered_parallel<S: Send, T: Send>(
+pub fn ordered_parallel<S: Send, T: Send, E: Send>(
     total: usize,
     jobs: usize,
     init: impl Fn() -> S + Sync,
-    work: impl Fn(&mut S, usize) -> Result<T, String> + Sync,
+    work: impl Fn(&mut S, usize) -> Result<T, E> + Sync,
     mut fold: impl FnMut(usize, T),
-) -> Result<Vec<S>, (usize, String)> {
+) -> Result<Vec<S>, (usize, E)> {
     if jobs <= 1 || total <= 1 {
         let mut state = init();
         for k in 0..total {
@@ -274,7 +329,7 @@ pub fn ordered_parallel<S: Send, T: Send>(
     let window = 4 * jobs;
     let queue = Mutex::new(Queue { next: 0, folded: 0, stop: false });
     let cv = Condvar::new();
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<T, String>)>();
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<T, E>)>();
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for _ in 0..jobs.min(total) {
@@ -300,12 +355,12 @@ pub fn ordered_parallel<S: Send, T: Send>(
     })
 }
 
-fn fold_in_order<T>(
-    rx: std::sync::mpsc::Receiver<(usize, Result<T, String>)>,
+fn fold_in_order<T, E>(
+    rx: std::sync::mpsc::Receiver<(usize, Result<T, E>)>,
     queue: &Mutex<Queue>,
     cv: &Condvar,
     fold: &mut impl FnMut(usize, T),
-) -> Result<(), (usize, String)> {
+) -> Result<(), (usize, E)> {
     let mut pending = std::collections::BTreeMap::new();
     let mut expect = 0;
     for (k, r) in rx {
@@ -334,8 +389,9 @@ fn take(queue: &Mutex<Queue>, cv: &Condvar, total: usize, window: usize) -> Opti
     }
 }
 
-/// Write manifest.json, summary.csv, runs.csv, histograms/ (and trace.csv) for one run
-/// (point 0, no axes).
+/// Write summary.csv, runs.csv, histograms/ (and trace.csv) for one run (point 0, no axes),
+/// then manifest.json last: a directory whose manifest is missing is unfinished, and readers
+/// refuse it. A manifest of an earlier run is removed first, so it never vouches for a mix.
 pub fn write_out(
     dir: &Path,
     exp: &Experiment,
@@ -343,8 +399,11 @@ pub fn write_out(
     trace: Option<&[TraceRow]>,
 ) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
+    match std::fs::remove_file(dir.join("manifest.json")) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
     let toml_text = config::render(exp);
-    results::write_manifest(dir, &Manifest::new("run", exp, &toml_text))?;
     let rows: Vec<SummaryRow<'_>> = outcomes
         .iter()
         .map(|o| SummaryRow {
@@ -368,7 +427,7 @@ pub fn write_out(
     if let Some(rows) = trace {
         results::write_trace(dir, rows)?;
     }
-    Ok(())
+    results::write_manifest(dir, &Manifest::new("run", exp, &toml_text))
 }
 
 /// The seed first, then the comparison table, then the ladders.

@@ -7,9 +7,12 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::guard::{check_work, lock_dir};
 use super::{CliError, CliResult};
 use crate::config;
-use crate::sweep::{self, real::Real, ExecOptions, Outcome, Plan, SweepError, SweepOptions};
+use crate::limits::{self, WorkLimits};
+use crate::sweep::{self, real::Real, ExecOptions, Outcome, Plan, Simulator, SweepError};
+use crate::sweep::{Grid, SweepOptions};
 
 const AFTER_HELP: &str = "\
 The [sweep] table of FILE names the axes; each is a dotted key over a list or a range:
@@ -32,7 +35,10 @@ Examples:
   prefixsim merge results/shard-* --out results/all
 
 --shard K/N runs the points whose index mod N == K; K counts from 0 (Slurm --array=0-7,
-Kubernetes JOB_COMPLETION_INDEX). Exit code 2 on a bad file, key, range or shard.";
+Kubernetes JOB_COMPLETION_INDEX). Ctrl-C, SIGTERM and SIGHUP finish the running points, save
+them and print the command that resumes. Exit code 2 on a bad file, key, range or shard, on a
+grid or work above the limits of docs/limits.md (`--force` lifts them), on a point stopped by
+its own limits, or when another process is writing DIR.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = AFTER_HELP)]
@@ -62,12 +68,22 @@ pub struct Args {
     /// Print a JSON report instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Start even when the grid, the estimated work, memory or output is above the limits
+    /// (docs/limits.md).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Read FILE, apply `--set`, and validate the sweep (every bad key or range is an input error).
 pub fn load_plan(file: &Path, sets: &[String]) -> Result<(Real, Plan), CliError> {
+    load_checked(file, sets, true)
+}
+
+/// As `load_plan`; unless `force`, refuse a grid or a sweep above the work limits (the grid's
+/// size first, before a point is looked at).
+fn load_checked(file: &Path, sets: &[String], force: bool) -> Result<(Real, Plan), CliError> {
     let origin = file.display().to_string();
-    let text = std::fs::read_to_string(file)
+    let text = config::read_experiment(file)
         .map_err(|e| CliError::input(anyhow::anyhow!("cannot read {origin}: {e}")))?;
     let mut table = config::parse_table(&text, &origin).map_err(CliError::input)?;
     for s in sets {
@@ -75,8 +91,58 @@ pub fn load_plan(file: &Path, sets: &[String]) -> Result<(Real, Plan), CliError>
     }
     let sim = Real { origin: origin.clone() };
     let order = sweep::spec::key_order(&text);
+    let limits = WorkLimits::from_table(&table);
+    let named = |e: CliError| match e {
+        CliError::Input(e) => CliError::input(anyhow::anyhow!("{origin}: {e}")),
+        e => e,
+    };
+    if let Some(Ok(grid)) = config::sweep_table(&table).map(|t| Grid::from_table(t, &order)) {
+        let axes: Vec<(String, usize)> =
+            grid.axes.iter().map(|a| (format!("[sweep] {}", a.key), a.values.len())).collect();
+        let sizes: Vec<String> = axes.iter().map(|a| a.1.to_string()).collect();
+        let how = format!("the [sweep] grid, {}", sizes.join(" x "));
+        check_work(&limits::estimate_grid(grid.points(), &how, &axes), &limits, force)
+            .map_err(named)?;
+    }
     let plan = Plan::new(&sim, table, &order).map_err(|e| sweep_err(&origin, e))?;
+    if !force {
+        check_work(&estimate(&sim, &plan)?, &limits, force).map_err(named)?;
+    }
     Ok((sim, plan))
+}
+
+/// The sweep's estimate: every point resolved (the grid is within `limits.max_points`).
+fn estimate(sim: &Real, plan: &Plan) -> Result<limits::Estimate, CliError> {
+    let n = plan.grid.points();
+    let mut failed = None;
+    // Streamed: one point's experiment at a time. A point that does not resolve (a
+    // combination of axis values the experiment refuses) is bad input, found before any work.
+    let exps = (0..n).map_while(|i| {
+        let exp = plan.point_table(i).and_then(|t| sim.resolve(&t));
+        match exp {
+            Ok(exp) => Some((point_label(plan, i), exp)),
+            Err(e) => {
+                failed = Some(format!("[sweep] {}: {e}", point_label(plan, i)));
+                None
+            }
+        }
+    });
+    let e = limits::estimate_points("[sweep]", n, exps, 0, plan.grid.axes.len(), true);
+    match failed {
+        Some(m) => Err(CliError::input(anyhow::anyhow!(m))),
+        None => Ok(e),
+    }
+}
+
+/// `point 3 (workload.agents = 4, max_wait = 1s)`.
+fn point_label(plan: &Plan, i: u64) -> String {
+    let values: Vec<String> = plan
+        .grid
+        .point(i)
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", sweep::spec::value_text(v)))
+        .collect();
+    format!("point {i} ({})", values.join(", "))
 }
 
 /// Map a sweep error to the CLI's exit codes, naming the file on input errors.
@@ -108,16 +174,13 @@ struct Report<'a> {
 
 pub fn run(mut args: Args) -> CliResult {
     args.set.extend(super::latency_set(&args.latency)?);
-    let (sim, plan) = load_plan(&args.file, &args.set)?;
+    let (sim, plan) = load_checked(&args.file, &args.set, args.force)?;
     let shard = match &args.shard {
         Some(s) => Some(sweep::parse_shard(s).map_err(|e| CliError::input(anyhow::anyhow!(e)))?),
         None => None,
     };
     let dir = args.out.clone().unwrap_or_else(|| default_dir(&plan.desc.name, shard));
-    if dir.exists() && !dir.is_dir() {
-        let e = anyhow::anyhow!("--out {}: exists and is not a directory", dir.display());
-        return Err(CliError::input(e));
-    }
+    let lock = lock_dir(&dir, "--out")?;
     let opts = SweepOptions {
         dir: dir.clone(),
         shard,
@@ -131,8 +194,11 @@ pub fn run(mut args: Args) -> CliResult {
     };
     let origin = args.file.display().to_string();
     let plan = Arc::new(plan);
-    let rep =
-        sweep::run_sweep(Arc::new(sim), plan.clone(), &opts).map_err(|e| sweep_err(&origin, e))?;
+    let rep = sweep::run_sweep(Arc::new(sim), plan.clone(), &opts).map_err(|e| {
+        // A failed point removed the journal: leave no empty directory behind either.
+        lock.remove_if_empty();
+        sweep_err(&origin, e)
+    })?;
     let done = match rep.outcome {
         Outcome::Complete => rep.points,
         Outcome::Interrupted { done } => done,

@@ -5,8 +5,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::guard::{self, check_work, lock_dir};
 use super::{CliError, CliResult};
 use crate::config;
+use crate::limits::{self, WorkLimits};
 use crate::sweep::real::Real;
 use crate::sweep::tune::{self, Candidate, Objective, Tuned};
 use crate::sweep::{output, Simulator};
@@ -32,7 +34,8 @@ Examples:
       --strategy eager --objective 'cost+0.001*p95_makespan' --out results/tune
 
 `max_wait` is short for strategy.wait_first.max_wait, `interval` for strategy.stagger.interval.
-Exit code 2 on a bad file, key, range or objective.";
+Exit code 2 on a bad file, key, range or objective, on work above the limits of docs/limits.md
+(`--force` lifts them), or when a candidate's run stops at its own limits.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = AFTER_HELP)]
@@ -73,6 +76,10 @@ pub struct Args {
     /// Also write DIR/tune.json.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Start even when the candidates or the estimated work or memory are above the limits
+    /// (docs/limits.md).
+    #[arg(long)]
+    pub force: bool,
 }
 
 fn input(msg: String) -> CliError {
@@ -82,7 +89,7 @@ fn input(msg: String) -> CliError {
 pub fn run(mut args: Args) -> CliResult {
     args.set.extend(super::latency_set(&args.latency)?);
     let origin = args.file.display().to_string();
-    let text = std::fs::read_to_string(&args.file)
+    let text = config::read_experiment(&args.file)
         .map_err(|e| input(format!("cannot read {origin}: {e}")))?;
     let mut table = config::parse_table(&text, &origin).map_err(CliError::input)?;
     for s in &args.set {
@@ -99,18 +106,18 @@ pub fn run(mut args: Args) -> CliResult {
         .and_then(|t| sim.resolve(&t))
         .map_err(|e| input(format!("--param {} = {}: {e}", args.param, values[0].label())))?;
     let desc = sim.describe(&probe);
+    check_limits(&args, &sim, &table, &values)?;
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let tuned =
         tune::run_tune(&sim, &table, strategy, &args.param, values, &objective, args.refine, jobs)
-            .map_err(|e| CliError::internal(anyhow::anyhow!(e)))?;
+            .map_err(guard::run_error)?;
     let mut report = Report::new(&args.param, &objective, desc.replications, &tuned);
     (report.name, report.question) = (desc.name, desc.question);
     let json = serde_json::to_string_pretty(&report).expect("a report serializes") + "\n";
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| CliError::internal(anyhow::anyhow!("{}: {e}", dir.display())))?;
+        let _lock = lock_dir(dir, "--out")?;
         output::write_atomic(&dir.join("tune.json"), &json)
             .map_err(|e| CliError::internal(anyhow::anyhow!(e)))?;
     }
@@ -126,6 +133,42 @@ pub fn run(mut args: Args) -> CliResult {
         )));
     }
     Ok(())
+}
+
+/// Refuse (unless `--force`) more candidates than `limits.max_points`, then work or memory
+/// above the limits: every coarse candidate is estimated, and each refinement round adds 7
+/// candidates as large as the largest.
+fn check_limits(
+    args: &Args,
+    sim: &Real,
+    table: &toml::Table,
+    values: &[tune::Value],
+) -> Result<(), CliError> {
+    if args.force {
+        return Ok(());
+    }
+    let limits = WorkLimits::from_table(table);
+    let extra = 7 * u64::from(args.refine);
+    let n = values.len() as u64;
+    let how = format!("{n} values of --range and {extra} of --refine {}", args.refine);
+    let axes = [(format!("--range {}", args.range), values.len())];
+    check_work(&limits::estimate_grid(n + extra, &how, &axes), &limits, false)?;
+    let mut failed = None;
+    let exps = values.iter().map_while(|&v| {
+        let named = |e: String| format!("--param {} = {}: {e}", args.param, v.label());
+        match tune::candidate_table(table, &args.param, v).and_then(|t| sim.resolve(&t)) {
+            Ok(exp) => Some((format!("candidate {} = {}", args.param, v.label()), exp)),
+            Err(e) => {
+                failed = Some(named(e));
+                None
+            }
+        }
+    });
+    let estimate = limits::estimate_points("--range", n, exps, extra, 0, false);
+    if let Some(m) = failed {
+        return Err(input(m));
+    }
+    check_work(&estimate, &limits, false)
 }
 
 #[derive(Serialize)]

@@ -25,6 +25,15 @@ pub use render::render;
 pub use resolve::resolve;
 pub use set::{apply_set, set_key};
 
+/// The largest experiment file read (they are a few KiB; a file without end, like
+/// `/dev/zero`, is refused at this size instead of filling memory).
+pub const MAX_EXPERIMENT_BYTES: u64 = 16 << 20;
+
+/// The text of an experiment file, refused past `MAX_EXPERIMENT_BYTES`.
+pub fn read_experiment(path: &Path) -> std::io::Result<String> {
+    crate::dist::read_bounded(path, MAX_EXPERIMENT_BYTES)
+}
+
 /// The embedded default experiment (`prefixsim` with no command runs it).
 pub const DEFAULT_EXPERIMENT: &str = include_str!("../../experiments/default.toml");
 /// The origin string used in errors about the embedded default.
@@ -86,8 +95,8 @@ pub fn parse_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError>
 /// too (the sweep code expands its `[sweep]` table from it).
 pub fn load(path: &Path, sets: &[String]) -> Result<(toml::Table, Experiment), ConfigError> {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| ConfigError::Io { path: origin.clone(), source })?;
+    let text =
+        read_experiment(path).map_err(|source| ConfigError::Io { path: origin.clone(), source })?;
     let mut table = parse_table(&text, &origin)?;
     for s in sets {
         apply_set(&mut table, s)?;

@@ -10,6 +10,9 @@ use super::names::{parse_kind, parse_strategy, strategy_label};
 use super::{presets, ConfigError};
 use crate::dist::{dist_label, parse_dist_in, Dist, Quantity};
 use crate::model::latency_presets::{self, LatencyPreset};
+use crate::limits::{
+    dist_param_max, MAX_MULTIPLIER, MAX_PRICE_USD_PER_MTOK, MAX_TOKENS, WORK_LIMIT_KEYS,
+};
 use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN};
 
 /// The strategies run when the file names none (SPEC.md section 9).
@@ -119,14 +122,16 @@ fn resolve_model(top: &mut Section<'_>, name: &str) -> Result<ModelParams, Confi
         },
         None => return Err(top.bad("model", format!("\"{name}\""), &unknown_model(name))),
     };
+    // Bounded so that a run's cost stays finite and exact enough (docs/limits.md).
+    let (price, mult) = (MAX_PRICE_USD_PER_MTOK, MAX_MULTIPLIER);
     let m = ModelParams {
         name: base.name.clone(),
-        input_usd_per_mtok: s.f64(keys[0], base.input_usd_per_mtok)?,
-        output_usd_per_mtok: s.f64(keys[1], base.output_usd_per_mtok)?,
-        read_multiplier: s.f64(keys[2], base.read_multiplier)?,
-        write_5m_multiplier: s.f64(keys[3], base.write_5m_multiplier)?,
-        write_1h_multiplier: s.f64(keys[4], base.write_1h_multiplier)?,
-        min_cacheable_tokens: s.u64(keys[5], base.min_cacheable_tokens)?,
+        input_usd_per_mtok: s.f64_at_most(keys[0], base.input_usd_per_mtok, price)?,
+        output_usd_per_mtok: s.f64_at_most(keys[1], base.output_usd_per_mtok, price)?,
+        read_multiplier: s.f64_at_most(keys[2], base.read_multiplier, mult)?,
+        write_5m_multiplier: s.f64_at_most(keys[3], base.write_5m_multiplier, mult)?,
+        write_1h_multiplier: s.f64_at_most(keys[4], base.write_1h_multiplier, mult)?,
+        min_cacheable_tokens: s.tokens(keys[5], base.min_cacheable_tokens)?,
     };
     s.finish()?;
     Ok(m)
@@ -151,6 +156,9 @@ fn resolve_cache(s: &mut Section<'_>) -> Result<CacheParams, ConfigError> {
         },
     };
     let capacity_tokens = s.opt_u64("capacity_tokens", 1)?;
+    if let Some(c) = capacity_tokens.filter(|&c| c > 1 << 53) {
+        return Err(s.bad("capacity_tokens", c.to_string(), "at most 2^53 tokens"));
+    }
     s.finish()?;
     Ok(CacheParams { policy, ttl, capacity_tokens })
 }
@@ -164,18 +172,18 @@ fn resolve_workload(s: &mut Section<'_>) -> Result<Workload, ConfigError> {
         agents: s.u32_min("agents", 10, 1)?,
         arrival_every_us: s.duration_us("arrival_every", 0)?,
         concurrency: s.u32_min("concurrency", 16, 1)?,
-        parent_tokens: s.u64("parent_tokens", 50_000)?,
+        parent_tokens: s.tokens("parent_tokens", 50_000)?,
         parent_warm: s.bool("parent_warm", false)?,
         parent_idle_us: s.duration_us("parent_idle", 0)?,
         parent_turn_every_us: s.duration_us("parent_turn_every", 0)?,
-        parent_turn_tokens: s.dist("parent_turn_tokens", n, "const(2000)")?,
-        brief_tokens: s.u64("brief_tokens", 0)?,
-        task_tokens: s.u64("task_tokens", 100)?,
-        subagent_tokens: s.u64("subagent_tokens", 15_000)?,
+        parent_turn_tokens: s.token_dist("parent_turn_tokens", "const(2000)")?,
+        brief_tokens: s.tokens("brief_tokens", 0)?,
+        task_tokens: s.tokens("task_tokens", 100)?,
+        subagent_tokens: s.tokens("subagent_tokens", 15_000)?,
         turns: s.dist("turns", n, "const(1)")?,
-        output_tokens: s.dist("output_tokens", n, "const(100)")?,
+        output_tokens: s.token_dist("output_tokens", "const(100)")?,
         tool_latency_us: s.dist("tool_latency", d, "const(2s)")?,
-        tool_result_tokens: s.dist("tool_result_tokens", n, "const(500)")?,
+        tool_result_tokens: s.token_dist("tool_result_tokens", "const(500)")?,
         denied_call_share: s.f64("denied_call_share", 0.1)?,
     };
     if w.denied_call_share > 1.0 {
@@ -287,6 +295,11 @@ fn resolve_limits(s: &mut Section<'_>) -> Result<RunLimits, ConfigError> {
         max_events: s.u64("max_events", 100_000_000)?,
         horizon_us: s.duration_us("horizon", 24 * US_PER_H)?,
     };
+    // The work limits of a command (`crate::limits::WorkLimits`): checked here, read by the
+    // CLI; they change no result, so they are not part of the experiment.
+    for key in WORK_LIMIT_KEYS {
+        s.opt_u64(key, 1)?;
+    }
     s.finish()?;
     Ok(l)
 }
@@ -391,6 +404,41 @@ impl<'t> Section<'t> {
             return Err(self.bad(key, x.to_string(), "expected a finite number >= 0"));
         }
         Ok(x)
+    }
+
+    fn f64_at_most(
+        &mut self,
+        key: &'static str,
+        default: f64,
+        max: f64,
+    ) -> Result<f64, ConfigError> {
+        let x = self.f64(key, default)?;
+        if x > max {
+            let shown = if x < 1e16 { x.to_string() } else { format!("{x:e}") };
+            return Err(self.bad(key, shown, &format!("at most {max:e} (docs/limits.md)")));
+        }
+        Ok(x)
+    }
+
+    /// A token count: at most `MAX_TOKENS`, so that sums over a run stay exact.
+    fn tokens(&mut self, key: &'static str, default: u64) -> Result<u64, ConfigError> {
+        let v = self.u64(key, default)?;
+        if v > MAX_TOKENS {
+            let why = format!("at most {MAX_TOKENS} tokens (docs/limits.md)");
+            return Err(self.bad(key, v.to_string(), &why));
+        }
+        Ok(v)
+    }
+
+    /// A distribution of token counts: its parameters at most `MAX_TOKENS`.
+    fn token_dist(&mut self, key: &'static str, default: &str) -> Result<Dist, ConfigError> {
+        let d = self.dist(key, Quantity::Number, default)?;
+        if dist_param_max(&d) > MAX_TOKENS as f64 {
+            let text = dist_label(&d, Quantity::Number);
+            let why = format!("parameters of at most {MAX_TOKENS} tokens (docs/limits.md)");
+            return Err(self.bad_str(key, &text, &why));
+        }
+        Ok(d)
     }
 
     fn duration_us(&mut self, key: &'static str, default_us: u64) -> Result<u64, ConfigError> {

@@ -257,9 +257,10 @@ impl<'a> Run<'a> {
         Ok(run)
     }
 
-    /// A warm parent: its last request wrote its entries at time 0, readable at once.
+    /// A warm parent: its last request wrote its entries at time 0, readable at once. A
+    /// parent of no tokens has nothing to cache: warm or cold, the same (nothing is written).
     fn warm_parent(&mut self) -> Result<(), SimError> {
-        if !self.exp.workload.parent_warm {
+        if !self.exp.workload.parent_warm || self.exp.workload.parent_tokens == 0 {
             return Ok(());
         }
         let (prompt, bps) = workload::parent_request(self.exp);

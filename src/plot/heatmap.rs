@@ -193,7 +193,10 @@ fn draw_colorbar<DB: DrawingBackend>(
         .margin_bottom(20 + 90)
         .margin_right(10)
         .y_label_area_size(110)
-        .build_cartesian_2d(0.0..1.0, lo..hi)
+        .build_cartesian_2d(0.0..1.0, {
+            let (lo, hi) = super::axis_range(lo, hi);
+            lo..hi
+        })
         .map_err(err)?;
     let short = if title.starts_with("Cost saved") { "Cost saved (%)" } else { "Mean cost (USD)" };
     mesh_style(&mut chart)

@@ -243,7 +243,7 @@ pub fn draw_histogram<DB: DrawingBackend>(
     title: &str,
     s: &LatencySpec,
 ) -> DrawResult {
-    let (x0, x1) = (s.edges_s[0], s.edges_s[s.edges_s.len() - 1]);
+    let (x0, x1) = super::axis_range(s.edges_s[0], s.edges_s[s.edges_s.len() - 1]);
     let ymax = s.series.iter().flat_map(|x| x.shares.iter()).copied().fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);
     let area = frame(root, title, &legend_of(s, |c| Mark::Box(style::tint(c, 0.5))))?;

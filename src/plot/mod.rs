@@ -231,7 +231,7 @@ pub(crate) fn builder<'a, 'b, DB: DrawingBackend>(
     b
 }
 
-/// Nice bounds for a value range, with 5% padding (never empty).
+/// Nice bounds for a value range, with 5% padding (never empty; see `axis_range`).
 pub(crate) fn padded(lo: f64, hi: f64, from_zero: bool) -> (f64, f64) {
     let (mut lo, hi) = if lo.is_finite() && hi.is_finite() { (lo, hi) } else { (0.0, 1.0) };
     if from_zero && lo > 0.0 {
@@ -239,8 +239,25 @@ pub(crate) fn padded(lo: f64, hi: f64, from_zero: bool) -> (f64, f64) {
     }
     if hi - lo < 1e-12 {
         let d = if hi.abs() > 1e-12 { hi.abs() * 0.1 } else { 1.0 };
-        return (lo - d, hi + d);
+        return axis_range(lo - d, hi + d);
     }
     let pad = (hi - lo) * 0.05;
-    (if from_zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
+    axis_range(if from_zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
+}
+
+/// A range plotters can put ticks on: both ends finite and within `MAX_RESULT_ABS`, and wider
+/// than a billionth of their magnitude. Outside these, plotters' tick search never ends (an
+/// infinite width) or steps by less than a float's resolution. The readers refuse such values
+/// already; this is the last guard, and leaves every ordinary range as it is.
+pub(crate) fn axis_range(lo: f64, hi: f64) -> (f64, f64) {
+    let max = crate::limits::MAX_RESULT_ABS;
+    let clamp = |x: f64| if x.is_finite() { x.clamp(-max, max) } else { 0.0 };
+    let (lo, hi) = (clamp(lo), clamp(hi));
+    let (lo, hi) = if hi < lo { (hi, lo) } else { (lo, hi) };
+    let min_width = 1e-9 * lo.abs().max(hi.abs()).max(1.0);
+    if hi - lo < min_width {
+        let mid = lo / 2.0 + hi / 2.0;
+        return (mid - min_width, mid + min_width);
+    }
+    (lo, hi)
 }

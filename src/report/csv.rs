@@ -86,6 +86,27 @@ impl Csv {
         })
     }
 
+    /// Parse field `col` of the row on `line` as a number of a result file: finite, at most
+    /// `MAX_RESULT_ABS` in magnitude, and not negative in a spread column (`*_sd`, `*_ci95`).
+    /// Anything else is not what prefixsim writes: an error naming file, line, column, value.
+    pub fn parse_number(
+        &self,
+        line: usize,
+        fields: &[String],
+        col: usize,
+    ) -> Result<f64, ResultsError> {
+        let x: f64 = self.parse_field(line, fields, col)?;
+        let name = &self.header[col];
+        let why = check_number(name, x);
+        why.map_or(Ok(x), |why| {
+            Err(ResultsError::Malformed {
+                path: self.path.clone(),
+                line,
+                msg: format!("column `{name}`: `{}` {why}", fields[col]),
+            })
+        })
+    }
+
     /// Parse field `col` of the row on `line` as `T`, naming file, line, column and value.
     pub fn parse_field<T: std::str::FromStr>(
         &self,
@@ -99,6 +120,20 @@ impl Csv {
             line,
             msg: format!("column `{}`: `{text}` is not a valid number", self.header[col]),
         })
+    }
+}
+
+/// Why `x`, the value of a field called `name`, cannot be in a result file (`None`: it can).
+pub fn check_number(name: &str, x: f64) -> Option<String> {
+    use crate::limits::MAX_RESULT_ABS;
+    if !x.is_finite() {
+        Some("is not a finite number".into())
+    } else if x.abs() > MAX_RESULT_ABS {
+        Some(format!("is beyond {MAX_RESULT_ABS:e} in magnitude (not a value prefixsim writes)"))
+    } else if x < 0.0 && (name.ends_with("_sd") || name.ends_with("ci95")) {
+        Some("is negative (a spread or confidence interval cannot be)".into())
+    } else {
+        None
     }
 }
 

@@ -23,6 +23,12 @@ pub enum ResultsError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("{path}:{line}: {msg}")]
     Malformed { path: PathBuf, line: usize, msg: String },
+    /// A JSON file's field holds a value no prefixsim writes.
+    #[error("{path}: field `{field}`: {msg}")]
+    BadField { path: PathBuf, field: String, msg: String },
+    /// A run or sweep directory that its writer did not finish.
+    #[error("{dir}: {msg}")]
+    Incomplete { dir: PathBuf, msg: String },
 }
 
 /// `manifest.json`: what was run.
@@ -140,16 +146,61 @@ pub fn slug(label: &str) -> String {
         .collect()
 }
 
+/// The text of `path`, `None` if there is no such file. A directory where the file should be
+/// and bytes that are not UTF-8 are malformed input (naming the line of the first bad byte).
 fn read_opt(path: &Path) -> Result<Option<String>, ResultsError> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Ok(Some(t)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ResultsError::Io { path: path.to_path_buf(), source: e }),
-    }
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) if path.is_dir() => {
+            let msg = "a directory where a file should be".to_string();
+            return Err(ResultsError::Malformed { path: path.to_path_buf(), line: 1, msg });
+        }
+        Err(e) => return Err(ResultsError::Io { path: path.to_path_buf(), source: e }),
+    };
+    String::from_utf8(bytes).map(Some).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        let msg = format!("not UTF-8 text (byte 0x{:02x} at offset {at})", bytes[at]);
+        ResultsError::Malformed { path: path.to_path_buf(), line, msg }
+    })
 }
 
 fn json_error(path: &Path, e: serde_json::Error) -> ResultsError {
     ResultsError::Malformed { path: path.to_path_buf(), line: e.line(), msg: e.to_string() }
+}
+
+/// Parse a JSON result file; every number in it must be one prefixsim could have written.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, ResultsError> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| json_error(path, e))?;
+    check_json(path, "", &v)?;
+    serde_json::from_value(v).map_err(|e| json_error(path, e))
+}
+
+fn check_json(path: &Path, at: &str, v: &serde_json::Value) -> Result<(), ResultsError> {
+    match v {
+        serde_json::Value::Number(n) => {
+            let x = n.as_f64().unwrap_or(f64::NAN);
+            let name = at.rsplit('.').next().unwrap_or(at);
+            match super::csv::check_number(name, x) {
+                Some(why) => {
+                    let (path, field) = (path.to_path_buf(), at.to_string());
+                    Err(ResultsError::BadField { path, field, msg: format!("{n} {why}") })
+                }
+                None => Ok(()),
+            }
+        }
+        serde_json::Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, x)| check_json(path, &format!("{at}[{i}]"), x)),
+        serde_json::Value::Object(m) => m.iter().try_for_each(|(k, x)| {
+            let field = if at.is_empty() { k.clone() } else { format!("{at}.{k}") };
+            check_json(path, &field, x)
+        }),
+        _ => Ok(()),
+    }
 }
 
 impl Results {
@@ -161,12 +212,12 @@ impl Results {
         let mut r = Results { dir: dir.to_path_buf(), ..Results::default() };
         let p = dir.join("manifest.json");
         if let Some(t) = read_opt(&p)? {
-            r.manifest = Some(serde_json::from_str(&t).map_err(|e| json_error(&p, e))?);
+            r.manifest = Some(read_json(&p, &t)?);
         }
         for (name, slot) in [("tune.json", &mut r.tune), ("replay.json", &mut r.replay)] {
             let p = dir.join(name);
             if let Some(t) = read_opt(&p)? {
-                *slot = Some(serde_json::from_str(&t).map_err(|e| json_error(&p, e))?);
+                *slot = Some(read_json(&p, &t)?);
             }
         }
         let p = dir.join("summary.csv");
@@ -184,6 +235,7 @@ impl Results {
             r.trace = parse_trace(&Csv::parse(&p, &t)?)?;
         }
         r.histograms = load_histograms(&dir.join("histograms"), &r.strategies())?;
+        r.check_complete()?;
         r.unify_swept_strategies();
         if r.manifest.is_none()
             && r.summary.is_empty()
@@ -194,6 +246,53 @@ impl Results {
             return Err(ResultsError::NoResults(dir.to_path_buf()));
         }
         Ok(r)
+    }
+
+    /// A run or sweep writes its manifest last: without one, its files are unfinished; with
+    /// one, every file it vouches for (summary.csv, runs.csv, each row's three histograms)
+    /// must be there. Directories of `tune` and `replay` have no manifest and are not checked.
+    fn check_complete(&self) -> Result<(), ResultsError> {
+        let dir = self.dir.clone();
+        let has = |name: &str| dir.join(name).exists();
+        let incomplete = |msg: String| ResultsError::Incomplete { dir: dir.clone(), msg };
+        let Some(m) = &self.manifest else {
+            return match ["summary.csv", "runs.csv", "histograms"].into_iter().find(|f| has(f)) {
+                Some(f) => Err(incomplete(format!(
+                    "{f} without manifest.json: the run or sweep that wrote it did not finish \
+                     (the manifest is written last); run it again"
+                ))),
+                None => Ok(()),
+            };
+        };
+        if !matches!(m.kind.as_str(), "run" | "sweep") {
+            return Ok(());
+        }
+        let mut missing: Vec<String> =
+            ["summary.csv", "runs.csv"].into_iter().filter(|f| !has(f)).map(String::from).collect();
+        for row in &self.summary {
+            for l in LATENCY_NAMES {
+                let key = (row.point, row.strategy.clone(), l.to_string());
+                if !self.histograms.contains_key(&key) {
+                    missing.push(format!(
+                        "histograms/p{:05}_{}_{l}.hdr",
+                        row.point,
+                        slug(&row.strategy)
+                    ));
+                }
+            }
+        }
+        if let Some(first) = missing.first() {
+            return Err(incomplete(format!(
+                "manifest.json vouches for {first}{}, which is missing: the directory is \
+                 incomplete; run it again",
+                if missing.len() > 1 {
+                    format!(" (and {} more)", missing.len() - 1)
+                } else {
+                    String::new()
+                }
+            )));
+        }
+        Ok(())
     }
 
     /// A sweep over a strategy's own parameter (`max_wait = "0s..10s step 2s"`) writes that
@@ -321,7 +420,7 @@ fn parse_summary(csv: &Csv) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsErr
     for (line, f) in &csv.rows {
         let mut values = BTreeMap::new();
         for c in reps + 1..f.len() {
-            values.insert(csv.header[c].clone(), csv.parse_field::<f64>(*line, f, c)?);
+            values.insert(csv.header[c].clone(), csv.parse_number(*line, f, c)?);
         }
         rows.push(SummaryRow {
             point: csv.parse_field(*line, f, point)?,
@@ -341,7 +440,7 @@ fn parse_runs(csv: &Csv) -> Result<Vec<RunRow>, ResultsError> {
     for (line, f) in &csv.rows {
         let mut values = BTreeMap::new();
         for c in strat + 1..f.len() {
-            values.insert(csv.header[c].clone(), csv.parse_field::<f64>(*line, f, c)?);
+            values.insert(csv.header[c].clone(), csv.parse_number(*line, f, c)?);
         }
         rows.push(RunRow {
             point: csv.parse_field(*line, f, point)?,
@@ -374,8 +473,8 @@ fn parse_trace(csv: &Csv) -> Result<Vec<TraceRow>, ResultsError> {
             agent: csv.parse_field(*line, f, idx[1])?,
             request: csv.parse_field(*line, f, idx[2])?,
             segment,
-            start_s: csv.parse_field(*line, f, idx[4])?,
-            end_s: csv.parse_field(*line, f, idx[5])?,
+            start_s: csv.parse_number(*line, f, idx[4])?,
+            end_s: csv.parse_number(*line, f, idx[5])?,
             outcome: f[idx[6]].clone(),
         };
         if row.end_s < row.start_s || row.end_s.is_nan() || row.start_s.is_nan() {

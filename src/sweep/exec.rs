@@ -1,8 +1,9 @@
 //! The sweep pipeline on tokio: a dispatcher hands points out in order to at most `jobs`
 //! blocking workers; each worker simulates one whole point and sends its record through a
 //! channel to ONE writer task, which appends records to the journal strictly in point order
-//! (arrivals out of order wait in a buffer of at most `jobs` records). Ctrl-C stops the
-//! dispatcher; running points finish and are written before the pipeline returns.
+//! (arrivals out of order wait in a buffer of at most `jobs` records). Ctrl-C (or SIGTERM, or
+//! SIGHUP) stops the dispatcher; running points finish and are written before the pipeline
+//! returns.
 //!
 //! Reads no clock for results: timing only feeds the progress bar.
 
@@ -15,21 +16,24 @@ use tokio::sync::{mpsc, Semaphore};
 
 use super::journal::{JournalError, PointSeq, Writer};
 use super::point::PointRecord;
+use crate::limits::RunError;
 
 /// How a pipeline run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// Every point of the sequence is in the journal.
     Complete,
-    /// Stopped by Ctrl-C: the first `done` points of the sequence are in the journal.
+    /// Stopped by Ctrl-C, SIGTERM or SIGHUP: the first `done` points of the sequence are in the
+    /// journal.
     Interrupted { done: u64 },
 }
 
 /// Why a pipeline run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
+    /// A point failed; `input`: the experiment's values stopped it (exit 2).
     #[error("point {point}: {msg}")]
-    Point { point: u64, msg: String },
+    Point { point: u64, msg: String, input: bool },
     #[error(transparent)]
     Journal(#[from] JournalError),
     #[error("the sweep pipeline failed: {0}")]
@@ -42,7 +46,7 @@ pub struct ExecOptions {
     pub jobs: usize,
     /// Draw a progress bar on stderr (the caller checks that stderr is a terminal).
     pub progress: bool,
-    /// Listen for Ctrl-C.
+    /// Listen for Ctrl-C, SIGTERM and SIGHUP.
     pub ctrl_c: bool,
     /// Test seam: wall-clock milliseconds each worker sleeps before a point (0 in normal use),
     /// so tests can interrupt a sweep part-way however fast the machine. Results unchanged.
@@ -58,7 +62,7 @@ pub fn execute<W>(
     opts: ExecOptions,
 ) -> Result<Outcome, ExecError>
 where
-    W: Fn(u64) -> Result<PointRecord, String> + Send + Sync + 'static,
+    W: Fn(u64) -> Result<PointRecord, RunError> + Send + Sync + 'static,
 {
     let jobs = opts.jobs.max(1);
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -103,10 +107,10 @@ async fn pipeline<W>(
     ctrl_c: bool,
 ) -> Result<Outcome, ExecError>
 where
-    W: Fn(u64) -> Result<PointRecord, String> + Send + Sync + 'static,
+    W: Fn(u64) -> Result<PointRecord, RunError> + Send + Sync + 'static,
 {
     let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel::<(u64, Result<PointRecord, String>)>(jobs * 2);
+    let (tx, rx) = mpsc::channel::<(u64, Result<PointRecord, RunError>)>(jobs * 2);
     let writer = tokio::task::spawn_blocking({
         let stop = stop.clone();
         move || write_in_order(rx, journal, seq, first, stop, bar)
@@ -114,7 +118,7 @@ where
     let sem = Arc::new(Semaphore::new(jobs));
     let signal = async {
         if ctrl_c {
-            let _ = tokio::signal::ctrl_c().await;
+            stop_signal().await;
         } else {
             std::future::pending::<()>().await;
         }
@@ -135,19 +139,18 @@ where
             let point = seq.nth(i);
             // A panicking point becomes that point's error, not a lost record.
             let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(point)))
-                .unwrap_or_else(|p| Err(panic_text(p.as_ref())));
+                .unwrap_or_else(|p| Err(RunError::Internal(panic_text(p.as_ref()))));
             let _ = tx.blocking_send((i, res));
             drop(permit);
         });
     }
     drop(tx);
     if interrupted {
-        eprintln!("interrupted: finishing the points in progress (Ctrl-C again to stop now)");
-        // A second Ctrl-C exits at once: the journal is valid at every byte, so --resume works.
+        eprintln!("interrupted: finishing the points in progress (signal again to stop now)");
+        // A second signal exits at once: the journal is valid at every byte, so --resume works.
         tokio::spawn(async {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(130);
-            }
+            stop_signal().await;
+            std::process::exit(130);
         });
     }
     let (written, err) = writer.await.map_err(|e| ExecError::Runtime(e.to_string()))?;
@@ -163,6 +166,24 @@ where
     Ok(Outcome::Complete)
 }
 
+/// The first of Ctrl-C (SIGINT), SIGTERM and SIGHUP: all three ask the sweep to stop cleanly.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (term, hup) = (signal(SignalKind::terminate()), signal(SignalKind::hangup()));
+        if let (Ok(mut term), Ok(mut hup)) = (term, hup) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     let msg = p
         .downcast_ref::<&str>()
@@ -174,7 +195,7 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 
 /// The writer task: append records in sequence order; returns how many the journal now holds.
 fn write_in_order(
-    mut rx: mpsc::Receiver<(u64, Result<PointRecord, String>)>,
+    mut rx: mpsc::Receiver<(u64, Result<PointRecord, RunError>)>,
     mut journal: Writer,
     seq: PointSeq,
     first: u64,
@@ -186,13 +207,15 @@ fn write_in_order(
     let mut error: Option<ExecError> = None;
     while let Some((i, res)) = rx.blocking_recv() {
         match res {
-            Err(msg) => {
+            Err(e) => {
                 stop.store(true, Ordering::SeqCst);
                 // Keep the error of the earliest point, whatever the arrival order.
                 let point = seq.nth(i);
+                let input = e.is_input();
+                let msg = e.to_string();
                 match &error {
                     Some(ExecError::Point { point: p, .. }) if *p < point => {}
-                    _ => error = Some(ExecError::Point { point, msg }),
+                    _ => error = Some(ExecError::Point { point, msg, input }),
                 }
             }
             Ok(rec) => {

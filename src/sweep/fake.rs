@@ -92,7 +92,7 @@ impl Simulator for Fake {
         s: usize,
         rep: u32,
         m: &mut RunMetrics,
-    ) -> Result<(), String> {
+    ) -> Result<(), crate::limits::RunError> {
         let mut rng = stream(e.seed, &[rep as u64, s as u64]);
         *m = RunMetrics::new();
         m.agents = e.agents as u64;

@@ -81,8 +81,9 @@ impl PointSeq {
 pub enum JournalError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
-    #[error("{0}: not a prefixsim sweep journal (or its header is damaged)")]
-    BadHeader(PathBuf),
+    /// The first line is complete but is not a journal header: not ours, or damaged.
+    #[error("{path}:1: not a prefixsim sweep journal ({why}); remove it to start over")]
+    BadHeader { path: PathBuf, why: &'static str },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> JournalError + '_ {
@@ -137,6 +138,8 @@ pub struct Reader {
 }
 
 impl Reader {
+    /// `Ok(None)` when the file is missing or its header line is torn (a crash before the
+    /// first newline: nothing was journaled); `BadHeader` when a whole first line is not one.
     pub fn open(path: &Path) -> Result<Option<Reader>, JournalError> {
         let file = match File::open(path) {
             Ok(f) => f,
@@ -144,13 +147,21 @@ impl Reader {
             Err(e) => return Err(io_err(path)(e)),
         };
         let mut lines = BufReader::new(file);
-        let mut buf = String::new();
-        let n = lines.read_line(&mut buf).map_err(io_err(path))?;
-        let header: Option<Header> =
-            decode_line(&buf).and_then(|j| serde_json::from_str(j).ok()).filter(|h: &Header| {
-                h.format == FORMAT && h.shard.is_none_or(|s| s.count > 0 && s.index < s.count)
-            });
-        let Some(header) = header else { return Ok(None) };
+        let mut raw = Vec::new();
+        let n = lines.read_until(b'\n', &mut raw).map_err(io_err(path))?;
+        if raw.last() != Some(&b'\n') {
+            return Ok(None);
+        }
+        let bad = |why| JournalError::BadHeader { path: path.to_path_buf(), why };
+        let buf = String::from_utf8(raw).map_err(|_| bad("its first line is not UTF-8"))?;
+        let json = decode_line(&buf).ok_or_else(|| bad("its first line fails its checksum"))?;
+        let header: Header =
+            serde_json::from_str(json).map_err(|_| bad("its first line is not a header"))?;
+        if header.format != FORMAT
+            || header.shard.is_some_and(|s| s.count == 0 || s.index >= s.count)
+        {
+            return Err(bad("an unknown journal format"));
+        }
         let seq = header.point_seq();
         Ok(Some(Reader {
             header,

@@ -40,6 +40,8 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, SweepError> {
     }
     std::fs::create_dir_all(out)
         .map_err(|e| SweepError::Internal(format!("{}: {e}", out.display())))?;
+    // The manifest goes last; an old one must not vouch for the files while they change.
+    output::remove_manifest(out).map_err(SweepError::internal)?;
     let mut readers: Vec<Reader> = shards
         .iter()
         .map(|(d, _)| {
@@ -87,7 +89,17 @@ fn open_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Header)>, SweepError> {
     dirs.iter()
         .map(|d| {
             let path = d.join(JOURNAL_FILE);
-            let scan = journal::scan(&path).map_err(SweepError::internal)?.ok_or_else(|| {
+            if !d.is_dir() {
+                return Err(input(format!(
+                    "{}: not a directory (expected the --out directory of a `sweep --shard`)",
+                    d.display()
+                )));
+            }
+            let scan = journal::scan(&path).map_err(|e| match e {
+                journal::JournalError::BadHeader { .. } => input(e.to_string()),
+                e => SweepError::internal(e),
+            })?;
+            let scan = scan.ok_or_else(|| {
                 input(format!(
                     "{}: no sweep journal here (not a `sweep --out` directory?)",
                     d.display()

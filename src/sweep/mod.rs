@@ -24,6 +24,7 @@ pub use journal::{Shard, JOURNAL_FILE};
 pub use point::PointRecord;
 pub use spec::Grid;
 
+use crate::limits::RunError;
 use crate::metrics::RunMetrics;
 
 /// What the sweep needs to know of a resolved experiment.
@@ -46,14 +47,15 @@ pub trait Simulator: Send + Sync + 'static {
     fn describe(&self, exp: &Self::Exp) -> Description;
     /// The resolved experiment as canonical TOML (hashed into the manifest).
     fn render(&self, exp: &Self::Exp) -> String;
-    /// Run replication `rep` of strategy number `strategy` into `out` (reset by the callee).
+    /// Run replication `rep` of strategy number `strategy` into `out` (reset by the callee);
+    /// a failure says whether the experiment's values caused it (`RunError::Input`).
     fn simulate_into(
         &self,
         exp: &Self::Exp,
         strategy: usize,
         rep: u32,
         out: &mut RunMetrics,
-    ) -> Result<(), String>;
+    ) -> Result<(), RunError>;
 }
 
 /// Why a sweep, merge or tune failed: `Input` is the user's to fix (exit 2).
@@ -232,16 +234,25 @@ pub fn run_sweep<S: Simulator>(
     let (writer, first) = open_journal(&path, &header, opts.resume)?;
     let work = {
         let (sim, plan) = (sim.clone(), plan.clone());
-        move |point: u64| -> Result<PointRecord, String> {
+        move |point: u64| -> Result<PointRecord, RunError> {
             let t = plan.point_table(point)?;
-            let exp = sim.resolve(&t)?;
+            let exp = sim.resolve(&t).map_err(RunError::Input)?;
             let values: Vec<toml::Value> =
                 plan.grid.point(point).into_iter().map(|(_, v)| v.clone()).collect();
             point::run_point(&*sim, &exp, point, &values)
         }
     };
-    let outcome = exec::execute(seq, first, Arc::new(work), writer, opts.exec)
-        .map_err(SweepError::internal)?;
+    let outcome = match exec::execute(seq, first, Arc::new(work), writer, opts.exec) {
+        Ok(o) => o,
+        // A point that fails fails again on resume (same experiment, same numbers): the
+        // journal can never complete, so it goes; I/O failures keep it (resume after fixing).
+        Err(e @ exec::ExecError::Point { input, .. }) => {
+            let _ = std::fs::remove_file(&path);
+            let msg = format!("{e}; nothing was kept");
+            return Err(if input { SweepError::Input(msg) } else { SweepError::Internal(msg) });
+        }
+        Err(e) => return Err(SweepError::internal(e)),
+    };
     if outcome == Outcome::Complete {
         output::finalize(&opts.dir, &path, &plan.manifest(opts.shard))
             .map_err(SweepError::internal)?;
@@ -259,7 +270,11 @@ fn open_journal(
     std::fs::create_dir_all(dir)
         .map_err(|e| SweepError::Internal(format!("{}: {e}", dir.display())))?;
     if resume {
-        if let Some(scan) = journal::scan(path).map_err(SweepError::internal)? {
+        let scan = journal::scan(path).map_err(|e| match e {
+            journal::JournalError::BadHeader { .. } => SweepError::Input(e.to_string()),
+            e => SweepError::internal(e),
+        })?;
+        if let Some(scan) = scan {
             check_same(&scan.header, header, path)?;
             let w = journal::Writer::resume(path, scan.valid_len).map_err(SweepError::internal)?;
             return Ok((w, scan.records));

@@ -67,6 +67,7 @@ pub fn finalize(dir: &Path, journal: &Path, manifest: &str) -> Result<(), Output
         expected: 1,
     })?;
     let header = reader.header.clone();
+    remove_manifest(dir)?;
     let mut sink = Sink::create(dir, &header)?;
     let mut found = 0u64;
     while let Some(rec) = reader.next_record()? {
@@ -79,6 +80,16 @@ pub fn finalize(dir: &Path, journal: &Path, manifest: &str) -> Result<(), Output
     }
     sink.commit()?;
     write_atomic(&dir.join("manifest.json"), manifest)
+}
+
+/// Remove `dir/manifest.json` (if any) before the files it vouches for are rewritten: the
+/// manifest is written last, so a directory without one is unfinished (readers refuse it).
+pub fn remove_manifest(dir: &Path) -> Result<(), OutputError> {
+    let path = dir.join("manifest.json");
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&path)(e)),
+        _ => Ok(()),
+    }
 }
 
 /// The CSV and histogram writers of one output directory.

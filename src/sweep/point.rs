@@ -8,7 +8,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::Simulator;
-use crate::metrics::{RunMetrics, LATENCY_NAMES};
+use crate::limits::RunError;
+use crate::metrics::{RunMetrics, LATENCY_NAMES, SCALAR_NAMES};
 use crate::results::{self, Aggregate, SummaryRow};
 
 /// What a finished point contributes to every output file, already formatted.
@@ -41,7 +42,7 @@ pub fn run_point<S: Simulator>(
     exp: &S::Exp,
     point: u64,
     values: &[toml::Value],
-) -> Result<PointRecord, String> {
+) -> Result<PointRecord, RunError> {
     let desc = sim.describe(exp);
     let p32 = u32::try_from(point).map_err(|_| format!("point {point} is beyond u32"))?;
     let (mut runs, mut summary, mut hists) = (String::new(), String::new(), Vec::new());
@@ -53,6 +54,13 @@ pub fn run_point<S: Simulator>(
             sim.simulate_into(exp, s, r, &mut m)?;
             // `scalars()` reads three quantiles: compute it once for the row and the aggregate.
             let scalars = m.scalars();
+            if let Some(i) = scalars.iter().position(|x| !x.is_finite()) {
+                // The inputs are range-checked so the arithmetic stays finite: a bug.
+                return Err(RunError::Internal(format!(
+                    "{label}, replication {r}: {} is {}: a bug, please report it",
+                    SCALAR_NAMES[i], scalars[i]
+                )));
+            }
             runs.push_str(&results::runs_line(p32, values, r, label, &scalars));
             runs.push('\n');
             agg.add_scalars(&scalars);

@@ -5,6 +5,7 @@ use std::cell::RefCell;
 
 use super::{Description, Simulator};
 use crate::config::{self, Experiment};
+use crate::limits::RunError;
 use crate::metrics::RunMetrics;
 
 /// Resolves tables with `config::resolve` and runs `model`; `origin` names the file in errors.
@@ -43,11 +44,11 @@ impl Simulator for Real {
         strategy: usize,
         rep: u32,
         out: &mut RunMetrics,
-    ) -> Result<(), String> {
+    ) -> Result<(), RunError> {
         MODEL.with(|m| {
             m.borrow_mut()
                 .run_into(exp, &exp.strategies[strategy], rep, out)
-                .map_err(|e| e.to_string())
+                .map_err(RunError::from)
         })
     }
 }

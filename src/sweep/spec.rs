@@ -52,6 +52,14 @@ impl Grid {
         if leaves.is_empty() {
             return Err(SpecError::NoAxis);
         }
+        if let Some((key, _)) = leaves.iter().find(|(k, _)| changes_nothing(k)) {
+            return Err(SpecError::Axis {
+                key: key.clone(),
+                msg: "not an axis: this key changes no result, so every point would be the \
+                      same (a sweep cannot sweep `sweep`, nor a work limit)"
+                    .into(),
+            });
+        }
         let axes = leaves
             .into_iter()
             .map(|(key, v)| axis_values(&key, &v).map(|values| Axis { key, values }))
@@ -106,6 +114,14 @@ impl Grid {
         }
         self.axes.iter().zip(picks).map(|(a, i)| (a.key.as_str(), &a.values[i])).collect()
     }
+}
+
+/// Keys a point may not set: `sweep` itself (the experiment ignores it) and the work limits
+/// (they bound the command, not the experiment).
+fn changes_nothing(key: &str) -> bool {
+    let work_limit =
+        key.strip_prefix("limits.").is_some_and(|k| crate::limits::WORK_LIMIT_KEYS.contains(&k));
+    key == "sweep" || key.starts_with("sweep.") || work_limit
 }
 
 /// Dotted keys of a `[sweep]` table in the order they appear in `text` (from the parser's spans).

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::spec::{duration_value, parse_range};
 use super::{table, Simulator};
+use crate::limits::RunError;
 use crate::metrics::RunMetrics;
 use crate::results::{t_975, Aggregate};
 use crate::time::{parse_duration_us, Human};
@@ -209,7 +210,7 @@ pub fn evaluate<S: Simulator>(
     exp: &S::Exp,
     value: Value,
     objective: &Objective,
-) -> Result<Candidate, String> {
+) -> Result<Candidate, RunError> {
     let reps = sim.describe(exp).replications;
     let mut agg = Aggregate::new();
     let mut m = RunMetrics::new();
@@ -236,7 +237,7 @@ pub fn evaluate<S: Simulator>(
         }
         _ => (true, None),
     };
-    Ok(Candidate {
+    let c = Candidate {
         value,
         samples,
         costs,
@@ -247,7 +248,13 @@ pub fn evaluate<S: Simulator>(
         launch_wait_p99_s: agg.ladder_of("launch_wait")[2],
         makespan_p95_s,
         bound_latency_s,
-    })
+    };
+    let numbers = [c.cost_usd, c.cost_ci95, c.objective, c.launch_wait_p99_s, c.makespan_p95_s];
+    if numbers.iter().chain(&c.samples).any(|x| !x.is_finite()) {
+        // The inputs are range-checked so that the arithmetic stays finite: a bug.
+        return Err(RunError::Internal("a result is not finite: a bug, please report it".into()));
+    }
+    Ok(c)
 }
 
 /// Mean and 95% CI half-width of the paired difference `a - b` over replications.
@@ -409,7 +416,7 @@ pub fn run_tune<S: Simulator>(
     objective: &Objective,
     rounds: u32,
     jobs: usize,
-) -> Result<Tuned, String> {
+) -> Result<Tuned, RunError> {
     let mut cands: Vec<Candidate> = Vec::new();
     let mut todo = values;
     let mut done_rounds = 0;
@@ -439,14 +446,16 @@ fn evaluate_all<S: Simulator>(
     values: &[Value],
     objective: &Objective,
     jobs: usize,
-) -> Result<Vec<Candidate>, String> {
-    let one = |v: Value| -> Result<Candidate, String> {
-        let t = candidate_table(base, param, v)?;
-        let exp = sim.resolve(&t).map_err(|e| format!("{param} = {}: {e}", v.label()))?;
-        evaluate(sim, &exp, v, objective).map_err(|e| format!("{param} = {}: {e}", v.label()))
+) -> Result<Vec<Candidate>, RunError> {
+    // A value the experiment refuses is the user's input, like a run that stops at its limits.
+    let one = |v: Value| -> Result<Candidate, RunError> {
+        let named = |e: String| format!("--param {param} = {}: {e}", v.label());
+        let t = candidate_table(base, param, v).map_err(|e| RunError::Input(named(e)))?;
+        let exp = sim.resolve(&t).map_err(|e| RunError::Input(named(e)))?;
+        evaluate(sim, &exp, v, objective).map_err(|e| e.map(named))
     };
     let jobs = jobs.max(1).min(values.len().max(1));
-    let mut slots: Vec<Option<Result<Candidate, String>>> = vec![None; values.len()];
+    let mut slots: Vec<Option<Result<Candidate, RunError>>> = vec![None; values.len()];
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..jobs)
             .map(|j| {
@@ -462,7 +471,8 @@ fn evaluate_all<S: Simulator>(
             }
         }
     });
-    slots.into_iter().map(|s| s.unwrap_or_else(|| Err("a tuning worker panicked".into()))).collect()
+    let panicked = || Err(RunError::Internal("a tuning worker panicked".into()));
+    slots.into_iter().map(|s| s.unwrap_or_else(panicked)).collect()
 }
 
 #[cfg(test)]

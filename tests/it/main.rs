@@ -6,6 +6,7 @@ mod cli;
 mod engine;
 mod input;
 mod latency;
+mod faults;
 mod model;
 mod plot;
 mod replay;

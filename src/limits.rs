@@ -1,0 +1,554 @@
+//! Limits: what a command may ask for before it starts, the value ranges inside which the
+//! arithmetic is exact, and whose fault a run that stopped is.
+//!
+//! `run`, `sweep` and `tune` estimate their work (simulated requests), the memory of their
+//! largest run and the bytes they will write before they start, and refuse (exit 2) above
+//! `WorkLimits`, naming the estimate and the input that drives it; `--force` or the `[limits]`
+//! keys raise them. The estimates are sums of documented per-item sizes, meant to be within a
+//! small factor of the truth and never far below it. docs/limits.md is the user's page.
+//!
+//! Pure: no I/O, no clock. Knows the experiment's shape, not how the model runs it.
+
+use crate::config::{AgentKind, Experiment};
+use crate::dist::Dist;
+use crate::model::SimError;
+
+/// Most tokens a token-valued key may hold (`workload.parent_tokens`, a token distribution's
+/// parameters, ...): 500 times the largest context window offered (2M tokens).
+pub const MAX_TOKENS: u64 = 1_000_000_000;
+/// Most USD per million tokens a price may be (the dearest model lists $75).
+pub const MAX_PRICE_USD_PER_MTOK: f64 = 1e6;
+/// Most a cache price multiplier may be (the API's are 0.1, 1.25 and 2).
+pub const MAX_MULTIPLIER: f64 = 1e3;
+/// Most input tokens one run may bill (estimated): 2^53, where every count is still exact in
+/// a double. Not raised by `--force`: beyond it the sums are no longer exact.
+pub const MAX_RUN_TOKENS: f64 = 9_007_199_254_740_992.0;
+/// Most a number in a result file may be, in magnitude. Nothing prefixsim writes comes near
+/// it (a run bills at most 2^53 tokens at most $1M per million); above it a file is not ours,
+/// and plot axes would overflow.
+pub const MAX_RESULT_ABS: f64 = 1e30;
+
+/// The `[limits]` keys that bound a command's work. They change no result, so they are not
+/// part of the rendered experiment (nor of its content hash).
+pub const WORK_LIMIT_KEYS: [&str; 4] =
+    ["max_requests", "max_memory_mb", "max_output_mb", "max_points"];
+
+/// Bounds on a whole command, checked against its estimate before it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkLimits {
+    /// Simulated requests, all runs of the command together (about 1 us of CPU each).
+    pub max_requests: u64,
+    /// Memory of the largest single run plus what the command keeps, in MiB.
+    pub max_memory_mb: u64,
+    /// Bytes written (result files, the sweep journal), in MiB.
+    pub max_output_mb: u64,
+    /// Sweep points, or tune candidates.
+    pub max_points: u64,
+}
+
+impl Default for WorkLimits {
+    fn default() -> Self {
+        WorkLimits {
+            max_requests: 10_000_000_000,
+            max_memory_mb: 8 * 1024,
+            max_output_mb: 10 * 1024,
+            max_points: 100_000,
+        }
+    }
+}
+
+impl WorkLimits {
+    /// The `[limits]` work keys of a raw experiment table (`config::resolve` has checked them);
+    /// a key that is absent keeps its default.
+    pub fn from_table(table: &toml::Table) -> WorkLimits {
+        let mut l = WorkLimits::default();
+        let Some(t) = table.get("limits").and_then(toml::Value::as_table) else { return l };
+        let get = |k: &str| t.get(k).and_then(toml::Value::as_integer).map(|i| i.max(1) as u64);
+        for (key, slot) in WORK_LIMIT_KEYS.iter().zip([
+            &mut l.max_requests,
+            &mut l.max_memory_mb,
+            &mut l.max_output_mb,
+            &mut l.max_points,
+        ]) {
+            if let Some(v) = get(key) {
+                *slot = v;
+            }
+        }
+        l
+    }
+}
+
+/// Whose fault a failed run is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RunError {
+    /// The experiment's own values stopped it (its horizon, its event limit, a rate limit that
+    /// can never admit a request): bad input, exit 2.
+    #[error("{0}")]
+    Input(String),
+    /// Anything else is a bug: exit 1.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl RunError {
+    pub fn is_input(&self) -> bool {
+        matches!(self, RunError::Input(_))
+    }
+
+    /// The same fault with its message rewritten (to add context).
+    pub fn map(self, f: impl FnOnce(String) -> String) -> RunError {
+        match self {
+            RunError::Input(m) => RunError::Input(f(m)),
+            RunError::Internal(m) => RunError::Internal(f(m)),
+        }
+    }
+}
+
+impl From<String> for RunError {
+    fn from(msg: String) -> Self {
+        RunError::Internal(msg)
+    }
+}
+
+impl From<SimError> for RunError {
+    fn from(e: SimError) -> Self {
+        match e {
+            SimError::Cache { .. } => RunError::Internal(e.to_string()),
+            SimError::Bounded(_)
+            | SimError::NeverAdmitted { .. }
+            | SimError::UnknownModel(_)
+            | SimError::Invalid(_) => RunError::Input(e.to_string()),
+        }
+    }
+}
+
+// -------------------------------------------------------------------------------------------
+// Sizes. Each constant over-estimates what it stands for (measured on x86-64).
+
+/// One block of a prompt's digest chain (layer, two token counts, a 32-byte digest).
+const ENTRY_BYTES: f64 = 56.0;
+/// One agent besides its prompt's blocks: its hash state, three random streams, bookkeeping.
+const AGENT_BYTES: f64 = 2048.0;
+/// One stored cache entry (slab slot, LRU links, hash-map slot), three per request at most.
+const CACHE_ENTRY_BYTES: f64 = 3.0 * 128.0;
+/// One queued event per agent.
+const EVENT_BYTES: f64 = 32.0;
+/// Three latency histograms (1 us .. 10 h, 3 digits: 264 KiB each).
+const HISTOGRAMS_BYTES: f64 = 3.0 * 264.0 * 1024.0;
+/// One replication's scalars as a command keeps them.
+const KEPT_RUN_BYTES: f64 = 18.0 * 8.0 + 64.0;
+/// A runs.csv row, a summary.csv row, one point's histogram files (per strategy).
+const RUNS_ROW_BYTES: f64 = 300.0;
+const SUMMARY_ROW_BYTES: f64 = 1500.0;
+const HIST_FILES_BYTES: f64 = 3.0 * 4096.0;
+
+/// A value that a draw of `d` exceeds with probability below about 1e-8 (the bound itself for
+/// bounded distributions; 6 standard deviations for the normal and the lognormal's log).
+pub fn dist_high(d: &Dist) -> f64 {
+    match d {
+        Dist::Const(x) => *x,
+        Dist::Uniform { low, high } => low.max(*high),
+        Dist::Normal { mean, sd } => mean + 6.0 * sd,
+        Dist::LogNormal { median, p90 } => {
+            let sigma =
+                if *median > 0.0 && p90 > median { (p90 / median).ln() / 1.2816 } else { 0.0 };
+            median * (6.0 * sigma).exp()
+        }
+        Dist::Exp { mean } => mean * 20.0,
+        Dist::Empirical(v) => v.iter().copied().fold(0.0, f64::max),
+    }
+}
+
+/// The parameters of `d` that carry its unit (for range checks): the largest of them.
+pub fn dist_param_max(d: &Dist) -> f64 {
+    match d {
+        Dist::Const(x) => *x,
+        Dist::Uniform { low, high } => low.max(*high),
+        Dist::Normal { mean, sd } => mean.max(*sd),
+        Dist::LogNormal { median, p90 } => median.max(*p90),
+        Dist::Exp { mean } => *mean,
+        Dist::Empirical(v) => v.iter().copied().fold(0.0, f64::max),
+    }
+}
+
+/// The size of one simulated run (one strategy, one replication) of an experiment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSize {
+    pub requests: f64,
+    pub memory_bytes: f64,
+    /// Input tokens billed (means; a request's prompt grows by a turn's output and result).
+    pub tokens: f64,
+    /// The turns a single agent may draw (the 1e-8 tail), and the parent's turns.
+    pub turns_high: f64,
+    pub parent_turns: f64,
+}
+
+/// The parent's turns while the fan-out runs: at most one per `parent_turn_every` up to the
+/// horizon, and never more than the run's event limit.
+fn parent_turns(exp: &Experiment) -> f64 {
+    let every = exp.workload.parent_turn_every_us;
+    if every == 0 {
+        return 0.0;
+    }
+    (exp.limits.horizon_us / every).min(exp.limits.max_events) as f64
+}
+
+/// Estimate one run of `exp`.
+pub fn run_size(exp: &Experiment) -> RunSize {
+    let w = &exp.workload;
+    let btw = w.kind == AgentKind::Btw;
+    let turns = if btw { 1.0 } else { w.turns.mean().max(1.0) };
+    let turns_high = if btw { 1.0 } else { dist_high(&w.turns).clamp(1.0, u32::MAX as f64) };
+    let parent_turns = parent_turns(exp);
+    let agents = f64::from(w.agents);
+    let requests = agents * turns + parent_turns + 1.0;
+    // Every agent's prompt: the line it forks (5 blocks, plus the parent's exchanges), its
+    // brief and task, two blocks a turn; the largest agent reserves room for its own turns.
+    let line_blocks = 6.0 + 2.0 * parent_turns;
+    let per_agent = AGENT_BYTES + (line_blocks + 3.0 + 2.0 * turns) * ENTRY_BYTES;
+    let memory_bytes = (agents + 1.0) * (per_agent + EVENT_BYTES)
+        + 2.0 * turns_high * ENTRY_BYTES
+        + 3.0 * line_blocks * ENTRY_BYTES
+        + requests * CACHE_ENTRY_BYTES
+        + HISTOGRAMS_BYTES;
+    let exchange = w.output_tokens.mean() + w.tool_result_tokens.mean();
+    let line = if w.kind == AgentKind::Subagent { w.subagent_tokens } else { w.parent_tokens };
+    let base =
+        (line + w.brief_tokens + w.task_tokens) as f64 + parent_turns * w.parent_turn_tokens.mean();
+    // Turn k re-sends the base and the k earlier exchanges: T * base + T^2 / 2 * exchange.
+    let per_agent_tokens = turns * base + turns * turns / 2.0 * exchange;
+    let tokens = agents * per_agent_tokens + parent_turns * base;
+    RunSize { requests, memory_bytes, tokens, turns_high, parent_turns }
+}
+
+/// Bytes of the result files for `runs` replications over `rows` (point, strategy) rows with
+/// `axes` axis columns; a sweep writes them twice (journal, then the outputs).
+pub fn output_bytes(rows: f64, runs: f64, axes: usize) -> f64 {
+    let axis_cols = 24.0 * axes as f64;
+    runs * (RUNS_ROW_BYTES + axis_cols) + rows * (SUMMARY_ROW_BYTES + axis_cols + HIST_FILES_BYTES)
+}
+
+/// What a command keeps in memory per replication and per (point, strategy) row.
+pub fn kept_bytes(rows: f64, runs: f64) -> f64 {
+    runs * KEPT_RUN_BYTES + rows * HISTOGRAMS_BYTES
+}
+
+/// One input that drives an estimate, and how far it is above its default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Driver {
+    /// How to name it: `replications = 1000000000`, `[sweep] workload.agents = 2000000`.
+    pub what: String,
+    /// Its value over its default (the largest ratio is named in a refusal).
+    pub ratio: f64,
+}
+
+impl Driver {
+    pub fn new(what: impl Into<String>, value: f64, default: f64) -> Driver {
+        Driver { what: what.into(), ratio: value / default.max(1e-300) }
+    }
+}
+
+/// The inputs that size one experiment's runs, each against a typical value (the defaults;
+/// 8 turns): the one furthest above is named when `resource` is refused.
+pub fn drivers(exp: &Experiment, resource: Resource) -> Vec<Driver> {
+    let w = &exp.workload;
+    let size = run_size(exp);
+    let turns = crate::config::dist_label(&w.turns, crate::config::Quantity::Number);
+    let r = exp.replications;
+    let mut d = vec![
+        Driver::new(format!("workload.agents = {}", w.agents), w.agents.into(), 10.0),
+        Driver::new(format!("replications = {r}"), r.into(), 100.0),
+    ];
+    d.push(match resource {
+        Resource::Memory => Driver::new(
+            format!("workload.turns = \"{turns}\" (an agent may draw {})", sci(size.turns_high)),
+            size.turns_high,
+            8.0,
+        ),
+        _ => Driver::new(format!("workload.turns = \"{turns}\""), w.turns.mean(), 8.0),
+    });
+    if size.parent_turns > 0.0 {
+        let every = crate::time::Human(w.parent_turn_every_us);
+        let what = format!(
+            "workload.parent_turn_every = \"{every}\" (up to {} parent turns a run)",
+            sci(size.parent_turns)
+        );
+        d.push(Driver::new(what, size.parent_turns, 100.0));
+    }
+    if resource == Resource::Tokens {
+        let p = w.parent_tokens.max(w.subagent_tokens);
+        d.push(Driver::new(format!("workload.parent_tokens = {p}"), p as f64, 50_000.0));
+    }
+    d
+}
+
+/// What an estimate measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    Requests,
+    Memory,
+    Output,
+    Points,
+    Tokens,
+}
+
+impl Resource {
+    fn describe(self, x: f64) -> String {
+        match self {
+            Resource::Requests => format!("{} simulated requests", sci(x)),
+            Resource::Memory => format!("{} of memory", bytes(x)),
+            Resource::Output => format!("{} of result files", bytes(x)),
+            Resource::Points => format!("{} points", sci(x)),
+            Resource::Tokens => format!("{} input tokens in one run", sci(x)),
+        }
+    }
+}
+
+/// A number for people: exact below a million, else 3 significant digits in e-notation.
+pub fn sci(x: f64) -> String {
+    if x < 1e6 {
+        format!("{}", x.round())
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
+/// Bytes for people.
+pub fn bytes(x: f64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = x;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{v:.0} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// An estimate of a command: every resource with how it was reached and what drives it.
+#[derive(Debug, Clone, Default)]
+pub struct Estimate {
+    /// (resource, amount, how it was reached, its drivers)
+    pub parts: Vec<(Resource, f64, String, Vec<Driver>)>,
+}
+
+impl Estimate {
+    pub fn add(&mut self, r: Resource, amount: f64, how: impl Into<String>, drivers: Vec<Driver>) {
+        self.parts.push((r, amount, how.into(), drivers));
+    }
+
+    /// Refuse the first resource above its limit, naming the estimate, how it was reached,
+    /// the input that drives it most and how to go on. `force` lifts every limit but the
+    /// token bound (past which the counts are not exact).
+    pub fn check(&self, limits: &WorkLimits, force: bool) -> Result<(), String> {
+        for (r, amount, how, drivers) in &self.parts {
+            let (limit, key, scale) = match r {
+                Resource::Requests => (limits.max_requests as f64, "limits.max_requests", 1.0),
+                Resource::Memory => (limits.max_memory_mb as f64, "limits.max_memory_mb", MIB),
+                Resource::Output => (limits.max_output_mb as f64, "limits.max_output_mb", MIB),
+                Resource::Points => (limits.max_points as f64, "limits.max_points", 1.0),
+                Resource::Tokens => (MAX_RUN_TOKENS, "", 1.0),
+            };
+            let over = !amount.is_finite() || *amount > limit * scale;
+            if !over || (force && *r != Resource::Tokens) {
+                continue;
+            }
+            let cause = drivers
+                .iter()
+                .max_by(|a, b| a.ratio.total_cmp(&b.ratio))
+                .map(|d| format!("; it comes mostly from {}", d.what))
+                .unwrap_or_default();
+            let what = r.describe(*amount);
+            if *r == Resource::Tokens {
+                return Err(format!(
+                    "this would bill about {what} ({how}), more than 2^53, where token counts stop \
+                     being exact{cause}: make the runs smaller"
+                ));
+            }
+            let shown = if scale == MIB { bytes(limit * MIB) } else { sci(limit) };
+            return Err(format!(
+                "refusing to start: estimated {what} ({how}), above {key} = {} ({shown}){cause}; \
+                 lower it, raise the limit (`--set {key}=N` or `[limits]` in the file), or pass \
+                 --force (see docs/limits.md)",
+                limit as u64
+            ));
+        }
+        Ok(())
+    }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// The estimate of `run`: every strategy x replication of `exp`; `out`: result files written.
+pub fn estimate_run(exp: &Experiment, out: bool) -> Estimate {
+    let size = run_size(exp);
+    let (s, r) = (exp.strategies.len() as f64, f64::from(exp.replications));
+    let mut e = Estimate::default();
+    let drv = |res| {
+        let mut d = drivers(exp, res);
+        d.push(Driver::new(format!("{s} strategies"), s, 5.0));
+        d
+    };
+    e.add(
+        Resource::Requests,
+        s * r * size.requests,
+        format!("{s} strategies x {r} replications x {} per run", sci(size.requests)),
+        drv(Resource::Requests),
+    );
+    let memory = size.memory_bytes + kept_bytes(s, s * r);
+    e.add(
+        Resource::Memory,
+        memory,
+        format!(
+            "{} for the largest run, {} kept",
+            bytes(size.memory_bytes),
+            bytes(kept_bytes(s, s * r))
+        ),
+        drv(Resource::Memory),
+    );
+    if out {
+        e.add(
+            Resource::Output,
+            output_bytes(s, s * r, 0),
+            format!("{} runs.csv rows", sci(s * r)),
+            drv(Resource::Output),
+        );
+    }
+    e.add(Resource::Tokens, size.tokens, "per run".to_string(), drivers(exp, Resource::Tokens));
+    e
+}
+
+/// The estimate of a grid's size alone (checked before its points are looked at): `how` it
+/// is reached, and each axis (name, number of values) as a driver.
+pub fn estimate_grid(points: u64, how: &str, axes: &[(String, usize)]) -> Estimate {
+    let mut e = Estimate::default();
+    let drivers = axes
+        .iter()
+        .map(|(a, n)| Driver::new(format!("{a} ({n} values)"), *n as f64, 1.0))
+        .collect();
+    e.add(Resource::Points, points as f64, how.to_string(), drivers);
+    e
+}
+
+/// The largest contribution so far to one resource: (amount, point label, its drivers).
+type Largest = Option<(f64, String, Vec<Driver>)>;
+
+fn keep_largest(slot: &mut Largest, amount: f64, label: &str, exp: &Experiment, r: Resource) {
+    if slot.as_ref().is_none_or(|(a, _, _)| amount > *a) {
+        *slot = Some((amount, label.to_string(), drivers(exp, r)));
+    }
+}
+
+/// The estimate of a grid of points (a sweep's, a tune's candidates): `points` yields each
+/// point's label and experiment; `extra` more points as large as the largest may follow (tune
+/// refinement); `axes` axis columns; `writes`: result files and a journal (sweep).
+pub fn estimate_points(
+    what: &str,
+    n: u64,
+    points: impl Iterator<Item = (String, Experiment)>,
+    extra: u64,
+    axes: usize,
+    writes: bool,
+) -> Estimate {
+    let (mut requests, mut output, mut memory, mut tokens) = (0.0, 0.0, 0.0f64, 0.0f64);
+    let mut largest: [Largest; 4] = Default::default();
+    let mut max_requests = 0.0f64;
+    for (label, exp) in points {
+        let size = run_size(&exp);
+        let (s, r) = (exp.strategies.len() as f64, f64::from(exp.replications));
+        let req = s * r * size.requests;
+        let mem = size.memory_bytes + kept_bytes(s, s * r);
+        let out = 2.0 * output_bytes(s, s * r, axes);
+        (requests, output, max_requests) = (requests + req, output + out, max_requests.max(req));
+        (memory, tokens) = (memory.max(mem), tokens.max(size.tokens));
+        let res = [Resource::Requests, Resource::Memory, Resource::Output, Resource::Tokens];
+        for ((slot, amount), r) in largest.iter_mut().zip([req, mem, out, size.tokens]).zip(res) {
+            keep_largest(slot, amount, &label, &exp, r);
+        }
+    }
+    requests += extra as f64 * max_requests;
+    let grid = Driver::new(format!("{what} ({} points)", n + extra), (n + extra) as f64, 10.0);
+    let mut e = Estimate::default();
+    let amounts = [requests, memory, output, tokens];
+    let res = [Resource::Requests, Resource::Memory, Resource::Output, Resource::Tokens];
+    for ((slot, amount), r) in largest.into_iter().zip(amounts).zip(res) {
+        if r == Resource::Output && !writes {
+            continue;
+        }
+        let Some((top, label, drv)) = slot else { continue };
+        let at = |what: String| match label.contains(&what) {
+            true => what,
+            false => format!("{what} (at {label})"),
+        };
+        let mut drivers: Vec<Driver> =
+            drv.into_iter().map(|d| Driver { what: at(d.what), ratio: d.ratio }).collect();
+        let how = match r {
+            Resource::Memory | Resource::Tokens => format!("the largest point, {label}"),
+            _ => {
+                drivers.push(grid.clone());
+                format!("{} points, the largest {label} with {}", n + extra, r.describe(top))
+            }
+        };
+        e.add(r, amount, how, drivers);
+    }
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exp(sets: &[&str]) -> Experiment {
+        let mut t = crate::config::parse_table("", "x.toml").unwrap();
+        for s in sets {
+            crate::config::apply_set(&mut t, s).unwrap();
+        }
+        crate::config::resolve(&t, "x.toml").unwrap()
+    }
+
+    /// Closed form: 10 agents x const(3) turns + the prewarm request, 5 strategies x 100
+    /// replications -> 5 * 100 * 31 requests; tokens per agent 3 * 50,100 + 9/2 * 600.
+    #[test]
+    fn run_size_matches_hand_computation() {
+        let e = exp(&["workload.turns=\"const(3)\""]);
+        let size = run_size(&e);
+        assert_eq!(size.requests, 31.0);
+        assert_eq!(size.tokens, 10.0 * (3.0 * 50_100.0 + 4.5 * 600.0));
+        let est = estimate_run(&e, true);
+        assert_eq!(est.parts[0].1, 5.0 * 100.0 * 31.0);
+        assert!(est.check(&WorkLimits::default(), false).is_ok());
+    }
+
+    #[test]
+    fn refusals_name_the_estimate_the_limit_and_the_cause() {
+        let e = exp(&["replications=1000000000"]);
+        let msg = estimate_run(&e, false).check(&WorkLimits::default(), false).unwrap_err();
+        assert!(msg.contains("limits.max_requests") && msg.contains("replications = 1000000000"));
+        assert!(estimate_run(&e, false).check(&WorkLimits::default(), true).is_ok());
+        let e = exp(&["workload.agents=1000000000"]);
+        let msg = estimate_run(&e, false).check(&WorkLimits::default(), false).unwrap_err();
+        assert!(msg.contains("workload.agents = 1000000000"), "{msg}");
+        let e = exp(&["workload.turns=10000000000"]);
+        let msg = estimate_run(&e, false).check(&WorkLimits::default(), false).unwrap_err();
+        assert!(msg.contains("workload.turns"), "{msg}");
+    }
+
+    #[test]
+    fn limits_come_from_the_table() {
+        let t: toml::Table = "[limits]\nmax_points = 7\nmax_memory_mb = 3\n".parse().unwrap();
+        let l = WorkLimits::from_table(&t);
+        assert_eq!((l.max_points, l.max_memory_mb), (7, 3));
+        assert_eq!(l.max_requests, WorkLimits::default().max_requests);
+    }
+
+    #[test]
+    fn sizes_print_for_people() {
+        assert_eq!(bytes(1536.0), "1.5 KiB");
+        assert_eq!(sci(12.0), "12");
+        assert_eq!(sci(3.3e11), "3.30e11");
+    }
+}
