@@ -72,25 +72,8 @@ mod tests {
     }
 }
 
-/// The preset of a model name as traces and request bodies spell it: the preset name itself,
-/// or with a `-YYYYMMDD` date suffix dropped and the version's dash made a dot
-/// (`claude-opus-4-5-20251101` -> `claude-opus-4.5`, `claude-sonnet-4-20250514` ->
-/// `claude-sonnet-4`).
-pub fn preset_for(name: &str) -> Option<ModelParams> {
-    if let Some(p) = crate::cache::preset(name) {
-        return Some(p);
-    }
-    let base = match name.rsplit_once('-') {
-        Some((b, date)) if date.len() == 8 && date.bytes().all(|c| c.is_ascii_digit()) => b,
-        _ => name,
-    };
-    let bytes = base.as_bytes();
-    let dash = (1..bytes.len().saturating_sub(1)).rev().find(|&i| {
-        bytes[i] == b'-' && bytes[i - 1].is_ascii_digit() && bytes[i + 1].is_ascii_digit()
-    });
-    let dotted = dash.map(|i| format!("{}.{}", &base[..i], &base[i + 1..]));
-    crate::cache::preset(base).or_else(|| dotted.and_then(|d| crate::cache::preset(&d)))
-}
+/// The preset of a model name as traces and request bodies spell it (`cache::preset_for`).
+pub use crate::cache::preset_for;
 
 /// Which prices each request pays: one model for all, or each request's own model.
 #[derive(Debug, Clone)]

@@ -66,6 +66,7 @@ prop_compose! {
         exp.rate_limits = limited.then_some(RateLimits {
             rpm, itpm, otpm: 100_000, cache_reads_count: rpm % 2 == 0,
             retry_jitter_us: Dist::Uniform { low: 0.0, high: 1e6 },
+            interval_us: prefixsim::time::US_PER_MIN,
         });
         exp
     }
