@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::{CliError, CliResult};
 use crate::config::{self, strategy_label, Experiment, Strategy};
-use crate::metrics::{RunMetrics, SCALAR_NAMES};
+use crate::metrics::{RunMetrics, EXTRA_NAMES, SCALAR_NAMES};
 use crate::report::table;
 use crate::results::stats::Welford;
 use crate::results::{self, Aggregate, Manifest, SummaryRow, TraceRow};
@@ -55,6 +55,42 @@ pub struct Args {
     pub jobs: Option<usize>,
 }
 
+/// Why a replication failed: the message, and whether the experiment's input caused it (a
+/// request outgrowing its model's context window: exit code 2) rather than a bug.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimFailure {
+    pub message: String,
+    pub input: bool,
+}
+
+impl From<String> for SimFailure {
+    fn from(message: String) -> Self {
+        SimFailure { message, input: false }
+    }
+}
+
+impl std::fmt::Display for SimFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The first failing replication of a run.
+#[derive(Debug)]
+pub struct RunFailed {
+    pub strategy: String,
+    pub replication: usize,
+    pub failure: SimFailure,
+}
+
+impl std::fmt::Display for RunFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "strategy {}, replication {}: {}", self.strategy, self.replication, self.failure)
+    }
+}
+
+impl std::error::Error for RunFailed {}
+
 /// Something that simulates one replication of one strategy.
 pub trait Simulator: Sync {
     fn simulate(
@@ -62,7 +98,7 @@ pub trait Simulator: Sync {
         exp: &Experiment,
         strategy: &Strategy,
         replication: u32,
-    ) -> Result<RunMetrics, String>;
+    ) -> Result<RunMetrics, SimFailure>;
     /// Replication 0 of `strategy` with every agent's segments, as `trace.csv` rows.
     fn trace(&self, exp: &Experiment, strategy: &Strategy) -> Result<Vec<TraceRow>, String>;
 }
@@ -71,8 +107,9 @@ pub trait Simulator: Sync {
 pub struct ModelSim;
 
 impl Simulator for ModelSim {
-    fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, String> {
-        crate::model::simulate(exp, s, r).map_err(|e| e.to_string())
+    fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, SimFailure> {
+        crate::model::simulate(exp, s, r)
+            .map_err(|e| SimFailure { message: e.to_string(), input: e.is_input() })
     }
     fn trace(&self, exp: &Experiment, s: &Strategy) -> Result<Vec<TraceRow>, String> {
         let (_, segments) = crate::model::simulate_traced(exp, s, 0).map_err(|e| e.to_string())?;
@@ -97,9 +134,11 @@ pub struct StrategyOutcome {
     pub label: String,
     pub aggregate: Aggregate,
     pub runs: Vec<[f64; SCALAR_NAMES.len()]>,
-    /// The advancing parent's own requests and cost (`workload.parent_turn_every`), over
-    /// replications: counted apart from the fan-out, not among `SCALAR_NAMES`.
-    pub parent: [Welford; 2],
+    /// The optional counters over replications, in `EXTRA_NAMES` order: the advancing
+    /// parent's own requests and cost (`workload.parent_turn_every`, counted apart from the
+    /// fan-out), 529s and agents that gave up (`[overload]`), isolated misses
+    /// (`cache.miss_probability`), long-context requests. Not among `SCALAR_NAMES`.
+    pub extras: [Welford; EXTRA_NAMES.len()],
 }
 
 pub fn run(args: Args) -> CliResult {
@@ -150,7 +189,12 @@ pub fn execute_and_print(exp: &Experiment, args: &Args, sim: &dyn Simulator) -> 
         }
     }
     let jobs = args.jobs.unwrap_or_else(default_jobs).max(1);
-    let outcomes = execute(exp, jobs, sim).map_err(CliError::internal)?;
+    let outcomes = execute(exp, jobs, sim).map_err(|e| {
+        match e.downcast_ref::<RunFailed>().is_some_and(|f| f.failure.input) {
+            true => CliError::input(e),
+            false => CliError::internal(e),
+        }
+    })?;
     if let Some(dir) = &args.out {
         let trace = match args.trace {
             true => Some(trace_rows(exp, sim).map_err(CliError::internal)?),
@@ -197,7 +241,7 @@ pub fn execute(
             label: strategy_label(s),
             aggregate: Aggregate::new(),
             runs: Vec::with_capacity(reps),
-            parent: Default::default(),
+            extras: Default::default(),
         })
         .collect();
     let progress = progress_bar(total as u64);
@@ -206,22 +250,23 @@ pub fn execute(
         let (s, r) = (k / reps, k % reps);
         let run = sim.simulate(exp, &exp.strategies[s], r as u32)?;
         hists[s].get_or_insert_with(Aggregate::new).add_samples(run.samples());
-        Ok((run.scalars(), [run.parent_requests as f64, run.parent_cost_usd]))
+        Ok((run.scalars(), run.extras()))
     };
-    let fold = |k: usize, (scalars, parent): ([f64; SCALAR_NAMES.len()], [f64; 2])| {
-        let o = &mut outcomes[k / reps];
-        o.aggregate.add_scalars(&scalars);
-        for (w, x) in o.parent.iter_mut().zip(parent) {
-            w.add(x);
-        }
-        o.runs.push(scalars);
-        progress.inc(1);
-    };
+    let fold =
+        |k: usize, (scalars, extras): ([f64; SCALAR_NAMES.len()], [f64; EXTRA_NAMES.len()])| {
+            let o = &mut outcomes[k / reps];
+            o.aggregate.add_scalars(&scalars);
+            for (w, x) in o.extras.iter_mut().zip(extras) {
+                w.add(x);
+            }
+            o.runs.push(scalars);
+            progress.inc(1);
+        };
     let result = ordered_parallel(total, jobs, init, work, fold);
     progress.finish_and_clear();
-    let workers = result.map_err(|(k, e)| {
-        let label = strategy_label(&exp.strategies[k / reps]);
-        anyhow::anyhow!("strategy {label}, replication {}: {e}", k % reps)
+    let workers = result.map_err(|(k, failure)| {
+        let strategy = strategy_label(&exp.strategies[k / reps]);
+        anyhow::Error::new(RunFailed { strategy, replication: k % reps, failure })
     })?;
     for worker in workers {
         for (o, agg) in outcomes.iter_mut().zip(worker) {
@@ -251,13 +296,13 @@ struct Queue {
 /// and call `fold(k, value)` in index order on this thread. Workers stay within a window of
 /// `4 * jobs` tasks past the last folded one, which bounds memory. Returns the workers' final
 /// states, or the lowest failing index and its error.
-pub fn ordered_parallel<S: Send, T: Send>(
+pub fn ordered_parallel<S: Send, T: Send, E: Send>(
     total: usize,
     jobs: usize,
     init: impl Fn() -> S + Sync,
-    work: impl Fn(&mut S, usize) -> Result<T, String> + Sync,
+    work: impl Fn(&mut S, usize) -> Result<T, E> + Sync,
     mut fold: impl FnMut(usize, T),
-) -> Result<Vec<S>, (usize, String)> {
+) -> Result<Vec<S>, (usize, E)> {
     if jobs <= 1 || total <= 1 {
         let mut state = init();
         for k in 0..total {
@@ -268,7 +313,7 @@ pub fn ordered_parallel<S: Send, T: Send>(
     let window = 4 * jobs;
     let queue = Mutex::new(Queue { next: 0, folded: 0, stop: false });
     let cv = Condvar::new();
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<T, String>)>();
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<T, E>)>();
     std::thread::scope(|scope| {
         let mut handles = Vec::new();
         for _ in 0..jobs.min(total) {
@@ -294,12 +339,12 @@ pub fn ordered_parallel<S: Send, T: Send>(
     })
 }
 
-fn fold_in_order<T>(
-    rx: std::sync::mpsc::Receiver<(usize, Result<T, String>)>,
+fn fold_in_order<T, E>(
+    rx: std::sync::mpsc::Receiver<(usize, Result<T, E>)>,
     queue: &Mutex<Queue>,
     cv: &Condvar,
     fold: &mut impl FnMut(usize, T),
-) -> Result<(), (usize, String)> {
+) -> Result<(), (usize, E)> {
     let mut pending = std::collections::BTreeMap::new();
     let mut expect = 0;
     for (k, r) in rx {
@@ -387,11 +432,29 @@ pub fn table_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
     if exp.workload.parent_turn_every_us > 0 {
         s.push_str("the parent's own turns (not in the cost above):");
         for o in outcomes {
-            let [requests, cost] = o.parent.map(|w| w.stat().mean);
+            let [requests, cost] = [0, 1].map(|i| o.extras[i].stat().mean);
             s.push_str(&format!(" {}: {requests:.1} requests, ${cost:.4};", o.label));
         }
         s.pop();
         s.push('\n');
+    }
+    for (i, what) in [
+        (2, "529 overloaded responses"),
+        (3, "agents that gave up after a 529"),
+        (4, "isolated cache misses"),
+        (5, "requests at long-context prices"),
+    ] {
+        if shown_extras(exp)[i] {
+            s.push_str(&format!("{what} per replication:"));
+            for o in outcomes {
+                s.push_str(&format!(" {}: {:.2};", o.label, o.extras[i].stat().mean));
+            }
+            s.pop();
+            s.push('\n');
+        }
+    }
+    for note in crate::model::notes(exp) {
+        s.push_str(&format!("note: {note}\n"));
     }
     s.push('\n');
     s.push_str(&table::ladders(&rows));
@@ -405,6 +468,14 @@ struct JsonOut<'a> {
     question: &'a str,
     replications: u32,
     results: Vec<JsonResult>,
+    /// The documented rules that limited a strategy or kind (`model::notes`); absent if none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
+}
+
+/// Extra `i`'s mean over replications, when the run reports it.
+fn extra(o: &StrategyOutcome, shown: &[bool; EXTRA_NAMES.len()], i: usize) -> Option<f64> {
+    shown[i].then(|| o.extras[i].stat().mean)
 }
 
 #[derive(Serialize)]
@@ -450,6 +521,31 @@ struct JsonResult {
     parent_requests: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     parent_cost_usd: Option<f64>,
+    /// Only with `[overload]`: 529s received and agents that gave up, per replication.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    overloaded: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failed_agents: Option<f64>,
+    /// Only with `cache.miss_probability` > 0: lookups that missed a readable entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    isolated_misses: Option<f64>,
+    /// Only with `model_params.long_context`: requests billed at long-context prices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    long_context_requests: Option<f64>,
+}
+
+/// Which of `EXTRA_NAMES` a run of `exp` reports (its feature is on).
+fn shown_extras(exp: &Experiment) -> [bool; EXTRA_NAMES.len()] {
+    let advancing = exp.workload.parent_turn_every_us > 0;
+    let overload = exp.overload.is_some();
+    [
+        advancing,
+        advancing,
+        overload,
+        overload,
+        exp.cache.miss_probability > 0.0,
+        exp.model.use_long_context,
+    ]
 }
 
 fn ladder(x: [f64; 5]) -> JsonLadder {
@@ -461,7 +557,7 @@ fn ladder(x: [f64; 5]) -> JsonLadder {
 pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
     let eager =
         outcomes.iter().find(|o| o.label == "eager").map(|o| o.aggregate.stat("cost_usd").mean);
-    let advancing = exp.workload.parent_turn_every_us > 0;
+    let shown = shown_extras(exp);
     let results = outcomes
         .iter()
         .map(|o| {
@@ -491,8 +587,12 @@ pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
                 throughput_tokens_per_min: m("throughput_tokens_per_min"),
                 rate_limited: m("rate_limited"),
                 throttled_s: m("throttled_s"),
-                parent_requests: advancing.then(|| o.parent[0].stat().mean),
-                parent_cost_usd: advancing.then(|| o.parent[1].stat().mean),
+                parent_requests: extra(o, &shown, 0),
+                parent_cost_usd: extra(o, &shown, 1),
+                overloaded: extra(o, &shown, 2),
+                failed_agents: extra(o, &shown, 3),
+                isolated_misses: extra(o, &shown, 4),
+                long_context_requests: extra(o, &shown, 5),
             }
         })
         .collect();
@@ -502,6 +602,7 @@ pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
         question: &exp.question,
         replications: exp.replications,
         results,
+        notes: crate::model::notes(exp),
     };
     let mut s = serde_json::to_string_pretty(&out).expect("results serialise");
     s.push('\n');

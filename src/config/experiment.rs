@@ -129,6 +129,19 @@ pub struct CacheParams {
     pub miss_probability: f64,
 }
 
+impl CacheParams {
+    /// The TTL of the parent conversation's requests.
+    pub fn parent_ttl(&self) -> Ttl {
+        self.parent_ttl.unwrap_or(self.ttl)
+    }
+
+    /// The TTL of the requests of agents of `kind` (and of the prewarm request).
+    pub fn agent_ttl(&self, kind: &AgentKind) -> Ttl {
+        let name = kind.name();
+        self.ttl_by_kind.iter().find(|(k, _)| k == name).map_or(self.ttl, |(_, t)| *t)
+    }
+}
+
 /// Agent kinds (SPEC.md section 5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentKind {
@@ -149,6 +162,21 @@ pub enum AgentKind {
     ForkDenyAtCall {
         tool: String,
     },
+}
+
+impl AgentKind {
+    /// The kind's name without parameters (`fork_drop_tool`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentKind::Fork => "fork",
+            AgentKind::Subagent => "subagent",
+            AgentKind::Btw => "btw",
+            AgentKind::ForkDropTool { .. } => "fork_drop_tool",
+            AgentKind::ForkEditSystem => "fork_edit_system",
+            AgentKind::ForkOtherModel { .. } => "fork_other_model",
+            AgentKind::ForkDenyAtCall { .. } => "fork_deny_at_call",
+        }
+    }
 }
 
 /// Launch strategies (SPEC.md section 6); they gate each agent's first request only.

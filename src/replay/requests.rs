@@ -83,6 +83,8 @@ pub fn replay(
             let conv =
                 line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
             let parsed = parse_json(&line.body).map_err(|e| e.to_string())?;
+            let input = parsed.blocks.iter().map(|b| b.tokens).sum();
+            super::window::check(&parsed.model, input, line.output_tokens)?;
             r.request(t, conv, parsed, line.output_tokens, meta.requests)?;
             Ok(t)
         });
