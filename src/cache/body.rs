@@ -13,6 +13,12 @@
 //! [`Granularity::ContentBlock`] cuts finer: each tool, system block and content block is a block
 //! (a lookback position), a run of `tool_use` (or `tool_result`) blocks counting as one.
 //!
+//! Earlier turns' thinking (the extended-thinking page): on a model that strips it (its preset
+//! says so, `cache::preset_for` on the body's model name), or with `thinking: {"type":
+//! "disabled"}`, the thinking blocks of assistant messages before the last user message that
+//! is not only tool results are dropped: the request is processed (cached and billed) as if
+//! they had never been sent. A model that is not a preset keeps them.
+//!
 //! Layer parameters: `tool_choice`, `thinking` and `output_config` are folded before the first
 //! message (they invalidate the messages only); `speed` before the system prompt (system and
 //! messages). Parameters are settings the API parses, not content it renders: their digests
@@ -174,8 +180,14 @@ pub fn parse_json_with(body: &Json, granularity: Granularity) -> Result<ParsedBo
     }
     match body.get("messages") {
         Some(Json::Array(messages)) => {
+            let strip_before = strips_thinking(body, &model).then(|| last_instruction(messages));
             for (i, m) in messages.iter().enumerate() {
-                parse_message(m, i, &mut b)?;
+                let strip = strip_before.flatten().is_some_and(|k| i < k)
+                    && m.get("role").and_then(Json::as_str) == Some("assistant");
+                match strip {
+                    true => parse_message(&without_thinking(m), i, &mut b)?,
+                    false => parse_message(m, i, &mut b)?,
+                }
             }
         }
         Some(_) => return err("messages", "must be an array of messages"),
@@ -193,6 +205,47 @@ pub fn parse_json_with(body: &Json, granularity: Granularity) -> Result<ParsedBo
         message_params: params_digest(obj, &["output_config", "thinking", "tool_choice"]),
         breakpoints,
     })
+}
+
+/// Whether earlier turns' thinking is dropped: the model strips it, or thinking is disabled.
+fn strips_thinking(body: &Json, model: &str) -> bool {
+    let disabled =
+        body.get("thinking").and_then(|t| t.get("type")).and_then(Json::as_str) == Some("disabled");
+    let model_strips = super::presets::preset_for(model)
+        .is_some_and(|m| m.thinking == crate::config::ThinkingHistory::Stripped);
+    disabled || model_strips
+}
+
+/// The index of the last user message that is not only tool results (a new instruction).
+fn last_instruction(messages: &[Json]) -> Option<usize> {
+    let is_instruction = |m: &Json| {
+        m.get("role").and_then(Json::as_str) == Some("user")
+            && match m.get("content") {
+                Some(Json::Array(items)) => items
+                    .iter()
+                    .any(|c| c.get("type").and_then(Json::as_str) != Some("tool_result")),
+                _ => true,
+            }
+    };
+    messages.iter().rposition(is_instruction)
+}
+
+/// The message with its thinking and redacted_thinking content blocks removed.
+fn without_thinking(m: &Json) -> Json {
+    let Json::Object(entries) = m else { return m.clone() };
+    let thinking = |c: &Json| {
+        matches!(c.get("type").and_then(Json::as_str), Some("thinking" | "redacted_thinking"))
+    };
+    let entries = entries
+        .iter()
+        .map(|(k, v)| match (k.as_str(), v) {
+            ("content", Json::Array(items)) => {
+                (k.clone(), Json::Array(items.iter().filter(|c| !thinking(c)).cloned().collect()))
+            }
+            _ => (k.clone(), v.clone()),
+        })
+        .collect();
+    Json::Object(entries)
 }
 
 /// Digest of the named top-level keys (absent = null), keys sorted: settings, not content.

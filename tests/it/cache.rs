@@ -796,3 +796,41 @@ proptest! {
         }
     }
 }
+
+/// Earlier turns' thinking (the extended-thinking page): a body whose last user message is a
+/// new instruction (not only tool results) is processed without the thinking blocks of the
+/// assistant messages before it, on a model that strips them (claude-sonnet-4.5) or with
+/// thinking disabled; a model that keeps them (claude-sonnet-4.6) keeps every byte. In a tool
+/// loop (the last user message is a tool result) nothing is stripped: the thinking blocks after
+/// the last instruction are the current turn's.
+#[test]
+fn earlier_turns_thinking_is_stripped_on_the_models_that_strip_it() {
+    let think = json!({"type": "thinking", "thinking": "check the test first", "signature": "s"});
+    let body = |model: &str, last_user: serde_json::Value, thinking: &str| {
+        json!({"model": model, "system": "sys", "thinking": {"type": thinking, "budget_tokens": 2000},
+            "messages": [
+            {"role": "user", "content": "fix it"},
+            {"role": "assistant", "content": [think, {"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]},
+            last_user]})
+    };
+    let tool_result = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]});
+    let with_text = json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t", "content": "ok"}, {"type": "text", "text": "now fork"}]});
+    let prompt = |b: serde_json::Value| request_from_json(&b).unwrap().0;
+    let stripped_msg = json!({"model": "x", "messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]}]});
+    let tokens_without = prompt(stripped_msg.clone()).tokens();
+    // In the tool loop: kept on both models (same blocks, same tokens).
+    let loop45 = prompt(body("claude-sonnet-4.5", tool_result.clone(), "enabled"));
+    let loop46 = prompt(body("claude-sonnet-4.6", tool_result, "enabled"));
+    assert_eq!(loop45.tokens(), loop46.tokens());
+    // After an instruction: sonnet-4.5 drops the thinking block from messages[1] (block 2).
+    let s45 = prompt(body("claude-sonnet-4.5", with_text.clone(), "enabled"));
+    let s46 = prompt(body("claude-sonnet-4.6", with_text.clone(), "enabled"));
+    let off46 = prompt(body("claude-sonnet-4.6", with_text, "disabled"));
+    let message1 = |p: &prefixsim::cache::Prompt| p.block_tokens(2);
+    assert_eq!(message1(&s45), tokens_without);
+    assert_eq!(message1(&off46), tokens_without);
+    assert!(message1(&s46) > tokens_without);
+    assert_eq!(s46.tokens() - s45.tokens(), message1(&s46) - tokens_without);
+}
