@@ -311,6 +311,9 @@ pub struct RateLimits {
     pub cache_reads_count: bool,
     /// Random extra wait added to each retry-after.
     pub retry_jitter_us: Dist,
+    /// The parent conversation's own requests draw on the buckets of its model's class too
+    /// (default: they do not; `[rate_limits]` is the fan-out's share).
+    pub parent_counts: bool,
     /// The interval over which a per-minute limit is enforced: each bucket holds
     /// `limit * interval / 1 min` (refilled at `limit` per minute, as before). 1 min = today.
     pub interval_us: u64,

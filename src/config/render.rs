@@ -167,6 +167,9 @@ fn rate_table(r: &RateLimits) -> Table {
     t.insert("otpm".into(), int(r.otpm));
     t.insert("cache_reads_count".into(), r.cache_reads_count.into());
     t.insert("retry_jitter".into(), dist(&r.retry_jitter_us, Quantity::Duration));
+    if r.parent_counts {
+        t.insert("parent_counts".into(), true.into());
+    }
     if r.interval_us != crate::time::US_PER_MIN {
         t.insert("interval".into(), exact_duration(r.interval_us).into());
     }

@@ -343,6 +343,7 @@ fn resolve_rate_limits(s: &mut Section<'_>) -> Result<RateLimits, ConfigError> {
         otpm: s.u64("otpm", 400_000)?,
         cache_reads_count: s.bool("cache_reads_count", false)?,
         retry_jitter_us: s.dist("retry_jitter", Quantity::Duration, "uniform(0s, 1s)")?,
+        parent_counts: s.bool("parent_counts", false)?,
         interval_us: s.duration_us("interval", US_PER_MIN)?,
     };
     if r.interval_us == 0 || r.interval_us > US_PER_MIN {

@@ -47,6 +47,8 @@ enum Ev {
     PrewarmReady,
     /// The parent conversation sends its next turn (`workload.parent_turn_every` > 0).
     ParentTurn,
+    /// The parent retries its pending request after a 429 (`rate_limits.parent_counts`).
+    ParentSend,
     /// The next agent arrives and asks for a slot (`workload.arrival_every` > 0).
     Arrive,
 }
@@ -101,6 +103,12 @@ struct Parent {
     work: ChaCha8Rng,
     lat: ChaCha8Rng,
     miss: Option<ChaCha8Rng>,
+    /// 429 jitter (only when the parent draws on the buckets, `rate_limits.parent_counts`).
+    jitter: Option<ChaCha8Rng>,
+    /// The output tokens of its latest turn, and whether that turn is still to be sent (a
+    /// 429 delayed it).
+    out: u64,
+    pending: bool,
 }
 
 /// Reusable simulation buffers: the event heap keeps its capacity across runs.
@@ -407,6 +415,9 @@ impl<'a> Run<'a> {
             work: stream(site::WORKLOAD),
             lat: stream(site::LATENCY),
             miss: (exp.cache.miss_probability > 0.0).then(|| stream(site::MISS)),
+            jitter: counts_parent(exp).then(|| stream(site::RATE_LIMIT)),
+            out: 0,
+            pending: false,
         });
     }
 
@@ -492,6 +503,7 @@ impl<'a> Run<'a> {
                 self.release()
             }
             Ev::ParentTurn => self.parent_turn(),
+            Ev::ParentSend => self.parent_send(),
             Ev::Arrive => {
                 self.arrived += 1;
                 self.schedule_arrival();
@@ -623,7 +635,7 @@ impl<'a> Run<'a> {
         let p = self.parent.as_mut().expect("parent turns are scheduled only with a parent");
         p.turn += 1;
         let tokens = w.parent_turn_tokens.sample_u64(&mut p.work);
-        let out = w.output_tokens.sample_u64(&mut p.work);
+        p.out = w.output_tokens.sample_u64(&mut p.work);
         p.before.clone_from(p.line_bare.as_ref().unwrap_or(&p.line));
         p.changed_us = now;
         for (kind, block) in workload::exchange(exp, p.turn, tokens).into_iter().flatten() {
@@ -633,6 +645,24 @@ impl<'a> Run<'a> {
                 bare.push(block);
             }
         }
+        // The clock goes on whether or not this turn is sent now; a turn still waiting on a
+        // 429 is sent with this one's exchange appended (the conversation went on).
+        let pending = p.pending;
+        self.schedule_parent_turn(now.saturating_add(w.parent_turn_every_us));
+        if pending {
+            return Ok(());
+        }
+        self.parent_send()
+    }
+
+    /// Send the parent's latest turn (or retry it after a 429): its breakpoints (end of
+    /// system, last message, the parent's TTL), the window check, the buckets when the parent
+    /// draws on them, the cache; counted apart from the fan-out.
+    fn parent_send(&mut self) -> Result<(), SimError> {
+        let now = self.engine.now();
+        let exp = self.exp;
+        let p = self.parent.as_mut().expect("parent sends only with a parent");
+        let out = p.out;
         let ttl = self.parent_ttl;
         let mut bps = [Breakpoint { index: 0, ttl }; 3];
         let last = p.own.prompt.len() - 1;
@@ -645,6 +675,25 @@ impl<'a> Run<'a> {
             return Err(SimError::ContextWindow { agent, request, tokens, window, model, key });
         }
         let miss = draw_miss(exp.cache.miss_probability, p.miss.as_mut());
+        let mut charge_after = false;
+        if counts_parent(exp) {
+            let ask = Ask { prompt: &p.own.prompt, bps: &bps[..nbps], out, miss, now };
+            let l = self.limiter_of[0];
+            match admission(exp, &mut self.limiters[l], &self.caches[0], &ask, agent, request)? {
+                Admit::Retry(wait_us) => {
+                    let jitter = p.jitter.as_mut().expect("a stream when the parent counts");
+                    let r = exp.rate_limits.as_ref().expect("parent_counts needs [rate_limits]");
+                    let retry_us = wait_us.saturating_add(r.retry_jitter_us.sample_u64(jitter));
+                    p.pending = true;
+                    self.engine.schedule_in(retry_us, Ev::ParentSend);
+                    return Ok(());
+                }
+                Admit::Charged => {}
+                Admit::ChargeAfter => charge_after = true,
+            }
+        }
+        let p = self.parent.as_mut().expect("parent sends only with a parent");
+        p.pending = false;
         let (usage, timing) = serve_timed(
             &mut self.caches[0],
             (&p.own.prompt, &bps[..nbps], miss),
@@ -654,6 +703,12 @@ impl<'a> Run<'a> {
             &mut p.lat,
         )
         .map_err(|source| SimError::Cache { agent, request, source })?;
+        if charge_after {
+            let l = self.limiter_of[0];
+            let limiter = self.limiters[l].as_mut().expect("a limiter when the parent counts");
+            let charged = limiter.admit(now, counted_input(exp, &usage), out);
+            assert_eq!(charged, Admission::Admitted, "the worst case fitted, the actual must");
+        }
         let cost_usd = cache::cost_usd(&self.models[0], &usage, out);
         let mx = &mut *self.metrics;
         mx.parent_requests += 1;
@@ -665,8 +720,61 @@ impl<'a> Run<'a> {
             let traced = (p.own.prompt.tokens(), keys(&p.own.prompt, &bps[..nbps], &usage));
             self.trace_request(&served, traced);
         }
-        self.schedule_parent_turn(now.saturating_add(w.parent_turn_every_us));
         Ok(())
+    }
+}
+
+/// Whether the parent's own requests draw on the rate-limit buckets.
+fn counts_parent(exp: &Experiment) -> bool {
+    exp.rate_limits.as_ref().is_some_and(|r| r.parent_counts)
+}
+
+/// Input tokens that count toward ITPM: uncached and written (and read, when
+/// `cache_reads_count`).
+fn counted_input(exp: &Experiment, u: &Usage) -> u64 {
+    let reads = exp.rate_limits.as_ref().is_some_and(|r| r.cache_reads_count);
+    u.uncached + u.cache_write() + if reads { u.cache_read } else { 0 }
+}
+
+/// One request asking a rate limiter.
+struct Ask<'p> {
+    prompt: &'p Prompt,
+    bps: &'p [Breakpoint],
+    out: u64,
+    miss: bool,
+    now: SimTime,
+}
+
+/// Ask `limiter` about a request. When even the worst case (every input token counted) fits,
+/// it is charged later with the actual usage (`ChargeAfter`); otherwise its exact usage is
+/// found by `Cache::peek_with`, so that a refused request leaves the cache untouched.
+fn admission(
+    exp: &Experiment,
+    limiter: &mut Option<RateLimiter>,
+    cache: &Cache,
+    ask: &Ask<'_>,
+    agent: u32,
+    request: u32,
+) -> Result<Admit, SimError> {
+    let Some(limiter) = limiter.as_mut() else { return Ok(Admit::ChargeAfter) };
+    if limiter.would_admit(ask.now, ask.prompt.tokens(), ask.out) {
+        return Ok(Admit::ChargeAfter);
+    }
+    let usage = cache
+        .peek_with(ask.prompt, ask.bps, ask.now, ask.miss)
+        .map_err(|source| SimError::Cache { agent, request, source })?;
+    match limiter.admit(ask.now, counted_input(exp, &usage), ask.out) {
+        Admission::Admitted => Ok(Admit::Charged),
+        Admission::RetryAfter(wait_us) => Ok(Admit::Retry(wait_us)),
+        Admission::Never(limit, amount) => {
+            let r = exp.rate_limits.as_ref().expect("a limiter has limits");
+            let (name, capacity) = match limit {
+                Limit::Rpm => ("rpm", r.rpm),
+                Limit::Itpm => ("itpm", r.itpm),
+                Limit::Otpm => ("otpm", r.otpm),
+            };
+            Err(SimError::NeverAdmitted { agent, limit: name, amount, capacity })
+        }
     }
 }
 
@@ -720,7 +828,7 @@ impl Run<'_> {
         .map_err(|source| SimError::Cache { agent: a, request, source })?;
         self.metrics.long_context_requests +=
             u64::from(cache::is_long_context(&self.models[m], usage.total()));
-        let counted = self.counted_input(&usage);
+        let counted = counted_input(self.exp, &usage);
         let l = self.limiter_of[m];
         if let (Admit::ChargeAfter, Some(limiter)) = (admit, self.limiters[l].as_mut()) {
             let charged = limiter.admit(now, counted, out);
@@ -780,42 +888,14 @@ impl Run<'_> {
         Err(SimError::ContextWindow { agent: a, request, tokens, window, model, key })
     }
 
-    /// Input tokens that count toward ITPM.
-    fn counted_input(&self, u: &Usage) -> u64 {
-        let reads = self.exp.rate_limits.as_ref().is_some_and(|r| r.cache_reads_count);
-        u.uncached + u.cache_write() + if reads { u.cache_read } else { 0 }
-    }
-
-    /// Ask agent `a`'s model's rate limiter. When even the worst case (every input token
-    /// counted) does not fit, the exact usage is found by `Cache::peek`, so that a refused
-    /// request leaves the cache untouched.
+    /// Ask agent `a`'s model's (class's) rate limiter about its current request.
     fn admit(&mut self, a: u32, bps: &[Breakpoint], miss: bool) -> Result<Admit, SimError> {
         let now = self.engine.now();
         let ag = &self.agents[a as usize];
-        let (m, out, request) = (ag.model, ag.output_tokens, ag.turn);
+        let (m, request) = (ag.model, ag.turn);
+        let ask = Ask { prompt: &ag.chain.prompt, bps, out: ag.output_tokens, miss, now };
         let l = self.limiter_of[m];
-        let Some(limiter) = self.limiters[l].as_mut() else { return Ok(Admit::ChargeAfter) };
-        if limiter.would_admit(now, ag.chain.prompt.tokens(), out) {
-            return Ok(Admit::ChargeAfter);
-        }
-        let usage = self.caches[m]
-            .peek_with(&ag.chain.prompt, bps, now, miss)
-            .map_err(|source| SimError::Cache { agent: a, request, source })?;
-        let counted = self.counted_input(&usage);
-        let limiter = self.limiters[l].as_mut().expect("checked above");
-        match limiter.admit(now, counted, out) {
-            Admission::Admitted => Ok(Admit::Charged),
-            Admission::RetryAfter(wait_us) => Ok(Admit::Retry(wait_us)),
-            Admission::Never(limit, amount) => {
-                let r = self.exp.rate_limits.as_ref().expect("a limiter has limits");
-                let (name, capacity) = match limit {
-                    Limit::Rpm => ("rpm", r.rpm),
-                    Limit::Itpm => ("itpm", r.itpm),
-                    Limit::Otpm => ("otpm", r.otpm),
-                };
-                Err(SimError::NeverAdmitted { agent: a, limit: name, amount, capacity })
-            }
-        }
+        admission(self.exp, &mut self.limiters[l], &self.caches[m], &ask, a, request)
     }
 
     /// Whether the API answers agent `a`'s attempt with a 529 (one draw per attempt, from the

@@ -301,6 +301,7 @@ fn rate_limits_give_429s_and_retry_when_the_bucket_refills() {
         cache_reads_count: false,
         retry_jitter_us: Dist::Const(0.0),
         interval_us: US_PER_MIN,
+        parent_counts: false,
     });
     let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
     assert_eq!(d.metrics.rate_limited, 1);
