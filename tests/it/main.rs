@@ -1,5 +1,6 @@
 //! The one integration-test binary: a module per behaviour.
 
+mod api_rules;
 mod cache;
 mod cli;
 mod engine;
