@@ -81,6 +81,8 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
             parent_exchange_blocks: DEFAULT_TURN_BLOCKS.to_vec(),
             thinking: false,
             parent_thinking: None,
+            output_max_tokens: u64::MAX,
+            tool_result_max_tokens: u64::MAX,
         },
         latency: LatencyParams {
             overhead_us: Dist::Const(5e5),

@@ -219,8 +219,14 @@ pub struct Workload {
     pub subagent_tokens: u64,
     pub turns: Dist,
     pub output_tokens: Dist,
+    /// At most this many output tokens per response (a client's `max_tokens`); `u64::MAX` =
+    /// no cap.
+    pub output_max_tokens: u64,
     pub tool_latency_us: Dist,
     pub tool_result_tokens: Dist,
+    /// At most this many tokens per tool result (a client truncating tool output); `u64::MAX`
+    /// = no cap.
+    pub tool_result_max_tokens: u64,
     /// Share of tool calls that go to the denied tool (kind `fork_deny_at_call`).
     pub denied_call_share: f64,
     /// The content blocks one agent turn appends, in order, each its own lookback position.

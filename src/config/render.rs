@@ -143,6 +143,12 @@ fn workload_table(w: &Workload) -> Table {
     if w.thinking {
         t.insert("thinking".into(), true.into());
     }
+    if w.output_max_tokens != u64::MAX {
+        t.insert("output_max_tokens".into(), int(w.output_max_tokens));
+    }
+    if w.tool_result_max_tokens != u64::MAX {
+        t.insert("tool_result_max_tokens".into(), int(w.tool_result_max_tokens));
+    }
     if let Some(p) = w.parent_thinking {
         t.insert("parent_thinking".into(), p.into());
     }

@@ -334,7 +334,7 @@ impl<'a> Run<'a> {
             } else {
                 (w.turns.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
             };
-            let output_tokens = w.output_tokens.sample_u64(&mut work);
+            let output_tokens = w.output_tokens.sample_u64(&mut work).min(w.output_max_tokens);
             let mut prompt = shared.prompt.clone();
             workload::push_task(&mut prompt, id, w.task_tokens);
             self.agents.push(Agent {
@@ -635,7 +635,7 @@ impl<'a> Run<'a> {
         let p = self.parent.as_mut().expect("parent turns are scheduled only with a parent");
         p.turn += 1;
         let tokens = w.parent_turn_tokens.sample_u64(&mut p.work);
-        p.out = w.output_tokens.sample_u64(&mut p.work);
+        p.out = w.output_tokens.sample_u64(&mut p.work).min(w.output_max_tokens);
         p.before.clone_from(p.line_bare.as_ref().unwrap_or(&p.line));
         p.changed_us = now;
         for (kind, block) in workload::exchange(exp, p.turn, tokens).into_iter().flatten() {
@@ -1078,7 +1078,8 @@ impl Run<'_> {
             _ => false,
         };
         let mut tool_us = w.tool_latency_us.sample_u64(&mut ag.work);
-        let mut result_tokens = w.tool_result_tokens.sample_u64(&mut ag.work);
+        let mut result_tokens =
+            w.tool_result_tokens.sample_u64(&mut ag.work).min(w.tool_result_max_tokens);
         if denied {
             // Refused at call time: an immediate, short error result.
             tool_us = 0;
@@ -1088,7 +1089,7 @@ impl Run<'_> {
         ag.grown[0] += t.output;
         ag.grown[1] += t.result;
         workload::push_turn(&mut ag.chain, self.exp, a as u64, request as u64, t);
-        ag.output_tokens = w.output_tokens.sample_u64(&mut ag.work);
+        ag.output_tokens = w.output_tokens.sample_u64(&mut ag.work).min(w.output_max_tokens);
         tool_us
     }
 

@@ -70,6 +70,21 @@ fn an_agent_turn_is_three_positions_and_reads_the_previous_request() {
     assert_eq!((r[1].usage.cache_read, r[1].usage.cache_write()), (50_100, 601));
 }
 
+/// Caps on what one turn adds (a client's `max_tokens`, a truncated tool result): drawn
+/// values are clamped, nothing else is drawn. Output 101 capped at 60 (two blocks of 30), a
+/// 500-token result capped at 200: the second request holds 50,100 + 60 + 200.
+#[test]
+fn caps_clamp_output_and_tool_results() {
+    let mut exp = experiment(1);
+    exp.workload.turns = Dist::Const(2.0);
+    exp.workload.output_tokens = Dist::Const(101.0);
+    exp.workload.output_max_tokens = 60;
+    exp.workload.tool_result_max_tokens = 200;
+    let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
+    let r = of(&d.requests, 0);
+    assert_eq!((r[0].output_tokens, r[1].prompt_tokens), (60, 50_100 + 60 + 200));
+}
+
 /// Thinking blocks of earlier turns. The parent thinks and its exchange is [thinking, text,
 /// tool_use, tool_result] of 500 tokens each. Its turn 1 (at 10 s) reads the warm history and
 /// writes an entry at its last block (52,000 tokens), ready at 10 + 0.5 + 2,000/20,000 +

@@ -56,6 +56,8 @@ pub fn experiment(agents: u32) -> Experiment {
             parent_exchange_blocks: DEFAULT_TURN_BLOCKS.to_vec(),
             thinking: false,
             parent_thinking: None,
+            output_max_tokens: u64::MAX,
+            tool_result_max_tokens: u64::MAX,
         },
         latency: LatencyParams {
             overhead_us: Dist::Const(500.0 * US_PER_MS as f64),
