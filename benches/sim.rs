@@ -12,7 +12,7 @@ use divan::Bencher;
 use prefixsim::cache::preset;
 use prefixsim::config::{
     AgentKind, CacheParams, Experiment, LatencyParams, Policy, Release, RunLimits, Strategy, Ttl,
-    Workload,
+    Workload, DEFAULT_TURN_BLOCKS,
 };
 use prefixsim::dist::Dist;
 use prefixsim::engine::{Bounds, Engine};
@@ -49,8 +49,16 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
         seed: 42,
         replications: 1,
         strategies: vec![],
-        model: preset("claude-sonnet-4.5").expect("preset"),
-        cache: CacheParams { policy: Policy::Anthropic, ttl: Ttl::FiveMin, capacity_tokens: None },
+        // Sonnet 4.5's prices with a 1M window: long agents never outgrow it.
+        model: preset("claude-sonnet-4.6").expect("preset"),
+        cache: CacheParams {
+            policy: Policy::Anthropic,
+            ttl: Ttl::FiveMin,
+            capacity_tokens: None,
+            parent_ttl: None,
+            ttl_by_kind: Vec::new(),
+            miss_probability: 0.0,
+        },
         workload: Workload {
             kind: AgentKind::Fork,
             agents,
@@ -69,6 +77,12 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
             tool_latency_us: Dist::LogNormal { median: 1.5e6, p90: 6e6 },
             tool_result_tokens: Dist::LogNormal { median: 500.0, p90: 3000.0 },
             denied_call_share: 0.0,
+            turn_blocks: DEFAULT_TURN_BLOCKS.to_vec(),
+            parent_exchange_blocks: DEFAULT_TURN_BLOCKS.to_vec(),
+            thinking: false,
+            parent_thinking: None,
+            output_max_tokens: u64::MAX,
+            tool_result_max_tokens: u64::MAX,
         },
         latency: LatencyParams {
             overhead_us: Dist::Const(5e5),
@@ -79,6 +93,7 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
         },
         latency_other: None,
         rate_limits: None,
+        overload: None,
         limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * 3_600_000_000 },
     }
 }

@@ -117,7 +117,8 @@ impl From<SimError> for RunError {
             SimError::Bounded(_)
             | SimError::NeverAdmitted { .. }
             | SimError::UnknownModel(_)
-            | SimError::Invalid(_) => RunError::Input(e.to_string()),
+            | SimError::Invalid(_)
+            | SimError::ContextWindow { .. } => RunError::Input(e.to_string()),
         }
     }
 }

@@ -49,7 +49,28 @@ pub struct RunMetrics {
     pub parent_requests: u64,
     pub parent_tokens: Tokens,
     pub parent_cost_usd: f64,
+    /// 529 `overloaded_error` responses received (`[overload]`).
+    pub overloaded: u64,
+    /// Agents that gave up after the client's last retry of a 529 (their remaining turns are
+    /// not sent; no completion time is recorded for them).
+    pub failed_agents: u64,
+    /// Requests whose lookup missed although an entry was readable (`cache.miss_probability`).
+    pub isolated_misses: u64,
+    /// Requests billed at long-context prices (`model_params.long_context`).
+    pub long_context_requests: u64,
 }
+
+/// The optional counters of a run beside `SCALAR_NAMES` (not CSV columns: shown in `--json`
+/// and under the table only when the feature that makes them is on), in `RunMetrics::extras`
+/// order.
+pub const EXTRA_NAMES: [&str; 6] = [
+    "parent_requests",
+    "parent_cost_usd",
+    "overloaded",
+    "failed_agents",
+    "isolated_misses",
+    "long_context_requests",
+];
 
 /// The latency samples of one run, in microseconds, in the order they were recorded.
 ///
@@ -174,7 +195,23 @@ impl RunMetrics {
             parent_requests: 0,
             parent_tokens: Tokens::default(),
             parent_cost_usd: 0.0,
+            overloaded: 0,
+            failed_agents: 0,
+            isolated_misses: 0,
+            long_context_requests: 0,
         }
+    }
+
+    /// The optional counters, in `EXTRA_NAMES` order.
+    pub fn extras(&self) -> [f64; EXTRA_NAMES.len()] {
+        [
+            self.parent_requests as f64,
+            self.parent_cost_usd,
+            self.overloaded as f64,
+            self.failed_agents as f64,
+            self.isolated_misses as f64,
+            self.long_context_requests as f64,
+        ]
     }
 
     /// The latency samples, in `LATENCY_NAMES` order.

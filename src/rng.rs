@@ -37,6 +37,10 @@ pub mod site {
     pub const RATE_LIMIT: u64 = 3;
     pub const WORKLOAD: u64 = 4;
     pub const REPLAY: u64 = 5;
+    /// Isolated cache misses (`cache.miss_probability`): one draw per request attempt.
+    pub const MISS: u64 = 6;
+    /// 529 `overloaded_error` (`[overload]`): one draw per attempt, one per backoff.
+    pub const OVERLOAD: u64 = 7;
 }
 
 #[cfg(test)]

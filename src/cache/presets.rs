@@ -1,36 +1,79 @@
-//! Model presets (prices, cache multipliers, minimum cacheable length) and the price formula.
+//! Model presets (prices, cache multipliers, minimum cacheable length, context window, how
+//! the model treats earlier turns' thinking blocks, its rate-limit class) and the price formula.
+//! Every rule and its public source: docs/anthropic.md.
 //!
-//! Prices: FACTS.md section 3 (the [PC] pricing table, newer version). Minimum cacheable
-//! lengths: FACTS.md section 1, the NEWER doc version ("these minimums apply on every platform").
-//! The older version differs for Sonnet 4.6 (2,048 instead of 1,024, and a user report agrees
-//! with 2,048): we carry the newer 1,024 and the user overrides `model.min_cacheable_tokens`.
-//! Every field is overridable by the experiment file; rate limits live in the config's presets.
+//! Prices: the prompt-caching and pricing pages' tables. Minimum cacheable lengths: the NEWER
+//! prompt-caching page ("these minimums apply on every platform"); the older version differs
+//! for Sonnet 4.6 (2,048 instead of 1,024, and a user report agrees with 2,048): we carry the
+//! newer 1,024 and the user overrides `model_params.min_cacheable_tokens`. Context windows:
+//! the context-windows page (1M on the 4.6 generation and later, 200k on the others). Earlier
+//! turns' thinking: the extended-thinking page (kept from Opus 4.5 and Sonnet 4.6 on, stripped
+//! on earlier models and Haiku; Fable and Mythos are taken to keep them, an inference).
+//! Rate-limit classes: the rate-limits page's combined tables ("Opus 4.x", "Sonnet 4.x",
+//! "Fable 5.x"). Every field is overridable by the experiment file.
 
 use super::Usage;
-use crate::config::ModelParams;
+use crate::config::{ModelParams, ThinkingHistory};
 
-/// (name, input $/MTok, output $/MTok, read multiplier, minimum cacheable tokens), sorted by name.
-const PRESETS: [(&str, f64, f64, f64, u64); 17] = [
-    ("claude-fable-5", 10.0, 50.0, 0.1, 512),
-    ("claude-fable-5.1", 10.0, 50.0, 0.025, 512),
-    ("claude-haiku-3.5", 0.80, 4.0, 0.1, 2048),
-    ("claude-haiku-4.5", 1.0, 5.0, 0.1, 4096),
-    ("claude-mythos-5", 10.0, 50.0, 0.1, 512),
-    ("claude-mythos-5.1", 10.0, 50.0, 0.025, 512),
-    ("claude-opus-4", 15.0, 75.0, 0.1, 1024),
-    ("claude-opus-4.1", 15.0, 75.0, 0.1, 1024),
-    ("claude-opus-4.5", 5.0, 25.0, 0.1, 4096),
-    ("claude-opus-4.6", 5.0, 25.0, 0.1, 4096),
-    ("claude-opus-4.7", 5.0, 25.0, 0.1, 2048),
-    ("claude-opus-4.8", 5.0, 25.0, 0.1, 1024),
-    ("claude-opus-5", 5.0, 25.0, 0.1, 512),
-    ("claude-sonnet-4", 3.0, 15.0, 0.1, 1024),
-    ("claude-sonnet-4.5", 3.0, 15.0, 0.1, 1024),
-    ("claude-sonnet-4.6", 3.0, 15.0, 0.1, 1024),
-    ("claude-sonnet-5", 2.0, 10.0, 0.1, 1024),
+/// One preset row.
+struct Row {
+    name: &'static str,
+    input_usd_per_mtok: f64,
+    output_usd_per_mtok: f64,
+    read_multiplier: f64,
+    min_cacheable_tokens: u64,
+    context_window_tokens: u64,
+    thinking: ThinkingHistory,
+    rate_limit_class: &'static str,
+}
+
+const K200: u64 = 200_000;
+const M1: u64 = 1_000_000;
+const fn row(
+    name: &'static str,
+    prices: (f64, f64, f64),
+    min_cacheable_tokens: u64,
+    context_window_tokens: u64,
+    thinking: ThinkingHistory,
+    rate_limit_class: &'static str,
+) -> Row {
+    Row {
+        name,
+        input_usd_per_mtok: prices.0,
+        output_usd_per_mtok: prices.1,
+        read_multiplier: prices.2,
+        min_cacheable_tokens,
+        context_window_tokens,
+        thinking,
+        rate_limit_class,
+    }
+}
+
+use ThinkingHistory::{Kept, None as NoThinking, Stripped};
+
+/// The presets, sorted by name: (input $/MTok, output $/MTok, read multiplier), minimum
+/// cacheable tokens, context window, earlier turns' thinking, rate-limit class.
+const PRESETS: [Row; 17] = [
+    row("claude-fable-5", (10.0, 50.0, 0.1), 512, M1, Kept, "fable-5.x"),
+    row("claude-fable-5.1", (10.0, 50.0, 0.025), 512, M1, Kept, "fable-5.x"),
+    row("claude-haiku-3.5", (0.80, 4.0, 0.1), 2048, K200, NoThinking, "haiku-3.5"),
+    row("claude-haiku-4.5", (1.0, 5.0, 0.1), 4096, K200, Stripped, "haiku-4.5"),
+    row("claude-mythos-5", (10.0, 50.0, 0.1), 512, M1, Kept, "mythos-5"),
+    row("claude-mythos-5.1", (10.0, 50.0, 0.025), 512, M1, Kept, "mythos-5.1"),
+    row("claude-opus-4", (15.0, 75.0, 0.1), 1024, K200, Stripped, "opus-4.x"),
+    row("claude-opus-4.1", (15.0, 75.0, 0.1), 1024, K200, Stripped, "opus-4.x"),
+    row("claude-opus-4.5", (5.0, 25.0, 0.1), 4096, K200, Kept, "opus-4.x"),
+    row("claude-opus-4.6", (5.0, 25.0, 0.1), 4096, M1, Kept, "opus-4.x"),
+    row("claude-opus-4.7", (5.0, 25.0, 0.1), 2048, M1, Kept, "opus-4.x"),
+    row("claude-opus-4.8", (5.0, 25.0, 0.1), 1024, M1, Kept, "opus-4.x"),
+    row("claude-opus-5", (5.0, 25.0, 0.1), 512, M1, Kept, "opus-5"),
+    row("claude-sonnet-4", (3.0, 15.0, 0.1), 1024, K200, Stripped, "sonnet-4.x"),
+    row("claude-sonnet-4.5", (3.0, 15.0, 0.1), 1024, K200, Stripped, "sonnet-4.x"),
+    row("claude-sonnet-4.6", (3.0, 15.0, 0.1), 1024, M1, Kept, "sonnet-4.x"),
+    row("claude-sonnet-5", (2.0, 10.0, 0.1), 1024, M1, Kept, "sonnet-5"),
 ];
 
-/// 5-minute and 1-hour write multipliers, the same on every model (FACTS.md section 3).
+/// 5-minute and 1-hour write multipliers, the same on every model (the prompt-caching page).
 const WRITE_5M_MULTIPLIER: f64 = 1.25;
 const WRITE_1H_MULTIPLIER: f64 = 2.0;
 
@@ -38,36 +81,82 @@ const WRITE_1H_MULTIPLIER: f64 = 2.0;
 /// `model_ids`), or `None`.
 pub fn preset(name: &str) -> Option<ModelParams> {
     let name = super::model_ids::preset_for_api_id(name)?;
-    PRESETS.iter().find(|p| p.0 == name).map(|&(name, input, output, read, min)| ModelParams {
-        name: name.to_string(),
-        input_usd_per_mtok: input,
-        output_usd_per_mtok: output,
-        read_multiplier: read,
+    PRESETS.iter().find(|p| p.name == name).map(|p| ModelParams {
+        name: p.name.to_string(),
+        input_usd_per_mtok: p.input_usd_per_mtok,
+        output_usd_per_mtok: p.output_usd_per_mtok,
+        read_multiplier: p.read_multiplier,
         write_5m_multiplier: WRITE_5M_MULTIPLIER,
         write_1h_multiplier: WRITE_1H_MULTIPLIER,
-        min_cacheable_tokens: min,
+        min_cacheable_tokens: p.min_cacheable_tokens,
+        context_window_tokens: p.context_window_tokens,
+        long_context: long_context_offer(p.name),
+        use_long_context: false,
+        thinking: p.thinking,
+        rate_limit_class: p.rate_limit_class.to_string(),
+    })
+}
+
+/// The larger window a model offers on request: Sonnet 4 and Sonnet 4.5 served 1M tokens in
+/// beta (the `context-1m-2025-08-07` header), input above 200k priced at 2x and output at
+/// 1.5x (the pricing page's "Long context pricing": $6 / $22.50 per MTok against $3 / $15).
+/// The bundled traces hold Sonnet 4.5 requests of up to 252k tokens that the API served. An
+/// experiment uses it only when it opts in (`model_params.long_context = true`); a replay of
+/// recorded traffic accepts requests up to it, since the API did.
+fn long_context_offer(name: &str) -> Option<crate::config::LongContext> {
+    matches!(name, "claude-sonnet-4" | "claude-sonnet-4.5").then_some(crate::config::LongContext {
+        window_tokens: 1_000_000,
+        threshold_tokens: 200_000,
+        input_multiplier: 2.0,
+        output_multiplier: 1.5,
     })
 }
 
 /// Every preset name, sorted.
 pub fn preset_names() -> Vec<&'static str> {
-    PRESETS.iter().map(|p| p.0).collect()
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
+/// The preset of a model name as traces and request bodies spell it: the preset name itself,
+/// or with a `-YYYYMMDD` date suffix dropped and the version's dash made a dot
+/// (`claude-opus-4-5-20251101` -> `claude-opus-4.5`, `claude-sonnet-4-20250514` ->
+/// `claude-sonnet-4`).
+pub fn preset_for(name: &str) -> Option<ModelParams> {
+    preset(name)
 }
 
 /// SPEC.md 3.4: `input * (uncached + w5m * write_5m + w1h * write_1h + r * read) + output *
-/// output_tokens`, prices per million tokens.
+/// output_tokens`, prices per million tokens. With a long context window in use
+/// (`use_long_context`), a request whose input (read + written + uncached) exceeds the
+/// threshold pays the long-context prices on all its tokens.
 pub fn cost_usd(model: &ModelParams, usage: &Usage, output_tokens: u64) -> f64 {
     let input_units = usage.uncached as f64
         + model.write_5m_multiplier * usage.cache_write_5m as f64
         + model.write_1h_multiplier * usage.cache_write_1h as f64
         + model.read_multiplier * usage.cache_read as f64;
-    (model.input_usd_per_mtok * input_units + model.output_usd_per_mtok * output_tokens as f64)
-        / 1e6
+    let (input, output) = prices(model, usage.total());
+    (input * input_units + output * output_tokens as f64) / 1e6
 }
 
 /// What the same request would cost with no caching at all (every input token at base price).
 pub fn uncached_cost_usd(model: &ModelParams, usage: &Usage, output_tokens: u64) -> f64 {
-    (model.input_usd_per_mtok * usage.total() as f64
-        + model.output_usd_per_mtok * output_tokens as f64)
-        / 1e6
+    let (input, output) = prices(model, usage.total());
+    (input * usage.total() as f64 + output * output_tokens as f64) / 1e6
+}
+
+/// The input and output prices ($/MTok) of a request with `input_tokens` of input.
+fn prices(model: &ModelParams, input_tokens: u64) -> (f64, f64) {
+    match &model.long_context {
+        Some(l) if model.use_long_context && input_tokens > l.threshold_tokens => (
+            model.input_usd_per_mtok * l.input_multiplier,
+            model.output_usd_per_mtok * l.output_multiplier,
+        ),
+        _ => (model.input_usd_per_mtok, model.output_usd_per_mtok),
+    }
+}
+
+/// Whether a request of `input_tokens` pays the long-context prices.
+pub fn is_long_context(model: &ModelParams, input_tokens: u64) -> bool {
+    model.use_long_context
+        && model.long_context.as_ref().is_some_and(|l| input_tokens > l.threshold_tokens)
 }

@@ -13,6 +13,10 @@
 //!   read A, 1h write B - A (B = the last 1h breakpoint after A, else A), 5m write C - B
 //!   (C = the last breakpoint), uncached the rest.
 //!
+//! An isolated miss (`serve_with(.., miss = true, ..)`): the lookup finds nothing although an
+//! entry may be readable (the caller draws it; the cache draws nothing), so the request writes
+//! every breakpoint as a cold one would; existing entries are refreshed by the write.
+//!
 //! A hit refreshes (TTL and LRU recency) the hit entry and, under `anthropic`, the ready entries
 //! of the request's breakpoints inside the hit prefix; shorter `every-block` prefixes under the
 //! hit are not refreshed (keeps a request O(1); the longest-prefix search makes them redundant).
@@ -94,11 +98,23 @@ impl Cache {
         now: SimTime,
         ready_at: impl FnOnce(&Usage) -> SimTime,
     ) -> Result<Usage, CacheError> {
+        self.serve_with(prompt, breakpoints, now, false, ready_at)
+    }
+
+    /// `serve`, with `miss = true` for an isolated miss: the lookup finds nothing.
+    pub fn serve_with(
+        &mut self,
+        prompt: &Prompt,
+        breakpoints: &[Breakpoint],
+        now: SimTime,
+        miss: bool,
+        ready_at: impl FnOnce(&Usage) -> SimTime,
+    ) -> Result<Usage, CacheError> {
         match self.policy {
-            Policy::EveryBlock => Ok(self.serve_every_block(prompt, now, ready_at)),
+            Policy::EveryBlock => Ok(self.serve_every_block(prompt, now, miss, ready_at)),
             Policy::Anthropic => {
                 validate_breakpoints(breakpoints, prompt.len())?;
-                Ok(self.serve_anthropic(prompt, breakpoints, now, ready_at))
+                Ok(self.serve_anthropic(prompt, breakpoints, now, miss, ready_at))
             }
         }
     }
@@ -110,14 +126,29 @@ impl Cache {
         breakpoints: &[Breakpoint],
         now: SimTime,
     ) -> Result<Usage, CacheError> {
+        self.peek_with(prompt, breakpoints, now, false)
+    }
+
+    /// What `serve_with` would bill at `now`, without touching the cache.
+    pub fn peek_with(
+        &self,
+        prompt: &Prompt,
+        breakpoints: &[Breakpoint],
+        now: SimTime,
+        miss: bool,
+    ) -> Result<Usage, CacheError> {
         match self.policy {
             Policy::EveryBlock => {
-                Ok(self.every_block_usage(prompt, self.every_block_hit(prompt, now)))
+                let hit = if miss { None } else { self.every_block_hit(prompt, now) };
+                Ok(self.every_block_usage(prompt, hit))
             }
             Policy::Anthropic => {
                 validate_breakpoints(breakpoints, prompt.len())?;
                 let min = self.model.min_cacheable_tokens;
-                let hit = anthropic_hit(&self.store, prompt, breakpoints, min, now);
+                let hit = match miss {
+                    true => None,
+                    false => anthropic_hit(&self.store, prompt, breakpoints, min, now),
+                };
                 Ok(anthropic_usage(prompt, breakpoints, min, hit))
             }
         }
@@ -127,9 +158,10 @@ impl Cache {
         &mut self,
         prompt: &Prompt,
         now: SimTime,
+        miss: bool,
         ready_at: impl FnOnce(&Usage) -> SimTime,
     ) -> Usage {
-        let hit = self.every_block_hit(prompt, now);
+        let hit = if miss { None } else { self.every_block_hit(prompt, now) };
         let usage = self.every_block_usage(prompt, hit);
         if let Some(h) = hit {
             self.store.touch(prompt.prefix_digest(h), now);
@@ -170,10 +202,14 @@ impl Cache {
         prompt: &Prompt,
         breakpoints: &[Breakpoint],
         now: SimTime,
+        miss: bool,
         ready_at: impl FnOnce(&Usage) -> SimTime,
     ) -> Usage {
         let min = self.model.min_cacheable_tokens;
-        let hit = anthropic_hit(&self.store, prompt, breakpoints, min, now);
+        let hit = match miss {
+            true => None,
+            false => anthropic_hit(&self.store, prompt, breakpoints, min, now),
+        };
         let mut usage = anthropic_usage(prompt, breakpoints, min, hit);
         if let Some(h) = hit {
             self.store.touch(prompt.prefix_digest(h), now);

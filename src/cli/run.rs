@@ -15,7 +15,7 @@ use super::guard::{self, check_work, lock_dir};
 use super::{CliError, CliResult};
 use crate::config::{self, strategy_label, Experiment, Strategy};
 use crate::limits::{self, RunError, WorkLimits};
-use crate::metrics::{RunMetrics, SCALAR_NAMES};
+use crate::metrics::{RunMetrics, EXTRA_NAMES, SCALAR_NAMES};
 use crate::report::table;
 use crate::results::stats::Welford;
 use crate::results::{self, Aggregate, Manifest, SummaryRow, TraceRow};
@@ -66,6 +66,26 @@ pub struct Args {
     pub force: bool,
 }
 
+/// Why a replication failed: the message, and whether the experiment's input caused it (a
+/// request outgrowing its model's context window: exit code 2) rather than a bug.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimFailure {
+    pub message: String,
+    pub input: bool,
+}
+
+impl From<String> for SimFailure {
+    fn from(message: String) -> Self {
+        SimFailure { message, input: false }
+    }
+}
+
+impl std::fmt::Display for SimFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Something that simulates one replication of one strategy.
 pub trait Simulator: Sync {
     fn simulate(
@@ -73,7 +93,7 @@ pub trait Simulator: Sync {
         exp: &Experiment,
         strategy: &Strategy,
         replication: u32,
-    ) -> Result<RunMetrics, String>;
+    ) -> Result<RunMetrics, SimFailure>;
     /// Replication 0 of `strategy` with every agent's segments, as `trace.csv` rows.
     fn trace(&self, exp: &Experiment, strategy: &Strategy) -> Result<Vec<TraceRow>, String>;
     /// As `simulate`, saying whose fault a failure is: `RunError::Input` when the experiment's
@@ -84,7 +104,10 @@ pub trait Simulator: Sync {
         strategy: &Strategy,
         replication: u32,
     ) -> Result<RunMetrics, RunError> {
-        self.simulate(exp, strategy, replication).map_err(RunError::Internal)
+        self.simulate(exp, strategy, replication).map_err(|f| match f.input {
+            true => RunError::Input(f.message),
+            false => RunError::Internal(f.message),
+        })
     }
 }
 
@@ -92,8 +115,9 @@ pub trait Simulator: Sync {
 pub struct ModelSim;
 
 impl Simulator for ModelSim {
-    fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, String> {
-        crate::model::simulate(exp, s, r).map_err(|e| e.to_string())
+    fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, SimFailure> {
+        crate::model::simulate(exp, s, r)
+            .map_err(|e| SimFailure { message: e.to_string(), input: e.is_input() })
     }
     fn simulate_checked(
         &self,
@@ -126,9 +150,11 @@ pub struct StrategyOutcome {
     pub label: String,
     pub aggregate: Aggregate,
     pub runs: Vec<[f64; SCALAR_NAMES.len()]>,
-    /// The advancing parent's own requests and cost (`workload.parent_turn_every`), over
-    /// replications: counted apart from the fan-out, not among `SCALAR_NAMES`.
-    pub parent: [Welford; 2],
+    /// The optional counters over replications, in `EXTRA_NAMES` order: the advancing
+    /// parent's own requests and cost (`workload.parent_turn_every`, counted apart from the
+    /// fan-out), 529s and agents that gave up (`[overload]`), isolated misses
+    /// (`cache.miss_probability`), long-context requests. Not among `SCALAR_NAMES`.
+    pub extras: [Welford; EXTRA_NAMES.len()],
 }
 
 pub fn run(mut args: Args) -> CliResult {
@@ -210,7 +236,8 @@ pub fn execute_and_print(exp: &Experiment, args: &Args, sim: &dyn Simulator) -> 
 fn check_finite(outcomes: &[StrategyOutcome]) -> anyhow::Result<()> {
     for o in outcomes {
         let stats = o.aggregate.stats().into_iter().zip(SCALAR_NAMES);
-        for (st, name) in stats.chain(o.parent.iter().map(|w| (w.stat(), "parent"))) {
+        for (st, name) in stats.chain(o.extras.iter().zip(EXTRA_NAMES).map(|(w, n)| (w.stat(), n)))
+        {
             for x in [st.mean, st.sd, st.ci95] {
                 if !x.is_finite() {
                     anyhow::bail!("{}: {name} is {x}: a bug, please report it", o.label);
@@ -258,7 +285,7 @@ pub fn execute(
             label: strategy_label(s),
             aggregate: Aggregate::new(),
             runs: Vec::with_capacity(reps),
-            parent: Default::default(),
+            extras: Default::default(),
         })
         .collect();
     let progress = progress_bar(total as u64);
@@ -267,17 +294,18 @@ pub fn execute(
         let (s, r) = (k / reps, k % reps);
         let run = sim.simulate_checked(exp, &exp.strategies[s], r as u32)?;
         hists[s].get_or_insert_with(Aggregate::new).add_samples(run.samples());
-        Ok((run.scalars(), [run.parent_requests as f64, run.parent_cost_usd]))
+        Ok((run.scalars(), run.extras()))
     };
-    let fold = |k: usize, (scalars, parent): ([f64; SCALAR_NAMES.len()], [f64; 2])| {
-        let o = &mut outcomes[k / reps];
-        o.aggregate.add_scalars(&scalars);
-        for (w, x) in o.parent.iter_mut().zip(parent) {
-            w.add(x);
-        }
-        o.runs.push(scalars);
-        progress.inc(1);
-    };
+    let fold =
+        |k: usize, (scalars, extras): ([f64; SCALAR_NAMES.len()], [f64; EXTRA_NAMES.len()])| {
+            let o = &mut outcomes[k / reps];
+            o.aggregate.add_scalars(&scalars);
+            for (w, x) in o.extras.iter_mut().zip(extras) {
+                w.add(x);
+            }
+            o.runs.push(scalars);
+            progress.inc(1);
+        };
     let result = ordered_parallel(total, jobs, init, work, fold);
     progress.finish_and_clear();
     let workers = result.map_err(|(k, e): (usize, RunError)| {
@@ -452,11 +480,29 @@ pub fn table_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
     if exp.workload.parent_turn_every_us > 0 {
         s.push_str("the parent's own turns (not in the cost above):");
         for o in outcomes {
-            let [requests, cost] = o.parent.map(|w| w.stat().mean);
+            let [requests, cost] = [0, 1].map(|i| o.extras[i].stat().mean);
             s.push_str(&format!(" {}: {requests:.1} requests, ${cost:.4};", o.label));
         }
         s.pop();
         s.push('\n');
+    }
+    for (i, what) in [
+        (2, "529 overloaded responses"),
+        (3, "agents that gave up after a 529"),
+        (4, "isolated cache misses"),
+        (5, "requests at long-context prices"),
+    ] {
+        if shown_extras(exp)[i] {
+            s.push_str(&format!("{what} per replication:"));
+            for o in outcomes {
+                s.push_str(&format!(" {}: {:.2};", o.label, o.extras[i].stat().mean));
+            }
+            s.pop();
+            s.push('\n');
+        }
+    }
+    for note in crate::model::notes(exp) {
+        s.push_str(&format!("note: {note}\n"));
     }
     s.push('\n');
     s.push_str(&table::ladders(&rows));
@@ -470,6 +516,14 @@ struct JsonOut<'a> {
     question: &'a str,
     replications: u32,
     results: Vec<JsonResult>,
+    /// The documented rules that limited a strategy or kind (`model::notes`); absent if none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
+}
+
+/// Extra `i`'s mean over replications, when the run reports it.
+fn extra(o: &StrategyOutcome, shown: &[bool; EXTRA_NAMES.len()], i: usize) -> Option<f64> {
+    shown[i].then(|| o.extras[i].stat().mean)
 }
 
 #[derive(Serialize)]
@@ -515,6 +569,31 @@ struct JsonResult {
     parent_requests: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     parent_cost_usd: Option<f64>,
+    /// Only with `[overload]`: 529s received and agents that gave up, per replication.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    overloaded: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    failed_agents: Option<f64>,
+    /// Only with `cache.miss_probability` > 0: lookups that missed a readable entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    isolated_misses: Option<f64>,
+    /// Only with `model_params.long_context`: requests billed at long-context prices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    long_context_requests: Option<f64>,
+}
+
+/// Which of `EXTRA_NAMES` a run of `exp` reports (its feature is on).
+fn shown_extras(exp: &Experiment) -> [bool; EXTRA_NAMES.len()] {
+    let advancing = exp.workload.parent_turn_every_us > 0;
+    let overload = exp.overload.is_some();
+    [
+        advancing,
+        advancing,
+        overload,
+        overload,
+        exp.cache.miss_probability > 0.0,
+        exp.model.use_long_context,
+    ]
 }
 
 fn ladder(x: [f64; 5]) -> JsonLadder {
@@ -526,7 +605,7 @@ fn ladder(x: [f64; 5]) -> JsonLadder {
 pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
     let eager =
         outcomes.iter().find(|o| o.label == "eager").map(|o| o.aggregate.stat("cost_usd").mean);
-    let advancing = exp.workload.parent_turn_every_us > 0;
+    let shown = shown_extras(exp);
     let results = outcomes
         .iter()
         .map(|o| {
@@ -556,8 +635,12 @@ pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
                 throughput_tokens_per_min: m("throughput_tokens_per_min"),
                 rate_limited: m("rate_limited"),
                 throttled_s: m("throttled_s"),
-                parent_requests: advancing.then(|| o.parent[0].stat().mean),
-                parent_cost_usd: advancing.then(|| o.parent[1].stat().mean),
+                parent_requests: extra(o, &shown, 0),
+                parent_cost_usd: extra(o, &shown, 1),
+                overloaded: extra(o, &shown, 2),
+                failed_agents: extra(o, &shown, 3),
+                isolated_misses: extra(o, &shown, 4),
+                long_context_requests: extra(o, &shown, 5),
             }
         })
         .collect();
@@ -567,6 +650,7 @@ pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
         question: &exp.question,
         replications: exp.replications,
         results,
+        notes: crate::model::notes(exp),
     };
     let mut s = serde_json::to_string_pretty(&out).expect("results serialise");
     s.push('\n');

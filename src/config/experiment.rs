@@ -20,6 +20,9 @@ pub struct Experiment {
     pub latency_other: Option<LatencyParams>,
     /// `None`: unlimited.
     pub rate_limits: Option<RateLimits>,
+    /// 529 `overloaded_error` responses and the client's retries; `None`: the API never
+    /// answers 529.
+    pub overload: Option<Overload>,
     pub limits: RunLimits,
 }
 
@@ -36,6 +39,63 @@ pub struct ModelParams {
     pub write_1h_multiplier: f64,
     /// Prefixes shorter than this are neither read nor written.
     pub min_cacheable_tokens: u64,
+    /// Input + output tokens one request may hold (the model's standard window).
+    pub context_window_tokens: u64,
+    /// A larger window the model offers on request, priced higher above a threshold;
+    /// `None`: no such offer (no preset has one today, see docs/anthropic.md).
+    pub long_context: Option<LongContext>,
+    /// The experiment uses `long_context` (its window, and its prices above the threshold).
+    pub use_long_context: bool,
+    /// What the model does with earlier turns' thinking blocks.
+    pub thinking: ThinkingHistory,
+    /// Models of one class share one set of rate-limit buckets (the rate-limits page's
+    /// combined tables, e.g. "Sonnet 4.x").
+    pub rate_limit_class: String,
+}
+
+impl ModelParams {
+    /// The window a request must fit: the long one when the experiment uses it.
+    pub fn window_tokens(&self) -> u64 {
+        match &self.long_context {
+            Some(l) if self.use_long_context => l.window_tokens,
+            _ => self.context_window_tokens,
+        }
+    }
+}
+
+/// A larger context window a model offers on request, and its prices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LongContext {
+    pub window_tokens: u64,
+    /// A request whose input (read + written + uncached) exceeds this pays the long prices
+    /// on all its tokens.
+    pub threshold_tokens: u64,
+    pub input_multiplier: f64,
+    pub output_multiplier: f64,
+}
+
+/// What a model does with thinking blocks of earlier assistant turns (the extended-thinking
+/// page, "Differences in thinking across model versions").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThinkingHistory {
+    /// Kept in context (Opus 4.5 and later, Sonnet 4.6 and later).
+    Kept,
+    /// Stripped when a user message that is not a tool result arrives: the request is
+    /// processed as if they had never been sent (earlier models and Haiku).
+    Stripped,
+    /// The model has no extended thinking.
+    None,
+}
+
+impl ThinkingHistory {
+    /// The name in experiment files.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThinkingHistory::Kept => "kept",
+            ThinkingHistory::Stripped => "stripped",
+            ThinkingHistory::None => "none",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,9 +117,31 @@ pub enum Ttl {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CacheParams {
     pub policy: Policy,
+    /// The default TTL of every request's breakpoints.
     pub ttl: Ttl,
     /// Capacity in tokens with LRU eviction; `None` = unbounded.
     pub capacity_tokens: Option<u64>,
+    /// The parent conversation's TTL (its warm-up request and its turns); `None` = `ttl`.
+    /// Claude Code gives its main conversation its own TTL bucket.
+    pub parent_ttl: Option<Ttl>,
+    /// TTL by agent kind name (`fork`, `subagent`, ...); a kind not listed uses `ttl`.
+    pub ttl_by_kind: Vec<(String, Ttl)>,
+    /// Probability that one lookup misses although an entry is readable (an isolated miss);
+    /// 0 = never.
+    pub miss_probability: f64,
+}
+
+impl CacheParams {
+    /// The TTL of the parent conversation's requests.
+    pub fn parent_ttl(&self) -> Ttl {
+        self.parent_ttl.unwrap_or(self.ttl)
+    }
+
+    /// The TTL of the requests of agents of `kind` (and of the prewarm request).
+    pub fn agent_ttl(&self, kind: &AgentKind) -> Ttl {
+        let name = kind.name();
+        self.ttl_by_kind.iter().find(|(k, _)| k == name).map_or(self.ttl, |(_, t)| *t)
+    }
 }
 
 /// Agent kinds (SPEC.md section 5).
@@ -82,6 +164,21 @@ pub enum AgentKind {
     ForkDenyAtCall {
         tool: String,
     },
+}
+
+impl AgentKind {
+    /// The kind's name without parameters (`fork_drop_tool`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            AgentKind::Fork => "fork",
+            AgentKind::Subagent => "subagent",
+            AgentKind::Btw => "btw",
+            AgentKind::ForkDropTool { .. } => "fork_drop_tool",
+            AgentKind::ForkEditSystem => "fork_edit_system",
+            AgentKind::ForkOtherModel { .. } => "fork_other_model",
+            AgentKind::ForkDenyAtCall { .. } => "fork_deny_at_call",
+        }
+    }
 }
 
 /// Launch strategies (SPEC.md section 6); they gate each agent's first request only.
@@ -124,11 +221,79 @@ pub struct Workload {
     pub subagent_tokens: u64,
     pub turns: Dist,
     pub output_tokens: Dist,
+    /// At most this many output tokens per response (a client's `max_tokens`); `u64::MAX` =
+    /// no cap.
+    pub output_max_tokens: u64,
     pub tool_latency_us: Dist,
     pub tool_result_tokens: Dist,
+    /// At most this many tokens per tool result (a client truncating tool output); `u64::MAX`
+    /// = no cap.
+    pub tool_result_max_tokens: u64,
     /// Share of tool calls that go to the denied tool (kind `fork_deny_at_call`).
     pub denied_call_share: f64,
+    /// The content blocks one agent turn appends, in order, each its own lookback position.
+    pub turn_blocks: Vec<BlockKind>,
+    /// The content blocks one parent exchange appends (`parent_turn_every` > 0).
+    pub parent_exchange_blocks: Vec<BlockKind>,
+    /// The agents' requests have extended thinking on.
+    pub thinking: bool,
+    /// The parent's requests have extended thinking on; `None` = as `thinking`.
+    pub parent_thinking: Option<bool>,
 }
+
+impl Workload {
+    /// Whether the parent conversation's requests have thinking on.
+    pub fn parent_thinks(&self) -> bool {
+        self.parent_thinking.unwrap_or(self.thinking)
+    }
+}
+
+/// One content block of a synthetic turn: a lookback position (a run of tool_use, or of
+/// tool_result, blocks counts as one, so one of each per turn).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BlockKind {
+    /// A user message that is not a tool result (a new instruction).
+    User,
+    /// An assistant thinking block (sent only when thinking is on).
+    Thinking,
+    /// Assistant text.
+    Text,
+    /// The assistant's tool_use blocks.
+    ToolUse,
+    /// The user's tool_result blocks.
+    ToolResult,
+}
+
+impl BlockKind {
+    pub const ALL: [BlockKind; 5] = [
+        BlockKind::User,
+        BlockKind::Thinking,
+        BlockKind::Text,
+        BlockKind::ToolUse,
+        BlockKind::ToolResult,
+    ];
+
+    /// The name in experiment files.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockKind::User => "user",
+            BlockKind::Thinking => "thinking",
+            BlockKind::Text => "text",
+            BlockKind::ToolUse => "tool_use",
+            BlockKind::ToolResult => "tool_result",
+        }
+    }
+
+    /// Whether the assistant writes it (its tokens are the response's output).
+    pub fn is_assistant(self) -> bool {
+        matches!(self, BlockKind::Thinking | BlockKind::Text | BlockKind::ToolUse)
+    }
+}
+
+/// The default turn shape: assistant thinking (when on), text and tool_use; the user's
+/// tool_result.
+pub const DEFAULT_TURN_BLOCKS: [BlockKind; 4] =
+    [BlockKind::Thinking, BlockKind::Text, BlockKind::ToolUse, BlockKind::ToolResult];
 
 /// Latency model (SPEC.md section 4).
 #[derive(Debug, Clone, PartialEq)]
@@ -154,6 +319,24 @@ pub struct RateLimits {
     pub cache_reads_count: bool,
     /// Random extra wait added to each retry-after.
     pub retry_jitter_us: Dist,
+    /// The parent conversation's own requests draw on the buckets of its model's class too
+    /// (default: they do not; `[rate_limits]` is the fan-out's share).
+    pub parent_counts: bool,
+    /// The interval over which a per-minute limit is enforced: each bucket holds
+    /// `limit * interval / 1 min` (refilled at `limit` per minute, as before). 1 min = today.
+    pub interval_us: u64,
+}
+
+/// 529 `overloaded_error`: each request attempt is refused with this probability, before it
+/// is processed; the client retries as the SDK does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overload {
+    pub probability: f64,
+    /// Retries after a 529 (the SDK's `max_retries`, 2); then the agent gives up.
+    pub max_retries: u32,
+    /// The SDK's backoff: `min(initial * 2^n, max) * (1 - 0.25 * U)` before retry n + 1.
+    pub initial_backoff_us: u64,
+    pub max_backoff_us: u64,
 }
 
 /// Bounds on one run: a limit on everything.

@@ -1,6 +1,9 @@
 //! `Experiment` -> canonical TOML text: every key written out, in a fixed order, with canonical
 //! labels, so that `resolve(parse_table(render(e)))` == `e` and equal experiments give equal
-//! bytes (the results manifest hashes this text).
+//! bytes (the results manifest hashes this text). Keys added later (context windows, thinking,
+//! block shapes, TTL buckets, isolated misses, enforcement interval, overload) are written only
+//! when they differ from their default, so an experiment that does not use them renders (and
+//! hashes) as before.
 
 use super::experiment::*;
 use super::names::{exact_duration, kind_label, strategy_label};
@@ -29,6 +32,9 @@ pub fn render(exp: &Experiment) -> String {
     if let Some(r) = &exp.rate_limits {
         top.insert("rate_limits".into(), rate_table(r).into());
     }
+    if let Some(o) = &exp.overload {
+        top.insert("overload".into(), overload_table(o).into());
+    }
     let mut limits = Table::new();
     limits.insert("max_events".into(), int(exp.limits.max_events));
     limits.insert("horizon".into(), exact_duration(exp.limits.horizon_us).into());
@@ -52,7 +58,35 @@ fn model_table(m: &ModelParams) -> Table {
     t.insert("write_5m_multiplier".into(), m.write_5m_multiplier.into());
     t.insert("write_1h_multiplier".into(), m.write_1h_multiplier.into());
     t.insert("min_cacheable_tokens".into(), int(m.min_cacheable_tokens));
+    let base = super::presets::preset(&m.name);
+    let differs = |f: &dyn Fn(&ModelParams) -> bool| base.as_ref().is_none_or(|b| !f(b));
+    if differs(&|b| b.context_window_tokens == m.context_window_tokens) {
+        t.insert("context_window_tokens".into(), int(m.context_window_tokens));
+    }
+    if differs(&|b| b.thinking == m.thinking) {
+        t.insert("thinking_history".into(), m.thinking.name().into());
+    }
+    if differs(&|b| b.rate_limit_class == m.rate_limit_class) {
+        t.insert("rate_limit_class".into(), m.rate_limit_class.clone().into());
+    }
+    if let Some(l) = &m.long_context {
+        t.insert("long_context_window_tokens".into(), int(l.window_tokens));
+        t.insert("long_context_threshold_tokens".into(), int(l.threshold_tokens));
+        t.insert("long_context_input_multiplier".into(), l.input_multiplier.into());
+        t.insert("long_context_output_multiplier".into(), l.output_multiplier.into());
+    }
+    if m.use_long_context {
+        t.insert("long_context".into(), true.into());
+    }
     t
+}
+
+fn ttl_name(ttl: Ttl) -> &'static str {
+    match ttl {
+        Ttl::FiveMin => "5min",
+        Ttl::OneHour => "1h",
+        Ttl::None => "none",
+    }
 }
 
 fn cache_table(c: &CacheParams) -> Table {
@@ -62,14 +96,20 @@ fn cache_table(c: &CacheParams) -> Table {
         Policy::EveryBlock => "every-block",
     };
     t.insert("policy".into(), policy.into());
-    let ttl = match c.ttl {
-        Ttl::FiveMin => "5min",
-        Ttl::OneHour => "1h",
-        Ttl::None => "none",
-    };
-    t.insert("ttl".into(), ttl.into());
+    t.insert("ttl".into(), ttl_name(c.ttl).into());
     if let Some(cap) = c.capacity_tokens {
         t.insert("capacity_tokens".into(), int(cap));
+    }
+    if let Some(ttl) = c.parent_ttl {
+        t.insert("parent_ttl".into(), ttl_name(ttl).into());
+    }
+    if !c.ttl_by_kind.is_empty() {
+        let kinds: Table =
+            c.ttl_by_kind.iter().map(|(k, ttl)| (k.clone(), ttl_name(*ttl).into())).collect();
+        t.insert("ttl_by_kind".into(), kinds.into());
+    }
+    if c.miss_probability > 0.0 {
+        t.insert("miss_probability".into(), c.miss_probability.into());
     }
     t
 }
@@ -94,6 +134,28 @@ fn workload_table(w: &Workload) -> Table {
     t.insert("tool_latency".into(), dist(&w.tool_latency_us, d));
     t.insert("tool_result_tokens".into(), dist(&w.tool_result_tokens, n));
     t.insert("denied_call_share".into(), w.denied_call_share.into());
+    let shape = |blocks: &[BlockKind]| -> Option<Value> {
+        (blocks != DEFAULT_TURN_BLOCKS)
+            .then(|| Value::Array(blocks.iter().map(|b| b.name().into()).collect()))
+    };
+    if let Some(v) = shape(&w.turn_blocks) {
+        t.insert("turn_blocks".into(), v);
+    }
+    if let Some(v) = shape(&w.parent_exchange_blocks) {
+        t.insert("parent_exchange_blocks".into(), v);
+    }
+    if w.thinking {
+        t.insert("thinking".into(), true.into());
+    }
+    if w.output_max_tokens != u64::MAX {
+        t.insert("output_max_tokens".into(), int(w.output_max_tokens));
+    }
+    if w.tool_result_max_tokens != u64::MAX {
+        t.insert("tool_result_max_tokens".into(), int(w.tool_result_max_tokens));
+    }
+    if let Some(p) = w.parent_thinking {
+        t.insert("parent_thinking".into(), p.into());
+    }
     t
 }
 
@@ -115,5 +177,20 @@ fn rate_table(r: &RateLimits) -> Table {
     t.insert("otpm".into(), int(r.otpm));
     t.insert("cache_reads_count".into(), r.cache_reads_count.into());
     t.insert("retry_jitter".into(), dist(&r.retry_jitter_us, Quantity::Duration));
+    if r.parent_counts {
+        t.insert("parent_counts".into(), true.into());
+    }
+    if r.interval_us != crate::time::US_PER_MIN {
+        t.insert("interval".into(), exact_duration(r.interval_us).into());
+    }
+    t
+}
+
+fn overload_table(o: &Overload) -> Table {
+    let mut t = Table::new();
+    t.insert("probability".into(), o.probability.into());
+    t.insert("max_retries".into(), i64::from(o.max_retries).into());
+    t.insert("initial_backoff".into(), exact_duration(o.initial_backoff_us).into());
+    t.insert("max_backoff".into(), exact_duration(o.max_backoff_us).into());
     t
 }

@@ -9,10 +9,10 @@ use super::latency_file::LatencyFile;
 use super::names::{parse_kind, parse_strategy, strategy_label};
 use super::{presets, ConfigError};
 use crate::dist::{dist_label, parse_dist_in, Dist, Quantity};
-use crate::model::latency_presets::{self, LatencyPreset};
 use crate::limits::{
     dist_param_max, MAX_MULTIPLIER, MAX_PRICE_USD_PER_MTOK, MAX_TOKENS, WORK_LIMIT_KEYS,
 };
+use crate::model::latency_presets::{self, LatencyPreset};
 use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN};
 
 /// The strategies run when the file names none (SPEC.md section 9).
@@ -20,7 +20,7 @@ pub const DEFAULT_STRATEGIES: [&str; 5] =
     ["eager", "wait_first(max_wait=5s)", "stagger(interval=1s)", "sequential", "prewarm"];
 
 /// Top-level keys besides the sections; `sweep` is accepted and left to the sweep code.
-const TOP_KEYS: [&str; 13] = [
+const TOP_KEYS: [&str; 14] = [
     "name",
     "question",
     "model",
@@ -32,6 +32,7 @@ const TOP_KEYS: [&str; 13] = [
     "workload",
     "latency",
     "rate_limits",
+    "overload",
     "limits",
     "sweep",
 ];
@@ -77,15 +78,74 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
             true => Some(resolve_rate_limits(&mut top.section("rate_limits")?)?),
             false => None,
         },
+        overload: match table.contains_key("overload") {
+            true => Some(resolve_overload(&mut top.section("overload")?)?),
+            false => None,
+        },
         limits: resolve_limits(&mut top.section("limits")?)?,
     };
-    if let AgentKind::ForkOtherModel { model } = &exp.workload.kind {
-        if presets::preset(model).is_none() {
-            let value = format!("\"{}\"", super::kind_label(&exp.workload.kind));
-            return Err(top.bad_at("workload.kind", value, &unknown_model(model)));
+    let other = match &exp.workload.kind {
+        AgentKind::ForkOtherModel { model } => match presets::preset(model) {
+            Some(m) => Some(m),
+            None => {
+                let value = format!("\"{}\"", super::kind_label(&exp.workload.kind));
+                return Err(top.bad_at("workload.kind", value, &unknown_model(model)));
+            }
+        },
+        _ => None,
+    };
+    check_thinking(&top, &exp, other.as_ref())?;
+    check_first_request_fits(&top, &exp, other.as_ref())?;
+    Ok(exp)
+}
+
+/// Thinking on needs a model with extended thinking (the agents' and the parent's).
+fn check_thinking(
+    top: &Section<'_>,
+    exp: &Experiment,
+    other: Option<&ModelParams>,
+) -> Result<(), ConfigError> {
+    let w = &exp.workload;
+    let agents_model = other.unwrap_or(&exp.model);
+    let checks = [
+        ("workload.thinking", w.thinking, agents_model),
+        ("workload.parent_thinking", w.parent_thinks(), &exp.model),
+    ];
+    for (key, on, model) in checks {
+        if on && model.thinking == ThinkingHistory::None {
+            let reason = format!("{} has no extended thinking", model.name);
+            return Err(top.bad_at(key, "true".into(), &reason));
         }
     }
-    Ok(exp)
+    Ok(())
+}
+
+/// The first request of an agent (its shared prefix and its task) must fit the window of the
+/// model it is sent to; the key named is the prefix size that made it too long. Later requests
+/// grow with turns and parent exchanges: the model checks each one when it is sent.
+fn check_first_request_fits(
+    top: &Section<'_>,
+    exp: &Experiment,
+    other: Option<&ModelParams>,
+) -> Result<(), ConfigError> {
+    let w = &exp.workload;
+    let model = other.unwrap_or(&exp.model);
+    let (key, prefix) = match w.kind {
+        AgentKind::Subagent => ("workload.subagent_tokens", w.subagent_tokens),
+        _ => ("workload.parent_tokens", w.parent_tokens),
+    };
+    let brief = if w.kind == AgentKind::Btw { 0 } else { w.brief_tokens };
+    let first = prefix.saturating_add(brief).saturating_add(w.task_tokens);
+    let window = model.window_tokens();
+    if first <= window {
+        return Ok(());
+    }
+    let reason = format!(
+        "an agent's first request holds {first} tokens (with brief_tokens = {brief} and \
+         task_tokens = {}), more than {}'s context window of {window} tokens",
+        w.task_tokens, model.name
+    );
+    Err(top.bad_at(key, prefix.to_string(), &reason))
 }
 
 fn unknown_model(name: &str) -> String {
@@ -110,7 +170,8 @@ fn resolve_model(top: &mut Section<'_>, name: &str) -> Result<ModelParams, Confi
     let all_given = keys.iter().all(|k| s.table.contains_key(*k));
     let base = match base {
         Some(b) => b,
-        // A model that is not a preset is fine when every parameter is given.
+        // A model that is not a preset is fine when every price parameter is given; the rest
+        // defaults to a 200k window, no long-context offer, thinking kept, its own buckets.
         None if all_given => ModelParams {
             name: name.to_string(),
             input_usd_per_mtok: 0.0,
@@ -119,12 +180,17 @@ fn resolve_model(top: &mut Section<'_>, name: &str) -> Result<ModelParams, Confi
             write_5m_multiplier: 0.0,
             write_1h_multiplier: 0.0,
             min_cacheable_tokens: 0,
+            context_window_tokens: 200_000,
+            long_context: None,
+            use_long_context: false,
+            thinking: ThinkingHistory::Kept,
+            rate_limit_class: name.to_string(),
         },
         None => return Err(top.bad("model", format!("\"{name}\""), &unknown_model(name))),
     };
     // Bounded so that a run's cost stays finite and exact enough (docs/limits.md).
     let (price, mult) = (MAX_PRICE_USD_PER_MTOK, MAX_MULTIPLIER);
-    let m = ModelParams {
+    let mut m = ModelParams {
         name: base.name.clone(),
         input_usd_per_mtok: s.f64_at_most(keys[0], base.input_usd_per_mtok, price)?,
         output_usd_per_mtok: s.f64_at_most(keys[1], base.output_usd_per_mtok, price)?,
@@ -132,9 +198,63 @@ fn resolve_model(top: &mut Section<'_>, name: &str) -> Result<ModelParams, Confi
         write_5m_multiplier: s.f64_at_most(keys[3], base.write_5m_multiplier, mult)?,
         write_1h_multiplier: s.f64_at_most(keys[4], base.write_1h_multiplier, mult)?,
         min_cacheable_tokens: s.tokens(keys[5], base.min_cacheable_tokens)?,
+        context_window_tokens: s.tokens("context_window_tokens", base.context_window_tokens)?,
+        long_context: None,
+        use_long_context: false,
+        thinking: base.thinking,
+        rate_limit_class: s.string("rate_limit_class", &base.rate_limit_class)?,
     };
+    if m.context_window_tokens == 0 {
+        return Err(s.bad("context_window_tokens", "0".into(), "a window holds at least 1 token"));
+    }
+    let thinking = s.string("thinking_history", base.thinking.name())?;
+    m.thinking = match thinking.as_str() {
+        "kept" => ThinkingHistory::Kept,
+        "stripped" => ThinkingHistory::Stripped,
+        "none" => ThinkingHistory::None,
+        other => {
+            return Err(s.bad_str(
+                "thinking_history",
+                other,
+                "use \"kept\", \"stripped\" or \"none\"",
+            ))
+        }
+    };
+    resolve_long_context(&mut s, &mut m, base.long_context.as_ref())?;
     s.finish()?;
     Ok(m)
+}
+
+/// `long_context_window_tokens` (an offer, absent on every preset) and its prices, and
+/// `long_context = true` (use it: an error when the model offers none).
+fn resolve_long_context(
+    s: &mut Section<'_>,
+    m: &mut ModelParams,
+    base: Option<&LongContext>,
+) -> Result<(), ConfigError> {
+    let window = s.opt_u64("long_context_window_tokens", 1)?.or(base.map(|l| l.window_tokens));
+    let threshold = s.opt_u64("long_context_threshold_tokens", 0)?;
+    let input = s.f64("long_context_input_multiplier", base.map_or(2.0, |l| l.input_multiplier))?;
+    let output =
+        s.f64("long_context_output_multiplier", base.map_or(1.5, |l| l.output_multiplier))?;
+    m.long_context = window.map(|window_tokens| LongContext {
+        window_tokens,
+        threshold_tokens: threshold
+            .or(base.map(|l| l.threshold_tokens))
+            .unwrap_or(m.context_window_tokens),
+        input_multiplier: input,
+        output_multiplier: output,
+    });
+    m.use_long_context = s.bool("long_context", false)?;
+    if m.use_long_context && m.long_context.is_none() {
+        let reason = format!(
+            "{} offers no larger context window (set model_params.long_context_window_tokens to \
+             declare one)",
+            m.name
+        );
+        return Err(s.bad("long_context", "true".into(), &reason));
+    }
+    Ok(())
 }
 
 fn resolve_cache(s: &mut Section<'_>) -> Result<CacheParams, ConfigError> {
@@ -143,24 +263,38 @@ fn resolve_cache(s: &mut Section<'_>) -> Result<CacheParams, ConfigError> {
         "every-block" | "every_block" => Policy::EveryBlock,
         other => return Err(s.bad_str("policy", other, "use \"anthropic\" or \"every-block\"")),
     };
-    let ttl_text = s.string("ttl", "5m")?;
-    let ttl = match ttl_text.as_str() {
-        "none" => Ttl::None,
-        t => match parse_duration_us(t) {
-            Ok(us) if us == 5 * US_PER_MIN => Ttl::FiveMin,
-            Ok(us) if us == US_PER_H => Ttl::OneHour,
-            Ok(_) => {
-                return Err(s.bad_str("ttl", t, "the API offers \"5m\" or \"1h\" (or \"none\")"))
-            }
-            Err(e) => return Err(s.bad_str("ttl", t, &e.to_string())),
-        },
-    };
+    let ttl = s.ttl("ttl")?.unwrap_or(Ttl::FiveMin);
     let capacity_tokens = s.opt_u64("capacity_tokens", 1)?;
     if let Some(c) = capacity_tokens.filter(|&c| c > 1 << 53) {
         return Err(s.bad("capacity_tokens", c.to_string(), "at most 2^53 tokens"));
     }
+    let parent_ttl = s.ttl("parent_ttl")?;
+    let ttl_by_kind = resolve_ttl_by_kind(&mut s.section("ttl_by_kind")?)?;
+    let miss_probability = s.share("miss_probability", 0.0)?;
     s.finish()?;
-    Ok(CacheParams { policy, ttl, capacity_tokens })
+    Ok(CacheParams { policy, ttl, capacity_tokens, parent_ttl, ttl_by_kind, miss_probability })
+}
+
+/// The agent kinds `[cache.ttl_by_kind]` accepts (their names without parameters).
+pub const KIND_NAMES: [&str; 7] = [
+    "fork",
+    "subagent",
+    "btw",
+    "fork_drop_tool",
+    "fork_edit_system",
+    "fork_other_model",
+    "fork_deny_at_call",
+];
+
+fn resolve_ttl_by_kind(s: &mut Section<'_>) -> Result<Vec<(String, Ttl)>, ConfigError> {
+    let mut out = Vec::new();
+    for kind in KIND_NAMES {
+        if let Some(ttl) = s.ttl(kind)? {
+            out.push((kind.to_string(), ttl));
+        }
+    }
+    s.finish()?;
+    Ok(out)
 }
 
 fn resolve_workload(s: &mut Section<'_>) -> Result<Workload, ConfigError> {
@@ -182,17 +316,19 @@ fn resolve_workload(s: &mut Section<'_>) -> Result<Workload, ConfigError> {
         subagent_tokens: s.tokens("subagent_tokens", 15_000)?,
         turns: s.dist("turns", n, "const(1)")?,
         output_tokens: s.token_dist("output_tokens", "const(100)")?,
+        output_max_tokens: s.opt_u64("output_max_tokens", 1)?.unwrap_or(u64::MAX),
         tool_latency_us: s.dist("tool_latency", d, "const(2s)")?,
         tool_result_tokens: s.token_dist("tool_result_tokens", "const(500)")?,
-        denied_call_share: s.f64("denied_call_share", 0.1)?,
+        tool_result_max_tokens: s.opt_u64("tool_result_max_tokens", 1)?.unwrap_or(u64::MAX),
+        denied_call_share: s.share("denied_call_share", 0.1)?,
+        turn_blocks: s.blocks("turn_blocks")?,
+        parent_exchange_blocks: s.blocks("parent_exchange_blocks")?,
+        thinking: s.bool("thinking", false)?,
+        parent_thinking: match s.get("parent_thinking") {
+            None => None,
+            Some(_) => Some(s.bool("parent_thinking", false)?),
+        },
     };
-    if w.denied_call_share > 1.0 {
-        return Err(s.bad(
-            "denied_call_share",
-            w.denied_call_share.to_string(),
-            "a share is at most 1",
-        ));
-    }
     s.finish()?;
     Ok(w)
 }
@@ -285,9 +421,26 @@ fn resolve_rate_limits(s: &mut Section<'_>) -> Result<RateLimits, ConfigError> {
         otpm: s.u64("otpm", 400_000)?,
         cache_reads_count: s.bool("cache_reads_count", false)?,
         retry_jitter_us: s.dist("retry_jitter", Quantity::Duration, "uniform(0s, 1s)")?,
+        parent_counts: s.bool("parent_counts", false)?,
+        interval_us: s.duration_us("interval", US_PER_MIN)?,
     };
+    if r.interval_us == 0 || r.interval_us > US_PER_MIN {
+        let value = format!("\"{}\"", super::names::exact_duration(r.interval_us));
+        return Err(s.bad("interval", value, "enforce a per-minute limit over at most 1min (> 0)"));
+    }
     s.finish()?;
     Ok(r)
+}
+
+fn resolve_overload(s: &mut Section<'_>) -> Result<Overload, ConfigError> {
+    let o = Overload {
+        probability: s.share("probability", 0.0)?,
+        max_retries: s.u32_min("max_retries", 2, 0)?,
+        initial_backoff_us: s.duration_us("initial_backoff", 500_000)?,
+        max_backoff_us: s.duration_us("max_backoff", 8 * crate::time::US_PER_S)?,
+    };
+    s.finish()?;
+    Ok(o)
 }
 
 fn resolve_limits(s: &mut Section<'_>) -> Result<RunLimits, ConfigError> {
@@ -420,6 +573,15 @@ impl<'t> Section<'t> {
         Ok(x)
     }
 
+    /// A share in [0, 1].
+    fn share(&mut self, key: &'static str, default: f64) -> Result<f64, ConfigError> {
+        let x = self.f64(key, default)?;
+        if x > 1.0 {
+            return Err(self.bad(key, x.to_string(), "a share or probability is at most 1"));
+        }
+        Ok(x)
+    }
+
     /// A token count: at most `MAX_TOKENS`, so that sums over a run stay exact.
     fn tokens(&mut self, key: &'static str, default: u64) -> Result<u64, ConfigError> {
         let v = self.u64(key, default)?;
@@ -439,6 +601,56 @@ impl<'t> Section<'t> {
             return Err(self.bad_str(key, &text, &why));
         }
         Ok(d)
+    }
+
+    /// A TTL: `"5m"` (or any spelling of 5 minutes), `"1h"`, or `"none"`; absent = `None`.
+    fn ttl(&mut self, key: &'static str) -> Result<Option<Ttl>, ConfigError> {
+        if !self.table.contains_key(key) {
+            self.used.push(key);
+            return Ok(None);
+        }
+        let text = self.string(key, "")?;
+        let ttl = match text.as_str() {
+            "none" => Ttl::None,
+            t => match parse_duration_us(t) {
+                Ok(us) if us == 5 * US_PER_MIN => Ttl::FiveMin,
+                Ok(us) if us == US_PER_H => Ttl::OneHour,
+                Ok(_) => {
+                    let reason = "the API offers \"5m\" or \"1h\" (or \"none\")";
+                    return Err(self.bad_str(key, t, reason));
+                }
+                Err(e) => return Err(self.bad_str(key, t, &e.to_string())),
+            },
+        };
+        Ok(Some(ttl))
+    }
+
+    /// A turn shape: block kinds in the order user, thinking, text, tool_use, tool_result
+    /// (each at most once), at least one of text and tool_use, tool_result only after tool_use.
+    fn blocks(&mut self, key: &'static str) -> Result<Vec<BlockKind>, ConfigError> {
+        let Some(v) = self.get(key) else { return Ok(DEFAULT_TURN_BLOCKS.to_vec()) };
+        let bad = |why: &str| self.bad(key, v.to_string(), why);
+        let items = v.as_array().ok_or_else(|| bad("expected a list of block kinds"))?;
+        let mut out: Vec<BlockKind> = Vec::with_capacity(items.len());
+        for item in items {
+            let name = item.as_str().ok_or_else(|| bad("expected strings"))?;
+            let kind = BlockKind::ALL.into_iter().find(|k| k.name() == name).ok_or_else(|| {
+                bad(&format!(
+                    "unknown block kind `{name}` (use user, thinking, text, tool_use, tool_result)"
+                ))
+            })?;
+            if out.last().is_some_and(|&last| last >= kind) {
+                return Err(bad("list each kind at most once, in the order user, thinking, text, tool_use, tool_result"));
+            }
+            out.push(kind);
+        }
+        if !out.iter().any(|k| matches!(k, BlockKind::Text | BlockKind::ToolUse)) {
+            return Err(bad("a turn needs assistant text or tool_use"));
+        }
+        if out.contains(&BlockKind::ToolResult) && !out.contains(&BlockKind::ToolUse) {
+            return Err(bad("a tool_result answers a tool_use"));
+        }
+        Ok(out)
     }
 
     fn duration_us(&mut self, key: &'static str, default_us: u64) -> Result<u64, ConfigError> {

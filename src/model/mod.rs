@@ -166,6 +166,59 @@ pub enum SimError {
     NeverAdmitted { agent: u32, limit: &'static str, amount: u64, capacity: u64 },
     #[error("invalid experiment: {0}")]
     Invalid(String),
+    #[error("a request of agent {agent} (request {request}) holds {tokens} tokens (input + output), more than {model}'s context window of {window}: `{key}` made it too long (shorten it, or use a model with a larger window)")]
+    ContextWindow {
+        agent: u32,
+        request: u32,
+        tokens: u64,
+        window: u64,
+        model: String,
+        key: &'static str,
+    },
+}
+
+impl SimError {
+    /// Whether the experiment's input caused it (the CLI exits with code 2): a request that
+    /// outgrows its model's context window.
+    pub fn is_input(&self) -> bool {
+        matches!(self, SimError::ContextWindow { .. })
+    }
+}
+
+/// What a run of `exp` says beside its numbers: the documented rules that changed what a
+/// strategy or kind can do (printed under the table, `notes` in `--json`).
+pub fn notes(exp: &Experiment) -> Vec<String> {
+    let w = &exp.workload;
+    let mut notes = Vec::new();
+    if w.thinking && exp.strategies.contains(&Strategy::Prewarm) {
+        notes.push(
+            "prewarm: `max_tokens: 0` is refused with extended thinking, so the warming request \
+             is sent without thinking: it warms the tools and system prompt only (the thinking \
+             agents' messages layer differs)"
+                .to_string(),
+        );
+    }
+    let agents_model = match &w.kind {
+        crate::config::AgentKind::ForkOtherModel { model } => crate::cache::preset(model),
+        _ => Some(exp.model.clone()),
+    };
+    let strips = agents_model
+        .as_ref()
+        .is_some_and(|m| m.thinking == crate::config::ThinkingHistory::Stripped);
+    if w.parent_thinks() && w.parent_turn_every_us > 0 && (strips || !w.thinking) {
+        let why = match strips {
+            true => {
+                format!("{} strips earlier turns' thinking", agents_model.expect("a model").name)
+            }
+            false => "the agents' requests have thinking off".to_string(),
+        };
+        notes.push(format!(
+            "thinking: {why}, so each agent's first request (its task is a user message) drops \
+             the parent's thinking blocks and shares the parent's history only up to the first \
+             of them"
+        ));
+    }
+    notes
 }
 
 /// Run replication `replication` of `strategy` on `exp`.

@@ -6,6 +6,14 @@
 //! integer "token-microseconds" (tokens x 60e6), so refill is exact integer arithmetic.
 //! Named assumption: OTPM is charged at admission with the response's actual output tokens
 //! (the docs changed between "estimated from max_tokens" and "counted as produced").
+//!
+//! Enforcement interval (`rate_limits.interval`): the docs say a per-minute limit "might be
+//! enforced" over shorter intervals (60 RPM as 1 request per second). Over an interval I a
+//! bucket holds `limit * I / 1 min` (refilled at the same `limit` per minute), so a burst
+//! larger than that is refused even when the minute's budget is not spent. A request larger
+//! than the bucket but within the per-minute limit is admitted from a full bucket and leaves
+//! it in debt (named assumption: the API admits requests up to its per-minute limit). With
+//! I = 1 min this is the per-minute bucket of before, exactly.
 
 use crate::time::{SimTime, US_PER_MIN};
 
@@ -13,38 +21,41 @@ use crate::time::{SimTime, US_PER_MIN};
 #[derive(Debug, Clone)]
 struct Bucket {
     limit_per_min: u64,
-    /// Current level in tokens x `US_PER_MIN`.
-    level: u128,
+    /// Capacity in tokens x `US_PER_MIN`: `limit * interval_us`.
+    cap: i128,
+    /// Current level in tokens x `US_PER_MIN` (negative: in debt after an oversized request).
+    level: i128,
     last_us: SimTime,
 }
 
 impl Bucket {
-    fn new(limit_per_min: u64) -> Self {
-        Bucket { limit_per_min, level: Self::scaled(limit_per_min), last_us: 0 }
+    fn new(limit_per_min: u64, interval_us: u64) -> Self {
+        let cap = limit_per_min as i128 * interval_us.clamp(1, US_PER_MIN) as i128;
+        Bucket { limit_per_min, cap, level: cap, last_us: 0 }
     }
 
-    fn scaled(tokens: u64) -> u128 {
-        tokens as u128 * US_PER_MIN as u128
+    fn scaled(tokens: u64) -> i128 {
+        tokens as i128 * US_PER_MIN as i128
     }
 
     fn refill(&mut self, now: SimTime) {
-        let elapsed = now.saturating_sub(self.last_us) as u128;
-        let cap = Self::scaled(self.limit_per_min);
-        self.level = (self.level + elapsed * self.limit_per_min as u128).min(cap);
+        let elapsed = now.saturating_sub(self.last_us) as i128;
+        self.level = (self.level + elapsed * self.limit_per_min as i128).min(self.cap);
         self.last_us = self.last_us.max(now);
     }
 
-    /// Microseconds until `amount` fits (0 if it fits now); `None` if it never can.
+    /// Microseconds until `amount` fits (0 if it fits now); `None` if it never can (more than
+    /// the per-minute limit). An amount above the bucket's capacity fits a full bucket.
     fn wait_us(&self, amount: u64) -> Option<u64> {
         if amount > self.limit_per_min {
             return None;
         }
-        let need = Self::scaled(amount);
+        let need = Self::scaled(amount).min(self.cap);
         if need <= self.level {
             return Some(0);
         }
-        let per_us = self.limit_per_min as u128;
-        Some(((need - self.level).div_ceil(per_us)) as u64)
+        let per_us = self.limit_per_min as i128;
+        Some(((need - self.level) as u128).div_ceil(per_us as u128) as u64)
     }
 
     fn take(&mut self, amount: u64) {
@@ -80,9 +91,18 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
-    /// Full buckets at t = 0.
+    /// Full per-minute buckets at t = 0.
     pub fn new(rpm: u64, itpm: u64, otpm: u64) -> Self {
-        RateLimiter { rpm: Bucket::new(rpm), itpm: Bucket::new(itpm), otpm: Bucket::new(otpm) }
+        Self::with_interval(rpm, itpm, otpm, US_PER_MIN)
+    }
+
+    /// Full buckets at t = 0, each limit enforced over `interval_us` (at most a minute).
+    pub fn with_interval(rpm: u64, itpm: u64, otpm: u64, interval_us: u64) -> Self {
+        RateLimiter {
+            rpm: Bucket::new(rpm, interval_us),
+            itpm: Bucket::new(itpm, interval_us),
+            otpm: Bucket::new(otpm, interval_us),
+        }
     }
 
     /// Try to admit one request at `now` that counts `input_tokens` toward ITPM and
@@ -137,6 +157,25 @@ mod tests {
         }
         assert_eq!(r.admit(0, 0, 0), Admission::RetryAfter(US_PER_S));
         assert_eq!(r.admit(US_PER_S, 0, 0), Admission::Admitted);
+    }
+
+    #[test]
+    fn a_one_second_interval_refuses_the_burst_a_minute_allows() {
+        // 60 RPM over 1 s: the bucket holds 60 * 1 / 60 = 1 request. Two at t = 0: the second
+        // waits 1 s (the refill of one request at 1/s). Over a minute both pass at once.
+        let mut r = RateLimiter::with_interval(60, 1_000_000, 1_000_000, US_PER_S);
+        assert_eq!(r.admit(0, 0, 0), Admission::Admitted);
+        assert_eq!(r.admit(0, 0, 0), Admission::RetryAfter(US_PER_S));
+        let mut m = RateLimiter::with_interval(60, 1_000_000, 1_000_000, US_PER_MIN);
+        assert_eq!(m.admit(0, 0, 0), Admission::Admitted);
+        assert_eq!(m.admit(0, 0, 0), Admission::Admitted);
+        // ITPM 600k over 1 s holds 10k tokens; a 30k request (under the minute's 600k) fits a
+        // full bucket and leaves it 20k in debt: the next 1-token request waits for 20k + 1
+        // tokens at 10k/s = 2.0001 s. A request over the minute's limit never fits.
+        let mut t = RateLimiter::with_interval(1_000, 600_000, 1_000_000, US_PER_S);
+        assert_eq!(t.admit(0, 30_000, 0), Admission::Admitted);
+        assert_eq!(t.admit(0, 1, 0), Admission::RetryAfter(2_000_100));
+        assert_eq!(t.admit(0, 600_001, 0), Admission::Never(Limit::Itpm, 600_001));
     }
 
     #[test]

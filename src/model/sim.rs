@@ -10,16 +10,19 @@
 //! [denied], tool latency, tool result, output_k; latency and 429 jitter have their own streams.
 //!
 //! With `workload.parent_turn_every` > 0 the parent advances: one request every that often from
-//! t0 (its own chain, one exchange block per turn, counted in `RunMetrics::parent_*`), until the
-//! last agent completes; an agent's first request forks the history as of its send (every
-//! exchange sent strictly before it). See docs/model.md, "An advancing parent".
+//! t0 (its own chain, one exchange per turn shaped by `parent_exchange_blocks`, counted in
+//! `RunMetrics::parent_*`), until the last agent completes; an agent's first request forks the
+//! history as of its send (every exchange sent strictly before it). See docs/model.md, "An
+//! advancing parent". Thinking, context windows and TTL buckets follow docs/anthropic.md.
 
 use super::latency::{self, Work};
 use super::rate::{Admission, Limit, RateLimiter};
-use super::workload::{self, Shared, WORKFLOW_ID};
+use super::workload::{self, Chain, Shared, TurnTokens, WORKFLOW_ID};
 use super::{Detailed, Outcome, RequestKeys, RequestRecord, Segment, SegmentKind, SimError};
 use crate::cache::{self, Breakpoint, Cache, Prompt, Usage};
-use crate::config::{AgentKind, Experiment, ModelParams, Release, Strategy};
+use crate::config::{
+    AgentKind, BlockKind, Experiment, ModelParams, Release, Strategy, ThinkingHistory, Ttl,
+};
 use crate::engine::{Bounds, Engine};
 use crate::metrics::RunMetrics;
 use crate::rng::{self, site, ChaCha8Rng, RngExt};
@@ -44,13 +47,16 @@ enum Ev {
     PrewarmReady,
     /// The parent conversation sends its next turn (`workload.parent_turn_every` > 0).
     ParentTurn,
+    /// The parent retries its pending request after a 429 (`rate_limits.parent_counts`).
+    ParentSend,
     /// The next agent arrives and asks for a slot (`workload.arrival_every` > 0).
     Arrive,
 }
 
 /// One agent (or the prewarm request) and where it is.
 struct Agent {
-    prompt: Prompt,
+    /// Its prompt as the API processes it.
+    chain: Chain,
     shared_end: usize,
     model: usize,
     turns: u32,
@@ -62,20 +68,33 @@ struct Agent {
     first_done: bool,
     /// Sequential: waiting for the previous agent's first request to finish.
     waiting_prev: bool,
+    /// Tokens its own turns appended so far: responses and tool results (to say which key
+    /// made a request outgrow the context window).
+    grown: [u64; 2],
     work: ChaCha8Rng,
     lat: ChaCha8Rng,
     jitter: ChaCha8Rng,
+    /// Isolated-miss draws (only with `cache.miss_probability` > 0).
+    miss: Option<ChaCha8Rng>,
+    /// 529 draws and backoff jitter (only with `[overload]`).
+    overload: Option<ChaCha8Rng>,
+    /// 529s received for the current request so far.
+    overload_retries: u32,
 }
 
 /// The parent conversation while the fan-out runs, when it advances
 /// (`workload.parent_turn_every` > 0): its own chain, and the line of history the agents fork.
 struct Parent {
-    /// Its own prompt: tools, system, history, then one block per exchange so far.
-    prompt: Prompt,
-    /// The agents' line when their kind does not keep the parent's prefix (the same history
-    /// behind other tools, system or model); `None`: the agents' line is `prompt`.
-    line: Option<Prompt>,
-    /// The agents' line before the latest exchange, and when that exchange was sent: an agent
+    /// Its own requests: tools, system, history, then its exchanges, as the API processes them.
+    own: Chain,
+    /// The history the agents fork: the same exchanges behind their kind's tools, system and
+    /// model, with the agents' thinking setting (for the kinds that keep the parent's prefix,
+    /// with the same setting, the same digests as `own`).
+    line: Prompt,
+    /// The agents' line without thinking blocks, when their first request drops the parent's
+    /// thinking (their model strips it, or their requests have thinking off); `None` otherwise.
+    line_bare: Option<Prompt>,
+    /// The agents' view before the latest exchange, and when that exchange was sent: an agent
     /// sent at that very instant carries the history without it (it left first).
     before: Prompt,
     changed_us: SimTime,
@@ -83,6 +102,13 @@ struct Parent {
     turn: u64,
     work: ChaCha8Rng,
     lat: ChaCha8Rng,
+    miss: Option<ChaCha8Rng>,
+    /// 429 jitter (only when the parent draws on the buckets, `rate_limits.parent_counts`).
+    jitter: Option<ChaCha8Rng>,
+    /// The output tokens of its latest turn, and whether that turn is still to be sent (a
+    /// 429 delayed it).
+    out: u64,
+    pending: bool,
 }
 
 /// Reusable simulation buffers: the event heap keeps its capacity across runs.
@@ -156,6 +182,10 @@ fn reset_metrics(m: &mut RunMetrics) {
     m.parent_requests = 0;
     m.parent_tokens = Default::default();
     m.parent_cost_usd = 0.0;
+    m.overloaded = 0;
+    m.failed_agents = 0;
+    m.isolated_misses = 0;
+    m.long_context_requests = 0;
 }
 
 type Trace = (Vec<Segment>, Vec<RequestRecord>);
@@ -174,7 +204,10 @@ struct Run<'a> {
     agents: Vec<Agent>,
     caches: &'a mut Vec<Cache>,
     models: Vec<ModelParams>,
+    /// One limiter per rate-limit class; `limiter_of[m]` is model `m`'s (models of one class
+    /// share buckets).
     limiters: Vec<Option<RateLimiter>>,
+    limiter_of: [usize; 2],
     next_queued: u32,
     /// Agents that have arrived (asked for a slot); all of them at t0 unless
     /// `workload.arrival_every` spreads them.
@@ -189,6 +222,9 @@ struct Run<'a> {
     completed: u32,
     /// The advancing parent (`None`: the parent is frozen, `parent_turn_every = 0`).
     parent: Option<Parent>,
+    /// TTL of the agents' (and the prewarm's) breakpoints, and of the parent's.
+    agent_ttl: Ttl,
+    parent_ttl: Ttl,
 }
 
 impl<'a> Run<'a> {
@@ -225,10 +261,15 @@ impl<'a> Run<'a> {
                 None => sim.caches.push(Cache::from_params(&exp.cache, m)),
             }
         }
-        let limiters = models
-            .iter()
-            .map(|_| exp.rate_limits.as_ref().map(|r| RateLimiter::new(r.rpm, r.itpm, r.otpm)))
-            .collect();
+        let same_class =
+            models.len() == 2 && models[0].rate_limit_class == models[1].rate_limit_class;
+        let limiter_of = if same_class { [0, 0] } else { [0, 1] };
+        let limiter = || {
+            exp.rate_limits
+                .as_ref()
+                .map(|r| RateLimiter::with_interval(r.rpm, r.itpm, r.otpm, r.interval_us))
+        };
+        let limiters = (0..models.len() - usize::from(same_class)).map(|_| limiter()).collect();
         metrics.agents = w.agents as u64;
         let mut run = Run {
             exp,
@@ -243,6 +284,7 @@ impl<'a> Run<'a> {
             caches: &mut sim.caches,
             models,
             limiters,
+            limiter_of,
             next_queued: 0,
             arrived: 0,
             free_slots: w.concurrency,
@@ -250,6 +292,8 @@ impl<'a> Run<'a> {
             prewarm_ready: false,
             completed: 0,
             parent: None,
+            agent_ttl: exp.cache.agent_ttl(&w.kind),
+            parent_ttl: exp.cache.parent_ttl(),
         };
         run.warm_parent()?;
         run.make_agents(replication);
@@ -276,9 +320,13 @@ impl<'a> Run<'a> {
         let exp = self.exp;
         let w = &exp.workload;
         let turns_hint = w.turns.mean().ceil().clamp(1.0, 64.0) as usize;
-        let shared: Shared = workload::shared(exp, turns_hint);
+        let shared: Shared = workload::shared(exp, turns_hint, w.thinking);
         let shared_end = shared.prompt.len() - 1;
+        let strips = self.agents_strip_own();
         let stream = |id: u64, s: u64| rng::stream(exp.seed, &[replication as u64, id, s]);
+        // Streams for the optional draws exist only when their feature is on: a run that
+        // enables nothing draws exactly what it drew before.
+        let (misses, overloads) = (exp.cache.miss_probability > 0.0, exp.overload.is_some());
         for a in 0..self.n {
             let id = a as u64;
             let mut work = stream(id, site::WORKLOAD);
@@ -287,11 +335,11 @@ impl<'a> Run<'a> {
             } else {
                 (w.turns.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
             };
-            let output_tokens = w.output_tokens.sample_u64(&mut work);
+            let output_tokens = w.output_tokens.sample_u64(&mut work).min(w.output_max_tokens);
             let mut prompt = shared.prompt.clone();
             workload::push_task(&mut prompt, id, w.task_tokens);
             self.agents.push(Agent {
-                prompt,
+                chain: Chain::new(prompt, strips),
                 shared_end,
                 model: shared.model,
                 turns,
@@ -300,15 +348,25 @@ impl<'a> Run<'a> {
                 slot_us: 0,
                 first_done: false,
                 waiting_prev: false,
+                grown: [0; 2],
                 work,
                 lat: stream(id, site::LATENCY),
                 jitter: stream(id, site::RATE_LIMIT),
+                miss: misses.then(|| stream(id, site::MISS)),
+                overload: overloads.then(|| stream(id, site::OVERLOAD)),
+                overload_retries: 0,
             });
         }
         if *self.strategy == Strategy::Prewarm {
             // The warming request: the shared prefix, max_tokens = 0, on the workflow's streams.
+            // `max_tokens: 0` is refused with extended thinking: for thinking agents it is sent
+            // without thinking, so its messages layer is not theirs (it warms tools and system).
+            let prompt = match w.thinking {
+                true => workload::shared(exp, 0, false).prompt,
+                false => shared.prompt,
+            };
             self.agents.push(Agent {
-                prompt: shared.prompt,
+                chain: Chain::new(prompt, false),
                 shared_end,
                 model: shared.model,
                 turns: 1,
@@ -317,9 +375,13 @@ impl<'a> Run<'a> {
                 slot_us: 0,
                 first_done: false,
                 waiting_prev: false,
+                grown: [0; 2],
                 work: stream(WORKFLOW_ID, site::WORKLOAD),
                 lat: stream(WORKFLOW_ID, site::LATENCY),
                 jitter: stream(WORKFLOW_ID, site::RATE_LIMIT),
+                miss: misses.then(|| stream(WORKFLOW_ID, site::MISS)),
+                overload: overloads.then(|| stream(WORKFLOW_ID, site::OVERLOAD)),
+                overload_retries: 0,
             });
         }
     }
@@ -331,20 +393,32 @@ impl<'a> Run<'a> {
         if exp.workload.parent_turn_every_us == 0 {
             return;
         }
+        let w = &exp.workload;
         let stream = |s: u64| rng::stream(exp.seed, &[replication as u64, workload::PARENT_ID, s]);
         let (mut prompt, _) = workload::parent_request(exp);
         prompt.reserve(64);
-        let line =
-            (!workload::keeps_parent_prefix(&exp.workload.kind)).then(|| workload::line(exp, 64));
-        let before = line.as_ref().unwrap_or(&prompt).clone();
+        let strips_own = w.parent_thinks()
+            && self.models[0].thinking == ThinkingHistory::Stripped
+            && w.parent_exchange_blocks.contains(&BlockKind::User);
+        let line = workload::line(exp, 64, w.thinking);
+        let agents_drop = self.models.last().expect("a model").thinking
+            == ThinkingHistory::Stripped
+            || !w.thinking;
+        let line_bare = (w.parent_thinks() && agents_drop).then(|| line.clone());
+        let before = line_bare.as_ref().unwrap_or(&line).clone();
         self.parent = Some(Parent {
-            prompt,
+            own: Chain::new(prompt, strips_own),
             line,
+            line_bare,
             before,
             changed_us: SimTime::MAX,
             turn: 0,
             work: stream(site::WORKLOAD),
             lat: stream(site::LATENCY),
+            miss: (exp.cache.miss_probability > 0.0).then(|| stream(site::MISS)),
+            jitter: counts_parent(exp).then(|| stream(site::RATE_LIMIT)),
+            out: 0,
+            pending: false,
         });
     }
 
@@ -430,6 +504,7 @@ impl<'a> Run<'a> {
                 self.release()
             }
             Ev::ParentTurn => self.parent_turn(),
+            Ev::ParentSend => self.parent_send(),
             Ev::Arrive => {
                 self.arrived += 1;
                 self.schedule_arrival();
@@ -523,18 +598,29 @@ impl<'a> Run<'a> {
             return;
         }
         let now = self.engine.now();
-        let line = match &p.line {
+        let line = match &p.line_bare {
             _ if p.changed_us == now => &p.before,
-            Some(line) => line,
-            None => &p.prompt,
+            Some(bare) => bare,
+            None => &p.line,
         };
+        let strips = self.agents_strip_own();
+        let per_turn = exp.workload.turn_blocks.len() + 1;
         let ag = &mut self.agents[a as usize];
         let mut prompt = line.clone();
-        prompt.reserve(3 + 2 * ag.turns as usize);
+        prompt.reserve(3 + per_turn * ag.turns as usize);
         workload::push_brief(&mut prompt, exp);
         ag.shared_end = prompt.len() - 1;
         workload::push_task(&mut prompt, a as u64, exp.workload.task_tokens);
-        ag.prompt = prompt;
+        ag.chain = Chain::new(prompt, strips);
+    }
+
+    /// Whether an agent's own chain must keep a bare history: its turns carry user blocks
+    /// that drop its earlier thinking (thinking on, a model that strips).
+    fn agents_strip_own(&self) -> bool {
+        let w = &self.exp.workload;
+        w.thinking
+            && self.models.last().expect("a model").thinking == ThinkingHistory::Stripped
+            && w.turn_blocks.contains(&BlockKind::User)
     }
 
     /// The parent's next turn: one exchange appended to its history (and to the agents'
@@ -550,28 +636,80 @@ impl<'a> Run<'a> {
         let p = self.parent.as_mut().expect("parent turns are scheduled only with a parent");
         p.turn += 1;
         let tokens = w.parent_turn_tokens.sample_u64(&mut p.work);
-        let out = w.output_tokens.sample_u64(&mut p.work);
-        p.before.clone_from(p.line.as_ref().unwrap_or(&p.prompt));
+        p.out = w.output_tokens.sample_u64(&mut p.work).min(w.output_max_tokens);
+        p.before.clone_from(p.line_bare.as_ref().unwrap_or(&p.line));
         p.changed_us = now;
-        workload::push_exchange(&mut p.prompt, p.turn, tokens);
-        if let Some(line) = p.line.as_mut() {
-            workload::push_exchange(line, p.turn, tokens);
+        for (kind, block) in workload::exchange(exp, p.turn, tokens).into_iter().flatten() {
+            p.own.push(kind, block);
+            p.line.push(block);
+            if let (Some(bare), false) = (p.line_bare.as_mut(), kind == BlockKind::Thinking) {
+                bare.push(block);
+            }
         }
-        let ttl = exp.cache.ttl;
+        // The clock goes on whether or not this turn is sent now; a turn still waiting on a
+        // 429 is sent with this one's exchange appended (the conversation went on).
+        let pending = p.pending;
+        self.schedule_parent_turn(now.saturating_add(w.parent_turn_every_us));
+        if pending {
+            return Ok(());
+        }
+        self.parent_send()
+    }
+
+    /// Send the parent's latest turn (or retry it after a 429): its breakpoints (end of
+    /// system, last message, the parent's TTL), the window check, the buckets when the parent
+    /// draws on them, the cache; counted apart from the fan-out.
+    fn parent_send(&mut self) -> Result<(), SimError> {
+        let now = self.engine.now();
+        let exp = self.exp;
+        let p = self.parent.as_mut().expect("parent sends only with a parent");
+        let out = p.out;
+        let ttl = self.parent_ttl;
         let mut bps = [Breakpoint { index: 0, ttl }; 3];
-        let last = p.prompt.len() - 1;
+        let last = p.own.prompt.len() - 1;
         let nbps = workload::breakpoints(1, last, last, ttl, &mut bps);
         let (agent, request) = (self.n + 1, (p.turn - 1) as u32);
+        let (tokens, window) = (p.own.prompt.tokens() + out, self.models[0].window_tokens());
+        if tokens > window {
+            let model = self.models[0].name.clone();
+            let key = "workload.parent_turn_every";
+            return Err(SimError::ContextWindow { agent, request, tokens, window, model, key });
+        }
+        let miss = draw_miss(exp.cache.miss_probability, p.miss.as_mut());
+        let mut charge_after = false;
+        if counts_parent(exp) {
+            let ask = Ask { prompt: &p.own.prompt, bps: &bps[..nbps], out, miss, now };
+            let l = self.limiter_of[0];
+            match admission(exp, &mut self.limiters[l], &self.caches[0], &ask, agent, request)? {
+                Admit::Retry(wait_us) => {
+                    let jitter = p.jitter.as_mut().expect("a stream when the parent counts");
+                    let r = exp.rate_limits.as_ref().expect("parent_counts needs [rate_limits]");
+                    let retry_us = wait_us.saturating_add(r.retry_jitter_us.sample_u64(jitter));
+                    p.pending = true;
+                    self.engine.schedule_in(retry_us, Ev::ParentSend);
+                    return Ok(());
+                }
+                Admit::Charged => {}
+                Admit::ChargeAfter => charge_after = true,
+            }
+        }
+        let p = self.parent.as_mut().expect("parent sends only with a parent");
+        p.pending = false;
         let (usage, timing) = serve_timed(
             &mut self.caches[0],
-            &p.prompt,
-            &bps[..nbps],
+            (&p.own.prompt, &bps[..nbps], miss),
             now,
             &exp.latency,
             out,
             &mut p.lat,
         )
         .map_err(|source| SimError::Cache { agent, request, source })?;
+        if charge_after {
+            let l = self.limiter_of[0];
+            let limiter = self.limiters[l].as_mut().expect("a limiter when the parent counts");
+            let charged = limiter.admit(now, counted_input(exp, &usage), out);
+            assert_eq!(charged, Admission::Admitted, "the worst case fitted, the actual must");
+        }
         let cost_usd = cache::cost_usd(&self.models[0], &usage, out);
         let mx = &mut *self.metrics;
         mx.parent_requests += 1;
@@ -580,11 +718,64 @@ impl<'a> Run<'a> {
         if self.trace.is_some() {
             let served =
                 Served { agent, request, send_us: now, usage, timing, out, model: 0, cost_usd };
-            let traced = (p.prompt.tokens(), keys(&p.prompt, &bps[..nbps], &usage));
+            let traced = (p.own.prompt.tokens(), keys(&p.own.prompt, &bps[..nbps], &usage));
             self.trace_request(&served, traced);
         }
-        self.schedule_parent_turn(now.saturating_add(w.parent_turn_every_us));
         Ok(())
+    }
+}
+
+/// Whether the parent's own requests draw on the rate-limit buckets.
+fn counts_parent(exp: &Experiment) -> bool {
+    exp.rate_limits.as_ref().is_some_and(|r| r.parent_counts)
+}
+
+/// Input tokens that count toward ITPM: uncached and written (and read, when
+/// `cache_reads_count`).
+fn counted_input(exp: &Experiment, u: &Usage) -> u64 {
+    let reads = exp.rate_limits.as_ref().is_some_and(|r| r.cache_reads_count);
+    u.uncached + u.cache_write() + if reads { u.cache_read } else { 0 }
+}
+
+/// One request asking a rate limiter.
+struct Ask<'p> {
+    prompt: &'p Prompt,
+    bps: &'p [Breakpoint],
+    out: u64,
+    miss: bool,
+    now: SimTime,
+}
+
+/// Ask `limiter` about a request. When even the worst case (every input token counted) fits,
+/// it is charged later with the actual usage (`ChargeAfter`); otherwise its exact usage is
+/// found by `Cache::peek_with`, so that a refused request leaves the cache untouched.
+fn admission(
+    exp: &Experiment,
+    limiter: &mut Option<RateLimiter>,
+    cache: &Cache,
+    ask: &Ask<'_>,
+    agent: u32,
+    request: u32,
+) -> Result<Admit, SimError> {
+    let Some(limiter) = limiter.as_mut() else { return Ok(Admit::ChargeAfter) };
+    if limiter.would_admit(ask.now, ask.prompt.tokens(), ask.out) {
+        return Ok(Admit::ChargeAfter);
+    }
+    let usage = cache
+        .peek_with(ask.prompt, ask.bps, ask.now, ask.miss)
+        .map_err(|source| SimError::Cache { agent, request, source })?;
+    match limiter.admit(ask.now, counted_input(exp, &usage), ask.out) {
+        Admission::Admitted => Ok(Admit::Charged),
+        Admission::RetryAfter(wait_us) => Ok(Admit::Retry(wait_us)),
+        Admission::Never(limit, amount) => {
+            let r = exp.rate_limits.as_ref().expect("a limiter has limits");
+            let (name, capacity) = match limit {
+                Limit::Rpm => ("rpm", r.rpm),
+                Limit::Itpm => ("itpm", r.itpm),
+                Limit::Otpm => ("otpm", r.otpm),
+            };
+            Err(SimError::NeverAdmitted { agent, limit: name, amount, capacity })
+        }
     }
 }
 
@@ -602,16 +793,31 @@ impl Run<'_> {
     /// Send agent `a`'s current request at `now`: admission, cache, latency, bookkeeping.
     fn send(&mut self, a: u32) -> Result<(), SimError> {
         let now = self.engine.now();
-        let ttl = self.exp.cache.ttl;
+        let ttl = self.agent_ttl;
         let mut bps = [Breakpoint { index: 0, ttl }; 3];
         let ag = &mut self.agents[a as usize];
-        let nbps = workload::breakpoints(1, ag.shared_end, ag.prompt.len() - 1, ttl, &mut bps);
+        let last = ag.chain.prompt.len() - 1;
+        let nbps = workload::breakpoints(1, ag.shared_end, last, ttl, &mut bps);
         let (m, out, request) = (ag.model, ag.output_tokens, ag.turn);
-        let admit = self.admit(a, &bps[..nbps])?;
+        self.check_window(a)?;
+        if self.overloaded(a) {
+            return self.backoff(a);
+        }
+        let ag = &mut self.agents[a as usize];
+        let miss = draw_miss(self.exp.cache.miss_probability, ag.miss.as_mut());
+        let admit = self.admit(a, &bps[..nbps], miss)?;
         if let Admit::Retry(wait_us) = admit {
             return self.throttle(a, request, wait_us);
         }
+        if miss {
+            let would =
+                self.caches[m].peek(&self.agents[a as usize].chain.prompt, &bps[..nbps], now);
+            let would_read =
+                would.map_err(|source| SimError::Cache { agent: a, request, source })?;
+            self.metrics.isolated_misses += u64::from(would_read.cache_read > 0);
+        }
         let ag = &mut self.agents[a as usize];
+        ag.overload_retries = 0;
         // The `fork_other_model` model (m = 1) runs at its own model's speed.
         let params = match m {
             0 => &self.exp.latency,
@@ -619,16 +825,18 @@ impl Run<'_> {
         };
         let (usage, t) = serve_timed(
             &mut self.caches[m],
-            &ag.prompt,
-            &bps[..nbps],
+            (&ag.chain.prompt, &bps[..nbps], miss),
             now,
             params,
             out,
             &mut ag.lat,
         )
         .map_err(|source| SimError::Cache { agent: a, request, source })?;
-        let counted = self.counted_input(&usage);
-        if let (Admit::ChargeAfter, Some(limiter)) = (admit, self.limiters[m].as_mut()) {
+        self.metrics.long_context_requests +=
+            u64::from(cache::is_long_context(&self.models[m], usage.total()));
+        let counted = counted_input(self.exp, &usage);
+        let l = self.limiter_of[m];
+        if let (Admit::ChargeAfter, Some(limiter)) = (admit, self.limiters[l].as_mut()) {
             let charged = limiter.admit(now, counted, out);
             assert_eq!(charged, Admission::Admitted, "the worst case fitted, the actual must");
         }
@@ -660,41 +868,92 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Input tokens that count toward ITPM.
-    fn counted_input(&self, u: &Usage) -> u64 {
-        let reads = self.exp.rate_limits.as_ref().is_some_and(|r| r.cache_reads_count);
-        u.uncached + u.cache_write() + if reads { u.cache_read } else { 0 }
+    /// Agent `a`'s current request (input and output) must fit its model's window. The key
+    /// named: the parent's advancing history when it pushed the shared part past the window,
+    /// else the agent's own turns.
+    fn check_window(&self, a: u32) -> Result<(), SimError> {
+        let ag = &self.agents[a as usize];
+        let model = &self.models[ag.model];
+        let (tokens, window) = (ag.chain.prompt.tokens() + ag.output_tokens, model.window_tokens());
+        if tokens <= window {
+            return Ok(());
+        }
+        let w = &self.exp.workload;
+        let prefix = match w.kind {
+            AgentKind::Subagent => w.subagent_tokens,
+            _ => w.parent_tokens,
+        };
+        let shared = ag.chain.prompt.prefix_tokens(ag.shared_end);
+        let grew = shared > prefix + w.brief_tokens && shared + w.task_tokens > window;
+        let key = match ag.grown {
+            _ if grew => "workload.parent_turn_every",
+            [outputs, results] if results > outputs => "workload.tool_result_tokens",
+            _ => "workload.output_tokens",
+        };
+        let (request, model) = (ag.turn, model.name.clone());
+        Err(SimError::ContextWindow { agent: a, request, tokens, window, model, key })
     }
 
-    /// Ask agent `a`'s model's rate limiter. When even the worst case (every input token
-    /// counted) does not fit, the exact usage is found by `Cache::peek`, so that a refused
-    /// request leaves the cache untouched.
-    fn admit(&mut self, a: u32, bps: &[Breakpoint]) -> Result<Admit, SimError> {
+    /// Ask agent `a`'s model's (class's) rate limiter about its current request.
+    fn admit(&mut self, a: u32, bps: &[Breakpoint], miss: bool) -> Result<Admit, SimError> {
         let now = self.engine.now();
         let ag = &self.agents[a as usize];
-        let (m, out, request) = (ag.model, ag.output_tokens, ag.turn);
-        let Some(limiter) = self.limiters[m].as_mut() else { return Ok(Admit::ChargeAfter) };
-        if limiter.would_admit(now, ag.prompt.tokens(), out) {
-            return Ok(Admit::ChargeAfter);
+        let (m, request) = (ag.model, ag.turn);
+        let ask = Ask { prompt: &ag.chain.prompt, bps, out: ag.output_tokens, miss, now };
+        let l = self.limiter_of[m];
+        admission(self.exp, &mut self.limiters[l], &self.caches[m], &ask, a, request)
+    }
+
+    /// Whether the API answers agent `a`'s attempt with a 529 (one draw per attempt, from the
+    /// agent's overload stream; never without `[overload]`).
+    fn overloaded(&mut self, a: u32) -> bool {
+        let Some(o) = &self.exp.overload else { return false };
+        let rng = self.agents[a as usize].overload.as_mut().expect("a stream with [overload]");
+        rng.random::<f64>() < o.probability
+    }
+
+    /// A 529: the client retries after the SDK's backoff, `min(initial * 2^n, max) * (1 -
+    /// 0.25 U)` before retry n + 1; after `max_retries` retries the agent gives up.
+    fn backoff(&mut self, a: u32) -> Result<(), SimError> {
+        let o = self.exp.overload.as_ref().expect("a 529 needs [overload]");
+        self.metrics.overloaded += 1;
+        let ag = &mut self.agents[a as usize];
+        if ag.overload_retries >= o.max_retries {
+            return self.give_up(a);
         }
-        let usage = self.caches[m]
-            .peek(&ag.prompt, bps, now)
-            .map_err(|source| SimError::Cache { agent: a, request, source })?;
-        let counted = self.counted_input(&usage);
-        let limiter = self.limiters[m].as_mut().expect("checked above");
-        match limiter.admit(now, counted, out) {
-            Admission::Admitted => Ok(Admit::Charged),
-            Admission::RetryAfter(wait_us) => Ok(Admit::Retry(wait_us)),
-            Admission::Never(limit, amount) => {
-                let r = self.exp.rate_limits.as_ref().expect("a limiter has limits");
-                let (name, capacity) = match limit {
-                    Limit::Rpm => ("rpm", r.rpm),
-                    Limit::Itpm => ("itpm", r.itpm),
-                    Limit::Otpm => ("otpm", r.otpm),
-                };
-                Err(SimError::NeverAdmitted { agent: a, limit: name, amount, capacity })
-            }
+        let n = ag.overload_retries.min(62);
+        ag.overload_retries += 1;
+        let base_us = o.initial_backoff_us.saturating_mul(1 << n).min(o.max_backoff_us);
+        let rng = ag.overload.as_mut().expect("a stream with [overload]");
+        let jitter = 1.0 - 0.25 * rng.random::<f64>();
+        self.engine.schedule_in((base_us as f64 * jitter).round() as u64, Ev::Send(a));
+        Ok(())
+    }
+
+    /// Agent `a` (or the prewarm request) gave up after its last 529: its remaining turns are
+    /// not sent, its slot is freed, and whoever waited for it goes on (the prewarm's agents
+    /// are released uncached; under `sequential` the next agent starts).
+    fn give_up(&mut self, a: u32) -> Result<(), SimError> {
+        self.metrics.failed_agents += u64::from(a < self.n);
+        if a == self.n {
+            self.prewarm_ready = true;
+            return self.release();
         }
+        let ai = a as usize;
+        let first_pending = !self.agents[ai].first_done;
+        self.agents[ai].first_done = true;
+        let next = ai + 1;
+        if first_pending
+            && *self.strategy == Strategy::Sequential
+            && next < self.n as usize
+            && self.agents[next].waiting_prev
+        {
+            self.agents[next].waiting_prev = false;
+            self.send_first(next as u32)?;
+        }
+        self.completed += 1;
+        self.free_slots += 1;
+        self.fill_slots()
     }
 
     /// A 429: retry after `wait_us` plus jitter from the agent's own stream.
@@ -728,7 +987,7 @@ impl Run<'_> {
             mx.launch_wait_us.record(s.send_us - self.agents[a as usize].slot_us);
         }
         if self.trace.is_some() {
-            let prompt = &self.agents[a as usize].prompt;
+            let prompt = &self.agents[a as usize].chain.prompt;
             let traced = (prompt.tokens(), keys(prompt, bps, u));
             self.trace_request(s, traced);
         }
@@ -825,15 +1084,18 @@ impl Run<'_> {
             _ => false,
         };
         let mut tool_us = w.tool_latency_us.sample_u64(&mut ag.work);
-        let mut result_tokens = w.tool_result_tokens.sample_u64(&mut ag.work);
+        let mut result_tokens =
+            w.tool_result_tokens.sample_u64(&mut ag.work).min(w.tool_result_max_tokens);
         if denied {
             // Refused at call time: an immediate, short error result.
             tool_us = 0;
             result_tokens = workload::DENIED_RESULT_TOKENS;
         }
-        let response = ag.output_tokens;
-        workload::push_turn(&mut ag.prompt, a as u64, request as u64, response, result_tokens);
-        ag.output_tokens = w.output_tokens.sample_u64(&mut ag.work);
+        let t = TurnTokens { output: ag.output_tokens, result: result_tokens, user: w.task_tokens };
+        ag.grown[0] += t.output;
+        ag.grown[1] += t.result;
+        workload::push_turn(&mut ag.chain, self.exp, a as u64, request as u64, t);
+        ag.output_tokens = w.output_tokens.sample_u64(&mut ag.work).min(w.output_max_tokens);
         tool_us
     }
 
@@ -886,15 +1148,14 @@ struct Served {
 /// usage first), else right after: one draw per request either way.
 fn serve_timed(
     cache: &mut Cache,
-    prompt: &Prompt,
-    bps: &[Breakpoint],
+    (prompt, bps, miss): (&Prompt, &[Breakpoint], bool),
     now: SimTime,
     params: &crate::config::LatencyParams,
     out: u64,
     rng: &mut ChaCha8Rng,
 ) -> Result<(Usage, latency::Timing), cache::CacheError> {
     let mut timing = None;
-    let usage = cache.serve(prompt, bps, now, |u| {
+    let usage = cache.serve_with(prompt, bps, now, miss, |u| {
         let t = latency::draw(params, work(u, out), rng);
         timing = Some(t);
         now + t.ttft_us + t.ready_delay_us
@@ -904,6 +1165,15 @@ fn serve_timed(
         None => latency::draw(params, work(&usage, out), rng),
     };
     Ok((usage, t))
+}
+
+/// One isolated-miss draw (`cache.miss_probability`), from the requester's own stream; no
+/// draw at all when the probability is 0.
+fn draw_miss(probability: f64, rng: Option<&mut ChaCha8Rng>) -> bool {
+    match rng {
+        Some(rng) if probability > 0.0 => rng.random::<f64>() < probability,
+        _ => false,
+    }
 }
 
 fn work(u: &Usage, output_tokens: u64) -> Work {

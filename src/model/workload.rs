@@ -5,10 +5,18 @@
 //! ("parent/tools", ("agent/result", 3, 2), ...), computed without allocation; equal names are
 //! equal content. Named assumptions (documented in docs/model.md):
 //! the parent's `parent_tokens` split 30% tools, 10% system, 60% history; a subagent type's
-//! `subagent_tokens` split 75% tools, 25% system; a denied call returns `DENIED_RESULT_TOKENS`.
+//! `subagent_tokens` split 75% tools, 25% system; a denied call returns `DENIED_RESULT_TOKENS`;
+//! a turn's response tokens are divided evenly among its assistant blocks, a parent exchange's
+//! tokens among all its blocks (`turn_blocks`, `parent_exchange_blocks`: each block its own
+//! lookback position, as the API counts content blocks, docs/anthropic.md).
+//!
+//! Thinking (docs/anthropic.md): a request with thinking on folds the thinking parameters into
+//! the messages layer (`message_params`); on a model that strips earlier turns' thinking, a
+//! user block that is not a tool result drops every thinking block before it from what the API
+//! processes ([`Chain`]).
 
 use crate::cache::{Block, Breakpoint, Digest, Layer, Prompt};
-use crate::config::{AgentKind, Experiment, Ttl};
+use crate::config::{AgentKind, BlockKind, Experiment, Ttl};
 
 /// Share of `parent_tokens` that is the tool list, in per mille (assumption).
 pub const PARENT_TOOLS_PERMILLE: u64 = 300;
@@ -60,9 +68,102 @@ fn identity_of(tag_hash: u64, a: u64, b: u64) -> Digest {
 }
 
 const TASK: u64 = name_hash("agent/task");
-const RESPONSE: u64 = name_hash("agent/response");
-const RESULT: u64 = name_hash("agent/result");
-const EXCHANGE: u64 = name_hash("parent/exchange");
+/// Tags of an agent turn's blocks, by `BlockKind` (user, thinking, text, tool_use, result).
+const AGENT_BLOCK: [u64; 5] = [
+    name_hash("agent/user"),
+    name_hash("agent/thinking"),
+    name_hash("agent/text"),
+    name_hash("agent/tool_use"),
+    name_hash("agent/result"),
+];
+/// Tags of a parent exchange's blocks, by `BlockKind`.
+const EXCHANGE_BLOCK: [u64; 5] = [
+    name_hash("parent/exchange/user"),
+    name_hash("parent/exchange/thinking"),
+    name_hash("parent/exchange/text"),
+    name_hash("parent/exchange/tool_use"),
+    name_hash("parent/exchange/result"),
+];
+
+/// The messages-layer parameters of a request with thinking on or off (the thinking
+/// parameters are folded into the messages layer: changing them misses the messages).
+pub fn message_params(thinking: bool) -> Digest {
+    if thinking {
+        identity("params/thinking-enabled", 0, 0)
+    } else {
+        Digest::default()
+    }
+}
+
+/// An empty prompt to `model` with thinking on or off, room for `blocks` blocks.
+fn new_prompt(model: &str, thinking: bool, blocks: usize) -> Prompt {
+    let mut p = Prompt::with_capacity(SCOPE, model, blocks);
+    p.set_message_params(message_params(thinking));
+    p
+}
+
+/// A conversation as the API processes it. On a model that strips earlier turns' thinking,
+/// `bare` is the same history without any thinking block, and a user block that is not a
+/// tool result makes the processed prompt `bare` + that block: every thinking block before it
+/// is dropped (the thinking blocks after it, in the tool loop it starts, are kept).
+#[derive(Debug, Clone)]
+pub struct Chain {
+    pub prompt: Prompt,
+    bare: Option<Prompt>,
+}
+
+impl Chain {
+    /// A chain over `prompt`; `strips`: keep the bare history (only needed when the model
+    /// strips thinking, thinking is on and the turns carry user blocks).
+    pub fn new(prompt: Prompt, strips: bool) -> Self {
+        Chain { bare: strips.then(|| prompt.clone()), prompt }
+    }
+
+    pub fn push(&mut self, kind: BlockKind, block: Block) {
+        match (&mut self.bare, kind) {
+            (_, BlockKind::Thinking) => self.prompt.push(block),
+            (Some(bare), BlockKind::User) => {
+                bare.push(block);
+                self.prompt.clone_from(bare);
+            }
+            (Some(bare), _) => {
+                bare.push(block);
+                self.prompt.push(block);
+            }
+            (None, _) => self.prompt.push(block),
+        }
+    }
+}
+
+/// Tokens of the `i`-th of `n` parts of `total` (the remainder to the first parts).
+fn part(total: u64, n: u64, i: u64) -> u64 {
+    total / n + u64::from(i < total % n)
+}
+
+/// The blocks of one turn of `shape`: the kinds present (thinking only when on), each with its
+/// tokens from `tokens(kind, index among the assistant blocks, assistant count)`; empty blocks
+/// are not sent (the API refuses empty text blocks).
+fn turn_of(
+    shape: &[BlockKind],
+    thinking: bool,
+    tags: &[u64; 5],
+    (a, b): (u64, u64),
+    tokens: impl Fn(BlockKind, u64, u64) -> u64,
+) -> [Option<(BlockKind, Block)>; 5] {
+    let present = |k: &&BlockKind| thinking || **k != BlockKind::Thinking;
+    let n_assistant = shape.iter().filter(present).filter(|k| k.is_assistant()).count() as u64;
+    let mut out = [None; 5];
+    let mut assistant_index = 0;
+    for (slot, &kind) in out.iter_mut().zip(shape.iter().filter(present)) {
+        let n = tokens(kind, assistant_index, n_assistant);
+        assistant_index += u64::from(kind.is_assistant());
+        if n > 0 {
+            let digest = identity_of(tags[kind as usize], a, b);
+            *slot = Some((kind, Block { layer: Layer::Messages, tokens: n, digest }));
+        }
+    }
+    out
+}
 
 fn block(layer: Layer, tokens: u64, tag: &str, a: u64, b: u64) -> Block {
     Block { layer, tokens, digest: identity(tag, a, b) }
@@ -79,11 +180,12 @@ pub struct Shared {
     pub model: usize,
 }
 
-/// The parent's own last request (tools, system, history), used to warm its entries.
+/// The parent's own last request (tools, system, history; the parent's thinking setting and
+/// TTL), used to warm its entries.
 pub fn parent_request(exp: &Experiment) -> (Prompt, [Breakpoint; 2]) {
-    let mut p = Prompt::with_capacity(SCOPE, &exp.model.name, 3);
+    let mut p = new_prompt(&exp.model.name, exp.workload.parent_thinks(), 3);
     push_parent(&mut p, exp, "parent/tools", "parent/system");
-    let ttl = exp.cache.ttl;
+    let ttl = exp.cache.parent_ttl();
     let last = p.len() - 1;
     (p, [Breakpoint { index: 1, ttl }, Breakpoint { index: last, ttl }])
 }
@@ -116,11 +218,12 @@ pub fn keeps_parent_prefix(kind: &AgentKind) -> bool {
 }
 
 /// The tools, system and (for every kind but `subagent`) the parent's history that an agent of
-/// `exp.workload.kind` sends, before the brief, with room for `blocks` blocks. For the kinds that
-/// keep the parent's prefix this is the parent's own prompt (`parent_request`).
-pub fn line(exp: &Experiment, blocks: usize) -> Prompt {
+/// `exp.workload.kind` sends, before the brief, with room for `blocks` blocks, its thinking on
+/// or off. For the kinds that keep the parent's prefix, with the parent's thinking setting,
+/// this is the parent's own prompt (`parent_request`).
+pub fn line(exp: &Experiment, blocks: usize, thinking: bool) -> Prompt {
     let w = &exp.workload;
-    let mut p = Prompt::with_capacity(SCOPE, agents_model(exp).0, blocks);
+    let mut p = new_prompt(agents_model(exp).0, thinking, blocks);
     match &w.kind {
         AgentKind::Subagent => {
             let tools = w.subagent_tokens * SUBAGENT_TOOLS_PERMILLE / 1000;
@@ -159,18 +262,31 @@ pub fn push_brief(p: &mut Prompt, exp: &Experiment) {
     }
 }
 
-/// Append the parent's exchange `k` (1 = its first turn during the fan-out) of `tokens`
-/// tokens; nothing if empty. The same block in every line: the same history behind
+/// The blocks of the parent's exchange `k` (1 = its first turn during the fan-out) of `tokens`
+/// tokens, shaped by `parent_exchange_blocks` (thinking blocks when the parent thinks), the
+/// tokens divided evenly among them. The same blocks in every line: the same history behind
 /// different tools, system or model.
-pub fn push_exchange(p: &mut Prompt, k: u64, tokens: u64) {
-    if tokens > 0 {
-        p.push(Block { layer: Layer::Messages, tokens, digest: identity_of(EXCHANGE, k, 0) });
+pub fn exchange(exp: &Experiment, k: u64, tokens: u64) -> [Option<(BlockKind, Block)>; 5] {
+    let w = &exp.workload;
+    let present = |kind: &&BlockKind| w.parent_thinks() || **kind != BlockKind::Thinking;
+    let n = w.parent_exchange_blocks.iter().filter(present).count() as u64;
+    let kinds = w.parent_exchange_blocks.iter().filter(present);
+    let mut out = [None; 5];
+    for (index, (slot, &kind)) in out.iter_mut().zip(kinds).enumerate() {
+        let t = part(tokens, n, index as u64);
+        if t > 0 {
+            let digest = identity_of(EXCHANGE_BLOCK[kind as usize], k, 0);
+            *slot = Some((kind, Block { layer: Layer::Messages, tokens: t, digest }));
+        }
     }
+    out
 }
 
-/// The shared prefix of the agents of `exp.workload.kind`: its line, then the brief.
-pub fn shared(exp: &Experiment, turns_hint: usize) -> Shared {
-    let mut p = line(exp, 5 + 2 * turns_hint);
+/// The shared prefix of the agents of `exp.workload.kind`, their thinking on or off: its line,
+/// then the brief.
+pub fn shared(exp: &Experiment, turns_hint: usize, thinking: bool) -> Shared {
+    let blocks = 5 + (exp.workload.turn_blocks.len() + 1) * turns_hint;
+    let mut p = line(exp, blocks, thinking);
     push_brief(&mut p, exp);
     Shared { prompt: p, system_end: 1, model: agents_model(exp).1 }
 }
@@ -201,16 +317,27 @@ pub fn push_task(p: &mut Prompt, agent: u64, tokens: u64) {
     }
 }
 
-/// Append turn `turn`'s response and its tool result.
-pub fn push_turn(p: &mut Prompt, agent: u64, turn: u64, output_tokens: u64, result_tokens: u64) {
-    // Empty blocks are not sent (the API refuses empty text blocks): the prompt is unchanged.
-    if output_tokens > 0 {
-        let digest = identity_of(RESPONSE, agent, turn);
-        p.push(Block { layer: Layer::Messages, tokens: output_tokens, digest });
-    }
-    if result_tokens > 0 {
-        let digest = identity_of(RESULT, agent, turn);
-        p.push(Block { layer: Layer::Messages, tokens: result_tokens, digest });
+/// One agent turn's sizes: the response's output tokens (divided evenly among the assistant
+/// blocks), the tool result's, and a user block's (`task_tokens`, when the shape has one).
+#[derive(Debug, Clone, Copy)]
+pub struct TurnTokens {
+    pub output: u64,
+    pub result: u64,
+    pub user: u64,
+}
+
+/// Append agent `agent`'s turn `turn` (its response, then its tool result), shaped by
+/// `exp.workload.turn_blocks`, each block its own position; empty blocks are not sent.
+pub fn push_turn(chain: &mut Chain, exp: &Experiment, agent: u64, turn: u64, t: TurnTokens) {
+    let w = &exp.workload;
+    let blocks =
+        turn_of(&w.turn_blocks, w.thinking, &AGENT_BLOCK, (agent, turn), |k, i, n| match k {
+            BlockKind::User => t.user,
+            BlockKind::ToolResult => t.result,
+            _ => part(t.output, n, i),
+        });
+    for (kind, block) in blocks.into_iter().flatten() {
+        chain.push(kind, block);
     }
 }
 

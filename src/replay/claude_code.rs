@@ -191,6 +191,7 @@ fn placed(e: Entry, base_s: f64, block_size: u64) -> Result<Placed, String> {
             ids.len()
         ));
     }
+    super::window::check(&model, input, e.out.unwrap_or(0))?;
     let time_us = ((base_s + e.t) * US_PER_S as f64).round() as u64;
     let ttft_us = seconds_us(e.ttft, "ttft")?;
     let api_time_us = seconds_us(e.api_time, "api_time")?;

@@ -16,6 +16,7 @@ pub mod requests;
 pub mod run;
 pub mod settings;
 pub mod trace;
+pub mod window;
 
 use std::path::Path;
 

@@ -43,7 +43,10 @@ pub fn read(
         if buf.iter().all(|b| b.is_ascii_whitespace()) {
             continue;
         }
-        match parse_line(&buf, block_size, last_time_us) {
+        let checked = parse_line(&buf, block_size, last_time_us).and_then(|(t, line)| {
+            super::window::check(model, line.input_length, line.output_length).map(|()| (t, line))
+        });
+        match checked {
             Ok((time_us, line)) => {
                 last_time_us = time_us;
                 let full = full_blocks(line.input_length, block_size, line.hash_ids.len());

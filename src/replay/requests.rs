@@ -7,8 +7,8 @@
 //! decreasing) and `body` (with `model`, `messages`, optional `tools`, `system`,
 //! `cache_control`) are required; `output_tokens` (default 0: cost and decode time of the
 //! response) and `conversation` (default none: totals only) are optional; other keys are
-//! ignored. Blocks and tokens are the cache core's (`cache::parse_body`: canonical bytes,
-//! `ceil(chars / 4)` tokens). A body that extends the previous body of its conversation
+//! ignored. Blocks and tokens are the cache core's (`cache::parse_json`: canonical bytes with
+//! object keys in the order sent, never sorted, `ceil(chars / 4)` tokens). A body that extends the previous body of its conversation
 //! extends its digest chain (only new blocks are hashed). One line in memory at a time, plus
 //! the last body of each conversation.
 
@@ -17,20 +17,23 @@ use std::path::Path;
 
 use hdrhistogram::Histogram;
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::prices::{Account, Pricing};
 use super::run::{ChoiceStats, Measured, ReadySource};
 use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{TraceError, TraceMeta, NO_CONVERSATION};
 use super::Replay;
-use crate::cache::{parse_body, Breakpoint, Cache, Digest, ParsedBody, Probe, Prompt, Ttl, Usage};
+use crate::cache::{
+    parse_json, Breakpoint, Cache, Digest, Json, ParsedBody, Probe, Prompt, Ttl, Usage,
+};
 use crate::config::LatencyParams;
 
 #[derive(Deserialize)]
 struct Line {
     timestamp_ms: f64,
-    body: Value,
+    /// Read with its keys in the order sent: the API caches bytes, and the same content with
+    /// another key order is other bytes.
+    body: Json,
     #[serde(default)]
     output_tokens: u64,
     #[serde(default)]
@@ -77,7 +80,9 @@ pub fn replay(
         let result = parse_line(&buf, last_time_us).and_then(|(t, line)| {
             let conv =
                 line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
-            let parsed = parse_body(&line.body).map_err(|e| e.to_string())?;
+            let parsed = parse_json(&line.body).map_err(|e| e.to_string())?;
+            let input = parsed.blocks.iter().map(|b| b.tokens).sum();
+            super::window::check(&parsed.model, input, line.output_tokens)?;
             r.request(t, conv, parsed, line.output_tokens, meta.requests)?;
             Ok(t)
         });

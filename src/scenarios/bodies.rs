@@ -23,6 +23,8 @@ pub struct Request {
     pub messages: Vec<Value>,
     /// `tool_choice`; `None` = absent (the API's default, `auto`).
     pub tool_choice: Option<Value>,
+    /// `thinking`; `None` = absent.
+    pub thinking: Option<Value>,
     /// Index of the last message shared with the parent, marked as a breakpoint.
     pub shared_end: Option<usize>,
 }
@@ -37,6 +39,7 @@ impl Request {
             system: w.system.clone(),
             messages: w.conversation[..2 * k - 1].iter().map(normalize).collect(),
             tool_choice: None,
+            thinking: None,
             shared_end: None,
         }
     }
@@ -53,6 +56,7 @@ impl Request {
             system: w.system.clone(),
             messages,
             tool_choice: None,
+            thinking: None,
             shared_end: Some(shared_end),
         }
     }
@@ -82,6 +86,9 @@ impl Request {
         }
         if let Some(choice) = &self.tool_choice {
             body["tool_choice"] = choice.clone();
+        }
+        if let Some(thinking) = &self.thinking {
+            body["thinking"] = thinking.clone();
         }
         body
     }

@@ -143,3 +143,80 @@ pub fn btw_design(
     row.next_turn = Some(NextTurn { answer_discarded: discarded, answer_written: written });
     Ok(row)
 }
+
+/// The thinking text of the main session's tool-loop step in `fork_thinking` (synthetic: the
+/// workloads carry no thinking; only its bytes and size matter).
+const LOOP_THINKING: &str = "The user wants the change checked before it is made. I should \
+    run the failing test first, read its output, and only then decide which file to edit.";
+
+/// `fork_thinking`: thinking on (`{"type": "enabled", "budget_tokens": 4096}` in every body).
+/// The main session answers its next user message with thinking and a tool call; its request
+/// with the tool result (M) is served into a fresh cache and writes its breakpoints (system,
+/// the history's end, its last message). A fork then sends M's messages, the main session's
+/// reply (thinking, text) and its task as a user message. A model that strips earlier turns'
+/// thinking drops both thinking blocks (they precede a user message that is not a tool
+/// result): the fork's prefix leaves M's at the loop's assistant message and reads M's entry
+/// at the history's end only. A model that keeps thinking reads M's whole prompt. The row is
+/// the workload's model; the note gives a model that keeps thinking (the first such preset of
+/// the workload's family: claude-sonnet-4.6 for Sonnet, else claude-opus-4.5).
+pub fn fork_thinking(
+    w: &Workload,
+    policy: Policy,
+    model: &ModelParams,
+) -> Result<ScenarioResult, ScenarioError> {
+    let keeper =
+        if model.name.contains("sonnet") { "claude-sonnet-4.6" } else { "claude-opus-4.5" };
+    let usage = thinking_fork_usage(w, policy, model, &model.name)?;
+    let keeper_model = crate::cache::preset(keeper).expect("a preset");
+    let kept = thinking_fork_usage(w, policy, &keeper_model, keeper)?;
+    let what = match model.thinking {
+        crate::config::ThinkingHistory::Stripped => "strips",
+        _ => "keeps",
+    };
+    let mut row = ScenarioResult::new("fork_thinking", usage);
+    row.note = Some(format!(
+        "{} {what} earlier turns' thinking: the fork reads {} tokens ({:.1}%); {keeper}, which \
+         keeps it, reads {} ({:.1}%)",
+        model.name,
+        usage.cache_read,
+        100.0 * usage.hit_rate(),
+        kept.cache_read,
+        100.0 * kept.hit_rate()
+    ));
+    Ok(row)
+}
+
+/// The fork's usage in `fork_thinking` with bodies sent to `name`, priced as `model`.
+fn thinking_fork_usage(
+    w: &Workload,
+    policy: Policy,
+    model: &ModelParams,
+    name: &str,
+) -> Result<Usage, ScenarioError> {
+    let (main, fork) = thinking_fork_requests(w, name);
+    let mut cache = new_cache(policy, model);
+    serve(&mut cache, &main, 0)?;
+    serve(&mut cache, &fork, TURN_GAP_US)
+}
+
+/// `fork_thinking`'s two requests to model `name`: the main session's tool-loop request M
+/// and the fork.
+pub fn thinking_fork_requests(w: &Workload, name: &str) -> (Request, Request) {
+    let thinking = json!({"type": "enabled", "budget_tokens": 4096});
+    let block = json!({"type": "thinking", "thinking": LOOP_THINKING, "signature": "sig-1"});
+    let call = json!({"role": "assistant", "content": [block,
+        {"type": "tool_use", "id": "toolu_main_01", "name": w.fork_tool_call.name, "input": w.fork_tool_call.input}]});
+    let result = json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_main_01", "content": "1 test failed"}]});
+    let mut main = Request::after_history(w, &[user_text(&w.next_user_message), call, result]);
+    let reply = json!({"role": "assistant", "content": [
+        {"type": "thinking", "thinking": LOOP_THINKING, "signature": "sig-2"},
+        {"type": "text", "text": w.btw_answer}]});
+    main.model = name.to_string();
+    main.thinking = Some(thinking);
+    let mut fork = main.clone();
+    fork.shared_end = Some(fork.messages.len() - 1);
+    fork.messages.push(reply);
+    fork.messages.push(user_text(&w.fork_task));
+    (main, fork)
+}

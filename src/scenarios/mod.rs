@@ -24,11 +24,11 @@ pub use workload::{Workload, WorkloadError, WorkloadName};
 
 use crate::cache::{preset, BodyError, CacheError, Policy, Usage};
 use bodies::{user_text, Request};
-use compute::{btw_design, fork_deny, layer_tokens, main_next, Warm};
+use compute::{btw_design, fork_deny, fork_thinking, layer_tokens, main_next, Warm};
 use serde_json::json;
 
 /// The scenario ids, in table order, with the line saying what each row shows.
-pub const SCENARIOS: [(&str, &str); 11] = [
+pub const SCENARIOS: [(&str, &str); 12] = [
     ("warmup", "main session, last turn sent to a cold cache: nothing to read yet"),
     ("fork", "same tools, system and history + the fork's task: reads the parent's cache"),
     ("fork_drop_bash", "Bash removed from the tools: the first block differs, nothing hits"),
@@ -40,6 +40,10 @@ pub const SCENARIOS: [(&str, &str); 11] = [
     ("btw_keep_tools", "exercise 3a: /btw with the tools kept (calls never executed)"),
     ("btw_drop_tools", "exercise 3b: /btw with the tools removed from the side request"),
     ("btw_tool_choice_none", "exercise 3c: /btw, tools kept, tool_choice none: messages miss"),
+    (
+        "fork_thinking",
+        "thinking on, main session mid tool loop: the fork's task strips the loop's thinking",
+    ),
 ];
 
 /// The line saying what scenario `id` shows.
@@ -136,6 +140,7 @@ pub fn run(workload: WorkloadName, policy: Policy) -> Result<Report, ScenarioErr
     let mut none = btw;
     none.tool_choice = Some(json!({"type": "none"}));
     rows.push(btw_design(&warm, "btw_tool_choice_none", none)?);
+    rows.push(fork_thinking(&w, policy, &model)?);
     debug_assert!(rows.iter().map(|r| r.id).eq(SCENARIOS.iter().map(|s| s.0)));
     Ok(Report {
         workload,
@@ -163,6 +168,7 @@ fn single_requests(w: &Workload) -> Vec<(&'static str, Request)> {
         system: w.subagent.system.clone(),
         messages: vec![user_text(&w.subagent.task)],
         tool_choice: None,
+        thinking: None,
         shared_end: None,
     };
     let mut reordered = fork.clone();

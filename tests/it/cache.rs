@@ -442,10 +442,11 @@ fn body_blocks_and_breakpoints() {
     );
 }
 
-/// Markers are not content, and key order is not content: moving `cache_control` (automatic
-/// caching moves it every turn) or reordering keys leaves every digest unchanged.
+/// Markers are not content: moving `cache_control` (automatic caching moves it every turn)
+/// leaves every digest unchanged. A `serde_json::Value` iterates its keys sorted, so two
+/// `Value`s that differ only in key order are the same body here (text keeps the order: below).
 #[test]
-fn markers_and_key_order_do_not_change_digests() {
+fn markers_do_not_change_digests() {
     let a = json!({"model": "m", "system": [{"type": "text", "text": "s"}], "messages": [
         {"role": "user", "content": [{"type": "text", "text": "q", "cache_control": {"type": "ephemeral"}}]}]});
     let b = json!({"messages": [{"content": [{"text": "q", "type": "text"}], "role": "user"}],
@@ -453,6 +454,44 @@ fn markers_and_key_order_do_not_change_digests() {
     let (pa, _) = request_from_json(&a).unwrap();
     let (pb, _) = request_from_json(&b).unwrap();
     assert_eq!(pa.prefix_digest(1), pb.prefix_digest(1));
+}
+
+/// Key order is content (the API caches the bytes it is sent; the docs warn about clients that
+/// randomise a `tool_use` input's key order). Two bodies read from text that differ only in the
+/// order of the keys of `messages[1]`'s tool_use input share blocks 0..=2 (tools, system,
+/// messages[0]) and no further: blocks 3 and 4 (messages[1], messages[2]) differ. The tokens
+/// are equal (the same characters). A marker moved elsewhere changes nothing.
+#[test]
+fn key_order_is_content_from_the_block_that_differs() {
+    let text = |input: &str, marker: &str| {
+        format!(
+            r#"{{"model": "claude-sonnet-4.5", "tools": [{{"name": "Read", "input_schema": {{"type": "object"}}}}],
+              "system": "sys", "messages": [
+              {{"role": "user", "content": [{{"type": "text", "text": "read it"{marker}}}]}},
+              {{"role": "assistant", "content": [{{"type": "tool_use", "id": "t1", "name": "Read", "input": {input}}}]}},
+              {{"role": "user", "content": [{{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}}]}}]}}"#
+        )
+    };
+    let marker = r#", "cache_control": {"type": "ephemeral"}"#;
+    let parse = |t: String| {
+        let j: prefixsim::cache::Json = t.parse().unwrap();
+        prefixsim::cache::parse_json(&j).unwrap().prompt("default")
+    };
+    let a = parse(text(r#"{"path": "a.rs", "limit": 10}"#, ""));
+    let b = parse(text(r#"{"limit": 10, "path": "a.rs"}"#, ""));
+    let a_marked = parse(text(r#"{"path": "a.rs", "limit": 10}"#, marker));
+    assert_eq!(a.len(), 5);
+    assert_eq!(a.common_prefix_len(&b), 3);
+    assert_eq!(a.common_prefix_len(&a_marked), 5);
+    assert_eq!(a.tokens(), b.tokens());
+    // The same two inputs as `Value`s are one body (sorted keys): no difference to see there.
+    let v = |input: serde_json::Value| {
+        json!({"model": "m", "messages": [{"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": input}]}]})
+    };
+    let (va, _) = request_from_json(&v(json!({"path": "a.rs", "limit": 10}))).unwrap();
+    let (vb, _) = request_from_json(&v(json!({"limit": 10, "path": "a.rs"}))).unwrap();
+    assert_eq!(va.common_prefix_len(&vb), 1);
 }
 
 /// Automatic caching over turns: turn 2 appends an assistant and a user message; its breakpoint
@@ -761,4 +800,42 @@ proptest! {
             }
         }
     }
+}
+
+/// Earlier turns' thinking (the extended-thinking page): a body whose last user message is a
+/// new instruction (not only tool results) is processed without the thinking blocks of the
+/// assistant messages before it, on a model that strips them (claude-sonnet-4.5) or with
+/// thinking disabled; a model that keeps them (claude-sonnet-4.6) keeps every byte. In a tool
+/// loop (the last user message is a tool result) nothing is stripped: the thinking blocks after
+/// the last instruction are the current turn's.
+#[test]
+fn earlier_turns_thinking_is_stripped_on_the_models_that_strip_it() {
+    let think = json!({"type": "thinking", "thinking": "check the test first", "signature": "s"});
+    let body = |model: &str, last_user: serde_json::Value, thinking: &str| {
+        json!({"model": model, "system": "sys", "thinking": {"type": thinking, "budget_tokens": 2000},
+            "messages": [
+            {"role": "user", "content": "fix it"},
+            {"role": "assistant", "content": [think, {"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]},
+            last_user]})
+    };
+    let tool_result = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "ok"}]});
+    let with_text = json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t", "content": "ok"}, {"type": "text", "text": "now fork"}]});
+    let prompt = |b: serde_json::Value| request_from_json(&b).unwrap().0;
+    let stripped_msg = json!({"model": "x", "messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash", "input": {}}]}]});
+    let tokens_without = prompt(stripped_msg.clone()).tokens();
+    // In the tool loop: kept on both models (same blocks, same tokens).
+    let loop45 = prompt(body("claude-sonnet-4.5", tool_result.clone(), "enabled"));
+    let loop46 = prompt(body("claude-sonnet-4.6", tool_result, "enabled"));
+    assert_eq!(loop45.tokens(), loop46.tokens());
+    // After an instruction: sonnet-4.5 drops the thinking block from messages[1] (block 2).
+    let s45 = prompt(body("claude-sonnet-4.5", with_text.clone(), "enabled"));
+    let s46 = prompt(body("claude-sonnet-4.6", with_text.clone(), "enabled"));
+    let off46 = prompt(body("claude-sonnet-4.6", with_text, "disabled"));
+    let message1 = |p: &prefixsim::cache::Prompt| p.block_tokens(2);
+    assert_eq!(message1(&s45), tokens_without);
+    assert_eq!(message1(&off46), tokens_without);
+    assert!(message1(&s46) > tokens_without);
+    assert_eq!(s46.tokens() - s45.tokens(), message1(&s46) - tokens_without);
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use prefixsim::cli::run::{execute, json_text, table_text, write_out, Simulator};
+use prefixsim::cli::run::{execute, json_text, table_text, write_out, SimFailure, Simulator};
 use prefixsim::config::{self, Experiment, Strategy};
 use prefixsim::metrics::{RunMetrics, SCALAR_NAMES};
 use prefixsim::results::{self, Aggregate, TraceRow};
@@ -127,7 +127,7 @@ fn strategy_labels_round_trip() {
 struct Fake;
 
 impl Simulator for Fake {
-    fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, String> {
+    fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, SimFailure> {
         let i = exp.strategies.iter().position(|x| x == s).unwrap() as f64;
         let mut m = RunMetrics::new();
         m.cost_usd = (i + 1.0) * f64::from(r + 1);
@@ -208,9 +208,9 @@ fn output_bytes_do_not_depend_on_jobs() {
 fn failures_report_the_first_failing_run() {
     struct Failing;
     impl Simulator for Failing {
-        fn simulate(&self, e: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, String> {
+        fn simulate(&self, e: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, SimFailure> {
             if r >= 5 {
-                Err(format!("boom {r}"))
+                Err(format!("boom {r}").into())
             } else {
                 Fake.simulate(e, s, r)
             }

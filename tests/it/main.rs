@@ -1,12 +1,13 @@
 //! The one integration-test binary: a module per behaviour.
 
+mod api_rules;
 mod cache;
 mod calibrate;
 mod cli;
 mod engine;
+mod faults;
 mod input;
 mod latency;
-mod faults;
 mod model;
 mod plot;
 mod replay;

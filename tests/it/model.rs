@@ -5,7 +5,7 @@
 use prefixsim::cache::preset;
 use prefixsim::config::{
     AgentKind, CacheParams, Experiment, LatencyParams, Policy, RateLimits, Release, RunLimits,
-    Strategy, Ttl, Workload,
+    Strategy, Ttl, Workload, DEFAULT_TURN_BLOCKS,
 };
 use prefixsim::dist::Dist;
 use prefixsim::model::{simulate, simulate_detailed, Outcome, RequestRecord, SegmentKind};
@@ -26,7 +26,14 @@ pub fn experiment(agents: u32) -> Experiment {
         replications: 1,
         strategies: vec![Strategy::Eager],
         model: preset("claude-sonnet-4.5").expect("preset exists"),
-        cache: CacheParams { policy: Policy::Anthropic, ttl: Ttl::FiveMin, capacity_tokens: None },
+        cache: CacheParams {
+            policy: Policy::Anthropic,
+            ttl: Ttl::FiveMin,
+            capacity_tokens: None,
+            parent_ttl: None,
+            ttl_by_kind: Vec::new(),
+            miss_probability: 0.0,
+        },
         workload: Workload {
             kind: AgentKind::Fork,
             agents,
@@ -45,6 +52,12 @@ pub fn experiment(agents: u32) -> Experiment {
             tool_latency_us: Dist::Const(2.0 * US_PER_S as f64),
             tool_result_tokens: Dist::Const(500.0),
             denied_call_share: 0.0,
+            turn_blocks: DEFAULT_TURN_BLOCKS.to_vec(),
+            parent_exchange_blocks: DEFAULT_TURN_BLOCKS.to_vec(),
+            thinking: false,
+            parent_thinking: None,
+            output_max_tokens: u64::MAX,
+            tool_result_max_tokens: u64::MAX,
         },
         latency: LatencyParams {
             overhead_us: Dist::Const(500.0 * US_PER_MS as f64),
@@ -55,6 +68,7 @@ pub fn experiment(agents: u32) -> Experiment {
         },
         latency_other: None,
         rate_limits: None,
+        overload: None,
         limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * US_PER_H },
     }
 }
@@ -289,6 +303,8 @@ fn rate_limits_give_429s_and_retry_when_the_bucket_refills() {
         otpm: 100_000,
         cache_reads_count: false,
         retry_jitter_us: Dist::Const(0.0),
+        interval_us: US_PER_MIN,
+        parent_counts: false,
     });
     let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
     assert_eq!(d.metrics.rate_limited, 1);

@@ -807,3 +807,48 @@ fn help_examples_name_bundled_data_that_exists() {
         }
     }
 }
+
+/// `requests` replay keeps object keys in the order sent: request 2 repeats request 1 with its
+/// tool_use input's keys swapped. Breakpoints on the system prompt, on messages[0] and (the
+/// top-level automatic one) on the last message. Request 1 writes all three; request 2's last
+/// breakpoint and messages[1] differ, the lookback finds messages[0]'s entry: it reads
+/// tokens(system + messages[0]) and writes messages[1..]. With the keys in the same order it
+/// reads everything (control). Lines are written as text: a `serde_json::Value` would sort them.
+#[test]
+fn requests_replay_does_not_sort_object_keys() {
+    let system = "Follow the repository's style guide. ".repeat(200);
+    let line = |t: u64, input: &str| {
+        format!(
+            r#"{{"timestamp_ms": {t}, "output_tokens": 5, "body": {{"model": "claude-sonnet-4-5",
+            "cache_control": {{"type": "ephemeral"}},
+            "system": [{{"type": "text", "text": "{system}", "cache_control": {{"type": "ephemeral"}}}}],
+            "messages": [
+              {{"role": "user", "content": [{{"type": "text", "text": "read it", "cache_control": {{"type": "ephemeral"}}}}]}},
+              {{"role": "assistant", "content": [{{"type": "tool_use", "id": "t1", "name": "Read", "input": {input}}}]}},
+              {{"role": "user", "content": [{{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}}]}}]}}}}"#
+        )
+        .replace('\n', " ")
+    };
+    let (ab, ba) = (r#"{"path": "a.rs", "limit": 10}"#, r#"{"limit": 10, "path": "a.rs"}"#);
+    let write = |name: &str, second: &str| {
+        let p = tmp_dir(name).join("req.jsonl");
+        // 10 s apart: past any model's time to first token, so request 1's entries are ready.
+        std::fs::write(&p, format!("{}\n{}\n", line(0, ab), line(10_000, second))).unwrap();
+        p
+    };
+    let s = ReplaySettings::new(Format::Requests);
+    let same = run_one(&write("req_keys_same", ab), &s);
+    let swapped = run_one(&write("req_keys_swapped", ba), &s);
+    let body = |input: &str| {
+        let v: prefixsim::cache::Json = line(0, input).parse().unwrap();
+        let b = prefixsim::cache::parse_json(v.get("body").unwrap()).unwrap();
+        b.prompt("default")
+    };
+    let p = body(ab);
+    let (first, all) = (p.prefix_tokens(1), p.tokens());
+    // Request 1 reads nothing; request 2 reads all (same order) or system + messages[0].
+    assert_eq!(same.account.cache_read, all);
+    assert_eq!(swapped.account.cache_read, first);
+    assert_eq!(swapped.account.cache_write_5m, all + (all - first));
+    assert_eq!(p.common_prefix_len(&body(ba)), 2);
+}

@@ -64,6 +64,7 @@ fn ids_are_the_issue_ids_in_order() {
         "btw_keep_tools",
         "btw_drop_tools",
         "btw_tool_choice_none",
+        "fork_thinking",
     ];
     assert_eq!(ids, want);
     assert_eq!(SCENARIOS.map(|s| s.0), want);
@@ -264,7 +265,7 @@ fn cli_json_runs() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["workload"], json!("claude-code"));
     assert_eq!(v["policy"], json!("every-block"));
-    assert_eq!(v["scenarios"].as_array().unwrap().len(), 11);
+    assert_eq!(v["scenarios"].as_array().unwrap().len(), 12);
 }
 
 #[test]
@@ -288,4 +289,35 @@ fn input_cost_ratio_closed_form() {
     assert!((render::input_cost_ratio(&r.model_params, &warm) - 1.25).abs() < 1e-12);
     let fresh = r.get("fresh_subagent").unwrap().usage;
     assert!((render::input_cost_ratio(&r.model_params, &fresh) - 1.0).abs() < 1e-12);
+}
+
+/// `fork_thinking` under the API's rules. M (the main session's tool-loop request: history,
+/// the next user message, assistant [thinking, tool_use], user [tool_result]) writes entries
+/// at the system prompt, the history's end (block 1 + conversation length: tools and system
+/// are blocks 0 and 1) and its last message. The fork appends assistant [thinking, text] and
+/// its task. On claude-sonnet-4.5, which strips earlier turns' thinking, the fork's loop
+/// message differs from M's (its thinking block is dropped): it reads exactly M's prefix up to
+/// the history's end. On claude-sonnet-4.6, which keeps it, it reads all of M. The stripped
+/// fork also sends fewer tokens (both thinking blocks are gone).
+#[test]
+fn thinking_fork_reads_to_the_loop_on_a_model_that_strips() {
+    use prefixsim::cache::request_from_json;
+    use prefixsim::scenarios::compute::thinking_fork_requests;
+    for w in [WorkloadName::Seed, WorkloadName::ClaudeCode] {
+        let r = report(w, Policy::Anthropic);
+        let wl = w.load().unwrap();
+        let (main, fork) = thinking_fork_requests(&wl, "claude-sonnet-4.5");
+        let (m, _) = request_from_json(&main.body()).unwrap();
+        let history_end = 1 + wl.conversation.len();
+        let row = r.get("fork_thinking").unwrap();
+        assert_eq!(row.usage.cache_read, m.prefix_tokens(history_end), "{w:?}");
+        let (f, _) = request_from_json(&fork.body()).unwrap();
+        assert_eq!(row.usage.total(), f.tokens());
+        let (main46, fork46) = thinking_fork_requests(&wl, "claude-sonnet-4.6");
+        let (m46, _) = request_from_json(&main46.body()).unwrap();
+        let (f46, _) = request_from_json(&fork46.body()).unwrap();
+        assert!(f46.tokens() > f.tokens(), "the kept thinking blocks are sent");
+        let note = row.note.as_deref().unwrap();
+        assert!(note.contains(&format!("reads {}", m46.tokens())), "{note}");
+    }
 }

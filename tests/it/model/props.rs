@@ -46,6 +46,8 @@ prop_compose! {
         arrival_ms in prop_oneof![Just(0u64), 1..20_000u64],
     ) -> Experiment {
         let mut exp = experiment(agents);
+        // Sonnet 4.5's prices with a 1M window: long random runs stay inside it.
+        exp.model = prefixsim::cache::preset("claude-sonnet-4.6").unwrap();
         exp.seed = seed;
         exp.workload.kind = kind;
         exp.workload.concurrency = concurrency;
@@ -66,6 +68,8 @@ prop_compose! {
         exp.rate_limits = limited.then_some(RateLimits {
             rpm, itpm, otpm: 100_000, cache_reads_count: rpm % 2 == 0,
             retry_jitter_us: Dist::Uniform { low: 0.0, high: 1e6 },
+            interval_us: prefixsim::time::US_PER_MIN,
+            parent_counts: false,
         });
         exp
     }
@@ -187,7 +191,12 @@ proptest! {
 
     #[test]
     fn invariants_hold_under_random_workloads(exp in random_experiment(), s in strategy(), rep in 0..3u32) {
-        let d = simulate_detailed(&exp, &s, rep).unwrap();
+        // A random workload may outgrow a 200k window (Haiku 4.5's): that is a documented
+        // input error, not a broken invariant.
+        let d = match simulate_detailed(&exp, &s, rep) {
+            Err(e) if e.is_input() => return Ok(()),
+            r => r.unwrap(),
+        };
         check_holds(&s, &d);
         check_lifecycle(&exp, &d);
         check_conservation(&exp, &d);

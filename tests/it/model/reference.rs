@@ -56,10 +56,11 @@ async fn agent(ctx: Ctx, a: u32) {
     let (mut work, mut lat) = (stream(site::WORKLOAD), stream(site::LATENCY));
     let turns = w.turns.sample_u64(&mut work).max(1) as u32;
     let mut out = w.output_tokens.sample_u64(&mut work);
-    let shared = workload::shared(&exp, 4);
+    let shared = workload::shared(&exp, 4, w.thinking);
     let shared_end = shared.prompt.len() - 1;
     let mut prompt: Prompt = shared.prompt;
     workload::push_task(&mut prompt, a as u64, w.task_tokens);
+    let mut chain = workload::Chain::new(prompt, false);
     match strategy {
         Strategy::WaitFirst { max_wait_us, release: Release::OnReady }
             if a > 0 && max_wait_us > 0 =>
@@ -76,13 +77,14 @@ async fn agent(ctx: Ctx, a: u32) {
     for turn in 0..turns {
         let now = (Instant::now() - start).as_micros() as u64;
         let mut bps = [Breakpoint { index: 0, ttl: exp.cache.ttl }; 3];
+        let prompt = &chain.prompt;
         let n = workload::breakpoints(1, shared_end, prompt.len() - 1, exp.cache.ttl, &mut bps);
         let timing = {
             let mut world = world.lock().unwrap();
             let mut timing = None;
             let u = world
                 .cache
-                .serve(&prompt, &bps[..n], now, |u| {
+                .serve(prompt, &bps[..n], now, |u| {
                     let work = Work {
                         prefill_tokens: u.uncached + u.cache_write(),
                         cached_tokens: u.cache_read,
@@ -108,7 +110,8 @@ async fn agent(ctx: Ctx, a: u32) {
         if turn + 1 < turns {
             let tool_us = w.tool_latency_us.sample_u64(&mut work);
             let result = w.tool_result_tokens.sample_u64(&mut work);
-            workload::push_turn(&mut prompt, a as u64, turn as u64, out, result);
+            let t = workload::TurnTokens { output: out, result, user: w.task_tokens };
+            workload::push_turn(&mut chain, &exp, a as u64, turn as u64, t);
             out = w.output_tokens.sample_u64(&mut work);
             sleep(Duration::from_micros(tool_us)).await;
         }

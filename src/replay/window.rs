@@ -1,0 +1,43 @@
+//! The context-window check every trace reader applies to a request: input + output tokens
+//! must fit the window of the model the request was sent to (its preset, found from the name
+//! as the trace spells it; an unknown model is not checked). A request that does not fit is
+//! an error naming the trace's line, or a skipped line under `--lenient` (the readers decide).
+
+use crate::cache::preset_for;
+
+/// `Err` (the line's message) when `input + output` tokens exceed `model`'s context window.
+pub fn check(model: &str, input_tokens: u64, output_tokens: u64) -> Result<(), String> {
+    let Some(m) = preset_for(model) else { return Ok(()) };
+    // Recorded traffic was served: a window the model offers on request (Sonnet 4 / 4.5's 1M
+    // beta) counts.
+    let offered = m.long_context.as_ref().map_or(0, |l| l.window_tokens);
+    let window = m.window_tokens().max(offered);
+    let tokens = input_tokens.saturating_add(output_tokens);
+    if tokens <= window {
+        return Ok(());
+    }
+    Err(format!(
+        "the request holds {tokens} tokens ({input_tokens} input + {output_tokens} output), more \
+         than {}'s context window of {window}: the API would refuse it",
+        m.name
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_follow_the_presets() {
+        // Haiku 4.5: 200k. 199,000 + 1,000 fits exactly; one more token does not. Sonnet 4.5
+        // offers 1M on request (served traffic may use it); Sonnet 4.6: 1M. A model that is
+        // not a preset is not checked.
+        assert!(check("claude-haiku-4-5-20251001", 199_000, 1_000).is_ok());
+        let e = check("claude-haiku-4-5-20251001", 199_000, 1_001).unwrap_err();
+        assert!(e.contains("200001 tokens") && e.contains("claude-haiku-4.5"), "{e}");
+        assert!(check("claude-sonnet-4-5-20250929", 252_597, 1_828).is_ok());
+        assert!(check("claude-sonnet-4-5-20250929", 999_000, 1_001).is_err());
+        assert!(check("claude-sonnet-4-6", 900_000, 1_000).is_ok());
+        assert!(check("gpt-9", u64::MAX, 1).is_ok());
+    }
+}
