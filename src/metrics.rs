@@ -49,6 +49,14 @@ pub struct RunMetrics {
     pub parent_requests: u64,
     pub parent_tokens: Tokens,
     pub parent_cost_usd: f64,
+    /// `wait_first`: from the hold's start (the first writer taking its slot) to the first
+    /// writer's first token, the moment its response begins; `None` for other strategies or
+    /// when it never began. Not a column of the result files (`tune` reads it).
+    pub hold_first_token_us: Option<u64>,
+    /// `wait_first`: the hold reached its cap while the first writer's response had not begun
+    /// (a first token at the cap's very microsecond counts as begun). The held agents then went
+    /// before the entry was readable: the hold saved nothing. Not a result-file column.
+    pub hold_capped: bool,
 }
 
 /// The latency samples of one run, in microseconds, in the order they were recorded.
@@ -174,6 +182,8 @@ impl RunMetrics {
             parent_requests: 0,
             parent_tokens: Tokens::default(),
             parent_cost_usd: 0.0,
+            hold_first_token_us: None,
+            hold_capped: false,
         }
     }
 

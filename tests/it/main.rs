@@ -3,6 +3,7 @@
 mod cache;
 mod cli;
 mod engine;
+mod hold_edge;
 mod input;
 mod model;
 mod plot;
