@@ -484,8 +484,12 @@ pub fn draw<DB: DrawingBackend>(
 }
 
 fn legend(s: &CoveredSpec) -> Vec<(String, Mark)> {
+    let name = |c: f64| match cap_span(s, c) {
+        Some(_) => format!("cap {} s", num(c)),
+        None => format!("cap {} s: covers nothing", num(c)),
+    };
     let mut l: Vec<(String, Mark)> =
-        s.caps.iter().map(|(c, col)| (format!("cap {} s", num(*c)), Mark::Line(*col))).collect();
+        s.caps.iter().map(|(c, col)| (name(*c), Mark::Line(*col))).collect();
     l.push((format!("calibrated, {} s cap", num(POINT_CAP_S)), Mark::Dot(style::INK)));
     l.push((format!("launch 2024, {} s cap", num(POINT_CAP_S)), Mark::Triangle(LAUNCH)));
     if s.points.iter().any(|p| p.kind == PointKind::Experiment) {

@@ -701,7 +701,8 @@ fn tune_and_replay_results_have_figures_and_report_sections() {
     let dir = scratch("tune-replay");
     let cand = |v: f64, cost: f64, wait: f64| {
         serde_json::json!({"value": v, "label": format!("{v}s"), "objective": cost, "objective_ci95": 0.1,
-            "cost_usd": cost, "cost_ci95": 0.1, "launch_wait_p99_s": wait, "makespan_p95_s": 30.0, "feasible": true})
+            "cost_usd": cost, "cost_ci95": 0.1, "launch_wait_p99_s": wait, "makespan_p95_s": 30.0, "feasible": true,
+            "p_cap_before_first_token": if v < 3.1 { 1.0 } else { 0.0 }})
     };
     let tune = serde_json::json!({
         "param": "max_wait", "strategy": "wait_first(max_wait=5s)", "objective": "cost", "replications": 5,
@@ -734,6 +735,14 @@ fn tune_and_replay_results_have_figures_and_report_sections() {
     let md = prefixsim::report::build::build(&r, &figs).to_markdown();
     assert!(md.contains("`tune` recommends `max_wait` = 4s for `wait_first(max_wait=5s)`"), "{md}");
     assert!(md.contains("| `cache.ttl=5m` | 30 | 4.5 | 0.4 | 1 |"), "{md}");
+    // A wait_first tune: the share of runs whose cap fired first, as a figure and a column.
+    let Spec::Metric(p) = &figure(&figs, "tune_p_cap_before_first_token").spec else {
+        panic!("a metric figure")
+    };
+    let ys: Vec<f64> = p.series[0].points.iter().map(|q| q.1).collect();
+    assert_eq!(ys, [1.0, 1.0, 0.0, 0.0]);
+    assert!(md.contains("| cap before first token (share of runs) |"), "{md}");
+    assert!(md.contains("| 4s | 2.2 ± 0.1 | 2.2 ± 0.1 | 3.1 | 30 | yes | 0 |"), "{md}");
 }
 
 // ---------------------------------------------------------------- the covered-prefix figure
