@@ -2,7 +2,8 @@
 # Regenerate plots/ from experiments/: for each experiments/NAME.toml, `sweep` it (when it has a
 # [sweep] table) or `run --trace` it, then `plot` its results into plots/NAME/ and write the
 # design-review report plots/NAME/README.md. experiments/default.toml is also
-# tuned (`tune --param max_wait`) into plots/default-tune/.
+# tuned (`tune --param max_wait`) into plots/default-tune/, and the covered-prefix figure of the
+# latency presets is drawn alone into plots/covered_prefix.{svg,png}.
 #
 # Usage (from anywhere):  plots/regenerate.sh [--quick]
 #   --quick            5 replications per point instead of each file's own (a smoke test)
@@ -45,6 +46,9 @@ for exp in experiments/*.toml; do
   fi
   publish "$out" "$name"
 done
+
+echo "== covered_prefix" >&2
+"$bin" plot --covered-prefix --out plots --format svg,png >/dev/null
 
 echo "== default-tune" >&2
 rm -rf "$results/default-tune"

@@ -58,6 +58,14 @@ pub struct RunMetrics {
     pub isolated_misses: u64,
     /// Requests billed at long-context prices (`model_params.long_context`).
     pub long_context_requests: u64,
+    /// `wait_first`: from the hold's start (the first writer taking its slot) to the first
+    /// writer's first token, the moment its response begins; `None` for other strategies or
+    /// when it never began. Not a column of the result files (`tune` reads it).
+    pub hold_first_token_us: Option<u64>,
+    /// `wait_first`: the hold reached its cap while the first writer's response had not begun
+    /// (a first token at the cap's very microsecond counts as begun). The held agents then went
+    /// before the entry was readable: the hold saved nothing. Not a result-file column.
+    pub hold_capped: bool,
 }
 
 /// The optional counters of a run beside `SCALAR_NAMES` (not CSV columns: shown in `--json`
@@ -199,6 +207,8 @@ impl RunMetrics {
             failed_agents: 0,
             isolated_misses: 0,
             long_context_requests: 0,
+            hold_first_token_us: None,
+            hold_capped: false,
         }
     }
 

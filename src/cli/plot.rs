@@ -17,6 +17,7 @@ const EXAMPLES: &str = "Examples:
   prefixsim plot results/hold --out plots/hold --format svg
   prefixsim run experiments/default.toml --out results/run --trace
   prefixsim plot results/run --json                    # the list of figures, for programs
+  prefixsim plot --covered-prefix --out plots          # plots/covered_prefix.{svg,png} alone
 
 Figures, chosen from what DIR holds:
   <metric>_vs_<axis>       cost, hit rate, makespan, launch wait p99, throughput vs each swept
@@ -31,6 +32,8 @@ Figures, chosen from what DIR holds:
   timeline_<strategy>      run --trace: one lane per agent, segments and request outcomes
   tune_objective, tune_launch_wait_p99            tune.json: candidates, recommendation marked
   replay_hit_rate_vs_ttl, replay_reuse_gap_*, ... replay.json: hit-rate curves, reuse gaps
+  covered_prefix           hold experiments (any wait_first): the cold prefix a cap covers,
+                           (cap - overhead) x prefill rate, per model's calibrated latency
 
 Every figure: 1200x750, embedded DejaVu Sans, one colour per strategy family everywhere.
 The same input gives the same bytes. Exit code 2 when DIR holds no results or a file is
@@ -46,8 +49,12 @@ pub enum Format {
 #[command(after_help = EXAMPLES)]
 pub struct Args {
     /// A directory written by `run --out`, `sweep --out`, `tune --out` or `replay --out`.
-    pub dir: PathBuf,
-    /// Where to write the figures (default: DIR/plots).
+    #[arg(required_unless_present = "covered_prefix")]
+    pub dir: Option<PathBuf>,
+    /// Draw only the covered-prefix figure (from the latency presets; no DIR needed).
+    #[arg(long, conflicts_with = "dir")]
+    pub covered_prefix: bool,
+    /// Where to write the figures (default: DIR/plots; with --covered-prefix, `.`).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Image formats, comma-separated.
@@ -104,18 +111,26 @@ pub fn write_figures(
     Ok(written)
 }
 
-pub fn run(args: Args) -> CliResult {
-    let results = load(&args.dir)?;
-    let figures = plot::figures(&results);
+/// The figures to draw and where they go by default.
+fn chosen(args: &Args) -> Result<(Vec<Figure>, PathBuf), CliError> {
+    let Some(dir) = args.dir.as_ref().filter(|_| !args.covered_prefix) else {
+        return Ok((vec![plot::covered::standalone()], PathBuf::from(".")));
+    };
+    let figures = plot::figures(&load(dir)?);
     if figures.is_empty() {
         return Err(CliError::input(anyhow::anyhow!(
             "{}: the results hold nothing to draw (no summary.csv rows, histograms or trace.csv)",
-            args.dir.display()
+            dir.display()
         )));
     }
+    Ok((figures, dir.join("plots")))
+}
+
+pub fn run(args: Args) -> CliResult {
+    let (figures, default_out) = chosen(&args)?;
     let mut formats = args.format.clone();
     formats.dedup();
-    let out = args.out.clone().unwrap_or_else(|| args.dir.join("plots"));
+    let out = args.out.clone().unwrap_or(default_out);
     let written = write_figures(&figures, &out, &formats)?;
     if args.json {
         let list: Vec<serde_json::Value> = figures

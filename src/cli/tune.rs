@@ -20,6 +20,12 @@ difference contains zero. Among ties the recommendation has the least p99 launch
 the smallest value. After the coarse --range, --refine rounds evaluate 7 values between the
 neighbours of the current recommendation.
 
+A wait_first candidate's p_capped is the share of replications whose cap fired before the first
+writer's response began (the hold then saved nothing). A hold cap is kept off that knife edge:
+when the pick lies in [p5, p99) of the first writer's time to first token, the recommendation
+moves to the smallest cap at or above its p99 (else p95) that ties with the best; tune says
+the margin it kept, and warns when no such cap ties.
+
 Objectives:
   cost                                    mean cost per run (USD)
   cost+0.002*p95_makespan                 cost + lambda (USD per second) * p95 makespan
@@ -183,6 +189,23 @@ struct CandJson {
     launch_wait_p99_s: f64,
     makespan_p95_s: f64,
     feasible: bool,
+    /// `wait_first`: share of replications whose cap fired before the first token.
+    p_cap_before_first_token: Option<f64>,
+}
+
+/// Where the recommended hold cap sits against the first writer's time to first token.
+#[derive(Serialize)]
+struct EdgeJson {
+    ttft_p05_s: Option<f64>,
+    ttft_p50_s: Option<f64>,
+    ttft_p95_s: Option<f64>,
+    ttft_p99_s: Option<f64>,
+    /// The recommendation lies in [p5, p95) of that time.
+    knife_edge: bool,
+    /// The tie rule's pick when the recommendation moved off the knife edge.
+    moved_from: Option<String>,
+    margin_over_p95_s: Option<f64>,
+    margin_over_p99_s: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -199,6 +222,8 @@ struct Report {
     recommended_objective: Option<f64>,
     recommended_ci95: Option<f64>,
     flat: bool,
+    /// Tuning a wait_first hold cap: see `sweep::tune::Edge`.
+    hold_edge: Option<EdgeJson>,
     refine_rounds: u32,
     notes: Vec<String>,
     candidates: Vec<CandJson>,
@@ -227,6 +252,7 @@ impl Report {
             recommended_objective: rec.map(|r| r.objective),
             recommended_ci95: rec.map(ci_of),
             flat: t.verdict.as_ref().is_some_and(|v| v.flat),
+            hold_edge: edge_json(t),
             refine_rounds: t.rounds,
             notes: notes(param, t),
             candidates: c
@@ -241,6 +267,7 @@ impl Report {
                     launch_wait_p99_s: c.launch_wait_p99_s,
                     makespan_p95_s: c.makespan_p95_s,
                     feasible: c.feasible,
+                    p_cap_before_first_token: c.p_cap_before_first_token,
                 })
                 .collect(),
         }
@@ -252,15 +279,22 @@ impl Report {
             self.param, self.strategy, self.objective, self.replications
         );
         s.push_str(&format!(
-            "{:>12} {:>14} {:>12} {:>12} {:>16} {:>14}\n",
-            "value", "objective", "±95% CI", "cost_usd", "launch_wait_p99", "makespan_p95"
+            "{:>12} {:>14} {:>12} {:>12} {:>16} {:>14} {:>9}\n",
+            "value",
+            "objective",
+            "±95% CI",
+            "cost_usd",
+            "launch_wait_p99",
+            "makespan_p95",
+            "p_capped"
         ));
         let rec = t.verdict.as_ref().map(|v| v.recommended);
         for (i, c) in self.candidates.iter().enumerate() {
             let obj = c.objective.map_or("infeasible".to_string(), |o| format!("{o:.6}"));
             let mark = if Some(i) == rec { "  <- recommended" } else { "" };
+            let capped = c.p_cap_before_first_token.map_or("-".to_string(), |p| format!("{p:.2}"));
             s.push_str(&format!(
-                "{:>12} {:>14} {:>12.6} {:>12.6} {:>15.3}s {:>13.3}s{mark}\n",
+                "{:>12} {:>14} {:>12.6} {:>12.6} {:>15.3}s {:>13.3}s {capped:>9}{mark}\n",
                 c.label, obj, c.objective_ci95, c.cost_usd, c.launch_wait_p99_s, c.makespan_p95_s
             ));
         }
@@ -278,9 +312,29 @@ impl Report {
     }
 }
 
+fn edge_json(t: &Tuned) -> Option<EdgeJson> {
+    let v = t.verdict.as_ref()?;
+    let e = v.edge.as_ref()?;
+    let cap = t.candidates[v.recommended].value.json();
+    let finite = |x: f64| x.is_finite().then_some(x);
+    Some(EdgeJson {
+        ttft_p05_s: finite(e.ttft.p05_s),
+        ttft_p50_s: finite(e.ttft.p50_s),
+        ttft_p95_s: finite(e.ttft.p95_s),
+        ttft_p99_s: finite(e.ttft.p99_s),
+        knife_edge: e.knife_edge,
+        moved_from: e.moved_from.map(|m| t.candidates[m].value.label()),
+        margin_over_p95_s: finite(cap - e.ttft.p95_s),
+        margin_over_p99_s: finite(cap - e.ttft.p99_s),
+    })
+}
+
 fn notes(param: &str, t: &Tuned) -> Vec<String> {
     let c = &t.candidates;
     let mut out = Vec::new();
+    if let Some(v) = &t.verdict {
+        out.extend(tune::edge_notes(param, c, v));
+    }
     if t.verdict.as_ref().is_some_and(|v| v.flat) {
         out.push(format!(
             "the objective is flat over {}..{}: no value is clearly better (every difference \

@@ -186,6 +186,8 @@ fn reset_metrics(m: &mut RunMetrics) {
     m.failed_agents = 0;
     m.isolated_misses = 0;
     m.long_context_requests = 0;
+    m.hold_first_token_us = None;
+    m.hold_capped = false;
 }
 
 type Trace = (Vec<Segment>, Vec<RequestRecord>);
@@ -495,6 +497,7 @@ impl<'a> Run<'a> {
             Ev::ResponseEnd(a) => self.response_end(a),
             Ev::HoldCap => {
                 if self.hold_open {
+                    self.note_cap();
                     self.release()?;
                 }
                 Ok(())
@@ -521,7 +524,14 @@ impl<'a> Run<'a> {
         let now = self.engine.now();
         self.agents[a as usize].slot_us = now;
         match *self.strategy {
-            Strategy::Eager | Strategy::WaitFirst { max_wait_us: 0, .. } => self.send_first(a),
+            Strategy::Eager => self.send_first(a),
+            Strategy::WaitFirst { max_wait_us: 0, .. } => {
+                self.send_first(a)?;
+                if a == 0 {
+                    self.note_cap();
+                }
+                Ok(())
+            }
             Strategy::WaitFirst { max_wait_us, .. } => {
                 if a == 0 {
                     self.hold_open = true;
@@ -562,6 +572,14 @@ impl<'a> Run<'a> {
                 }
             }
         }
+    }
+
+    /// `wait_first`'s cap is reached (now): record whether the first writer's response had
+    /// begun by then (`RunMetrics::hold_capped`).
+    fn note_cap(&mut self) {
+        let Strategy::WaitFirst { max_wait_us, .. } = *self.strategy else { return };
+        let began = self.metrics.hold_first_token_us.is_some_and(|t| t <= max_wait_us);
+        self.metrics.hold_capped = !began;
     }
 
     /// Release every held agent together, in index order.
@@ -852,6 +870,10 @@ impl Run<'_> {
         }
         let listens =
             matches!(self.strategy, Strategy::WaitFirst { release: Release::OnReady, .. });
+        if a == 0 && request == 0 && matches!(self.strategy, Strategy::WaitFirst { .. }) {
+            let since_slot = now + t.ttft_us - self.agents[0].slot_us;
+            self.metrics.hold_first_token_us = Some(since_slot);
+        }
         if a == 0 && request == 0 && self.hold_open && listens {
             self.engine.schedule_at(now + t.ttft_us, Ev::FirstToken(0));
         }

@@ -1,7 +1,8 @@
 //! Figures from result files: which figures a results directory supports, their captions
 //! (computed from the data), and drawing them to SVG and PNG with plotters.
 //!
-//! It reads `report::results::Results` and nothing else: no engine, no re-simulation.
+//! It reads `report::results::Results` (and, for the covered-prefix figure, the latency presets
+//! table) and nothing else: no engine, no re-simulation.
 //! Every figure is a `Spec` of plain data built first, then drawn by one function generic
 //! over the plotters backend, so the SVG and the PNG show the same thing. Output bytes are
 //! a function of the input only (ordered iteration, fixed float formats, own PNG encoding).
@@ -11,6 +12,7 @@ use plotters::prelude::*;
 
 use crate::report::results::Results;
 
+pub mod covered;
 pub mod heatmap;
 pub mod latency;
 pub mod metric;
@@ -48,6 +50,7 @@ pub enum Spec {
     Heatmap(heatmap::HeatSpec),
     Pareto(pareto::ParetoSpec),
     Timeline(timeline::TimelineSpec),
+    Covered(covered::CoveredSpec),
 }
 
 impl Spec {
@@ -60,6 +63,7 @@ impl Spec {
             Spec::Heatmap(_) => "heatmap",
             Spec::Pareto(_) => "pareto",
             Spec::Timeline(_) => "timeline",
+            Spec::Covered(_) => "covered",
         }
     }
 }
@@ -74,6 +78,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
     out.extend(timeline::figures(r));
     out.extend(tune::figures(r));
     out.extend(replay::figures(r));
+    out.extend(covered::figures(r));
     out
 }
 
@@ -93,6 +98,7 @@ fn draw<DB: DrawingBackend>(f: &Figure, root: &DrawingArea<DB, Shift>) -> DrawRe
         Spec::Heatmap(s) => heatmap::draw(root, &f.title, s),
         Spec::Pareto(s) => pareto::draw(root, &f.title, s),
         Spec::Timeline(s) => timeline::draw(root, &f.title, s),
+        Spec::Covered(s) => covered::draw(root, &f.title, s),
     }?;
     root.present().map_err(err)
 }
@@ -163,6 +169,8 @@ pub(crate) enum Mark {
     Dot(RGBColor),
     Cross(RGBColor),
     Triangle(RGBColor),
+    /// No mark: a line of explanatory text, in the mark's column and grey.
+    Note,
 }
 
 /// Legend rows and their height in pixels.
@@ -210,6 +218,7 @@ fn draw_legend<DB: DrawingBackend>(
             Mark::Dot(c) => area.draw(&Circle::new((xm, y), 9, c.filled())),
             Mark::Cross(c) => area.draw(&Cross::new((xm, y), 8, c.stroke_width(3))),
             Mark::Triangle(c) => area.draw(&TriangleMarker::new((xm, y), 10, c.filled())),
+            Mark::Note => Ok(()),
         };
         r.map_err(err)?;
         let text = if i + 1 == LEGEND_MAX_ROWS && legend.len() > LEGEND_MAX_ROWS {
@@ -217,7 +226,11 @@ fn draw_legend<DB: DrawingBackend>(
         } else {
             label.clone()
         };
-        area.draw(&Text::new(text, (x1 + 10, y), font.clone())).map_err(err)?;
+        let (x, font) = match mark {
+            Mark::Note => (x0, font.clone().color(&style::NOTE)),
+            _ => (x1 + 10, font.clone()),
+        };
+        area.draw(&Text::new(text, (x, y), font)).map_err(err)?;
     }
     Ok(())
 }

@@ -21,6 +21,8 @@ pub const LEGEND_PX: u32 = 25;
 pub const LINE_PX: u32 = 3;
 pub const GRID: RGBColor = RGBColor(225, 225, 225);
 pub const INK: RGBColor = RGBColor(40, 40, 40);
+/// Explanatory text (legend notes).
+pub const NOTE: RGBColor = RGBColor(95, 95, 95);
 /// A second marker line (tune's recommendation).
 pub const HIGHLIGHT: RGBColor = RGBColor(120, 0, 160);
 /// The documented default of the hold cap (SPEC.md 6: 5000 ms).

@@ -1,10 +1,11 @@
-//! Figures from tune.json: the objective (± its 95% CI) and the p99 launch wait against the
-//! tuned parameter's candidates, the recommendation marked (and the 5 s default when the
+//! Figures from tune.json: the objective (± its 95% CI), the p99 launch wait and, for a
+//! wait_first strategy, the share of runs whose cap fired before the first token, against the
+//! tuned parameter's candidates; the recommendation marked (and the 5 s default when the
 //! parameter is the hold cap).
 //!
 //! Reads the fields `tune --out` writes (`param`, `objective`, `recommended_label`,
-//! `candidates[].{label, objective, objective_ci95, launch_wait_p99_s}`); a tune.json without
-//! them draws nothing rather than guessing.
+//! `candidates[].{label, objective, objective_ci95, launch_wait_p99_s,
+//! p_cap_before_first_token}`); a field that is absent draws no figure rather than guessing.
 
 use serde_json::Value;
 
@@ -78,6 +79,12 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             "tune_objective",
         ),
         ("launch_wait_p99_s", None, "Launch wait p99 (s)".to_string(), "tune_launch_wait_p99"),
+        (
+            "p_cap_before_first_token",
+            None,
+            "Share of runs: cap before first token".to_string(),
+            "tune_p_cap_before_first_token",
+        ),
     ];
     for (field, ci, y_title, name) in specs {
         let col = column(t, field, ci);
@@ -88,9 +95,14 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         let (x, rec) = axis(t, param, &labels);
         let points = col.iter().enumerate().map(|(i, c)| (x.positions[i], c.1, c.2)).collect();
         let series = vec![Series { label: param.to_string(), color, points }];
-        let what =
-            if field == "objective" { objective.to_string() } else { "launch wait p99".into() };
-        let unit = if field != "objective" {
+        let what = match field {
+            "objective" => objective.to_string(),
+            "launch_wait_p99_s" => "launch wait p99".into(),
+            _ => "share of runs whose cap fires before the first token".into(),
+        };
+        let unit = if field == "p_cap_before_first_token" {
+            ""
+        } else if field != "objective" {
             " s"
         } else if objective.starts_with("cost") {
             " USD"

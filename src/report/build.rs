@@ -381,7 +381,7 @@ fn tune_candidates(t: &serde_json::Value) -> Option<Block> {
     let f = |c: &serde_json::Value, k: &str| {
         c.get(k).and_then(|v| v.as_f64()).map(num).unwrap_or_else(|| "–".into())
     };
-    let rows: Vec<Vec<String>> = cands
+    let mut rows: Vec<Vec<String>> = cands
         .iter()
         .map(|c| {
             let label = c.get("label").map(json_text).unwrap_or_else(|| f(c, "value"));
@@ -404,13 +404,23 @@ fn tune_candidates(t: &serde_json::Value) -> Option<Block> {
         return None;
     }
     let param = t.get("param").map(json_text).unwrap_or_else(|| "value".into());
-    let head = [
+    let mut head: Vec<String> = [
         param.as_str(),
         "objective",
         "cost (USD)",
         "launch wait p99 (s)",
         "makespan p95 (s)",
         "feasible",
-    ];
-    Some(Block::Table(head.map(|h| h.to_string()).into(), rows))
+    ]
+    .map(String::from)
+    .into();
+    // A wait_first candidate's share of runs whose cap fired before the first token.
+    let capped = "p_cap_before_first_token";
+    if cands.iter().any(|c| c.get(capped).is_some_and(|v| v.is_number())) {
+        head.push("cap before first token (share of runs)".into());
+        for (row, c) in rows.iter_mut().zip(cands) {
+            row.push(f(c, capped));
+        }
+    }
+    Some(Block::Table(head, rows))
 }

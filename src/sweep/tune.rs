@@ -5,6 +5,16 @@
 //! values that tie with the best, the recommendation is the one with the least added latency
 //! (p99 launch wait), then the smallest value.
 //!
+//! A `wait_first` hold cap is never left on a knife edge. Every replication records when the
+//! first writer's response began after the hold's start (`RunMetrics::hold_first_token_us`)
+//! and whether the cap fired first (`hold_capped`); a candidate's `p_cap_before_first_token`
+//! is the share of its replications where it did (the hold then saved nothing). When the tie
+//! rule's pick lies in [p5, p99) of the first writer's time to first token (TTFT, over the
+//! pick's replications), its saving hangs on the draw: the recommendation moves to the
+//! smallest feasible cap at or above the TTFT's p99 that ties with the best, else at or above
+//! its p95; if none ties, the pick stays and is flagged as on the knife edge when below p95.
+//! See `Edge`.
+//!
 //! Knows nothing of the model: candidates are simulated through `super::Simulator`.
 
 use serde::Serialize;
@@ -192,6 +202,12 @@ pub struct Candidate {
     pub makespan_p95_s: f64,
     /// The constrained latency quantile (for `CostSubjectTo`), seconds.
     pub bound_latency_s: Option<f64>,
+    /// `wait_first`, per replication: the first writer's first token after the hold's start,
+    /// seconds (`None`: it never began). Empty for other strategies.
+    pub first_token_s: Vec<Option<f64>>,
+    /// `wait_first`: the share of replications whose cap fired before the first writer's
+    /// response began (measured, `RunMetrics::hold_capped`); `None` for other strategies.
+    pub p_cap_before_first_token: Option<f64>,
 }
 
 /// The p-th quantile (nearest rank) of `xs`.
@@ -215,12 +231,20 @@ pub fn evaluate<S: Simulator>(
     let mut agg = Aggregate::new();
     let mut m = RunMetrics::new();
     let (mut costs, mut makespans) = (Vec::new(), Vec::new());
+    let (mut first_token_s, mut capped, mut holds) = (Vec::new(), 0u32, false);
     for r in 0..reps {
         sim.simulate_into(exp, 0, r, &mut m)?;
         agg.add(&m);
         costs.push(m.cost_usd);
         makespans.push(crate::time::secs(m.makespan_us));
+        first_token_s.push(m.hold_first_token_us.map(crate::time::secs));
+        capped += u32::from(m.hold_capped);
+        holds |= m.hold_capped || m.hold_first_token_us.is_some();
     }
+    if !holds {
+        first_token_s.clear();
+    }
+    let p_cap_before_first_token = holds.then(|| f64::from(capped) / f64::from(reps.max(1)));
     let cost = agg.stat("cost_usd");
     let lambda = match objective {
         Objective::CostPlusMakespan { lambda_usd_per_s } => *lambda_usd_per_s,
@@ -248,6 +272,8 @@ pub fn evaluate<S: Simulator>(
         launch_wait_p99_s: agg.ladder_of("launch_wait")[2],
         makespan_p95_s,
         bound_latency_s,
+        first_token_s,
+        p_cap_before_first_token,
     };
     let numbers = [c.cost_usd, c.cost_ci95, c.objective, c.launch_wait_p99_s, c.makespan_p95_s];
     if numbers.iter().chain(&c.samples).any(|x| !x.is_finite()) {
@@ -305,21 +331,71 @@ pub fn saves_nothing(cands: &[Candidate]) -> Vec<usize> {
 pub struct Verdict {
     /// Index of the candidate with the lowest objective.
     pub best: usize,
-    /// Index of the recommended candidate (ties broken by added latency, then value).
+    /// Index of the recommended candidate (ties broken by added latency, then value; a hold
+    /// cap then kept off the knife edge, see `Edge`).
     pub recommended: usize,
     /// Every feasible candidate ties with the best.
     pub flat: bool,
+    /// Tuning a `wait_first` hold cap: where the recommendation sits against the first
+    /// writer's time to first token.
+    pub edge: Option<Edge>,
 }
 
-/// Choose among `cands`; `None` when no candidate is feasible.
-pub fn choose(cands: &[Candidate]) -> Option<Verdict> {
+/// The first writer's time to first token from the hold's start, over a candidate's
+/// replications, seconds (nearest rank; a first token that never came counts as later than
+/// any: infinite).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FirstTokenSpread {
+    pub p05_s: f64,
+    pub p50_s: f64,
+    pub p95_s: f64,
+    pub p99_s: f64,
+}
+
+impl FirstTokenSpread {
+    /// `None` when there are no samples (not a `wait_first` candidate).
+    pub fn of(samples: &[Option<f64>]) -> Option<FirstTokenSpread> {
+        if samples.is_empty() {
+            return None;
+        }
+        let mut v: Vec<f64> = samples.iter().map(|s| s.unwrap_or(f64::INFINITY)).collect();
+        Some(FirstTokenSpread {
+            p05_s: nearest_rank(&mut v, 0.05),
+            p50_s: nearest_rank(&mut v, 0.50),
+            p95_s: nearest_rank(&mut v, 0.95),
+            p99_s: nearest_rank(&mut v, 0.99),
+        })
+    }
+}
+
+/// Where a recommended hold cap sits against the first writer's time to first token (TTFT).
+///
+/// The rule: a cap in [p5, p99) of the TTFT is near the cliff (the hold saves the writes in
+/// some replications and nothing in others). Then the recommendation becomes the smallest
+/// feasible cap at or above the TTFT's p99 whose objective ties with the best (the same paired
+/// 95% CI rule as every tie), else the smallest at or above its p95; if none ties, the tie
+/// rule's pick stays. A final cap in [p5, p95) is on the knife edge, and `tune` warns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edge {
+    /// The TTFT over the tie rule's pick's replications (common random numbers: every
+    /// candidate's first writer draws the same TTFT).
+    pub ttft: FirstTokenSpread,
+    /// The tie rule's pick, when the recommendation moved off the edge.
+    pub moved_from: Option<usize>,
+    /// The recommendation lies in [p5, p95) of the TTFT.
+    pub knife_edge: bool,
+}
+
+/// Choose among `cands`; `None` when no candidate is feasible. `hold_cap`: the values are a
+/// `wait_first` hold cap (durations), kept off the knife edge.
+pub fn choose(cands: &[Candidate], hold_cap: bool) -> Option<Verdict> {
     let feasible: Vec<usize> = (0..cands.len()).filter(|&i| cands[i].feasible).collect();
     let best = *feasible
         .iter()
         .min_by(|&&a, &&b| cands[a].objective.total_cmp(&cands[b].objective).then(a.cmp(&b)))?;
     let tied: Vec<usize> =
         feasible.iter().copied().filter(|&i| i == best || ties(&cands[i], &cands[best])).collect();
-    let recommended = *tied
+    let pick = *tied
         .iter()
         .min_by(|&&a, &&b| {
             let (x, y) = (&cands[a], &cands[b]);
@@ -328,7 +404,100 @@ pub fn choose(cands: &[Candidate]) -> Option<Verdict> {
                 .then(x.value.x.total_cmp(&y.value.x))
         })
         .expect("the best is in the tie set");
-    Some(Verdict { best, recommended, flat: feasible.len() > 1 && tied.len() == feasible.len() })
+    let flat = feasible.len() > 1 && tied.len() == feasible.len();
+    let edge = if hold_cap { off_the_edge(cands, &tied, pick) } else { None };
+    let recommended = edge.as_ref().map_or(pick, |(r, _)| *r);
+    Some(Verdict { best, recommended, flat, edge: edge.map(|e| e.1) })
+}
+
+/// `Edge`'s rule: the recommendation and where it sits.
+fn off_the_edge(cands: &[Candidate], tied: &[usize], pick: usize) -> Option<(usize, Edge)> {
+    let ttft = FirstTokenSpread::of(&cands[pick].first_token_s)?;
+    let cap = |i: usize| cands[i].value.json();
+    let mut rec = pick;
+    if ttft.p05_s <= cap(pick) && cap(pick) < ttft.p99_s {
+        let smallest_at = |bound: f64| {
+            tied.iter()
+                .copied()
+                .filter(|&i| cap(i) >= bound)
+                .min_by(|&a, &b| cap(a).total_cmp(&cap(b)))
+        };
+        rec = smallest_at(ttft.p99_s).or_else(|| smallest_at(ttft.p95_s)).unwrap_or(pick);
+    }
+    let knife_edge = ttft.p05_s <= cap(rec) && cap(rec) < ttft.p95_s;
+    Some((rec, Edge { ttft, moved_from: (rec != pick).then_some(pick), knife_edge }))
+}
+
+/// What `tune` says about a hold cap's place against the first writer's TTFT: the move off
+/// the knife edge, the warning, or the margin kept.
+pub fn edge_notes(param: &str, cands: &[Candidate], v: &Verdict) -> Vec<String> {
+    let Some(e) = &v.edge else { return Vec::new() };
+    let c = &cands[v.recommended];
+    let (cap, t) = (c.value.json(), e.ttft);
+    let s = |x: f64| if x.is_finite() { format!("{x:.3} s") } else { "never".to_string() };
+    let pct = |c: &Candidate| format!("{:.0}%", c.p_cap_before_first_token.unwrap_or(0.0) * 100.0);
+    let spread = format!(
+        "the first writer's time to first token from the hold's start: p5 {}, p50 {}, p95 {}, p99 {}",
+        s(t.p05_s),
+        s(t.p50_s),
+        s(t.p95_s),
+        s(t.p99_s)
+    );
+    let side = |d: f64| match d {
+        d if !d.is_finite() => "below (it never began in some replications)".to_string(),
+        d if d >= 0.0 => format!("{} above", s(d)),
+        d => format!("{} below", s(-d)),
+    };
+    let margin =
+        format!("margin kept: {} the p95, {} the p99", side(cap - t.p95_s), side(cap - t.p99_s));
+    let mut out = Vec::new();
+    if let Some(m) = e.moved_from {
+        out.push(format!(
+            "{param} = {} (the tie rule's pick) is on a knife edge: the cap fires before the \
+             first writer's response begins in {} of replications ({spread}); recommended \
+             instead {param} = {}, the smallest cap clear of the edge whose objective ties with \
+             the best; {margin}",
+            cands[m].value.label(),
+            pct(&cands[m]),
+            c.value.label()
+        ));
+    } else if e.knife_edge {
+        out.push(format!(
+            "warning: {param} = {} is on a knife edge: the cap fires before the first writer's \
+             response begins in {} of replications, and then the hold saves nothing ({spread}); \
+             no feasible cap at or above the p95 ties with the best ({}); {margin}",
+            c.value.label(),
+            pct(c),
+            if cands.iter().any(|x| x.value.json() >= t.p95_s) {
+                "those that reach it cost more or break the objective's bound".to_string()
+            } else {
+                format!("extend --range above {}", s(t.p99_s))
+            }
+        ));
+    } else if t.p05_s == t.p99_s && cap >= t.p99_s {
+        out.push(format!(
+            "the first writer's time to first token is {} in every replication (p5 = p99: no \
+             spread in this latency model), so {param} = {} is safe by {}; a latency with \
+             spread (latency.preset = \"calibrated\" draws measured ones) needs more margin",
+            s(t.p99_s),
+            c.value.label(),
+            s(cap - t.p99_s)
+        ));
+    } else if cap < t.p05_s {
+        out.push(format!(
+            "{param} = {} fires before the first writer's response begins in {} of \
+             replications: the hold is in effect off ({spread})",
+            c.value.label(),
+            pct(c)
+        ));
+    } else {
+        out.push(format!(
+            "{param} = {}: the cap fires first in {} of replications ({spread}); {margin}",
+            c.value.label(),
+            pct(c)
+        ));
+    }
+    out
 }
 
 /// New values between the recommended value's neighbours (`parts` equal steps), skipping
@@ -353,6 +522,11 @@ pub fn refine(cands: &[Candidate], rec: usize, parts: u32) -> Vec<Value> {
         }
     }
     out
+}
+
+/// Is `param` the `wait_first` hold cap (`max_wait`, `strategy.wait_first.max_wait`)?
+pub fn is_hold_cap(param: &str) -> bool {
+    table::canonical_key(param) == "strategy.wait_first.max_wait"
 }
 
 /// Set `param` to `value` in `base` (and keep only the strategy the param belongs to).
@@ -417,6 +591,7 @@ pub fn run_tune<S: Simulator>(
     rounds: u32,
     jobs: usize,
 ) -> Result<Tuned, RunError> {
+    let hold_cap = is_hold_cap(param) && values.iter().all(|v| v.kind == Kind::Duration);
     let mut cands: Vec<Candidate> = Vec::new();
     let mut todo = values;
     let mut done_rounds = 0;
@@ -424,7 +599,7 @@ pub fn run_tune<S: Simulator>(
         let new = evaluate_all(sim, base, param, &todo, objective, jobs)?;
         cands.extend(new);
         cands.sort_by(|a, b| a.value.x.total_cmp(&b.value.x));
-        let verdict = choose(&cands);
+        let verdict = choose(&cands, hold_cap);
         let Some(v) = &verdict else { break };
         if done_rounds >= rounds || todo.is_empty() {
             break;
@@ -435,7 +610,7 @@ pub fn run_tune<S: Simulator>(
         }
         done_rounds += 1;
     }
-    let verdict = choose(&cands);
+    let verdict = choose(&cands, hold_cap);
     Ok(Tuned { strategy, candidates: cands, verdict, rounds: done_rounds })
 }
 
@@ -492,6 +667,8 @@ mod tests {
             launch_wait_p99_s: lw,
             makespan_p95_s: 0.0,
             bound_latency_s: None,
+            first_token_s: Vec::new(),
+            p_cap_before_first_token: None,
         }
     }
 
@@ -503,15 +680,74 @@ mod tests {
             cand(3.0, vec![1.0, 1.0, 1.0], 2.0),
             cand(4.0, vec![1.0, 1.0, 1.0], 2.0),
         ];
-        let v = choose(&c).unwrap();
+        let v = choose(&c, false).unwrap();
         assert_eq!(v.best, 1);
         assert_eq!(v.recommended, 2, "least latency, then the smallest value");
         assert!(!v.flat);
         // Noisy but equal on average: the paired CI contains zero, so the objective is flat.
         let c = vec![cand(1.0, vec![1.0, 2.0, 3.0], 0.0), cand(2.0, vec![1.1, 1.9, 3.1], 1.0)];
-        let v = choose(&c).unwrap();
+        let v = choose(&c, false).unwrap();
         assert!(v.flat);
         assert_eq!(v.recommended, 0);
+    }
+
+    /// A hold-cap candidate over 100 replications whose first writer's TTFT is 2.00, 2.01,
+    /// ..., 2.99 s (nearest rank: p5 2.04, p50 2.49, p95 2.94, p99 2.98): a replication costs
+    /// 1 when its TTFT is at most the cap, else 2 (every held agent writes again); the p99
+    /// launch wait is the cap or the TTFT's p99, the smaller.
+    fn hold(cap_s: f64) -> Candidate {
+        let ttft: Vec<f64> = (0..100).map(|i| 2.0 + i as f64 / 100.0).collect();
+        let costs: Vec<f64> =
+            ttft.iter().map(|&t| if t <= cap_s + 1e-12 { 1.0 } else { 2.0 }).collect();
+        let capped = costs.iter().filter(|&&c| c == 2.0).count() as f64 / 100.0;
+        let mut c = cand(cap_s * 1e6, costs, cap_s.min(2.98));
+        c.value.kind = Kind::Duration;
+        c.first_token_s = ttft.into_iter().map(Some).collect();
+        c.p_cap_before_first_token = Some(capped);
+        c
+    }
+
+    #[test]
+    fn a_hold_cap_on_the_knife_edge_moves_to_the_smallest_safe_tie() {
+        // 2.97 s: 2 of 100 replications (2.98, 2.99) cost 1 more: paired differences of mean
+        // 0.02, sd 0.141, 95% CI 1.98 * 0.141 / 10 = 0.028 > 0.02: it ties with the best
+        // (3 s, 4 s: cost 1), and has the least launch wait. It lies in [p5, p99) = [2.04,
+        // 2.98): the recommendation moves to the smallest tie at or above 2.98 s: 3 s.
+        let c = vec![hold(1.0), hold(2.5), hold(2.97), hold(3.0), hold(4.0)];
+        let pick = choose(&c, false).unwrap();
+        assert_eq!(pick.recommended, 2, "the tie rule alone picks the knife edge");
+        assert!(pick.edge.is_none());
+        let v = choose(&c, true).unwrap();
+        assert_eq!(v.recommended, 3);
+        let e = v.edge.clone().unwrap();
+        assert_eq!(e.moved_from, Some(2));
+        assert!(!e.knife_edge);
+        let t = e.ttft;
+        assert_eq!((t.p05_s, t.p50_s, t.p95_s, t.p99_s), (2.04, 2.49, 2.94, 2.98));
+        let notes = edge_notes("max_wait", &c, &v).join(" ");
+        assert!(
+            notes.contains("max_wait = 2970ms (the tie rule's pick) is on a knife edge"),
+            "{notes}"
+        );
+        assert!(notes.contains("in 2% of replications"), "{notes}");
+        assert!(notes.contains("0.060 s above the p95, 0.020 s above the p99"), "{notes}");
+    }
+
+    #[test]
+    fn a_knife_edge_with_no_safe_tie_stays_and_warns() {
+        // Without 3 s and 4 s, 2.97 s is the best; no candidate reaches 2.98 s (p99), and
+        // 2.97 >= 2.94 (p95): it stays, not on the knife edge. With only 1 s and 2.5 s, 2.5 s
+        // is the best and lies in [p5, p95): a warning.
+        let c = vec![hold(1.0), hold(2.5), hold(2.97)];
+        let v = choose(&c, true).unwrap();
+        assert_eq!((v.recommended, v.edge.as_ref().unwrap().knife_edge), (2, false));
+        let c = vec![hold(1.0), hold(2.5)];
+        let v = choose(&c, true).unwrap();
+        assert_eq!(v.recommended, 1);
+        assert!(v.edge.as_ref().unwrap().knife_edge);
+        let notes = edge_notes("max_wait", &c, &v).join(" ");
+        assert!(notes.starts_with("warning: max_wait = 2500ms is on a knife edge"), "{notes}");
+        assert!(notes.contains("in 49% of replications"), "{notes}");
     }
 
     #[test]

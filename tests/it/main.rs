@@ -6,6 +6,7 @@ mod calibrate;
 mod cli;
 mod engine;
 mod faults;
+mod hold_edge;
 mod input;
 mod latency;
 mod model;

@@ -580,7 +580,10 @@ fn a_malformed_summary_names_file_and_line_and_exits_2() {
 #[test]
 fn report_markdown_snapshot_of_a_tiny_sweep() {
     let r = Results::load(&sweep2_fixture("report-snap")).unwrap();
-    let figs = plot::figures(&r);
+    // The covered-prefix figure's caption quotes the calibrated latency table, which a new fit
+    // changes: it has its own closed-form tests, and stays out of this snapshot.
+    let figs: Vec<plot::Figure> =
+        plot::figures(&r).into_iter().filter(|f| f.name != "covered_prefix").collect();
     let md = prefixsim::report::build::build(&r, &figs).to_markdown();
     insta::assert_snapshot!("report_sweep_markdown", md);
 }
@@ -698,7 +701,8 @@ fn tune_and_replay_results_have_figures_and_report_sections() {
     let dir = scratch("tune-replay");
     let cand = |v: f64, cost: f64, wait: f64| {
         serde_json::json!({"value": v, "label": format!("{v}s"), "objective": cost, "objective_ci95": 0.1,
-            "cost_usd": cost, "cost_ci95": 0.1, "launch_wait_p99_s": wait, "makespan_p95_s": 30.0, "feasible": true})
+            "cost_usd": cost, "cost_ci95": 0.1, "launch_wait_p99_s": wait, "makespan_p95_s": 30.0, "feasible": true,
+            "p_cap_before_first_token": if v < 3.1 { 1.0 } else { 0.0 }})
     };
     let tune = serde_json::json!({
         "param": "max_wait", "strategy": "wait_first(max_wait=5s)", "objective": "cost", "replications": 5,
@@ -731,4 +735,276 @@ fn tune_and_replay_results_have_figures_and_report_sections() {
     let md = prefixsim::report::build::build(&r, &figs).to_markdown();
     assert!(md.contains("`tune` recommends `max_wait` = 4s for `wait_first(max_wait=5s)`"), "{md}");
     assert!(md.contains("| `cache.ttl=5m` | 30 | 4.5 | 0.4 | 1 |"), "{md}");
+    // A wait_first tune: the share of runs whose cap fired first, as a figure and a column.
+    let Spec::Metric(p) = &figure(&figs, "tune_p_cap_before_first_token").spec else {
+        panic!("a metric figure")
+    };
+    let ys: Vec<f64> = p.series[0].points.iter().map(|q| q.1).collect();
+    assert_eq!(ys, [1.0, 1.0, 0.0, 0.0]);
+    assert!(md.contains("| cap before first token (share of runs) |"), "{md}");
+    assert!(md.contains("| 4s | 2.2 ± 0.1 | 2.2 ± 0.1 | 3.1 | 30 | yes | 0 |"), "{md}");
+}
+
+// ---------------------------------------------------------------- the covered-prefix figure
+
+/// One `<text>` of an SVG as plotters writes it.
+#[derive(Debug)]
+struct SvgText {
+    x: f64,
+    y: f64,
+    anchor: String,
+    size: f64,
+    /// plotters' vertical anchor: `0.76em` (top), `0.5ex` (centre), none (baseline).
+    dy: String,
+    rotated: bool,
+    text: String,
+}
+
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    Some(tag[start..].split('"').next()?.to_string())
+}
+
+fn svg_texts(svg: &str) -> Vec<SvgText> {
+    let mut out = Vec::new();
+    for part in svg.split("<text").skip(1) {
+        let (tag, rest) = part.split_once('>').unwrap();
+        let text = rest.split("</text>").next().unwrap().trim().to_string();
+        let num = |n: &str| attr(tag, n).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        out.push(SvgText {
+            x: num("x"),
+            y: num("y"),
+            anchor: attr(tag, "text-anchor").unwrap_or_default(),
+            size: num("font-size"),
+            dy: attr(tag, "dy").unwrap_or_default(),
+            rotated: tag.contains("transform"),
+            text,
+        });
+    }
+    out
+}
+
+/// (cx, cy, r) of every `<circle>`.
+fn svg_circles(svg: &str) -> Vec<(f64, f64, f64)> {
+    svg.split("<circle")
+        .skip(1)
+        .map(|p| {
+            let tag = p.split('>').next().unwrap();
+            let num = |n: &str| attr(tag, n).unwrap().parse::<f64>().unwrap();
+            (num("cx"), num("cy"), num("r"))
+        })
+        .collect()
+}
+
+/// Least squares `pos = a + b * v` over (v, pos); the largest residual.
+fn fit_line(pairs: &[(f64, f64)]) -> (f64, f64, f64) {
+    let n = pairs.len() as f64;
+    let (mv, mp) =
+        (pairs.iter().map(|p| p.0).sum::<f64>() / n, pairs.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = pairs.iter().map(|p| (p.0 - mv).powi(2)).sum();
+    let sxy: f64 = pairs.iter().map(|p| (p.0 - mv) * (p.1 - mp)).sum();
+    let b = sxy / sxx;
+    let a = mp - b * mv;
+    let worst = pairs.iter().map(|p| (p.1 - a - b * p.0).abs()).fold(0.0, f64::max);
+    (a, b, worst)
+}
+
+/// The axis ticks as drawn: the labels of `values` that share one x (y axis) or one y (x axis)
+/// with the most members, as (value, pixel position along the axis).
+fn drawn_ticks(texts: &[SvgText], values: &[f64], x_axis: bool) -> Vec<(f64, f64)> {
+    use prefixsim::plot::covered::tokens_label;
+    let mut groups: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
+    for t in texts.iter().filter(|t| !t.rotated) {
+        let Some(v) = values.iter().find(|v| tokens_label(**v) == t.text) else { continue };
+        let (key, pos) = if x_axis { (t.y, t.x) } else { (t.x, t.y) };
+        groups.entry(key.round() as i64).or_default().push((*v, pos));
+    }
+    groups.into_values().max_by_key(|g| g.len()).unwrap_or_default()
+}
+
+#[test]
+fn covered_prefix_points_are_the_closed_form_of_the_latency_presets() {
+    use prefixsim::model::latency::{DEFAULT_OVERHEAD_US, DEFAULT_PREFILL_RATE};
+    use prefixsim::model::latency_presets::FITS;
+    use prefixsim::plot::covered::{self, PointKind};
+    let s = covered::spec(None);
+    // The lines' overhead: the median of the fits' median overheads (an odd count: the middle).
+    let mut o: Vec<f64> = FITS.iter().map(|f| f.overhead_s).collect();
+    o.sort_by(f64::total_cmp);
+    let median =
+        if o.len() % 2 == 1 { o[o.len() / 2] } else { (o[o.len() / 2 - 1] + o[o.len() / 2]) / 2.0 };
+    assert_eq!(s.line_overhead_s, median);
+    for fit in FITS {
+        let name = fit.fitted_on.trim_start_matches("claude-");
+        let p = s.points.iter().find(|p| p.label == name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(p.kind, PointKind::Calibrated);
+        // y = (5 s - the model's median overhead) x its prefill rate.
+        assert_eq!(p.covered_tokens, (5.0 - fit.overhead_s).max(0.0) * fit.prefill_rate, "{name}");
+        // The whisker: the overhead's 10th and 90th percentiles. The 20 quantiles sit at
+        // (i + 0.5) / 20, so p10 is halfway between q[1] (7.5%) and q[2] (12.5%), p90 halfway
+        // between q[17] and q[18]; the higher overhead covers less.
+        let q = fit.overhead_quantiles_s;
+        let (lo, hi) = p.whisker.unwrap();
+        let at = |o: f64| (5.0 - o).max(0.0) * fit.prefill_rate;
+        assert!((lo - at((q[17] + q[18]) / 2.0)).abs() < 1e-6, "{name}: {lo}");
+        assert!((hi - at((q[1] + q[2]) / 2.0)).abs() < 1e-6, "{name}: {hi}");
+    }
+    let launch = s.points.iter().find(|p| p.kind == PointKind::Launch2024).unwrap();
+    // (5 s - 0.5 s) x 9,100 tok/s = 40,950 tokens: the old headline's "about 41k".
+    let want = (5.0 - DEFAULT_OVERHEAD_US / 1e6) * DEFAULT_PREFILL_RATE;
+    assert!((launch.covered_tokens - want).abs() < 1e-6 && (want - 40_950.0).abs() < 1e-6);
+    assert_eq!(s.points.len(), FITS.len() + 1);
+}
+
+#[test]
+fn covered_prefix_is_drawn_to_scale_with_its_text_inside_the_canvas() {
+    use prefixsim::plot::covered;
+    let fig = covered::standalone();
+    let Spec::Covered(s) = &fig.spec else { panic!("a covered figure") };
+    let svg = plot::render_svg(&fig).unwrap();
+    assert_svg(&svg, "covered_prefix");
+    let texts = svg_texts(&svg);
+    // Ticks: the x labels (1-2-5 rates) at positions linear in log10(rate), the y labels
+    // (tokens) linear in tokens, within a pixel of rounding.
+    assert!(s.x_ticks.len() >= 4 && s.y_ticks.len() >= 4, "{:?} {:?}", s.x_ticks, s.y_ticks);
+    let xt = drawn_ticks(&texts, &s.x_ticks, true);
+    assert_eq!(xt.len(), s.x_ticks.len(), "{xt:?}");
+    let log: Vec<(f64, f64)> = xt.iter().map(|&(v, p)| (v.log10(), p)).collect();
+    let (ax, bx, worst) = fit_line(&log);
+    assert!(worst <= 1.0 && bx > 0.0, "x ticks off the log scale by {worst} px");
+    let yt = drawn_ticks(&texts, &s.y_ticks, false);
+    assert_eq!(yt.len(), s.y_ticks.len(), "{yt:?}");
+    let (ay, by, worst) = fit_line(&yt);
+    assert!(worst <= 1.0 && by < 0.0, "y ticks off the linear scale by {worst} px");
+    // The plotted numbers: each calibrated point's circle sits at its rate and covered tokens
+    // on those scales (the legend's dot is larger, r = 9).
+    let mut dots: Vec<(f64, f64)> =
+        svg_circles(&svg).into_iter().filter(|c| c.2 == 7.0).map(|c| (c.0, c.1)).collect();
+    dots.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut pts: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .filter(|p| p.kind == covered::PointKind::Calibrated)
+        .map(|p| (ax + bx * p.prefill_rate.log10(), ay + by * p.covered_tokens))
+        .collect();
+    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert_eq!(dots.len(), pts.len());
+    for (d, p) in dots.iter().zip(&pts) {
+        assert!(
+            (d.0 - p.0).abs() <= 1.5 && (d.1 - p.1).abs() <= 1.5,
+            "drawn {d:?}, expected {p:?}"
+        );
+    }
+    // Every text lies inside the 1200 x 750 canvas (width estimated at 0.62 em per char), and
+    // every model is labelled directly.
+    for t in &texts {
+        let w = t.text.chars().count() as f64 * 0.62 * t.size;
+        let (x0, x1) = match t.anchor.as_str() {
+            "end" => (t.x - w, t.x),
+            "middle" => (t.x - w / 2.0, t.x + w / 2.0),
+            _ => (t.x, t.x + w),
+        };
+        let (y0, y1) = match t.dy.as_str() {
+            "0.76em" => (t.y, t.y + t.size),
+            "0.5ex" => (t.y - t.size / 2.0, t.y + t.size / 2.0),
+            _ => (t.y - t.size, t.y),
+        };
+        let inside = if t.rotated {
+            t.x >= 0.0 && t.x <= 1200.0 && t.y >= 0.0 && t.y <= 750.0
+        } else {
+            x0 >= 0.0 && x1 <= 1200.0 && y0 >= 0.0 && y1 <= 750.0
+        };
+        assert!(inside, "text `{}` leaves the canvas: {t:?}", t.text);
+    }
+    for p in &s.points {
+        assert!(texts.iter().any(|t| t.text == p.label), "no label `{}`", p.label);
+    }
+    // Placed labels stay in the plotting area and never overlap one another.
+    let placed = covered::place_labels(s, 660, 560);
+    let boxes: Vec<(i32, i32, i32)> = placed
+        .iter()
+        .map(|l| {
+            let w = covered::text_width(&l.text, prefixsim::plot::style::TICK_PX);
+            (if l.left { l.x - w } else { l.x }, l.y, w)
+        })
+        .collect();
+    for (i, a) in boxes.iter().enumerate() {
+        assert!(a.0 >= 0 && a.0 + a.2 <= 660 && a.1 >= 0 && a.1 <= 560, "{:?}", placed[i]);
+        for b in &boxes[i + 1..] {
+            let apart = a.0 + a.2 <= b.0 || b.0 + b.2 <= a.0 || (a.1 - b.1).abs() >= 20;
+            assert!(apart, "labels overlap: {a:?} {b:?}");
+        }
+    }
+}
+
+/// A manifest's resolved experiment, as `run --out` writes it, with a given latency.
+fn with_experiment(dir: &Path, overhead: &str, prefill_rate: &str) {
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    m["experiment"] = format!(
+        "name = \"toy\"\nmodel = \"claude-sonnet-4.5\"\n[workload]\nkind = \"fork\"\n\
+         parent_tokens = 50000\nparent_warm = false\nbrief_tokens = 2000\ntask_tokens = 200\n\
+         [latency]\noverhead = \"{overhead}\"\nprefill_rate = \"{prefill_rate}\"\n"
+    )
+    .into();
+    std::fs::write(&path, m.to_string()).unwrap();
+}
+
+#[test]
+fn covered_prefix_belongs_to_hold_experiments_and_marks_their_latency() {
+    use prefixsim::plot::covered::PointKind;
+    let no_hold = Results::load(&one_strategy_zip_fixture("covered-none")).unwrap();
+    assert!(!plot::figures(&no_hold).iter().any(|f| f.name == "covered_prefix"));
+    // A hold experiment on the 2024 figures: the launch point is the experiment's, and the
+    // reference is its cold prompt, 50,000 + 2,000 + 200 = 52,200 tokens.
+    let dir = run_fixture("covered-launch");
+    with_experiment(&dir, "const(500ms)", "const(9100)");
+    let r = Results::load(&dir).unwrap();
+    let figs = plot::figures(&r);
+    let f = figure(&figs, "covered_prefix");
+    let Spec::Covered(s) = &f.spec else { panic!("a covered figure") };
+    assert_eq!(s.reference.0, 52_200.0);
+    let launch = s.points.iter().find(|p| p.kind == PointKind::Launch2024).unwrap();
+    assert_eq!(launch.label, "launch 2024 (this experiment)");
+    assert!(
+        f.caption.contains("assumes the launch-2024 latency of claude-sonnet-4.5"),
+        "{}",
+        f.caption
+    );
+    // The cap of the fixture's wait_first: 5 s covers (5 - 0.5) x 9,100 = 40,950 tokens.
+    assert!(f.caption.contains("5 s covers 41k tokens"), "{}", f.caption);
+    let md = prefixsim::report::build::build(&r, &figs).to_markdown();
+    assert!(md.contains("](covered_prefix.svg)"), "the report shows it");
+    // Its own latency: a point of its own at (5 - 1) x 30,000 = 120,000 tokens.
+    let dir = hold_fixture("covered-own");
+    with_experiment(&dir, "const(1s)", "const(30000)");
+    let figs = plot::figures(&Results::load(&dir).unwrap());
+    let Spec::Covered(s) = &figure(&figs, "covered_prefix").spec else { panic!("covered") };
+    let own = s.points.iter().find(|p| p.kind == PointKind::Experiment).unwrap();
+    assert_eq!((own.prefill_rate, own.covered_tokens), (30_000.0, 120_000.0));
+}
+
+#[test]
+fn covered_prefix_alone_through_the_cli_same_bytes() {
+    let dir = scratch("covered-cli");
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    for out in [&a, &b] {
+        let o = bin()
+            .args(["plot", "--covered-prefix", "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    for n in ["covered_prefix.svg", "covered_prefix.png"] {
+        let bytes = std::fs::read(a.join(n)).unwrap();
+        assert_eq!(bytes, std::fs::read(b.join(n)).unwrap(), "{n} differs");
+    }
+    let (w, h, rgb, ch) = decode_png(&std::fs::read(a.join("covered_prefix.png")).unwrap());
+    assert_eq!((w, h), (1200, 750));
+    let (share, colours) = ink(&rgb, ch);
+    assert!(share > 0.02 && colours >= 4, "{share} ink, {colours} colours");
+    let o = bin().args(["plot"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "DIR or --covered-prefix is required");
 }

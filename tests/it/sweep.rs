@@ -365,7 +365,17 @@ fn tune_finds_the_closed_form_optimum() {
         // The launch wait is the cap below the TTFT (histograms: 3 significant digits).
         let lw = c["launch_wait_p99_s"].as_f64().unwrap();
         assert!((lw - w.min(3.005)).abs() <= 0.0051, "cap {w}: launch wait {lw}");
+        // A constant TTFT: the cap fires before the first token in every replication or none.
+        let p = c["p_cap_before_first_token"].as_f64().unwrap();
+        assert_eq!(p, if w >= 3.005 { 0.0 } else { 1.0 }, "cap {w}");
     }
+    // No spread: p5 = p99 = 3.005 s, not a knife edge, and tune says how thin the margin is.
+    let e = &v["hold_edge"];
+    assert_eq!((e["ttft_p05_s"].as_f64(), e["ttft_p99_s"].as_f64()), (Some(3.005), Some(3.005)));
+    assert_eq!(e["knife_edge"], false);
+    assert!((e["margin_over_p99_s"].as_f64().unwrap() - (rec - 3.005)).abs() < 1e-9);
+    let text = v["notes"].to_string();
+    assert!(text.contains("3.005 s in every replication"), "{text}");
     let notes = v["notes"].as_array().unwrap();
     assert!(
         notes.iter().any(|n| n.as_str().unwrap().contains("saves nothing against 0s")),

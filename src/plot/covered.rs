@@ -1,0 +1,708 @@
+//! The prefix a hold cap covers: `(cap - overhead) x prefill_rate` tokens, the largest cold
+//! prefix whose first writer's response begins before a `wait_first` cap of `cap` seconds. The
+//! hold pays exactly when the cap exceeds the first writer's time to first token, so this is
+//! the figure that says, per model, which prefixes a cap can save.
+//!
+//! One line per cap (2, 5, 10 s) over a band of prefill rates (log axis), drawn for one
+//! reference overhead: the median of the calibrated models' median overheads. Each calibrated
+//! model is a point at its own median overhead and prefill rate for the default 5 s cap, its
+//! whisker the covered prefix at the 10th and 90th percentiles of its overhead (a slower fixed
+//! part covers less); the 2024 launch figures are a triangle. Every number comes from
+//! `model::latency_presets` (the `FITS` table and `LatencyParams::default`), none is written
+//! here. In a hold experiment's report the experiment's own latency is marked and its cold
+//! prompt drawn as the horizontal reference.
+//!
+//! Reads the latency presets (static data) and the result files; never simulates.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::style::{self, num};
+use super::{builder, err, frame, mesh_style, DrawResult, Figure, Mark, Spec};
+use crate::config::LatencyParams;
+use crate::dist::{parse_dist, Dist, Quantity};
+use crate::model::latency_presets::{self, Fit, LatencyPreset, FITS};
+use crate::report::results::{parse_label, Results};
+
+/// The caps drawn as lines, seconds.
+pub const CAPS_S: [f64; 3] = [2.0, 5.0, 10.0];
+/// The cap of the points: the documented default hold cap.
+pub const POINT_CAP_S: f64 = style::DEFAULT_HOLD_CAP_S;
+/// The band of prefill rates always shown (tokens per second); widened to hold every point.
+pub const RATE_BAND: (f64, f64) = (5_000.0, 200_000.0);
+/// The horizontal reference when no experiment gives its own prompt: a 50k-token prefix.
+pub const REFERENCE_PREFIX_TOKENS: f64 = 50_000.0;
+/// The whisker's overhead quantiles.
+pub const WHISKER_P: (f64, f64) = (0.10, 0.90);
+
+/// Tokens of cold prefix prefilled before the cap: `max(0, cap - overhead) * rate`.
+pub fn covered_tokens(cap_s: f64, overhead_s: f64, prefill_rate: f64) -> f64 {
+    (cap_s - overhead_s).max(0.0) * prefill_rate
+}
+
+/// What a point stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PointKind {
+    /// A model's calibrated fit.
+    Calibrated,
+    /// The 2024 launch figures.
+    Launch2024,
+    /// The experiment's own latency, when it is neither of the above.
+    Experiment,
+}
+
+#[derive(Debug, Clone)]
+pub struct CoveredPoint {
+    pub label: String,
+    pub kind: PointKind,
+    pub prefill_rate: f64,
+    /// The median overhead, seconds.
+    pub overhead_s: f64,
+    pub cap_s: f64,
+    /// `covered_tokens(cap_s, overhead_s, prefill_rate)`.
+    pub covered_tokens: f64,
+    /// Covered at the overhead's 90th and 10th percentiles (low, high); `None` when constant.
+    pub whisker: Option<(f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CoveredSpec {
+    /// The overhead every cap line is drawn for, seconds, and where it comes from.
+    pub line_overhead_s: f64,
+    pub line_overhead_what: String,
+    /// (cap s, colour).
+    pub caps: Vec<(f64, RGBColor)>,
+    pub points: Vec<CoveredPoint>,
+    /// Horizontal reference: (tokens, label).
+    pub reference: (f64, String),
+    /// Prefill rates shown, tokens per second (drawn on a log axis).
+    pub x_range: (f64, f64),
+    pub x_ticks: Vec<f64>,
+    /// Tokens shown (linear from 0).
+    pub y_max: f64,
+    pub y_ticks: Vec<f64>,
+}
+
+/// The quantile `p` of a fit's overhead: its 20 quantiles sit at (i + 0.5) / 20, linearly
+/// interpolated between them, held flat beyond the outer ones.
+pub fn overhead_quantile(q: &[f64; 20], p: f64) -> f64 {
+    let pos = (p * 20.0 - 0.5).clamp(0.0, 19.0);
+    let i = (pos.floor() as usize).min(18);
+    let f = pos - i as f64;
+    q[i] + (q[i + 1] - q[i]) * f
+}
+
+/// The median of the calibrated models' median overheads (the cap lines' overhead).
+pub fn reference_overhead_s() -> f64 {
+    let mut o: Vec<f64> = FITS.iter().map(|f| f.overhead_s).collect();
+    o.sort_by(f64::total_cmp);
+    let n = o.len();
+    if n % 2 == 1 {
+        o[n / 2]
+    } else {
+        (o[n / 2 - 1] + o[n / 2]) / 2.0
+    }
+}
+
+fn calibrated_point(fit: &Fit) -> CoveredPoint {
+    let q = &fit.overhead_quantiles_s;
+    let (lo_p, hi_p) = WHISKER_P;
+    let whisker = (
+        covered_tokens(POINT_CAP_S, overhead_quantile(q, hi_p), fit.prefill_rate),
+        covered_tokens(POINT_CAP_S, overhead_quantile(q, lo_p), fit.prefill_rate),
+    );
+    CoveredPoint {
+        label: fit.fitted_on.trim_start_matches("claude-").to_string(),
+        kind: PointKind::Calibrated,
+        prefill_rate: fit.prefill_rate,
+        overhead_s: fit.overhead_s,
+        cap_s: POINT_CAP_S,
+        covered_tokens: covered_tokens(POINT_CAP_S, fit.overhead_s, fit.prefill_rate),
+        whisker: Some(whisker),
+    }
+}
+
+fn launch_point() -> CoveredPoint {
+    let p = LatencyParams::default();
+    let overhead_s = dist_median(&p.overhead_us) / 1e6;
+    let rate = dist_median(&p.prefill_rate);
+    CoveredPoint {
+        label: "launch 2024".into(),
+        kind: PointKind::Launch2024,
+        prefill_rate: rate,
+        overhead_s,
+        cap_s: POINT_CAP_S,
+        covered_tokens: covered_tokens(POINT_CAP_S, overhead_s, rate),
+        whisker: None,
+    }
+}
+
+/// The median of a distribution (the middle of a sorted empirical list; the mean of a normal).
+pub fn dist_median(d: &Dist) -> f64 {
+    match d {
+        Dist::Const(x) => *x,
+        Dist::Uniform { low, high } => (low + high) / 2.0,
+        Dist::Normal { mean, .. } => *mean,
+        Dist::LogNormal { median, .. } => *median,
+        Dist::Exp { mean } => mean * std::f64::consts::LN_2,
+        Dist::Empirical(v) => {
+            let mut s = v.clone();
+            s.sort_by(f64::total_cmp);
+            let n = s.len();
+            match n {
+                0 => 0.0,
+                _ if n % 2 == 1 => s[n / 2],
+                _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+            }
+        }
+    }
+}
+
+/// What a hold experiment's manifest says about the first writer's latency and prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExperimentLatency {
+    pub model: String,
+    pub overhead: Dist,
+    pub prefill_rate: Dist,
+    /// The wait_first caps among its strategies and swept hold-cap values, seconds, ascending.
+    pub caps_s: Vec<f64>,
+    /// The cold prompt of its first writer (parent + brief + task of a fork of a cold parent),
+    /// when the experiment has one and no swept axis changes it.
+    pub cold_prompt_tokens: Option<f64>,
+}
+
+impl ExperimentLatency {
+    /// From the resolved experiment TOML in manifest.json; `None` when a key is missing.
+    pub fn from_results(r: &Results) -> Option<ExperimentLatency> {
+        let m = r.manifest.as_ref()?;
+        let t: toml::Table = m.experiment.as_deref()?.parse().ok()?;
+        let lat = t.get("latency")?.as_table()?;
+        let dist = |k: &str, q| parse_dist(lat.get(k)?.as_str()?, q).ok();
+        let mut caps_s: Vec<f64> = m.strategies.iter().filter_map(|s| hold_cap_s(s)).collect();
+        for a in m.axes.iter().filter(|a| super::metric::is_hold_cap(&a.key)) {
+            let text = a.values.iter().filter_map(|v| v.as_str());
+            caps_s.extend(
+                text.filter_map(|v| crate::time::parse_duration_us(v).ok()).map(crate::time::secs),
+            );
+        }
+        caps_s.sort_by(f64::total_cmp);
+        caps_s.dedup();
+        let swept = |k: &str| r.axis_keys.iter().any(|a| a.contains(k));
+        let w = t.get("workload")?.as_table()?;
+        let int = |k: &str| w.get(k).and_then(|v| v.as_integer()).map(|v| v as f64);
+        let kind = w.get("kind").and_then(|v| v.as_str()).unwrap_or("");
+        let cold = w.get("parent_warm").and_then(|v| v.as_bool()) == Some(false);
+        let fixed = !["tokens", "parent_warm", "kind"].iter().any(|k| swept(k));
+        let cold_prompt_tokens = (kind.starts_with("fork") && cold && fixed)
+            .then(|| Some(int("parent_tokens")? + int("brief_tokens")? + int("task_tokens")?))
+            .flatten();
+        Some(ExperimentLatency {
+            model: t.get("model")?.as_str()?.to_string(),
+            overhead: dist("overhead", Quantity::Duration)?,
+            prefill_rate: dist("prefill_rate", Quantity::Number)?,
+            caps_s,
+            cold_prompt_tokens,
+        })
+    }
+
+    /// Which named latency it is: the model's calibrated preset, the 2024 figures, or neither.
+    fn preset(&self) -> Option<LatencyPreset> {
+        [LatencyPreset::Calibrated, LatencyPreset::Launch2024].into_iter().find(|&p| {
+            latency_presets::params(&self.model, p).is_some_and(|l| {
+                l.overhead_us == self.overhead && l.prefill_rate == self.prefill_rate
+            })
+        })
+    }
+}
+
+/// `wait_first(max_wait=5s)` -> 5.0 (a wait_first label without a cap: the documented default).
+fn hold_cap_s(label: &str) -> Option<f64> {
+    let (family, params) = parse_label(label);
+    if family != "wait_first" {
+        return None;
+    }
+    match params.iter().find(|(k, _)| k == "max_wait") {
+        Some((_, v)) => crate::time::parse_duration_us(v).ok().map(crate::time::secs),
+        None => Some(style::DEFAULT_HOLD_CAP_S),
+    }
+}
+
+/// The figure's data: every calibrated model, the 2024 figures, and the experiment if given.
+pub fn spec(exp: Option<&ExperimentLatency>) -> CoveredSpec {
+    let mut points: Vec<CoveredPoint> = FITS.iter().map(calibrated_point).collect();
+    points.push(launch_point());
+    let mut reference = (
+        REFERENCE_PREFIX_TOKENS,
+        format!("{}-token prefix", tokens_label(REFERENCE_PREFIX_TOKENS)),
+    );
+    if let Some(e) = exp {
+        mark_experiment(&mut points, e);
+        if let Some(t) = e.cold_prompt_tokens {
+            reference = (t, format!("experiment's cold prompt {}", tokens_label(t)));
+        }
+    }
+    let line_overhead_s = reference_overhead_s();
+    let n = CAPS_S.len();
+    let caps = (0..n).map(|i| (CAPS_S[i], style::colormap(0.05 + 0.7 * i as f64 / n as f64)));
+    let lo = points.iter().map(|p| p.prefill_rate).fold(RATE_BAND.0, f64::min);
+    let hi = points.iter().map(|p| p.prefill_rate).fold(RATE_BAND.1, f64::max);
+    let x_range = (lo / 1.15, hi * 1.15);
+    let top = points
+        .iter()
+        .map(|p| p.whisker.map_or(p.covered_tokens, |w| w.1))
+        .fold(reference.0, f64::max);
+    let (y_max, y_ticks) = linear_ticks(top * 1.12);
+    CoveredSpec {
+        line_overhead_s,
+        line_overhead_what: format!(
+            "the median of the {} calibrated models' overheads",
+            FITS.len()
+        ),
+        caps: caps.collect(),
+        points,
+        reference,
+        x_ticks: log_ticks(x_range.0, x_range.1),
+        x_range,
+        y_max,
+        y_ticks,
+    }
+}
+
+/// Label the point the experiment's latency equals, or add its own.
+fn mark_experiment(points: &mut Vec<CoveredPoint>, e: &ExperimentLatency) {
+    let short = e.model.trim_start_matches("claude-").to_string();
+    let found = match e.preset() {
+        Some(LatencyPreset::Launch2024) => {
+            points.iter_mut().find(|p| p.kind == PointKind::Launch2024)
+        }
+        Some(LatencyPreset::Calibrated) => latency_presets::fit_for(&e.model).and_then(|(f, _)| {
+            let name = f.fitted_on.trim_start_matches("claude-");
+            points.iter_mut().find(|p| p.kind == PointKind::Calibrated && p.label == name)
+        }),
+        None => None,
+    };
+    match found {
+        Some(p) => p.label = format!("{} (this experiment)", p.label),
+        None => {
+            let (o, r) = (dist_median(&e.overhead) / 1e6, dist_median(&e.prefill_rate));
+            points.push(CoveredPoint {
+                label: format!("this experiment ({short})"),
+                kind: PointKind::Experiment,
+                prefill_rate: r,
+                overhead_s: o,
+                cap_s: POINT_CAP_S,
+                covered_tokens: covered_tokens(POINT_CAP_S, o, r),
+                whisker: None,
+            });
+        }
+    }
+}
+
+/// 1-2-5 ticks within [lo, hi] (a log axis).
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut decade = 10f64.powf(lo.log10().floor());
+    while decade <= hi {
+        for m in [1.0, 2.0, 5.0] {
+            let v = decade * m;
+            if v >= lo && v <= hi {
+                out.push(v);
+            }
+        }
+        decade *= 10.0;
+    }
+    out
+}
+
+/// A top at or above `hi` on a step of 1, 2 or 5 x 10^k giving 4 to 8 intervals, and its ticks.
+pub fn linear_ticks(hi: f64) -> (f64, Vec<f64>) {
+    let hi = if hi > 0.0 { hi } else { 1.0 };
+    let mut step = 10f64.powf((hi / 8.0).log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0, 20.0] {
+        let s = step * m;
+        if (hi / s).ceil() <= 8.0 {
+            step = s;
+            break;
+        }
+    }
+    let n = (hi / step).ceil() as usize;
+    (step * n as f64, (0..=n).map(|i| step * i as f64).collect())
+}
+
+/// Tokens as a tick label: 500, 5k, 50k, 1.5M.
+pub fn tokens_label(v: f64) -> String {
+    if v.abs() >= 1e6 {
+        format!("{}M", num(v / 1e6))
+    } else if v.abs() >= 1e3 {
+        format!("{}k", num(v / 1e3))
+    } else {
+        num(v)
+    }
+}
+
+/// The figure alone (`prefixsim plot --covered-prefix`).
+pub fn standalone() -> Figure {
+    figure(None)
+}
+
+/// The figure for a results directory when it holds a hold experiment (any wait_first).
+pub fn figures(r: &Results) -> Vec<Figure> {
+    let tuned = r.tune.as_ref().and_then(|t| t.get("strategy")?.as_str().map(String::from));
+    let holds = r.strategies().into_iter().chain(tuned).any(|s| parse_label(&s).0 == "wait_first");
+    if !holds {
+        return Vec::new();
+    }
+    vec![figure(ExperimentLatency::from_results(r).as_ref())]
+}
+
+fn figure(exp: Option<&ExperimentLatency>) -> Figure {
+    let spec = spec(exp);
+    Figure {
+        name: "covered_prefix".into(),
+        title: "Cold prefix a hold cap covers: (cap − overhead) × prefill rate".into(),
+        caption: caption(&spec, exp),
+        spec: Spec::Covered(spec),
+    }
+}
+
+fn caption(s: &CoveredSpec, exp: Option<&ExperimentLatency>) -> String {
+    let pts: Vec<String> = s
+        .points
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} tokens ({} s overhead, {} tok/s)",
+                p.label,
+                tokens_label(p.covered_tokens),
+                num(p.overhead_s),
+                tokens_label(p.prefill_rate)
+            )
+        })
+        .collect();
+    let mut text = format!(
+        "A wait_first hold saves the fan-out's writes only when the first writer's response \
+         begins before the cap: with a cold prefix, when the prefix is at most (cap − overhead) \
+         × prefill rate. Lines: caps of {} s at an overhead of {} s ({}). Points, a {} s cap at \
+         each model's own median overhead (whiskers: its {}th-{}th percentile): {}.",
+        CAPS_S.map(num).join(", "),
+        num(s.line_overhead_s),
+        s.line_overhead_what,
+        num(POINT_CAP_S),
+        num(WHISKER_P.0 * 100.0),
+        num(WHISKER_P.1 * 100.0),
+        pts.join("; ")
+    );
+    if let Some(e) = exp {
+        text.push(' ');
+        text.push_str(&experiment_sentence(e));
+    }
+    text
+}
+
+fn experiment_sentence(e: &ExperimentLatency) -> String {
+    let which = match e.preset() {
+        Some(p) => format!("the {} latency of {}", p.name(), e.model),
+        None => format!("its own latency for {}", e.model),
+    };
+    let (o, r) = (dist_median(&e.overhead) / 1e6, dist_median(&e.prefill_rate));
+    let caps: Vec<String> = e
+        .caps_s
+        .iter()
+        .map(|&c| format!("{} s covers {} tokens", num(c), tokens_label(covered_tokens(c, o, r))))
+        .collect();
+    let mut s = format!(
+        "This experiment assumes {which} (median overhead {} s, {} tok/s)",
+        num(o),
+        tokens_label(r)
+    );
+    if !caps.is_empty() {
+        s.push_str(&format!(": {}", caps.join(", ")));
+    }
+    match e.cold_prompt_tokens {
+        Some(t) => s.push_str(&format!(", against a cold prompt of {} tokens.", tokens_label(t))),
+        None => s.push('.'),
+    }
+    s
+}
+
+/// A linear axis whose ticks are given (the log axis is drawn in log10 space with its 1-2-5
+/// values as ticks). plotters' own `with_key_points` loses the f64 label formatter.
+#[derive(Debug, Clone)]
+pub struct TickedAxis {
+    pub lo: f64,
+    pub hi: f64,
+    pub ticks: Vec<f64>,
+}
+
+impl Ranged for TickedAxis {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = (v - self.lo) / (self.hi - self.lo);
+        let f = if f.is_finite() { f } else { 0.0 };
+        limit.0 + ((limit.1 - limit.0) as f64 * f).round() as i32
+    }
+
+    fn key_points<Hint: plotters::coord::ranged1d::KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>;
+
+pub fn draw<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &CoveredSpec,
+) -> DrawResult {
+    let area = frame(root, title, &legend(s))?;
+    let (lx0, lx1) = (s.x_range.0.log10(), s.x_range.1.log10());
+    let x = TickedAxis { lo: lx0, hi: lx1, ticks: s.x_ticks.iter().map(|v| v.log10()).collect() };
+    let y = TickedAxis { lo: 0.0, hi: s.y_max, ticks: s.y_ticks.clone() };
+    let mut chart = builder(&area).build_cartesian_2d(x, y).map_err(err)?;
+    mesh_style(&mut chart)
+        .x_desc("Prefill rate (uncached tokens per second, log scale)")
+        .y_desc("Cold prefix covered by the cap (tokens)")
+        .x_label_formatter(&|v| tokens_label(10f64.powf(*v)))
+        .y_label_formatter(&|v| tokens_label(*v))
+        .draw()
+        .map_err(err)?;
+    draw_reference(&mut chart, s)?;
+    draw_caps(&mut chart, s)?;
+    draw_points(&mut chart, s)?;
+    draw_labels(&chart, s)
+}
+
+fn legend(s: &CoveredSpec) -> Vec<(String, Mark)> {
+    let name = |c: f64| match cap_span(s, c) {
+        Some(_) => format!("cap {} s", num(c)),
+        None => format!("cap {} s: covers nothing", num(c)),
+    };
+    let mut l: Vec<(String, Mark)> =
+        s.caps.iter().map(|(c, col)| (name(*c), Mark::Line(*col))).collect();
+    l.push((format!("calibrated, {} s cap", num(POINT_CAP_S)), Mark::Dot(style::INK)));
+    l.push((format!("launch 2024, {} s cap", num(POINT_CAP_S)), Mark::Triangle(LAUNCH)));
+    if s.points.iter().any(|p| p.kind == PointKind::Experiment) {
+        l.push((format!("this experiment, {} s cap", num(POINT_CAP_S)), Mark::Cross(EXPERIMENT)));
+    }
+    l.push((String::new(), Mark::Note));
+    l.push((format!("Lines: overhead {} s,", num(s.line_overhead_s)), Mark::Note));
+    l.push((format!("the median of {} fits.", FITS.len()), Mark::Note));
+    l.push(("Points: each model's".into(), Mark::Note));
+    l.push(("own median overhead;".into(), Mark::Note));
+    l.push((
+        format!("bars: its p{}-p{}.", num(WHISKER_P.0 * 100.0), num(WHISKER_P.1 * 100.0)),
+        Mark::Note,
+    ));
+    l
+}
+
+const LAUNCH: RGBColor = RGBColor(230, 120, 0);
+const EXPERIMENT: RGBColor = style::HIGHLIGHT;
+const REFERENCE: RGBColor = RGBColor(150, 150, 150);
+
+fn draw_reference<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec) -> DrawResult {
+    let (lx0, lx1) = (s.x_range.0.log10(), s.x_range.1.log10());
+    let y = s.reference.0;
+    let dashes = 60;
+    let dash = (0..dashes).map(|i| {
+        let a = lx0 + (lx1 - lx0) * i as f64 / dashes as f64;
+        let b = a + (lx1 - lx0) * 0.6 / dashes as f64;
+        PathElement::new(vec![(a, y), (b, y)], REFERENCE.stroke_width(2))
+    });
+    chart.draw_series(dash).map_err(err)?;
+    Ok(())
+}
+
+/// A cap's line `y = k * x` (k = cap - the lines' overhead) within the axes: its rate range
+/// (`None` when the cap is at most the overhead or the line misses the axes).
+fn cap_span(s: &CoveredSpec, cap_s: f64) -> Option<(f64, f64, f64)> {
+    let k = (cap_s - s.line_overhead_s).max(0.0);
+    if k <= 0.0 {
+        return None;
+    }
+    let (x0, x1) = (s.x_range.0, s.x_range.1.min(s.y_max / k));
+    (x1 > x0).then_some((k, x0, x1))
+}
+
+/// Where a cap's label goes: the line's far end, below it when the line leaves through the
+/// top, above it when it leaves through the right; (log10 rate, tokens, below).
+fn cap_label_at(s: &CoveredSpec, cap_s: f64) -> Option<(f64, f64, bool)> {
+    let (k, _, x1) = cap_span(s, cap_s)?;
+    Some((x1.log10(), k * x1, x1 < s.x_range.1))
+}
+
+fn cap_label(cap_s: f64) -> String {
+    format!("{} s ", num(cap_s))
+}
+
+/// Each cap's line, clipped to the axes, labelled at its far end.
+fn draw_caps<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec) -> DrawResult {
+    for &(cap, color) in &s.caps {
+        let Some((k, x0, x1)) = cap_span(s, cap) else { continue };
+        let steps = 160;
+        let pts: Vec<(f64, f64)> = (0..=steps)
+            .map(|i| {
+                let lx = x0.log10() + (x1.log10() - x0.log10()) * i as f64 / steps as f64;
+                (lx, k * 10f64.powf(lx))
+            })
+            .collect();
+        let line = PathElement::new(pts, color.stroke_width(style::LINE_PX));
+        chart.draw_series(std::iter::once(line)).map_err(err)?;
+        let Some((lx, y, below)) = cap_label_at(s, cap) else { continue };
+        let v = if below { VPos::Top } else { VPos::Bottom };
+        let font = (style::FONT, style::TICK_PX, FontStyle::Bold).into_font().color(&color);
+        let label = Text::new(cap_label(cap), (lx, y), font.pos(Pos::new(HPos::Right, v)));
+        chart.draw_series(std::iter::once(label)).map_err(err)?;
+    }
+    Ok(())
+}
+
+fn draw_points<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec) -> DrawResult {
+    for p in &s.points {
+        let x = p.prefill_rate.log10();
+        if let Some((lo, hi)) = p.whisker {
+            let w = PathElement::new(
+                vec![(x, lo.min(s.y_max)), (x, hi.min(s.y_max))],
+                style::INK.stroke_width(2),
+            );
+            chart.draw_series(std::iter::once(w)).map_err(err)?;
+        }
+        let at = (x, p.covered_tokens);
+        let r = match p.kind {
+            PointKind::Calibrated => {
+                chart.draw_series(std::iter::once(Circle::new(at, 7, style::INK.filled())))
+            }
+            PointKind::Launch2024 => {
+                chart.draw_series(std::iter::once(TriangleMarker::new(at, 10, LAUNCH.filled())))
+            }
+            PointKind::Experiment => {
+                chart.draw_series(std::iter::once(Cross::new(at, 9, EXPERIMENT.stroke_width(4))))
+            }
+        };
+        r.map_err(err)?;
+    }
+    Ok(())
+}
+
+/// A point's label in the plotting area's pixels: anchor x, centre y, which side of the point
+/// it sits on, and the point itself (a leader line joins them when the label was moved).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placed {
+    pub text: String,
+    pub x: i32,
+    pub y: i32,
+    pub left: bool,
+    pub point: (i32, i32),
+}
+
+/// Estimated width of `text` drawn at `px` (DejaVu Sans: ~0.6 em per char, drawn at 1/1.24).
+pub fn text_width(text: &str, px: u32) -> i32 {
+    (text.chars().count() as f64 * 0.6 * px as f64 / 1.24).ceil() as i32
+}
+
+/// A box: x, y (top), width, height, in pixels.
+type PxBox = (i32, i32, i32, i32);
+
+/// Put every point's label beside it, right of the point unless that leaves the area, moved
+/// up or down (bounded tries) until it overlaps no earlier label, point or the reference's
+/// text; top to bottom, so the labels keep the points' order.
+pub fn place_labels(s: &CoveredSpec, w: i32, h: i32) -> Vec<Placed> {
+    let (lx0, lx1) = (s.x_range.0.log10(), s.x_range.1.log10());
+    let px = |rate: f64| ((rate.log10() - lx0) / (lx1 - lx0) * w as f64).round() as i32;
+    let py = |tokens: f64| ((1.0 - tokens / s.y_max) * h as f64).round() as i32;
+    let row = (style::TICK_PX as f64 / 1.24 * 1.25).ceil() as i32;
+    let at: Vec<(i32, i32)> =
+        s.points.iter().map(|p| (px(p.prefill_rate), py(p.covered_tokens))).collect();
+    let mut taken: Vec<PxBox> = at.iter().map(|&(x, y)| (x - 10, y - 10, 20, 20)).collect();
+    taken.push(reference_box(s, w, h));
+    for &(cap, _) in &s.caps {
+        let Some((lx, y, below)) = cap_label_at(s, cap) else { continue };
+        let tw = text_width(&cap_label(cap), style::TICK_PX);
+        let (x, y) = (((lx - lx0) / (lx1 - lx0) * w as f64).round() as i32, py(y));
+        taken.push((x - tw, if below { y } else { y - row }, tw, row));
+    }
+    let mut order: Vec<usize> = (0..s.points.len()).collect();
+    order.sort_by_key(|&i| (at[i].1, at[i].0));
+    let mut out: Vec<Option<Placed>> = vec![None; s.points.len()];
+    for i in order {
+        let (x, y) = at[i];
+        let text = &s.points[i].label;
+        let tw = text_width(text, style::TICK_PX);
+        let fits = |left: bool| if left { x - 14 - tw >= 0 } else { x + 14 + tw <= w - 4 };
+        let sides: Vec<bool> = [false, true].into_iter().filter(|&l| fits(l)).collect();
+        let free = |left: bool, yy: i32, taken: &[PxBox]| {
+            let x0 = if left { x - 14 - tw } else { x + 14 };
+            let r = (x0, yy - row / 2, tw, row);
+            r.1 >= 0 && r.1 + r.3 <= h && !taken.iter().any(|t| overlaps(r, *t))
+        };
+        let (left, yy) = (0..24)
+            .flat_map(|k| [y + k * row / 2, y - k * row / 2])
+            .flat_map(|yy| sides.iter().map(move |&l| (l, yy)))
+            .find(|&(l, yy)| free(l, yy, &taken))
+            .unwrap_or((sides.first() == Some(&true), y));
+        let x0 = if left { x - 14 - tw } else { x + 14 };
+        taken.push((x0, yy - row / 2, tw, row));
+        let ax = if left { x - 14 } else { x + 14 };
+        out[i] = Some(Placed { text: text.clone(), x: ax, y: yy, left, point: (x, y) });
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// The reference's label: right-aligned at 99% of the width, just above its line.
+fn reference_box(s: &CoveredSpec, w: i32, h: i32) -> PxBox {
+    let tw = text_width(&s.reference.1, style::TICK_PX);
+    let row = (style::TICK_PX as f64 / 1.24 * 1.25).ceil() as i32;
+    let y = ((1.0 - s.reference.0 / s.y_max) * h as f64).round() as i32;
+    (w - w / 100 - tw, y - row, tw, row)
+}
+
+fn overlaps(a: PxBox, b: PxBox) -> bool {
+    a.0 < b.0 + b.2 && b.0 < a.0 + a.2 && a.1 < b.1 + b.3 && b.1 < a.1 + a.3
+}
+
+fn draw_labels<DB: DrawingBackend>(chart: &Chart<'_, DB>, s: &CoveredSpec) -> DrawResult {
+    let area = chart.plotting_area().strip_coord_spec();
+    let (w, h) = area.dim_in_pixel();
+    let (w, h) = (w as i32, h as i32);
+    let r = reference_box(s, w, h);
+    area.draw(&Rectangle::new(
+        [(r.0 - 3, r.1 + 2), (r.0 + r.2 + 3, r.1 + r.3 - 3)],
+        WHITE.filled(),
+    ))
+    .map_err(err)?;
+    let font = (style::FONT, style::TICK_PX)
+        .into_font()
+        .color(&REFERENCE)
+        .pos(Pos::new(HPos::Right, VPos::Bottom));
+    area.draw(&Text::new(s.reference.1.clone(), (r.0 + r.2, r.1 + r.3 - 3), font)).map_err(err)?;
+    for l in place_labels(s, w, h) {
+        let hpos = if l.left { HPos::Right } else { HPos::Left };
+        let font = (style::FONT, style::TICK_PX)
+            .into_font()
+            .color(&style::INK)
+            .pos(Pos::new(hpos, VPos::Center));
+        if (l.y - l.point.1).abs() > 4 {
+            let from = (l.point.0 + if l.left { -8 } else { 8 }, l.point.1);
+            let to = (l.x + if l.left { 4 } else { -4 }, l.y);
+            area.draw(&PathElement::new(vec![from, to], REFERENCE.stroke_width(1))).map_err(err)?;
+        }
+        let tw = text_width(&l.text, style::TICK_PX);
+        let x0 = if l.left { l.x - tw - 3 } else { l.x - 3 };
+        let half = (style::TICK_PX as f64 / 1.24 * 0.6).ceil() as i32;
+        let bg = Rectangle::new([(x0, l.y - half), (x0 + tw + 6, l.y + half)], WHITE.filled());
+        area.draw(&bg).map_err(err)?;
+        area.draw(&Text::new(l.text, (l.x, l.y), font)).map_err(err)?;
+    }
+    Ok(())
+}
