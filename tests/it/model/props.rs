@@ -41,7 +41,10 @@ prop_compose! {
         seed in any::<u64>(), agents in 1..9u32, concurrency in 1..9u32, kind in kind(),
         warm in any::<bool>(), idle_s in 0..600u64, one_hour in any::<bool>(),
         brief in prop_oneof![Just(0u64), 100..3_000u64], ready_ms in 0..800u64,
-        limited in any::<bool>(), rpm in 20..600u64, itpm in 200_000..2_000_000u64,
+        limited in any::<bool>(), rpm in 20..600u64,
+        // At least the 1M window: every request fits the bucket (a smaller ITPM let a long
+        // random run draw a request that could never be admitted, 1 run in about 20).
+        itpm in 1_000_000..2_000_000u64,
         parent_every_s in prop_oneof![Just(0u64), 1..120u64],
         arrival_ms in prop_oneof![Just(0u64), 1..20_000u64],
     ) -> Experiment {
