@@ -82,7 +82,7 @@ pub fn latency_set(file: &Option<std::path::PathBuf>) -> Result<Option<String>, 
     long_about = "Discrete-event simulator of prompt caching for fleets of LLM agents.\n\n\
 With no command, runs the embedded default experiment (a Claude Code workflow fan-out,\n\
 all launch strategies side by side) and prints the comparison table.",
-    after_help = "Examples:\n  prefixsim                               # the default experiment\n  prefixsim scenarios                     # the seed chapter's table\n  prefixsim run experiments/hold_vs_prefix_size.toml --set workload.agents=32\n  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold\n  prefixsim replay data/mooncake/conversation_trace.jsonl --what-if"
+    after_help = "Examples:\n  prefixsim                               # the default experiment\n  prefixsim scenarios                     # the seed chapter's table\n  prefixsim run experiments/hold_vs_prefix_size.toml --set workload.agents=32\n  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold\n  prefixsim replay data/mooncake/conversation_trace.jsonl --what-if\n  prefixsim models                        # presets: prices, per-model latency\n  prefixsim calibrate data/claude-code-ttft   # fit latency per model from measured requests"
 )]
 pub struct Cli {
     #[command(subcommand)]
