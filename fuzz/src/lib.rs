@@ -12,8 +12,11 @@ use prefixsim::limits::{self, RunError, WorkLimits};
 use prefixsim::replay::{self, Format, ReplaySettings};
 use prefixsim::sweep::{spec, tune};
 
+/// One fuzz target: takes any bytes, panics only on a bug.
+pub type Target = fn(&[u8]);
+
 /// Every target by name, in the order the smoke run takes them.
-pub const TARGETS: [(&str, fn(&[u8])); 6] = [
+pub const TARGETS: [(&str, Target); 6] = [
     ("experiment", experiment),
     ("sweep_spec", sweep_spec),
     ("trace_mooncake", trace_mooncake),
