@@ -25,7 +25,7 @@ pub struct RunMetrics {
     pub requests: u64,
     /// Requests with `cache_read > 0`.
     pub requests_with_hit: u64,
-    /// Entries written while an equal entry was pending (SPEC.md 3.3).
+    /// Entries written while an equal entry was pending (docs/cache.md).
     pub redundant_writes: u64,
     pub cost_usd: f64,
     /// What the same tokens would have cost with no caching at all.

@@ -1,7 +1,7 @@
 //! Messages-API-shaped JSON bodies to prompts: blocks with canonical bytes, breakpoints from
 //! `cache_control`.
 //!
-//! Default granularity (SPEC.md 3.1): the whole `tools` list is one block, the system prompt one
+//! Default granularity (docs/cache.md): the whole `tools` list is one block, the system prompt one
 //! block, each message one block. Canonical bytes: compact JSON with object keys **in the order
 //! they were sent** (the API caches the bytes it is sent: a `tool_use` input whose keys come
 //! back in another order misses, see docs/anthropic.md), and the `cache_control` markers removed
@@ -115,7 +115,7 @@ struct Marker {
     path: String,
 }
 
-/// How finely a body is cut into blocks (SPEC.md 3.1: the default is `Message`).
+/// How finely a body is cut into blocks (docs/cache.md: the default is `Message`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Granularity {
     /// The tool list one block, the system prompt one block, each message one block.
@@ -123,7 +123,7 @@ pub enum Granularity {
     Message,
     /// Each tool, each system block and each content block is a block (a lookback position);
     /// a run of consecutive `tool_use` (or `tool_result`) blocks in a message is one block, as
-    /// the Claude API counts positions (FACTS.md section 1, newer docs).
+    /// the Claude API counts positions (the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching), newer docs).
     ContentBlock,
 }
 

@@ -1,4 +1,4 @@
-//! The prefix cache of SPEC.md section 3, as a pure library: no clock (`now` is a parameter),
+//! The prefix cache of docs/cache.md, as a pure library: no clock (`now` is a parameter),
 //! no I/O, no randomness.
 //!
 //! - [`Prompt`]: a request as a chain of [`Block`]s with running SHA-256 prefix digests
@@ -156,7 +156,7 @@ pub struct Usage {
     pub cache_write_1h: u64,
     /// `input_tokens`: neither read nor written.
     pub uncached: u64,
-    /// Entries this request wrote while an equal entry was still pending (SPEC.md 3.3).
+    /// Entries this request wrote while an equal entry was still pending (docs/cache.md).
     pub redundant_writes: u32,
 }
 

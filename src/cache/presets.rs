@@ -125,7 +125,7 @@ pub fn preset_for(name: &str) -> Option<ModelParams> {
     preset(name)
 }
 
-/// SPEC.md 3.4: `input * (uncached + w5m * write_5m + w1h * write_1h + r * read) + output *
+/// docs/cache.md: `input * (uncached + w5m * write_5m + w1h * write_1h + r * read) + output *
 /// output_tokens`, prices per million tokens. With a long context window in use
 /// (`use_long_context`), a request whose input (read + written + uncached) exceeds the
 /// threshold pays the long-context prices on all its tokens.

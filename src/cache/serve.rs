@@ -1,6 +1,6 @@
 //! Serving one request: look up, bill, refresh the hit, write the missing entries.
 //!
-//! Policies (SPEC.md 3.2):
+//! Policies (docs/cache.md):
 //! - `every-block`: every block boundary is a cache point. The hit is the longest ready prefix
 //!   (searched from the end, so appending one block to a warm conversation costs O(1)); every
 //!   boundary after it is written with the cache's default TTL. No minimum length, breakpoints
@@ -28,9 +28,9 @@ use super::{Breakpoint, CacheError, Digest, Policy, Prompt, Ttl, Usage};
 use crate::config::{CacheParams, ModelParams};
 use crate::time::SimTime;
 
-/// At most this many breakpoints per request (FACTS.md section 1).
+/// At most this many breakpoints per request (the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching)).
 pub const MAX_BREAKPOINTS: usize = 4;
-/// Positions checked per breakpoint, counting the breakpoint itself (FACTS.md section 1).
+/// Positions checked per breakpoint, counting the breakpoint itself (the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching)).
 pub const LOOKBACK_POSITIONS: usize = 20;
 
 /// The prefix cache of one model: entries, policy and prices. One `Cache` per model: the
@@ -283,7 +283,7 @@ fn anthropic_hit(
     None
 }
 
-/// The A/B/C bill of FACTS.md section 2 for hit boundary `hit`.
+/// The A/B/C bill of the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching) for hit boundary `hit`.
 fn anthropic_usage(
     prompt: &Prompt,
     breakpoints: &[Breakpoint],

@@ -3,7 +3,7 @@
 //! An entry written at `now` with `ready_at` is **pending** on `[now, ready_at)` and **ready**
 //! from `ready_at` on (a lookup at exactly `ready_at` hits). It is **alive** on
 //! `[last_use, last_use + ttl)`: at exactly `last_use + ttl` it has expired. `last_use` is the
-//! send time of the last request that read or wrote it (SPEC.md 3.3).
+//! send time of the last request that read or wrote it (docs/cache.md).
 //!
 //! With a capacity (in tokens), a write that would overflow it first reclaims expired entries
 //! and then evicts the least recently used live ones from the tail of an intrusive doubly linked

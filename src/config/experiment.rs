@@ -144,7 +144,7 @@ impl CacheParams {
     }
 }
 
-/// Agent kinds (SPEC.md section 5).
+/// Agent kinds (docs/model.md).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AgentKind {
     Fork,
@@ -181,7 +181,7 @@ impl AgentKind {
     }
 }
 
-/// Launch strategies (SPEC.md section 6); they gate each agent's first request only.
+/// Launch strategies (docs/model.md); they gate each agent's first request only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Strategy {
     Eager,
@@ -199,7 +199,7 @@ pub enum Release {
     Timer,
 }
 
-/// The fan-out workload (SPEC.md section 5). Durations in microseconds, sizes in tokens.
+/// The fan-out workload (docs/model.md). Durations in microseconds, sizes in tokens.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Workload {
     pub kind: AgentKind,
@@ -295,7 +295,7 @@ impl BlockKind {
 pub const DEFAULT_TURN_BLOCKS: [BlockKind; 4] =
     [BlockKind::Thinking, BlockKind::Text, BlockKind::ToolUse, BlockKind::ToolResult];
 
-/// Latency model (SPEC.md section 4).
+/// Latency model (docs/model.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyParams {
     pub overhead_us: Dist,
@@ -309,7 +309,7 @@ pub struct LatencyParams {
     pub ready_delay_us: Dist,
 }
 
-/// Per-model token buckets (SPEC.md section 7).
+/// Per-model token buckets (docs/model.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RateLimits {
     pub rpm: u64,

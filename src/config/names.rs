@@ -6,7 +6,7 @@ use super::call::{bind, parse_call, Call};
 use super::experiment::{AgentKind, Release, Strategy};
 use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN, US_PER_MS, US_PER_S};
 
-/// Claude Code's hold cap, `CLAUDE_CODE_WORKFLOW_PREFIX_STAGGER_MS` = 5000 (FACTS.md section 8).
+/// Claude Code's hold cap, `CLAUDE_CODE_WORKFLOW_PREFIX_STAGGER_MS` = 5000 (the Claude Code docs (code.claude.com/docs/en/workflows)).
 pub const DEFAULT_MAX_WAIT_US: u64 = 5 * US_PER_S;
 /// `stagger` without an interval: 1 s (an assumption, matching the default experiment).
 pub const DEFAULT_STAGGER_US: u64 = US_PER_S;

@@ -1,5 +1,5 @@
 //! Model presets the config resolver accepts: the cache core's table (`cache::preset`, prices
-//! and minimum cacheable lengths from FACTS.md sections 1 and 3). Every field is overridable
+//! and minimum cacheable lengths from the prompt-caching and pricing docs (platform.claude.com/docs/en/build-with-claude/prompt-caching, /about-claude/pricing)). Every field is overridable
 //! under `[model_params]`.
 
 use super::experiment::ModelParams;

@@ -1,5 +1,5 @@
 //! Raw TOML table -> `Experiment`: every key checked, defaulted and converted to base units.
-//! Defaults are SPEC.md section 9's example; an unknown key is an error naming it.
+//! Defaults are the README's experiment-file reference; an unknown key is an error naming it.
 
 use std::path::Path;
 
@@ -15,7 +15,7 @@ use crate::limits::{
 use crate::model::latency_presets::{self, LatencyPreset};
 use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN};
 
-/// The strategies run when the file names none (SPEC.md section 9).
+/// The strategies run when the file names none (the README's experiment-file reference).
 pub const DEFAULT_STRATEGIES: [&str; 5] =
     ["eager", "wait_first(max_wait=5s)", "stagger(interval=1s)", "sequential", "prewarm"];
 

@@ -1,4 +1,4 @@
-//! The latency model of SPEC.md section 4:
+//! The latency model of docs/model.md:
 //! `ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate`,
 //! `duration = ttft + output_tokens / decode_rate`. Every term is drawn from its distribution.
 
@@ -7,17 +7,17 @@ use crate::dist::Dist;
 use crate::rng::ChaCha8Rng;
 use crate::time::US_PER_S;
 
-/// Fixed time to first token, microseconds (FACTS.md section 7 calibration, below).
+/// Fixed time to first token, microseconds (the 2024 launch post (anthropic.com/news/prompt-caching) calibration, below).
 pub const DEFAULT_OVERHEAD_US: f64 = 500_000.0;
 /// Uncached and written tokens per second: 9,100.
 pub const DEFAULT_PREFILL_RATE: f64 = 9_100.0;
 /// Cache-read tokens per second: 51,500.
 pub const DEFAULT_CACHED_RATE: f64 = 51_500.0;
-/// Output tokens per second (SPEC.md section 9's example value).
+/// Output tokens per second (the README's experiment-file reference value).
 pub const DEFAULT_DECODE_RATE: f64 = 50.0;
 
 /// The default latency model: named assumptions, calibrated to the only public Anthropic
-/// figures (FACTS.md section 7, the 2024 launch post, Claude 3.5 Sonnet): time to first token
+/// figures (the 2024 launch post (anthropic.com/news/prompt-caching), the 2024 launch post, Claude 3.5 Sonnet): time to first token
 /// 11.5 s uncached / 2.4 s cached for a 100k-token prompt, 1.6 s / 1.1 s for 10k.
 ///
 /// - Uncached: `1.6 = o + 10k/p` and `11.5 = o + 100k/p` give `p = 90k/9.9 = 9,091 tok/s`
@@ -25,7 +25,7 @@ pub const DEFAULT_DECODE_RATE: f64 = 50.0;
 /// - Cached, with `o = 0.5 s`: least squares over `0.5 + 100k/r = 2.4` and `0.5 + 10k/r = 1.1`
 ///   gives `1/r = 1.96e5 / 1.01e10`, `r = 51,530 tok/s`; we take 51,500 (100k cached: 2.44 s;
 ///   10k cached: 0.69 s, faster than the post's 1.1 s, which we accept to fit long prefixes).
-/// - Decode 50 tok/s and no ready delay (FACTS.md section 4: none is published).
+/// - Decode 50 tok/s and no ready delay (the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching): none is published).
 ///
 /// Every value is overridable (`[latency]` in an experiment, `latency.*` in a replay).
 impl Default for LatencyParams {
@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn defaults_reproduce_the_published_long_prompt_figures() {
-        // FACTS.md section 7: 100k tokens, 11.5 s uncached and 2.4 s cached (within 0.1 s);
+        // the 2024 launch post (anthropic.com/news/prompt-caching): 100k tokens, 11.5 s uncached and 2.4 s cached (within 0.1 s);
         // 10k uncached 1.6 s.
         let p = LatencyParams::default();
         let mut rng = crate::rng::stream(1, &[]);

@@ -1,4 +1,4 @@
-//! Rate limits (SPEC.md section 7): per-model RPM, ITPM and OTPM token buckets, refilled
+//! Rate limits (docs/model.md): per-model RPM, ITPM and OTPM token buckets, refilled
 //! continuously (capacity = the per-minute limit, refill = limit / 60 s), as the API documents.
 //!
 //! Knows nothing of agents or caches: the model asks `admit(now, input_tokens, output_tokens)`

@@ -1,4 +1,4 @@
-//! The synthetic prompts of a fan-out (SPEC.md section 5): which blocks each agent kind sends,
+//! The synthetic prompts of a fan-out (docs/model.md): which blocks each agent kind sends,
 //! their identities (digests) and sizes, and the default breakpoints of the anthropic policy.
 //!
 //! Knows nothing of time or strategies. Block identities are digests of stable names

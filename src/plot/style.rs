@@ -25,7 +25,7 @@ pub const INK: RGBColor = RGBColor(40, 40, 40);
 pub const NOTE: RGBColor = RGBColor(95, 95, 95);
 /// A second marker line (tune's recommendation).
 pub const HIGHLIGHT: RGBColor = RGBColor(120, 0, 160);
-/// The documented default of the hold cap (SPEC.md 6: 5000 ms).
+/// The documented default of the hold cap (docs/model.md: 5000 ms).
 pub const DEFAULT_HOLD_CAP_S: f64 = 5.0;
 
 /// The title size that fits `title` on one line (DejaVu Sans Bold is ~0.62 em per char,

@@ -28,7 +28,7 @@ fn rate6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// Input cost of a request relative to the same request with no caching (SPEC.md 3.4 prices:
+/// Input cost of a request relative to the same request with no caching (docs/cache.md prices:
 /// reads 0.1x, 5m writes 1.25x, 1h writes 2x).
 pub fn input_cost_ratio(model: &ModelParams, u: &Usage) -> f64 {
     match uncached_cost_usd(model, u, 0) {
