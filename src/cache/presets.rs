@@ -117,10 +117,8 @@ pub fn preset_names() -> Vec<&'static str> {
     PRESETS.iter().map(|p| p.name).collect()
 }
 
-/// The preset of a model name as traces and request bodies spell it: the preset name itself,
-/// or with a `-YYYYMMDD` date suffix dropped and the version's dash made a dot
-/// (`claude-opus-4-5-20251101` -> `claude-opus-4.5`, `claude-sonnet-4-20250514` ->
-/// `claude-sonnet-4`).
+/// The preset of a model name as traces and request bodies spell it: the same as `preset`,
+/// which accepts every API id (`model_ids`); kept as the readers' name for it.
 pub fn preset_for(name: &str) -> Option<ModelParams> {
     preset(name)
 }

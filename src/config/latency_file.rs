@@ -92,7 +92,9 @@ impl LatencyFile {
     }
 }
 
-fn slot<'p>(p: &'p mut LatencyParams, key: &str) -> &'p mut Dist {
+/// The field of `p` that the latency key `key` sets (`overhead`, `prefill_rate`, ...; any
+/// other key is `ready_delay`, so callers check the key first).
+pub(crate) fn slot<'p>(p: &'p mut LatencyParams, key: &str) -> &'p mut Dist {
     match key {
         "overhead" => &mut p.overhead_us,
         "prefill_rate" => &mut p.prefill_rate,

@@ -175,7 +175,7 @@ impl ReplaySettings {
                 }
             }
             for (key, dist) in &self.latency_overrides {
-                *latency_slot(&mut l, key) = dist.clone();
+                *crate::config::latency_file::slot(&mut l, key) = dist.clone();
             }
             all.push((name, l));
         }
@@ -271,17 +271,6 @@ impl ReplaySettings {
 pub const KEYS: &str = "cache.ttl, cache.capacity_tokens, cache.policy, model, block_size, seed, \
 latency.preset, latency.from, latency.overhead, latency.prefill_rate, latency.cached_rate, \
 latency.decode_rate, latency.ready_delay";
-
-/// The field of `l` that the key `latency.<key>` sets.
-fn latency_slot<'l>(l: &'l mut LatencyParams, key: &str) -> &'l mut Dist {
-    match key {
-        "overhead" => &mut l.overhead_us,
-        "prefill_rate" => &mut l.prefill_rate,
-        "cached_rate" => &mut l.cached_rate,
-        "decode_rate" => &mut l.decode_rate,
-        _ => &mut l.ready_delay_us,
-    }
-}
 
 fn unquote(v: &str) -> &str {
     let q = |c: char| v.len() >= 2 && v.starts_with(c) && v.ends_with(c);
