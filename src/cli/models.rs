@@ -37,6 +37,9 @@ struct ModelRow {
     api_ids: Vec<String>,
     prices: Prices,
     min_cacheable_tokens: u64,
+    context_window_tokens: u64,
+    /// The larger window the model offers behind a beta header (absent when none).
+    long_context_window_tokens: Option<u64>,
     latency: Latency,
 }
 
@@ -89,6 +92,8 @@ fn row(name: &'static str) -> ModelRow {
             cache_read_usd_per_mtok: usd(m.read_multiplier),
         },
         min_cacheable_tokens: m.min_cacheable_tokens,
+        context_window_tokens: m.context_window_tokens,
+        long_context_window_tokens: m.long_context.as_ref().map(|l| l.window_tokens),
         latency: Latency {
             overhead_s: fit.overhead_s,
             prefill_rate: fit.prefill_rate,
@@ -101,6 +106,19 @@ fn row(name: &'static str) -> ModelRow {
     }
 }
 
+/// `200k`, `1M`, or `200k (1M beta)` when a larger window is offered behind a header.
+fn window(tokens: u64, long: Option<u64>) -> String {
+    let short = |t: u64| match t {
+        t if t >= 1_000_000 && t % 1_000_000 == 0 => format!("{}M", t / 1_000_000),
+        t if t % 1_000 == 0 => format!("{}k", t / 1_000),
+        t => t.to_string(),
+    };
+    match long {
+        Some(l) => format!("{} ({} beta)", short(tokens), short(l)),
+        None => short(tokens),
+    }
+}
+
 fn table(rows: &[ModelRow]) -> String {
     let header = [
         "model",
@@ -108,6 +126,7 @@ fn table(rows: &[ModelRow]) -> String {
         "read $/M",
         "5m write $/M",
         "min cache",
+        "window",
         "overhead",
         "prefill tok/s",
         "cached tok/s",
@@ -128,6 +147,7 @@ fn table(rows: &[ModelRow]) -> String {
             format!("{:.3}", r.prices.cache_read_usd_per_mtok),
             format!("{:.4}", r.prices.cache_write_5m_usd_per_mtok),
             r.min_cacheable_tokens.to_string(),
+            window(r.context_window_tokens, r.long_context_window_tokens),
             format!("{:.2}s", l.overhead_s),
             format!("{:.0}", l.prefill_rate),
             format!("{:.0}{}", l.cached_rate, mark(l.cached_rate_fitted)),
@@ -143,7 +163,7 @@ fn table(rows: &[ModelRow]) -> String {
             .iter()
             .enumerate()
             .map(|(c, v)| match c {
-                0 | 9 => format!("{v:<w$}", w = widths[c]),
+                0 | 10 => format!("{v:<w$}", w = widths[c]),
                 _ => format!("{v:>w$}", w = widths[c]),
             })
             .collect();

@@ -35,6 +35,11 @@ fn models_lists_every_preset_with_its_latency() {
         }
         assert!(m["prices"]["input_usd_per_mtok"].as_f64().unwrap() > 0.0);
         assert!(m["min_cacheable_tokens"].as_u64().unwrap() >= 512);
+        let window = m["context_window_tokens"].as_u64().unwrap();
+        assert!(window == 200_000 || window == 1_000_000, "{name} window {window}");
+        if let Some(long) = m["long_context_window_tokens"].as_u64() {
+            assert!(long > window, "{name}: a long-context offer is larger than the window");
+        }
         let l = &m["latency"];
         for key in ["overhead_s", "prefill_rate", "cached_rate", "decode_rate"] {
             assert!(l[key].as_f64().unwrap() > 0.0, "{name} {key}");
@@ -47,8 +52,13 @@ fn models_lists_every_preset_with_its_latency() {
         .unwrap()
         .iter()
         .any(|i| i == "claude-sonnet-4-5-20250929"));
-    let table = bin().arg("models").output().unwrap();
-    assert!(String::from_utf8(table.stdout).unwrap().contains("claude-haiku-4.5"));
+    assert_eq!(sonnet["context_window_tokens"], 200_000);
+    assert_eq!(sonnet["long_context_window_tokens"], 1_000_000, "Sonnet 4.5's 1M beta");
+    let haiku = models.iter().find(|m| m["name"] == "claude-haiku-4.5").unwrap();
+    assert!(haiku["long_context_window_tokens"].is_null());
+    let table = String::from_utf8(bin().arg("models").output().unwrap().stdout).unwrap();
+    let sonnet_line = table.lines().find(|l| l.starts_with("claude-sonnet-4.5 ")).unwrap();
+    assert!(sonnet_line.contains("200k (1M beta)"), "{sonnet_line}");
 }
 
 #[test]
