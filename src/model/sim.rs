@@ -450,10 +450,11 @@ impl Run<'_> {
         let wait_us = matches!((who, request), (Requester::Agent(_), 0)).then(|| now - ag.slot_us);
         let served = Served { who, request, send_us: now, usage, timing, out, model: m, cost_usd };
         self.rec.request(&served, (uncached_usd, wait_us), &ag.chain.prompt, bps);
-        match who {
-            Requester::Agent(a) => self.served(a, request, now, timing),
-            _ => Ok(self.prewarm_served(now, timing)),
-        }
+        let Requester::Agent(a) = who else {
+            self.prewarm_served(now, timing);
+            return Ok(());
+        };
+        self.served(a, request, now, timing)
     }
 
     /// The prewarm request was served at `now`: its entries are readable after its first
