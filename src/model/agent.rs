@@ -222,6 +222,41 @@ impl Agent {
 #[cfg(test)]
 mod tests {
     use super::Phase::*;
+    use super::*;
+
+    /// Agent 0 of the default experiment.
+    fn agent() -> Agent {
+        let (_, exp) = crate::config::load_default(&[]).expect("the default experiment loads");
+        build(&exp, 0, false, false).swap_remove(0)
+    }
+
+    #[test]
+    fn an_agent_goes_from_its_slot_to_its_end() {
+        let mut a = agent();
+        assert_eq!(a.phase(), Queued);
+        for to in [Held, Running, Done] {
+            a.enter(to);
+            assert_eq!(a.phase(), to);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "agent phase Done -> Running")]
+    fn a_done_agent_cannot_run_again() {
+        let mut a = agent();
+        a.enter(Running);
+        a.enter(Done);
+        a.enter(Running);
+    }
+
+    #[test]
+    #[should_panic(expected = "agent phase Failed -> Done")]
+    fn a_failed_agent_cannot_complete() {
+        let mut a = agent();
+        a.enter(Running);
+        a.enter(Failed);
+        a.enter(Done);
+    }
 
     #[test]
     fn phases_only_go_forward() {
