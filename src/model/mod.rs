@@ -5,7 +5,7 @@
 //! `RunMetrics`; `simulate_traced` also returns the timeline segments (hold, rate_limit,
 //! prefill, decode, tool, entry_ready) of every request; `simulate_detailed` adds per-request
 //! records (send time, usage, cost) for tests and the reference model. `Simulator` reuses its
-//! buffers (event heap, histograms) across runs. See docs/model.md for the assumptions.
+//! buffers (event heap, launch buffers, caches) across runs. See docs/model.md for the assumptions.
 //!
 //! - `workload.rs`: the synthetic prompts of each agent kind, their breakpoints.
 //! - `sim.rs`: one run on the engine: the events and the one place that handles them.
