@@ -19,7 +19,7 @@ pub struct Tokens {
 }
 
 /// The measurements of one replication of one strategy.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RunMetrics {
     pub tokens: Tokens,
     pub requests: u64,
@@ -210,6 +210,56 @@ impl RunMetrics {
             hold_first_token_us: None,
             hold_capped: false,
         }
+    }
+
+    /// Back to `new()`'s state, keeping the samples' capacity (a simulator reused across runs
+    /// counts each run from zero without reallocating). Destructured so that a new field
+    /// cannot be forgotten here.
+    pub fn reset(&mut self) {
+        let RunMetrics {
+            tokens,
+            requests,
+            requests_with_hit,
+            redundant_writes,
+            cost_usd,
+            cost_uncached_usd,
+            launch_wait_us,
+            ttft_us,
+            completion_us,
+            makespan_us,
+            agents,
+            rate_limited,
+            throttled_us,
+            events,
+            parent_requests,
+            parent_tokens,
+            parent_cost_usd,
+            overloaded,
+            failed_agents,
+            isolated_misses,
+            long_context_requests,
+            hold_first_token_us,
+            hold_capped,
+        } = self;
+        *tokens = Tokens::default();
+        *parent_tokens = Tokens::default();
+        for samples in [launch_wait_us, ttft_us, completion_us] {
+            samples.clear();
+        }
+        for count in [requests, requests_with_hit, redundant_writes, makespan_us, agents] {
+            *count = 0;
+        }
+        for count in [rate_limited, throttled_us, events, parent_requests, overloaded] {
+            *count = 0;
+        }
+        for count in [failed_agents, isolated_misses, long_context_requests] {
+            *count = 0;
+        }
+        for usd in [cost_usd, cost_uncached_usd, parent_cost_usd] {
+            *usd = 0.0;
+        }
+        *hold_first_token_us = None;
+        *hold_capped = false;
     }
 
     /// The optional counters, in `EXTRA_NAMES` order.

@@ -5,16 +5,26 @@
 //! `RunMetrics`; `simulate_traced` also returns the timeline segments (hold, rate_limit,
 //! prefill, decode, tool, entry_ready) of every request; `simulate_detailed` adds per-request
 //! records (send time, usage, cost) for tests and the reference model. `Simulator` reuses its
-//! buffers (event heap, histograms) across runs. See docs/model.md for the assumptions.
+//! buffers (event heap, launch buffers, caches) across runs. See docs/model.md for the assumptions.
 //!
 //! - `workload.rs`: the synthetic prompts of each agent kind, their breakpoints.
-//! - `sim.rs`: the agent state machine and the launch strategies on the engine.
+//! - `sim.rs`: one run on the engine: the events and the one place that handles them.
+//! - `agent.rs`: who sends a request, one agent's state and phase.
+//! - `launch.rs`: the launch strategies as one state machine (which held agents go when).
+//! - `admission.rs`: rate limits, the cache peek a refused request needs, isolated misses.
+//! - `parent.rs`: the advancing parent conversation.
+//! - `recorder.rs`: the run's metrics and its optional trace.
 //! - `rate.rs`: RPM/ITPM/OTPM token buckets.
 //! - `latency.rs`: the latency model (shared contract).
 
+mod admission;
+mod agent;
 pub mod latency;
 pub mod latency_presets;
+mod launch;
+mod parent;
 pub mod rate;
+mod recorder;
 mod sim;
 pub mod workload;
 

@@ -464,31 +464,84 @@ fn every_block_policy_writes_every_boundary() {
     assert!(close(m.cost_usd, FULL_USD + 3.0 * HIT_USD));
 }
 
-/// A reused `Simulator` (event heap, caches emptied but kept) gives exactly what a fresh one
-/// gives, whatever ran before it: a cache or a histogram left over from the previous run
-/// would show up as extra reads or samples here.
+/// A reused `Simulator` (event heap, launch buffers, caches emptied but kept) and a reused
+/// `RunMetrics` give exactly what fresh ones give, whatever ran before: a cache, a held agent,
+/// a counter or a sample left over from the previous run would show up in some field here.
 #[test]
 fn a_reused_simulator_equals_a_fresh_one() {
+    use prefixsim::config::Overload;
     use prefixsim::metrics::RunMetrics;
     use prefixsim::model::Simulator;
     let mut cold = experiment(6);
     cold.workload.turns = Dist::Uniform { low: 1.0, high: 4.0 };
+    cold.workload.concurrency = 4;
     let mut warm = cold.clone();
     warm.workload.parent_warm = true;
     let mut other_model = cold.clone();
     other_model.workload.kind = AgentKind::ForkOtherModel { model: "claude-haiku-4.5".into() };
+    // Every optional counter at work: 429s, 529s with give-ups, isolated misses, a parent
+    // that advances and draws on the buckets.
+    let mut busy = warm.clone();
+    busy.workload.parent_turn_every_us = 20 * US_PER_S;
+    busy.cache.miss_probability = 0.2;
+    busy.rate_limits = Some(RateLimits {
+        rpm: 1_000,
+        itpm: 120_000,
+        otpm: 100_000,
+        cache_reads_count: false,
+        retry_jitter_us: Dist::Uniform { low: 0.0, high: 1e6 },
+        interval_us: US_PER_MIN,
+        parent_counts: true,
+    });
+    busy.overload = Some(Overload {
+        probability: 0.3,
+        max_retries: 1,
+        initial_backoff_us: 500_000,
+        max_backoff_us: 8 * US_PER_S,
+    });
+    let strategies = [
+        Strategy::Eager,
+        wait_first(5 * US_PER_S),
+        wait_first(0),
+        Strategy::Stagger { interval_us: US_PER_S },
+        Strategy::Sequential,
+        Strategy::Prewarm,
+    ];
     let mut sim = Simulator::new();
     let mut reused = RunMetrics::new();
-    for (i, exp) in [&warm, &cold, &other_model, &cold, &warm].into_iter().enumerate() {
-        for strategy in [Strategy::Eager, wait_first(5 * US_PER_S), Strategy::Prewarm] {
-            sim.run_into(exp, &strategy, i as u32, &mut reused).unwrap();
-            let fresh = simulate(exp, &strategy, i as u32).unwrap();
-            assert_eq!(reused.tokens, fresh.tokens, "run {i} {strategy:?}");
-            assert_eq!(reused.redundant_writes, fresh.redundant_writes);
-            assert_eq!(reused.samples(), fresh.samples());
-            assert_eq!(reused.makespan_us, fresh.makespan_us);
+    let runs = [&warm, &busy, &cold, &other_model, &busy, &cold, &warm];
+    for (i, exp) in runs.into_iter().enumerate() {
+        for strategy in &strategies {
+            sim.run_into(exp, strategy, i as u32, &mut reused).unwrap();
+            let fresh = simulate(exp, strategy, i as u32).unwrap();
+            assert_eq!(reused, fresh, "run {i} {strategy:?}");
         }
     }
+    let mut busy_total = RunMetrics::new();
+    for strategy in &strategies {
+        sim.run_into(&busy, strategy, 1, &mut reused).unwrap();
+        busy_total.rate_limited += reused.rate_limited;
+        busy_total.overloaded += reused.overloaded;
+        busy_total.failed_agents += reused.failed_agents;
+        busy_total.isolated_misses += reused.isolated_misses;
+        busy_total.parent_requests += reused.parent_requests;
+    }
+    let b = &busy_total;
+    let counted = [b.rate_limited, b.overloaded, b.failed_agents, b.isolated_misses];
+    assert!(counted.iter().all(|&c| c > 0), "the busy runs exercise every counter: {b:?}");
+    assert!(b.parent_requests > 0);
+}
+
+/// `RunMetrics::reset` returns every field to `new()`'s value.
+#[test]
+fn reset_metrics_equal_new_ones() {
+    use prefixsim::metrics::RunMetrics;
+    let mut m = simulate(&experiment(3), &wait_first(0), 0).unwrap();
+    m.parent_cost_usd = 1.0;
+    m.hold_first_token_us = Some(1);
+    assert_ne!(m, RunMetrics::new());
+    m.reset();
+    assert_eq!(m, RunMetrics::new());
 }
 
 /// Two forks of a warm parent that advances: one exchange of 2_000 tokens every

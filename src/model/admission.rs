@@ -1,0 +1,141 @@
+//! Admission of a request before the cache serves it: the rate limiters of the run (one per
+//! rate-limit class), the exact usage a refused request would have had (`Cache::peek`), and
+//! the isolated-miss draw.
+
+use super::rate::{Admission, Limit, RateLimiter};
+use super::SimError;
+use crate::cache::{Breakpoint, Cache, Prompt, Usage};
+use crate::config::{Experiment, ModelParams};
+use crate::rng::{ChaCha8Rng, RngExt};
+use crate::time::SimTime;
+
+/// One request asking a rate limiter. `who` and `request` name it in errors.
+pub(super) struct Ask<'p> {
+    pub prompt: &'p Prompt,
+    pub bps: &'p [Breakpoint],
+    pub out: u64,
+    pub miss: bool,
+    pub now: SimTime,
+    pub who: u32,
+    pub request: u32,
+}
+
+/// What the rate limiter said about a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Admit {
+    /// Admitted and charged with the exact usage (found by `Cache::peek`).
+    Charged,
+    /// Even the worst case fits: charge with the actual usage once served (`settle`).
+    ChargeAfter,
+    /// A 429 with this retry-after.
+    Retry(u64),
+}
+
+/// The run's rate limiters: one per rate-limit class; `of_model[m]` is model `m`'s (models of
+/// one class share buckets). No limiter at all without `[rate_limits]`.
+pub(super) struct Limiters {
+    by_class: Vec<Option<RateLimiter>>,
+    of_model: [usize; 2],
+}
+
+impl Limiters {
+    pub(super) fn new(exp: &Experiment, models: &[ModelParams]) -> Self {
+        let same_class =
+            models.len() == 2 && models[0].rate_limit_class == models[1].rate_limit_class;
+        let of_model = if same_class { [0, 0] } else { [0, 1] };
+        let limiter = || {
+            exp.rate_limits
+                .as_ref()
+                .map(|r| RateLimiter::with_interval(r.rpm, r.itpm, r.otpm, r.interval_us))
+        };
+        let by_class = (0..models.len() - usize::from(same_class)).map(|_| limiter()).collect();
+        Limiters { by_class, of_model }
+    }
+
+    /// Ask model `m`'s limiter about a request. When even the worst case (every input token
+    /// counted) fits, it is charged later with the actual usage (`ChargeAfter`); otherwise its
+    /// exact usage is found by `Cache::peek_with`, so that a refused request leaves the cache
+    /// untouched.
+    pub(super) fn ask(
+        &mut self,
+        exp: &Experiment,
+        m: usize,
+        cache: &Cache,
+        ask: &Ask<'_>,
+    ) -> Result<Admit, SimError> {
+        let Some(limiter) = self.by_class[self.of_model[m]].as_mut() else {
+            return Ok(Admit::ChargeAfter);
+        };
+        if limiter.would_admit(ask.now, ask.prompt.tokens(), ask.out) {
+            return Ok(Admit::ChargeAfter);
+        }
+        let (agent, request) = (ask.who, ask.request);
+        let usage = cache
+            .peek_with(ask.prompt, ask.bps, ask.now, ask.miss)
+            .map_err(|source| SimError::Cache { agent, request, source })?;
+        match limiter.admit(ask.now, counted_input(exp, &usage), ask.out) {
+            Admission::Admitted => Ok(Admit::Charged),
+            Admission::RetryAfter(wait_us) => Ok(Admit::Retry(wait_us)),
+            Admission::Never(limit, amount) => {
+                let r = exp.rate_limits.as_ref().expect("a limiter has limits");
+                let (name, capacity) = match limit {
+                    Limit::Rpm => ("rpm", r.rpm),
+                    Limit::Itpm => ("itpm", r.itpm),
+                    Limit::Otpm => ("otpm", r.otpm),
+                };
+                Err(SimError::NeverAdmitted { agent, limit: name, amount, capacity })
+            }
+        }
+    }
+
+    /// A request admitted as `ChargeAfter` was served with `usage`: charge model `m`'s
+    /// limiter with it now.
+    pub(super) fn settle(
+        &mut self,
+        exp: &Experiment,
+        (m, admit): (usize, Admit),
+        now: SimTime,
+        usage: &Usage,
+        out: u64,
+    ) {
+        if let (Admit::ChargeAfter, Some(limiter)) =
+            (admit, self.by_class[self.of_model[m]].as_mut())
+        {
+            let charged = limiter.admit(now, counted_input(exp, usage), out);
+            assert_eq!(charged, Admission::Admitted, "the worst case fitted, the actual must");
+        }
+    }
+}
+
+/// Whether the parent's own requests draw on the rate-limit buckets.
+pub(super) fn counts_parent(exp: &Experiment) -> bool {
+    exp.rate_limits.as_ref().is_some_and(|r| r.parent_counts)
+}
+
+/// Input tokens that count toward ITPM: uncached and written (and read, when
+/// `cache_reads_count`).
+fn counted_input(exp: &Experiment, u: &Usage) -> u64 {
+    let reads = exp.rate_limits.as_ref().is_some_and(|r| r.cache_reads_count);
+    u.uncached + u.cache_write() + if reads { u.cache_read } else { 0 }
+}
+
+/// One isolated-miss draw (`cache.miss_probability`), from the requester's own stream; no
+/// draw at all when the probability is 0.
+pub(super) fn draw_miss(probability: f64, rng: Option<&mut ChaCha8Rng>) -> bool {
+    match rng {
+        Some(rng) if probability > 0.0 => rng.random::<f64>() < probability,
+        _ => false,
+    }
+}
+
+/// An isolated miss: whether the request would have read an entry had its lookup not missed
+/// (`RunMetrics::isolated_misses`), found without touching the cache.
+pub(super) fn would_have_read(cache: &Cache, ask: &Ask<'_>) -> Result<bool, SimError> {
+    let (agent, request) = (ask.who, ask.request);
+    let would = cache.peek(ask.prompt, ask.bps, ask.now).map_err(|source| SimError::Cache {
+        agent,
+        request,
+        source,
+    })?;
+    Ok(would.cache_read > 0)
+}

@@ -1,0 +1,271 @@
+//! Who sends a request (`Requester`), one agent's state (`Agent`, its `Phase`), and how a run
+//! builds its agents and the prewarm request from the workload.
+
+use super::workload::{self, Chain, Shared, TurnTokens, WORKFLOW_ID};
+use super::SimError;
+use crate::config::{AgentKind, Experiment, ModelParams};
+use crate::rng::{self, site, ChaCha8Rng, RngExt};
+use crate::time::SimTime;
+
+/// Who sends a request: one of the fan-out's agents, the prewarm request, or the advancing
+/// parent conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Requester {
+    Agent(u32),
+    Prewarm,
+    Parent,
+}
+
+impl Requester {
+    /// The number shown in traces and errors for a run of `n` agents: the agent's index, `n`
+    /// for the prewarm request, `n + 1` for the parent (`Segment::agent`).
+    pub(super) fn shown(self, n: u32) -> u32 {
+        match self {
+            Requester::Agent(a) => a,
+            Requester::Prewarm => n,
+            Requester::Parent => n + 1,
+        }
+    }
+}
+
+/// Where an agent (or the prewarm request) is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Waiting for a concurrency slot (or, for the prewarm request, for t0).
+    Queued,
+    /// It has a slot; its launch strategy holds its first request.
+    Held,
+    /// Its requests are being sent, served, or retried, with tool calls between them.
+    Running,
+    /// Its last response ended.
+    Done,
+    /// It gave up after the client's last retry of a 529.
+    Failed,
+}
+
+impl Phase {
+    /// Whether an agent may go from `self` to `to`: forward only, holding at most once.
+    pub(super) fn may_become(self, to: Phase) -> bool {
+        use Phase::*;
+        matches!(
+            (self, to),
+            (Queued, Held) | (Queued | Held, Running) | (Running, Done) | (Running, Failed)
+        )
+    }
+}
+
+/// One agent (or the prewarm request) and where it is.
+pub(super) struct Agent {
+    /// Its prompt as the API processes it.
+    pub chain: Chain,
+    pub shared_end: usize,
+    pub model: usize,
+    pub turns: u32,
+    pub turn: u32,
+    pub output_tokens: u64,
+    pub slot_us: SimTime,
+    phase: Phase,
+    /// Tokens its own turns appended so far: responses and tool results (to say which key
+    /// made a request outgrow the context window).
+    pub grown: [u64; 2],
+    pub work: ChaCha8Rng,
+    pub lat: ChaCha8Rng,
+    pub jitter: ChaCha8Rng,
+    /// Isolated-miss draws (only with `cache.miss_probability` > 0).
+    pub miss: Option<ChaCha8Rng>,
+    /// 529 draws and backoff jitter (only with `[overload]`).
+    pub overload: Option<ChaCha8Rng>,
+    /// 529s received for the current request so far.
+    pub overload_retries: u32,
+}
+
+/// The per-requester random streams of one replication.
+struct Streams<'e> {
+    exp: &'e Experiment,
+    replication: u32,
+}
+
+impl Streams<'_> {
+    fn get(&self, id: u64, s: u64) -> ChaCha8Rng {
+        rng::stream(self.exp.seed, &[self.replication as u64, id, s])
+    }
+
+    /// Streams for the optional draws exist only when their feature is on: a run that
+    /// enables nothing draws exactly what it drew before.
+    fn agent(&self, id: u64, work: ChaCha8Rng, chain: Chain, shared: &Shared) -> Agent {
+        let (misses, overloads) =
+            (self.exp.cache.miss_probability > 0.0, self.exp.overload.is_some());
+        Agent {
+            chain,
+            shared_end: shared.prompt.len() - 1,
+            model: shared.model,
+            turns: 1,
+            turn: 0,
+            output_tokens: 0,
+            slot_us: 0,
+            phase: Phase::Queued,
+            grown: [0; 2],
+            work,
+            lat: self.get(id, site::LATENCY),
+            jitter: self.get(id, site::RATE_LIMIT),
+            miss: misses.then(|| self.get(id, site::MISS)),
+            overload: overloads.then(|| self.get(id, site::OVERLOAD)),
+            overload_retries: 0,
+        }
+    }
+}
+
+/// The run's agents in index order, then the prewarm request when `prewarm` (at index
+/// `n`). `strips`: the agents' chains keep a bare history (`Chain::new`).
+pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: bool) -> Vec<Agent> {
+    let w = &exp.workload;
+    let turns_hint = w.turns.mean().ceil().clamp(1.0, 64.0) as usize;
+    let shared: Shared = workload::shared(exp, turns_hint, w.thinking);
+    let streams = Streams { exp, replication };
+    let mut agents = Vec::with_capacity(w.agents as usize + 1);
+    for a in 0..w.agents {
+        let id = a as u64;
+        let mut work = streams.get(id, site::WORKLOAD);
+        let turns = if w.kind == AgentKind::Btw {
+            1
+        } else {
+            (w.turns.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
+        };
+        let output_tokens = w.output_tokens.sample_u64(&mut work).min(w.output_max_tokens);
+        let mut prompt = shared.prompt.clone();
+        workload::push_task(&mut prompt, id, w.task_tokens);
+        let agent = streams.agent(id, work, Chain::new(prompt, strips), &shared);
+        agents.push(Agent { turns, output_tokens, ..agent });
+    }
+    if prewarm {
+        // The warming request: the shared prefix, max_tokens = 0, on the workflow's streams.
+        // `max_tokens: 0` is refused with extended thinking: for thinking agents it is sent
+        // without thinking, so its messages layer is not theirs (it warms tools and system).
+        let prompt = match w.thinking {
+            true => workload::shared(exp, 0, false).prompt,
+            false => shared.prompt.clone(),
+        };
+        let work = streams.get(WORKFLOW_ID, site::WORKLOAD);
+        agents.push(streams.agent(WORKFLOW_ID, work, Chain::new(prompt, false), &shared));
+    }
+    agents
+}
+
+impl Agent {
+    pub(super) fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Move to phase `to`. A transition `Phase::may_become` refuses is a bug in the model:
+    /// it panics (in release builds too) rather than let a run count an agent twice.
+    pub(super) fn enter(&mut self, to: Phase) {
+        assert!(self.phase.may_become(to), "agent phase {:?} -> {to:?}", self.phase);
+        self.phase = to;
+    }
+
+    /// Draw the tool call after request `request`, extend the prompt with the response and
+    /// the tool result, draw the next output. Returns the tool's latency.
+    pub(super) fn next_turn(&mut self, exp: &Experiment, a: u32, request: u32) -> u64 {
+        let w = &exp.workload;
+        let denied = match w.kind {
+            AgentKind::ForkDenyAtCall { .. } => self.work.random::<f64>() < w.denied_call_share,
+            _ => false,
+        };
+        let mut tool_us = w.tool_latency_us.sample_u64(&mut self.work);
+        let mut result_tokens =
+            w.tool_result_tokens.sample_u64(&mut self.work).min(w.tool_result_max_tokens);
+        if denied {
+            // Refused at call time: an immediate, short error result.
+            tool_us = 0;
+            result_tokens = workload::DENIED_RESULT_TOKENS;
+        }
+        let t =
+            TurnTokens { output: self.output_tokens, result: result_tokens, user: w.task_tokens };
+        self.grown[0] += t.output;
+        self.grown[1] += t.result;
+        workload::push_turn(&mut self.chain, exp, a as u64, request as u64, t);
+        self.output_tokens = w.output_tokens.sample_u64(&mut self.work).min(w.output_max_tokens);
+        tool_us
+    }
+
+    /// Its current request (input and output) must fit its model's window. The key named:
+    /// the parent's advancing history when it pushed the shared part past the window, else
+    /// its own turns. `shown`: its number in the error.
+    pub(super) fn check_window(
+        &self,
+        exp: &Experiment,
+        model: &ModelParams,
+        shown: u32,
+    ) -> Result<(), SimError> {
+        let (tokens, window) =
+            (self.chain.prompt.tokens() + self.output_tokens, model.window_tokens());
+        if tokens <= window {
+            return Ok(());
+        }
+        let w = &exp.workload;
+        let prefix = match w.kind {
+            AgentKind::Subagent => w.subagent_tokens,
+            _ => w.parent_tokens,
+        };
+        let shared = self.chain.prompt.prefix_tokens(self.shared_end);
+        let grew = shared > prefix + w.brief_tokens && shared + w.task_tokens > window;
+        let key = match self.grown {
+            _ if grew => "workload.parent_turn_every",
+            [outputs, results] if results > outputs => "workload.tool_result_tokens",
+            _ => "workload.output_tokens",
+        };
+        let (request, model) = (self.turn, model.name.clone());
+        Err(SimError::ContextWindow { agent: shown, request, tokens, window, model, key })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Phase::*;
+    use super::*;
+
+    /// Agent 0 of the default experiment.
+    fn agent() -> Agent {
+        let (_, exp) = crate::config::load_default(&[]).expect("the default experiment loads");
+        build(&exp, 0, false, false).swap_remove(0)
+    }
+
+    #[test]
+    fn an_agent_goes_from_its_slot_to_its_end() {
+        let mut a = agent();
+        assert_eq!(a.phase(), Queued);
+        for to in [Held, Running, Done] {
+            a.enter(to);
+            assert_eq!(a.phase(), to);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "agent phase Done -> Running")]
+    fn a_done_agent_cannot_run_again() {
+        let mut a = agent();
+        a.enter(Running);
+        a.enter(Done);
+        a.enter(Running);
+    }
+
+    #[test]
+    #[should_panic(expected = "agent phase Failed -> Done")]
+    fn a_failed_agent_cannot_complete() {
+        let mut a = agent();
+        a.enter(Running);
+        a.enter(Failed);
+        a.enter(Done);
+    }
+
+    #[test]
+    fn phases_only_go_forward() {
+        assert!(Queued.may_become(Held) && Queued.may_become(Running));
+        assert!(Held.may_become(Running));
+        assert!(Running.may_become(Done) && Running.may_become(Failed));
+        for (from, to) in [(Held, Held), (Running, Held), (Done, Running), (Failed, Done)] {
+            assert!(!from.may_become(to), "{from:?} -> {to:?}");
+        }
+        assert!(!Queued.may_become(Done), "a queued agent cannot complete");
+    }
+}

@@ -1,0 +1,255 @@
+//! The launch strategies as one small state machine: it gates each agent's first request
+//! and says, at each event a strategy listens to, which held agents go now.
+//!
+//! Released agents are appended to a buffer kept across runs (no allocation per event); each
+//! `on_*` method returns a `Released` mark, and the caller sends `released(mark, i)` for
+//! i = 0, 1, .. then calls `done(mark)`. Sending one released agent may release others (under
+//! `sequential`, an agent that gives up lets the next one go): those are appended after the
+//! outer ones and sent (and dropped) first, as a recursive release would.
+
+use crate::config::{Release, Strategy};
+use crate::time::SimTime;
+
+/// What happens when an agent takes its slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum OnSlot {
+    /// Its first request goes now.
+    Send,
+    /// Held: a later event releases it.
+    Wait,
+    /// `stagger`: its first request goes at this instant (`Ev::Gate`).
+    GateAt(SimTime),
+    /// `wait_first`'s first writer: the hold opens (the cap comes after `cap_us`), and the
+    /// first writer's request goes now.
+    OpenHold { cap_us: u64 },
+    /// `wait_first` with a zero cap, first writer: its request goes now and the hold reaches
+    /// its cap at once.
+    SendAtCap,
+}
+
+/// Where the released agents of one event start in the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "released agents must be sent"]
+pub(super) struct Released(usize);
+
+/// The state of the run's launch strategy.
+#[derive(Debug, Default)]
+pub(super) struct Launch {
+    strategy: Option<Strategy>,
+    t0: SimTime,
+    /// `wait_first`: held agents are waiting for the release.
+    hold_open: bool,
+    /// `prewarm`: the warming entry is readable.
+    prewarm_ready: bool,
+    /// Agents held by `wait_first` or `prewarm`, in slot order.
+    held: Vec<u32>,
+    /// `sequential`: the agent's first response has ended (or it gave up).
+    first_done: Vec<bool>,
+    /// `sequential`: the agent has a slot and waits for the previous agent's first response.
+    waiting_prev: Vec<bool>,
+    /// Agents released and not yet sent (see the module doc).
+    out: Vec<u32>,
+}
+
+impl Launch {
+    /// A new run of `strategy` over `n` agents from `t0` (buffers kept).
+    pub(super) fn reset(&mut self, strategy: &Strategy, t0: SimTime, n: u32) {
+        self.strategy = Some(strategy.clone());
+        self.t0 = t0;
+        self.hold_open = false;
+        self.prewarm_ready = false;
+        self.held.clear();
+        self.out.clear();
+        for flags in [&mut self.first_done, &mut self.waiting_prev] {
+            flags.clear();
+            flags.resize(n as usize, false);
+        }
+    }
+
+    fn strategy(&self) -> &Strategy {
+        self.strategy.as_ref().expect("Launch::reset before use")
+    }
+
+    /// Agent `a` takes its slot at `now`.
+    pub(super) fn on_slot(&mut self, a: u32, now: SimTime) -> OnSlot {
+        match *self.strategy() {
+            Strategy::Eager => OnSlot::Send,
+            Strategy::WaitFirst { max_wait_us: 0, .. } if a == 0 => OnSlot::SendAtCap,
+            Strategy::WaitFirst { max_wait_us: 0, .. } => OnSlot::Send,
+            Strategy::WaitFirst { max_wait_us, .. } if a == 0 => {
+                self.hold_open = true;
+                OnSlot::OpenHold { cap_us: max_wait_us }
+            }
+            Strategy::WaitFirst { .. } => self.hold_if(self.hold_open, a),
+            Strategy::Stagger { interval_us } => {
+                let at = self.t0.saturating_add(interval_us.saturating_mul(a as u64));
+                if at <= now {
+                    OnSlot::Send
+                } else {
+                    OnSlot::GateAt(at)
+                }
+            }
+            Strategy::Sequential => {
+                if a == 0 || self.first_done[a as usize - 1] {
+                    OnSlot::Send
+                } else {
+                    self.waiting_prev[a as usize] = true;
+                    OnSlot::Wait
+                }
+            }
+            Strategy::Prewarm => self.hold_if(!self.prewarm_ready, a),
+        }
+    }
+
+    fn hold_if(&mut self, hold: bool, a: u32) -> OnSlot {
+        if !hold {
+            return OnSlot::Send;
+        }
+        self.held.push(a);
+        OnSlot::Wait
+    }
+
+    /// Whether agent `a`'s request `request`, just served, must report its first token
+    /// (`Ev::FirstToken`): the first writer's first request while a `release = on_ready`
+    /// hold is open.
+    pub(super) fn listens_to_first_token(&self, a: u32, request: u32) -> bool {
+        let on_ready =
+            matches!(self.strategy(), Strategy::WaitFirst { release: Release::OnReady, .. });
+        a == 0 && request == 0 && self.hold_open && on_ready
+    }
+
+    /// Agent `a`'s response began.
+    pub(super) fn on_first_token(&mut self, a: u32) -> Released {
+        if a == 0 && self.hold_open {
+            return self.release_held();
+        }
+        self.none()
+    }
+
+    /// Whether someone waits for the end of agent `a`'s current response besides the agent
+    /// itself: under `sequential`, until its first response ends.
+    pub(super) fn listens_to_end(&self, a: u32) -> bool {
+        *self.strategy() == Strategy::Sequential && !self.first_done[a as usize]
+    }
+
+    /// Agent `a`'s response ended (or it gave up): after its first, under `sequential`, the
+    /// next agent goes if it waits.
+    pub(super) fn on_response_end(&mut self, a: u32) -> Released {
+        let from = self.none();
+        let ai = a as usize;
+        if self.first_done[ai] {
+            return from;
+        }
+        self.first_done[ai] = true;
+        let next = ai + 1;
+        if *self.strategy() == Strategy::Sequential
+            && next < self.waiting_prev.len()
+            && self.waiting_prev[next]
+        {
+            self.waiting_prev[next] = false;
+            self.out.push(next as u32);
+        }
+        from
+    }
+
+    /// `wait_first`'s cap is reached: `None` if the hold was already released, else every
+    /// held agent goes.
+    pub(super) fn on_hold_cap(&mut self) -> Option<Released> {
+        self.hold_open.then(|| self.release_held())
+    }
+
+    /// The prewarm request's entries are readable (or it gave up): every held agent goes.
+    pub(super) fn on_prewarm_ready(&mut self) -> Released {
+        self.prewarm_ready = true;
+        self.release_held()
+    }
+
+    fn release_held(&mut self) -> Released {
+        self.hold_open = false;
+        let from = self.none();
+        self.out.extend_from_slice(&self.held);
+        self.held.clear();
+        from
+    }
+
+    /// A mark with nothing released yet.
+    fn none(&self) -> Released {
+        Released(self.out.len())
+    }
+
+    /// The `i`th agent released at `mark`, if there are that many.
+    pub(super) fn released(&self, mark: Released, i: usize) -> Option<u32> {
+        self.out.get(mark.0 + i).copied()
+    }
+
+    /// The agents released at `mark` were all sent.
+    pub(super) fn done(&mut self, mark: Released) {
+        self.out.truncate(mark.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(l: &mut Launch, mark: Released) -> Vec<u32> {
+        let v = (0..).map_while(|i| l.released(mark, i)).collect();
+        l.done(mark);
+        v
+    }
+
+    #[test]
+    fn wait_first_holds_until_the_first_token_or_the_cap() {
+        let mut l = Launch::default();
+        let s = Strategy::WaitFirst { max_wait_us: 5, release: Release::OnReady };
+        l.reset(&s, 0, 3);
+        assert_eq!(l.on_slot(0, 0), OnSlot::OpenHold { cap_us: 5 });
+        assert!(l.listens_to_first_token(0, 0));
+        assert_eq!((l.on_slot(1, 0), l.on_slot(2, 0)), (OnSlot::Wait, OnSlot::Wait));
+        let mark = l.on_first_token(0);
+        assert_eq!(drain(&mut l, mark), [1, 2]);
+        assert_eq!(l.on_hold_cap(), None, "released already: the cap does nothing");
+        assert_eq!(l.on_slot(1, 0), OnSlot::Send);
+    }
+
+    #[test]
+    fn sequential_lets_the_next_agent_go_after_the_first_response_only() {
+        let mut l = Launch::default();
+        l.reset(&Strategy::Sequential, 0, 3);
+        assert_eq!(l.on_slot(0, 0), OnSlot::Send);
+        assert_eq!(l.on_slot(1, 0), OnSlot::Wait);
+        assert!(l.listens_to_end(0));
+        let mark = l.on_response_end(0);
+        assert_eq!(drain(&mut l, mark), [1]);
+        assert!(!l.listens_to_end(0));
+        let mark = l.on_response_end(0);
+        assert_eq!(drain(&mut l, mark), [] as [u32; 0]);
+        assert_eq!(l.on_slot(2, 0), OnSlot::Wait, "agent 1's first response has not ended");
+    }
+
+    #[test]
+    fn nested_releases_are_sent_before_the_outer_ones_go_on() {
+        let mut l = Launch::default();
+        l.reset(&Strategy::Sequential, 0, 4);
+        let _ = (l.on_slot(0, 0), l.on_slot(1, 0), l.on_slot(2, 0));
+        let outer = l.on_response_end(0);
+        assert_eq!(l.released(outer, 0), Some(1));
+        let inner = l.on_response_end(1);
+        assert_eq!(drain(&mut l, inner), [2]);
+        assert_eq!((l.released(outer, 0), l.released(outer, 1)), (Some(1), None));
+        l.done(outer);
+    }
+
+    #[test]
+    fn prewarm_and_stagger_gate_the_first_request() {
+        let mut l = Launch::default();
+        l.reset(&Strategy::Prewarm, 0, 2);
+        assert_eq!(l.on_slot(0, 0), OnSlot::Wait);
+        let mark = l.on_prewarm_ready();
+        assert_eq!(drain(&mut l, mark), [0]);
+        assert_eq!(l.on_slot(1, 0), OnSlot::Send);
+        l.reset(&Strategy::Stagger { interval_us: 10 }, 100, 3);
+        assert_eq!(l.on_slot(0, 100), OnSlot::Send);
+        assert_eq!(l.on_slot(2, 100), OnSlot::GateAt(120));
+    }
+}

@@ -1,0 +1,151 @@
+//! What a run records: its `RunMetrics`, and, for traced runs, the timeline segments and the
+//! per-request records. Times are stored relative to t0.
+
+use super::agent::Requester;
+use super::latency::Timing;
+use super::{Outcome, RequestKeys, RequestRecord, Segment, SegmentKind};
+use crate::cache::{Breakpoint, Prompt, Usage};
+use crate::metrics::{RunMetrics, Tokens};
+use crate::time::SimTime;
+
+/// One request as served: what the metrics and the trace record of it.
+pub(super) struct Served {
+    pub who: Requester,
+    pub request: u32,
+    pub send_us: SimTime,
+    pub usage: Usage,
+    pub timing: Timing,
+    pub out: u64,
+    pub model: usize,
+    pub cost_usd: f64,
+}
+
+/// The timeline and the request records of a traced run.
+pub(super) type Trace = (Vec<Segment>, Vec<RequestRecord>);
+
+/// The metrics of one run and its optional trace.
+pub(super) struct Recorder<'a> {
+    pub metrics: &'a mut RunMetrics,
+    trace: Option<Trace>,
+    t0: SimTime,
+    /// Agents in the run (to number the prewarm request and the parent in the trace).
+    n: u32,
+}
+
+impl<'a> Recorder<'a> {
+    pub(super) fn new(metrics: &'a mut RunMetrics, traced: bool, t0: SimTime, n: u32) -> Self {
+        let trace = traced.then(|| (Vec::new(), Vec::new()));
+        Recorder { metrics, trace, t0, n }
+    }
+
+    /// The trace, once the run is over (`None` when not traced).
+    pub(super) fn take_trace(&mut self) -> Option<Trace> {
+        self.trace.take()
+    }
+
+    /// Count one served request of an agent (or the prewarm) into the metrics (and the
+    /// trace): `uncached_usd` is what it would have cost uncached, `launch_wait_us` is set on
+    /// an agent's first request.
+    pub(super) fn request(
+        &mut self,
+        s: &Served,
+        (uncached_usd, launch_wait_us): (f64, Option<u64>),
+        prompt: &Prompt,
+        bps: &[Breakpoint],
+    ) {
+        let (u, mx) = (&s.usage, &mut *self.metrics);
+        add_tokens(&mut mx.tokens, u, s.out);
+        mx.requests += 1;
+        mx.requests_with_hit += (u.cache_read > 0) as u64;
+        mx.redundant_writes += u.redundant_writes as u64;
+        mx.cost_usd += s.cost_usd;
+        mx.cost_uncached_usd += uncached_usd;
+        mx.ttft_us.record(s.timing.ttft_us);
+        if let Some(wait_us) = launch_wait_us {
+            mx.launch_wait_us.record(wait_us);
+        }
+        self.trace_request(s, prompt, bps);
+    }
+
+    /// Count one served request of the parent, apart from the fan-out's.
+    pub(super) fn parent_request(&mut self, s: &Served, prompt: &Prompt, bps: &[Breakpoint]) {
+        let mx = &mut *self.metrics;
+        mx.parent_requests += 1;
+        add_tokens(&mut mx.parent_tokens, &s.usage, s.out);
+        mx.parent_cost_usd += s.cost_usd;
+        self.trace_request(s, prompt, bps);
+    }
+
+    /// One timeline segment from `start` to `end` (traced runs).
+    pub(super) fn segment(
+        &mut self,
+        (who, request): (Requester, u32),
+        kind: SegmentKind,
+        (start, end): (SimTime, SimTime),
+        outcome: Outcome,
+    ) {
+        let Some((segments, _)) = self.trace.as_mut() else { return };
+        let (agent, t0) = (who.shown(self.n), self.t0);
+        let (start_us, end_us) = (start - t0, end - t0);
+        segments.push(Segment { agent, request, kind, start_us, end_us, outcome });
+    }
+
+    /// The timeline segments and the record of one served request (traced runs), with the
+    /// prompt's size and the cache keys it touched.
+    fn trace_request(&mut self, s: &Served, prompt: &Prompt, bps: &[Breakpoint]) {
+        if self.trace.is_none() {
+            return;
+        }
+        let (u, t, now) = (&s.usage, s.timing, s.send_us);
+        let (id, outcome, first) = ((s.who, s.request), Outcome::of(u), now + t.ttft_us);
+        self.segment(id, SegmentKind::Prefill, (now, first), outcome);
+        if t.decode_us > 0 {
+            self.segment(id, SegmentKind::Decode, (first, first + t.decode_us), outcome);
+        }
+        if u.cache_write() > 0 {
+            // Zero-length when there is no ready delay: it still marks when the entry is ready.
+            let ready = (first, first + t.ready_delay_us);
+            self.segment(id, SegmentKind::EntryReady, ready, outcome);
+        }
+        let Some((_, requests)) = self.trace.as_mut() else { return };
+        requests.push(RequestRecord {
+            agent: s.who.shown(self.n),
+            request: s.request,
+            send_us: now - self.t0,
+            ttft_us: t.ttft_us,
+            decode_us: t.decode_us,
+            ready_us: first + t.ready_delay_us - self.t0,
+            prompt_tokens: prompt.tokens(),
+            usage: *u,
+            output_tokens: s.out,
+            cost_usd: s.cost_usd,
+            model: s.model,
+            keys: keys(prompt, bps, u),
+        });
+    }
+}
+
+/// Count one request's usage and output into `tokens`.
+fn add_tokens(tokens: &mut Tokens, u: &Usage, out: u64) {
+    tokens.cache_read += u.cache_read;
+    tokens.cache_write_5m += u.cache_write_5m;
+    tokens.cache_write_1h += u.cache_write_1h;
+    tokens.uncached += u.uncached;
+    tokens.output += out;
+}
+
+/// The keys a request used: its hit boundary (found from `cache_read`: prefix token counts
+/// strictly increase, since empty blocks are never pushed) and its breakpoints.
+fn keys(prompt: &Prompt, bps: &[Breakpoint], u: &Usage) -> RequestKeys {
+    let hit = (u.cache_read > 0).then(|| {
+        let i = (0..prompt.len())
+            .find(|&i| prompt.prefix_tokens(i) == u.cache_read)
+            .expect("the read prefix ends at a block boundary");
+        prompt.prefix_digest(i)
+    });
+    let mut breakpoints = [(Default::default(), 0); 3];
+    for (slot, bp) in breakpoints.iter_mut().zip(bps) {
+        *slot = (prompt.prefix_digest(bp.index), prompt.prefix_tokens(bp.index));
+    }
+    RequestKeys { hit, breakpoints, n_breakpoints: bps.len() }
+}
