@@ -24,7 +24,7 @@ use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{TraceError, TraceMeta, NO_CONVERSATION};
 use super::Replay;
 use crate::cache::{
-    parse_json, Breakpoint, Cache, Digest, Json, ParsedBody, Probe, Prompt, Ttl, Usage,
+    parse_json, Breakpoint, Cache, Digest, Json, ParsedBody, Prompt, State, Ttl, Usage,
 };
 use crate::config::LatencyParams;
 
@@ -274,10 +274,8 @@ fn miss_causes(cache: &Cache, prompt: &Prompt, peek: &Usage, now: u64) -> [u64; 
     let mut cause = 3; // never seen
     for i in (first..=last).rev() {
         cause = match cache.store().probe(prompt.prefix_digest(i), now) {
-            Probe::Expired => 0,
-            Probe::Evicted => 1,
-            Probe::Pending { .. } => 2,
-            Probe::Absent | Probe::Ready { .. } => cause,
+            State::Absent | State::Ready => cause,
+            state => super::blocks::cause(state),
         };
         miss[cause] += prompt.block_tokens(i);
     }
