@@ -6,7 +6,8 @@
 //! `[last_use, last_use + ttl)`: at exactly `last_use + ttl` it has **expired**, whatever its
 //! readiness. `last_use` is the send time of the last request that read or wrote it
 //! (docs/cache.md). Capacity adds two states the times cannot tell: an entry pushed out while
-//! alive is **evicted**, and a key never written is **absent**.
+//! alive is **evicted** until it would have expired ([`held_state`]), and a key never written
+//! is **absent**.
 
 use crate::time::SimTime;
 
@@ -38,6 +39,23 @@ pub fn state(ready_at: SimTime, last_use: SimTime, ttl_us: Option<u64>, now: Sim
     }
 }
 
+/// The state of an entry that capacity may have pushed out (`evicted`): expiry comes first, so
+/// an entry that would have expired anyway is not a capacity miss.
+#[inline]
+pub fn held_state(
+    evicted: bool,
+    ready_at: SimTime,
+    last_use: SimTime,
+    ttl_us: Option<u64>,
+    now: SimTime,
+) -> State {
+    match state(ready_at, last_use, ttl_us, now) {
+        State::Expired => State::Expired,
+        _ if evicted => State::Evicted,
+        s => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +74,14 @@ mod tests {
         assert_eq!(state(500, 10, Some(100), 110), State::Expired);
         assert_eq!(state(0, 0, None, u64::MAX), State::Ready);
         assert_eq!(state(5, u64::MAX - 1, Some(10), u64::MAX - 1), State::Ready, "no overflow");
+    }
+
+    #[test]
+    fn an_evicted_entry_is_evicted_until_it_would_have_expired() {
+        assert_eq!(held_state(true, 15, 10, Some(100), 12), State::Evicted);
+        assert_eq!(held_state(true, 15, 10, Some(100), 109), State::Evicted);
+        assert_eq!(held_state(true, 15, 10, Some(100), 110), State::Expired);
+        assert_eq!(held_state(true, 15, 10, None, u64::MAX), State::Evicted);
+        assert_eq!(held_state(false, 15, 10, Some(100), 12), State::Pending);
     }
 }

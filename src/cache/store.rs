@@ -5,13 +5,13 @@
 //! first reclaims expired entries and then evicts the least recently used live ones from the
 //! old end of an intrusive recency list threaded through a slab ([`super::lru`]; O(1), no
 //! allocation per lookup). Keys are remembered after eviction or expiry, so
-//! [`EntryStore::probe`] can say why a key misses; an entry evicted while alive stays
-//! `Evicted` even after its TTL would have run out. With one TTL and monotonic time, LRU order
-//! is `last_use` order, so expired entries are always at the old end.
+//! [`EntryStore::probe`] can say why a key misses (an evicted entry probes `Evicted` until it
+//! would have expired, as in the replay's block cache). With one TTL and monotonic time, LRU
+//! order is `last_use` order, so expired entries are always at the old end.
 //!
 //! Generic key: `Digest` (the API cache), `u64` hash ids (trace replay). Knows no prompts.
 
-use super::lifecycle::{state, State};
+use super::lifecycle::{held_state, state, State};
 use super::lru::{Link, Linked, Lru};
 use super::{ttl_us, Ttl};
 use crate::time::SimTime;
@@ -174,9 +174,8 @@ impl<K: StoreKey> EntryStore<K> {
         let Some(&i) = self.index.get(&key) else { return State::Absent };
         let s = &self.slots[i as usize];
         match s.residency {
-            Residency::Evicted => State::Evicted,
             Residency::Reclaimed => State::Expired,
-            Residency::Live => s.state(now),
+            r => held_state(r == Residency::Evicted, s.ready_at, s.last_use, s.ttl_us, now),
         }
     }
 

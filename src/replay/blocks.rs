@@ -12,7 +12,7 @@
 //! Entries are never removed, only unlinked, so a miss can be classified (never seen, expired,
 //! evicted, pending): memory grows with distinct blocks, not with requests.
 
-use crate::cache::lifecycle::{state, State};
+use crate::cache::lifecycle::{held_state, State};
 use crate::cache::lru::{Link, Linked, Lru};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -167,11 +167,8 @@ impl BlockCache {
             Some(e) if e.flags & SEEN != 0 => e,
             _ => return State::Absent,
         };
-        match state(e.ready_at_us, e.last_use_us, self.ttl_us, now_us) {
-            State::Expired => State::Expired,
-            _ if e.flags & EVICTED != 0 => State::Evicted,
-            s => s,
-        }
+        let evicted = e.flags & EVICTED != 0;
+        held_state(evicted, e.ready_at_us, e.last_use_us, self.ttl_us, now_us)
     }
 
     /// Look up a request's full blocks: the longest ready prefix hits; every later block is

@@ -338,7 +338,8 @@ fn every_block_concurrent_writes_are_redundant() {
 
 /// Capacity 300 tokens, entries of 100: writing a 4th evicts the least recently used. Keys 1,
 /// 2, 3 written at t = 0, 1, 2; key 1 read at t = 3 -> LRU order (oldest last) 1, 3, 2; key 4
-/// evicts 2, key 5 evicts 3. Evicted keys probe as `Evicted`, never-written ones as `Absent`.
+/// evicts 2, key 5 evicts 3. Evicted keys probe as `Evicted` until their TTL would have run
+/// out (then `Expired`: not a capacity miss), never-written ones as `Absent`.
 #[test]
 fn capacity_evicts_the_least_recently_used() {
     let mut store: EntryStore<u64> = EntryStore::new(Some(300));
@@ -354,6 +355,8 @@ fn capacity_evicts_the_least_recently_used() {
     assert_eq!(store.lru_order(), vec![5, 4, 1]);
     assert_eq!(store.probe(3, 6), State::Evicted);
     assert_eq!(store.probe(99, 6), State::Absent);
+    assert_eq!(store.probe(3, 2 + 5 * US_PER_MIN - 1), State::Evicted);
+    assert_eq!(store.probe(3, 2 + 5 * US_PER_MIN), State::Expired);
     assert_eq!((store.stats().evictions, store.stats().evicted_tokens), (2, 200));
     assert_eq!(store.used_tokens(), 300);
     // Rewriting an evicted key stores it again (evicting the now-least-recent key 1).
@@ -738,8 +741,8 @@ impl NaiveStore {
     fn probe(&self, key: u64, now: u64) -> (State, Option<(u64, u64)>) {
         match self.rows.iter().find(|r| r.0 == key) {
             None => (State::Absent, None),
-            Some(r) if r.6 == 1 => (State::Evicted, Some((r.1, r.2))),
             Some(r) if r.6 == 2 || now >= r.3 + r.4 => (State::Expired, Some((r.1, r.2))),
+            Some(r) if r.6 == 1 => (State::Evicted, Some((r.1, r.2))),
             Some(r) if now < r.2 => (State::Pending, Some((r.1, r.2))),
             Some(r) => (State::Ready, Some((r.1, r.2))),
         }
