@@ -3,8 +3,12 @@
 //!
 //! - [`Prompt`]: a request as a chain of [`Block`]s with running SHA-256 prefix digests
 //!   (`prompt.rs`); extended one block at a time, never re-hashing the shared part.
-//! - [`EntryStore`]: entries keyed by any hashable key, pending -> ready -> expired, sliding TTL
-//!   from the send time of the last request that used them, optional LRU capacity (`store.rs`).
+//! - [`lifecycle::state`]: the one rule from an entry's times to its [`State`] (pending ->
+//!   ready -> expired, sliding TTL from the send time of the last request that used it), shared
+//!   with the trace replay's block cache (`lifecycle.rs`); [`lru::Lru`]: the intrusive recency
+//!   list both caches evict from (`lru.rs`).
+//! - [`EntryStore`]: entries keyed by any hashable key, following that lifecycle, optional LRU
+//!   capacity (`store.rs`).
 //! - [`Cache`]: an `EntryStore<Digest>` plus a [`Policy`] and a model; [`Cache::serve`] looks a
 //!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
 //! - Model presets and the price formula (`presets.rs`); Messages-API JSON bodies to prompts
@@ -15,6 +19,8 @@
 
 mod body;
 mod json;
+pub mod lifecycle;
+pub mod lru;
 pub mod model_ids;
 mod presets;
 mod prompt;
@@ -27,11 +33,12 @@ pub use body::{
     request_from_json_scoped, BodyError, Granularity, ParsedBody,
 };
 pub use json::Json;
+pub use lifecycle::State;
 pub use model_ids::preset_for_api_id;
 pub use presets::{cost_usd, is_long_context, preset, preset_for, preset_names, uncached_cost_usd};
 pub use prompt::{reference_prefix_digest, Prompt};
 pub use serve::{Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
-pub use store::{EntryStore, KeyHasher, Probe, StoreKey, StoreStats, WriteOutcome};
+pub use store::{EntryStore, KeyHasher, StoreKey, StoreStats, WriteOutcome};
 
 use sha2::Digest as _;
 use std::fmt;

@@ -1,18 +1,18 @@
 //! Cache entries by key: pending -> ready -> expired, sliding TTL, optional LRU capacity.
 //!
-//! An entry written at `now` with `ready_at` is **pending** on `[now, ready_at)` and **ready**
-//! from `ready_at` on (a lookup at exactly `ready_at` hits). It is **alive** on
-//! `[last_use, last_use + ttl)`: at exactly `last_use + ttl` it has expired. `last_use` is the
-//! send time of the last request that read or wrote it (docs/cache.md).
-//!
-//! With a capacity (in tokens), a write that would overflow it first reclaims expired entries
-//! and then evicts the least recently used live ones from the tail of an intrusive doubly linked
-//! list threaded through a slab (O(1), no allocation per lookup). Keys are remembered after
-//! eviction or expiry, so [`EntryStore::probe`] can say why a key misses. With one TTL and
-//! monotonic time, LRU order is `last_use` order, so expired entries are always at the tail.
+//! The lifecycle (which times make an entry pending, ready or expired) is
+//! [`super::lifecycle::state`]. With a capacity (in tokens), a write that would overflow it
+//! first reclaims expired entries and then evicts the least recently used live ones from the
+//! old end of an intrusive recency list threaded through a slab ([`super::lru`]; O(1), no
+//! allocation per lookup). Keys are remembered after eviction or expiry, so
+//! [`EntryStore::probe`] can say why a key misses (an evicted entry probes `Evicted` until it
+//! would have expired, as in the replay's block cache). With one TTL and monotonic time, LRU
+//! order is `last_use` order, so expired entries are always at the old end.
 //!
 //! Generic key: `Digest` (the API cache), `u64` hash ids (trace replay). Knows no prompts.
 
+use super::lifecycle::{held_state, state, State};
+use super::lru::{Link, Linked, Lru};
 use super::{ttl_us, Ttl};
 use crate::time::SimTime;
 use std::collections::HashMap;
@@ -46,10 +46,9 @@ impl Hasher for KeyHasher {
     }
 }
 
-const NIL: u32 = u32::MAX;
-
+/// Whether a slot's entry is still held; the times decide the rest of its [`State`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SlotState {
+enum Residency {
     /// In the LRU list and counted in `used_tokens` (may be expired, lazily).
     Live,
     /// Removed by capacity pressure while alive.
@@ -65,30 +64,28 @@ struct Slot<K> {
     ready_at: SimTime,
     last_use: SimTime,
     ttl_us: Option<u64>,
-    state: SlotState,
-    prev: u32,
-    next: u32,
+    residency: Residency,
+    link: Link,
 }
 
 impl<K> Slot<K> {
+    /// The lifecycle state of a `Live` slot.
+    fn state(&self, now: SimTime) -> State {
+        state(self.ready_at, self.last_use, self.ttl_us, now)
+    }
+
     fn expired(&self, now: SimTime) -> bool {
-        self.ttl_us.is_some_and(|t| now >= self.last_use.saturating_add(t))
+        self.state(now) == State::Expired
     }
 }
 
-/// What a lookup of one key finds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Probe {
-    /// Readable: a hit.
-    Ready { tokens: u64 },
-    /// Written, but the writer's first response has not begun.
-    Pending { ready_at: SimTime },
-    /// Existed, but its TTL ran out (at `last_use + ttl`).
-    Expired,
-    /// Existed, but was evicted for capacity while alive.
-    Evicted,
-    /// Never written.
-    Absent,
+impl<K> Linked for Slot<K> {
+    fn link(&self) -> &Link {
+        &self.link
+    }
+    fn link_mut(&mut self) -> &mut Link {
+        &mut self.link
+    }
 }
 
 /// What a write did.
@@ -124,10 +121,8 @@ pub struct StoreStats {
 pub struct EntryStore<K> {
     index: HashMap<K, u32, BuildHasherDefault<KeyHasher>>,
     slots: Vec<Slot<K>>,
-    /// Most recently used.
-    head: u32,
-    /// Least recently used.
-    tail: u32,
+    /// `Live` slots by recency.
+    lru: Lru,
     capacity_tokens: Option<u64>,
     used_tokens: u64,
     stats: StoreStats,
@@ -139,8 +134,7 @@ impl<K: StoreKey> EntryStore<K> {
         EntryStore {
             index: HashMap::default(),
             slots: Vec::new(),
-            head: NIL,
-            tail: NIL,
+            lru: Lru::new(),
             capacity_tokens,
             used_tokens: 0,
             stats: StoreStats::default(),
@@ -151,8 +145,7 @@ impl<K: StoreKey> EntryStore<K> {
     pub fn clear(&mut self, capacity_tokens: Option<u64>) {
         self.index.clear();
         self.slots.clear();
-        self.head = NIL;
-        self.tail = NIL;
+        self.lru = Lru::new();
         self.capacity_tokens = capacity_tokens;
         self.used_tokens = 0;
         self.stats = StoreStats::default();
@@ -177,21 +170,25 @@ impl<K: StoreKey> EntryStore<K> {
     }
 
     /// Classify `key` at `now` without changing anything.
-    pub fn probe(&self, key: K, now: SimTime) -> Probe {
-        let Some(&i) = self.index.get(&key) else { return Probe::Absent };
+    pub fn probe(&self, key: K, now: SimTime) -> State {
+        let Some(&i) = self.index.get(&key) else { return State::Absent };
         let s = &self.slots[i as usize];
-        match s.state {
-            SlotState::Evicted => Probe::Evicted,
-            SlotState::Reclaimed => Probe::Expired,
-            SlotState::Live if s.expired(now) => Probe::Expired,
-            SlotState::Live if now < s.ready_at => Probe::Pending { ready_at: s.ready_at },
-            SlotState::Live => Probe::Ready { tokens: s.tokens },
+        match s.residency {
+            Residency::Reclaimed => State::Expired,
+            r => held_state(r == Residency::Evicted, s.ready_at, s.last_use, s.ttl_us, now),
         }
     }
 
     /// Whether `key` is ready and alive at `now` (a hit).
     pub fn is_ready(&self, key: K, now: SimTime) -> bool {
-        matches!(self.probe(key, now), Probe::Ready { .. })
+        self.probe(key, now) == State::Ready
+    }
+
+    /// The tokens and ready time last written for `key` (whatever its state now).
+    pub fn written(&self, key: K) -> Option<(u64, SimTime)> {
+        self.index
+            .get(&key)
+            .map(|&i| (self.slots[i as usize].tokens, self.slots[i as usize].ready_at))
     }
 
     /// A hit: refresh `key`'s TTL from `now` and make it the most recently used. Returns false
@@ -199,7 +196,7 @@ impl<K: StoreKey> EntryStore<K> {
     pub fn touch(&mut self, key: K, now: SimTime) -> bool {
         let Some(&i) = self.index.get(&key) else { return false };
         let s = &self.slots[i as usize];
-        if s.state != SlotState::Live || s.expired(now) || now < s.ready_at {
+        if s.residency != Residency::Live || s.state(now) != State::Ready {
             return false;
         }
         self.use_slot(i, now);
@@ -209,8 +206,7 @@ impl<K: StoreKey> EntryStore<K> {
     fn use_slot(&mut self, i: u32, now: SimTime) {
         let s = &mut self.slots[i as usize];
         s.last_use = s.last_use.max(now);
-        self.unlink(i);
-        self.link_front(i);
+        self.lru.touch(&mut self.slots, i);
     }
 
     /// Write `key` (a miss) at `now`, readable from `ready_at`, with `ttl`.
@@ -226,7 +222,7 @@ impl<K: StoreKey> EntryStore<K> {
         let ready_at = ready_at.max(now);
         if let Some(&i) = self.index.get(&key) {
             let s = &mut self.slots[i as usize];
-            if s.state == SlotState::Live && !s.expired(now) {
+            if s.residency == Residency::Live && !s.expired(now) {
                 // Keep the longer TTL (`None` = never expires is the longest).
                 s.ttl_us = match (s.ttl_us, ttl_us) {
                     (Some(a), Some(b)) => Some(a.max(b)),
@@ -241,8 +237,8 @@ impl<K: StoreKey> EntryStore<K> {
                 }
                 return WriteOutcome::Refreshed;
             }
-            if s.state == SlotState::Live {
-                self.remove(i, SlotState::Reclaimed);
+            if s.residency == Residency::Live {
+                self.remove(i, Residency::Reclaimed);
             }
             return self.store(i, tokens, now, ready_at, ttl_us, WriteOutcome::Rewritten);
         }
@@ -253,9 +249,8 @@ impl<K: StoreKey> EntryStore<K> {
             ready_at,
             last_use: now,
             ttl_us,
-            state: SlotState::Evicted,
-            prev: NIL,
-            next: NIL,
+            residency: Residency::Evicted,
+            link: Link::UNLINKED,
         });
         self.index.insert(key, i);
         self.store(i, tokens, now, ready_at, ttl_us, WriteOutcome::New)
@@ -278,91 +273,46 @@ impl<K: StoreKey> EntryStore<K> {
         s.ttl_us = ttl_us;
         if let Some(cap) = self.capacity_tokens {
             if tokens > cap {
-                s.state = SlotState::Evicted;
+                s.residency = Residency::Evicted;
                 self.stats.evictions += 1;
                 self.stats.evicted_tokens += tokens;
                 return WriteOutcome::TooLarge;
             }
             while self.used_tokens + tokens > cap {
-                let t = self.tail;
+                let t = self.lru.oldest().expect("used tokens are held by listed entries");
                 let state = if self.slots[t as usize].expired(now) {
-                    SlotState::Reclaimed
+                    Residency::Reclaimed
                 } else {
-                    SlotState::Evicted
+                    Residency::Evicted
                 };
                 self.remove(t, state);
             }
         }
-        self.slots[i as usize].state = SlotState::Live;
+        self.slots[i as usize].residency = Residency::Live;
         self.used_tokens += tokens;
-        self.link_front(i);
+        self.lru.push_newest(&mut self.slots, i);
         self.stats.writes += 1;
         outcome
     }
 
-    /// Take live slot `i` out of the list, as `state`.
-    fn remove(&mut self, i: u32, state: SlotState) {
-        self.unlink(i);
+    /// Take live slot `i` out of the list, as `residency`.
+    fn remove(&mut self, i: u32, residency: Residency) {
+        self.lru.unlink(&mut self.slots, i);
         let s = &mut self.slots[i as usize];
-        s.state = state;
+        s.residency = residency;
         self.used_tokens -= s.tokens;
-        match state {
-            SlotState::Evicted => {
+        match residency {
+            Residency::Evicted => {
                 self.stats.evictions += 1;
                 self.stats.evicted_tokens += s.tokens;
             }
-            SlotState::Reclaimed => self.stats.reclaimed += 1,
-            SlotState::Live => {}
+            Residency::Reclaimed => self.stats.reclaimed += 1,
+            Residency::Live => {}
         }
-    }
-
-    fn unlink(&mut self, i: u32) {
-        let (prev, next) = {
-            let s = &self.slots[i as usize];
-            (s.prev, s.next)
-        };
-        if prev == NIL {
-            if self.head == i {
-                self.head = next;
-            }
-        } else {
-            self.slots[prev as usize].next = next;
-        }
-        if next == NIL {
-            if self.tail == i {
-                self.tail = prev;
-            }
-        } else {
-            self.slots[next as usize].prev = prev;
-        }
-        let s = &mut self.slots[i as usize];
-        s.prev = NIL;
-        s.next = NIL;
-    }
-
-    fn link_front(&mut self, i: u32) {
-        let old = self.head;
-        {
-            let s = &mut self.slots[i as usize];
-            s.prev = NIL;
-            s.next = old;
-        }
-        if old != NIL {
-            self.slots[old as usize].prev = i;
-        } else {
-            self.tail = i;
-        }
-        self.head = i;
     }
 
     /// Live keys from most to least recently used (for tests and diagnostics; O(n)).
     pub fn lru_order(&self) -> Vec<K> {
-        let mut out = Vec::new();
-        let mut i = self.head;
-        while i != NIL {
-            out.push(self.slots[i as usize].key);
-            i = self.slots[i as usize].next;
-        }
-        out
+        self.lru.newest_first(&self.slots).map(|i| self.slots[i as usize].key).collect()
     }
 }

@@ -98,8 +98,8 @@ pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
         for span in export.resource_spans.iter().flat_map(|r| &r.scope_spans).flat_map(|s| &s.spans)
         {
             spans += 1;
-            let at = |m: String| {
-                let m = format!("span `{}` (spanId {}): {m}", span.name, span.span_id);
+            let at = |e: SpanError| {
+                let m = format!("span `{}` (spanId {}): {e}", span.name, span.span_id);
                 CalibrateError::line(path, line as u64, m)
             };
             if let Some(call) = call(span).map_err(at)? {
@@ -139,8 +139,32 @@ pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
 
 const CALL_OPERATIONS: [&str; 3] = ["chat", "text_completion", "generate_content"];
 
+/// What is wrong with one span (the reader adds the file, line and span).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum SpanError {
+    #[error("{key} = {source}")]
+    Attribute { key: &'static str, source: BadValue },
+    #[error("time to first token {ttft_s} s is later than the span's end ({duration_s} s)")]
+    TtftAfterEnd { ttft_s: f64, duration_s: f64 },
+    #[error("endTimeUnixNano {end} is before startTimeUnixNano {start}")]
+    EndBeforeStart { start: u64, end: u64 },
+}
+
+/// What is wrong with one attribute value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum BadValue {
+    #[error("{0} is not a number")]
+    Number(Value),
+    #[error("{0} is not a token count")]
+    Count(f64),
+    #[error("{0} is not a duration in seconds")]
+    Seconds(f64),
+    #[error("{0} is not a whole number of nanoseconds")]
+    Nanoseconds(Value),
+}
+
 /// The model call a span records, `None` when it records none.
-fn call(span: &Span) -> Result<Option<Call>, String> {
+fn call(span: &Span) -> Result<Option<Call>, SpanError> {
     let attr = |key: &str| span.attributes.iter().find(|kv| kv.key == key).map(|kv| &kv.value);
     if let Some(op) = attr("gen_ai.operation.name").and_then(string) {
         if !CALL_OPERATIONS.contains(&op.as_str()) {
@@ -154,8 +178,8 @@ fn call(span: &Span) -> Result<Option<Call>, String> {
     let (Some(model), Some(_)) = (model, attr("gen_ai.usage.input_tokens")) else {
         return Ok(None);
     };
-    let tokens = |key: &str| -> Result<u64, String> {
-        attr(key).map_or(Ok(0), |v| count(v).map_err(|e| format!("{key} = {e}")))
+    let tokens = |key: &'static str| -> Result<u64, SpanError> {
+        attr(key).map_or(Ok(0), |v| count(v).map_err(|source| SpanError::Attribute { key, source }))
     };
     let cache_write = match attr("gen_ai.usage.cache_creation.input_tokens") {
         Some(_) => tokens("gen_ai.usage.cache_creation.input_tokens")?,
@@ -165,13 +189,15 @@ fn call(span: &Span) -> Result<Option<Call>, String> {
         .into_iter()
         .find(|k| attr(k).is_some());
     let ttft_s = match ttft_key {
-        Some(k) => Some(seconds(attr(k).unwrap()).map_err(|e| format!("{k} = {e}"))?),
+        Some(key) => Some(
+            seconds(attr(key).unwrap()).map_err(|source| SpanError::Attribute { key, source })?,
+        ),
         None => None,
     };
     let duration_s = duration(span)?;
     if let (Some(t), Some(d)) = (ttft_s, duration_s) {
         if t > d + 1e-6 {
-            return Err(format!("time to first token {t} s is later than the span's end ({d} s)"));
+            return Err(SpanError::TtftAfterEnd { ttft_s: t, duration_s: d });
         }
     }
     Ok(Some(Call {
@@ -187,19 +213,17 @@ fn call(span: &Span) -> Result<Option<Call>, String> {
 }
 
 /// The span's duration in seconds, when it has both ends.
-fn duration(span: &Span) -> Result<Option<f64>, String> {
-    let nanos = |v: &Option<Value>, key: &str| -> Result<Option<u64>, String> {
+fn duration(span: &Span) -> Result<Option<f64>, SpanError> {
+    let nanos = |v: &Option<Value>, key: &'static str| -> Result<Option<u64>, SpanError> {
         match v {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => uint(v).map(Some).map_err(|e| format!("{key} = {e}")),
+            Some(v) => uint(v).map(Some).map_err(|source| SpanError::Attribute { key, source }),
         }
     };
     let start = nanos(&span.start, "startTimeUnixNano")?;
     let end = nanos(&span.end, "endTimeUnixNano")?;
     match (start, end) {
-        (Some(s), Some(e)) if e < s => {
-            Err(format!("endTimeUnixNano {e} is before startTimeUnixNano {s}"))
-        }
+        (Some(start), Some(end)) if end < start => Err(SpanError::EndBeforeStart { start, end }),
         (Some(s), Some(e)) if s > 0 => Ok(Some((e - s) as f64 / 1e9)),
         _ => Ok(None),
     }
@@ -212,41 +236,41 @@ fn string(v: &Value) -> Option<String> {
 
 /// A token count: an `intValue` (a JSON string or number, as OTLP JSON allows), a whole
 /// `doubleValue`, or a `stringValue` holding a whole number.
-fn count(v: &Value) -> Result<u64, String> {
+fn count(v: &Value) -> Result<u64, BadValue> {
     let x = number(v)?;
     if x.fract() == 0.0 && (0.0..9e15).contains(&x) {
         Ok(x as u64)
     } else {
-        Err(format!("{x} is not a token count"))
+        Err(BadValue::Count(x))
     }
 }
 
 /// Seconds: a non-negative finite number.
-fn seconds(v: &Value) -> Result<f64, String> {
+fn seconds(v: &Value) -> Result<f64, BadValue> {
     let x = number(v)?;
     if x.is_finite() && x >= 0.0 {
         Ok(x)
     } else {
-        Err(format!("{x} is not a duration in seconds"))
+        Err(BadValue::Seconds(x))
     }
 }
 
-fn number(v: &Value) -> Result<f64, String> {
+fn number(v: &Value) -> Result<f64, BadValue> {
     let inner = ["intValue", "doubleValue", "stringValue"].iter().find_map(|k| v.get(k));
     let parsed = match inner {
         Some(Value::Number(n)) => n.as_f64(),
         Some(Value::String(s)) => s.trim().parse::<f64>().ok(),
         _ => None,
     };
-    parsed.ok_or_else(|| format!("{v} is not a number"))
+    parsed.ok_or_else(|| BadValue::Number(v.clone()))
 }
 
 /// A uint64 written as a JSON string or number.
-fn uint(v: &Value) -> Result<u64, String> {
+fn uint(v: &Value) -> Result<u64, BadValue> {
     match v {
         Value::Number(n) => n.as_u64(),
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
-    .ok_or_else(|| format!("{v} is not a whole number of nanoseconds"))
+    .ok_or_else(|| BadValue::Nanoseconds(v.clone()))
 }

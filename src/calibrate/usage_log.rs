@@ -59,9 +59,9 @@ pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
             continue;
         }
         let line: Line = serde_json::from_slice(&buf).map_err(|e| {
-            CalibrateError::line(path, line_no, crate::replay::trace::json_error(&e))
+            CalibrateError::line(path, line_no, crate::replay::trace::json_error(&e).to_string())
         })?;
-        check(&line).map_err(|m| CalibrateError::line(path, line_no, m))?;
+        check(&line).map_err(|e| CalibrateError::line(path, line_no, e.to_string()))?;
         parsed.push((line_no, line));
     }
     if parsed.is_empty() {
@@ -88,24 +88,40 @@ pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
     Ok(())
 }
 
+/// What is wrong with one line of a usage log (the reader adds the file and line).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum RecordError {
+    #[error("`model` is empty")]
+    EmptyModel,
+    #[error("`{key}` = {value} is not a non-negative number of milliseconds")]
+    NotMilliseconds { key: &'static str, value: f64 },
+    #[error("needs `ttft_ms` or `duration_ms` (or both)")]
+    NoTiming,
+    #[error(
+        "`ttft_ms` = {ttft_ms} is later than `duration_ms` = {duration_ms} (the response cannot \
+         end before it begins)"
+    )]
+    TtftAfterDuration { ttft_ms: f64, duration_ms: f64 },
+}
+
 /// The checks serde cannot make: a timing present, durations non-negative, ttft <= duration.
-fn check(line: &Line) -> Result<(), String> {
+fn check(line: &Line) -> Result<(), RecordError> {
     if line.model.trim().is_empty() {
-        return Err("`model` is empty".into());
+        return Err(RecordError::EmptyModel);
     }
-    let ms = |v: Option<f64>, key: &str| match v {
-        Some(x) if !(x.is_finite() && x >= 0.0) => {
-            Err(format!("`{key}` = {x} is not a non-negative number of milliseconds"))
+    let ms = |v: Option<f64>, key: &'static str| match v {
+        Some(value) if !(value.is_finite() && value >= 0.0) => {
+            Err(RecordError::NotMilliseconds { key, value })
         }
         _ => Ok(()),
     };
     ms(line.ttft_ms, "ttft_ms")?;
     ms(line.duration_ms, "duration_ms")?;
     match (line.ttft_ms, line.duration_ms) {
-        (None, None) => Err("needs `ttft_ms` or `duration_ms` (or both)".into()),
-        (Some(t), Some(d)) if t > d => Err(format!(
-            "`ttft_ms` = {t} is later than `duration_ms` = {d} (the response cannot end before it begins)"
-        )),
+        (None, None) => Err(RecordError::NoTiming),
+        (Some(ttft_ms), Some(duration_ms)) if ttft_ms > duration_ms => {
+            Err(RecordError::TtftAfterDuration { ttft_ms, duration_ms })
+        }
         _ => Ok(()),
     }
 }

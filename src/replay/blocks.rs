@@ -1,14 +1,19 @@
 //! A block-level prefix cache for hash-id traces (vLLM-like): every full block is a cache
 //! point, a lookup takes the longest ready prefix, and a request writes every block it missed.
-//! Entries are pending until the writer's first token (`ready_at`), live for a sliding TTL from
-//! the start of the last request that used them, and optionally share a capacity in tokens with
-//! LRU eviction (a request's deepest block is evicted first, as vLLM frees blocks).
+//! Entries follow the API cache's lifecycle ([`crate::cache::lifecycle::state`]: pending until
+//! the writer's first token, a sliding TTL from the start of the last request that used them)
+//! and optionally share a capacity in tokens with LRU eviction (a request's deepest block is
+//! evicted first, as vLLM frees blocks).
 //!
 //! Blocks are dense indices from `Interner` (shared by every cache choice of one replay), so a
-//! cache is a `Vec` of entries and an intrusive LRU list: no allocation, no hashing per lookup.
+//! cache is a `Vec` of entries and an intrusive recency list ([`crate::cache::lru`]): no
+//! allocation, no hashing per lookup. A request's blocks are looked up together and committed
+//! together (`lookup`, then `commit`).
 //! Entries are never removed, only unlinked, so a miss can be classified (never seen, expired,
 //! evicted, pending): memory grows with distinct blocks, not with requests.
 
+use crate::cache::lifecycle::{held_state, State};
+use crate::cache::lru::{Link, Linked, Lru};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -83,35 +88,19 @@ impl Hasher for MixHasher {
     }
 }
 
-/// What a lookup found at one block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Probe {
-    Ready,
-    /// Written by a request whose first token has not arrived yet.
-    Pending,
-    /// Last used a TTL or more ago.
-    Expired,
-    /// Pushed out by the capacity (and not expired).
-    Evicted,
-    Never,
-}
-
 /// Miss causes, in the fixed order of every output: expiry, capacity, pending, never seen.
 pub const CAUSES: [&str; 4] = ["expired", "capacity", "pending", "never_seen"];
 
-impl Probe {
-    /// Index into `CAUSES` (a ready block has no cause).
-    pub fn cause(self) -> usize {
-        match self {
-            Probe::Expired => 0,
-            Probe::Evicted => 1,
-            Probe::Pending => 2,
-            Probe::Never | Probe::Ready => 3,
-        }
+/// Index into `CAUSES` of a miss in `state` (`Ready` has no cause of its own: `never_seen`).
+pub fn cause(state: State) -> usize {
+    match state {
+        State::Expired => 0,
+        State::Evicted => 1,
+        State::Pending => 2,
+        State::Absent | State::Ready => 3,
     }
 }
 
-const NIL: u32 = u32::MAX;
 const SEEN: u8 = 1;
 const LINKED: u8 = 2;
 const EVICTED: u8 = 4;
@@ -120,14 +109,22 @@ const EVICTED: u8 = 4;
 struct Entry {
     last_use_us: u64,
     ready_at_us: u64,
-    prev: u32,
-    next: u32,
+    link: Link,
     tokens: u32,
     flags: u8,
 }
 
 const EMPTY: Entry =
-    Entry { last_use_us: 0, ready_at_us: 0, prev: NIL, next: NIL, tokens: 0, flags: 0 };
+    Entry { last_use_us: 0, ready_at_us: 0, link: Link::UNLINKED, tokens: 0, flags: 0 };
+
+impl Linked for Entry {
+    fn link(&self) -> &Link {
+        &self.link
+    }
+    fn link_mut(&mut self) -> &mut Link {
+        &mut self.link
+    }
+}
 
 /// The outcome of looking up one request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -146,9 +143,8 @@ pub struct Lookup {
 /// One cache choice's state.
 pub struct BlockCache {
     entries: Vec<Entry>,
-    /// LRU list: `head` least recently used.
-    head: u32,
-    tail: u32,
+    /// `LINKED` entries by recency (only with a capacity).
+    lru: Lru,
     used_tokens: u64,
     ttl_us: Option<u64>,
     capacity_tokens: Option<u64>,
@@ -156,14 +152,7 @@ pub struct BlockCache {
 
 impl BlockCache {
     pub fn new(ttl_us: Option<u64>, capacity_tokens: Option<u64>) -> Self {
-        BlockCache {
-            entries: Vec::new(),
-            head: NIL,
-            tail: NIL,
-            used_tokens: 0,
-            ttl_us,
-            capacity_tokens,
-        }
+        BlockCache { entries: Vec::new(), lru: Lru::new(), used_tokens: 0, ttl_us, capacity_tokens }
     }
 
     /// Tokens held by live (linked) entries, expired ones included until they are reclaimed.
@@ -173,20 +162,13 @@ impl BlockCache {
 
     /// The state of one block at `now_us`. Expiry is checked before eviction: a block that
     /// would have expired anyway is not a capacity miss.
-    pub fn probe(&self, block: u32, now_us: u64) -> Probe {
+    pub fn probe(&self, block: u32, now_us: u64) -> State {
         let e = match self.entries.get(block as usize) {
             Some(e) if e.flags & SEEN != 0 => e,
-            _ => return Probe::Never,
+            _ => return State::Absent,
         };
-        if self.ttl_us.is_some_and(|ttl| now_us >= e.last_use_us.saturating_add(ttl)) {
-            Probe::Expired
-        } else if e.flags & EVICTED != 0 {
-            Probe::Evicted
-        } else if e.ready_at_us > now_us {
-            Probe::Pending
-        } else {
-            Probe::Ready
-        }
+        let evicted = e.flags & EVICTED != 0;
+        held_state(evicted, e.ready_at_us, e.last_use_us, self.ttl_us, now_us)
     }
 
     /// Look up a request's full blocks: the longest ready prefix hits; every later block is
@@ -197,16 +179,16 @@ impl BlockCache {
                 self.entries.resize(max as usize + 1, EMPTY);
             }
         }
-        let hit = blocks.iter().take_while(|&&b| self.probe(b, now_us) == Probe::Ready).count();
+        let hit = blocks.iter().take_while(|&&b| self.probe(b, now_us) == State::Ready).count();
         let mut out =
             Lookup { hit_blocks: hit, read_tokens: hit as u64 * block_tokens, ..Lookup::default() };
         let Some(&first_miss) = blocks.get(hit) else { return out };
-        let break_cause = self.probe(first_miss, now_us).cause();
+        let break_cause = cause(self.probe(first_miss, now_us));
         for &b in &blocks[hit..] {
             let probe = self.probe(b, now_us);
-            let cause = if probe == Probe::Ready { break_cause } else { probe.cause() };
-            out.miss_tokens[cause] += block_tokens;
-            out.redundant_writes += u64::from(probe == Probe::Pending);
+            let miss_cause = if probe == State::Ready { break_cause } else { cause(probe) };
+            out.miss_tokens[miss_cause] += block_tokens;
+            out.redundant_writes += u64::from(probe == State::Pending);
         }
         out.write_tokens = (blocks.len() - hit) as u64 * block_tokens;
         out
@@ -239,7 +221,7 @@ impl BlockCache {
 
     /// Mark one block used at `now_us` (and written, if it was not readable).
     fn use_block(&mut self, b: u32, block_tokens: u64, now_us: u64, ready_at_us: u64) {
-        let valid = matches!(self.probe(b, now_us), Probe::Ready | Probe::Pending);
+        let valid = matches!(self.probe(b, now_us), State::Ready | State::Pending);
         let e = &mut self.entries[b as usize];
         e.ready_at_us = if valid { e.ready_at_us.min(ready_at_us) } else { ready_at_us };
         e.last_use_us = now_us;
@@ -251,50 +233,31 @@ impl BlockCache {
     fn make_room(&mut self, n: usize, block_tokens: u64) -> usize {
         let Some(cap) = self.capacity_tokens else { return n };
         let need = n as u64 * block_tokens;
-        while self.used_tokens + need > cap && self.head != NIL {
-            let h = self.head;
-            self.unlink(h);
-            self.entries[h as usize].flags |= EVICTED;
+        while self.used_tokens + need > cap {
+            let Some(oldest) = self.lru.oldest() else { break };
+            self.unlink(oldest);
+            self.entries[oldest as usize].flags |= EVICTED;
         }
         let room = cap.saturating_sub(self.used_tokens);
         n.min((room / block_tokens.max(1)) as usize)
     }
 
     fn unlink(&mut self, b: u32) {
-        let e = self.entries[b as usize];
+        let e = &mut self.entries[b as usize];
         if e.flags & LINKED == 0 {
             return;
         }
-        match e.prev {
-            NIL => self.head = e.next,
-            p => self.entries[p as usize].next = e.next,
-        }
-        match e.next {
-            NIL => self.tail = e.prev,
-            n => self.entries[n as usize].prev = e.prev,
-        }
-        let e = &mut self.entries[b as usize];
-        e.prev = NIL;
-        e.next = NIL;
         e.flags &= !LINKED;
         self.used_tokens -= u64::from(e.tokens);
+        self.lru.unlink(&mut self.entries, b);
     }
 
     fn link_mru(&mut self, b: u32) {
         self.unlink(b); // an id repeated within one request stays linked once
-        let tail = self.tail;
-        {
-            let e = &mut self.entries[b as usize];
-            e.prev = tail;
-            e.next = NIL;
-            e.flags |= LINKED;
-            self.used_tokens += u64::from(e.tokens);
-        }
-        match tail {
-            NIL => self.head = b,
-            t => self.entries[t as usize].next = b,
-        }
-        self.tail = b;
+        let e = &mut self.entries[b as usize];
+        e.flags |= LINKED;
+        self.used_tokens += u64::from(e.tokens);
+        self.lru.push_newest(&mut self.entries, b);
     }
 }
 
@@ -320,11 +283,11 @@ mod tests {
         let look = c.lookup(&[0], 4, 10);
         assert_eq!(look.miss_tokens, [0, 0, 0, 4]);
         c.commit(&[0], 4, 10, 15);
-        assert_eq!(c.probe(0, 14), Probe::Pending);
-        assert_eq!(c.probe(0, 15), Probe::Ready);
-        assert_eq!(c.probe(0, 109), Probe::Ready);
-        assert_eq!(c.probe(0, 110), Probe::Expired);
-        assert_eq!(c.probe(1, 0), Probe::Never);
+        assert_eq!(c.probe(0, 14), State::Pending);
+        assert_eq!(c.probe(0, 15), State::Ready);
+        assert_eq!(c.probe(0, 109), State::Ready);
+        assert_eq!(c.probe(0, 110), State::Expired);
+        assert_eq!(c.probe(1, 0), State::Absent);
     }
 
     #[test]
@@ -349,8 +312,8 @@ mod tests {
             c.commit(blocks, 4, t, t);
         }
         assert_eq!(c.used_tokens(), 12);
-        assert_eq!(c.probe(0, 3), Probe::Ready);
-        assert_eq!(c.probe(1, 3), Probe::Evicted);
-        assert_eq!(c.probe(2, 3), Probe::Ready);
+        assert_eq!(c.probe(0, 3), State::Ready);
+        assert_eq!(c.probe(1, 3), State::Evicted);
+        assert_eq!(c.probe(2, 3), State::Ready);
     }
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::trace::{TraceError, TraceMeta, TraceRequest};
+use super::trace::{RecordError, TraceError, TraceMeta, TraceRequest};
 use crate::time::US_PER_S;
 
 #[derive(Deserialize)]
@@ -174,22 +174,19 @@ fn place(
             )));
         }
         last_t = e.t;
-        out.push(placed(e, base_s, block_size).map_err(bad)?);
+        out.push(placed(e, base_s, block_size).map_err(|e| bad(e.to_string()))?);
     }
     Ok(())
 }
 
-fn placed(e: Entry, base_s: f64, block_size: u64) -> Result<Placed, String> {
-    let missing = |f: &str| format!("missing field `{f}`");
-    let model = e.model.ok_or_else(|| missing("model"))?;
-    let input = e.input.ok_or_else(|| missing("in"))?;
-    let ids = e.hash_ids.ok_or_else(|| missing("hash_ids"))?;
+fn placed(e: Entry, base_s: f64, block_size: u64) -> Result<Placed, RecordError> {
+    let model = e.model.ok_or(RecordError::Missing("model"))?;
+    let input = e.input.ok_or(RecordError::Missing("in"))?;
+    let ids = e.hash_ids.ok_or(RecordError::Missing("hash_ids"))?;
     let expected = input / block_size;
     if ids.len() as u64 != expected {
-        return Err(format!(
-            "{} hash_ids for in = {input}, expected floor({input} / {block_size}) = {expected}",
-            ids.len()
-        ));
+        let ids = ids.len();
+        return Err(RecordError::ClaudeCodeBlocks { ids, input, block_size, expected });
     }
     super::window::check(&model, input, e.out.unwrap_or(0))?;
     let time_us = ((base_s + e.t) * US_PER_S as f64).round() as u64;
@@ -197,23 +194,20 @@ fn placed(e: Entry, base_s: f64, block_size: u64) -> Result<Placed, String> {
     let api_time_us = seconds_us(e.api_time, "api_time")?;
     if let (Some(ttft), Some(api)) = (ttft_us, api_time_us) {
         if ttft > api {
-            return Err(format!(
-                "ttft {} s is later than api_time {} s (the response cannot end before it begins)",
-                ttft as f64 / 1e6,
-                api as f64 / 1e6
-            ));
+            let (ttft_s, api_time_s) = (ttft as f64 / 1e6, api as f64 / 1e6);
+            return Err(RecordError::TtftAfterApiTime { ttft_s, api_time_s });
         }
     }
     Ok(Placed { time_us, model, input, output: e.out.unwrap_or(0), ids, ttft_us, api_time_us })
 }
 
 /// A recorded duration in seconds as microseconds; it must be a non-negative number.
-fn seconds_us(s: Option<f64>, field: &str) -> Result<Option<u64>, String> {
+fn seconds_us(s: Option<f64>, field: &'static str) -> Result<Option<u64>, RecordError> {
     match s {
         None => Ok(None),
         Some(s) if s.is_finite() && (0.0..1e7).contains(&s) => {
             Ok(Some((s * US_PER_S as f64).round() as u64))
         }
-        Some(s) => Err(format!("{field} = {s} is not a duration in seconds")),
+        Some(value) => Err(RecordError::NotSeconds { field, value }),
     }
 }

@@ -23,8 +23,8 @@ use std::path::Path;
 use hdrhistogram::Histogram;
 
 pub use run::ChoiceStats;
-pub use settings::{CacheChoice, Format, ReplaySettings};
-pub use trace::{TraceError, TraceMeta, TraceRequest};
+pub use settings::{CacheChoice, Format, ReplaySettings, SetError, SettingError};
+pub use trace::{RecordError, TraceError, TraceMeta, TraceRequest};
 
 use crate::time::{US_PER_H, US_PER_MIN, US_PER_S};
 

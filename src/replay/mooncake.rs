@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::trace::{TraceError, TraceMeta, TraceRequest, NO_CONVERSATION};
+use super::trace::{RecordError, TraceError, TraceMeta, TraceRequest, NO_CONVERSATION};
 
 #[derive(Deserialize)]
 struct Line {
@@ -44,7 +44,8 @@ pub fn read(
             continue;
         }
         let checked = parse_line(&buf, block_size, last_time_us).and_then(|(t, line)| {
-            super::window::check(model, line.input_length, line.output_length).map(|()| (t, line))
+            super::window::check(model, line.input_length, line.output_length)?;
+            Ok((t, line))
         });
         match checked {
             Ok((time_us, line)) => {
@@ -64,8 +65,8 @@ pub fn read(
                     api_time_us: None,
                 });
             }
-            Err(message) if lenient => meta.warn(TraceError::line(path, line_no, message)),
-            Err(message) => return Err(TraceError::line(path, line_no, message)),
+            Err(e) if lenient => meta.warn(TraceError::line(path, line_no, e.to_string())),
+            Err(e) => return Err(TraceError::line(path, line_no, e.to_string())),
         }
     }
     Ok(())
@@ -80,29 +81,24 @@ fn full_blocks(input_tokens: u64, block_size: u64, ids: usize) -> usize {
     }
 }
 
-fn parse_line(buf: &[u8], block_size: u64, last_time_us: u64) -> Result<(u64, Line), String> {
+fn parse_line(buf: &[u8], block_size: u64, last_time_us: u64) -> Result<(u64, Line), RecordError> {
     let line: Line = serde_json::from_slice(buf).map_err(|e| super::trace::json_error(&e))?;
     if !(line.timestamp.is_finite() && line.timestamp >= 0.0) {
-        return Err(format!("timestamp {} is not a non-negative number of ms", line.timestamp));
+        return Err(RecordError::MooncakeTime(line.timestamp));
     }
     let time_us = (line.timestamp * 1000.0).round() as u64;
     if time_us < last_time_us {
-        return Err(format!(
-            "timestamp {} ms is earlier than the previous record's {} ms (the trace must be \
-             sorted by time)",
-            line.timestamp,
-            last_time_us as f64 / 1000.0
-        ));
+        let previous_ms = last_time_us as f64 / 1000.0;
+        return Err(RecordError::MooncakeUnsorted { ms: line.timestamp, previous_ms });
     }
     let expected = line.input_length.div_ceil(block_size);
     if line.hash_ids.len() as u64 != expected {
-        return Err(format!(
-            "{} hash_ids for input_length {}, expected ceil({} / {block_size}) = {expected} \
-             (is block_size right? set it with --set block_size=N)",
-            line.hash_ids.len(),
-            line.input_length,
-            line.input_length
-        ));
+        return Err(RecordError::MooncakeBlocks {
+            ids: line.hash_ids.len(),
+            input: line.input_length,
+            block_size,
+            expected,
+        });
     }
     Ok((time_us, line))
 }

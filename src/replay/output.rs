@@ -1,5 +1,5 @@
 //! Rendering a replay: tables for people, JSON for programs, and `replay.json` (with the
-//! reuse-gap histogram and the hit-rate curves) for the plot helper. Pure: strings and
+//! reuse-gap histogram and the hit-rate curves) for the plot module. Pure: strings and
 //! `serde_json::Value`s, no I/O. Floats are rounded to 6 decimals; keys sorted (BTreeMap).
 
 use std::fmt::Write as _;
@@ -123,7 +123,7 @@ pub fn histogram_base64(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// `replay.json` for the plot helper: results, reuse gaps, curves. No absolute paths.
+/// `replay.json` for the plot module: results, reuse gaps, curves. No absolute paths.
 pub fn replay_file_json(
     replay: &Replay,
     settings: &ReplaySettings,

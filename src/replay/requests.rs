@@ -21,10 +21,10 @@ use serde::Deserialize;
 use super::prices::{Account, Pricing};
 use super::run::{ChoiceStats, Measured, ReadySource};
 use super::settings::{CacheChoice, ReplaySettings};
-use super::trace::{TraceError, TraceMeta, NO_CONVERSATION};
+use super::trace::{RecordError, TraceError, TraceMeta, NO_CONVERSATION};
 use super::Replay;
 use crate::cache::{
-    parse_json, Breakpoint, Cache, Digest, Json, ParsedBody, Probe, Prompt, Ttl, Usage,
+    parse_json, Breakpoint, Cache, Digest, Json, ParsedBody, Prompt, State, Ttl, Usage,
 };
 use crate::config::LatencyParams;
 
@@ -80,7 +80,7 @@ pub fn replay(
         let result = parse_line(&buf, last_time_us).and_then(|(t, line)| {
             let conv =
                 line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
-            let parsed = parse_json(&line.body).map_err(|e| e.to_string())?;
+            let parsed = parse_json(&line.body)?;
             let input = parsed.blocks.iter().map(|b| b.tokens).sum();
             super::window::check(&parsed.model, input, line.output_tokens)?;
             r.request(t, conv, parsed, line.output_tokens, meta.requests)?;
@@ -91,8 +91,8 @@ pub fn replay(
                 last_time_us = t;
                 meta.requests += 1;
             }
-            Err(m) if settings.lenient => meta.warn(TraceError::line(path, line_no, m)),
-            Err(m) => return Err(TraceError::line(path, line_no, m)),
+            Err(e) if settings.lenient => meta.warn(TraceError::line(path, line_no, e.to_string())),
+            Err(e) => return Err(TraceError::line(path, line_no, e.to_string())),
         }
     }
     if meta.requests == 0 {
@@ -112,18 +112,16 @@ pub fn replay(
     })
 }
 
-fn parse_line(buf: &[u8], last_time_us: u64) -> Result<(u64, Line), String> {
+fn parse_line(buf: &[u8], last_time_us: u64) -> Result<(u64, Line), RecordError> {
     let line: Line = serde_json::from_slice(buf).map_err(|e| super::trace::json_error(&e))?;
     let ms = line.timestamp_ms;
     if !(ms.is_finite() && ms >= 0.0) {
-        return Err(format!("timestamp_ms {ms} is not a non-negative number"));
+        return Err(RecordError::RequestsTime(ms));
     }
     let t = (ms * 1000.0).round() as u64;
     if t < last_time_us {
-        return Err(format!(
-            "timestamp_ms {ms} is earlier than the previous request's {} (the trace must be sorted by time)",
-            last_time_us as f64 / 1000.0
-        ));
+        let previous_ms = last_time_us as f64 / 1000.0;
+        return Err(RecordError::RequestsUnsorted { ms, previous_ms });
     }
     Ok((t, line))
 }
@@ -184,7 +182,7 @@ impl<'s> Replayer<'s> {
         parsed: ParsedBody,
         output: u64,
         index: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), RecordError> {
         let body_breakpoints = parsed.breakpoints.clone();
         let price_index = self.pricing.index(&parsed.model);
         let prompt = self.prompt(conv, parsed);
@@ -199,8 +197,7 @@ impl<'s> Replayer<'s> {
                     .iter()
                     .map(|b| Breakpoint { index: b.index, ttl: ttl.unwrap_or(b.ttl) }),
             );
-            let peek =
-                lane.cache.peek(&prompt, &self.breakpoints, now).map_err(|e| e.to_string())?;
+            let peek = lane.cache.peek(&prompt, &self.breakpoints, now)?;
             let miss = miss_causes(&lane.cache, &prompt, &peek, now);
             let settings = self.settings;
             let mut source = ReadySource::Model;
@@ -209,10 +206,7 @@ impl<'s> Replayer<'s> {
                 source = from;
                 t
             };
-            let usage = lane
-                .cache
-                .serve(&prompt, &self.breakpoints, now, ready_at)
-                .map_err(|e| e.to_string())?;
+            let usage = lane.cache.serve(&prompt, &self.breakpoints, now, ready_at)?;
             let account = Account {
                 cache_read: usage.cache_read,
                 cache_write_5m: usage.cache_write_5m,
@@ -274,10 +268,8 @@ fn miss_causes(cache: &Cache, prompt: &Prompt, peek: &Usage, now: u64) -> [u64; 
     let mut cause = 3; // never seen
     for i in (first..=last).rev() {
         cause = match cache.store().probe(prompt.prefix_digest(i), now) {
-            Probe::Expired => 0,
-            Probe::Evicted => 1,
-            Probe::Pending { .. } => 2,
-            Probe::Absent | Probe::Ready { .. } => cause,
+            State::Absent | State::Ready => cause,
+            state => super::blocks::cause(state),
         };
         miss[cause] += prompt.block_tokens(i);
     }

@@ -114,7 +114,40 @@ pub struct ReplaySettings {
 #[error("`{assignment}`: {reason}")]
 pub struct SetError {
     pub assignment: String,
-    pub reason: String,
+    pub reason: SettingError,
+}
+
+/// Why a setting (or a combination of settings) is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingError {
+    #[error("expected key=value, e.g. cache.ttl=1h")]
+    NotAnAssignment,
+    #[error("unknown key `{0}` (replay keys: {keys})", keys = KEYS)]
+    UnknownKey(String),
+    #[error("cache.ttl must be 5m, 1h or none, not `{0}`")]
+    Ttl(String),
+    #[error("expected a positive whole number, not `{0}`")]
+    NotPositive(String),
+    #[error("cache.policy must be anthropic or every-block, not `{0}`")]
+    Policy(String),
+    #[error("unknown model `{0}` (known: {known})", known = crate::cache::preset_names().join(", "))]
+    UnknownModel(String),
+    #[error("block_size applies to mooncake traces only ({0} traces carry their own blocks)")]
+    BlockSizeNotMooncake(&'static str),
+    #[error("`{0}` is not a seed")]
+    Seed(String),
+    #[error("latency.preset must be one of {names}", names = LatencyPreset::NAMES.join(", "))]
+    LatencyPreset,
+    #[error("latency.from={value}: {message}")]
+    LatencyFrom { value: String, message: String },
+    /// A latency distribution the experiment file's syntax refuses (its message).
+    #[error("{0}")]
+    Dist(String),
+    #[error(
+        "cache.policy=anthropic needs request bodies (format `requests`); a {0} trace has only \
+         block hash ids, replayed as a block-level prefix cache (every-block)"
+    )]
+    PolicyNeedsBodies(&'static str),
 }
 
 /// The default model whose prices a replay charges.
@@ -149,7 +182,7 @@ impl ReplaySettings {
             },
             policy_set: false,
         };
-        settings.rebuild_latencies().expect("the presets alone always resolve");
+        settings.rebuild_latencies();
         settings
     }
 
@@ -164,7 +197,7 @@ impl ReplaySettings {
     }
 
     /// Recompute every model's latency after a latency or model assignment.
-    fn rebuild_latencies(&mut self) -> Result<(), String> {
+    fn rebuild_latencies(&mut self) {
         let mut all = Vec::new();
         for name in crate::cache::preset_names() {
             let mut l = latency_presets::params(name, self.latency_preset).unwrap_or_default();
@@ -181,21 +214,19 @@ impl ReplaySettings {
         }
         self.latencies = all;
         self.latency = self.latency_for(&self.model.name).clone();
-        Ok(())
     }
 
     /// Apply one `key=value` assignment.
     pub fn apply_set(&mut self, assignment: &str) -> Result<(), SetError> {
-        let err = |reason: String| SetError { assignment: assignment.to_string(), reason };
-        let (key, value) = assignment
-            .split_once('=')
-            .ok_or_else(|| err("expected key=value, e.g. cache.ttl=1h".to_string()))?;
+        let err = |reason| SetError { assignment: assignment.to_string(), reason };
+        let (key, value) =
+            assignment.split_once('=').ok_or_else(|| err(SettingError::NotAnAssignment))?;
         let key = key.trim();
         let value = unquote(value.trim());
         self.apply_key(key, value).map_err(err)
     }
 
-    fn apply_key(&mut self, key: &str, value: &str) -> Result<(), String> {
+    fn apply_key(&mut self, key: &str, value: &str) -> Result<(), SettingError> {
         match key {
             "cache.ttl" => {
                 self.cache.ttl_us = parse_ttl(value)?;
@@ -209,38 +240,35 @@ impl ReplaySettings {
             "model" if value == "per-request" => self.per_request_prices = true,
             "model" => {
                 self.per_request_prices = false;
-                self.model = crate::cache::preset(value).ok_or_else(|| {
-                    let known = crate::cache::preset_names().join(", ");
-                    format!("unknown model `{value}` (known: {known})")
-                })?;
+                self.model = crate::cache::preset(value)
+                    .ok_or_else(|| SettingError::UnknownModel(value.to_string()))?;
                 self.latency = self.latency_for(&self.model.name).clone();
             }
             "block_size" if self.format != Format::Mooncake => {
-                return Err(format!(
-                    "block_size applies to mooncake traces only ({} traces carry their own blocks)",
-                    self.format.name()
-                ))
+                return Err(SettingError::BlockSizeNotMooncake(self.format.name()))
             }
             "block_size" => self.block_size = parse_positive(value)?,
-            "seed" => self.seed = value.parse().map_err(|_| format!("`{value}` is not a seed"))?,
+            "seed" => {
+                self.seed = value.parse().map_err(|_| SettingError::Seed(value.to_string()))?
+            }
             _ => match key.strip_prefix("latency.") {
                 Some(name) => self.apply_latency(name, value)?,
-                None => return Err(format!("unknown key `{key}` (replay keys: {KEYS})")),
+                None => return Err(SettingError::UnknownKey(key.to_string())),
             },
         }
         Ok(())
     }
 
-    fn apply_latency(&mut self, name: &str, value: &str) -> Result<(), String> {
+    fn apply_latency(&mut self, name: &str, value: &str) -> Result<(), SettingError> {
         match name {
             "preset" => {
-                self.latency_preset = LatencyPreset::parse(value).ok_or_else(|| {
-                    format!("latency.preset must be one of {}", LatencyPreset::NAMES.join(", "))
-                })?
+                self.latency_preset =
+                    LatencyPreset::parse(value).ok_or(SettingError::LatencyPreset)?
             }
             "from" => {
-                let file = LatencyFile::read(std::path::Path::new(value))
-                    .map_err(|e| format!("latency.from={value}: {e}"))?;
+                let file = LatencyFile::read(std::path::Path::new(value)).map_err(|message| {
+                    SettingError::LatencyFrom { value: value.to_string(), message }
+                })?;
                 self.latency_file = Some(std::sync::Arc::new(file));
             }
             "overhead" | "ready_delay" => {
@@ -249,19 +277,16 @@ impl ReplaySettings {
             "prefill_rate" | "cached_rate" | "decode_rate" => {
                 self.latency_overrides.push((name.to_string(), parse_dist(value, false)?))
             }
-            _ => return Err(format!("unknown key `latency.{name}` (replay keys: {KEYS})")),
+            _ => return Err(SettingError::UnknownKey(format!("latency.{name}"))),
         }
-        self.rebuild_latencies()
+        self.rebuild_latencies();
+        Ok(())
     }
 
     /// Check the combination once every assignment is applied.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SettingError> {
         if self.format.is_hash_ids() && self.policy_set && self.cache.policy != Policy::EveryBlock {
-            return Err(format!(
-                "cache.policy=anthropic needs request bodies (format `requests`); a {} trace has \
-                 only block hash ids, replayed as a block-level prefix cache (every-block)",
-                self.format.name()
-            ));
+            return Err(SettingError::PolicyNeedsBodies(self.format.name()));
         }
         Ok(())
     }
@@ -282,42 +307,42 @@ fn unquote(v: &str) -> &str {
 }
 
 /// `5m`, `1h` or `none` (the API's two TTLs, and a cache that never expires).
-pub fn parse_ttl(value: &str) -> Result<Option<u64>, String> {
+pub fn parse_ttl(value: &str) -> Result<Option<u64>, SettingError> {
     match value {
         "5m" | "5min" => Ok(Some(5 * US_PER_MIN)),
         "1h" | "60m" | "60min" => Ok(Some(US_PER_H)),
         "none" => Ok(None),
-        _ => Err(format!("cache.ttl must be 5m, 1h or none, not `{value}`")),
+        _ => Err(SettingError::Ttl(value.to_string())),
     }
 }
 
-fn parse_capacity(value: &str) -> Result<Option<u64>, String> {
+fn parse_capacity(value: &str) -> Result<Option<u64>, SettingError> {
     if value == "none" || value == "unlimited" {
         return Ok(None);
     }
     parse_positive(value).map(Some)
 }
 
-fn parse_positive(value: &str) -> Result<u64, String> {
+fn parse_positive(value: &str) -> Result<u64, SettingError> {
     match value.replace('_', "").parse::<u64>() {
         Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("expected a positive whole number, not `{value}`")),
+        _ => Err(SettingError::NotPositive(value.to_string())),
     }
 }
 
-fn parse_policy(value: &str) -> Result<Policy, String> {
+fn parse_policy(value: &str) -> Result<Policy, SettingError> {
     match value {
         "anthropic" => Ok(Policy::Anthropic),
         "every-block" | "every_block" => Ok(Policy::EveryBlock),
-        _ => Err(format!("cache.policy must be anthropic or every-block, not `{value}`")),
+        _ => Err(SettingError::Policy(value.to_string())),
     }
 }
 
 /// A latency distribution in the experiment file's syntax (`const(500ms)`, `uniform(..)`,
 /// `lognormal(median=.., p90=..)`, ..); durations carry a unit.
-fn parse_dist(value: &str, duration: bool) -> Result<Dist, String> {
+fn parse_dist(value: &str, duration: bool) -> Result<Dist, SettingError> {
     let q = if duration { Quantity::Duration } else { Quantity::Number };
-    crate::config::parse_dist(value, q)
+    crate::config::parse_dist(value, q).map_err(SettingError::Dist)
 }
 
 #[cfg(test)]

@@ -52,6 +52,52 @@ pub enum TraceError {
     Io { file: PathBuf, source: std::io::Error },
 }
 
+/// What is wrong with one record of a trace; the reader adds the file and line
+/// ([`TraceError::line`]) or the record's place ([`TraceError::file`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecordError {
+    #[error("bad record: {text} (column {column})")]
+    Json { text: String, column: usize },
+    #[error("timestamp {0} is not a non-negative number of ms")]
+    MooncakeTime(f64),
+    #[error(
+        "timestamp {ms} ms is earlier than the previous record's {previous_ms} ms (the trace must \
+         be sorted by time)"
+    )]
+    MooncakeUnsorted { ms: f64, previous_ms: f64 },
+    #[error(
+        "{ids} hash_ids for input_length {input}, expected ceil({input} / {block_size}) = \
+         {expected} (is block_size right? set it with --set block_size=N)"
+    )]
+    MooncakeBlocks { ids: usize, input: u64, block_size: u64, expected: u64 },
+    #[error("timestamp_ms {0} is not a non-negative number")]
+    RequestsTime(f64),
+    #[error(
+        "timestamp_ms {ms} is earlier than the previous request's {previous_ms} (the trace must \
+         be sorted by time)"
+    )]
+    RequestsUnsorted { ms: f64, previous_ms: f64 },
+    #[error("missing field `{0}`")]
+    Missing(&'static str),
+    #[error(
+        "{ids} hash_ids for in = {input}, expected floor({input} / {block_size}) = {expected}"
+    )]
+    ClaudeCodeBlocks { ids: usize, input: u64, block_size: u64, expected: u64 },
+    #[error("{field} = {value} is not a duration in seconds")]
+    NotSeconds { field: &'static str, value: f64 },
+    #[error(
+        "ttft {ttft_s} s is later than api_time {api_time_s} s (the response cannot end before \
+         it begins)"
+    )]
+    TtftAfterApiTime { ttft_s: f64, api_time_s: f64 },
+    #[error(transparent)]
+    Window(#[from] super::window::WindowError),
+    #[error(transparent)]
+    Body(#[from] crate::cache::BodyError),
+    #[error(transparent)]
+    Cache(#[from] crate::cache::CacheError),
+}
+
 impl TraceError {
     pub fn line(file: &Path, line: u64, message: impl Into<String>) -> Self {
         TraceError::Line { file: file.to_path_buf(), line, message: message.into() }
@@ -105,10 +151,10 @@ impl TraceMeta {
 
 /// A JSON error of one record, without serde's "at line 1" (the record is one line; the
 /// caller names the file's line).
-pub fn json_error(e: &serde_json::Error) -> String {
+pub fn json_error(e: &serde_json::Error) -> RecordError {
     let text = e.to_string();
     let text = text.rfind(" at line ").map_or(text.as_str(), |i| &text[..i]);
-    format!("bad record: {text} (column {})", e.column())
+    RecordError::Json { text: text.to_string(), column: e.column() }
 }
 
 /// Read line `line_no` of `path` into `buf` (cleared first), at most

@@ -5,8 +5,23 @@
 
 use crate::cache::preset_for;
 
-/// `Err` (the line's message) when `input + output` tokens exceed `model`'s context window.
-pub fn check(model: &str, input_tokens: u64, output_tokens: u64) -> Result<(), String> {
+/// A request larger than its model's context window.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the request holds {tokens} tokens ({input_tokens} input + {output_tokens} output), more \
+     than {model}'s context window of {window}: the API would refuse it"
+)]
+pub struct WindowError {
+    pub tokens: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// The preset's name.
+    pub model: String,
+    pub window: u64,
+}
+
+/// `Err` when `input + output` tokens exceed `model`'s context window.
+pub fn check(model: &str, input_tokens: u64, output_tokens: u64) -> Result<(), WindowError> {
     let Some(m) = preset_for(model) else { return Ok(()) };
     // Recorded traffic was served: a window the model offers on request (Sonnet 4 / 4.5's 1M
     // beta) counts.
@@ -16,11 +31,7 @@ pub fn check(model: &str, input_tokens: u64, output_tokens: u64) -> Result<(), S
     if tokens <= window {
         return Ok(());
     }
-    Err(format!(
-        "the request holds {tokens} tokens ({input_tokens} input + {output_tokens} output), more \
-         than {}'s context window of {window}: the API would refuse it",
-        m.name
-    ))
+    Err(WindowError { tokens, input_tokens, output_tokens, model: m.name.clone(), window })
 }
 
 #[cfg(test)]
@@ -33,7 +44,7 @@ mod tests {
         // offers 1M on request (served traffic may use it); Sonnet 4.6: 1M. A model that is
         // not a preset is not checked.
         assert!(check("claude-haiku-4-5-20251001", 199_000, 1_000).is_ok());
-        let e = check("claude-haiku-4-5-20251001", 199_000, 1_001).unwrap_err();
+        let e = check("claude-haiku-4-5-20251001", 199_000, 1_001).unwrap_err().to_string();
         assert!(e.contains("200001 tokens") && e.contains("claude-haiku-4.5"), "{e}");
         assert!(check("claude-sonnet-4-5-20250929", 252_597, 1_828).is_ok());
         assert!(check("claude-sonnet-4-5-20250929", 999_000, 1_001).is_err());

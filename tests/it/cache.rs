@@ -9,7 +9,7 @@
 
 use prefixsim::cache::{
     cost_usd, preset, preset_names, reference_prefix_digest, request_from_json, Block, Breakpoint,
-    Cache, CacheError, Digest, EntryStore, Layer, Policy, Probe, Prompt, Ttl, Usage, WriteOutcome,
+    Cache, CacheError, Digest, EntryStore, Layer, Policy, Prompt, State, Ttl, Usage, WriteOutcome,
 };
 use prefixsim::config::ModelParams;
 use prefixsim::time::{US_PER_MIN, US_PER_S};
@@ -180,8 +180,9 @@ fn expiry_is_exactly_at_last_use_plus_ttl() {
     let end = t1 + 5 * US_PER_MIN;
     assert_eq!(cache.peek(&p, &[bp(1)], end - 1).unwrap().cache_read, 2_000);
     assert_eq!(cache.peek(&p, &[bp(1)], end).unwrap().cache_read, 0);
-    assert_eq!(cache.store().probe(key, end - 1), Probe::Ready { tokens: 2_000 });
-    assert_eq!(cache.store().probe(key, end), Probe::Expired);
+    assert_eq!(cache.store().probe(key, end - 1), State::Ready);
+    assert_eq!(cache.store().written(key).map(|w| w.0), Some(2_000));
+    assert_eq!(cache.store().probe(key, end), State::Expired);
     let u = cache.serve(&p, &[bp(1)], end, instant(end)).unwrap();
     assert_eq!((u.cache_read, u.cache_write_5m, u.redundant_writes), (0, 2_000, 0));
 }
@@ -212,7 +213,7 @@ fn one_hour_and_no_ttl_entries() {
     store.write(1, 10, 0, 0, Ttl::OneHour);
     store.write(2, 10, 0, 0, Ttl::None);
     assert!(store.is_ready(1, 3_600 * US_PER_S - 1));
-    assert_eq!(store.probe(1, 3_600 * US_PER_S), Probe::Expired);
+    assert_eq!(store.probe(1, 3_600 * US_PER_S), State::Expired);
     assert!(store.is_ready(2, u64::MAX - 1));
 }
 
@@ -337,7 +338,8 @@ fn every_block_concurrent_writes_are_redundant() {
 
 /// Capacity 300 tokens, entries of 100: writing a 4th evicts the least recently used. Keys 1,
 /// 2, 3 written at t = 0, 1, 2; key 1 read at t = 3 -> LRU order (oldest last) 1, 3, 2; key 4
-/// evicts 2, key 5 evicts 3. Evicted keys probe as `Evicted`, never-written ones as `Absent`.
+/// evicts 2, key 5 evicts 3. Evicted keys probe as `Evicted` until their TTL would have run
+/// out (then `Expired`: not a capacity miss), never-written ones as `Absent`.
 #[test]
 fn capacity_evicts_the_least_recently_used() {
     let mut store: EntryStore<u64> = EntryStore::new(Some(300));
@@ -348,11 +350,13 @@ fn capacity_evicts_the_least_recently_used() {
     assert_eq!(store.lru_order(), vec![1, 3, 2]);
     store.write(4, 100, 4, 4, Ttl::FiveMin);
     assert_eq!(store.lru_order(), vec![4, 1, 3]);
-    assert_eq!(store.probe(2, 5), Probe::Evicted);
+    assert_eq!(store.probe(2, 5), State::Evicted);
     store.write(5, 100, 5, 5, Ttl::FiveMin);
     assert_eq!(store.lru_order(), vec![5, 4, 1]);
-    assert_eq!(store.probe(3, 6), Probe::Evicted);
-    assert_eq!(store.probe(99, 6), Probe::Absent);
+    assert_eq!(store.probe(3, 6), State::Evicted);
+    assert_eq!(store.probe(99, 6), State::Absent);
+    assert_eq!(store.probe(3, 2 + 5 * US_PER_MIN - 1), State::Evicted);
+    assert_eq!(store.probe(3, 2 + 5 * US_PER_MIN), State::Expired);
     assert_eq!((store.stats().evictions, store.stats().evicted_tokens), (2, 200));
     assert_eq!(store.used_tokens(), 300);
     // Rewriting an evicted key stores it again (evicting the now-least-recent key 1).
@@ -368,23 +372,25 @@ fn capacity_reclaims_expired_entries_before_evicting() {
     store.write(1, 100, 0, 0, Ttl::FiveMin);
     store.write(2, 100, 10 * US_PER_MIN, 10 * US_PER_MIN, Ttl::FiveMin);
     store.write(3, 100, 11 * US_PER_MIN, 11 * US_PER_MIN, Ttl::FiveMin);
-    assert_eq!(store.probe(1, 11 * US_PER_MIN), Probe::Expired);
+    assert_eq!(store.probe(1, 11 * US_PER_MIN), State::Expired);
     assert_eq!((store.stats().reclaimed, store.stats().evictions), (1, 0));
     assert_eq!(store.write(4, 500, 12 * US_PER_MIN, 0, Ttl::FiveMin), WriteOutcome::TooLarge);
-    assert_eq!(store.probe(4, 12 * US_PER_MIN), Probe::Evicted);
+    assert_eq!(store.probe(4, 12 * US_PER_MIN), State::Evicted);
     assert_eq!(store.lru_order(), vec![3, 2]);
 }
 
-/// Probe distinguishes pending (with its ready time) from ready.
+/// A probe distinguishes pending from ready; the entry keeps its earliest ready time.
 #[test]
 fn probe_classifies_pending_entries() {
     let mut store: EntryStore<u64> = EntryStore::new(None);
     store.write(7, 10, 100, 500, Ttl::FiveMin);
-    assert_eq!(store.probe(7, 499), Probe::Pending { ready_at: 500 });
+    assert_eq!(store.probe(7, 499), State::Pending);
+    assert_eq!(store.written(7), Some((10, 500)));
     assert!(!store.touch(7, 499));
-    assert_eq!(store.probe(7, 500), Probe::Ready { tokens: 10 });
+    assert_eq!(store.probe(7, 500), State::Ready);
     assert_eq!(store.write(7, 10, 200, 900, Ttl::FiveMin), WriteOutcome::Redundant);
-    assert_eq!(store.probe(7, 500), Probe::Ready { tokens: 10 }, "earlier ready time kept");
+    assert_eq!(store.probe(7, 500), State::Ready, "earlier ready time kept");
+    assert_eq!(store.written(7), Some((10, 500)));
 }
 
 // ---------------------------------------------------------------- request bodies
@@ -732,13 +738,13 @@ struct NaiveStore {
 }
 
 impl NaiveStore {
-    fn probe(&self, key: u64, now: u64) -> Probe {
+    fn probe(&self, key: u64, now: u64) -> (State, Option<(u64, u64)>) {
         match self.rows.iter().find(|r| r.0 == key) {
-            None => Probe::Absent,
-            Some(r) if r.6 == 1 => Probe::Evicted,
-            Some(r) if r.6 == 2 || now >= r.3 + r.4 => Probe::Expired,
-            Some(r) if now < r.2 => Probe::Pending { ready_at: r.2 },
-            Some(r) => Probe::Ready { tokens: r.1 },
+            None => (State::Absent, None),
+            Some(r) if r.6 == 2 || now >= r.3 + r.4 => (State::Expired, Some((r.1, r.2))),
+            Some(r) if r.6 == 1 => (State::Evicted, Some((r.1, r.2))),
+            Some(r) if now < r.2 => (State::Pending, Some((r.1, r.2))),
+            Some(r) => (State::Ready, Some((r.1, r.2))),
         }
     }
 
@@ -762,7 +768,7 @@ impl NaiveStore {
     }
 
     fn touch(&mut self, key: u64, now: u64) {
-        if matches!(self.probe(key, now), Probe::Ready { .. }) {
+        if self.probe(key, now).0 == State::Ready {
             self.clock += 1;
             let r = self.rows.iter_mut().find(|r| r.0 == key).unwrap();
             (r.3, r.5) = (r.3.max(now), self.clock);
@@ -796,7 +802,8 @@ proptest! {
             }
             prop_assert!(store.used_tokens() <= cap);
             for k in 0..12 {
-                prop_assert_eq!(store.probe(k, now), naive.probe(k, now), "key {} at {}", k, now);
+                let got = (store.probe(k, now), store.written(k));
+                prop_assert_eq!(got, naive.probe(k, now), "key {} at {}", k, now);
             }
         }
     }

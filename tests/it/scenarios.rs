@@ -1,7 +1,8 @@
 //! Tests: `prefixsim scenarios` (the seed table and its exercises, computed by the cache core).
 
 use prefixsim::cache::{request_from_json, Policy};
-use prefixsim::scenarios::bodies::{user_text, Request};
+use prefixsim::scenarios::bodies::{assistant_text, user_text, Request};
+use prefixsim::scenarios::compute::{main_next, thinking_fork_requests};
 use prefixsim::scenarios::permission::{tool_result, CallOutcome, Permissions};
 use prefixsim::scenarios::workload::{ToolCall, Workload, WorkloadError};
 use prefixsim::scenarios::{self, render, Report, WorkloadName, SCENARIOS};
@@ -133,18 +134,67 @@ fn btw_designs_side_and_next_turn() {
     assert!(written.cache_read >= next.cache_read);
 }
 
-/// Every row's tokens add up to its request's tokens (the core's invariant, seen from here),
-/// and the hit rate is cache_read / (cache_read + cache_write + uncached).
+/// The request a row bills, rebuilt here from the workload as the table describes each row:
+/// the fork (and `fork_deny_edit`'s first request) is the history + the fork's task, /btw the
+/// history + the question, the variants change one thing of those, and `fork_thinking` bills
+/// its fork.
+fn row_request(w: &Workload, model: &str, id: &str) -> Request {
+    let fork = Request::after_history(w, &[user_text(&w.fork_task)]);
+    let btw = Request::after_history(w, &[user_text(&w.btw_question)]);
+    let changed = |mut r: Request, change: &dyn Fn(&mut Request)| {
+        change(&mut r);
+        r
+    };
+    match id {
+        "warmup" => Request::main_turn(w, w.turns()),
+        "fork" | "fork_deny_edit" => fork,
+        "fork_drop_bash" => fork.without_tool(&w.drop_tool),
+        "fork_edit_system" => changed(fork, &|r| r.system.push_str(&w.read_only_note)),
+        "fresh_subagent" => Request {
+            model: w.model.clone(),
+            tools: w.subagent.tools.clone(),
+            system: w.subagent.system.clone(),
+            messages: vec![user_text(&w.subagent.task)],
+            tool_choice: None,
+            thinking: None,
+            shared_end: None,
+        },
+        "btw" | "btw_keep_tools" => btw,
+        "fork_reorder_tools" => changed(fork, &|r| r.tools.reverse()),
+        "btw_drop_tools" => changed(btw, &|r| r.tools.clear()),
+        "btw_tool_choice_none" => changed(btw, &|r| r.tool_choice = Some(json!({"type": "none"}))),
+        "fork_thinking" => thinking_fork_requests(w, model).1,
+        _ => panic!("no request for row {id}"),
+    }
+}
+
+/// A request's tokens, parsed by the cache core from its body.
+fn tokens(req: &Request) -> u64 {
+    request_from_json(&req.body()).expect("a valid body").0.tokens()
+}
+
+/// Every row bills exactly its request's tokens (read + written + uncached), and every /btw
+/// row's next turns bill the main conversation's next request, with the side answer discarded
+/// or written into it; so does the baseline next turn.
 #[test]
-fn rows_add_up() {
-    for (w, p) in ALL {
-        for s in &report(w, p).scenarios {
-            let u = s.usage;
-            assert_eq!(u.cache_read + u.cache_write() + u.uncached, u.total());
-            assert!(u.total() > 0, "{} empty", s.id);
-            let want = u.cache_read as f64 / u.total() as f64;
-            assert_eq!(u.hit_rate(), want);
+fn every_row_bills_its_requests_tokens() {
+    for (name, p) in ALL {
+        let w = name.load().unwrap();
+        let r = report(name, p);
+        let next = tokens(&main_next(&w, &[]));
+        let qa = [user_text(&w.btw_question), assistant_text(&w.btw_answer)];
+        let next_written = tokens(&main_next(&w, &qa));
+        assert!(r.scenarios.iter().map(|s| s.id).eq(SCENARIOS.iter().map(|s| s.0)));
+        for s in &r.scenarios {
+            let want = tokens(&row_request(&w, &r.model, s.id));
+            assert_eq!(s.usage.total(), want, "{name:?} {p:?} {}", s.id);
+            if let Some(turn) = s.next_turn {
+                assert_eq!(turn.answer_discarded.total(), next, "{name:?} {p:?} {}", s.id);
+                assert_eq!(turn.answer_written.total(), next_written, "{name:?} {p:?} {}", s.id);
+            }
         }
+        assert_eq!(r.baseline_next_turn.total(), next, "{name:?} {p:?}");
+        assert!(next_written > next, "the written answer lengthens the next turn");
     }
 }
 
