@@ -15,12 +15,14 @@
 //! its p95; if none ties, the pick stays and is flagged as on the knife edge when below p95.
 //! See `Edge`.
 //!
-//! Knows nothing of the model: candidates are simulated through `super::Simulator`.
+//! Knows nothing of the model: candidates are simulated through `crate::exec::Simulator`, on
+//! the one executor (`crate::exec::ordered`), folded in value order.
 
 use serde::Serialize;
 
 use super::spec::{duration_value, parse_range};
 use super::{table, Simulator};
+use crate::exec::ordered;
 use crate::limits::RunError;
 use crate::metrics::RunMetrics;
 use crate::results::{t_975, Aggregate};
@@ -626,28 +628,24 @@ fn evaluate_all<S: Simulator>(
     let one = |v: Value| -> Result<Candidate, RunError> {
         let named = |e: String| format!("--param {param} = {}: {e}", v.label());
         let t = candidate_table(base, param, v).map_err(|e| RunError::Input(named(e)))?;
-        let exp = sim.resolve(&t).map_err(|e| RunError::Input(named(e)))?;
+        let exp = sim.resolve(&t).map_err(|e| RunError::Input(named(e.to_string())))?;
         evaluate(sim, &exp, v, objective).map_err(|e| e.map(named))
     };
-    let jobs = jobs.max(1).min(values.len().max(1));
-    let mut slots: Vec<Option<Result<Candidate, RunError>>> = vec![None; values.len()];
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..jobs)
-            .map(|j| {
-                let one = &one;
-                s.spawn(move || {
-                    (j..values.len()).step_by(jobs).map(|i| (i, one(values[i]))).collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for h in handles {
-            for (i, r) in h.join().unwrap_or_default() {
-                slots[i] = Some(r);
-            }
-        }
-    });
-    let panicked = || Err(RunError::Internal("a tuning worker panicked".into()));
-    slots.into_iter().map(|s| s.unwrap_or_else(panicked)).collect()
+    let mut out = Vec::with_capacity(values.len());
+    let never = std::sync::atomic::AtomicBool::new(false);
+    ordered(
+        values.len(),
+        jobs.max(1),
+        &never,
+        || (),
+        |_, i| one(values[i]),
+        |_, c| {
+            out.push(c);
+            Ok(())
+        },
+    )
+    .map_err(|(_, e)| e)?;
+    Ok(out)
 }
 
 #[cfg(test)]
