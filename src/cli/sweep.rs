@@ -118,7 +118,10 @@ fn estimate(sim: &ModelSim, plan: &Plan) -> Result<limits::Estimate, CliError> {
     // Streamed: one point's experiment at a time. A point that does not resolve (a
     // combination of axis values the experiment refuses) is bad input, found before any work.
     let exps = (0..n).map_while(|i| {
-        let exp = plan.point_table(i).and_then(|t| sim.resolve(&t).map_err(|e| e.to_string()));
+        let exp = plan
+            .point_table(i)
+            .map_err(|e| e.to_string())
+            .and_then(|t| sim.resolve(&t).map_err(|e| e.to_string()));
         match exp {
             Ok(exp) => Some((point_label(plan, i), exp)),
             Err(e) => {
@@ -172,7 +175,7 @@ pub fn run(mut args: Args) -> CliResult {
     args.set.extend(super::latency_set(&args.latency)?);
     let (sim, plan) = load_checked(&args.file, &args.set, args.force)?;
     let shard = match &args.shard {
-        Some(s) => Some(sweep::parse_shard(s).map_err(|e| CliError::input(anyhow::anyhow!(e)))?),
+        Some(s) => Some(sweep::parse_shard(s).map_err(CliError::input)?),
         None => None,
     };
     let dir = args.out.clone().unwrap_or_else(|| default_dir(&plan.desc.name, shard));

@@ -102,13 +102,14 @@ pub fn run(mut args: Args) -> CliResult {
         config::apply_set(&mut table, s).map_err(CliError::input)?;
     }
     table.remove("sweep");
-    let objective = Objective::parse(&args.objective, args.lambda).map_err(input)?;
+    let objective = Objective::parse(&args.objective, args.lambda).map_err(CliError::input)?;
     let values = tune::parse_values(&args.range).map_err(input)?;
     let strategy = tune::focus_strategy(&mut table, &args.param, args.strategy.as_deref())
         .map_err(|e| input(format!("{origin}: {e}")))?;
     let sim = ModelSim { origin: origin.clone() };
     sim.resolve(&table).map_err(|e| input(e.to_string()))?;
     let probe = tune::candidate_table(&table, &args.param, values[0])
+        .map_err(|e| e.to_string())
         .and_then(|t| sim.resolve(&t).map_err(|e| e.to_string()))
         .map_err(|e| input(format!("--param {} = {}: {e}", args.param, values[0].label())))?;
     let desc = sim.describe(&probe);
@@ -161,6 +162,7 @@ fn check_limits(
     let exps = values.iter().map_while(|&v| {
         let named = |e: String| format!("--param {} = {}: {e}", args.param, v.label());
         let exp = tune::candidate_table(table, &args.param, v)
+            .map_err(|e| e.to_string())
             .and_then(|t| sim.resolve(&t).map_err(|e| e.to_string()));
         match exp {
             Ok(exp) => Some((format!("candidate {} = {}", args.param, v.label()), exp)),

@@ -106,7 +106,7 @@ impl Plan {
                 })?;
             }
         }
-        let first = plan.point_table(0).map_err(SweepError::Input)?;
+        let first = plan.point_table(0).map_err(|e| SweepError::Input(e.to_string()))?;
         sim.resolve(&first).map_err(|e| {
             let values: Vec<String> = plan
                 .grid
@@ -120,7 +120,7 @@ impl Plan {
     }
 
     /// The experiment table of point `index`.
-    pub fn point_table(&self, index: u64) -> Result<toml::Table, String> {
+    pub fn point_table(&self, index: u64) -> Result<toml::Table, table::KeyError> {
         let mut t = self.base.clone();
         for (key, value) in self.grid.point(index) {
             table::set_value(&mut t, key, value.clone())?;
@@ -200,7 +200,7 @@ pub fn run_sweep<S: Simulator>(
     let path = opts.dir.join(JOURNAL_FILE);
     let (writer, first) = open_journal(&path, &header, opts.resume)?;
     let work = |point: u64| -> Result<PointRecord, RunError> {
-        let t = plan.point_table(point)?;
+        let t = plan.point_table(point).map_err(|e| RunError::Internal(e.to_string()))?;
         let exp = sim.resolve(&t).map_err(|e| RunError::Input(e.to_string()))?;
         let values: Vec<toml::Value> =
             plan.grid.point(point).into_iter().map(|(_, v)| v.clone()).collect();
@@ -278,23 +278,34 @@ fn check_same(
     Ok(())
 }
 
+/// Why a `--shard K/N` is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("--shard `{0}`: expected K/N, e.g. 0/4 (K counts from 0)")]
+    NotKN(String),
+    #[error("--shard `{text}`: {part} is not a number")]
+    NotANumber { text: String, part: char },
+    #[error("--shard `{0}`: N must be at least 1")]
+    NoShards(String),
+    #[error(
+        "--shard `{text}`: K counts from 0, so K must be below N (0..{last}); with Slurm use \
+         --array=0-{last}"
+    )]
+    IndexPastLast { text: String, last: u64 },
+}
+
 /// Parse `K/N` (K is 0-based: 0 <= K < N).
-pub fn parse_shard(text: &str) -> Result<Shard, String> {
-    let (k, n) = text
-        .split_once('/')
-        .ok_or_else(|| format!("--shard `{text}`: expected K/N, e.g. 0/4 (K counts from 0)"))?;
-    let k: u64 = k.trim().parse().map_err(|_| format!("--shard `{text}`: K is not a number"))?;
-    let n: u64 = n.trim().parse().map_err(|_| format!("--shard `{text}`: N is not a number"))?;
+pub fn parse_shard(text: &str) -> Result<Shard, ShardError> {
+    let (k, n) = text.split_once('/').ok_or_else(|| ShardError::NotKN(text.into()))?;
+    let num = |s: &str, part| {
+        s.trim().parse::<u64>().map_err(|_| ShardError::NotANumber { text: text.into(), part })
+    };
+    let (k, n) = (num(k, 'K')?, num(n, 'N')?);
     if n == 0 {
-        return Err(format!("--shard `{text}`: N must be at least 1"));
+        return Err(ShardError::NoShards(text.into()));
     }
     if k >= n {
-        return Err(format!(
-            "--shard `{text}`: K counts from 0, so K must be below N (0..{}); with Slurm use \
-             --array=0-{}",
-            n - 1,
-            n - 1
-        ));
+        return Err(ShardError::IndexPastLast { text: text.into(), last: n - 1 });
     }
     Ok(Shard { index: k, count: n })
 }
