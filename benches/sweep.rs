@@ -6,11 +6,11 @@
 //!
 //! Run: `cargo bench --bench sweep`. Prints wall time, replications/s and peak RSS.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use prefixsim::config;
-use prefixsim::sweep::{self, real::Real, ExecOptions, Plan, SweepOptions};
+use prefixsim::exec::ModelSim;
+use prefixsim::sweep::{self, ExecOptions, Plan, SweepOptions};
 
 fn peak_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -32,7 +32,7 @@ fn bench(points: u64, reps: u32, jobs: usize) {
     let range = format!("200..{} step 1", 199 + points);
     sweep.insert("workload.task_tokens".into(), range.into());
     table.insert("sweep".into(), sweep.into());
-    let sim = Real { origin: "default".into() };
+    let sim = ModelSim { origin: "default".into() };
     let plan = Plan::new(&sim, table, &[]).unwrap();
     let dir = std::env::temp_dir().join(format!("prefixsim-bench-sweep-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -43,7 +43,7 @@ fn bench(points: u64, reps: u32, jobs: usize) {
         exec: ExecOptions { jobs, progress: false, ctrl_c: false, throttle_ms: 0 },
     };
     let t = Instant::now();
-    let rep = sweep::run_sweep(Arc::new(sim), Arc::new(plan), &opts).unwrap();
+    let rep = sweep::run_sweep(&sim, &plan, &opts).unwrap();
     let secs = t.elapsed().as_secs_f64();
     assert_eq!(rep.outcome, sweep::Outcome::Complete);
     let total = points * reps as u64;

@@ -1,16 +1,147 @@
 //! prefixsim: a discrete-event simulator of prompt caching for fleets of LLM agents.
 //!
+//! An experiment (a TOML file: a workload, a cache, a latency model and the launch strategies
+//! to compare) is run replication by replication; every strategy sees the same random numbers,
+//! and the same experiment and seed give the same numbers however many threads run it.
+//!
+//! # Running an experiment
+//!
+//! [`Experiment::from_toml`] (or [`Experiment::from_file`]) reads and checks every key;
+//! [`Experiment::run`] returns a [`Summary`] with one typed [`StrategyResult`] per strategy:
+//! costs in USD, hit rate, latency percentiles in seconds.
+//!
+//! ```
+//! use prefixsim::{Experiment, RunOptions};
+//!
+//! let exp = Experiment::from_toml(
+//!     r#"
+//!     seed = 7
+//!     replications = 4
+//!     strategies = ["eager", "wait_first(max_wait=5s)"]
+//!     [workload]
+//!     agents = 4
+//!     turns = "const(2)"
+//!     "#,
+//! )?;
+//! let summary = exp.run(&RunOptions { jobs: Some(2), ..RunOptions::default() })?;
+//! let eager = summary.strategy("eager").expect("listed in the file");
+//! let held = summary.strategy("wait_first(max_wait=5s)").expect("listed in the file");
+//! // Holding the forks until the first one has written the shared prefix reads it instead.
+//! assert!(held.hit_rate >= eager.hit_rate);
+//! assert!(held.launch_wait_s.p99 >= eager.launch_wait_s.p99);
+//! assert_eq!(summary.results.len(), 2);
+//! # Ok::<(), prefixsim::Error>(())
+//! ```
+//!
+//! Keys are overridden as on the command line (`--set`), and a bad key or value is an
+//! [`Error`] naming it:
+//!
+//! ```
+//! use prefixsim::{Experiment, RunOptions};
+//!
+//! let exp = Experiment::default_experiment().set("replications=2")?.set("workload.agents=3")?;
+//! assert_eq!(exp.config().workload.agents, 3);
+//! let json = exp.run(&RunOptions::default())?.to_json(); // what `prefixsim run --json` prints
+//! assert!(json.contains("\"cost_usd\""));
+//!
+//! let err = Experiment::from_toml("[workload]\nagnets = 4\n").unwrap_err();
+//! assert!(err.is_input());
+//! assert!(err.to_string().contains("workload.agnets"));
+//! # Ok::<(), prefixsim::Error>(())
+//! ```
+//!
+//! # Sweeps
+//!
+//! An experiment with a `[sweep]` table is a grid of experiments; [`Experiment::sweep`] checks
+//! every axis value and [`run_sweep`] runs the grid into a directory (a resumable journal,
+//! then `summary.csv`, `runs.csv`, `histograms/`, `manifest.json`).
+//!
+//! ```
+//! use prefixsim::sweep::{ExecOptions, SweepOptions};
+//! use prefixsim::Experiment;
+//!
+//! let exp = Experiment::from_toml(
+//!     r#"
+//!     replications = 2
+//!     strategies = ["eager"]
+//!     [workload]
+//!     turns = "const(1)"
+//!     [sweep]
+//!     "workload.agents" = [1, 2, 3]
+//!     "#,
+//! )?;
+//! let sweep = exp.sweep()?;
+//! assert_eq!((sweep.points(), sweep.axes()), (3, vec!["workload.agents".to_string()]));
+//! let dir = std::env::temp_dir().join(format!("prefixsim-doc-sweep-{}", std::process::id()));
+//! let exec = ExecOptions { jobs: 2, progress: false, ctrl_c: false, throttle_ms: 0 };
+//! let opts = SweepOptions { dir: dir.clone(), shard: None, resume: false, exec };
+//! let done = prefixsim::run_sweep(&sweep, &opts)?;
+//! assert!(done.complete);
+//! assert!(dir.join("summary.csv").exists());
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! # Ok::<(), prefixsim::Error>(())
+//! ```
+//!
+//! # Replaying a trace
+//!
+//! [`TraceReplay`] runs a real request log through the cache, one pass for every cache
+//! choice compared:
+//!
+//! ```
+//! use prefixsim::{replay::Format, TraceReplay};
+//!
+//! // Two requests sharing a 3-block prefix, six minutes apart (Mooncake JSONL, 4-token blocks).
+//! let path = std::env::temp_dir().join(format!("prefixsim-doc-{}.jsonl", std::process::id()));
+//! std::fs::write(
+//!     &path,
+//!     "{\"timestamp\": 0, \"input_length\": 12, \"output_length\": 1, \"hash_ids\": [1, 2, 3]}\n\
+//!      {\"timestamp\": 360000, \"input_length\": 12, \"output_length\": 1, \"hash_ids\": [1, 2, 3]}\n",
+//! )
+//! .unwrap();
+//! let r = TraceReplay::new(&path, Format::Mooncake)
+//!     .set("block_size=4")?
+//!     .what_if("cache.ttl=none")
+//!     .run()?;
+//! assert_eq!(r.requests, 2);
+//! let (five_min, never) = (&r.choices[0], &r.choices[1]);
+//! assert_eq!(five_min.requests_with_hit, 0, "the prefix expired 5 min after its last use");
+//! assert_eq!(never.requests_with_hit, 1, "with no TTL the second request reads it");
+//! assert!(never.cost_usd < five_min.cost_usd);
+//! # std::fs::remove_file(&path).unwrap();
+//! # Ok::<(), prefixsim::Error>(())
+//! ```
+//!
+//! # Calibrating latency
+//!
+//! [`calibrate_files`] fits the latency model per model from measured requests:
+//!
+//! ```
+//! let fits = prefixsim::calibrate_files(
+//!     &["data/samples/usage-log.jsonl".into()],
+//!     &prefixsim::calibrate::Settings { resamples: 20, ..Default::default() },
+//! )?;
+//! assert!(!fits.is_empty());
+//! assert!(fits.iter().all(|f| f.overhead_s >= 0.0 && f.requests > 0));
+//! # Ok::<(), prefixsim::Error>(())
+//! ```
+//!
+//! # Layout
+//!
 //! See ARCHITECTURE.md for the codemap and the invariants. In short:
 //! `engine` is a clock and an event heap that knows no cache; `cache` is the prefix cache,
 //! pure (no clock, no I/O, no randomness); `model` is the only module that knows both;
-//! `cli`, `report`, `plot`, `sweep` (its writer) and `replay` (its reader) are the edge.
+//! `exec` is the one executor behind `run`, `sweep` and `tune` (and the one `Simulator`
+//! trait); `api` is the typed entry point above; `cli`, `report`, `plot`, `sweep` (its
+//! writer) and `replay` (its reader) are the edge.
 
+pub mod api;
 pub mod cache;
 pub mod calibrate;
 pub mod cli;
 pub mod config;
 pub mod dist;
 pub mod engine;
+pub mod exec;
 pub mod input;
 pub mod limits;
 pub mod metrics;
@@ -23,3 +154,9 @@ pub mod rng;
 pub mod scenarios;
 pub mod sweep;
 pub mod time;
+
+pub use api::{
+    calibrate_files, run_sweep, ChoiceResult, Error, Experiment, LatencyFit, ReplaySummary,
+    RunOptions, Sweep, SweepSummary, TraceReplay,
+};
+pub use exec::{Percentiles, StrategyResult, Summary, Tokens};

@@ -345,7 +345,7 @@ impl Estimate {
     /// Refuse the first resource above its limit, naming the estimate, how it was reached,
     /// the input that drives it most and how to go on. `force` lifts every limit but the
     /// token bound (past which the counts are not exact).
-    pub fn check(&self, limits: &WorkLimits, force: bool) -> Result<(), String> {
+    pub fn check(&self, limits: &WorkLimits, force: bool) -> Result<(), LimitError> {
         for (r, amount, how, drivers) in &self.parts {
             let (limit, key, scale) = match r {
                 Resource::Requests => (limits.max_requests as f64, "limits.max_requests", 1.0),
@@ -364,22 +364,58 @@ impl Estimate {
                 .map(|d| format!("; it comes mostly from {}", d.what))
                 .unwrap_or_default();
             let what = r.describe(*amount);
+            let how = how.clone();
             if *r == Resource::Tokens {
-                return Err(format!(
-                    "this would bill about {what} ({how}), more than 2^53, where token counts stop \
-                     being exact{cause}: make the runs smaller"
-                ));
+                return Err(LimitError::Inexact { what, how, cause });
             }
-            let shown = if scale == MIB { bytes(limit * MIB) } else { sci(limit) };
-            return Err(format!(
-                "refusing to start: estimated {what} ({how}), above {key} = {} ({shown}){cause}; \
-                 lower it, raise the limit (`--set {key}=N` or `[limits]` in the file), or pass \
-                 --force (see docs/limits.md)",
-                limit as u64
-            ));
+            return Err(LimitError::Above {
+                resource: *r,
+                what,
+                how,
+                key,
+                limit: limit as u64,
+                cause,
+            });
         }
         Ok(())
     }
+}
+
+/// A limit for people: MiB limits as bytes, counts as numbers.
+fn limit_text(resource: Resource, limit: u64) -> String {
+    match resource {
+        Resource::Memory | Resource::Output => bytes(limit as f64 * MIB),
+        _ => sci(limit as f64),
+    }
+}
+
+/// Why a command refused to start: its estimate is above a limit.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LimitError {
+    /// Above a `[limits]` key (`--force` lifts it).
+    #[error(
+        "refusing to start: estimated {what} ({how}), above {key} = {limit} ({}){cause}; \
+         lower it, raise the limit (`--set {key}=N` or `[limits]` in the file), or pass \
+         --force (see docs/limits.md)",
+        limit_text(*resource, *limit)
+    )]
+    Above {
+        resource: Resource,
+        /// The estimate, for people (`2.00e10 simulated requests`).
+        what: String,
+        /// How it was reached.
+        how: String,
+        key: &'static str,
+        limit: u64,
+        /// `; it comes mostly from ...`, or empty.
+        cause: String,
+    },
+    /// Past 2^53 input tokens in one run, where counts stop being exact (never lifted).
+    #[error(
+        "this would bill about {what} ({how}), more than 2^53, where token counts stop \
+         being exact{cause}: make the runs smaller"
+    )]
+    Inexact { what: String, how: String, cause: String },
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -527,14 +563,21 @@ mod tests {
     #[test]
     fn refusals_name_the_estimate_the_limit_and_the_cause() {
         let e = exp(&["replications=1000000000"]);
-        let msg = estimate_run(&e, false).check(&WorkLimits::default(), false).unwrap_err();
+        let err = estimate_run(&e, false).check(&WorkLimits::default(), false).unwrap_err();
+        assert!(matches!(
+            err,
+            LimitError::Above { resource: Resource::Requests, key: "limits.max_requests", .. }
+        ));
+        let msg = err.to_string();
         assert!(msg.contains("limits.max_requests") && msg.contains("replications = 1000000000"));
         assert!(estimate_run(&e, false).check(&WorkLimits::default(), true).is_ok());
         let e = exp(&["workload.agents=1000000000"]);
         let msg = estimate_run(&e, false).check(&WorkLimits::default(), false).unwrap_err();
+        let msg = msg.to_string();
         assert!(msg.contains("workload.agents = 1000000000"), "{msg}");
         let e = exp(&["workload.turns=10000000000"]);
         let msg = estimate_run(&e, false).check(&WorkLimits::default(), false).unwrap_err();
+        let msg = msg.to_string();
         assert!(msg.contains("workload.turns"), "{msg}");
     }
 

@@ -14,7 +14,7 @@ use crate::limits::{Estimate, RunError, WorkLimits};
 
 /// Refuse `estimate` above `limits` unless `force`.
 pub fn check_work(estimate: &Estimate, limits: &WorkLimits, force: bool) -> Result<(), CliError> {
-    estimate.check(limits, force).map_err(|m| CliError::input(anyhow::anyhow!(m)))
+    estimate.check(limits, force).map_err(CliError::input)
 }
 
 /// A run's failure as the CLI reports it: the experiment's values (exit 2) or a bug (exit 1).

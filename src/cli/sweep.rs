@@ -3,15 +3,15 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::guard::{check_work, lock_dir};
 use super::{CliError, CliResult};
 use crate::config;
+use crate::exec::{self, ModelSim, Simulator};
 use crate::limits::{self, WorkLimits};
-use crate::sweep::{self, real::Real, ExecOptions, Outcome, Plan, Simulator, SweepError};
+use crate::sweep::{self, ExecOptions, Outcome, Plan, SweepError};
 use crate::sweep::{Grid, SweepOptions};
 
 const AFTER_HELP: &str = "\
@@ -75,13 +75,13 @@ pub struct Args {
 }
 
 /// Read FILE, apply `--set`, and validate the sweep (every bad key or range is an input error).
-pub fn load_plan(file: &Path, sets: &[String]) -> Result<(Real, Plan), CliError> {
+pub fn load_plan(file: &Path, sets: &[String]) -> Result<(ModelSim, Plan), CliError> {
     load_checked(file, sets, true)
 }
 
 /// As `load_plan`; unless `force`, refuse a grid or a sweep above the work limits (the grid's
 /// size first, before a point is looked at).
-fn load_checked(file: &Path, sets: &[String], force: bool) -> Result<(Real, Plan), CliError> {
+fn load_checked(file: &Path, sets: &[String], force: bool) -> Result<(ModelSim, Plan), CliError> {
     let origin = file.display().to_string();
     let text = config::read_experiment(file)
         .map_err(|e| CliError::input(anyhow::anyhow!("cannot read {origin}: {e}")))?;
@@ -89,7 +89,7 @@ fn load_checked(file: &Path, sets: &[String], force: bool) -> Result<(Real, Plan
     for s in sets {
         config::apply_set(&mut table, s).map_err(CliError::input)?;
     }
-    let sim = Real { origin: origin.clone() };
+    let sim = ModelSim { origin: origin.clone() };
     let order = sweep::spec::key_order(&text);
     let limits = WorkLimits::from_table(&table);
     let named = |e: CliError| match e {
@@ -112,13 +112,16 @@ fn load_checked(file: &Path, sets: &[String], force: bool) -> Result<(Real, Plan
 }
 
 /// The sweep's estimate: every point resolved (the grid is within `limits.max_points`).
-fn estimate(sim: &Real, plan: &Plan) -> Result<limits::Estimate, CliError> {
+fn estimate(sim: &ModelSim, plan: &Plan) -> Result<limits::Estimate, CliError> {
     let n = plan.grid.points();
     let mut failed = None;
     // Streamed: one point's experiment at a time. A point that does not resolve (a
     // combination of axis values the experiment refuses) is bad input, found before any work.
     let exps = (0..n).map_while(|i| {
-        let exp = plan.point_table(i).and_then(|t| sim.resolve(&t));
+        let exp = plan
+            .point_table(i)
+            .map_err(|e| e.to_string())
+            .and_then(|t| sim.resolve(&t).map_err(|e| e.to_string()));
         match exp {
             Ok(exp) => Some((point_label(plan, i), exp)),
             Err(e) => {
@@ -157,10 +160,6 @@ pub fn sweep_err(origin: &str, e: SweepError) -> CliError {
     }
 }
 
-fn default_jobs() -> usize {
-    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
-}
-
 #[derive(Serialize)]
 struct Report<'a> {
     out: String,
@@ -176,7 +175,7 @@ pub fn run(mut args: Args) -> CliResult {
     args.set.extend(super::latency_set(&args.latency)?);
     let (sim, plan) = load_checked(&args.file, &args.set, args.force)?;
     let shard = match &args.shard {
-        Some(s) => Some(sweep::parse_shard(s).map_err(|e| CliError::input(anyhow::anyhow!(e)))?),
+        Some(s) => Some(sweep::parse_shard(s).map_err(CliError::input)?),
         None => None,
     };
     let dir = args.out.clone().unwrap_or_else(|| default_dir(&plan.desc.name, shard));
@@ -186,15 +185,14 @@ pub fn run(mut args: Args) -> CliResult {
         shard,
         resume: args.resume,
         exec: ExecOptions {
-            jobs: args.jobs.unwrap_or_else(default_jobs).max(1),
+            jobs: args.jobs.unwrap_or_else(exec::default_jobs).max(1),
             progress: std::io::stderr().is_terminal(),
             ctrl_c: true,
             throttle_ms: throttle_ms(),
         },
     };
     let origin = args.file.display().to_string();
-    let plan = Arc::new(plan);
-    let rep = sweep::run_sweep(Arc::new(sim), plan.clone(), &opts).map_err(|e| {
+    let rep = sweep::run_sweep(&sim, &plan, &opts).map_err(|e| {
         // A failed point removed the journal: leave no empty directory behind either.
         lock.remove_if_empty();
         sweep_err(&origin, e)

@@ -8,10 +8,10 @@ use serde::Serialize;
 use super::guard::{self, check_work, lock_dir};
 use super::{CliError, CliResult};
 use crate::config;
+use crate::exec::{self, ModelSim, Simulator};
 use crate::limits::{self, WorkLimits};
-use crate::sweep::real::Real;
+use crate::sweep::output;
 use crate::sweep::tune::{self, Candidate, Objective, Tuned};
-use crate::sweep::{output, Simulator};
 
 const AFTER_HELP: &str = "\
 Every candidate runs the file's replications with the file's seed (common random numbers),
@@ -102,20 +102,19 @@ pub fn run(mut args: Args) -> CliResult {
         config::apply_set(&mut table, s).map_err(CliError::input)?;
     }
     table.remove("sweep");
-    let objective = Objective::parse(&args.objective, args.lambda).map_err(input)?;
+    let objective = Objective::parse(&args.objective, args.lambda).map_err(CliError::input)?;
     let values = tune::parse_values(&args.range).map_err(input)?;
     let strategy = tune::focus_strategy(&mut table, &args.param, args.strategy.as_deref())
         .map_err(|e| input(format!("{origin}: {e}")))?;
-    let sim = Real { origin: origin.clone() };
-    sim.resolve(&table).map_err(input)?;
+    let sim = ModelSim { origin: origin.clone() };
+    sim.resolve(&table).map_err(|e| input(e.to_string()))?;
     let probe = tune::candidate_table(&table, &args.param, values[0])
-        .and_then(|t| sim.resolve(&t))
+        .map_err(|e| e.to_string())
+        .and_then(|t| sim.resolve(&t).map_err(|e| e.to_string()))
         .map_err(|e| input(format!("--param {} = {}: {e}", args.param, values[0].label())))?;
     let desc = sim.describe(&probe);
     check_limits(&args, &sim, &table, &values)?;
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let jobs = args.jobs.unwrap_or_else(exec::default_jobs);
     let tuned =
         tune::run_tune(&sim, &table, strategy, &args.param, values, &objective, args.refine, jobs)
             .map_err(guard::run_error)?;
@@ -146,7 +145,7 @@ pub fn run(mut args: Args) -> CliResult {
 /// candidates as large as the largest.
 fn check_limits(
     args: &Args,
-    sim: &Real,
+    sim: &ModelSim,
     table: &toml::Table,
     values: &[tune::Value],
 ) -> Result<(), CliError> {
@@ -162,7 +161,10 @@ fn check_limits(
     let mut failed = None;
     let exps = values.iter().map_while(|&v| {
         let named = |e: String| format!("--param {} = {}: {e}", args.param, v.label());
-        match tune::candidate_table(table, &args.param, v).and_then(|t| sim.resolve(&t)) {
+        let exp = tune::candidate_table(table, &args.param, v)
+            .map_err(|e| e.to_string())
+            .and_then(|t| sim.resolve(&t).map_err(|e| e.to_string()));
+        match exp {
             Ok(exp) => Some((format!("candidate {} = {}", args.param, v.label()), exp)),
             Err(e) => {
                 failed = Some(named(e));

@@ -1,21 +1,18 @@
-//! The sweep pipeline on tokio: a dispatcher hands points out in order to at most `jobs`
-//! blocking workers; each worker simulates one whole point and sends its record through a
-//! channel to ONE writer task, which appends records to the journal strictly in point order
-//! (arrivals out of order wait in a buffer of at most `jobs` records). Ctrl-C (or SIGTERM, or
-//! SIGHUP) stops the dispatcher; running points finish and are written before the pipeline
-//! returns.
+//! The sweep pipeline on the one executor (`crate::exec::ordered`): at most `jobs` workers
+//! each simulate one whole point at a time, and this thread appends their records to the
+//! journal strictly in point order. Ctrl-C (or SIGTERM, or SIGHUP) stops handing out points;
+//! running points finish and are written before the pipeline returns.
 //!
 //! Reads no clock for results: timing only feeds the progress bar.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use tokio::sync::{mpsc, Semaphore};
 
 use super::journal::{JournalError, PointSeq, Writer};
 use super::point::PointRecord;
+use crate::exec::ordered;
 use crate::limits::RunError;
 
 /// How a pipeline run ended.
@@ -57,30 +54,54 @@ pub struct ExecOptions {
 pub fn execute<W>(
     seq: PointSeq,
     first: u64,
-    work: Arc<W>,
-    journal: Writer,
+    work: &W,
+    mut journal: Writer,
     opts: ExecOptions,
 ) -> Result<Outcome, ExecError>
 where
-    W: Fn(u64) -> Result<PointRecord, RunError> + Send + Sync + 'static,
+    W: Fn(u64) -> Result<PointRecord, RunError> + Sync,
 {
     let jobs = opts.jobs.max(1);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .max_blocking_threads(jobs + 1)
-        .enable_all()
-        .build()
-        .map_err(|e| ExecError::Runtime(e.to_string()))?;
     let bar = progress_bar(seq.len(), first, opts.progress);
     let throttle = std::time::Duration::from_millis(opts.throttle_ms);
-    let work = Arc::new(move |point: u64| {
+    let stop = Arc::new(AtomicBool::new(false));
+    let listener = match opts.ctrl_c {
+        true => Some(Listener::start(stop.clone())?),
+        false => None,
+    };
+    let total =
+        usize::try_from(seq.len() - first).map_err(|e| ExecError::Runtime(e.to_string()))?;
+    let mut written = first;
+    let run_point = |_: &mut (), k: usize| {
+        let point = seq.nth(first + k as u64);
         if !throttle.is_zero() {
             std::thread::sleep(throttle);
         }
-        work(point)
-    });
-    let result = rt.block_on(pipeline(seq, first, work, journal, jobs, bar.clone(), opts.ctrl_c));
+        // A panicking point becomes that point's error, not a lost record.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(point)))
+            .unwrap_or_else(|p| Err(RunError::Internal(panic_text(p.as_ref()))))
+            .map_err(|e| ExecError::Point { point, msg: e.to_string(), input: e.is_input() })
+    };
+    let append = |_: usize, rec: PointRecord| {
+        journal.append(&rec)?;
+        written += 1;
+        bar.inc(1);
+        Ok(())
+    };
+    let result = ordered(total, jobs, &stop, || (), run_point, append);
+    let interrupted = stop.load(Ordering::SeqCst);
+    drop(listener);
     bar.finish_and_clear();
-    result
+    let synced = journal.sync();
+    result.map_err(|(_, e)| e)?;
+    synced?;
+    if written < seq.len() {
+        if !interrupted {
+            return Err(ExecError::Runtime(format!("{written} of {} points written", seq.len())));
+        }
+        return Ok(Outcome::Interrupted { done: written });
+    }
+    Ok(Outcome::Complete)
 }
 
 fn progress_bar(total: u64, done: u64, show: bool) -> ProgressBar {
@@ -97,91 +118,92 @@ fn progress_bar(total: u64, done: u64, show: bool) -> ProgressBar {
     bar
 }
 
-async fn pipeline<W>(
-    seq: PointSeq,
-    first: u64,
-    work: Arc<W>,
-    journal: Writer,
-    jobs: usize,
-    bar: ProgressBar,
-    ctrl_c: bool,
-) -> Result<Outcome, ExecError>
-where
-    W: Fn(u64) -> Result<PointRecord, RunError> + Send + Sync + 'static,
-{
-    let stop = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = mpsc::channel::<(u64, Result<PointRecord, RunError>)>(jobs * 2);
-    let writer = tokio::task::spawn_blocking({
-        let stop = stop.clone();
-        move || write_in_order(rx, journal, seq, first, stop, bar)
-    });
-    let sem = Arc::new(Semaphore::new(jobs));
-    let signal = async {
-        if ctrl_c {
-            stop_signal().await;
-        } else {
-            std::future::pending::<()>().await;
-        }
-    };
-    tokio::pin!(signal);
-    let mut interrupted = false;
-    for i in first..seq.len() {
-        let permit = tokio::select! {
-            biased;
-            _ = &mut signal => { interrupted = true; break }
-            p = sem.clone().acquire_owned() => p.expect("the semaphore is never closed"),
-        };
-        if stop.load(Ordering::SeqCst) {
-            break;
-        }
-        let (tx, work) = (tx.clone(), work.clone());
-        tokio::task::spawn_blocking(move || {
-            let point = seq.nth(i);
-            // A panicking point becomes that point's error, not a lost record.
-            let res = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(point)))
-                .unwrap_or_else(|p| Err(RunError::Internal(panic_text(p.as_ref()))));
-            let _ = tx.blocking_send((i, res));
-            drop(permit);
-        });
-    }
-    drop(tx);
-    if interrupted {
-        eprintln!("interrupted: finishing the points in progress (signal again to stop now)");
-        // A second signal exits at once: the journal is valid at every byte, so --resume works.
-        tokio::spawn(async {
-            stop_signal().await;
-            std::process::exit(130);
-        });
-    }
-    let (written, err) = writer.await.map_err(|e| ExecError::Runtime(e.to_string()))?;
-    if let Some(e) = err {
-        return Err(e);
-    }
-    if written < seq.len() {
-        if !interrupted {
-            return Err(ExecError::Runtime(format!("{written} of {} points written", seq.len())));
-        }
-        return Ok(Outcome::Interrupted { done: written });
-    }
-    Ok(Outcome::Complete)
+/// A thread that sets `stop` on the first Ctrl-C, SIGTERM or SIGHUP, and exits the process
+/// on the second (the journal is valid at every byte, so --resume works). Dropping it ends
+/// the thread.
+struct Listener {
+    done: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
-/// The first of Ctrl-C (SIGINT), SIGTERM and SIGHUP: all three ask the sweep to stop cleanly.
-async fn stop_signal() {
+impl Listener {
+    /// Returns once the signal handlers are installed, so no signal is missed.
+    fn start(stop: Arc<AtomicBool>) -> Result<Listener, ExecError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| ExecError::Runtime(e.to_string()))?;
+        let (done, mut done_rx) = tokio::sync::oneshot::channel::<()>();
+        let (ready, ready_rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            rt.block_on(async move {
+                let mut signals = Signals::install();
+                let _ = ready.send(());
+                tokio::select! {
+                    _ = &mut done_rx => return,
+                    _ = signals.next() => {}
+                }
+                stop.store(true, Ordering::SeqCst);
+                eprintln!(
+                    "interrupted: finishing the points in progress (signal again to stop now)"
+                );
+                tokio::select! {
+                    _ = &mut done_rx => {}
+                    _ = signals.next() => std::process::exit(130),
+                }
+            })
+        });
+        let _ = ready_rx.recv();
+        Ok(Listener { done: Some(done), thread: Some(thread) })
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Some(done) = self.done.take() {
+            let _ = done.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Ctrl-C (SIGINT), SIGTERM and SIGHUP: all three ask the sweep to stop cleanly.
+struct Signals {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let (term, hup) = (signal(SignalKind::terminate()), signal(SignalKind::hangup()));
-        if let (Ok(mut term), Ok(mut hup)) = (term, hup) {
+    unix: Option<[tokio::signal::unix::Signal; 3]>,
+}
+
+impl Signals {
+    fn install() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let all = [SignalKind::interrupt(), SignalKind::terminate(), SignalKind::hangup()]
+                .map(signal);
+            let unix = match all {
+                [Ok(i), Ok(t), Ok(h)] => Some([i, t, h]),
+                _ => None,
+            };
+            Signals { unix }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        if let Some([i, t, h]) = &mut self.unix {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-                _ = hup.recv() => {}
+                _ = i.recv() => {}
+                _ = t.recv() => {}
+                _ = h.recv() => {}
             }
             return;
         }
+        let _ = tokio::signal::ctrl_c().await;
     }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
@@ -191,56 +213,4 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".into());
     format!("the simulation panicked: {msg}")
-}
-
-/// The writer task: append records in sequence order; returns how many the journal now holds.
-fn write_in_order(
-    mut rx: mpsc::Receiver<(u64, Result<PointRecord, RunError>)>,
-    mut journal: Writer,
-    seq: PointSeq,
-    first: u64,
-    stop: Arc<AtomicBool>,
-    bar: ProgressBar,
-) -> (u64, Option<ExecError>) {
-    let mut next = first;
-    let mut waiting: BTreeMap<u64, PointRecord> = BTreeMap::new();
-    let mut error: Option<ExecError> = None;
-    while let Some((i, res)) = rx.blocking_recv() {
-        match res {
-            Err(e) => {
-                stop.store(true, Ordering::SeqCst);
-                // Keep the error of the earliest point, whatever the arrival order.
-                let point = seq.nth(i);
-                let input = e.is_input();
-                let msg = e.to_string();
-                match &error {
-                    Some(ExecError::Point { point: p, .. }) if *p < point => {}
-                    _ => error = Some(ExecError::Point { point, msg, input }),
-                }
-            }
-            Ok(rec) => {
-                waiting.insert(i, rec);
-            }
-        }
-        // Records before a failed point are still good: write them; stop at the failure.
-        let failed_at = match &error {
-            Some(ExecError::Point { point, .. }) => Some(*point),
-            Some(_) => Some(0),
-            None => None,
-        };
-        while failed_at.is_none_or(|f| seq.nth(next) < f) {
-            let Some(rec) = waiting.remove(&next) else { break };
-            if let Err(e) = journal.append(&rec) {
-                stop.store(true, Ordering::SeqCst);
-                error = Some(e.into());
-                break;
-            }
-            next += 1;
-            bar.inc(1);
-        }
-    }
-    if let Err(e) = journal.sync() {
-        error.get_or_insert(e.into());
-    }
-    (next, error)
 }

@@ -2,7 +2,7 @@
 //! a handful of keys (others are refused, like the real resolver) and draws its numbers from
 //! `rng::stream(seed, [replication, strategy])`, so points share random numbers.
 
-use super::{Description, Simulator};
+use super::{Description, ResolveError, Simulator};
 use crate::metrics::RunMetrics;
 use crate::rng::{stream, RngExt};
 
@@ -32,44 +32,8 @@ max_wait = ["0s", "2s"]
 impl Simulator for Fake {
     type Exp = FakeExp;
 
-    fn resolve(&self, t: &toml::Table) -> Result<FakeExp, String> {
-        for k in t.keys() {
-            if !["name", "seed", "replications", "strategies", "workload"].contains(&k.as_str()) {
-                return Err(format!("unknown key `{k}`"));
-            }
-        }
-        let agents = t
-            .get("workload")
-            .and_then(|w| w.as_table())
-            .map(|w| {
-                w.iter()
-                    .map(|(k, v)| match (k.as_str(), v.as_integer()) {
-                        ("agents", Some(a)) if a > 0 => Ok(a),
-                        _ => Err(format!("unknown key or bad value `workload.{k}` = {v}")),
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-            })
-            .transpose()?
-            .and_then(|v| v.first().copied())
-            .unwrap_or(1);
-        let strategies: Vec<String> = t["strategies"]
-            .as_array()
-            .ok_or("strategies")?
-            .iter()
-            .map(|s| s.as_str().unwrap_or("?").to_string())
-            .collect();
-        let hold_us = strategies
-            .iter()
-            .find_map(|s| s.strip_prefix("wait_first(max_wait="))
-            .and_then(|s| crate::time::parse_duration_us(s.trim_end_matches(')')).ok())
-            .unwrap_or(0);
-        Ok(FakeExp {
-            seed: t["seed"].as_integer().unwrap_or(0) as u64,
-            reps: t["replications"].as_integer().unwrap_or(1) as u32,
-            strategies,
-            agents,
-            hold_us,
-        })
+    fn resolve(&self, t: &toml::Table) -> Result<FakeExp, ResolveError> {
+        fake_resolve(t).map_err(ResolveError::Refused)
     }
 
     fn describe(&self, e: &FakeExp) -> Description {
@@ -93,19 +57,64 @@ impl Simulator for Fake {
         rep: u32,
         m: &mut RunMetrics,
     ) -> Result<(), crate::limits::RunError> {
-        let mut rng = stream(e.seed, &[rep as u64, s as u64]);
-        *m = RunMetrics::new();
-        m.agents = e.agents as u64;
-        m.requests = e.agents as u64;
-        m.cost_usd = e.agents as f64 * (1.0 + rng.random::<f64>());
-        m.cost_uncached_usd = 2.0 * e.agents as f64;
-        for _ in 0..e.agents {
-            let wait = if s == 1 { e.hold_us } else { 0 } + rng.random_range(1..1000u64);
-            m.launch_wait_us.record(wait);
-            m.ttft_us.record(rng.random_range(1000..2_000_000u64));
-            m.completion_us.record(3_000_000 + wait);
-        }
-        m.makespan_us = 3_000_000 + e.hold_us;
+        fake_simulate(e, s, rep, m);
         Ok(())
     }
+}
+
+/// The keys the fake knows; any other is refused, naming it.
+fn fake_resolve(t: &toml::Table) -> Result<FakeExp, String> {
+    for k in t.keys() {
+        if !["name", "seed", "replications", "strategies", "workload"].contains(&k.as_str()) {
+            return Err(format!("unknown key `{k}`"));
+        }
+    }
+    let agents = t
+        .get("workload")
+        .and_then(|w| w.as_table())
+        .map(|w| {
+            w.iter()
+                .map(|(k, v)| match (k.as_str(), v.as_integer()) {
+                    ("agents", Some(a)) if a > 0 => Ok(a),
+                    _ => Err(format!("unknown key or bad value `workload.{k}` = {v}")),
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?
+        .and_then(|v| v.first().copied())
+        .unwrap_or(1);
+    let strategies: Vec<String> = t["strategies"]
+        .as_array()
+        .ok_or("strategies")?
+        .iter()
+        .map(|s| s.as_str().unwrap_or("?").to_string())
+        .collect();
+    let hold_us = strategies
+        .iter()
+        .find_map(|s| s.strip_prefix("wait_first(max_wait="))
+        .and_then(|s| crate::time::parse_duration_us(s.trim_end_matches(')')).ok())
+        .unwrap_or(0);
+    Ok(FakeExp {
+        seed: t["seed"].as_integer().unwrap_or(0) as u64,
+        reps: t["replications"].as_integer().unwrap_or(1) as u32,
+        strategies,
+        agents,
+        hold_us,
+    })
+}
+
+fn fake_simulate(e: &FakeExp, s: usize, rep: u32, m: &mut RunMetrics) {
+    let mut rng = stream(e.seed, &[rep as u64, s as u64]);
+    *m = RunMetrics::new();
+    m.agents = e.agents as u64;
+    m.requests = e.agents as u64;
+    m.cost_usd = e.agents as f64 * (1.0 + rng.random::<f64>());
+    m.cost_uncached_usd = 2.0 * e.agents as f64;
+    for _ in 0..e.agents {
+        let wait = if s == 1 { e.hold_us } else { 0 } + rng.random_range(1..1000u64);
+        m.launch_wait_us.record(wait);
+        m.ttft_us.record(rng.random_range(1000..2_000_000u64));
+        m.completion_us.record(3_000_000 + wait);
+    }
+    m.makespan_us = 3_000_000 + e.hold_us;
 }

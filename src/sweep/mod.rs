@@ -1,8 +1,8 @@
 //! Parameter sweeps: the `[sweep]` grid, a resumable and shardable pipeline that streams point
 //! records to a journal, the result files assembled from it, the merge of shards, and tuning.
 //!
-//! The simulator is behind the `Simulator` trait (`real::Real` runs `model::simulate`; tests
-//! use deterministic fakes), so this module knows nothing of caches or agents. Invariants:
+//! The simulator is behind `crate::exec::Simulator` (`exec::ModelSim` runs the model; tests
+//! use deterministic fakes), points run on the one executor (`crate::exec::ordered`), so this module knows nothing of caches or agents. Invariants:
 //! a point's record depends only on (experiment, point values), never on which other points
 //! run, in which order or on how many workers; outputs are a pure function of the journal.
 
@@ -11,52 +11,19 @@ pub mod journal;
 pub mod merge;
 pub mod output;
 pub mod point;
-pub mod real;
 pub mod spec;
 pub mod table;
 pub mod tune;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 pub use exec::{ExecOptions, Outcome};
 pub use journal::{Shard, JOURNAL_FILE};
 pub use point::PointRecord;
 pub use spec::Grid;
 
+pub use crate::exec::{Description, ResolveError, Simulator};
 use crate::limits::RunError;
-use crate::metrics::RunMetrics;
-
-/// What the sweep needs to know of a resolved experiment.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Description {
-    pub name: String,
-    pub question: String,
-    pub seed: u64,
-    pub replications: u32,
-    /// Strategy labels, in the experiment's order.
-    pub strategies: Vec<String>,
-}
-
-/// A point runner: resolve a table into an experiment, and simulate one replication of one of
-/// its strategies. Must be deterministic in (table, strategy, replication).
-pub trait Simulator: Send + Sync + 'static {
-    type Exp: Send + Sync;
-    /// Resolve and validate; the error names the key and the value.
-    fn resolve(&self, table: &toml::Table) -> Result<Self::Exp, String>;
-    fn describe(&self, exp: &Self::Exp) -> Description;
-    /// The resolved experiment as canonical TOML (hashed into the manifest).
-    fn render(&self, exp: &Self::Exp) -> String;
-    /// Run replication `rep` of strategy number `strategy` into `out` (reset by the callee);
-    /// a failure says whether the experiment's values caused it (`RunError::Input`).
-    fn simulate_into(
-        &self,
-        exp: &Self::Exp,
-        strategy: usize,
-        rep: u32,
-        out: &mut RunMetrics,
-    ) -> Result<(), RunError>;
-}
 
 /// Why a sweep, merge or tune failed: `Input` is the user's to fix (exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -105,7 +72,7 @@ impl Plan {
             }
             None => return Err(SweepError::Input("the experiment has no [sweep] table".into())),
         };
-        let exp = sim.resolve(&base).map_err(SweepError::Input)?;
+        let exp = sim.resolve(&base).map_err(|e| SweepError::Input(e.to_string()))?;
         let mut sweep_only = toml::Table::new();
         sweep_only.insert("sweep".into(), toml::Value::Table(sweep.clone()));
         let sweep_text = toml::to_string(&sweep_only).map_err(SweepError::internal)?;
@@ -139,7 +106,7 @@ impl Plan {
                 })?;
             }
         }
-        let first = plan.point_table(0).map_err(SweepError::Input)?;
+        let first = plan.point_table(0).map_err(|e| SweepError::Input(e.to_string()))?;
         sim.resolve(&first).map_err(|e| {
             let values: Vec<String> = plan
                 .grid
@@ -153,7 +120,7 @@ impl Plan {
     }
 
     /// The experiment table of point `index`.
-    pub fn point_table(&self, index: u64) -> Result<toml::Table, String> {
+    pub fn point_table(&self, index: u64) -> Result<toml::Table, table::KeyError> {
         let mut t = self.base.clone();
         for (key, value) in self.grid.point(index) {
             table::set_value(&mut t, key, value.clone())?;
@@ -224,25 +191,22 @@ pub struct SweepReport {
 
 /// Run (or resume) a sweep into `opts.dir` and, when complete, write its outputs.
 pub fn run_sweep<S: Simulator>(
-    sim: Arc<S>,
-    plan: Arc<Plan>,
+    sim: &S,
+    plan: &Plan,
     opts: &SweepOptions,
 ) -> Result<SweepReport, SweepError> {
     let header = plan.header(opts.shard);
     let seq = header.point_seq();
     let path = opts.dir.join(JOURNAL_FILE);
     let (writer, first) = open_journal(&path, &header, opts.resume)?;
-    let work = {
-        let (sim, plan) = (sim.clone(), plan.clone());
-        move |point: u64| -> Result<PointRecord, RunError> {
-            let t = plan.point_table(point)?;
-            let exp = sim.resolve(&t).map_err(RunError::Input)?;
-            let values: Vec<toml::Value> =
-                plan.grid.point(point).into_iter().map(|(_, v)| v.clone()).collect();
-            point::run_point(&*sim, &exp, point, &values)
-        }
+    let work = |point: u64| -> Result<PointRecord, RunError> {
+        let t = plan.point_table(point).map_err(|e| RunError::Internal(e.to_string()))?;
+        let exp = sim.resolve(&t).map_err(|e| RunError::Input(e.to_string()))?;
+        let values: Vec<toml::Value> =
+            plan.grid.point(point).into_iter().map(|(_, v)| v.clone()).collect();
+        point::run_point(sim, &exp, point, &values)
     };
-    let outcome = match exec::execute(seq, first, Arc::new(work), writer, opts.exec) {
+    let outcome = match exec::execute(seq, first, &work, writer, opts.exec) {
         Ok(o) => o,
         // A point that fails fails again on resume (same experiment, same numbers): the
         // journal can never complete, so it goes; I/O failures keep it (resume after fixing).
@@ -314,23 +278,34 @@ fn check_same(
     Ok(())
 }
 
+/// Why a `--shard K/N` is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("--shard `{0}`: expected K/N, e.g. 0/4 (K counts from 0)")]
+    NotKN(String),
+    #[error("--shard `{text}`: {part} is not a number")]
+    NotANumber { text: String, part: char },
+    #[error("--shard `{0}`: N must be at least 1")]
+    NoShards(String),
+    #[error(
+        "--shard `{text}`: K counts from 0, so K must be below N (0..{last}); with Slurm use \
+         --array=0-{last}"
+    )]
+    IndexPastLast { text: String, last: u64 },
+}
+
 /// Parse `K/N` (K is 0-based: 0 <= K < N).
-pub fn parse_shard(text: &str) -> Result<Shard, String> {
-    let (k, n) = text
-        .split_once('/')
-        .ok_or_else(|| format!("--shard `{text}`: expected K/N, e.g. 0/4 (K counts from 0)"))?;
-    let k: u64 = k.trim().parse().map_err(|_| format!("--shard `{text}`: K is not a number"))?;
-    let n: u64 = n.trim().parse().map_err(|_| format!("--shard `{text}`: N is not a number"))?;
+pub fn parse_shard(text: &str) -> Result<Shard, ShardError> {
+    let (k, n) = text.split_once('/').ok_or_else(|| ShardError::NotKN(text.into()))?;
+    let num = |s: &str, part| {
+        s.trim().parse::<u64>().map_err(|_| ShardError::NotANumber { text: text.into(), part })
+    };
+    let (k, n) = (num(k, 'K')?, num(n, 'N')?);
     if n == 0 {
-        return Err(format!("--shard `{text}`: N must be at least 1"));
+        return Err(ShardError::NoShards(text.into()));
     }
     if k >= n {
-        return Err(format!(
-            "--shard `{text}`: K counts from 0, so K must be below N (0..{}); with Slurm use \
-             --array=0-{}",
-            n - 1,
-            n - 1
-        ));
+        return Err(ShardError::IndexPastLast { text: text.into(), last: n - 1 });
     }
     Ok(Shard { index: k, count: n })
 }

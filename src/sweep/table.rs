@@ -15,31 +15,51 @@ pub fn canonical_key(key: &str) -> String {
     }
 }
 
+/// Why an axis value cannot be set (the key is named in full).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("`{key}` is not a dotted key")]
+    NotDotted { key: String },
+    #[error("`{key}`: `{part}` is not a table")]
+    NotATable { key: String, part: String },
+    #[error("`strategy.{rest}`: expected `strategy.<name>.<param>`")]
+    NotAStrategyParam { rest: String },
+    #[error("`strategy.{rest}`: the experiment lists no `strategies`")]
+    NoStrategies { rest: String },
+    #[error("`strategy.{rest}`: no `{name}` strategy in `strategies`")]
+    NoSuchStrategy { rest: String, name: String },
+}
+
 /// Set `key` to `value` in `table`, creating intermediate tables.
-pub fn set_value(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), String> {
+pub fn set_value(table: &mut toml::Table, key: &str, value: toml::Value) -> Result<(), KeyError> {
     let key = canonical_key(key);
     if let Some(rest) = key.strip_prefix("strategy.") {
         return set_strategy_param(table, rest, &value);
     }
     let parts: Vec<&str> = key.split('.').collect();
     if parts.iter().any(|p| p.trim().is_empty()) {
-        return Err(format!("`{key}` is not a dotted key"));
+        return Err(KeyError::NotDotted { key });
     }
     let (last, path) = parts.split_last().expect("split yields one part");
     let mut t = table;
     for p in path {
         let entry =
             t.entry(p.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        t = entry.as_table_mut().ok_or_else(|| format!("`{key}`: `{p}` is not a table"))?;
+        t = entry
+            .as_table_mut()
+            .ok_or_else(|| KeyError::NotATable { key: key.clone(), part: p.to_string() })?;
     }
     t.insert(last.to_string(), value);
     Ok(())
 }
 
-fn set_strategy_param(table: &mut toml::Table, rest: &str, v: &toml::Value) -> Result<(), String> {
-    let (name, param) = rest
-        .split_once('.')
-        .ok_or_else(|| format!("`strategy.{rest}`: expected `strategy.<name>.<param>`"))?;
+fn set_strategy_param(
+    table: &mut toml::Table,
+    rest: &str,
+    v: &toml::Value,
+) -> Result<(), KeyError> {
+    let (name, param) =
+        rest.split_once('.').ok_or_else(|| KeyError::NotAStrategyParam { rest: rest.into() })?;
     let text = match v {
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -47,7 +67,7 @@ fn set_strategy_param(table: &mut toml::Table, rest: &str, v: &toml::Value) -> R
     let list = table
         .get_mut("strategies")
         .and_then(|s| s.as_array_mut())
-        .ok_or_else(|| format!("`strategy.{rest}`: the experiment lists no `strategies`"))?;
+        .ok_or_else(|| KeyError::NoStrategies { rest: rest.into() })?;
     let mut found = false;
     for s in list.iter_mut() {
         let Some(label) = s.as_str() else { continue };
@@ -59,7 +79,7 @@ fn set_strategy_param(table: &mut toml::Table, rest: &str, v: &toml::Value) -> R
     if found {
         Ok(())
     } else {
-        Err(format!("`strategy.{rest}`: no `{name}` strategy in `strategies`"))
+        Err(KeyError::NoSuchStrategy { rest: rest.into(), name: name.into() })
     }
 }
 
@@ -106,7 +126,16 @@ mod tests {
         assert_eq!(t["latency"]["overhead"].as_str(), Some("const(1s)"));
         assert_eq!(t["strategies"][1].as_str(), Some("wait_first(max_wait=2s, release=timer)"));
         assert_eq!(t["strategies"][0].as_str(), Some("eager"));
-        assert!(set_value(&mut t, "strategy.stagger.interval", "1s".into()).is_err());
-        assert!(set_value(&mut t, "workload.agents.x", 1.into()).is_err());
+        assert_eq!(
+            set_value(&mut t, "strategy.stagger.interval", "1s".into()),
+            Err(KeyError::NoSuchStrategy {
+                rest: "stagger.interval".into(),
+                name: "stagger".into()
+            })
+        );
+        assert_eq!(
+            set_value(&mut t, "workload.agents.x", 1.into()),
+            Err(KeyError::NotATable { key: "workload.agents.x".into(), part: "agents".into() })
+        );
     }
 }

@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use super::fake::{Fake, FAKE};
 use super::*;
@@ -45,8 +44,8 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 fn run(dir: &Path, jobs: usize, shard: Option<Shard>, resume: bool) -> SweepReport {
-    let p = Arc::new(plan(FAKE).unwrap());
-    run_sweep(Arc::new(Fake), p, &opts(dir, jobs, shard, resume)).unwrap()
+    let p = plan(FAKE).unwrap();
+    run_sweep(&Fake, &p, &opts(dir, jobs, shard, resume)).unwrap()
 }
 
 #[test]
@@ -97,8 +96,8 @@ fn resume_refuses_another_experiment() {
     let d = tmp("other");
     run(&d, 1, None, false);
     let other = FAKE.replace("seed = 7", "seed = 8");
-    let p = Arc::new(plan(&other).unwrap());
-    let e = run_sweep(Arc::new(Fake), p, &opts(&d, 1, None, true)).unwrap_err();
+    let p = plan(&other).unwrap();
+    let e = run_sweep(&Fake, &p, &opts(&d, 1, None, true)).unwrap_err();
     assert!(
         matches!(e, SweepError::Input(_)) && e.to_string().contains("different experiment"),
         "{e}"
@@ -133,7 +132,7 @@ fn a_point_does_not_depend_on_other_points() {
     let head = FAKE.split("[sweep]").next().unwrap();
     let single = format!("{head}[sweep]\nworkload.agents = [3]\nmax_wait = [\"2s\"]\n");
     let d = tmp("alone1");
-    run_sweep(Arc::new(Fake), Arc::new(plan(&single).unwrap()), &opts(&d, 1, None, false)).unwrap();
+    run_sweep(&Fake, &plan(&single).unwrap(), &opts(&d, 1, None, false)).unwrap();
     let alone = std::fs::read_to_string(d.join("summary.csv")).unwrap();
     let strip = |l: &str| l.split_once(',').unwrap().1.to_string();
     let want: Vec<String> = all.lines().filter(|l| l.starts_with("5,")).map(strip).collect();

@@ -15,12 +15,14 @@
 //! its p95; if none ties, the pick stays and is flagged as on the knife edge when below p95.
 //! See `Edge`.
 //!
-//! Knows nothing of the model: candidates are simulated through `super::Simulator`.
+//! Knows nothing of the model: candidates are simulated through `crate::exec::Simulator`, on
+//! the one executor (`crate::exec::ordered`), folded in value order.
 
 use serde::Serialize;
 
 use super::spec::{duration_value, parse_range};
 use super::{table, Simulator};
+use crate::exec::ordered;
 use crate::limits::RunError;
 use crate::metrics::RunMetrics;
 use crate::results::{t_975, Aggregate};
@@ -41,49 +43,46 @@ impl Objective {
     /// Parse `cost`, `cost+L*p95_makespan` (L in USD per second, or the word `lambda` with
     /// `lambda` given) or `cost_subject_to_pQ_LATENCY<=X` (X a duration; LATENCY one of
     /// launch_wait, ttft, completion).
-    pub fn parse(text: &str, lambda: Option<f64>) -> Result<Objective, String> {
+    pub fn parse(text: &str, lambda: Option<f64>) -> Result<Objective, ObjectiveError> {
+        use ObjectiveError as E;
         let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        let text = || text.to_string();
         if t == "cost" {
             return Ok(Objective::Cost);
         }
         if let Some(rest) = t.strip_prefix("cost+") {
-            let l = rest.strip_suffix("*p95_makespan").ok_or_else(|| {
-                format!("objective `{text}`: expected `cost+LAMBDA*p95_makespan`")
-            })?;
+            let l = rest
+                .strip_suffix("*p95_makespan")
+                .ok_or_else(|| E::Expected { text: text(), form: "cost+LAMBDA*p95_makespan" })?;
             let lambda_usd_per_s = match l {
-                "lambda" => lambda.ok_or_else(|| {
-                    format!("objective `{text}` uses `lambda`: give --lambda (USD per second)")
-                })?,
-                num => num
-                    .parse()
-                    .map_err(|_| format!("objective `{text}`: `{num}` is not a number"))?,
+                "lambda" => lambda.ok_or_else(|| E::LambdaMissing(text()))?,
+                num => num.parse().map_err(|_| E::NotANumber { text: text(), num: num.into() })?,
             };
             if !(lambda_usd_per_s >= 0.0 && lambda_usd_per_s.is_finite()) {
-                return Err(format!("objective `{text}`: lambda must be zero or positive"));
+                return Err(E::NegativeLambda(text()));
             }
             return Ok(Objective::CostPlusMakespan { lambda_usd_per_s });
         }
         if let Some(rest) = t.strip_prefix("cost_subject_to_p") {
             let (lhs, x) = rest
                 .split_once("<=")
-                .ok_or_else(|| format!("objective `{text}`: expected `...<=DURATION`"))?;
+                .ok_or_else(|| E::Expected { text: text(), form: "...<=DURATION" })?;
             let (q, latency) = lhs
                 .split_once('_')
-                .ok_or_else(|| format!("objective `{text}`: expected `pQ_LATENCY`"))?;
+                .ok_or_else(|| E::Expected { text: text(), form: "pQ_LATENCY" })?;
             let q = match q {
                 "50" => 0.5,
                 "90" => 0.9,
                 "95" => 0.95,
                 "99" => 0.99,
                 "999" => 0.999,
-                other => return Err(format!("objective `{text}`: unknown percentile p{other}")),
+                other => return Err(E::Percentile { text: text(), p: other.into() }),
             };
             if !crate::metrics::LATENCY_NAMES.contains(&latency) {
-                return Err(format!(
-                    "objective `{text}`: unknown latency `{latency}` (launch_wait, ttft, completion)"
-                ));
+                return Err(E::Latency { text: text(), latency: latency.into() });
             }
-            let max_us = parse_duration_us(x).map_err(|e| format!("objective `{text}`: {e}"))?;
+            let max_us = parse_duration_us(x)
+                .map_err(|e| E::Duration { text: text(), reason: e.to_string() })?;
             return Ok(Objective::CostSubjectTo {
                 q,
                 latency: latency.to_string(),
@@ -91,10 +90,7 @@ impl Objective {
                 text: t.clone(),
             });
         }
-        Err(format!(
-            "unknown objective `{text}` (cost, cost+LAMBDA*p95_makespan, \
-             cost_subject_to_p99_launch_wait<=2s)"
-        ))
+        Err(E::Unknown(text()))
     }
 
     pub fn name(&self) -> String {
@@ -106,6 +102,30 @@ impl Objective {
             Objective::CostSubjectTo { text, .. } => text.clone(),
         }
     }
+}
+
+/// Why `--objective` is refused (the text is quoted as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ObjectiveError {
+    #[error(
+        "unknown objective `{0}` (cost, cost+LAMBDA*p95_makespan, \
+         cost_subject_to_p99_launch_wait<=2s)"
+    )]
+    Unknown(String),
+    #[error("objective `{text}`: expected `{form}`")]
+    Expected { text: String, form: &'static str },
+    #[error("objective `{0}` uses `lambda`: give --lambda (USD per second)")]
+    LambdaMissing(String),
+    #[error("objective `{text}`: `{num}` is not a number")]
+    NotANumber { text: String, num: String },
+    #[error("objective `{0}`: lambda must be zero or positive")]
+    NegativeLambda(String),
+    #[error("objective `{text}`: unknown percentile p{p}")]
+    Percentile { text: String, p: String },
+    #[error("objective `{text}`: unknown latency `{latency}` (launch_wait, ttft, completion)")]
+    Latency { text: String, latency: String },
+    #[error("objective `{text}`: {reason}")]
+    Duration { text: String, reason: String },
 }
 
 /// How a candidate value is written back into the experiment.
@@ -534,7 +554,7 @@ pub fn candidate_table(
     base: &toml::Table,
     param: &str,
     value: Value,
-) -> Result<toml::Table, String> {
+) -> Result<toml::Table, table::KeyError> {
     let mut t = base.clone();
     table::set_value(&mut t, param, value.toml())?;
     Ok(t)
@@ -625,29 +645,26 @@ fn evaluate_all<S: Simulator>(
     // A value the experiment refuses is the user's input, like a run that stops at its limits.
     let one = |v: Value| -> Result<Candidate, RunError> {
         let named = |e: String| format!("--param {param} = {}: {e}", v.label());
-        let t = candidate_table(base, param, v).map_err(|e| RunError::Input(named(e)))?;
-        let exp = sim.resolve(&t).map_err(|e| RunError::Input(named(e)))?;
+        let t =
+            candidate_table(base, param, v).map_err(|e| RunError::Input(named(e.to_string())))?;
+        let exp = sim.resolve(&t).map_err(|e| RunError::Input(named(e.to_string())))?;
         evaluate(sim, &exp, v, objective).map_err(|e| e.map(named))
     };
-    let jobs = jobs.max(1).min(values.len().max(1));
-    let mut slots: Vec<Option<Result<Candidate, RunError>>> = vec![None; values.len()];
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (0..jobs)
-            .map(|j| {
-                let one = &one;
-                s.spawn(move || {
-                    (j..values.len()).step_by(jobs).map(|i| (i, one(values[i]))).collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for h in handles {
-            for (i, r) in h.join().unwrap_or_default() {
-                slots[i] = Some(r);
-            }
-        }
-    });
-    let panicked = || Err(RunError::Internal("a tuning worker panicked".into()));
-    slots.into_iter().map(|s| s.unwrap_or_else(panicked)).collect()
+    let mut out = Vec::with_capacity(values.len());
+    let never = std::sync::atomic::AtomicBool::new(false);
+    ordered(
+        values.len(),
+        jobs.max(1),
+        &never,
+        || (),
+        |_, i| one(values[i]),
+        |_, c| {
+            out.push(c);
+            Ok(())
+        },
+    )
+    .map_err(|(_, e)| e)?;
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -757,12 +774,20 @@ mod tests {
             Objective::parse("cost+0.01*p95_makespan", None),
             Ok(Objective::CostPlusMakespan { lambda_usd_per_s: 0.01 })
         );
-        assert!(Objective::parse("cost+lambda*p95_makespan", None).is_err());
+        assert_eq!(
+            Objective::parse("cost+lambda*p95_makespan", None),
+            Err(ObjectiveError::LambdaMissing("cost+lambda*p95_makespan".into()))
+        );
         let o = Objective::parse("cost_subject_to_p99_launch_wait<=2s", None).unwrap();
         assert!(
             matches!(o, Objective::CostSubjectTo { q, max_s, .. } if q == 0.99 && max_s == 2.0)
         );
-        assert!(Objective::parse("speed", None).is_err());
+        assert_eq!(Objective::parse("speed", None), Err(ObjectiveError::Unknown("speed".into())));
+        let e = Objective::parse("cost_subject_to_p42_ttft<=1s", None).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "objective `cost_subject_to_p42_ttft<=1s`: unknown percentile p42"
+        );
     }
 
     #[test]

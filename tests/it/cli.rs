@@ -4,8 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use prefixsim::cli::run::{execute, json_text, table_text, write_out, SimFailure, Simulator};
 use prefixsim::config::{self, Experiment, Strategy};
+use prefixsim::exec::{execute, json_text, table_text, write_out};
+use prefixsim::exec::{Description, ModelSim, ResolveError, Simulator};
+use prefixsim::limits::RunError;
 use prefixsim::metrics::{RunMetrics, SCALAR_NAMES};
 use prefixsim::results::{self, Aggregate, TraceRow};
 
@@ -126,28 +128,51 @@ fn strategy_labels_round_trip() {
 /// launch waits of r ms for each of 3 agents, and makespan (r + 1) s.
 struct Fake;
 
-impl Simulator for Fake {
-    fn simulate(&self, exp: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, SimFailure> {
-        let i = exp.strategies.iter().position(|x| x == s).unwrap() as f64;
-        let mut m = RunMetrics::new();
-        m.cost_usd = (i + 1.0) * f64::from(r + 1);
-        m.cost_uncached_usd = 10.0 * f64::from(r + 1);
-        m.tokens.cache_read = 100 * u64::from(r);
-        m.tokens.uncached = 100;
-        m.requests = 3;
-        m.agents = 3;
-        m.makespan_us = u64::from(r + 1) * 1_000_000;
-        m.parent_requests = u64::from(r) + 10;
-        m.parent_cost_usd = 0.5 * f64::from(r + 1);
-        for _ in 0..3 {
-            m.launch_wait_us.record(u64::from(r) * 1_000 + 1);
-            m.completion_us.record(u64::from(r + 1) * 1_000_000);
-        }
-        Ok(m)
+/// The fake's metrics for replication `r` of strategy number `i`.
+fn fake_metrics(i: usize, r: u32) -> RunMetrics {
+    let i = i as f64;
+    let mut m = RunMetrics::new();
+    m.cost_usd = (i + 1.0) * f64::from(r + 1);
+    m.cost_uncached_usd = 10.0 * f64::from(r + 1);
+    m.tokens.cache_read = 100 * u64::from(r);
+    m.tokens.uncached = 100;
+    m.requests = 3;
+    m.agents = 3;
+    m.makespan_us = u64::from(r + 1) * 1_000_000;
+    m.parent_requests = u64::from(r) + 10;
+    m.parent_cost_usd = 0.5 * f64::from(r + 1);
+    for _ in 0..3 {
+        m.launch_wait_us.record(u64::from(r) * 1_000 + 1);
+        m.completion_us.record(u64::from(r + 1) * 1_000_000);
     }
-    fn trace(&self, _: &Experiment, s: &Strategy) -> Result<Vec<TraceRow>, String> {
+    m
+}
+
+/// Resolves, describes and renders as the real simulator does; simulates `fake_metrics`.
+impl Simulator for Fake {
+    type Exp = Experiment;
+    fn resolve(&self, t: &toml::Table) -> Result<Experiment, ResolveError> {
+        Ok(config::resolve(t, "fake")?)
+    }
+    fn describe(&self, e: &Experiment) -> Description {
+        ModelSim { origin: "fake".into() }.describe(e)
+    }
+    fn render(&self, e: &Experiment) -> String {
+        config::render(e)
+    }
+    fn simulate_into(
+        &self,
+        _: &Experiment,
+        s: usize,
+        r: u32,
+        out: &mut RunMetrics,
+    ) -> Result<(), RunError> {
+        *out = fake_metrics(s, r);
+        Ok(())
+    }
+    fn trace(&self, e: &Experiment, s: usize) -> Result<Vec<TraceRow>, RunError> {
         Ok(vec![TraceRow {
-            strategy: config::strategy_label(s),
+            strategy: config::strategy_label(&e.strategies[s]),
             agent: 0,
             request: 0,
             segment: "prefill",
@@ -173,7 +198,7 @@ fn aggregation_matches_hand_computation() {
     // 9 + 1 + 1 + 9 = 20, sd = sqrt(20 / 3) = 2.581989; ci95 = t(0.975, 3) * sd / 2 with
     // t(0.975, 3) = 3.182446 (tables) -> 4.108535.
     let exp = small_experiment(4);
-    let out = execute(&exp, 1, &Fake).unwrap();
+    let out = execute(&Fake, &exp, 1, false).unwrap();
     let cost = out[1].aggregate.stat("cost_usd");
     assert!((cost.mean - 5.0).abs() < 1e-12);
     assert!((cost.sd - (20.0f64 / 3.0).sqrt()).abs() < 1e-12);
@@ -192,8 +217,8 @@ fn aggregation_matches_hand_computation() {
 #[test]
 fn output_bytes_do_not_depend_on_jobs() {
     let exp = small_experiment(37);
-    let one = execute(&exp, 1, &Fake).unwrap();
-    let three = execute(&exp, 3, &Fake).unwrap();
+    let one = execute(&Fake, &exp, 1, false).unwrap();
+    let three = execute(&Fake, &exp, 3, false).unwrap();
     assert_eq!(json_text(&exp, &one), json_text(&exp, &three));
     assert_eq!(table_text(&exp, &one), table_text(&exp, &three));
     let (d1, d3) = (scratch("jobs1"), scratch("jobs3"));
@@ -208,20 +233,33 @@ fn output_bytes_do_not_depend_on_jobs() {
 fn failures_report_the_first_failing_run() {
     struct Failing;
     impl Simulator for Failing {
-        fn simulate(&self, e: &Experiment, s: &Strategy, r: u32) -> Result<RunMetrics, SimFailure> {
-            if r >= 5 {
-                Err(format!("boom {r}").into())
-            } else {
-                Fake.simulate(e, s, r)
-            }
+        type Exp = Experiment;
+        fn resolve(&self, t: &toml::Table) -> Result<Experiment, ResolveError> {
+            Fake.resolve(t)
         }
-        fn trace(&self, _: &Experiment, _: &Strategy) -> Result<Vec<TraceRow>, String> {
-            Ok(Vec::new())
+        fn describe(&self, e: &Experiment) -> Description {
+            Fake.describe(e)
+        }
+        fn render(&self, e: &Experiment) -> String {
+            Fake.render(e)
+        }
+        fn simulate_into(
+            &self,
+            e: &Experiment,
+            s: usize,
+            r: u32,
+            out: &mut RunMetrics,
+        ) -> Result<(), RunError> {
+            if r >= 5 {
+                Err(RunError::Internal(format!("boom {r}")))
+            } else {
+                Fake.simulate_into(e, s, r, out)
+            }
         }
     }
     let exp = small_experiment(20);
     for jobs in [1, 4] {
-        let e = execute(&exp, jobs, &Failing).err().unwrap().to_string();
+        let e = execute(&Failing, &exp, jobs, false).err().unwrap().to_string();
         assert!(e.contains("eager, replication 5: boom 5"), "{e}");
     }
 }
@@ -229,10 +267,10 @@ fn failures_report_the_first_failing_run() {
 #[test]
 fn result_files_have_the_documented_format() {
     let exp = small_experiment(3);
-    let out = execute(&exp, 2, &Fake).unwrap();
+    let out = execute(&Fake, &exp, 2, false).unwrap();
     let dir = scratch("files");
     let trace: Vec<TraceRow> =
-        exp.strategies.iter().flat_map(|s| Fake.trace(&exp, s).unwrap()).collect();
+        (0..exp.strategies.len()).flat_map(|s| Fake.trace(&exp, s).unwrap()).collect();
     write_out(&dir, &exp, &out, Some(&trace)).unwrap();
 
     let manifest: serde_json::Value =
@@ -289,7 +327,7 @@ fn result_files_have_the_documented_format() {
 #[test]
 fn json_has_the_documented_fields() {
     let exp = small_experiment(2);
-    let out = execute(&exp, 1, &Fake).unwrap();
+    let out = execute(&Fake, &exp, 1, false).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json_text(&exp, &out)).unwrap();
     assert_eq!(v["seed"], 42);
     let r = &v["results"][1];
@@ -312,14 +350,14 @@ fn json_has_the_documented_fields() {
 fn the_parents_own_turns_are_reported_apart_only_when_it_advances() {
     // Frozen parent (the default): no parent field, no parent line.
     let mut exp = small_experiment(2);
-    let out = execute(&exp, 1, &Fake).unwrap();
+    let out = execute(&Fake, &exp, 1, false).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json_text(&exp, &out)).unwrap();
     assert!(v["results"][0].get("parent_cost_usd").is_none());
     assert!(!table_text(&exp, &out).contains("parent"));
     // Advancing: replications 0 and 1 have 10 and 11 parent requests costing 0.5 and 1.0 USD:
     // means 10.5 and 0.75, beside (not in) cost_usd (eager: 1 and 2 -> 1.5).
     exp.workload.parent_turn_every_us = 60_000_000;
-    let out = execute(&exp, 1, &Fake).unwrap();
+    let out = execute(&Fake, &exp, 1, false).unwrap();
     let v: serde_json::Value = serde_json::from_str(&json_text(&exp, &out)).unwrap();
     let r = &v["results"][0];
     assert_eq!(
@@ -339,7 +377,7 @@ fn the_parents_own_turns_are_reported_apart_only_when_it_advances() {
 #[test]
 fn table_starts_with_the_seed_and_has_a_row_per_strategy() {
     let exp = small_experiment(2);
-    let out = execute(&exp, 1, &Fake).unwrap();
+    let out = execute(&Fake, &exp, 1, false).unwrap();
     let t = table_text(&exp, &out);
     assert!(t.starts_with("seed: 42\n"), "{t}");
     assert!(t.lines().any(|l| l.starts_with("eager ") && l.contains("100.0%")), "{t}");
@@ -469,7 +507,7 @@ fn question_files_run() {
 #[test]
 fn table_and_json_snapshots() {
     let exp = small_experiment(4);
-    let out = execute(&exp, 2, &Fake).unwrap();
+    let out = execute(&Fake, &exp, 2, false).unwrap();
     insta::assert_snapshot!("run_table", table_text(&exp, &out));
     insta::assert_snapshot!("run_json", json_text(&exp, &out));
 }

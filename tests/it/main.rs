@@ -9,6 +9,7 @@ mod faults;
 mod hold_edge;
 mod input;
 mod latency;
+mod library;
 mod model;
 mod plot;
 mod replay;

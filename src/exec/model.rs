@@ -1,15 +1,16 @@
-//! The real point runner: `config::resolve` and `model::Simulator::run_into`, with one reusable
+//! The real simulator: `config::resolve` and `model::Simulator::run_into`, with one reusable
 //! model simulator per worker thread (its event heap keeps its capacity across runs).
 
 use std::cell::RefCell;
 
-use super::{Description, Simulator};
+use super::{Description, ResolveError, Simulator};
 use crate::config::{self, Experiment};
 use crate::limits::RunError;
 use crate::metrics::RunMetrics;
+use crate::results::TraceRow;
 
 /// Resolves tables with `config::resolve` and runs `model`; `origin` names the file in errors.
-pub struct Real {
+pub struct ModelSim {
     pub origin: String,
 }
 
@@ -17,11 +18,11 @@ thread_local! {
     static MODEL: RefCell<crate::model::Simulator> = RefCell::new(crate::model::Simulator::new());
 }
 
-impl Simulator for Real {
+impl Simulator for ModelSim {
     type Exp = Experiment;
 
-    fn resolve(&self, table: &toml::Table) -> Result<Experiment, String> {
-        config::resolve(table, &self.origin).map_err(|e| e.to_string())
+    fn resolve(&self, table: &toml::Table) -> Result<Experiment, ResolveError> {
+        Ok(config::resolve(table, &self.origin)?)
     }
 
     fn describe(&self, exp: &Experiment) -> Description {
@@ -50,5 +51,23 @@ impl Simulator for Real {
                 .run_into(exp, &exp.strategies[strategy], rep, out)
                 .map_err(RunError::from)
         })
+    }
+
+    fn trace(&self, exp: &Experiment, strategy: usize) -> Result<Vec<TraceRow>, RunError> {
+        let s = &exp.strategies[strategy];
+        let (_, segments) = crate::model::simulate_traced(exp, s, 0).map_err(RunError::from)?;
+        let label = config::strategy_label(s);
+        Ok(segments
+            .iter()
+            .map(|g| TraceRow {
+                strategy: label.clone(),
+                agent: g.agent,
+                request: g.request,
+                segment: g.kind.name(),
+                start_us: g.start_us,
+                end_us: g.end_us,
+                outcome: g.outcome.name(),
+            })
+            .collect())
     }
 }

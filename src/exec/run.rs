@@ -1,0 +1,184 @@
+//! A run: every replication of every strategy of one experiment (a sweep with no axes),
+//! simulated by the one executor and folded in (strategy, replication) order, and its result
+//! files (point 0, no axes).
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use super::{ordered, Simulator};
+use crate::config::{self, Experiment};
+use crate::limits::RunError;
+use crate::metrics::{RunMetrics, EXTRA_NAMES, SCALAR_NAMES};
+use crate::results::stats::Welford;
+use crate::results::{self, Aggregate, Manifest, SummaryRow, TraceRow};
+
+/// One strategy's results: the aggregate and every replication's scalars (for runs.csv).
+pub struct StrategyOutcome {
+    pub label: String,
+    pub aggregate: Aggregate,
+    pub runs: Vec<[f64; SCALAR_NAMES.len()]>,
+    /// The optional counters over replications, in `EXTRA_NAMES` order: the advancing
+    /// parent's own requests and cost (`workload.parent_turn_every`, counted apart from the
+    /// fan-out), 529s and agents that gave up (`[overload]`), isolated misses
+    /// (`cache.miss_probability`), long-context requests. Not among `SCALAR_NAMES`.
+    pub extras: [Welford; EXTRA_NAMES.len()],
+}
+
+/// A worker's state: its metrics buffer (reused run after run) and, per strategy, the
+/// histograms it merged (integer counts: exact in any order, combined at the end).
+struct Worker {
+    metrics: RunMetrics,
+    hists: Vec<Option<Aggregate>>,
+}
+
+type Scalars = ([f64; SCALAR_NAMES.len()], [f64; EXTRA_NAMES.len()]);
+
+/// Every replication of every strategy, on `jobs` threads. Scalars are folded in (strategy,
+/// replication) order on this thread; histograms are merged on the workers. The first failing
+/// run (in that order) is the error, naming its strategy and replication. A progress bar is
+/// drawn on stderr when `progress` and stderr is a terminal.
+pub fn execute<S: Simulator>(
+    sim: &S,
+    exp: &S::Exp,
+    jobs: usize,
+    progress: bool,
+) -> Result<Vec<StrategyOutcome>, RunError> {
+    let desc = sim.describe(exp);
+    let reps = desc.replications as usize;
+    let n_strategies = desc.strategies.len();
+    let total = n_strategies * reps;
+    let mut outcomes: Vec<StrategyOutcome> = desc
+        .strategies
+        .iter()
+        .map(|label| StrategyOutcome {
+            label: label.clone(),
+            aggregate: Aggregate::new(),
+            runs: Vec::with_capacity(reps),
+            extras: Default::default(),
+        })
+        .collect();
+    let bar = progress_bar(total as u64, progress);
+    let init = || Worker { metrics: RunMetrics::new(), hists: vec![None; n_strategies] };
+    let work = |w: &mut Worker, k: usize| -> Result<Scalars, RunError> {
+        let (s, r) = (k / reps, k % reps);
+        sim.simulate_into(exp, s, r as u32, &mut w.metrics)?;
+        let agg = w.hists[s].get_or_insert_with(Aggregate::new);
+        agg.add_samples(w.metrics.samples());
+        Ok((w.metrics.scalars(), w.metrics.extras()))
+    };
+    let fold = |k: usize, (scalars, extras): Scalars| {
+        let o = &mut outcomes[k / reps];
+        o.aggregate.add_scalars(&scalars);
+        for (w, x) in o.extras.iter_mut().zip(extras) {
+            w.add(x);
+        }
+        o.runs.push(scalars);
+        bar.inc(1);
+        Ok(())
+    };
+    let result = ordered(total, jobs, &AtomicBool::new(false), init, work, fold);
+    bar.finish_and_clear();
+    let workers = result.map_err(|(k, e)| {
+        let label = &desc.strategies[k / reps];
+        e.map(|m| format!("strategy {label}, replication {}: {m}", k % reps))
+    })?;
+    for worker in workers {
+        for (o, agg) in outcomes.iter_mut().zip(worker.hists) {
+            if let Some(agg) = agg {
+                o.aggregate.add_histograms(&agg.histograms);
+            }
+        }
+    }
+    check_finite(&outcomes)?;
+    Ok(outcomes)
+}
+
+fn progress_bar(total: u64, show: bool) -> indicatif::ProgressBar {
+    if show && std::io::stderr().is_terminal() && total > 1 {
+        indicatif::ProgressBar::new(total)
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}
+
+/// Every number about to be printed or written is finite: a NaN or an infinity here is a bug
+/// (the inputs are range-checked so that the arithmetic stays finite), never an output.
+fn check_finite(outcomes: &[StrategyOutcome]) -> Result<(), RunError> {
+    for o in outcomes {
+        let stats = o.aggregate.stats().into_iter().zip(SCALAR_NAMES);
+        for (st, name) in stats.chain(o.extras.iter().zip(EXTRA_NAMES).map(|(w, n)| (w.stat(), n)))
+        {
+            for x in [st.mean, st.sd, st.ci95] {
+                if !x.is_finite() {
+                    return Err(RunError::Internal(format!(
+                        "{}: {name} is {x}: a bug, please report it",
+                        o.label
+                    )));
+                }
+            }
+        }
+        if let Some((r, _)) =
+            o.runs.iter().enumerate().find(|(_, s)| s.iter().any(|x| !x.is_finite()))
+        {
+            return Err(RunError::Internal(format!(
+                "{}, replication {r}: a metric is not finite: a bug",
+                o.label
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Replication 0 of every strategy with every agent's segments (`trace.csv`). It reruns
+/// runs that already succeeded, so a failure here is a bug.
+pub fn trace_rows<S: Simulator>(sim: &S, exp: &S::Exp) -> Result<Vec<TraceRow>, RunError> {
+    let desc = sim.describe(exp);
+    let mut rows = Vec::new();
+    for (s, label) in desc.strategies.iter().enumerate() {
+        let t = sim.trace(exp, s).map_err(|e| RunError::Internal(format!("{label}: {e}")))?;
+        rows.extend(t);
+    }
+    Ok(rows)
+}
+
+/// Write summary.csv, runs.csv, histograms/ (and trace.csv) for one run (point 0, no axes),
+/// then manifest.json last: a directory whose manifest is missing is unfinished, and readers
+/// refuse it. A manifest of an earlier run is removed first, so it never vouches for a mix.
+pub fn write_out(
+    dir: &Path,
+    exp: &Experiment,
+    outcomes: &[StrategyOutcome],
+    trace: Option<&[TraceRow]>,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    match std::fs::remove_file(dir.join("manifest.json")) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let toml_text = config::render(exp);
+    let rows: Vec<SummaryRow<'_>> = outcomes
+        .iter()
+        .map(|o| SummaryRow {
+            point: 0,
+            axis_values: &[],
+            strategy: &o.label,
+            aggregate: &o.aggregate,
+        })
+        .collect();
+    results::write_summary(dir, &[], &rows)?;
+    let mut runs = results::RunsWriter::create(dir, &[])?;
+    for o in outcomes {
+        for (r, scalars) in o.runs.iter().enumerate() {
+            runs.row(0, &[], r as u32, &o.label, scalars)?;
+        }
+    }
+    runs.finish()?;
+    for o in outcomes {
+        results::write_histograms(dir, 0, &o.label, &o.aggregate)?;
+    }
+    if let Some(rows) = trace {
+        results::write_trace(dir, rows)?;
+    }
+    results::write_manifest(dir, &Manifest::new("run", exp, &toml_text))
+}

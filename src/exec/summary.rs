@@ -1,0 +1,238 @@
+//! A run's results as typed values (`Summary`, one `StrategyResult` per strategy) and the two
+//! ways `prefixsim run` prints them: the comparison table and the JSON document (which is
+//! `Summary` serialized: the field names below are the JSON schema).
+
+use serde::Serialize;
+
+use super::run::StrategyOutcome;
+use crate::config::{self, Experiment};
+use crate::metrics::EXTRA_NAMES;
+use crate::report::table;
+
+/// A run of every strategy of one experiment: means over replications, latency percentiles
+/// from the histograms merged over all agents and replications.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    pub seed: u64,
+    pub name: String,
+    pub question: String,
+    pub replications: u32,
+    /// One per strategy, in the experiment's order.
+    pub results: Vec<StrategyResult>,
+    /// The documented rules that limited a strategy or kind (`model::notes`); absent if none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Tokens per replication, by how they were billed (means over replications).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Tokens {
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub uncached: f64,
+    pub output: f64,
+}
+
+/// A latency distribution's ladder, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Percentiles {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+impl Percentiles {
+    fn of(x: [f64; 5]) -> Percentiles {
+        Percentiles { p50: x[0], p90: x[1], p99: x[2], p999: x[3], max: x[4] }
+    }
+}
+
+/// One strategy's results: costs in USD and durations in seconds, per replication (means).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StrategyResult {
+    /// The strategy's label (`eager`, `wait_first(max_wait=5s)`, ...).
+    pub strategy: String,
+    pub cost_usd: f64,
+    /// Half-width of the 95% confidence interval of `cost_usd`.
+    pub cost_usd_ci95: f64,
+    /// Cost over the `eager` strategy's (absent when the run has no `eager`, or it cost 0).
+    pub cost_relative_to_eager: Option<f64>,
+    /// Cost over what the same requests cost with no cache.
+    pub cost_relative_to_uncached: f64,
+    /// Share of input tokens read from the cache.
+    pub hit_rate: f64,
+    pub redundant_writes: f64,
+    pub requests: f64,
+    pub tokens: Tokens,
+    pub launch_wait_s: Percentiles,
+    pub ttft_s: Percentiles,
+    pub completion_s: Percentiles,
+    pub makespan_s: f64,
+    pub makespan_s_ci95: f64,
+    pub throughput_agents_per_min: f64,
+    pub throughput_tokens_per_min: f64,
+    pub rate_limited: f64,
+    pub throttled_s: f64,
+    /// Only when the parent advances (`workload.parent_turn_every` > 0): its own requests and
+    /// cost per replication, not in `cost_usd`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_requests: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_cost_usd: Option<f64>,
+    /// Only with `[overload]`: 529s received and agents that gave up, per replication.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overloaded: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_agents: Option<f64>,
+    /// Only with `cache.miss_probability` > 0: lookups that missed a readable entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub isolated_misses: Option<f64>,
+    /// Only with `model_params.long_context`: requests billed at long-context prices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub long_context_requests: Option<f64>,
+}
+
+/// Which of `EXTRA_NAMES` a run of `exp` reports (its feature is on).
+fn shown_extras(exp: &Experiment) -> [bool; EXTRA_NAMES.len()] {
+    let advancing = exp.workload.parent_turn_every_us > 0;
+    let overload = exp.overload.is_some();
+    [
+        advancing,
+        advancing,
+        overload,
+        overload,
+        exp.cache.miss_probability > 0.0,
+        exp.model.use_long_context,
+    ]
+}
+
+impl Summary {
+    /// The typed results of `outcomes`, a run of `exp`.
+    pub fn new(exp: &Experiment, outcomes: &[StrategyOutcome]) -> Summary {
+        let eager =
+            outcomes.iter().find(|o| o.label == "eager").map(|o| o.aggregate.stat("cost_usd").mean);
+        let shown = shown_extras(exp);
+        Summary {
+            seed: exp.seed,
+            name: exp.name.clone(),
+            question: exp.question.clone(),
+            replications: exp.replications,
+            results: outcomes.iter().map(|o| StrategyResult::new(o, eager, &shown)).collect(),
+            notes: crate::model::notes(exp),
+        }
+    }
+
+    /// The result of the strategy labelled `label`.
+    pub fn strategy(&self, label: &str) -> Option<&StrategyResult> {
+        self.results.iter().find(|r| r.strategy == label)
+    }
+
+    /// The JSON document `prefixsim run --json` prints (pretty, with a final newline).
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("results serialise");
+        s.push('\n');
+        s
+    }
+}
+
+impl StrategyResult {
+    fn new(
+        o: &StrategyOutcome,
+        eager: Option<f64>,
+        shown: &[bool; EXTRA_NAMES.len()],
+    ) -> StrategyResult {
+        let a = &o.aggregate;
+        let m = |name: &str| a.stat(name).mean;
+        let extra = |i: usize| shown[i].then(|| o.extras[i].stat().mean);
+        StrategyResult {
+            strategy: o.label.clone(),
+            cost_usd: m("cost_usd"),
+            cost_usd_ci95: a.stat("cost_usd").ci95,
+            cost_relative_to_eager: eager.filter(|e| *e > 0.0).map(|e| m("cost_usd") / e),
+            cost_relative_to_uncached: m("cost_relative"),
+            hit_rate: m("hit_rate"),
+            redundant_writes: m("redundant_writes"),
+            requests: m("requests"),
+            tokens: Tokens {
+                cache_read: m("cache_read"),
+                cache_write: m("cache_write"),
+                uncached: m("uncached"),
+                output: m("output"),
+            },
+            launch_wait_s: Percentiles::of(a.ladder_of("launch_wait")),
+            ttft_s: Percentiles::of(a.ladder_of("ttft")),
+            completion_s: Percentiles::of(a.ladder_of("completion")),
+            makespan_s: m("makespan_s"),
+            makespan_s_ci95: a.stat("makespan_s").ci95,
+            throughput_agents_per_min: m("throughput_agents_per_min"),
+            throughput_tokens_per_min: m("throughput_tokens_per_min"),
+            rate_limited: m("rate_limited"),
+            throttled_s: m("throttled_s"),
+            parent_requests: extra(0),
+            parent_cost_usd: extra(1),
+            overloaded: extra(2),
+            failed_agents: extra(3),
+            isolated_misses: extra(4),
+            long_context_requests: extra(5),
+        }
+    }
+}
+
+/// `{"seed": n, "results": [...]}`: means over replications; percentiles from the merged
+/// histograms.
+pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
+    Summary::new(exp, outcomes).to_json()
+}
+
+/// The seed first, then the comparison table, then the ladders.
+pub fn table_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
+    let rows: Vec<table::Row<'_>> =
+        outcomes.iter().map(|o| table::Row { label: &o.label, aggregate: &o.aggregate }).collect();
+    let mut s = format!("seed: {}\n", exp.seed);
+    s.push_str(&format!(
+        "{}: {} x {} agents, {} replications, model {}\n",
+        exp.name,
+        config::kind_label(&exp.workload.kind),
+        exp.workload.agents,
+        exp.replications,
+        exp.model.name
+    ));
+    if !exp.question.is_empty() {
+        s.push_str(&format!("question: {}\n", exp.question));
+    }
+    s.push('\n');
+    s.push_str(&table::comparison_table(&rows));
+    s.push_str("\nmeans over replications (cost: ± 95% CI); latency percentiles pooled over all agents and replications\n");
+    if exp.workload.parent_turn_every_us > 0 {
+        s.push_str("the parent's own turns (not in the cost above):");
+        for o in outcomes {
+            let [requests, cost] = [0, 1].map(|i| o.extras[i].stat().mean);
+            s.push_str(&format!(" {}: {requests:.1} requests, ${cost:.4};", o.label));
+        }
+        s.pop();
+        s.push('\n');
+    }
+    for (i, what) in [
+        (2, "529 overloaded responses"),
+        (3, "agents that gave up after a 529"),
+        (4, "isolated cache misses"),
+        (5, "requests at long-context prices"),
+    ] {
+        if shown_extras(exp)[i] {
+            s.push_str(&format!("{what} per replication:"));
+            for o in outcomes {
+                s.push_str(&format!(" {}: {:.2};", o.label, o.extras[i].stat().mean));
+            }
+            s.pop();
+            s.push('\n');
+        }
+    }
+    for note in crate::model::notes(exp) {
+        s.push_str(&format!("note: {note}\n"));
+    }
+    s.push('\n');
+    s.push_str(&table::ladders(&rows));
+    s
+}

@@ -1,0 +1,108 @@
+//! Tests: the library API (`prefixsim::Experiment`, `run_sweep`, `TraceReplay`,
+//! `calibrate_files`) gives what the command line gives, byte for byte where it prints the
+//! same thing, whatever the number of threads; its errors are typed and say whose fault.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use prefixsim::limits::{LimitError, RunError};
+use prefixsim::sweep::{ExecOptions, SweepOptions};
+use prefixsim::{Error, Experiment, RunOptions};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("library").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const SMALL: &str = "replications = 6\n[workload]\nagents = 4\nturns = \"const(2)\"\n";
+
+#[test]
+fn run_gives_the_bytes_of_run_json_whatever_the_jobs() {
+    let dir = scratch("json");
+    let file = dir.join("small.toml");
+    std::fs::write(&file, SMALL).unwrap();
+    let out = bin().args(["run", "--json", "--jobs", "1"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let exp = Experiment::from_file(&file).unwrap();
+    for jobs in [1, 3] {
+        let s = exp.run(&RunOptions { jobs: Some(jobs), ..RunOptions::default() }).unwrap();
+        assert_eq!(s.to_json(), String::from_utf8(out.stdout.clone()).unwrap(), "jobs {jobs}");
+    }
+}
+
+#[test]
+fn results_are_typed_per_strategy() {
+    let s = Experiment::from_toml(SMALL).unwrap().run(&RunOptions::default()).unwrap();
+    assert_eq!(s.results.len(), 5, "the default strategies");
+    let eager = s.strategy("eager").unwrap();
+    assert_eq!(eager.cost_relative_to_eager, Some(1.0));
+    for r in &s.results {
+        let l = r.launch_wait_s;
+        assert!(l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p999 && l.p999 <= l.max);
+        assert!((0.0..=1.0).contains(&r.hit_rate), "{}", r.strategy);
+        assert!(r.cost_usd > 0.0 && r.tokens.output > 0.0);
+        assert_eq!(r.parent_requests, None, "only when the parent advances");
+    }
+}
+
+#[test]
+fn run_out_writes_the_files_of_run_out() {
+    let dir = scratch("out");
+    let file = dir.join("small.toml");
+    std::fs::write(&file, SMALL).unwrap();
+    let cli_dir = dir.join("cli");
+    let st = bin().arg("run").arg(&file).arg("--out").arg(&cli_dir).output().unwrap();
+    assert_eq!(st.status.code(), Some(0));
+    let lib_dir = dir.join("lib");
+    let opts = RunOptions { out: Some(lib_dir.clone()), ..RunOptions::default() };
+    Experiment::from_file(&file).unwrap().run(&opts).unwrap();
+    for f in ["manifest.json", "summary.csv", "runs.csv"] {
+        let read = |d: &Path| std::fs::read(d.join(f)).unwrap();
+        assert_eq!(read(&cli_dir), read(&lib_dir), "{f}");
+    }
+}
+
+#[test]
+fn errors_say_whose_fault() {
+    let e = Experiment::from_toml("[workload]\nagnets = 4\n").unwrap_err();
+    assert!(matches!(e, Error::Config(_)) && e.is_input(), "{e}");
+    let e = Experiment::default_experiment().set("cache.ttl=-5s").unwrap_err();
+    assert!(e.is_input() && e.to_string().contains("cache.ttl"), "{e}");
+    let big = Experiment::default_experiment().set("replications=1000000000").unwrap();
+    let e = big.run(&RunOptions::default()).unwrap_err();
+    assert!(matches!(e, Error::Limits(LimitError::Above { .. })), "{e}");
+    assert!(e.is_input());
+    // A run that stops at its own event limit is the experiment's fault too.
+    let tight = Experiment::from_toml(SMALL).unwrap().set("limits.max_events=3").unwrap();
+    let e = tight.run(&RunOptions::default()).unwrap_err();
+    assert!(matches!(e, Error::Run(RunError::Input(_))), "{e}");
+    assert!(e.to_string().contains("strategy eager, replication 0"), "{e}");
+}
+
+#[test]
+fn a_sweep_through_the_library_writes_what_the_command_writes() {
+    let dir = scratch("sweep");
+    let text = format!("{SMALL}[sweep]\n\"workload.agents\" = [1, 3]\n");
+    let file = dir.join("s.toml");
+    std::fs::write(&file, &text).unwrap();
+    let cli_dir = dir.join("cli");
+    let st = bin().arg("sweep").arg(&file).arg("--out").arg(&cli_dir).output().unwrap();
+    assert_eq!(st.status.code(), Some(0), "{}", String::from_utf8_lossy(&st.stderr));
+    let sweep = Experiment::from_file(&file).unwrap().sweep().unwrap();
+    assert_eq!(sweep.points(), 2);
+    let lib_dir = dir.join("lib");
+    let exec = ExecOptions { jobs: 2, progress: false, ctrl_c: false, throttle_ms: 0 };
+    let opts = SweepOptions { dir: lib_dir.clone(), shard: None, resume: false, exec };
+    let done = prefixsim::run_sweep(&sweep, &opts).unwrap();
+    assert!(done.complete && done.points_done == 2);
+    for f in ["manifest.json", "summary.csv", "runs.csv"] {
+        let read = |d: &Path| std::fs::read(d.join(f)).unwrap();
+        assert_eq!(read(&cli_dir), read(&lib_dir), "{f}");
+    }
+}
