@@ -308,7 +308,7 @@ impl TraceReplay {
 
     /// Replay the trace once through every choice.
     pub fn run(&self) -> Result<ReplaySummary, Error> {
-        self.settings.validate().map_err(Error::Setting)?;
+        self.settings.validate().map_err(|e| Error::Setting(e.to_string()))?;
         let r = replay::replay(&self.path, &self.settings, &self.choices()?)?;
         let choices = r
             .choices
