@@ -50,17 +50,16 @@ pub fn latency_title(name: &str) -> &'static str {
 }
 
 /// The point whose latencies are drawn, and how to name it ("" for a run).
-fn chosen_point(r: &Results) -> Option<(u32, String)> {
+fn chosen_point(r: &Results, held: &[String]) -> Option<(u32, String)> {
     if r.summary.is_empty() {
         let p = r.histograms.keys().map(|k| k.0).min()?;
         return Some((p, String::new()));
     }
-    let held = super::metric::held_values(r);
     let row = r.summary.iter().find(|row| row.axis_values == held)?;
     let desc: Vec<String> = r
         .axis_keys
         .iter()
-        .zip(&held)
+        .zip(held)
         .map(|(k, v)| format!("{} = {v}", style::short_key(k)))
         .collect();
     Some((row.point, desc.join(", ")))
@@ -92,8 +91,8 @@ fn shares(h: &Histogram<u64>, edges: &[f64]) -> Vec<f64> {
 }
 
 /// A percentile plot and a histogram per latency name with data at the chosen point.
-pub fn figures(r: &Results) -> Vec<Figure> {
-    let Some((point, desc)) = chosen_point(r) else { return Vec::new() };
+pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
+    let Some((point, desc)) = chosen_point(r, held) else { return Vec::new() };
     let strategies = r.strategies();
     let mut out = Vec::new();
     for name in crate::metrics::LATENCY_NAMES {

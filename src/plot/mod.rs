@@ -19,6 +19,8 @@ pub mod metric;
 pub mod param;
 pub mod pareto;
 pub mod replay;
+pub mod scale;
+pub mod slice;
 pub mod style;
 pub mod timeline;
 pub mod tune;
@@ -68,13 +70,25 @@ impl Spec {
     }
 }
 
-/// Every figure the directory's files support, in a fixed order.
+/// Every figure the directory's files support, in a fixed order, at the default slice (the
+/// experiment's `[plot] baseline`; when that names no swept value, the base slice).
 pub fn figures(r: &Results) -> Vec<Figure> {
-    let mut out = metric::figures(r);
-    out.extend(param::figures(r));
-    out.extend(heatmap::figures(r));
-    out.extend(pareto::figures(r));
-    out.extend(latency::figures(r));
+    let held = slice::held(r, &[]).unwrap_or_else(|_| slice::base_slice(r));
+    figures_held(r, &held)
+}
+
+/// Every figure at the slice `at` (KEY=VALUE pairs over the baseline); an unknown key or value
+/// is an error naming it and the choices.
+pub fn figures_at(r: &Results, at: &[(String, String)]) -> Result<Vec<Figure>, String> {
+    Ok(figures_held(r, &slice::held(r, at)?))
+}
+
+fn figures_held(r: &Results, held: &[String]) -> Vec<Figure> {
+    let mut out = metric::figures(r, held);
+    out.extend(param::figures(r, held));
+    out.extend(heatmap::figures(r, held));
+    out.extend(pareto::figures(r, held));
+    out.extend(latency::figures(r, held));
     out.extend(timeline::figures(r));
     out.extend(tune::figures(r));
     out.extend(replay::figures(r));
@@ -165,7 +179,11 @@ where
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Mark {
     Line(RGBColor),
+    /// A line with the series' marker on it.
+    Series(RGBColor, style::Shape),
     Box(RGBColor),
+    /// A box's outline (step histograms).
+    Outline(RGBColor),
     Dot(RGBColor),
     Cross(RGBColor),
     Triangle(RGBColor),
@@ -214,7 +232,16 @@ fn draw_legend<DB: DrawingBackend>(
                 vec![(x0, y), (x1, y)],
                 c.stroke_width(style::LINE_PX + 1),
             )),
+            Mark::Series(c, shape) => {
+                let l = PathElement::new(vec![(x0, y), (x1, y)], c.stroke_width(style::LINE_PX));
+                area.draw(&l).map_err(err)?;
+                marker(area, (xm, y), shape, c, 7)?;
+                Ok(())
+            }
             Mark::Box(c) => area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.filled())),
+            Mark::Outline(c) => {
+                area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.stroke_width(3)))
+            }
             Mark::Dot(c) => area.draw(&Circle::new((xm, y), 9, c.filled())),
             Mark::Cross(c) => area.draw(&Cross::new((xm, y), 8, c.stroke_width(3))),
             Mark::Triangle(c) => area.draw(&TriangleMarker::new((xm, y), 10, c.filled())),
@@ -233,6 +260,39 @@ fn draw_legend<DB: DrawingBackend>(
         area.draw(&Text::new(text, (x, y), font)).map_err(err)?;
     }
     Ok(())
+}
+
+/// Draw a series marker of `shape` at `at` (in the area's coordinates), `r` pixels in radius.
+pub(crate) fn marker<DB: DrawingBackend, CT: plotters::coord::CoordTranslate>(
+    area: &DrawingArea<DB, CT>,
+    at: CT::From,
+    shape: style::Shape,
+    c: RGBColor,
+    r: i32,
+) -> DrawResult
+where
+    CT::From: Clone,
+{
+    use style::Shape;
+    let e = EmptyElement::at(at);
+    let line = c.stroke_width(3);
+    let drawn = match shape {
+        Shape::Circle => area.draw(&(e + Circle::new((0, 0), r, c.filled()))),
+        Shape::Square => area.draw(&(e + Rectangle::new([(1 - r, 1 - r), (r - 1, r - 1)], c.filled()))),
+        Shape::Triangle => area.draw(&(e + TriangleMarker::new((0, 0), r + 1, c.filled()))),
+        Shape::Diamond => {
+            let d = r + 1;
+            area.draw(&(e + Polygon::new(vec![(0, -d), (d, 0), (0, d), (-d, 0)], c.filled())))
+        }
+        Shape::Cross => area.draw(&(e + Cross::new((0, 0), r, line))),
+        Shape::Ring => area.draw(&(e + Circle::new((0, 0), r, line))),
+        Shape::Star => area.draw(
+            &(e + PathElement::new(vec![(-r, 0), (r, 0)], line)
+                + PathElement::new(vec![(0, -r), (0, r)], line)
+                + Cross::new((0, 0), r - 2, line)),
+        ),
+    };
+    drawn.map_err(err)
 }
 
 /// A chart builder on the area `frame` left, with the usual margins and label areas.

@@ -58,7 +58,7 @@ pub fn mark_frontier(points: &mut [ParetoPoint]) {
     }
 }
 
-pub fn figures(r: &Results) -> Vec<Figure> {
+pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     if r.summary.is_empty() {
         return Vec::new();
     }
@@ -66,7 +66,6 @@ pub fn figures(r: &Results) -> Vec<Figure> {
     let from_runs = !r.runs.is_empty();
     // Points of different workloads are not alternatives: hold every axis that is not a
     // strategy parameter at its middle value.
-    let held = super::metric::held_values(r);
     let design = |k: &str| super::metric::is_hold_cap(k) || k.contains("strateg");
     let fixed: Vec<usize> = (0..r.axis_keys.len()).filter(|&a| !design(&r.axis_keys[a])).collect();
     let mut points = Vec::new();
