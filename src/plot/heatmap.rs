@@ -97,12 +97,12 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     };
     let caption = caption(&spec, cmp.is_some());
     let mut title = match &cmp {
-        Some((c, b)) => format!("Cost saved by {c} vs {b} (% of {b}'s mean cost)"),
+        Some((c, b)) => format!("Cost saved by {c} vs {b}, % of {b}'s mean cost"),
         None => format!("Mean cost per run of {} (USD)", strategies[0]),
     };
     let fixed = slice_text(r, &groups, held, &free);
     if !fixed.is_empty() {
-        title.push_str(&format!(" at {fixed}"));
+        title.push_str(&format!(" (at {fixed})"));
     }
     vec![Figure { name: "heatmap_cost_saved".into(), title, caption, spec: Spec::Heatmap(spec) }]
 }

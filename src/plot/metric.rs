@@ -196,19 +196,23 @@ fn combo_label(c: &[String]) -> String {
 /// partners' values then named in the axis title), else each combination as a category.
 fn group_axis(r: &Results, g: &[usize], cs: &[Vec<String>]) -> XAxis {
     let lead: Vec<String> = cs.iter().map(|c| c[0].clone()).collect();
-    let mut distinct = lead.clone();
-    distinct.dedup();
+    let mut distinct: Vec<&String> = Vec::new();
+    for v in &lead {
+        if !distinct.contains(&v) {
+            distinct.push(v);
+        }
+    }
     let numeric = lead.iter().all(|v| axis_number(v).is_some());
     if g.len() == 1 || (numeric && distinct.len() == lead.len()) {
         let mut x = x_axis(&r.axis_keys[g[0]], &lead);
         if g.len() > 1 {
             let partners: Vec<String> = (1..g.len())
                 .map(|j| {
-                    let vals: Vec<String> = cs.iter().map(|c| c[j].clone()).collect();
-                    format!("{} = {}", style::short_key(&r.axis_keys[g[j]]), vals.join(", "))
+                    let pairs: Vec<String> = cs.iter().map(|c| format!("{} → {}", c[0], c[j])).collect();
+                    format!("{} (zipped): {}", style::short_key(&r.axis_keys[g[j]]), pairs.join(", "))
                 })
                 .collect();
-            x.note = Some(format!("zipped: {}", partners.join("; ")));
+            x.note = Some(partners.join("; "));
         }
         return x;
     }
@@ -404,17 +408,21 @@ pub fn draw<DB: DrawingBackend>(
     let hi = hi + (probe.hi - probe.lo) * 0.08 * marks as f64;
     let y = scale::linear(lo, hi, lo >= 0.0);
     let x = x_scale(&s.x);
-    let legend: Vec<(String, Mark)> = if s.series.len() > 1 {
+    let mut legend: Vec<(String, Mark)> = if s.series.len() > 1 {
         s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
     } else {
         Vec::new()
     };
+    // Zipped partners move with x: their values, named in the legend column.
+    if let Some(n) = &s.x.note {
+        if !legend.is_empty() {
+            legend.push((String::new(), Mark::Note));
+        }
+        legend.push((n.clone(), Mark::Note));
+    }
     let area = frame(root, title, &legend)?;
     let mut chart = builder(&area).build_cartesian_2d(x.ranged(), y.ranged()).map_err(err)?;
-    let x_title = match &s.x.note {
-        Some(n) => format!("{} ({n})", s.x.title),
-        None => s.x.title.clone(),
-    };
+    let x_title = s.x.title.clone();
     let (xs, ys) = (x.clone(), y.clone());
     mesh_style(&mut chart)
         .x_desc(x_title.as_str())

@@ -182,6 +182,8 @@ pub(crate) enum Mark {
     /// A line with the series' marker on it.
     Series(RGBColor, style::Shape),
     Box(RGBColor),
+    /// The series' marker alone (scatter plots).
+    Point(RGBColor, style::Shape),
     /// A box's outline (step histograms).
     Outline(RGBColor),
     Dot(RGBColor),
@@ -194,30 +196,116 @@ pub(crate) enum Mark {
 /// Legend rows and their height in pixels.
 const LEGEND_ROW_PX: i32 = 34;
 const LEGEND_MAX_ROWS: usize = 18;
+/// The widest legend column (pixels), mark included; longer labels wrap.
+const LEGEND_MAX_PX: u32 = 430;
+/// Pixels left of a legend label (the mark's column).
+const LEGEND_TEXT_X: i32 = 50;
 
-/// Draw the title across the figure, and the legend (when given) in a column on the right;
-/// the area left for the chart. The legend never covers data.
+/// The pixel width of `text` drawn at `px` (plotters' size) in the embedded font.
+pub(crate) fn text_width<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    px: u32,
+    bold: bool,
+) -> u32 {
+    let style = if bold { FontStyle::Bold } else { FontStyle::Normal };
+    let font = (style::FONT, px, style).into_font();
+    area.estimate_text_size(text, &TextStyle::from(font)).map(|s| s.0).unwrap_or(0)
+}
+
+/// Break `text` into lines no wider than `max_px`, at spaces, commas, `(` and `=`.
+pub(crate) fn wrap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    px: u32,
+    max_px: u32,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut rest = text.to_string();
+    while text_width(area, &rest, px, false) > max_px {
+        let breaks: Vec<usize> = rest
+            .char_indices()
+            .filter(|(_, c)| matches!(c, ' ' | ',' | '(' | '='))
+            .map(|(i, c)| i + c.len_utf8())
+            .filter(|&i| i < rest.len())
+            .collect();
+        let fit = breaks.iter().rev().find(|&&i| text_width(area, &rest[..i], px, false) <= max_px);
+        let Some(&cut) = fit.or(breaks.first()) else { break };
+        lines.push(rest[..cut].trim_end().to_string());
+        rest = rest[cut..].trim_start().to_string();
+    }
+    lines.push(rest);
+    lines
+}
+
+/// Draw the title across the figure (a long one in two lines: the head, then the slice it is
+/// drawn at), and the legend (when given) in a column on the right, sized to its text and
+/// wrapped so it never leaves the canvas; the area left for the chart. The legend never
+/// covers data.
 pub(crate) fn frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     legend: &[(String, Mark)],
 ) -> Result<DrawingArea<DB, Shift>, String> {
-    let font = (style::FONT, style::title_px(title), FontStyle::Bold).into_font();
-    let body = root.margin(14, 0, 0, 0).titled(title, font).map_err(err)?;
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let max_w = style::WIDTH - 40;
+    let center = Pos::new(HPos::Center, VPos::Top);
+    let px = style::title_px(title);
+    let mut lines = vec![(title.to_string(), px, true)];
+    if text_width(root, title, px, true) > max_w {
+        let cut = title.find(" (at ").or_else(|| title.find(" ("));
+        lines = match cut {
+            Some(i) => vec![
+                (title[..i].to_string(), style::title_px(&title[..i]), true),
+                (title[i + 1..].to_string(), style::AXIS_TITLE_PX, false),
+            ],
+            None => vec![(title.to_string(), 26, true)],
+        };
+        let mut extra = Vec::new();
+        for (t, px, bold) in &lines {
+            for l in wrap(root, t, *px, max_w) {
+                extra.push((l, *px, *bold));
+            }
+        }
+        lines = extra;
+    }
+    let mut y = 14;
+    for (t, px, bold) in &lines {
+        let style = if *bold { FontStyle::Bold } else { FontStyle::Normal };
+        let font = (style::FONT, *px, style).into_font().color(&style::INK).pos(center);
+        root.draw(&Text::new(t.clone(), ((style::WIDTH / 2) as i32, y), font)).map_err(err)?;
+        y += (*px as f64 * 1.05) as i32;
+    }
+    let body = root.margin(y as u32 + 6, 0, 0, 0);
     if legend.is_empty() {
         return Ok(body);
     }
-    let chars = legend.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
-    // ~0.62 em per char at the drawn size (LEGEND_PX / 1.24; DejaVu digits are 0.64 em), plus the mark.
-    let width = (chars as f64 * 0.62 * style::LEGEND_PX as f64 / 1.24 + 80.0).clamp(160.0, 520.0);
-    let (plot, side) = body.split_horizontally(body.dim_in_pixel().0.saturating_sub(width as u32));
-    draw_legend(&side, legend)?;
+    let rows = legend_rows(root, legend);
+    let widest = rows.iter().map(|r| text_width(root, &r.0, style::LEGEND_PX, false)).max();
+    let width = (widest.unwrap_or(0) + LEGEND_TEXT_X as u32 + 16).clamp(160, LEGEND_MAX_PX + 20);
+    let (plot, side) = body.split_horizontally(body.dim_in_pixel().0.saturating_sub(width));
+    draw_legend(&side, &rows)?;
     Ok(plot)
+}
+
+/// Legend rows: each label wrapped to the column; continuation rows carry no mark.
+fn legend_rows<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    legend: &[(String, Mark)],
+) -> Vec<(String, Option<Mark>)> {
+    let mut rows = Vec::new();
+    for (label, mark) in legend {
+        let x = if matches!(mark, Mark::Note) { 8 } else { LEGEND_TEXT_X };
+        for (k, line) in wrap(area, label, style::LEGEND_PX, LEGEND_MAX_PX - x as u32).into_iter().enumerate() {
+            rows.push((line, (k == 0 || matches!(mark, Mark::Note)).then_some(*mark)));
+        }
+    }
+    rows
 }
 
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    legend: &[(String, Mark)],
+    legend: &[(String, Option<Mark>)],
 ) -> DrawResult {
     use plotters::style::text_anchor::{HPos, Pos, VPos};
     let font = (style::FONT, style::LEGEND_PX)
@@ -225,9 +313,9 @@ fn draw_legend<DB: DrawingBackend>(
         .color(&style::INK)
         .pos(Pos::new(HPos::Left, VPos::Center));
     for (i, (label, mark)) in legend.iter().enumerate().take(LEGEND_MAX_ROWS) {
-        let y = 40 + i as i32 * LEGEND_ROW_PX;
+        let y = 30 + i as i32 * LEGEND_ROW_PX;
         let (x0, x1, xm) = (8, 40, 24);
-        let r = match *mark {
+        let r = match mark.unwrap_or(Mark::Note) {
             Mark::Line(c) => area.draw(&PathElement::new(
                 vec![(x0, y), (x1, y)],
                 c.stroke_width(style::LINE_PX + 1),
@@ -236,6 +324,10 @@ fn draw_legend<DB: DrawingBackend>(
                 let l = PathElement::new(vec![(x0, y), (x1, y)], c.stroke_width(style::LINE_PX));
                 area.draw(&l).map_err(err)?;
                 marker(area, (xm, y), shape, c, 7)?;
+                Ok(())
+            }
+            Mark::Point(c, shape) => {
+                marker(area, (xm, y), shape, c, 8)?;
                 Ok(())
             }
             Mark::Box(c) => area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.filled())),
@@ -249,13 +341,13 @@ fn draw_legend<DB: DrawingBackend>(
         };
         r.map_err(err)?;
         let text = if i + 1 == LEGEND_MAX_ROWS && legend.len() > LEGEND_MAX_ROWS {
-            format!("… and {} more", legend.len() - i)
+            format!("… and {} more rows", legend.len() - i)
         } else {
             label.clone()
         };
         let (x, font) = match mark {
-            Mark::Note => (x0, font.clone().color(&style::NOTE)),
-            _ => (x1 + 10, font.clone()),
+            Some(Mark::Note) => (x0, font.clone().color(&style::NOTE)),
+            _ => (LEGEND_TEXT_X, font.clone()),
         };
         area.draw(&Text::new(text, (x, y), font)).map_err(err)?;
     }

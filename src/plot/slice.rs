@@ -134,7 +134,10 @@ pub fn find_axis(r: &Results, key: &str) -> Option<usize> {
 /// `what` names where the pair came from (`--at` or `[plot] baseline`).
 pub fn held(r: &Results, at: &[(String, String)]) -> Result<Vec<String>, String> {
     let mut held = base_slice(r);
-    if held.is_empty() {
+    if held.is_empty() || r.axis_keys.is_empty() {
+        if let Some((k, v)) = at.first() {
+            return Err(format!("--at {k}={v}: these results hold no sweep to slice"));
+        }
         return Ok(held);
     }
     let groups = groups(r);
@@ -180,8 +183,7 @@ fn apply(
     for (k, v) in pairs {
         let Some(a) = find_axis(r, k) else {
             return Err(format!(
-                "{what} {k}={v}: `{k}` is not a swept axis of {}; the axes are: {}",
-                r.dir.display(),
+                "{what} {k}={v}: `{k}` is not a swept axis; the axes are: {}",
                 r.axis_keys.join(", ")
             ));
         };
