@@ -483,7 +483,8 @@ fn resolve_plot(s: &mut Section<'_>) -> Result<Vec<(String, toml::Value)>, Confi
             t.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
         }
         Some(v) => {
-            let reason = "expected a table of swept keys and values, e.g. { \"cache.ttl\" = \"5m\" }";
+            let reason =
+                "expected a table of swept keys and values, e.g. { \"cache.ttl\" = \"5m\" }";
             return Err(s.bad("baseline", v.to_string(), reason));
         }
     };

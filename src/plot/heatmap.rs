@@ -85,7 +85,8 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         Some((c, b)) => format!("Cost saved by {c} vs {b} (%)"),
         None => format!("Mean cost of {} (USD)", strategies[0]),
     };
-    let keys = |g: &[usize]| g.iter().map(|&a| r.axis_keys[a].as_str()).collect::<Vec<_>>().join(" / ");
+    let keys =
+        |g: &[usize]| g.iter().map(|&a| r.axis_keys[a].as_str()).collect::<Vec<_>>().join(" / ");
     let label = |c: &Vec<String>| c.join(" / ");
     let spec = HeatSpec {
         x_title: keys(gx),

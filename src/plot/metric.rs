@@ -8,10 +8,10 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::covered::TickedAxis;
 use super::scale;
 use super::slice::{combos, groups};
 use super::style::{self, num};
-use super::covered::TickedAxis;
 use super::{builder, err, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
 use crate::report::results::{Results, SummaryRow};
 
@@ -102,7 +102,9 @@ pub fn x_axis(key: &str, values: &[String]) -> XAxis {
     let words = nums.is_none();
     let title = match (unit, log) {
         ("", true) => format!("{key} (log scale)"),
-        (u, true) => format!("{key} ({}, log scale)", u.trim_start_matches(" (").trim_end_matches(')')),
+        (u, true) => {
+            format!("{key} ({}, log scale)", u.trim_start_matches(" (").trim_end_matches(')'))
+        }
         (u, false) => format!("{key}{u}"),
     };
     let mut axis = XAxis {
@@ -116,11 +118,13 @@ pub fn x_axis(key: &str, values: &[String]) -> XAxis {
         marker: None,
         note: None,
     };
-    if is_hold_cap(key) && secs.as_ref().is_some_and(|v| {
-        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        lo <= style::DEFAULT_HOLD_CAP_S && style::DEFAULT_HOLD_CAP_S <= hi
-    }) {
+    if is_hold_cap(key)
+        && secs.as_ref().is_some_and(|v| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            lo <= style::DEFAULT_HOLD_CAP_S && style::DEFAULT_HOLD_CAP_S <= hi
+        })
+    {
         let p = if log { style::DEFAULT_HOLD_CAP_S.log10() } else { style::DEFAULT_HOLD_CAP_S };
         axis.marker = Some((p, "default hold cap 5 s".to_string()));
     }
@@ -208,8 +212,13 @@ fn group_axis(r: &Results, g: &[usize], cs: &[Vec<String>]) -> XAxis {
         if g.len() > 1 {
             let partners: Vec<String> = (1..g.len())
                 .map(|j| {
-                    let pairs: Vec<String> = cs.iter().map(|c| format!("{} → {}", c[0], c[j])).collect();
-                    format!("{} (zipped): {}", style::short_key(&r.axis_keys[g[j]]), pairs.join(", "))
+                    let pairs: Vec<String> =
+                        cs.iter().map(|c| format!("{} → {}", c[0], c[j])).collect();
+                    format!(
+                        "{} (zipped): {}",
+                        style::short_key(&r.axis_keys[g[j]]),
+                        pairs.join(", ")
+                    )
                 })
                 .collect();
             x.note = Some(partners.join("; "));
@@ -407,7 +416,6 @@ pub fn draw<DB: DrawingBackend>(
     let probe = scale::linear(lo, hi, lo >= 0.0);
     let hi = hi + (probe.hi - probe.lo) * 0.08 * marks as f64;
     let y = scale::linear(lo, hi, lo >= 0.0);
-    let x = x_scale(&s.x);
     let mut legend: Vec<(String, Mark)> = if s.series.len() > 1 {
         s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
     } else {
@@ -421,6 +429,7 @@ pub fn draw<DB: DrawingBackend>(
         legend.push((n.clone(), Mark::Note));
     }
     let area = frame(root, title, &legend)?;
+    let x = x_scale_max(&s.x, scale::ticks_for_width(area.dim_in_pixel().0));
     let mut chart = builder(&area).build_cartesian_2d(x.ranged(), y.ranged()).map_err(err)?;
     let x_title = s.x.title.clone();
     let (xs, ys) = (x.clone(), y.clone());
@@ -437,6 +446,11 @@ pub fn draw<DB: DrawingBackend>(
 
 /// The x axis drawn to scale: log10 positions get a log axis, plain ones a linear axis.
 pub fn x_scale(x: &XAxis) -> scale::Scale {
+    x_scale_max(x, scale::MAX_TICKS)
+}
+
+/// `x_scale` with at most `max` ticks on a linear axis.
+pub fn x_scale_max(x: &XAxis, max: usize) -> scale::Scale {
     let values: Vec<f64> =
         x.positions.iter().map(|p| if x.log { 10f64.powf(*p) } else { *p }).collect();
     if x.log {
@@ -446,7 +460,7 @@ pub fn x_scale(x: &XAxis) -> scale::Scale {
     } else {
         let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        scale::linear(lo, hi, false)
+        scale::linear_max(lo, hi, false, max)
     }
 }
 
@@ -502,13 +516,13 @@ fn draw_dots<DB: DrawingBackend>(
     let pts = s.series.iter().flat_map(|se| se.points.iter());
     let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
     let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
-    let v = scale::linear(lo, hi, lo >= 0.0);
     let legend: Vec<(String, Mark)> = if s.series.len() > 1 {
         s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
     } else {
         Vec::new()
     };
     let area = frame(root, title, &legend)?;
+    let v = scale::linear_max(lo, hi, lo >= 0.0, scale::ticks_for_width(area.dim_in_pixel().0));
     let chars = s.x.labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
     let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
     let mut chart = builder(&area)

@@ -282,7 +282,10 @@ pub(crate) fn frame<DB: DrawingBackend>(
     }
     let rows = legend_rows(root, legend);
     let widest = rows.iter().map(|r| text_width(root, &r.0, style::LEGEND_PX, false)).max();
-    let width = (widest.unwrap_or(0) + LEGEND_TEXT_X as u32 + 16).clamp(160, LEGEND_MAX_PX + 20);
+    // 15% over the embedded font's measure: an SVG viewer draws `sans-serif` with its own
+    // font, which may run wider than DejaVu Sans.
+    let text = (widest.unwrap_or(0) as f64 * 1.15) as u32;
+    let width = (text + LEGEND_TEXT_X as u32 + 16).clamp(160, LEGEND_MAX_PX * 23 / 20 + 66);
     let (plot, side) = body.split_horizontally(body.dim_in_pixel().0.saturating_sub(width));
     draw_legend(&side, &rows)?;
     Ok(plot)
@@ -296,7 +299,9 @@ fn legend_rows<DB: DrawingBackend>(
     let mut rows = Vec::new();
     for (label, mark) in legend {
         let x = if matches!(mark, Mark::Note) { 8 } else { LEGEND_TEXT_X };
-        for (k, line) in wrap(area, label, style::LEGEND_PX, LEGEND_MAX_PX - x as u32).into_iter().enumerate() {
+        for (k, line) in
+            wrap(area, label, style::LEGEND_PX, LEGEND_MAX_PX - x as u32).into_iter().enumerate()
+        {
             rows.push((line, (k == 0 || matches!(mark, Mark::Note)).then_some(*mark)));
         }
     }
@@ -370,7 +375,9 @@ where
     let line = c.stroke_width(3);
     let drawn = match shape {
         Shape::Circle => area.draw(&(e + Circle::new((0, 0), r, c.filled()))),
-        Shape::Square => area.draw(&(e + Rectangle::new([(1 - r, 1 - r), (r - 1, r - 1)], c.filled()))),
+        Shape::Square => {
+            area.draw(&(e + Rectangle::new([(1 - r, 1 - r), (r - 1, r - 1)], c.filled())))
+        }
         Shape::Triangle => area.draw(&(e + TriangleMarker::new((0, 0), r + 1, c.filled()))),
         Shape::Diamond => {
             let d = r + 1;
@@ -392,7 +399,8 @@ pub(crate) fn builder<'a, 'b, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
 ) -> ChartBuilder<'a, 'b, DB> {
     let mut b = ChartBuilder::on(area);
-    b.margin(20).margin_top(10).x_label_area_size(90).y_label_area_size(130);
+    // 40 px on the right: the last x tick label is centred on the axis end.
+    b.margin(20).margin_top(10).margin_right(40).x_label_area_size(90).y_label_area_size(130);
     b
 }
 

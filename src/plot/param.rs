@@ -128,9 +128,7 @@ fn lines(
     let key = short_key(&r.axis_keys[0]);
     vals.iter()
         .enumerate()
-        .map(|(i, v)| {
-            (format!("{key} = {v}"), style::series_color(i, n), Some(v.clone()))
-        })
+        .map(|(i, v)| (format!("{key} = {v}"), style::series_color(i, n), Some(v.clone())))
         .collect()
 }
 

@@ -89,9 +89,19 @@ pub fn log_scale(lo: f64, hi: f64) -> Scale {
 
 /// A linear axis over [lo, hi] with a 1-2-5 step and at most `MAX_TICKS` ticks.
 pub fn linear(lo: f64, hi: f64, from_zero: bool) -> Scale {
+    linear_max(lo, hi, from_zero, MAX_TICKS)
+}
+
+/// The most x tick labels `px` pixels of axis hold without running together (~110 px each).
+pub fn ticks_for_width(px: u32) -> usize {
+    ((px.saturating_sub(170)) as usize / 110).clamp(4, MAX_TICKS)
+}
+
+/// A linear axis with at most `max` ticks (a narrow x axis takes fewer).
+pub fn linear_max(lo: f64, hi: f64, from_zero: bool, max: usize) -> Scale {
     let (lo, hi) = if lo.is_finite() && hi.is_finite() { (lo, hi) } else { (0.0, 1.0) };
     let (p0, p1) = super::padded(lo, hi, from_zero && lo >= 0.0);
-    let step = nice_step(p1 - p0);
+    let step = nice_step_n(p0, p1, max.max(3));
     let first = (p0 / step).ceil();
     let ticks: Vec<f64> = (0..=MAX_TICKS * 3)
         .map(|i| (first + i as f64) * step)
@@ -101,16 +111,25 @@ pub fn linear(lo: f64, hi: f64, from_zero: bool) -> Scale {
     Scale { log: false, lo: p0, hi: p1, ticks }
 }
 
-/// The smallest 1, 2, 2.5 or 5 x 10^k step giving at most `MAX_TICKS - 1` intervals over `width`.
+/// The smallest 1, 2, 2.5 or 5 x 10^k step giving at most `MAX_TICKS` ticks over `width`.
 pub fn nice_step(width: f64) -> f64 {
-    let width = if width > 0.0 && width.is_finite() { width } else { 1.0 };
-    let base = 10f64.powf((width / MAX_TICKS as f64).log10().floor());
-    for m in [1.0, 2.0, 2.5, 5.0, 10.0, 20.0, 25.0, 50.0] {
-        if width / (base * m) <= (MAX_TICKS - 1) as f64 {
-            return base * m;
+    nice_step_n(0.0, width, MAX_TICKS)
+}
+
+/// The smallest 1, 2, 2.5 or 5 x 10^k step putting at most `max` ticks in [p0, p1].
+fn nice_step_n(p0: f64, p1: f64, max: usize) -> f64 {
+    let width = if p1 > p0 && (p1 - p0).is_finite() { p1 - p0 } else { 1.0 };
+    let base = 10f64.powf((width / max as f64).log10().floor() - 1.0);
+    let count = |step: f64| ((p1 / step).floor() - (p0 / step).ceil() + 1.0) as usize;
+    for k in 0..4 {
+        for m in [1.0, 2.0, 2.5, 5.0] {
+            let step = base * m * 10f64.powi(k);
+            if count(step) <= max {
+                return step;
+            }
         }
     }
-    base * 100.0
+    width
 }
 
 /// A tick label: thousands as `k`, millions as `M`, else three significant digits.

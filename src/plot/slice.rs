@@ -4,7 +4,7 @@
 //! of another) form a group and are held at one of their combinations. The default slice is
 //! the experiment's declared baseline (`[plot] baseline`, stored with the experiment in
 //! `manifest.json`), else the experiment's own base value of each axis when it is one of the
-//! swept values, else the first value written; `plot --at KEY=VALUE` overrides any of them.
+//! swept values, else the middle value written; `plot --at KEY=VALUE` overrides any of them.
 
 use super::metric::{axis_number, axis_values, follows};
 use crate::report::results::Results;
@@ -147,7 +147,7 @@ pub fn held(r: &Results, at: &[(String, String)]) -> Result<Vec<String>, String>
 }
 
 /// The slice without a declared baseline: each group at the experiment's own values where
-/// they were swept, else at its first combination.
+/// they were swept, else at its middle combination (results without a stored experiment).
 pub fn base_slice(r: &Results) -> Vec<String> {
     let Some(first) = r.summary.first() else { return Vec::new() };
     let mut held = first.axis_values.clone();
@@ -163,7 +163,7 @@ pub fn base_slice(r: &Results) -> Vec<String> {
                 })
             })
         });
-        let c = base.unwrap_or(&cs[0]);
+        let c = base.unwrap_or(&cs[cs.len() / 2]);
         for (&a, v) in g.iter().zip(c) {
             held[a] = v.clone();
         }

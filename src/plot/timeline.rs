@@ -187,7 +187,11 @@ fn draw_panel<DB: DrawingBackend>(
     let n = s.agents.len();
     let y_of = |lane: usize| (n - 1 - lane) as f64;
     let x = super::scale::linear(0.0, x1, true);
-    let x = super::scale::Scale { hi: x1, ticks: x.ticks.into_iter().filter(|t| *t <= x1).collect(), ..x };
+    let x = super::scale::Scale {
+        hi: x1,
+        ticks: x.ticks.into_iter().filter(|t| *t <= x1).collect(),
+        ..x
+    };
     let mut b = builder(area);
     if !agent_labels {
         b.y_label_area_size(20);

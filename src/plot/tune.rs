@@ -96,7 +96,8 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         let labels: Vec<String> = col.iter().map(|c| c.0.clone()).collect();
         let (x, rec) = axis(t, param, &labels);
         let points = col.iter().enumerate().map(|(i, c)| (x.positions[i], c.1, c.2)).collect();
-        let series = vec![Series { label: param.to_string(), color, shape: style::Shape::Circle, points }];
+        let series =
+            vec![Series { label: param.to_string(), color, shape: style::Shape::Circle, points }];
         let what = match field {
             "objective" => objective.to_string(),
             "launch_wait_p99_s" => "launch wait p99".into(),
