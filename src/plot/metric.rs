@@ -325,7 +325,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
                     series.push(Series {
                         label: line.label.clone(),
                         color: line.color,
-                        shape: style::shape(li),
+                        shape: style::shape(li + li / style::SHAPES.len()),
                         points,
                     });
                 }

@@ -81,7 +81,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
                 .filter_map(|(i, (s, _))| get(s, v).map(|(m, ci)| (x.positions[i], m, ci)))
                 .collect();
             if !points.is_empty() {
-                let shape = style::shape(li);
+                let shape = style::shape(li + li / style::SHAPES.len());
                 series.push(Series { label: label.clone(), color: *color, shape, points });
             }
         }
