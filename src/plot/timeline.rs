@@ -186,7 +186,8 @@ fn draw_panel<DB: DrawingBackend>(
 ) -> DrawResult {
     let n = s.agents.len();
     let y_of = |lane: usize| (n - 1 - lane) as f64;
-    let x = super::scale::linear(0.0, x1, true);
+    let fit = super::scale::ticks_for_width(area.dim_in_pixel().0);
+    let x = super::scale::linear_max(0.0, x1, true, fit);
     let x = super::scale::Scale {
         hi: x1,
         ticks: x.ticks.into_iter().filter(|t| *t <= x1).collect(),
