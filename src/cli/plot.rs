@@ -15,26 +15,35 @@ const EXAMPLES: &str = "Examples:
   prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
   prefixsim plot results/hold                          # results/hold/plots/*.svg, *.png
   prefixsim plot results/hold --out plots/hold --format svg
+  prefixsim sweep experiments/warm_vs_cold_parent.toml --out results/warm
+  prefixsim plot results/warm --at workload.parent_idle=0s --at cache.ttl=1h
+                                                       # another slice than [plot] baseline
   prefixsim run experiments/default.toml --out results/run --trace
   prefixsim plot results/run --json                    # the list of figures, for programs
   prefixsim plot --covered-prefix --out plots          # plots/covered_prefix.{svg,png} alone
 
 Figures, chosen from what DIR holds:
   <metric>_vs_<axis>       cost, hit rate, makespan, launch wait p99, throughput vs each swept
-                           axis; one line per strategy with its 95% CI band; the hold cap's
-                           default (5 s) marked when the axis is a max_wait/stagger key
+                           axis (zipped axes share one, their partners' values named), to
+                           scale (log when the values span 20x or more); one line and marker
+                           shape per strategy with its 95% CI band; the hold cap's default
+                           (5 s) marked when the axis is a max_wait/stagger key
   heatmap_cost_saved       two-axis sweeps: cost saved by wait_first vs eager (%)
-  pareto_cost_makespan     mean cost vs p99 makespan, the frontier drawn
-  <latency>_percentiles    launch_wait, ttft, completion on the log \"nines\" axis
-  <latency>_histogram      the same as plain histograms, strategies overlaid
+  pareto_cost_makespan     mean cost (from zero) vs p99 makespan, the frontier drawn
+  <latency>_percentiles    launch_wait, ttft, completion on the log \"nines\" axis (log y
+                           when one strategy's latencies are 30x another's)
+  <latency>_histogram      the same as step outlines, strategies overlaid
   <metric>_vs_<family>_<p> strategies of one family differing in one value, e.g.
                            wait_first(max_wait=1s|2s|5s): that value as the x axis
-  timeline_<strategy>      run --trace: one lane per agent, segments and request outcomes
+  timeline_<strategy>      run --trace: one lane per agent, segments and request outcomes;
+                           a zoomed panel of the launch when it is a small part of the run
   tune_objective, tune_launch_wait_p99            tune.json: candidates, recommendation marked
   replay_hit_rate_vs_ttl, replay_reuse_gap_*, ... replay.json: hit-rate curves, reuse gaps
   covered_prefix           hold experiments (any wait_first): the cold prefix a cap covers,
                            (cap - overhead) x prefill rate, per model's calibrated latency
 
+A sweep's figures hold the axes they do not draw at the experiment's `[plot] baseline`
+(else its own base values; the title says where); --at KEY=VALUE picks another slice.
 Every figure: 1200x750, embedded DejaVu Sans, one colour per strategy family everywhere.
 The same input gives the same bytes. Exit code 2 when DIR holds no results or a file is
 malformed (the error names the file and line).";
@@ -60,6 +69,10 @@ pub struct Args {
     /// Image formats, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "svg,png")]
     pub format: Vec<Format>,
+    /// Hold a swept axis at this value instead of the experiment's baseline (repeatable;
+    /// KEY is the axis's dotted name or its last part, e.g. `cache.ttl=1h`).
+    #[arg(long, value_name = "KEY=VALUE", conflicts_with = "covered_prefix")]
+    pub at: Vec<String>,
     /// Print the figures written as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -116,7 +129,18 @@ fn chosen(args: &Args) -> Result<(Vec<Figure>, PathBuf), CliError> {
     let Some(dir) = args.dir.as_ref().filter(|_| !args.covered_prefix) else {
         return Ok((vec![plot::covered::standalone()], PathBuf::from(".")));
     };
-    let figures = plot::figures(&load(dir)?);
+    let mut at = Vec::new();
+    for pair in &args.at {
+        let Some((k, v)) = pair.split_once('=') else {
+            return Err(CliError::input(anyhow::anyhow!(
+                "--at {pair}: expected KEY=VALUE, e.g. --at cache.ttl=1h"
+            )));
+        };
+        at.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    let results = load(dir)?;
+    let figures = plot::figures_at(&results, &at)
+        .map_err(|e| CliError::input(anyhow::anyhow!("{}: {e}", dir.display())))?;
     if figures.is_empty() {
         return Err(CliError::input(anyhow::anyhow!(
             "{}: the results hold nothing to draw (no summary.csv rows, histograms or trace.csv)",

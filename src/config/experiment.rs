@@ -24,6 +24,9 @@ pub struct Experiment {
     /// answers 529.
     pub overload: Option<Overload>,
     pub limits: RunLimits,
+    /// `[plot] baseline`: the swept values figures hold the other axes at by default, as
+    /// (dotted key, value) in key order; empty when the file declares none. No effect on a run.
+    pub plot_baseline: Vec<(String, toml::Value)>,
 }
 
 /// Prices and limits of the model the agents call (a preset, every field overridable).

@@ -39,6 +39,12 @@ pub fn render(exp: &Experiment) -> String {
     limits.insert("max_events".into(), int(exp.limits.max_events));
     limits.insert("horizon".into(), exact_duration(exp.limits.horizon_us).into());
     top.insert("limits".into(), limits.into());
+    if !exp.plot_baseline.is_empty() {
+        let baseline: Table = exp.plot_baseline.iter().cloned().collect();
+        let mut plot = Table::new();
+        plot.insert("baseline".into(), baseline.into());
+        top.insert("plot".into(), plot.into());
+    }
     toml::to_string(&top).expect("a table of plain values always serialises")
 }
 

@@ -20,7 +20,7 @@ pub const DEFAULT_STRATEGIES: [&str; 5] =
     ["eager", "wait_first(max_wait=5s)", "stagger(interval=1s)", "sequential", "prewarm"];
 
 /// Top-level keys besides the sections; `sweep` is accepted and left to the sweep code.
-const TOP_KEYS: [&str; 14] = [
+const TOP_KEYS: [&str; 15] = [
     "name",
     "question",
     "model",
@@ -35,6 +35,7 @@ const TOP_KEYS: [&str; 14] = [
     "overload",
     "limits",
     "sweep",
+    "plot",
 ];
 
 /// Resolve a raw table. `origin` names the file in errors; `empirical(file=...)` paths are
@@ -83,6 +84,7 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
             false => None,
         },
         limits: resolve_limits(&mut top.section("limits")?)?,
+        plot_baseline: resolve_plot(&mut top.section("plot")?)?,
     };
     let other = match &exp.workload.kind {
         AgentKind::ForkOtherModel { model } => match presets::preset(model) {
@@ -459,6 +461,37 @@ fn resolve_limits(s: &mut Section<'_>) -> Result<RunLimits, ConfigError> {
 
 /// One table of the file being read: typed getters that record which keys were read, so that
 /// `finish` can name any key nobody asked for.
+/// `[plot] baseline = { "cache.ttl" = "5m" }`: the slice figures show by default. Each value
+/// is a scalar as the `[sweep]` lists write it; `plot` checks it is one of the swept values.
+fn resolve_plot(s: &mut Section<'_>) -> Result<Vec<(String, toml::Value)>, ConfigError> {
+    let out = match s.get("baseline") {
+        None => Vec::new(),
+        Some(toml::Value::Table(t)) => {
+            for (k, v) in t {
+                let scalar = matches!(
+                    v,
+                    toml::Value::String(_)
+                        | toml::Value::Integer(_)
+                        | toml::Value::Float(_)
+                        | toml::Value::Boolean(_)
+                );
+                if !scalar || k.is_empty() {
+                    let reason = "expected one swept value (a string, number or boolean)";
+                    return Err(s.bad(&format!("baseline.\"{k}\""), v.to_string(), reason));
+                }
+            }
+            t.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        }
+        Some(v) => {
+            let reason =
+                "expected a table of swept keys and values, e.g. { \"cache.ttl\" = \"5m\" }";
+            return Err(s.bad("baseline", v.to_string(), reason));
+        }
+    };
+    s.finish()?;
+    Ok(out)
+}
+
 struct Section<'t> {
     origin: &'t str,
     prefix: String,

@@ -7,7 +7,8 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::metric::{axis_values, follows, held_values};
+use super::metric::slice_text;
+use super::slice::{combos, groups};
 use super::style::{self, num};
 use super::{err, frame, mesh_style, DrawResult, Figure, Spec};
 use crate::report::results::Results;
@@ -34,22 +35,21 @@ pub fn comparison(strategies: &[String]) -> Option<(String, String)> {
     }
 }
 
-pub fn figures(r: &Results) -> Vec<Figure> {
+pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     if r.axis_keys.len() < 2 || r.summary.is_empty() {
         return Vec::new();
     }
     let strategies = r.strategies();
-    let held = held_values(r);
-    // x: the first axis; y: the first later axis that does not follow it (a zipped partner
-    // would make a diagonal); the others are held at their middle value.
-    let ax = 0;
-    let Some(ay) =
-        (1..r.axis_keys.len()).find(|&o| axis_values(r, o).len() >= 2 && !follows(r, o, ax))
-    else {
-        return Vec::new();
+    // x: the first group of axes (zipped axes move together); y: the next group with two or
+    // more combinations; the others are held at the slice.
+    let groups = groups(r);
+    let swept: Vec<&Vec<usize>> = groups.iter().filter(|g| combos(r, g).len() >= 2).collect();
+    let (Some(gx), Some(gy)) = (swept.first(), swept.get(1)) else { return Vec::new() };
+    let free: Vec<usize> = gx.iter().chain(gy.iter()).copied().collect();
+    let (xs, ys) = (combos(r, gx), combos(r, gy));
+    let combo = |row: &crate::report::results::SummaryRow, g: &[usize]| -> Vec<String> {
+        g.iter().map(|&a| row.axis_values[a].clone()).collect()
     };
-    let free = |o: usize| o == ax || o == ay || follows(r, o, ax) || follows(r, o, ay);
-    let (xs, ys) = (axis_values(r, ax), axis_values(r, ay));
     let cmp = comparison(&strategies);
     let mut cells = Vec::new();
     for (i, xv) in xs.iter().enumerate() {
@@ -59,9 +59,10 @@ pub fn figures(r: &Results) -> Vec<Figure> {
                     .iter()
                     .find(|row| {
                         row.strategy == s
-                            && row.axis_values[ax] == *xv
-                            && row.axis_values[ay] == *yv
-                            && (0..held.len()).all(|o| free(o) || row.axis_values[o] == held[o])
+                            && combo(row, gx) == *xv
+                            && combo(row, gy) == *yv
+                            && (0..held.len())
+                                .all(|o| free.contains(&o) || row.axis_values[o] == held[o])
                     })?
                     .get("cost_usd_mean")
             };
@@ -84,25 +85,25 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         Some((c, b)) => format!("Cost saved by {c} vs {b} (%)"),
         None => format!("Mean cost of {} (USD)", strategies[0]),
     };
+    let keys =
+        |g: &[usize]| g.iter().map(|&a| r.axis_keys[a].as_str()).collect::<Vec<_>>().join(" / ");
+    let label = |c: &Vec<String>| c.join(" / ");
     let spec = HeatSpec {
-        x_title: r.axis_keys[ax].clone(),
-        y_title: r.axis_keys[ay].clone(),
-        x_labels: xs,
-        y_labels: ys,
+        x_title: keys(gx),
+        y_title: keys(gy),
+        x_labels: xs.iter().map(label).collect(),
+        y_labels: ys.iter().map(label).collect(),
         cells,
         value_title: value_title.clone(),
     };
     let caption = caption(&spec, cmp.is_some());
     let mut title = match &cmp {
-        Some((c, b)) => format!("Cost saved: {c} vs {b}"),
-        None => format!("Mean cost: {}", strategies[0]),
+        Some((c, b)) => format!("Cost saved by {c} vs {b}, % of {b}'s mean cost"),
+        None => format!("Mean cost per run of {} (USD)", strategies[0]),
     };
-    let fixed: Vec<String> = (0..held.len())
-        .filter(|&o| !free(o))
-        .map(|o| format!("{} = {}", style::short_key(&r.axis_keys[o]), held[o]))
-        .collect();
+    let fixed = slice_text(r, &groups, held, &free);
     if !fixed.is_empty() {
-        title.push_str(&format!(" ({})", fixed.join(", ")));
+        title.push_str(&format!(" (at {fixed})"));
     }
     vec![Figure { name: "heatmap_cost_saved".into(), title, caption, spec: Spec::Heatmap(spec) }]
 }

@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use super::{builder, err, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::report::results::Results;
 
 /// Histogram bars per figure.
@@ -50,17 +50,16 @@ pub fn latency_title(name: &str) -> &'static str {
 }
 
 /// The point whose latencies are drawn, and how to name it ("" for a run).
-fn chosen_point(r: &Results) -> Option<(u32, String)> {
+fn chosen_point(r: &Results, held: &[String]) -> Option<(u32, String)> {
     if r.summary.is_empty() {
         let p = r.histograms.keys().map(|k| k.0).min()?;
         return Some((p, String::new()));
     }
-    let held = super::metric::held_values(r);
     let row = r.summary.iter().find(|row| row.axis_values == held)?;
     let desc: Vec<String> = r
         .axis_keys
         .iter()
-        .zip(&held)
+        .zip(held)
         .map(|(k, v)| format!("{} = {v}", style::short_key(k)))
         .collect();
     Some((row.point, desc.join(", ")))
@@ -92,8 +91,8 @@ fn shares(h: &Histogram<u64>, edges: &[f64]) -> Vec<f64> {
 }
 
 /// A percentile plot and a histogram per latency name with data at the chosen point.
-pub fn figures(r: &Results) -> Vec<Figure> {
-    let Some((point, desc)) = chosen_point(r) else { return Vec::new() };
+pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
+    let Some((point, desc)) = chosen_point(r, held) else { return Vec::new() };
     let strategies = r.strategies();
     let mut out = Vec::new();
     for name in crate::metrics::LATENCY_NAMES {
@@ -199,6 +198,26 @@ fn num_digits(p: f64, nines: usize) -> String {
     format!("{p:.decimals$}")
 }
 
+/// A log y axis when the slowest series' worst latency is 30x or more the fastest's (one
+/// strategy would flatten the others against zero): (log, lower bound drawn).
+pub fn percentile_y_log(s: &LatencySpec) -> Option<f64> {
+    let tops: Vec<f64> =
+        s.series.iter().map(|x| x.percentiles.iter().map(|p| p.1).fold(0.0, f64::max)).collect();
+    let ymax = tops.iter().copied().fold(0.0, f64::max);
+    let positive = |v: &f64| *v > 0.0;
+    let low_top = tops.iter().copied().filter(positive).fold(f64::INFINITY, f64::min);
+    if !(ymax > 0.0 && low_top.is_finite() && ymax / low_top >= 30.0) {
+        return None;
+    }
+    let floor = s
+        .series
+        .iter()
+        .flat_map(|x| x.percentiles.iter().map(|p| p.1))
+        .filter(positive)
+        .fold(f64::INFINITY, f64::min);
+    Some(floor.max(ymax * 1e-4).min(ymax / 10.0))
+}
+
 pub fn draw_percentiles<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -207,35 +226,48 @@ pub fn draw_percentiles<DB: DrawingBackend>(
     let xmax =
         s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max).ceil();
     let ymax = s.series.iter().flat_map(|x| x.percentiles.iter()).map(|p| p.1).fold(0.0, f64::max);
-    let (y0, y1) = padded(0.0, ymax, true);
-    let area = frame(root, title, &legend_of(s, Mark::Line))?;
-    let mut chart = builder(&area).build_cartesian_2d(0.0..xmax, y0..y1).map_err(err)?;
+    let log = percentile_y_log(s);
+    let y = match log {
+        Some(floor) => super::scale::log_scale(floor, ymax),
+        None => super::scale::linear(0.0, ymax, true),
+    };
+    let legend: Vec<(String, Mark)> = if s.series.len() < 2 {
+        Vec::new()
+    } else {
+        s.series
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (x.label.clone(), Mark::Series(x.color, style::shape(i))))
+            .collect()
+    };
+    let area = frame(root, title, &legend)?;
+    let mut chart = builder(&area).build_cartesian_2d(0.0..xmax, y.ranged()).map_err(err)?;
+    let y_title = match log {
+        Some(_) => format!("{} (s, log scale; 0 at the bottom)", s.what),
+        None => format!("{} (s)", s.what),
+    };
+    let ys = y.clone();
     mesh_style(&mut chart)
         .x_desc("Percentile (log scale of 1/(1-p))")
-        .y_desc(format!("{} (s)", s.what))
+        .y_desc(y_title)
         .x_labels(xmax as usize + 1)
         .x_label_formatter(&|v| nines_label(*v))
-        .y_label_formatter(&|v| num(*v))
+        .y_label_formatter(&|v| ys.label(*v))
         .draw()
         .map_err(err)?;
-    for se in &s.series {
+    let at = |v: f64| y.pos(v.max(y.value(y.lo)));
+    for (i, se) in s.series.iter().enumerate() {
         let c = se.color;
+        let pts: Vec<(f64, f64)> = se.percentiles.iter().map(|p| (p.0, at(p.1))).collect();
         chart
-            .draw_series(LineSeries::new(
-                se.percentiles.iter().copied(),
-                c.stroke_width(style::LINE_PX),
-            ))
+            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(style::LINE_PX)))
             .map_err(err)?;
+        // A marker at each whole nine (and the last point) tells overlapping lines apart.
+        for p in pts.iter().filter(|p| (p.0 - p.0.round()).abs() < 1e-9).chain(pts.last()) {
+            marker(chart.plotting_area(), *p, style::shape(i), c, 7)?;
+        }
     }
     Ok(())
-}
-
-/// One legend row per series (none for a single series: the title names it).
-fn legend_of(s: &LatencySpec, mark: impl Fn(RGBColor) -> Mark) -> Vec<(String, Mark)> {
-    if s.series.len() < 2 {
-        return Vec::new();
-    }
-    s.series.iter().map(|x| (x.label.clone(), mark(x.color))).collect()
 }
 
 pub fn draw_histogram<DB: DrawingBackend>(
@@ -246,7 +278,13 @@ pub fn draw_histogram<DB: DrawingBackend>(
     let (x0, x1) = super::axis_range(s.edges_s[0], s.edges_s[s.edges_s.len() - 1]);
     let ymax = s.series.iter().flat_map(|x| x.shares.iter()).copied().fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);
-    let area = frame(root, title, &legend_of(s, |c| Mark::Box(style::tint(c, 0.5))))?;
+    // Step outlines, not filled bars: overlaid distributions hide nothing of each other.
+    let legend: Vec<(String, Mark)> = if s.series.len() < 2 {
+        Vec::new()
+    } else {
+        s.series.iter().map(|x| (x.label.clone(), Mark::Outline(x.color))).collect()
+    };
+    let area = frame(root, title, &legend)?;
     let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     mesh_style(&mut chart)
         .x_desc(format!("{} (s)", s.what))
@@ -255,16 +293,21 @@ pub fn draw_histogram<DB: DrawingBackend>(
         .y_label_formatter(&|v| num(*v))
         .draw()
         .map_err(err)?;
-    for se in &s.series {
+    let n = s.series.len().max(1) as f64;
+    for (k, se) in s.series.iter().enumerate() {
         let c = se.color;
-        let bars = se.shares.iter().enumerate().filter(|(_, v)| **v > 0.0).map(|(i, v)| {
-            Rectangle::new([(s.edges_s[i], 0.0), (s.edges_s[i + 1], *v)], c.mix(0.35).filled())
-        });
-        chart.draw_series(bars).map_err(err)?;
-        let outlines = se.shares.iter().enumerate().filter(|(_, v)| **v > 0.0).map(|(i, v)| {
-            Rectangle::new([(s.edges_s[i], 0.0), (s.edges_s[i + 1], *v)], c.stroke_width(2))
-        });
-        chart.draw_series(outlines).map_err(err)?;
+        // Each series a little higher than the previous one, so equal steps stay apart.
+        let lift = (y1 - y0) * 0.004 * (k as f64 - (n - 1.0) / 2.0);
+        let mut steps = vec![(s.edges_s[0], 0.0)];
+        for (i, v) in se.shares.iter().enumerate() {
+            let h = if *v > 0.0 { v + lift } else { 0.0 };
+            steps.push((s.edges_s[i], h));
+            steps.push((s.edges_s[i + 1], h));
+        }
+        steps.push((s.edges_s[s.edges_s.len() - 1], 0.0));
+        chart
+            .draw_series(std::iter::once(PathElement::new(steps, c.stroke_width(style::LINE_PX))))
+            .map_err(err)?;
     }
     Ok(())
 }

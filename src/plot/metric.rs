@@ -8,8 +8,11 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::covered::TickedAxis;
+use super::scale;
+use super::slice::{combos, groups};
 use super::style::{self, num};
-use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use super::{builder, err, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
 use crate::report::results::{Results, SummaryRow};
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
@@ -31,6 +34,10 @@ pub struct XAxis {
     pub labels: Vec<String>,
     /// True when positions are indices (labels are then drawn at integer positions).
     pub categorical: bool,
+    /// True when positions are log10 of the values (a numeric axis spanning 20x or more).
+    pub log: bool,
+    /// What else moves along this axis (zipped partners' values), shown under the axis title.
+    pub note: Option<String>,
     /// True when the values are words (not numbers or durations): drawn as a dot plot.
     pub words: bool,
     /// The hold-cap default: (position, label).
@@ -41,6 +48,7 @@ pub struct XAxis {
 pub struct Series {
     pub label: String,
     pub color: RGBColor,
+    pub shape: style::Shape,
     /// (x position, mean, ci95 half-width), ascending in x.
     pub points: Vec<(f64, f64, f64)>,
 }
@@ -83,44 +91,44 @@ pub fn x_axis(key: &str, values: &[String]) -> XAxis {
     } else {
         ""
     };
-    let title = format!("{key}{unit}");
     let labels: Vec<String> = values.to_vec();
-    let linear =
-        nums.as_ref().is_some_and(|n| evenly_spaced(&n.iter().map(|x| x.0).collect::<Vec<_>>()));
-    let (positions, categorical) = match (&nums, linear) {
-        (Some(n), true) => (n.iter().map(|x| x.0).collect(), false),
-        _ => ((0..values.len()).map(|i| i as f64).collect(), true),
+    let secs: Option<Vec<f64>> = nums.as_ref().map(|n| n.iter().map(|x| x.0).collect());
+    let log = secs.as_ref().is_some_and(|v| scale::wants_log(v));
+    let positions = match &secs {
+        Some(v) if log => v.iter().map(|x| x.log10()).collect(),
+        Some(v) => v.clone(),
+        None => (0..values.len()).map(|i| i as f64).collect(),
     };
     let words = nums.is_none();
-    let mut axis =
-        XAxis { key: key.into(), title, positions, labels, categorical, words, marker: None };
-    if is_hold_cap(key) {
-        if let Some(n) = &nums {
-            let secs: Vec<f64> = n.iter().map(|x| x.0).collect();
-            axis.marker = locate(&secs, &axis.positions, style::DEFAULT_HOLD_CAP_S)
-                .map(|p| (p, "default hold cap 5 s".to_string()));
+    let title = match (unit, log) {
+        ("", true) => format!("{key} (log scale)"),
+        (u, true) => {
+            format!("{key} ({}, log scale)", u.trim_start_matches(" (").trim_end_matches(')'))
         }
+        (u, false) => format!("{key}{u}"),
+    };
+    let mut axis = XAxis {
+        key: key.into(),
+        title,
+        positions,
+        labels,
+        categorical: words,
+        words,
+        log,
+        marker: None,
+        note: None,
+    };
+    if is_hold_cap(key)
+        && secs.as_ref().is_some_and(|v| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            lo <= style::DEFAULT_HOLD_CAP_S && style::DEFAULT_HOLD_CAP_S <= hi
+        })
+    {
+        let p = if log { style::DEFAULT_HOLD_CAP_S.log10() } else { style::DEFAULT_HOLD_CAP_S };
+        axis.marker = Some((p, "default hold cap 5 s".to_string()));
     }
     axis
-}
-
-fn evenly_spaced(v: &[f64]) -> bool {
-    if v.len() < 3 {
-        return v.len() == 2 && v[1] > v[0];
-    }
-    let step = v[1] - v[0];
-    step > 0.0 && v.windows(2).all(|w| ((w[1] - w[0]) - step).abs() <= step * 0.01)
-}
-
-/// The axis position of `value`, interpolating between the sorted values; None if outside.
-fn locate(values: &[f64], positions: &[f64], value: f64) -> Option<f64> {
-    let mut pairs: Vec<(f64, f64)> =
-        values.iter().copied().zip(positions.iter().copied()).collect();
-    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
-    pairs.windows(2).find(|w| w[0].0 <= value && value <= w[1].0).map(|w| {
-        let f = if w[1].0 > w[0].0 { (value - w[0].0) / (w[1].0 - w[0].0) } else { 0.0 };
-        w[0].1 + f * (w[1].1 - w[0].1)
-    })
 }
 
 /// The distinct values of axis `a` in the summary, in first-seen order.
@@ -134,16 +142,6 @@ pub fn axis_values(r: &Results, a: usize) -> Vec<String> {
     vals
 }
 
-/// The value every other axis is held at: its middle distinct value.
-pub fn held_values(r: &Results) -> Vec<String> {
-    (0..r.axis_keys.len())
-        .map(|a| {
-            let v = axis_values(r, a);
-            v[v.len() / 2].clone()
-        })
-        .collect()
-}
-
 /// One line of a metric figure: its legend label, colour, and the summary rows on it.
 struct Line {
     label: String,
@@ -155,14 +153,15 @@ struct Line {
 enum Member {
     Strategy(String),
     /// Axis index and value.
-    AxisValue(usize, String),
+    /// A group of axes and its combination.
+    Combo(Vec<usize>, Vec<String>),
 }
 
 impl Member {
     fn has(&self, row: &SummaryRow) -> bool {
         match self {
             Member::Strategy(s) => &row.strategy == s,
-            Member::AxisValue(g, v) => &row.axis_values[*g] == v,
+            Member::Combo(g, c) => g.iter().zip(c).all(|(&a, v)| &row.axis_values[a] == v),
         }
     }
 }
@@ -182,40 +181,106 @@ pub fn follows(r: &Results, o: usize, a: usize) -> bool {
     true
 }
 
-/// With a single strategy, the lines of axis `a`'s figures are the values of another axis (the
-/// first with two or more values that does not follow `a`), so a comparison across, say,
-/// agent kinds is drawn as lines instead of being held at one value.
-fn group_axis(r: &Results, a: usize, n_strategies: usize) -> Option<usize> {
+/// With a single strategy, the lines of group `g`'s figures are the combinations of another
+/// group (the first with two or more), so a comparison across, say, agent kinds is drawn as
+/// lines instead of being held at one value.
+fn group_lines(r: &Results, groups: &[Vec<usize>], g: usize, n_strategies: usize) -> Option<usize> {
     if n_strategies != 1 {
         return None;
     }
-    (0..r.axis_keys.len()).find(|&o| o != a && axis_values(r, o).len() >= 2 && !follows(r, o, a))
+    (0..groups.len()).find(|&o| o != g && combos(r, &groups[o]).len() >= 2)
 }
 
-/// One figure per metric per axis with at least two values (an axis zipped to an earlier one
-/// draws no figures of its own). One line per strategy; with a single strategy, one line per
-/// value of another axis (`group_axis`).
-pub fn figures(r: &Results) -> Vec<Figure> {
+/// A group's combination as one label: `5m / 1h` for zipped axes.
+fn combo_label(c: &[String]) -> String {
+    c.join(" / ")
+}
+
+/// The x axis of a group: its first axis's values, to scale when they are numbers (the zipped
+/// partners' values then named in the axis title), else each combination as a category.
+fn group_axis(r: &Results, g: &[usize], cs: &[Vec<String>]) -> XAxis {
+    let lead: Vec<String> = cs.iter().map(|c| c[0].clone()).collect();
+    let mut distinct: Vec<&String> = Vec::new();
+    for v in &lead {
+        if !distinct.contains(&v) {
+            distinct.push(v);
+        }
+    }
+    let numeric = lead.iter().all(|v| axis_number(v).is_some());
+    if g.len() == 1 || (numeric && distinct.len() == lead.len()) {
+        let mut x = x_axis(&r.axis_keys[g[0]], &lead);
+        if g.len() > 1 {
+            let partners: Vec<String> = (1..g.len())
+                .map(|j| {
+                    let pairs: Vec<String> =
+                        cs.iter().map(|c| format!("{} → {}", c[0], c[j])).collect();
+                    format!(
+                        "{} (zipped): {}",
+                        style::short_key(&r.axis_keys[g[j]]),
+                        pairs.join(", ")
+                    )
+                })
+                .collect();
+            x.note = Some(partners.join("; "));
+        }
+        return x;
+    }
+    let keys: Vec<&str> = g.iter().map(|&a| r.axis_keys[a].as_str()).collect();
+    let labels: Vec<String> = cs.iter().map(|c| combo_label(c)).collect();
+    XAxis {
+        key: keys.join(" / "),
+        title: keys.join(" / "),
+        positions: (0..labels.len()).map(|i| i as f64).collect(),
+        labels,
+        categorical: true,
+        words: true,
+        log: false,
+        marker: None,
+        note: None,
+    }
+}
+
+/// "agents = 8, ttl / parent_ttl = 5m / 5m": where the axes outside `free` are held.
+pub fn slice_text(r: &Results, groups: &[Vec<usize>], held: &[String], free: &[usize]) -> String {
+    groups
+        .iter()
+        .filter(|g| !g.iter().any(|a| free.contains(a)))
+        .filter(|g| combos(r, g).len() >= 2)
+        .map(|g| {
+            let keys: Vec<&str> = g.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
+            let vals: Vec<&str> = g.iter().map(|&a| held[a].as_str()).collect();
+            format!("{} = {}", keys.join(" / "), vals.join(" / "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// One figure per metric per group of axes with at least two combinations (zipped axes share
+/// one). One line per strategy; with a single strategy, one line per combination of another
+/// group (`group_lines`). The other axes are held at `held` (see `slice`), said in the title.
+pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     let mut out = Vec::new();
+    if r.summary.is_empty() {
+        return out;
+    }
     let strategies = r.strategies();
-    let held = if r.summary.is_empty() { Vec::new() } else { held_values(r) };
-    for a in 0..r.axis_keys.len() {
-        let values = axis_values(r, a);
-        if values.len() < 2 || (0..a).any(|o| follows(r, a, o)) {
+    let groups = groups(r);
+    for (gi, g) in groups.iter().enumerate() {
+        let cs = combos(r, g);
+        if cs.len() < 2 {
             continue;
         }
-        let x = x_axis(&r.axis_keys[a], &values);
-        let group = group_axis(r, a, strategies.len());
-        let free = |o: usize| {
-            o == a || follows(r, o, a) || group.is_some_and(|g| o == g || follows(r, o, g))
+        let x = group_axis(r, g, &cs);
+        let line_group = group_lines(r, &groups, gi, strategies.len());
+        let mut free: Vec<usize> = g.clone();
+        if let Some(lg) = line_group {
+            free.extend(&groups[lg]);
+        }
+        let slice = |row: &SummaryRow| {
+            (0..held.len()).all(|o| free.contains(&o) || row.axis_values[o] == held[o])
         };
-        let slice =
-            |row: &SummaryRow| (0..held.len()).all(|o| free(o) || row.axis_values[o] == held[o]);
-        let fixed: Vec<String> = (0..held.len())
-            .filter(|&o| !free(o))
-            .map(|o| format!("{} = {}", style::short_key(&r.axis_keys[o]), held[o]))
-            .collect();
-        let lines: Vec<Line> = match group {
+        let fixed = slice_text(r, &groups, held, &free);
+        let lines: Vec<Line> = match line_group {
             None => strategies
                 .iter()
                 .map(|s| Line {
@@ -224,15 +289,18 @@ pub fn figures(r: &Results) -> Vec<Figure> {
                     member: Member::Strategy(s.clone()),
                 })
                 .collect(),
-            Some(g) => {
-                let gv = axis_values(r, g);
-                let n = gv.len();
-                gv.into_iter()
+            Some(lg) => {
+                let lg = &groups[lg];
+                let lcs = combos(r, lg);
+                let keys: Vec<&str> =
+                    lg.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
+                let n = lcs.len();
+                lcs.into_iter()
                     .enumerate()
-                    .map(|(k, v)| Line {
-                        label: format!("{} = {v}", style::short_key(&r.axis_keys[g])),
-                        color: style::colormap(k as f64 / (n - 1).max(1) as f64 * 0.9),
-                        member: Member::AxisValue(g, v),
+                    .map(|(k, c)| Line {
+                        label: format!("{} = {}", keys.join(" / "), combo_label(&c)),
+                        color: style::series_color(k, n),
+                        member: Member::Combo(lg.clone(), c),
                     })
                     .collect()
             }
@@ -240,10 +308,11 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         for (metric, y_title, stem, higher_better) in METRICS {
             let scale = if metric == "hit_rate" { 100.0 } else { 1.0 };
             let mut series = Vec::new();
-            for line in &lines {
+            for (li, line) in lines.iter().enumerate() {
                 let mut points = Vec::new();
                 for row in r.summary.iter().filter(|row| line.member.has(row) && slice(row)) {
-                    let i = values.iter().position(|v| v == &row.axis_values[a]).unwrap_or(0);
+                    let c: Vec<String> = g.iter().map(|&a| row.axis_values[a].clone()).collect();
+                    let i = cs.iter().position(|v| *v == c).unwrap_or(0);
                     let (Some(m), ci) =
                         (row.get(&format!("{metric}_mean")), row.get(&format!("{metric}_ci95")))
                     else {
@@ -253,16 +322,21 @@ pub fn figures(r: &Results) -> Vec<Figure> {
                 }
                 points.sort_by(|p, q| p.0.total_cmp(&q.0));
                 if !points.is_empty() {
-                    series.push(Series { label: line.label.clone(), color: line.color, points });
+                    series.push(Series {
+                        label: line.label.clone(),
+                        color: line.color,
+                        shape: style::shape(li + li / style::SHAPES.len()),
+                        points,
+                    });
                 }
             }
             if series.is_empty() {
                 continue;
             }
             let what = y_title.split(" (").next().unwrap_or(y_title);
-            let mut title = format!("{what} vs {}", r.axis_keys[a]);
+            let mut title = format!("{what} vs {}", x.key);
             if !fixed.is_empty() {
-                title.push_str(&format!(" ({})", fixed.join(", ")));
+                title.push_str(&format!(" (at {fixed})"));
             }
             let spec =
                 MetricSpec { x: x.clone(), highlight: None, y_title: y_title.into(), series };
@@ -270,10 +344,10 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             if !fixed.is_empty() {
                 // Say where the other axes are held: "At agents = 8 (parent_tokens = 50000), ..."
                 if let Some((head, tail)) = caption.split_once(", ") {
-                    caption = format!("{head} ({}), {tail}", fixed.join(", "));
+                    caption = format!("{head} ({fixed}), {tail}");
                 }
             }
-            let name = format!("{stem}_vs_{}", crate::report::results::slug(&r.axis_keys[a]));
+            let name = format!("{stem}_vs_{}", crate::report::results::slug(&r.axis_keys[g[0]]));
             out.push(Figure { name, title, caption, spec: Spec::Metric(spec) });
         }
     }
@@ -337,78 +411,76 @@ pub fn draw<DB: DrawingBackend>(
     let pts = s.series.iter().flat_map(|se| se.points.iter());
     let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
     let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
-    let (y0, y1) = padded(lo, hi, lo >= 0.0);
     // Room at the top for the marker lines' labels.
     let marks = s.x.marker.iter().chain(s.highlight.iter()).count();
-    let y1 = y1 + (y1 - y0) * 0.07 * marks as f64;
-    let xmin = s.x.positions.iter().copied().fold(f64::INFINITY, f64::min);
-    let xmax = s.x.positions.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let (x0, x1) =
-        if s.x.categorical { (xmin - 0.3, xmax + 0.3) } else { padded(xmin, xmax, false) };
-    let legend: Vec<(String, Mark)> = if s.series.len() > 1 {
-        s.series.iter().map(|se| (se.label.clone(), Mark::Line(se.color))).collect()
+    let probe = scale::linear(lo, hi, lo >= 0.0);
+    let hi = hi + (probe.hi - probe.lo) * 0.08 * marks as f64;
+    let y = scale::linear(lo, hi, lo >= 0.0);
+    let mut legend: Vec<(String, Mark)> = if s.series.len() > 1 {
+        s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
     } else {
         Vec::new()
     };
+    // Zipped partners move with x: their values, named in the legend column.
+    if let Some(n) = &s.x.note {
+        if !legend.is_empty() {
+            legend.push((String::new(), Mark::Note));
+        }
+        legend.push((n.clone(), Mark::Note));
+    }
     let area = frame(root, title, &legend)?;
-    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
-    let fmt_x = x_formatter(&s.x);
-    let categorical = s.x.categorical;
-    let n_labels = if categorical { s.x.labels.len() + 1 } else { 10 };
+    let x = x_scale_max(&s.x, scale::ticks_for_width(area.dim_in_pixel().0));
+    let mut chart = builder(&area).build_cartesian_2d(x.ranged(), y.ranged()).map_err(err)?;
+    let x_title = s.x.title.clone();
+    let (xs, ys) = (x.clone(), y.clone());
     mesh_style(&mut chart)
-        .x_desc(s.x.title.as_str())
+        .x_desc(x_title.as_str())
         .y_desc(s.y_title.as_str())
-        .x_labels(n_labels)
-        .y_labels(8)
-        .x_label_formatter(&fmt_x)
-        .y_label_formatter(&|v| num(*v))
+        .x_label_formatter(&|v| xs.label(*v))
+        .y_label_formatter(&|v| ys.label(*v))
         .draw()
         .map_err(err)?;
     draw_lines(&mut chart, &s.series)?;
-    draw_markers(&mut chart, s, y0, y1)
+    draw_markers(&mut chart, s, y.lo, y.hi)
 }
 
-/// Tick labels: the values' own text at category positions (at most ~12 shown), or plain
-/// numbers on a to-scale axis (durations in seconds, as the axis title says).
-fn x_formatter(x: &XAxis) -> impl Fn(&f64) -> String {
-    let labels = x.labels.clone();
-    let categorical = x.categorical;
-    let step = labels.len().div_ceil(12).max(1);
-    move |v: &f64| {
-        if !categorical {
-            return num(*v);
-        }
-        let i = v.round();
-        let shown = (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len();
-        if shown && (i as usize).is_multiple_of(step) {
-            labels[i as usize].clone()
-        } else {
-            String::new()
-        }
+/// The x axis drawn to scale: log10 positions get a log axis, plain ones a linear axis.
+pub fn x_scale(x: &XAxis) -> scale::Scale {
+    x_scale_max(x, scale::MAX_TICKS)
+}
+
+/// `x_scale` with at most `max` ticks on a linear axis.
+pub fn x_scale_max(x: &XAxis, max: usize) -> scale::Scale {
+    let values: Vec<f64> =
+        x.positions.iter().map(|p| if x.log { 10f64.powf(*p) } else { *p }).collect();
+    if x.log {
+        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        scale::log_scale(lo, hi)
+    } else {
+        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        scale::linear_max(lo, hi, false, max)
     }
 }
 
-type Chart<'a, DB> = ChartContext<
-    'a,
-    DB,
-    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
->;
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>;
 
-/// Every band first (so no band covers a line), then lines with their points.
+/// Every band first (so no band covers a line), then lines with their markers.
 fn draw_lines<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, series: &[Series]) -> DrawResult {
     for se in series {
         let mut band: Vec<(f64, f64)> = se.points.iter().map(|p| (p.0, p.1 + p.2)).collect();
         band.extend(se.points.iter().rev().map(|p| (p.0, p.1 - p.2)));
-        chart.draw_series(std::iter::once(Polygon::new(band, se.color.mix(0.18)))).map_err(err)?;
+        chart.draw_series(std::iter::once(Polygon::new(band, se.color.mix(0.15)))).map_err(err)?;
     }
     for se in series {
         let c = se.color;
         let line =
             LineSeries::new(se.points.iter().map(|p| (p.0, p.1)), c.stroke_width(style::LINE_PX));
         chart.draw_series(line).map_err(err)?;
-        chart
-            .draw_series(se.points.iter().map(|p| Circle::new((p.0, p.1), 5, c.filled())))
-            .map_err(err)?;
+        for p in &se.points {
+            marker(chart.plotting_area(), (p.0, p.1), se.shape, c, 7)?;
+        }
     }
     Ok(())
 }
@@ -444,18 +516,18 @@ fn draw_dots<DB: DrawingBackend>(
     let pts = s.series.iter().flat_map(|se| se.points.iter());
     let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
     let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
-    let (v0, v1) = padded(lo, hi, lo >= 0.0);
     let legend: Vec<(String, Mark)> = if s.series.len() > 1 {
-        s.series.iter().map(|se| (se.label.clone(), Mark::Dot(se.color))).collect()
+        s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
     } else {
         Vec::new()
     };
     let area = frame(root, title, &legend)?;
+    let v = scale::linear_max(lo, hi, lo >= 0.0, scale::ticks_for_width(area.dim_in_pixel().0));
     let chars = s.x.labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
     let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
     let mut chart = builder(&area)
         .y_label_area_size(label_px as u32)
-        .build_cartesian_2d(v0..v1, -0.5..n as f64 - 0.5)
+        .build_cartesian_2d(v.ranged(), -0.5..n as f64 - 0.5)
         .map_err(err)?;
     let labels = s.x.labels.clone();
     let fmt_y = move |v: &f64| {
@@ -470,7 +542,7 @@ fn draw_dots<DB: DrawingBackend>(
         .x_desc(s.y_title.as_str())
         .y_desc(s.x.title.as_str())
         .y_labels(n + 1)
-        .x_label_formatter(&|v| num(*v))
+        .x_label_formatter(&|t| v.label(*t))
         .y_label_formatter(&fmt_y)
         .draw()
         .map_err(err)?;
@@ -483,9 +555,9 @@ fn draw_dots<DB: DrawingBackend>(
             PathElement::new(vec![(p.1 - p.2, row(p)), (p.1 + p.2, row(p))], c.stroke_width(3))
         });
         chart.draw_series(bars).map_err(err)?;
-        chart
-            .draw_series(se.points.iter().map(|p| Circle::new((p.1, row(p)), 8, c.filled())))
-            .map_err(err)?;
+        for p in &se.points {
+            marker(chart.plotting_area(), (p.1, row(p)), se.shape, c, 8)?;
+        }
     }
     Ok(())
 }
@@ -502,11 +574,13 @@ mod tests {
     }
 
     #[test]
-    fn uneven_values_sit_at_even_positions_and_5s_is_interpolated() {
-        let v: Vec<String> = ["1s", "2s", "10s"].map(String::from).into();
+    fn hold_caps_are_to_scale_on_a_log_axis_with_5s_at_its_value() {
+        let v: Vec<String> = ["1s", "2s", "10s", "30s"].map(String::from).into();
         let x = x_axis("max_wait", &v);
-        assert!(x.categorical && !x.words);
-        // 5 s lies between 2 s (index 1) and 10 s (index 2): 1 + (5 - 2) / (10 - 2) = 1.375.
-        assert_eq!(x.marker.map(|m| m.0), Some(1.375));
+        assert!(x.log && !x.categorical && !x.words);
+        assert_eq!(x.positions, [0.0, 2f64.log10(), 1.0, 30f64.log10()]);
+        assert_eq!(x.marker.map(|m| m.0), Some(5f64.log10()));
+        let y = x_axis("workload.parent_idle", &["0s".into(), "1min".into(), "10min".into()]);
+        assert!(!y.log && y.positions == [0.0, 60.0, 600.0], "linear, to scale: {y:?}");
     }
 }

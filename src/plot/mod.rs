@@ -19,6 +19,8 @@ pub mod metric;
 pub mod param;
 pub mod pareto;
 pub mod replay;
+pub mod scale;
+pub mod slice;
 pub mod style;
 pub mod timeline;
 pub mod tune;
@@ -68,13 +70,25 @@ impl Spec {
     }
 }
 
-/// Every figure the directory's files support, in a fixed order.
+/// Every figure the directory's files support, in a fixed order, at the default slice (the
+/// experiment's `[plot] baseline`; when that names no swept value, the base slice).
 pub fn figures(r: &Results) -> Vec<Figure> {
-    let mut out = metric::figures(r);
-    out.extend(param::figures(r));
-    out.extend(heatmap::figures(r));
-    out.extend(pareto::figures(r));
-    out.extend(latency::figures(r));
+    let held = slice::held(r, &[]).unwrap_or_else(|_| slice::base_slice(r));
+    figures_held(r, &held)
+}
+
+/// Every figure at the slice `at` (KEY=VALUE pairs over the baseline); an unknown key or value
+/// is an error naming it and the choices.
+pub fn figures_at(r: &Results, at: &[(String, String)]) -> Result<Vec<Figure>, String> {
+    Ok(figures_held(r, &slice::held(r, at)?))
+}
+
+fn figures_held(r: &Results, held: &[String]) -> Vec<Figure> {
+    let mut out = metric::figures(r, held);
+    out.extend(param::figures(r, held));
+    out.extend(heatmap::figures(r, held));
+    out.extend(pareto::figures(r, held));
+    out.extend(latency::figures(r, held));
     out.extend(timeline::figures(r));
     out.extend(tune::figures(r));
     out.extend(replay::figures(r));
@@ -165,7 +179,13 @@ where
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Mark {
     Line(RGBColor),
+    /// A line with the series' marker on it.
+    Series(RGBColor, style::Shape),
     Box(RGBColor),
+    /// The series' marker alone (scatter plots).
+    Point(RGBColor, style::Shape),
+    /// A box's outline (step histograms).
+    Outline(RGBColor),
     Dot(RGBColor),
     Cross(RGBColor),
     Triangle(RGBColor),
@@ -176,30 +196,121 @@ pub(crate) enum Mark {
 /// Legend rows and their height in pixels.
 const LEGEND_ROW_PX: i32 = 34;
 const LEGEND_MAX_ROWS: usize = 18;
+/// The widest legend column (pixels), mark included; longer labels wrap.
+const LEGEND_MAX_PX: u32 = 430;
+/// Pixels left of a legend label (the mark's column).
+const LEGEND_TEXT_X: i32 = 50;
 
-/// Draw the title across the figure, and the legend (when given) in a column on the right;
-/// the area left for the chart. The legend never covers data.
+/// The pixel width of `text` drawn at `px` (plotters' size) in the embedded font.
+pub(crate) fn text_width<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    px: u32,
+    bold: bool,
+) -> u32 {
+    let style = if bold { FontStyle::Bold } else { FontStyle::Normal };
+    let font = (style::FONT, px, style).into_font();
+    area.estimate_text_size(text, &TextStyle::from(font)).map(|s| s.0).unwrap_or(0)
+}
+
+/// Break `text` into lines no wider than `max_px`, at spaces, commas, `(` and `=`.
+pub(crate) fn wrap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    text: &str,
+    px: u32,
+    max_px: u32,
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut rest = text.to_string();
+    while text_width(area, &rest, px, false) > max_px {
+        let breaks: Vec<usize> = rest
+            .char_indices()
+            .filter(|(_, c)| matches!(c, ' ' | ',' | '(' | '='))
+            .map(|(i, c)| i + c.len_utf8())
+            .filter(|&i| i < rest.len())
+            .collect();
+        let fit = breaks.iter().rev().find(|&&i| text_width(area, &rest[..i], px, false) <= max_px);
+        let Some(&cut) = fit.or(breaks.first()) else { break };
+        lines.push(rest[..cut].trim_end().to_string());
+        rest = rest[cut..].trim_start().to_string();
+    }
+    lines.push(rest);
+    lines
+}
+
+/// Draw the title across the figure (a long one in two lines: the head, then the slice it is
+/// drawn at), and the legend (when given) in a column on the right, sized to its text and
+/// wrapped so it never leaves the canvas; the area left for the chart. The legend never
+/// covers data.
 pub(crate) fn frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     legend: &[(String, Mark)],
 ) -> Result<DrawingArea<DB, Shift>, String> {
-    let font = (style::FONT, style::title_px(title), FontStyle::Bold).into_font();
-    let body = root.margin(14, 0, 0, 0).titled(title, font).map_err(err)?;
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let max_w = style::WIDTH - 40;
+    let center = Pos::new(HPos::Center, VPos::Top);
+    let px = style::title_px(title);
+    let mut lines = vec![(title.to_string(), px, true)];
+    if text_width(root, title, px, true) > max_w {
+        let cut = title.find(" (at ").or_else(|| title.find(" ("));
+        lines = match cut {
+            Some(i) => vec![
+                (title[..i].to_string(), style::title_px(&title[..i]), true),
+                (title[i + 1..].to_string(), style::AXIS_TITLE_PX, false),
+            ],
+            None => vec![(title.to_string(), 26, true)],
+        };
+        let mut extra = Vec::new();
+        for (t, px, bold) in &lines {
+            for l in wrap(root, t, *px, max_w) {
+                extra.push((l, *px, *bold));
+            }
+        }
+        lines = extra;
+    }
+    let mut y = 14;
+    for (t, px, bold) in &lines {
+        let style = if *bold { FontStyle::Bold } else { FontStyle::Normal };
+        let font = (style::FONT, *px, style).into_font().color(&style::INK).pos(center);
+        root.draw(&Text::new(t.clone(), ((style::WIDTH / 2) as i32, y), font)).map_err(err)?;
+        y += (*px as f64 * 1.05) as i32;
+    }
+    let body = root.margin(y as u32 + 6, 0, 0, 0);
     if legend.is_empty() {
         return Ok(body);
     }
-    let chars = legend.iter().map(|(l, _)| l.chars().count()).max().unwrap_or(0);
-    // ~0.62 em per char at the drawn size (LEGEND_PX / 1.24; DejaVu digits are 0.64 em), plus the mark.
-    let width = (chars as f64 * 0.62 * style::LEGEND_PX as f64 / 1.24 + 80.0).clamp(160.0, 520.0);
-    let (plot, side) = body.split_horizontally(body.dim_in_pixel().0.saturating_sub(width as u32));
-    draw_legend(&side, legend)?;
+    let rows = legend_rows(root, legend);
+    let widest = rows.iter().map(|r| text_width(root, &r.0, style::LEGEND_PX, false)).max();
+    // 15% over the embedded font's measure: an SVG viewer draws `sans-serif` with its own
+    // font, which may run wider than DejaVu Sans.
+    let text = (widest.unwrap_or(0) as f64 * 1.15) as u32;
+    let width = (text + LEGEND_TEXT_X as u32 + 16).clamp(160, LEGEND_MAX_PX * 23 / 20 + 66);
+    let (plot, side) = body.split_horizontally(body.dim_in_pixel().0.saturating_sub(width));
+    draw_legend(&side, &rows)?;
     Ok(plot)
+}
+
+/// Legend rows: each label wrapped to the column; continuation rows carry no mark.
+fn legend_rows<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    legend: &[(String, Mark)],
+) -> Vec<(String, Option<Mark>)> {
+    let mut rows = Vec::new();
+    for (label, mark) in legend {
+        let x = if matches!(mark, Mark::Note) { 8 } else { LEGEND_TEXT_X };
+        for (k, line) in
+            wrap(area, label, style::LEGEND_PX, LEGEND_MAX_PX - x as u32).into_iter().enumerate()
+        {
+            rows.push((line, (k == 0 || matches!(mark, Mark::Note)).then_some(*mark)));
+        }
+    }
+    rows
 }
 
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    legend: &[(String, Mark)],
+    legend: &[(String, Option<Mark>)],
 ) -> DrawResult {
     use plotters::style::text_anchor::{HPos, Pos, VPos};
     let font = (style::FONT, style::LEGEND_PX)
@@ -207,14 +318,27 @@ fn draw_legend<DB: DrawingBackend>(
         .color(&style::INK)
         .pos(Pos::new(HPos::Left, VPos::Center));
     for (i, (label, mark)) in legend.iter().enumerate().take(LEGEND_MAX_ROWS) {
-        let y = 40 + i as i32 * LEGEND_ROW_PX;
+        let y = 30 + i as i32 * LEGEND_ROW_PX;
         let (x0, x1, xm) = (8, 40, 24);
-        let r = match *mark {
+        let r = match mark.unwrap_or(Mark::Note) {
             Mark::Line(c) => area.draw(&PathElement::new(
                 vec![(x0, y), (x1, y)],
                 c.stroke_width(style::LINE_PX + 1),
             )),
+            Mark::Series(c, shape) => {
+                let l = PathElement::new(vec![(x0, y), (x1, y)], c.stroke_width(style::LINE_PX));
+                area.draw(&l).map_err(err)?;
+                marker(area, (xm, y), shape, c, 7)?;
+                Ok(())
+            }
+            Mark::Point(c, shape) => {
+                marker(area, (xm, y), shape, c, 8)?;
+                Ok(())
+            }
             Mark::Box(c) => area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.filled())),
+            Mark::Outline(c) => {
+                area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.stroke_width(3)))
+            }
             Mark::Dot(c) => area.draw(&Circle::new((xm, y), 9, c.filled())),
             Mark::Cross(c) => area.draw(&Cross::new((xm, y), 8, c.stroke_width(3))),
             Mark::Triangle(c) => area.draw(&TriangleMarker::new((xm, y), 10, c.filled())),
@@ -222,17 +346,52 @@ fn draw_legend<DB: DrawingBackend>(
         };
         r.map_err(err)?;
         let text = if i + 1 == LEGEND_MAX_ROWS && legend.len() > LEGEND_MAX_ROWS {
-            format!("… and {} more", legend.len() - i)
+            format!("… and {} more rows", legend.len() - i)
         } else {
             label.clone()
         };
         let (x, font) = match mark {
-            Mark::Note => (x0, font.clone().color(&style::NOTE)),
-            _ => (x1 + 10, font.clone()),
+            Some(Mark::Note) => (x0, font.clone().color(&style::NOTE)),
+            _ => (LEGEND_TEXT_X, font.clone()),
         };
         area.draw(&Text::new(text, (x, y), font)).map_err(err)?;
     }
     Ok(())
+}
+
+/// Draw a series marker of `shape` at `at` (in the area's coordinates), `r` pixels in radius.
+pub(crate) fn marker<DB: DrawingBackend, CT: plotters::coord::CoordTranslate>(
+    area: &DrawingArea<DB, CT>,
+    at: CT::From,
+    shape: style::Shape,
+    c: RGBColor,
+    r: i32,
+) -> DrawResult
+where
+    CT::From: Clone,
+{
+    use style::Shape;
+    let e = EmptyElement::at(at);
+    let line = c.stroke_width(3);
+    let drawn = match shape {
+        Shape::Circle => area.draw(&(e + Circle::new((0, 0), r, c.filled()))),
+        Shape::Square => {
+            area.draw(&(e + Rectangle::new([(1 - r, 1 - r), (r - 1, r - 1)], c.filled())))
+        }
+        Shape::Triangle => area.draw(&(e + TriangleMarker::new((0, 0), r + 1, c.filled()))),
+        Shape::Diamond => {
+            let d = r + 1;
+            area.draw(&(e + Polygon::new(vec![(0, -d), (d, 0), (0, d), (-d, 0)], c.filled())))
+        }
+        Shape::Cross => area.draw(&(e + Cross::new((0, 0), r, line))),
+        Shape::Ring => area.draw(&(e + Circle::new((0, 0), r, line))),
+        Shape::Star => area.draw(
+            &(e + PathElement::new(vec![(-r, 0), (r, 0)], line)
+                + PathElement::new(vec![(0, -r), (0, r)], line)
+                + Cross::new((0, 0), r - 2, line)),
+        ),
+    };
+    drawn.map_err(err)
 }
 
 /// A chart builder on the area `frame` left, with the usual margins and label areas.
@@ -240,7 +399,8 @@ pub(crate) fn builder<'a, 'b, DB: DrawingBackend>(
     area: &'a DrawingArea<DB, Shift>,
 ) -> ChartBuilder<'a, 'b, DB> {
     let mut b = ChartBuilder::on(area);
-    b.margin(20).margin_top(10).x_label_area_size(90).y_label_area_size(130);
+    // 40 px on the right: the last x tick label is centred on the axis end.
+    b.margin(20).margin_top(10).margin_right(40).x_label_area_size(90).y_label_area_size(130);
     b
 }
 

@@ -6,7 +6,7 @@
 
 use plotters::style::RGBColor;
 
-use super::metric::{axis_number, held_values, x_axis, MetricSpec, Series, METRICS};
+use super::metric::{axis_number, slice_text, x_axis, MetricSpec, Series, METRICS};
 use super::style::{self, num, short_key};
 use super::{Figure, Spec};
 pub use crate::report::results::parse_label;
@@ -45,7 +45,7 @@ pub fn varied_family(strategies: &[String]) -> Option<Family> {
     None
 }
 
-pub fn figures(r: &Results) -> Vec<Figure> {
+pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     let strategies = r.strategies();
     let Some((family, param, members)) = varied_family(&strategies) else { return Vec::new() };
     if r.summary.is_empty() {
@@ -54,7 +54,6 @@ pub fn figures(r: &Results) -> Vec<Figure> {
     let key = format!("{family}.{param}");
     let values: Vec<String> = members.iter().map(|m| m.1.clone()).collect();
     let x = x_axis(&key, &values);
-    let held = held_values(r);
     let others: Vec<usize> = (1..r.axis_keys.len()).collect();
     let at_held = |row: &crate::report::results::SummaryRow| {
         others.iter().all(|&o| row.axis_values[o] == held[o])
@@ -75,30 +74,32 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             ))
         };
         let mut series = Vec::new();
-        for (label, color, v) in &lines {
+        for (li, (label, color, v)) in lines.iter().enumerate() {
             let points: Vec<(f64, f64, f64)> = members
                 .iter()
                 .enumerate()
                 .filter_map(|(i, (s, _))| get(s, v).map(|(m, ci)| (x.positions[i], m, ci)))
                 .collect();
             if !points.is_empty() {
-                series.push(Series { label: label.clone(), color: *color, points });
+                let shape = style::shape(li + li / style::SHAPES.len());
+                series.push(Series { label: label.clone(), color: *color, shape, points });
             }
         }
         if r.axis_keys.is_empty() {
-            series.extend(reference_lines(&strategies, &members, &x.positions, |s| get(s, &None)));
+            let refs = reference_lines(&strategies, &members, &x.positions, |s| get(s, &None));
+            series.extend(refs.into_iter().enumerate().map(|(k, mut se)| {
+                se.shape = style::shape(lines.len() + k);
+                se
+            }));
         }
         if series.is_empty() {
             continue;
         }
         let what = y_title.split(" (").next().unwrap_or(y_title);
         let mut title = format!("{what} vs {family} {param}");
-        if r.axis_keys.len() > 1 {
-            let fixed: Vec<String> = others
-                .iter()
-                .map(|&o| format!("{} = {}", short_key(&r.axis_keys[o]), held[o]))
-                .collect();
-            title.push_str(&format!(" ({})", fixed.join(", ")));
+        let fixed = slice_text(r, &super::slice::groups(r), held, &[0]);
+        if !fixed.is_empty() {
+            title.push_str(&format!(" (at {fixed})"));
         }
         let spec = MetricSpec { x: x.clone(), highlight: None, y_title: y_title.into(), series };
         let caption = caption(&spec, what, higher_better);
@@ -127,9 +128,7 @@ fn lines(
     let key = short_key(&r.axis_keys[0]);
     vals.iter()
         .enumerate()
-        .map(|(i, v)| {
-            (format!("{key} = {v}"), style::colormap(0.85 * i as f64 / n as f64), Some(v.clone()))
-        })
+        .map(|(i, v)| (format!("{key} = {v}"), style::series_color(i, n), Some(v.clone())))
         .collect()
 }
 
@@ -148,7 +147,8 @@ fn reference_lines(
         .filter_map(|s| {
             let (m, ci) = get(s)?;
             let color = style::strategy_color(s, strategies);
-            Some(Series { label: s.clone(), color, points: vec![(lo, m, ci), (hi, m, ci)] })
+            let points = vec![(lo, m, ci), (hi, m, ci)];
+            Some(Series { label: s.clone(), color, shape: style::shape(0), points })
         })
         .collect()
 }

@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use super::{builder, err, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::report::results::Results;
 
 #[derive(Debug, Clone)]
@@ -58,7 +58,7 @@ pub fn mark_frontier(points: &mut [ParetoPoint]) {
     }
 }
 
-pub fn figures(r: &Results) -> Vec<Figure> {
+pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     if r.summary.is_empty() {
         return Vec::new();
     }
@@ -66,7 +66,6 @@ pub fn figures(r: &Results) -> Vec<Figure> {
     let from_runs = !r.runs.is_empty();
     // Points of different workloads are not alternatives: hold every axis that is not a
     // strategy parameter at its middle value.
-    let held = super::metric::held_values(r);
     let design = |k: &str| super::metric::is_hold_cap(k) || k.contains("strateg");
     let fixed: Vec<usize> = (0..r.axis_keys.len()).filter(|&a| !design(&r.axis_keys[a])).collect();
     let mut points = Vec::new();
@@ -175,13 +174,15 @@ pub fn draw<DB: DrawingBackend>(
         xs.fold(f64::NEG_INFINITY, f64::max),
         false,
     );
-    let (y0, y1) = padded(
-        ys.clone().fold(f64::INFINITY, f64::min),
-        ys.fold(f64::NEG_INFINITY, f64::max),
-        false,
-    );
+    // Cost from zero: a cut axis would make a small saving look large.
+    let (y0, y1) = padded(0.0, ys.fold(f64::NEG_INFINITY, f64::max), true);
     let mut legend = vec![("frontier".to_string(), Mark::Line(style::INK))];
-    legend.extend(s.strategies.iter().map(|(st, c)| (st.clone(), Mark::Dot(*c))));
+    legend.extend(
+        s.strategies
+            .iter()
+            .enumerate()
+            .map(|(i, (st, c))| (st.clone(), Mark::Point(*c, style::shape(i)))),
+    );
     let area = frame(root, title, &legend)?;
     let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
     mesh_style(&mut chart)
@@ -207,12 +208,11 @@ pub fn draw<DB: DrawingBackend>(
     chart
         .draw_series(std::iter::once(PathElement::new(steps, style::INK.stroke_width(2))))
         .map_err(err)?;
-    for (st, c) in &s.strategies {
-        let c = *c;
-        let mine = s.points.iter().filter(|p| &p.strategy == st);
-        chart
-            .draw_series(mine.map(|p| Circle::new((p.x_s, p.cost_usd), 8, c.filled())))
-            .map_err(err)?;
+    // Points that coincide stay visible: each strategy its own shape, drawn in order.
+    for (i, (st, c)) in s.strategies.iter().enumerate() {
+        for p in s.points.iter().filter(|p| &p.strategy == st) {
+            marker(chart.plotting_area(), (p.x_s, p.cost_usd), style::shape(i), *c, 9)?;
+        }
     }
     let ring = s
         .points

@@ -38,8 +38,12 @@ fn hit_rate_figure(r: &Value, name: &str, field: &str, key: &str, title: &str) -
     let mut x = x_axis(key, &labels);
     x.marker = None; // the hold-cap default means nothing here
     let points = c.iter().enumerate().map(|(i, p)| (x.positions[i], p.1, 0.0)).collect();
-    let series =
-        vec![Series { label: "replay".into(), color: style::segment_color("prefill"), points }];
+    let series = vec![Series {
+        label: "replay".into(),
+        color: style::segment_color("prefill"),
+        shape: style::Shape::Circle,
+        points,
+    }];
     let (lo, hi) =
         c.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| (a.0.min(p.1), a.1.max(p.1)));
     let caption = format!(

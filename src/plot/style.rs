@@ -87,6 +87,52 @@ pub fn strategy_color(label: &str, all: &[String]) -> RGBColor {
     RGBColor(mix(hue.0), mix(hue.1), mix(hue.2))
 }
 
+/// A marker shape: series differ in shape as well as colour, so none hides under another and
+/// the figure reads in grey.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Circle,
+    Square,
+    Triangle,
+    Diamond,
+    Cross,
+    Ring,
+    Star,
+}
+
+/// The shapes in the order series take them.
+pub const SHAPES: [Shape; 7] = [
+    Shape::Circle,
+    Shape::Square,
+    Shape::Triangle,
+    Shape::Diamond,
+    Shape::Cross,
+    Shape::Ring,
+    Shape::Star,
+];
+
+/// The shape of the `i`-th series of a figure.
+pub fn shape(i: usize) -> Shape {
+    SHAPES[i % SHAPES.len()]
+}
+
+/// A qualitative palette (Okabe and Ito's, yellow left out for contrast on white) for lines
+/// that are not strategies (values of another axis).
+const QUALITATIVE: [RGBColor; 7] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 0, 0),
+];
+
+/// The colour of the `k`-th of `n` lines that are values of an axis.
+pub fn series_color(k: usize, _n: usize) -> RGBColor {
+    QUALITATIVE[k % QUALITATIVE.len()]
+}
+
 /// `c` mixed with white: 0 = `c`, 1 = white (an opaque stand-in for a translucent fill).
 pub fn tint(c: RGBColor, white: f64) -> RGBColor {
     let m = |v: u8| (v as f64 + (255.0 - v as f64) * white).round() as u8;

@@ -143,51 +143,100 @@ fn outcome_color(o: &str) -> RGBColor {
     }
 }
 
+/// The launch window shown zoomed: up to twice the first entry's readiness (at least 1 s), or
+/// None when that is most of the run anyway.
+pub fn zoom_end(s: &TimelineSpec) -> Option<f64> {
+    let end = s.segments.iter().map(|x| x.3).chain(s.ready_s).fold(0.0, f64::max);
+    let first_starts = s.segments.iter().map(|x| x.2).fold(0.0, f64::max).min(end);
+    let t = match s.ready_s {
+        Some(r) => (2.0 * r).max(1.0),
+        None => (0.1 * first_starts).max(1.0),
+    };
+    let t = super::scale::linear(0.0, t, true).hi;
+    (t < 0.4 * end).then_some(t)
+}
+
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     s: &TimelineSpec,
 ) -> DrawResult {
-    let n = s.agents.len();
-    let y_of = |lane: usize| (n - 1 - lane) as f64;
     let end = s.segments.iter().map(|x| x.3).chain(s.ready_s).fold(0.0, f64::max);
     let (_, x1) = padded(0.0, end, true);
     let area = frame(root, title, &legend(s))?;
-    let mut chart =
-        builder(&area).build_cartesian_2d(0.0..x1, -0.7..n as f64 - 0.3).map_err(err)?;
+    match zoom_end(s) {
+        Some(z) => {
+            let w = area.dim_in_pixel().0;
+            let (left, right) = area.split_horizontally(w * 2 / 5);
+            let zoom = format!("First {} s (zoom)", num(z));
+            draw_panel(&left, s, z, &zoom, true)?;
+            draw_panel(&right, s, x1, "Whole run: simulated time (s)", false)
+        }
+        None => draw_panel(&area, s, x1, "Simulated time (s)", true),
+    }
+}
+
+/// One panel of lanes from 0 to `x1` seconds; agent labels only on the first panel.
+fn draw_panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    s: &TimelineSpec,
+    x1: f64,
+    x_title: &str,
+    agent_labels: bool,
+) -> DrawResult {
+    let n = s.agents.len();
+    let y_of = |lane: usize| (n - 1 - lane) as f64;
+    let fit = super::scale::ticks_for_width(area.dim_in_pixel().0);
+    let x = super::scale::linear_max(0.0, x1, true, fit);
+    let x = super::scale::Scale {
+        hi: x1,
+        ticks: x.ticks.into_iter().filter(|t| *t <= x1).collect(),
+        ..x
+    };
+    let mut b = builder(area);
+    if !agent_labels {
+        b.y_label_area_size(20);
+    }
+    let mut chart = b.build_cartesian_2d(x.ranged(), -0.7..n as f64 - 0.3).map_err(err)?;
     let agents = s.agents.clone();
     let fmt_y = move |v: &f64| {
         let i = v.round();
-        if (v - i).abs() > 1e-6 || i < 0.0 || i as usize >= agents.len() {
+        if !agent_labels || (v - i).abs() > 1e-6 || i < 0.0 || i as usize >= agents.len() {
             return String::new();
         }
         format!("agent {}", agents[agents.len() - 1 - i as usize])
     };
+    let xs = x.clone();
     mesh_style(&mut chart)
         .disable_y_mesh()
-        .x_desc("Simulated time (s)")
-        .y_desc("Agent")
+        .x_desc(x_title)
+        .y_desc(if agent_labels { "Agent" } else { "" })
         .y_labels(n.min(16) + 1)
-        .x_label_formatter(&|v| num(*v))
+        .x_label_formatter(&|v| xs.label(*v))
         .y_label_formatter(&fmt_y)
         .draw()
         .map_err(err)?;
     let h = 0.3;
+    let clip = |t: f64| t.min(x1);
     for kind in LANE_KINDS {
         let c = style::segment_color(kind);
-        let mine: Vec<_> = s.segments.iter().filter(|x| x.1 == kind).collect();
+        let mine: Vec<_> = s.segments.iter().filter(|x| x.1 == kind && x.2 < x1).collect();
         if mine.is_empty() {
             continue;
         }
-        let bars = mine
-            .iter()
-            .map(|x| Rectangle::new([(x.2, y_of(x.0) - h), (x.3, y_of(x.0) + h)], c.filled()));
+        let bars = mine.iter().map(|x| {
+            Rectangle::new([(x.2, y_of(x.0) - h), (clip(x.3), y_of(x.0) + h)], c.filled())
+        });
         chart.draw_series(bars).map_err(err)?;
     }
-    let marks: Vec<(f64, f64, &str)> =
-        s.marks.iter().map(|m| (m.1, y_of(m.0) + h + 0.12, m.2.as_str())).collect();
+    let marks: Vec<(f64, f64, &str)> = s
+        .marks
+        .iter()
+        .filter(|m| m.1 <= x1)
+        .map(|m| (m.1, y_of(m.0) + h + 0.12, m.2.as_str()))
+        .collect();
     draw_marks(&mut chart, &marks, if n > 24 { 4 } else { 7 })?;
-    if let Some(t) = s.ready_s {
+    if let Some(t) = s.ready_s.filter(|t| *t <= x1) {
         let ink = style::HIGHLIGHT;
         chart
             .draw_series(std::iter::once(PathElement::new(
@@ -202,7 +251,7 @@ pub fn draw<DB: DrawingBackend>(
 type Chart<'a, DB> = ChartContext<
     'a,
     DB,
-    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    Cartesian2d<super::covered::TickedAxis, plotters::coord::types::RangedCoordf64>,
 >;
 
 /// Request outcomes at (time, lane y): hit/partial a dot, miss a cross, redundant write a triangle.

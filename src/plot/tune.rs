@@ -45,14 +45,16 @@ fn axis(t: &Value, key: &str, labels: &[String]) -> (XAxis, Option<(f64, String)
         })
         .collect();
     if let Some(v) = values.filter(|v| v.windows(2).all(|w| w[0] < w[1])) {
-        x.positions = v;
+        let at = |s: f64| if x.log { s.max(f64::MIN_POSITIVE).log10() } else { s };
+        x.positions = v.iter().map(|s| at(*s)).collect();
         x.categorical = false;
         x.words = false;
+        let cap = at(style::DEFAULT_HOLD_CAP_S);
         x.marker = x
             .marker
             .take()
             .filter(|_| is_hold_cap(key))
-            .map(|_| (style::DEFAULT_HOLD_CAP_S, "default hold cap 5 s".into()));
+            .map(|_| (cap, "default hold cap 5 s".into()));
     }
     let rec = t.get("recommended_label").and_then(Value::as_str).and_then(|l| {
         let i = labels.iter().position(|x| x == l)?;
@@ -94,7 +96,8 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         let labels: Vec<String> = col.iter().map(|c| c.0.clone()).collect();
         let (x, rec) = axis(t, param, &labels);
         let points = col.iter().enumerate().map(|(i, c)| (x.positions[i], c.1, c.2)).collect();
-        let series = vec![Series { label: param.to_string(), color, points }];
+        let series =
+            vec![Series { label: param.to_string(), color, shape: style::Shape::Circle, points }];
         let what = match field {
             "objective" => objective.to_string(),
             "launch_wait_p99_s" => "launch wait p99".into(),

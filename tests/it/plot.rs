@@ -423,9 +423,10 @@ fn one_strategy_draws_a_line_per_value_of_the_other_axis_and_zips_share_figures(
     };
     assert_eq!(kind.series.len(), 3, "one line per pace");
     let Spec::Heatmap(h) = &figure(&figs, "heatmap_cost_saved").spec else { panic!("heatmap") };
+    // The zipped partner is named with its axis: its values move with x.
     assert_eq!(
         (h.x_title.as_str(), h.y_title.as_str()),
-        ("workload.parent_turn_every", "workload.kind")
+        ("workload.parent_turn_every / workload.parent_turn_tokens", "workload.kind")
     );
     assert_eq!(h.cells.len(), 6, "3 paces x 2 kinds, none left empty by the zip");
 }
@@ -477,8 +478,9 @@ fn the_hold_cap_axis_marks_the_5s_default() {
     let figs = plot::figures(&r);
     let f = figure(&figs, "cost_vs_wait_first_max_wait");
     let Spec::Metric(m) = &f.spec else { panic!("metric figure") };
-    // 1s, 2s, 5s, 10s are not evenly spaced: positions are indices, and 5 s is index 2.
-    assert_eq!(m.x.marker.as_ref().map(|m| m.0), Some(2.0));
+    // 1s, 2s, 5s, 10s span 10x: a linear axis to scale, 5 s at 5.
+    assert_eq!(m.x.positions, [1.0, 2.0, 5.0, 10.0]);
+    assert_eq!(m.x.marker.as_ref().map(|m| m.0), Some(5.0));
     // The per-point labels wait_first(max_wait=1s), ..=2s, ... are one series.
     let labels: Vec<&str> = m.series.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(labels, ["eager", "wait_first(max_wait=x)"]);
@@ -506,8 +508,8 @@ fn a_family_of_hold_caps_becomes_an_x_axis_with_references() {
     let figs = plot::figures(&Results::load(&dir).unwrap());
     let fig = figure(&figs, "cost_vs_wait_first_max_wait");
     let Spec::Metric(m) = &fig.spec else { panic!("metric figure") };
-    // 1, 5, 10 s are not evenly spaced: index positions, and 5 s sits at index 1.
-    assert_eq!(m.x.marker.as_ref().map(|m| m.0), Some(1.0));
+    // 1, 5, 10 s are drawn to scale (10x: linear), 5 s at 5.
+    assert_eq!(m.x.marker.as_ref().map(|m| m.0), Some(5.0));
     let labels: Vec<&str> = m.series.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(labels, ["wait_first", "eager"], "the family, then eager as a flat reference");
     assert_eq!(m.series[1].points[0].1, m.series[1].points[1].1, "reference is flat");
@@ -1007,4 +1009,180 @@ fn covered_prefix_alone_through_the_cli_same_bytes() {
     assert!(share > 0.02 && colours >= 4, "{share} ink, {colours} colours");
     let o = bin().args(["plot"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2), "DIR or --covered-prefix is required");
+}
+
+// ------------------------------------------------ properties of every drawn figure
+
+/// The box of a text as drawn (DejaVu Sans is at most 0.62 em a char on average; `&apos;`
+/// and friends count as one char): (x0, y0, x1, y1).
+fn text_box(t: &SvgText) -> (f64, f64, f64, f64) {
+    let chars = t.text.replace("&apos;", "'").replace("&amp;", "&").replace("&quot;", "\"");
+    let chars = chars.replace("&lt;", "<").replace("&gt;", ">");
+    let w = chars.chars().count() as f64 * 0.58 * t.size;
+    let (x0, x1) = match t.anchor.as_str() {
+        "end" => (t.x - w, t.x),
+        "middle" => (t.x - w / 2.0, t.x + w / 2.0),
+        _ => (t.x, t.x + w),
+    };
+    let (y0, y1) = match t.dy.as_str() {
+        "0.76em" => (t.y, t.y + t.size),
+        "0.5ex" => (t.y - t.size / 2.0, t.y + t.size / 2.0),
+        _ => (t.y - t.size * 0.8, t.y + t.size * 0.2),
+    };
+    (x0, y0, x1, y1)
+}
+
+/// Every figure of the fixtures: sweeps (two axes, a zip, a hold-cap family) and a run.
+/// `test` names the fixtures' directories (tests run in parallel).
+fn every_fixture_figure(test: &str) -> Vec<plot::Figure> {
+    let mut out = Vec::new();
+    for dir in [
+        sweep2_fixture(&format!("{test}-sweep")),
+        hold_fixture(&format!("{test}-hold")),
+        run_fixture(&format!("{test}-run")),
+        one_strategy_zip_fixture(&format!("{test}-zip")),
+    ] {
+        out.extend(plot::figures(&Results::load(&dir).unwrap()));
+    }
+    out
+}
+
+#[test]
+fn no_text_leaves_the_canvas_or_overlaps_another() {
+    for f in every_fixture_figure("text") {
+        let svg = plot::render_svg(&f).unwrap();
+        let texts: Vec<SvgText> =
+            svg_texts(&svg).into_iter().filter(|t| !t.rotated && !t.text.is_empty()).collect();
+        let boxes: Vec<(f64, f64, f64, f64)> = texts.iter().map(text_box).collect();
+        for (t, b) in texts.iter().zip(&boxes) {
+            let inside = b.0 >= -0.5 && b.2 <= 1200.5 && b.1 >= -0.5 && b.3 <= 750.5;
+            assert!(inside, "{}: text `{}` leaves the canvas: {b:?}", f.name, t.text);
+        }
+        for i in 0..boxes.len() {
+            for j in i + 1..boxes.len() {
+                let (a, b) = (boxes[i], boxes[j]);
+                // 1 px of slack: neighbouring rows may touch.
+                let apart =
+                    a.2 <= b.0 + 1.0 || b.2 <= a.0 + 1.0 || a.3 <= b.1 + 1.0 || b.3 <= a.1 + 1.0;
+                assert!(
+                    apart,
+                    "{}: `{}` overlaps `{}` ({a:?} / {b:?})",
+                    f.name, texts[i].text, texts[j].text
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn numeric_x_ticks_sit_in_proportion_to_their_values() {
+    let mut checked = 0;
+    for f in every_fixture_figure("ticks") {
+        let Spec::Metric(m) = &f.spec else { continue };
+        if m.x.words {
+            continue;
+        }
+        let svg = plot::render_svg(&f).unwrap();
+        let texts = svg_texts(&svg);
+        // The axis as drawn: the tick count fits the plot's width, so try each.
+        let drawn = |s: &plot::scale::Scale| {
+            let x_labels = texts.iter().filter(|t| t.anchor == "middle" && !t.rotated);
+            let drawn: Vec<&SvgText> = x_labels.collect();
+            s.ticks.iter().all(|p| drawn.iter().any(|t| t.text == s.label(*p)))
+        };
+        let Some(scale) = (4..=8).rev().map(|n| plot::metric::x_scale_max(&m.x, n)).find(drawn)
+        else {
+            panic!("{}: no tick set of {} drawn", f.name, m.x.key)
+        };
+        // The x tick labels: one row of texts, each the label of one of the scale's ticks.
+        let mut rows: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
+        for t in texts.iter().filter(|t| !t.rotated && t.anchor == "middle") {
+            if let Some(p) = scale.ticks.iter().find(|p| scale.label(**p) == t.text) {
+                rows.entry(t.y.round() as i64).or_default().push((*p, t.x));
+            }
+        }
+        let row = rows.into_values().max_by_key(|r| r.len()).unwrap_or_default();
+        assert!(row.len() >= 3, "{}: ticks {:?} not found", f.name, scale.ticks);
+        let (_, b, worst) = fit_line(&row);
+        assert!(b > 0.0 && worst <= 1.0, "{}: ticks off {} by {worst} px", f.name, m.x.key);
+        checked += 1;
+    }
+    assert!(checked >= 5, "numeric axes checked: {checked}");
+}
+
+#[test]
+fn every_legend_entry_is_one_drawn_series_with_its_own_colour_and_shape() {
+    let mut checked = 0;
+    for f in every_fixture_figure("legend") {
+        let Spec::Metric(m) = &f.spec else { continue };
+        if m.series.len() < 2 {
+            continue;
+        }
+        let svg = plot::render_svg(&f).unwrap();
+        let texts = svg_texts(&svg);
+        for s in &m.series {
+            let head: String = s.label.chars().take(12).collect();
+            let n = texts.iter().filter(|t| t.text.starts_with(&head)).count();
+            assert!(n >= 1, "{}: no legend entry for `{}`", f.name, s.label);
+            let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\"", s.color.0, s.color.1, s.color.2);
+            let lines = svg.split("<polyline").filter(|p| p.contains(&stroke)).count();
+            // The legend's sample and the series itself (a words axis draws bars, not a line).
+            assert!(lines >= 1, "{}: series `{}` not drawn", f.name, s.label);
+        }
+        let mut pairs: Vec<_> = m.series.iter().map(|s| (s.color, s.shape)).collect();
+        pairs.dedup();
+        let shapes: std::collections::BTreeSet<String> =
+            m.series.iter().map(|s| format!("{:?}", s.shape)).collect();
+        assert_eq!(shapes.len(), m.series.len().min(7), "{}: shapes repeat", f.name);
+        checked += 1;
+    }
+    assert!(checked >= 3, "multi-series figures checked: {checked}");
+}
+
+#[test]
+fn the_slice_is_the_baseline_and_at_picks_another() {
+    let dir = sweep2_fixture("slice");
+    let r = Results::load(&dir).unwrap();
+    let default = plot::figures(&r);
+    let f = figure(&default, "cost_vs_workload_agents");
+    assert!(f.title.contains("(at parent_tokens = "), "{}", f.title);
+    let at = plot::figures_at(&r, &[("parent_tokens".into(), "10000".into())]).unwrap();
+    let f = figure(&at, "cost_vs_workload_agents");
+    assert!(f.title.ends_with("(at parent_tokens = 10000)"), "{}", f.title);
+    let e = plot::figures_at(&r, &[("nope".into(), "1".into())]).unwrap_err();
+    assert!(e.contains("`nope` is not a swept axis") && e.contains("workload.agents"), "{e}");
+    let e = plot::figures_at(&r, &[("workload.agents".into(), "3".into())]).unwrap_err();
+    assert!(e.contains("has no value `3`"), "{e}");
+    let out =
+        bin().args(["plot"]).arg(&dir).args(["--at", "agents=99", "--format", "svg"]).output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("agents=99"));
+}
+
+#[test]
+fn a_declared_baseline_is_read_from_the_stored_experiment() {
+    let dir = sweep2_fixture("baseline");
+    let path = dir.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    m["experiment"] = "[plot]\nbaseline = { \"workload.parent_tokens\" = 10000 }\n".into();
+    std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
+    let r = Results::load(&dir).unwrap();
+    let f = figure(&plot::figures(&r), "cost_vs_workload_agents").clone();
+    assert!(f.title.ends_with("(at parent_tokens = 10000)"), "{}", f.title);
+}
+
+#[test]
+fn the_plot_baseline_key_resolves_renders_and_rejects_non_values() {
+    use prefixsim::config::{parse_table, render, resolve};
+    let t = parse_table("[plot]\nbaseline = { \"cache.ttl\" = \"5m\" }\n", "e.toml").unwrap();
+    let e = resolve(&t, "e.toml").unwrap();
+    assert_eq!(e.plot_baseline, [("cache.ttl".to_string(), toml::Value::from("5m"))]);
+    assert!(render(&e).contains("[plot.baseline]"), "{}", render(&e));
+    let t = parse_table("[plot]\nbaseline = { \"cache.ttl\" = [1] }\n", "e.toml").unwrap();
+    let msg = resolve(&t, "e.toml").unwrap_err().to_string();
+    assert!(msg.contains("plot.baseline") && msg.contains("swept value"), "{msg}");
+    let t = parse_table("[plot]\nbase = 1\n", "e.toml").unwrap();
+    assert!(resolve(&t, "e.toml").unwrap_err().to_string().contains("plot.base"));
 }

@@ -1,0 +1,175 @@
+//! Numeric axes drawn to scale: linear or log10 as the values span, with 1-2-5 ticks and
+//! short labels (`50k`, `1.5M`, `0.25`), few enough that they never run together.
+//!
+//! A log axis is drawn in log10 space (positions are `log10(value)`), so every figure keeps
+//! one plain f64 coordinate system and the ticks are chosen here, not by plotters.
+
+use super::covered::{log_ticks, TickedAxis};
+use super::style::num;
+
+/// Values spanning at least this ratio (all positive) get a log axis.
+pub const LOG_RATIO: f64 = 20.0;
+/// At most this many tick labels on an axis.
+pub const MAX_TICKS: usize = 8;
+
+/// A numeric axis: its drawn range, ticks (in drawn coordinates) and whether it is log10.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scale {
+    pub log: bool,
+    pub lo: f64,
+    pub hi: f64,
+    pub ticks: Vec<f64>,
+}
+
+impl Scale {
+    /// The drawn coordinate of a value.
+    pub fn pos(&self, v: f64) -> f64 {
+        if self.log {
+            v.max(f64::MIN_POSITIVE).log10()
+        } else {
+            v
+        }
+    }
+
+    /// The value at a drawn coordinate.
+    pub fn value(&self, p: f64) -> f64 {
+        if self.log {
+            10f64.powf(p)
+        } else {
+            p
+        }
+    }
+
+    /// The tick label at a drawn coordinate.
+    pub fn label(&self, p: f64) -> String {
+        short(self.value(p))
+    }
+
+    /// The plotters coordinate of this axis.
+    pub fn ranged(&self) -> TickedAxis {
+        TickedAxis { lo: self.lo, hi: self.hi, ticks: self.ticks.clone() }
+    }
+}
+
+/// Should `values` be drawn on a log axis? All positive, spanning `LOG_RATIO` or more.
+pub fn wants_log(values: &[f64]) -> bool {
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    lo > 0.0 && hi.is_finite() && hi / lo >= LOG_RATIO
+}
+
+/// An axis covering `values` (log when they span enough and `allow_log`), padded a little so
+/// no point sits on the frame; a linear axis starts at zero when `from_zero` and all values
+/// are non-negative.
+pub fn fit(values: &[f64], from_zero: bool, allow_log: bool) -> Scale {
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if allow_log && wants_log(&finite) {
+        return log_scale(lo, hi);
+    }
+    linear(lo, hi, from_zero)
+}
+
+/// A log10 axis from `lo` to `hi` (both positive), padded by 4% of the decades shown.
+pub fn log_scale(lo: f64, hi: f64) -> Scale {
+    let (l0, l1) = (lo.log10(), hi.log10());
+    let pad = ((l1 - l0) * 0.04).max(0.02);
+    let (p0, p1) = (l0 - pad, l1 + pad);
+    let mut ticks = log_ticks(10f64.powf(p0), 10f64.powf(p1));
+    if ticks.len() > MAX_TICKS {
+        // Too many decades for 1-2-5: the powers of ten alone (then every other one).
+        ticks.retain(|v| (v.log10() - v.log10().round()).abs() < 1e-9);
+        while ticks.len() > MAX_TICKS {
+            ticks = ticks.into_iter().step_by(2).collect();
+        }
+    }
+    Scale { log: true, lo: p0, hi: p1, ticks: ticks.iter().map(|v| v.log10()).collect() }
+}
+
+/// A linear axis over [lo, hi] with a 1-2-5 step and at most `MAX_TICKS` ticks.
+pub fn linear(lo: f64, hi: f64, from_zero: bool) -> Scale {
+    linear_max(lo, hi, from_zero, MAX_TICKS)
+}
+
+/// The most x tick labels `px` pixels of axis hold without running together (~110 px each).
+pub fn ticks_for_width(px: u32) -> usize {
+    ((px.saturating_sub(170)) as usize / 110).clamp(4, MAX_TICKS)
+}
+
+/// A linear axis with at most `max` ticks (a narrow x axis takes fewer).
+pub fn linear_max(lo: f64, hi: f64, from_zero: bool, max: usize) -> Scale {
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() { (lo, hi) } else { (0.0, 1.0) };
+    let (p0, p1) = super::padded(lo, hi, from_zero && lo >= 0.0);
+    let step = nice_step_n(p0, p1, max.max(3));
+    let first = (p0 / step).ceil();
+    let ticks: Vec<f64> = (0..=MAX_TICKS * 3)
+        .map(|i| (first + i as f64) * step)
+        .take_while(|v| *v <= p1 + step * 1e-9)
+        .map(|v| if v.abs() < step * 1e-9 { 0.0 } else { v })
+        .collect();
+    Scale { log: false, lo: p0, hi: p1, ticks }
+}
+
+/// The smallest 1, 2, 2.5 or 5 x 10^k step giving at most `MAX_TICKS` ticks over `width`.
+pub fn nice_step(width: f64) -> f64 {
+    nice_step_n(0.0, width, MAX_TICKS)
+}
+
+/// The smallest 1, 2, 2.5 or 5 x 10^k step putting at most `max` ticks in [p0, p1].
+fn nice_step_n(p0: f64, p1: f64, max: usize) -> f64 {
+    let width = if p1 > p0 && (p1 - p0).is_finite() { p1 - p0 } else { 1.0 };
+    let base = 10f64.powf((width / max as f64).log10().floor() - 1.0);
+    let count = |step: f64| ((p1 / step).floor() - (p0 / step).ceil() + 1.0) as usize;
+    for k in 0..4 {
+        for m in [1.0, 2.0, 2.5, 5.0] {
+            let step = base * m * 10f64.powi(k);
+            if count(step) <= max {
+                return step;
+            }
+        }
+    }
+    width
+}
+
+/// A tick label: thousands as `k`, millions as `M`, else three significant digits.
+pub fn short(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e6 {
+        format!("{}M", num(v / 1e6))
+    } else if a >= 1e3 {
+        format!("{}k", num(v / 1e3))
+    } else {
+        num(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_tokens_get_a_log_axis_with_short_labels() {
+        let v = [5e3, 1e4, 2.5e4, 5e4, 1e5, 1.5e5, 2e5, 3e5, 5e5];
+        let s = fit(&v, true, true);
+        assert!(s.log);
+        let labels: Vec<String> = s.ticks.iter().map(|t| s.label(*t)).collect();
+        assert_eq!(labels, ["5k", "10k", "20k", "50k", "100k", "200k", "500k"]);
+    }
+
+    #[test]
+    fn an_axis_with_zero_is_linear_and_its_ticks_are_evenly_spaced() {
+        let s = fit(&[0.0, 60.0, 120.0, 600.0], true, true);
+        assert!(!s.log && s.lo == 0.0);
+        assert!(s.ticks.len() <= MAX_TICKS && s.ticks.len() >= 4, "{:?}", s.ticks);
+        let d: Vec<f64> = s.ticks.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(d.iter().all(|x| (x - d[0]).abs() < 1e-9), "{d:?}");
+    }
+
+    #[test]
+    fn hold_caps_from_1_to_30_s_are_log() {
+        let s = fit(&[1.0, 2.0, 5.0, 10.0, 30.0], false, true);
+        let labels: Vec<String> = s.ticks.iter().map(|t| s.label(*t)).collect();
+        assert_eq!(labels, ["1", "2", "5", "10", "20"]);
+    }
+}
