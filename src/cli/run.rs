@@ -136,10 +136,10 @@ impl Simulator for ModelSim {
                 strategy: label.clone(),
                 agent: g.agent,
                 request: g.request,
-                segment: g.kind.name(),
-                start_us: g.start_us,
-                end_us: g.end_us,
-                outcome: g.outcome.name(),
+                segment: g.kind.name().to_string(),
+                start_s: crate::time::secs(g.start_us),
+                end_s: crate::time::secs(g.end_us),
+                outcome: g.outcome.name().to_string(),
             })
             .collect())
     }
@@ -432,14 +432,9 @@ pub fn write_out(
         _ => {}
     }
     let toml_text = config::render(exp);
-    let rows: Vec<SummaryRow<'_>> = outcomes
+    let rows: Vec<SummaryRow> = outcomes
         .iter()
-        .map(|o| SummaryRow {
-            point: 0,
-            axis_values: &[],
-            strategy: &o.label,
-            aggregate: &o.aggregate,
-        })
+        .map(|o| SummaryRow::from_aggregate(0, &[], &o.label, &o.aggregate))
         .collect();
     results::write_summary(dir, &[], &rows)?;
     let mut runs = results::RunsWriter::create(dir, &[])?;
@@ -455,7 +450,7 @@ pub fn write_out(
     if let Some(rows) = trace {
         results::write_trace(dir, rows)?;
     }
-    results::write_manifest(dir, &Manifest::new("run", exp, &toml_text))
+    Ok(results::write_manifest(dir, &Manifest::new("run", exp, &toml_text))?)
 }
 
 /// The seed first, then the comparison table, then the ladders.

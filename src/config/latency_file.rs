@@ -13,8 +13,9 @@
 
 use std::path::Path;
 
+use super::dist_syntax::parse_dist_in;
 use crate::config::LatencyParams;
-use crate::dist::{parse_dist_in, Dist, Quantity};
+use crate::dist::{Dist, Quantity};
 
 /// A parsed calibration file.
 #[derive(Debug, PartialEq)]

@@ -4,7 +4,7 @@
 
 use super::call::{bind, parse_call, Call};
 use super::experiment::{AgentKind, Release, Strategy};
-use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN, US_PER_MS, US_PER_S};
+use crate::time::{exact_duration, parse_duration_us, US_PER_S};
 
 /// Claude Code's hold cap, `CLAUDE_CODE_WORKFLOW_PREFIX_STAGGER_MS` = 5000 (the Claude Code docs (code.claude.com/docs/en/workflows)).
 pub const DEFAULT_MAX_WAIT_US: u64 = 5 * US_PER_S;
@@ -72,28 +72,6 @@ pub fn strategy_label(s: &Strategy) -> String {
         Strategy::Sequential => "sequential".to_string(),
         Strategy::Prewarm => "prewarm".to_string(),
     }
-}
-
-/// A duration in the largest unit that shows it exactly (`5s`, `1500ms`, `1000500us`, `0s`),
-/// so that `parse_duration_us(exact_duration(us)) == us` for every value.
-pub fn exact_duration(us: u64) -> String {
-    if us == 0 {
-        return "0s".to_string();
-    }
-    for (per, unit) in [(US_PER_H, "h"), (US_PER_MIN, "min"), (US_PER_S, "s"), (US_PER_MS, "ms")] {
-        if us.is_multiple_of(per) {
-            return format!("{}{unit}", us / per);
-        }
-    }
-    format!("{us}us")
-}
-
-/// A label made safe for file names: every char not in `[a-z0-9]` becomes `_`.
-pub fn slug(label: &str) -> String {
-    label
-        .chars()
-        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '_' })
-        .collect()
 }
 
 /// Parse an agent kind: `fork`, `subagent`, `btw`, `fork_drop_tool(tool=Bash)`,
@@ -225,10 +203,5 @@ mod tests {
             AgentKind::ForkDropTool { tool: "Bash".into() }
         );
         assert!(parse_kind("spoon").is_err());
-    }
-
-    #[test]
-    fn slugs() {
-        assert_eq!(slug("wait_first(max_wait=5s)"), "wait_first_max_wait_5s_");
     }
 }

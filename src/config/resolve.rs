@@ -4,11 +4,12 @@
 use std::path::Path;
 
 use super::call::did_you_mean;
+use super::dist_syntax::{dist_label, parse_dist_in};
 use super::experiment::*;
 use super::latency_file::LatencyFile;
 use super::names::{parse_kind, parse_strategy, strategy_label};
 use super::{presets, ConfigError};
-use crate::dist::{dist_label, parse_dist_in, Dist, Quantity};
+use crate::dist::{Dist, Quantity};
 use crate::limits::{
     dist_param_max, MAX_MULTIPLIER, MAX_PRICE_USD_PER_MTOK, MAX_TOKENS, WORK_LIMIT_KEYS,
 };
@@ -425,7 +426,7 @@ fn resolve_rate_limits(s: &mut Section<'_>) -> Result<RateLimits, ConfigError> {
         interval_us: s.duration_us("interval", US_PER_MIN)?,
     };
     if r.interval_us == 0 || r.interval_us > US_PER_MIN {
-        let value = format!("\"{}\"", super::names::exact_duration(r.interval_us));
+        let value = format!("\"{}\"", crate::time::exact_duration(r.interval_us));
         return Err(s.bad("interval", value, "enforce a per-minute limit over at most 1min (> 0)"));
     }
     s.finish()?;

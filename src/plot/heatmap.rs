@@ -10,7 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::metric::{axis_values, follows, held_values};
 use super::style::{self, num};
 use super::{err, frame, mesh_style, DrawResult, Figure, Spec};
-use crate::report::results::Results;
+use crate::results::Results;
 
 #[derive(Debug, Clone)]
 pub struct HeatSpec {

@@ -10,7 +10,7 @@ use plotters::prelude::*;
 
 use super::style::{self, num};
 use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
-use crate::report::results::{Results, SummaryRow};
+use crate::results::{Results, SummaryRow};
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
 pub const METRICS: [(&str, &str, &str, bool); 5] = [
@@ -273,7 +273,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
                     caption = format!("{head} ({}), {tail}", fixed.join(", "));
                 }
             }
-            let name = format!("{stem}_vs_{}", crate::report::results::slug(&r.axis_keys[a]));
+            let name = format!("{stem}_vs_{}", crate::results::slug(&r.axis_keys[a]));
             out.push(Figure { name, title, caption, spec: Spec::Metric(spec) });
         }
     }
