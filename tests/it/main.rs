@@ -12,5 +12,6 @@ mod latency;
 mod model;
 mod plot;
 mod replay;
+mod results;
 mod scenarios;
 mod sweep;
