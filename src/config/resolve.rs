@@ -153,7 +153,7 @@ fn unknown_model(name: &str) -> String {
     let hint = did_you_mean(name, presets::preset_names())
         .map(|s| format!("; did you mean `{s}`?"))
         .unwrap_or_default();
-    let names: Vec<&str> = presets::preset_names().collect();
+    let names = presets::preset_names();
     format!("unknown model preset `{name}` (known: {}){hint}", names.join(", "))
 }
 
@@ -887,7 +887,7 @@ arrival_every = \"1min\"\n",
 
     #[test]
     fn calibrated_defaults_render_round_trip() {
-        for model in crate::cache::preset_names() {
+        for model in super::presets::preset_names() {
             let src = format!("model = \"{model}\"\n");
             let e = resolve(&parse_table(&src, "r").unwrap(), "r").unwrap();
             let again = resolve(&parse_table(&render(&e), "r").unwrap(), "r").unwrap();

@@ -178,7 +178,7 @@ mod tests {
         assert_eq!(csv_cell("eager"), "eager");
         assert_eq!(csv_cell("wait_first(max_wait=5s)"), "wait_first(max_wait=5s)");
         assert_eq!(csv_cell("a,b"), "\"a,b\"");
-        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"\"");
+        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(csv_cell("x("), "\"x(\"");
         let line = format!("{},{},1", csv_cell("x("), csv_cell("a,b"));
         assert_eq!(split_fields(&line), ["x(", "a,b", "1"]);
