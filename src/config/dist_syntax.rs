@@ -5,17 +5,55 @@
 
 use std::path::Path;
 
-use super::call::{bind, parse_call};
+use super::call::{bind, parse_call, CallError};
 use crate::dist::{Dist, Quantity};
-use crate::time::{exact_duration, parse_duration_us};
+use crate::time::{exact_duration, parse_duration_us, DurationError};
+
+/// Why a distribution's text was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DistError {
+    #[error(transparent)]
+    Call(#[from] CallError),
+    #[error(transparent)]
+    Duration(#[from] DurationError),
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    #[error("`{0}` must be a finite number >= 0")]
+    OutOfRange(String),
+    #[error("missing `{0}`")]
+    Missing(String),
+    /// A parameter's value was refused.
+    #[error("`{name}`: {source}")]
+    Param { name: String, source: Box<DistError> },
+    #[error("uniform: high is below low in `{0}`")]
+    UniformOrder(String),
+    #[error("lognormal needs 0 < median <= p90 in `{0}`")]
+    LogNormalOrder(String),
+    #[error("unknown distribution `{0}` (use const, uniform, normal, lognormal, exp, empirical)")]
+    Unknown(String),
+    #[error("empirical: `{0}` is not a `[...]` list")]
+    NotAList(String),
+    #[error("empirical takes a `[...]` list or `file=path`")]
+    EmpiricalArgs,
+    #[error("empirical needs at least one value")]
+    EmpiricalEmpty,
+    /// A listed value was refused.
+    #[error("empirical: {0}")]
+    EmpiricalValue(Box<DistError>),
+    #[error("empirical: cannot read `{path}`: {reason}")]
+    Unreadable { path: String, reason: String },
+    /// A value of a values file was refused.
+    #[error("{source} (in `{path}`)")]
+    InFile { source: Box<DistError>, path: String },
+}
 
 /// Parse a distribution; an `empirical(file=...)` path is taken relative to the current directory.
-pub fn parse_dist(text: &str, q: Quantity) -> Result<Dist, String> {
+pub fn parse_dist(text: &str, q: Quantity) -> Result<Dist, DistError> {
     parse_dist_in(text, q, None)
 }
 
 /// Parse a distribution; `empirical(file=...)` paths are relative to `base_dir` when given.
-pub fn parse_dist_in(text: &str, q: Quantity, base_dir: Option<&Path>) -> Result<Dist, String> {
+pub fn parse_dist_in(text: &str, q: Quantity, base_dir: Option<&Path>) -> Result<Dist, DistError> {
     let t = text.trim();
     if !t.contains('(') {
         return Ok(Dist::Const(parse_value(t, q)?));
@@ -27,7 +65,7 @@ pub fn parse_dist_in(text: &str, q: Quantity, base_dir: Option<&Path>) -> Result
             let a = bind(&call, &["low", "high"])?;
             let (low, high) = (one(&a, 0, "low", q)?, one(&a, 1, "high", q)?);
             if high < low {
-                return Err(format!("uniform: high is below low in `{t}`"));
+                return Err(DistError::UniformOrder(t.to_string()));
             }
             Dist::Uniform { low, high }
         }
@@ -39,40 +77,35 @@ pub fn parse_dist_in(text: &str, q: Quantity, base_dir: Option<&Path>) -> Result
             let a = bind(&call, &["median", "p90"])?;
             let (median, p90) = (one(&a, 0, "median", q)?, one(&a, 1, "p90", q)?);
             if median <= 0.0 || p90 < median {
-                return Err(format!("lognormal needs 0 < median <= p90 in `{t}`"));
+                return Err(DistError::LogNormalOrder(t.to_string()));
             }
             Dist::LogNormal { median, p90 }
         }
         "exp" => Dist::Exp { mean: one(&bind(&call, &["mean"])?, 0, "mean", q)? },
         "empirical" => parse_empirical(&bind(&call, &["values", "file"])?, q, base_dir)?,
-        other => {
-            return Err(format!(
-                "unknown distribution `{other}` (use const, uniform, normal, lognormal, exp, empirical)"
-            ))
-        }
+        other => return Err(DistError::Unknown(other.to_string())),
     };
     Ok(dist)
 }
 
-fn one(slots: &[Option<&str>], i: usize, name: &str, q: Quantity) -> Result<f64, String> {
-    let text = slots[i].ok_or_else(|| format!("missing `{name}`"))?;
-    parse_value(text, q).map_err(|e| format!("`{name}`: {e}"))
+fn one(slots: &[Option<&str>], i: usize, name: &str, q: Quantity) -> Result<f64, DistError> {
+    let text = slots[i].ok_or_else(|| DistError::Missing(name.to_string()))?;
+    parse_value(text, q)
+        .map_err(|e| DistError::Param { name: name.to_string(), source: Box::new(e) })
 }
 
 /// One value: a duration with a unit (stored in microseconds) or a plain non-negative number.
-pub fn parse_value(text: &str, q: Quantity) -> Result<f64, String> {
+pub fn parse_value(text: &str, q: Quantity) -> Result<f64, DistError> {
     match q {
-        Quantity::Duration => {
-            parse_duration_us(text).map(|us| us as f64).map_err(|e| e.to_string())
-        }
+        Quantity::Duration => Ok(parse_duration_us(text)? as f64),
         Quantity::Number => {
             let x: f64 = text
                 .trim()
                 .replace('_', "")
                 .parse()
-                .map_err(|_| format!("`{}` is not a number", text.trim()))?;
+                .map_err(|_| DistError::NotANumber(text.trim().to_string()))?;
             if !x.is_finite() || x < 0.0 {
-                return Err(format!("`{}` must be a finite number >= 0", text.trim()));
+                return Err(DistError::OutOfRange(text.trim().to_string()));
             }
             Ok(x)
         }
@@ -83,30 +116,33 @@ fn parse_empirical(
     slots: &[Option<&str>],
     q: Quantity,
     base_dir: Option<&Path>,
-) -> Result<Dist, String> {
+) -> Result<Dist, DistError> {
     let values = match (slots[0], slots[1]) {
         (Some(list), None) if list.starts_with('[') => {
             let inner = list
                 .strip_prefix('[')
                 .and_then(|l| l.strip_suffix(']'))
-                .ok_or_else(|| format!("empirical: `{list}` is not a `[...]` list"))?;
+                .ok_or_else(|| DistError::NotAList(list.to_string()))?;
             parse_list(inner.split(','), q)?
         }
         // A positional argument that is not a list is a file name.
         (Some(file), None) | (None, Some(file)) => read_values(file, q, base_dir)?,
-        _ => return Err("empirical takes a `[...]` list or `file=path`".to_string()),
+        _ => return Err(DistError::EmpiricalArgs),
     };
     if values.is_empty() {
-        return Err("empirical needs at least one value".to_string());
+        return Err(DistError::EmpiricalEmpty);
     }
     Ok(Dist::Empirical(values))
 }
 
-fn parse_list<'a>(items: impl Iterator<Item = &'a str>, q: Quantity) -> Result<Vec<f64>, String> {
+fn parse_list<'a>(
+    items: impl Iterator<Item = &'a str>,
+    q: Quantity,
+) -> Result<Vec<f64>, DistError> {
     items
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| parse_value(s, q).map_err(|e| format!("empirical: {e}")))
+        .map(|s| parse_value(s, q).map_err(|e| DistError::EmpiricalValue(Box::new(e))))
         .collect()
 }
 
@@ -128,19 +164,22 @@ pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<String> {
 
 /// A values file: numbers (or durations with units) separated by whitespace, commas or lines;
 /// `#` starts a comment.
-fn read_values(file: &str, q: Quantity, base_dir: Option<&Path>) -> Result<Vec<f64>, String> {
+fn read_values(file: &str, q: Quantity, base_dir: Option<&Path>) -> Result<Vec<f64>, DistError> {
     let file = file.trim().trim_matches(['"', '\'']);
     let path = match base_dir {
         Some(dir) => dir.join(file),
         None => Path::new(file).to_path_buf(),
     };
-    let text = read_bounded(&path, MAX_VALUES_FILE_BYTES)
-        .map_err(|e| format!("empirical: cannot read `{}`: {e}", path.display()))?;
+    let text = read_bounded(&path, MAX_VALUES_FILE_BYTES).map_err(|e| DistError::Unreadable {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
     let tokens = text
         .lines()
         .map(|l| l.split('#').next().unwrap_or(""))
         .flat_map(|l| l.split(|c: char| c == ',' || c.is_whitespace()));
-    parse_list(tokens, q).map_err(|e| format!("{e} (in `{}`)", path.display()))
+    parse_list(tokens, q)
+        .map_err(|e| DistError::InFile { source: Box::new(e), path: path.display().to_string() })
 }
 
 /// The canonical text of a distribution; `parse_dist(&dist_label(d, q), q) == d`.

@@ -21,7 +21,7 @@ mod set;
 use std::path::Path;
 
 pub use crate::dist::Quantity;
-pub use dist_syntax::{dist_label, parse_dist, parse_dist_in};
+pub use dist_syntax::{dist_label, parse_dist, parse_dist_in, DistError};
 pub use experiment::*;
 pub use names::{kind_label, parse_kind, parse_strategy, strategy_label};
 pub use render::render;

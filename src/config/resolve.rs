@@ -681,7 +681,7 @@ impl<'t> Section<'t> {
             }
             Some(v) => return Err(self.bad(key, v.to_string(), "expected a distribution string")),
         };
-        parse_dist_in(&text, q, self.base).map_err(|e| self.bad_str(key, &text, &e))
+        parse_dist_in(&text, q, self.base).map_err(|e| self.bad_str(key, &text, &e.to_string()))
     }
 
     fn strategies(&mut self) -> Result<Vec<Strategy>, ConfigError> {

@@ -317,7 +317,7 @@ fn parse_policy(value: &str) -> Result<Policy, String> {
 /// `lognormal(median=.., p90=..)`, ..); durations carry a unit.
 fn parse_dist(value: &str, duration: bool) -> Result<Dist, String> {
     let q = if duration { Quantity::Duration } else { Quantity::Number };
-    crate::config::parse_dist(value, q)
+    crate::config::parse_dist(value, q).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
