@@ -29,13 +29,6 @@ pub enum CallError {
     GivenTwice { call: String, param: String },
 }
 
-/// The callers of the call syntax still report their own errors as text.
-impl From<CallError> for String {
-    fn from(e: CallError) -> String {
-        e.to_string()
-    }
-}
-
 /// One parsed `name(args)` text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call<'a> {

@@ -23,7 +23,7 @@ use std::path::Path;
 pub use crate::dist::Quantity;
 pub use dist_syntax::{dist_label, parse_dist, parse_dist_in, DistError};
 pub use experiment::*;
-pub use names::{kind_label, parse_kind, parse_strategy, strategy_label};
+pub use names::{kind_label, parse_kind, parse_strategy, strategy_label, NameError};
 pub use render::render;
 pub use resolve::resolve;
 pub use set::{apply_set, set_key};

@@ -300,7 +300,7 @@ fn resolve_ttl_by_kind(s: &mut Section<'_>) -> Result<Vec<(String, Ttl)>, Config
 
 fn resolve_workload(s: &mut Section<'_>) -> Result<Workload, ConfigError> {
     let kind_text = s.string("kind", "fork")?;
-    let kind = parse_kind(&kind_text).map_err(|e| s.bad_str("kind", &kind_text, &e))?;
+    let kind = parse_kind(&kind_text).map_err(|e| s.bad_str("kind", &kind_text, &e.to_string()))?;
     let (d, n) = (Quantity::Duration, Quantity::Number);
     let w = Workload {
         kind,
@@ -702,7 +702,8 @@ impl<'t> Section<'t> {
             let text = item
                 .as_str()
                 .ok_or_else(|| self.bad("strategies", item.to_string(), "expected a string"))?;
-            let s = parse_strategy(text).map_err(|e| self.bad_str("strategies", text, &e))?;
+            let s = parse_strategy(text)
+                .map_err(|e| self.bad_str("strategies", text, &e.to_string()))?;
             if out.iter().any(|o| strategy_label(o) == strategy_label(&s)) {
                 return Err(self.bad_str("strategies", text, "listed twice"));
             }
