@@ -101,6 +101,20 @@ impl fmt::Display for Human {
     }
 }
 
+/// A duration in the largest unit that shows it exactly (`5s`, `1500ms`, `1000500us`, `0s`),
+/// so that `parse_duration_us(exact_duration(us)) == us` for every value.
+pub fn exact_duration(us: u64) -> String {
+    if us == 0 {
+        return "0s".to_string();
+    }
+    for (per, unit) in [(US_PER_H, "h"), (US_PER_MIN, "min"), (US_PER_S, "s"), (US_PER_MS, "ms")] {
+        if us.is_multiple_of(per) {
+            return format!("{}{unit}", us / per);
+        }
+    }
+    format!("{us}us")
+}
+
 /// Seconds as `f64`, for output only (never fed back into simulated time).
 pub fn secs(us: u64) -> f64 {
     us as f64 / US_PER_S as f64
@@ -134,6 +148,15 @@ mod tests {
         for us in [0, 250, 1_000, 1_500_000, 5_000_000, 300_000_000, 3_600_000_000] {
             let text = Human(us).to_string();
             assert_eq!(parse_duration_us(&text), Ok(us), "{text}");
+        }
+    }
+
+    #[test]
+    fn exact_form_round_trips_in_its_largest_unit() {
+        let cases = [(0, "0s"), (5_000_000, "5s"), (1_500_000, "1500ms"), (1_000_500, "1000500us")];
+        for (us, text) in cases {
+            assert_eq!(exact_duration(us), text);
+            assert_eq!(parse_duration_us(text), Ok(us));
         }
     }
 }

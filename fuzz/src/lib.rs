@@ -164,7 +164,7 @@ pub fn results(data: &[u8]) {
     copy_dir(base_results(), &dir);
     let name = RESULT_FILES[which as usize % RESULT_FILES.len()];
     std::fs::write(dir.join(name), content).expect("the scratch file is writable");
-    let r = match prefixsim::report::results::Results::load(&dir) {
+    let r = match prefixsim::results::Results::load(&dir) {
         Ok(r) => r,
         Err(e) => return assert!(!e.to_string().is_empty()),
     };

@@ -211,7 +211,7 @@ pub fn parse_json_with(body: &Json, granularity: Granularity) -> Result<ParsedBo
 fn strips_thinking(body: &Json, model: &str) -> bool {
     let disabled =
         body.get("thinking").and_then(|t| t.get("type")).and_then(Json::as_str) == Some("disabled");
-    let model_strips = super::presets::preset_for(model)
+    let model_strips = super::preset_for(model)
         .is_some_and(|m| m.thinking == crate::config::ThinkingHistory::Stripped);
     disabled || model_strips
 }

@@ -11,7 +11,7 @@
 //!   capacity (`store.rs`).
 //! - [`Cache`]: an `EntryStore<Digest>` plus a [`Policy`] and a model; [`Cache::serve`] looks a
 //!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
-//! - Model presets and the price formula (`presets.rs`); Messages-API JSON bodies to prompts
+//! - The price formula (`presets.rs`; the model presets are `config::presets`, re-exported); Messages-API JSON bodies to prompts
 //!   (`body.rs`), read with their keys in the order sent (`json.rs`).
 //!
 //! It does not know agents, latency or events: the caller says when a request is sent and when
@@ -21,12 +21,13 @@ mod body;
 mod json;
 pub mod lifecycle;
 pub mod lru;
-pub mod model_ids;
 mod presets;
 mod prompt;
 mod serve;
 mod store;
 
+pub use crate::config::model_ids;
+pub use crate::config::presets::{preset, preset_for, preset_names};
 pub use crate::config::{Policy, Ttl};
 pub use body::{
     parse_body, parse_body_with, parse_json, parse_json_with, request_from_json,
@@ -35,7 +36,7 @@ pub use body::{
 pub use json::Json;
 pub use lifecycle::State;
 pub use model_ids::preset_for_api_id;
-pub use presets::{cost_usd, is_long_context, preset, preset_for, preset_names, uncached_cost_usd};
+pub use presets::{cost_usd, is_long_context, uncached_cost_usd};
 pub use prompt::{reference_prefix_digest, Prompt};
 pub use serve::{Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
 pub use store::{EntryStore, KeyHasher, StoreKey, StoreStats, WriteOutcome};

@@ -316,7 +316,8 @@ fn rate_text(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::calibrate::estimate::{Ci95, Interval, Settings};
-    use crate::dist::{parse_dist_in, Dist, Quantity};
+    use crate::config::parse_dist_in;
+    use crate::dist::{Dist, Quantity};
 
     fn fit(cached_rate: Option<f64>) -> ModelFit {
         let i = Interval { lo: 1.0, hi: Some(2.0) };

@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use super::{CliError, CliResult};
 use crate::plot::{self, Figure};
-use crate::report::results::{Results, ResultsError};
+use crate::results::{write_atomic, Results, ResultsError};
 
 const EXAMPLES: &str = "Examples:
   prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
@@ -84,16 +84,6 @@ pub fn load(dir: &Path) -> Result<Results, CliError> {
         ResultsError::Io { .. } => CliError::internal(e),
         _ => CliError::input(e),
     })
-}
-
-/// Write `bytes` to `path` through `path.tmp` and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, bytes).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
 }
 
 /// Draw `figures` into `out` in each format; the paths written, per figure.

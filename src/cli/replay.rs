@@ -199,9 +199,5 @@ fn choices(settings: &ReplaySettings, what_if: &[String]) -> Result<Vec<CacheCho
 /// Write `dir/name` through `name.tmp` and a rename.
 fn write_atomic(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp = dir.join(format!("{name}.tmp"));
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, dir.join(name))
-        .with_context(|| format!("cannot rename {}", tmp.display()))?;
-    Ok(())
+    Ok(crate::results::write_atomic(&dir.join(name), text)?)
 }

@@ -5,10 +5,11 @@
 
 use std::path::PathBuf;
 
-use super::plot::{load, write_atomic, write_figures, Format};
+use super::plot::{load, write_figures, Format};
 use super::{CliError, CliResult};
 use crate::plot;
 use crate::report::build::build;
+use crate::results::write_atomic;
 
 const EXAMPLES: &str = "Examples:
   prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold

@@ -11,6 +11,7 @@ use super::{CliError, CliResult};
 use crate::config;
 use crate::exec::{self, ModelSim, Simulator};
 use crate::limits::{self, WorkLimits};
+use crate::results::split_fields;
 use crate::sweep::{self, ExecOptions, Outcome, Plan, SweepError};
 use crate::sweep::{Grid, SweepOptions};
 
@@ -232,7 +233,7 @@ fn throttle_ms() -> u64 {
 }
 
 fn default_dir(name: &str, shard: Option<sweep::Shard>) -> PathBuf {
-    let base = crate::config::slug(&name.to_lowercase());
+    let base = crate::results::slug(&name.to_lowercase());
     match shard {
         None => PathBuf::from("results").join(base),
         Some(s) => PathBuf::from("results").join(format!("{base}-shard{}of{}", s.index, s.count)),
@@ -268,31 +269,12 @@ fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) {
     println!("next: prefixsim plot {0}   prefixsim report {0}", dir.display());
 }
 
-/// Split one CSV line (cells quoted with `"` when they hold commas).
-fn csv_split(line: &str) -> Vec<String> {
-    let (mut cells, mut cur, mut quoted) = (Vec::new(), String::new(), false);
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => cells.push(std::mem::take(&mut cur)),
-            other => cur.push(other),
-        }
-    }
-    cells.push(cur);
-    cells
-}
-
 /// The first `max_rows` rows of DIR/summary.csv as a table for people.
 fn summary_table(dir: &Path, axes: usize, max_rows: usize) -> std::io::Result<String> {
     use std::io::BufRead;
     let file = std::fs::File::open(dir.join("summary.csv"))?;
     let mut lines = std::io::BufReader::new(file).lines();
-    let header = csv_split(&lines.next().transpose()?.unwrap_or_default());
+    let header = split_fields(&lines.next().transpose()?.unwrap_or_default());
     let wanted = ["cost_usd_mean", "hit_rate_mean", "launch_wait_p99_s", "makespan_s_mean"];
     let idx: Vec<usize> =
         wanted.iter().filter_map(|w| header.iter().position(|h| h == w)).collect();
@@ -301,7 +283,7 @@ fn summary_table(dir: &Path, axes: usize, max_rows: usize) -> std::io::Result<St
         vec![keep.iter().map(|&i| header.get(i).cloned().unwrap_or_default()).collect()];
     let mut more = 0usize;
     for line in lines {
-        let cells = csv_split(&line?);
+        let cells = split_fields(&line?);
         if rows.len() > max_rows {
             more += 1;
             continue;

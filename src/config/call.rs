@@ -2,6 +2,33 @@
 //! `name`, `name(a, b)`, `name(key=value, key=value)`; commas inside `[...]` or `(...)` do not
 //! split arguments. Knows nothing of what the names mean.
 
+/// Why a `name(args)` text could not be parsed or bound.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallError {
+    #[error("`{0}`: missing closing `)`")]
+    MissingParen(String),
+    #[error("empty name")]
+    EmptyName,
+    #[error("`{0}` is not a name (letters, digits, `_`)")]
+    NotAName(String),
+    #[error("unbalanced `{close}` in `{inner}`")]
+    Unbalanced { close: char, inner: String },
+    #[error("unbalanced brackets in `{0}`")]
+    Unclosed(String),
+    #[error("empty argument")]
+    EmptyArgument,
+    #[error("`{0}=` has no value")]
+    NoValue(String),
+    #[error("`{0}`: positional argument after a named one")]
+    PositionalAfterNamed(String),
+    #[error("`{call}` has no parameter `{key}` (expected: {expected})")]
+    NoParameter { call: String, key: String, expected: String },
+    #[error("`{call}` takes {count} argument(s) ({expected})")]
+    TooMany { call: String, count: usize, expected: String },
+    #[error("`{call}`: `{param}` given twice")]
+    GivenTwice { call: String, param: String },
+}
+
 /// One parsed `name(args)` text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call<'a> {
@@ -17,14 +44,14 @@ pub struct Arg<'a> {
 }
 
 /// Split `text` into a name and its arguments (trimmed); no meaning is checked here.
-pub fn parse_call(text: &str) -> Result<Call<'_>, String> {
+pub fn parse_call(text: &str) -> Result<Call<'_>, CallError> {
     let t = text.trim();
     let Some(open) = t.find('(') else {
         check_name(t)?;
         return Ok(Call { name: t, args: Vec::new() });
     };
     if !t.ends_with(')') {
-        return Err(format!("`{t}`: missing closing `)`"));
+        return Err(CallError::MissingParen(t.to_string()));
     }
     let name = t[..open].trim();
     check_name(name)?;
@@ -38,18 +65,18 @@ pub fn parse_call(text: &str) -> Result<Call<'_>, String> {
     Ok(Call { name, args })
 }
 
-fn check_name(name: &str) -> Result<(), String> {
+fn check_name(name: &str) -> Result<(), CallError> {
     if name.is_empty() {
-        return Err("empty name".to_string());
+        return Err(CallError::EmptyName);
     }
     if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-        return Err(format!("`{name}` is not a name (letters, digits, `_`)"));
+        return Err(CallError::NotAName(name.to_string()));
     }
     Ok(())
 }
 
 /// Split on commas at bracket depth 0.
-fn split_top(inner: &str) -> Result<Vec<&str>, String> {
+fn split_top(inner: &str) -> Result<Vec<&str>, CallError> {
     let mut parts = Vec::new();
     let mut depth: i32 = 0;
     let mut start = 0;
@@ -59,7 +86,7 @@ fn split_top(inner: &str) -> Result<Vec<&str>, String> {
             ')' | ']' => {
                 depth -= 1;
                 if depth < 0 {
-                    return Err(format!("unbalanced `{c}` in `{inner}`"));
+                    return Err(CallError::Unbalanced { close: c, inner: inner.to_string() });
                 }
             }
             ',' if depth == 0 => {
@@ -70,16 +97,16 @@ fn split_top(inner: &str) -> Result<Vec<&str>, String> {
         }
     }
     if depth != 0 {
-        return Err(format!("unbalanced brackets in `{inner}`"));
+        return Err(CallError::Unclosed(inner.to_string()));
     }
     parts.push(&inner[start..]);
     Ok(parts)
 }
 
-fn parse_arg(part: &str) -> Result<Arg<'_>, String> {
+fn parse_arg(part: &str) -> Result<Arg<'_>, CallError> {
     let p = part.trim();
     if p.is_empty() {
-        return Err("empty argument".to_string());
+        return Err(CallError::EmptyArgument);
     }
     let eq = p.find('=');
     let bracket = p.find(['[', '(']);
@@ -89,7 +116,7 @@ fn parse_arg(part: &str) -> Result<Arg<'_>, String> {
             check_name(key)?;
             let value = p[i + 1..].trim();
             if value.is_empty() {
-                return Err(format!("`{key}=` has no value"));
+                return Err(CallError::NoValue(key.to_string()));
             }
             Ok(Arg { key: Some(key), value })
         }
@@ -99,32 +126,36 @@ fn parse_arg(part: &str) -> Result<Arg<'_>, String> {
 
 /// Bind arguments to parameter names: positional in order, then by keyword. Returns one slot
 /// per parameter. Unknown, repeated or out-of-order arguments are errors.
-pub fn bind<'a>(call: &Call<'a>, params: &[&str]) -> Result<Vec<Option<&'a str>>, String> {
+pub fn bind<'a>(call: &Call<'a>, params: &[&str]) -> Result<Vec<Option<&'a str>>, CallError> {
     let mut slots: Vec<Option<&'a str>> = vec![None; params.len()];
     let mut seen_keyword = false;
     for (pos, arg) in call.args.iter().enumerate() {
         let index = match arg.key {
             None if seen_keyword => {
-                return Err(format!("`{}`: positional argument after a named one", call.name))
+                return Err(CallError::PositionalAfterNamed(call.name.to_string()))
             }
             None => pos,
             Some(key) => {
                 seen_keyword = true;
-                params.iter().position(|p| *p == key).ok_or_else(|| {
-                    format!("`{}` has no parameter `{key}` (expected: {})", call.name, list(params))
+                params.iter().position(|p| *p == key).ok_or_else(|| CallError::NoParameter {
+                    call: call.name.to_string(),
+                    key: key.to_string(),
+                    expected: list(params),
                 })?
             }
         };
         if index >= params.len() {
-            return Err(format!(
-                "`{}` takes {} argument(s) ({})",
-                call.name,
-                params.len(),
-                list(params)
-            ));
+            return Err(CallError::TooMany {
+                call: call.name.to_string(),
+                count: params.len(),
+                expected: list(params),
+            });
         }
         if slots[index].is_some() {
-            return Err(format!("`{}`: `{}` given twice", call.name, params[index]));
+            return Err(CallError::GivenTwice {
+                call: call.name.to_string(),
+                param: params[index].to_string(),
+            });
         }
         slots[index] = Some(arg.value);
     }

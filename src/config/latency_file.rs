@@ -13,8 +13,9 @@
 
 use std::path::Path;
 
+use super::dist_syntax::parse_dist_in;
 use crate::config::LatencyParams;
-use crate::dist::{parse_dist_in, Dist, Quantity};
+use crate::dist::{Dist, Quantity};
 
 /// A parsed calibration file.
 #[derive(Debug, PartialEq)]
@@ -58,7 +59,7 @@ impl LatencyFile {
     /// The parameters for `model` (a preset name): the file's table over `base`.
     pub fn params_for(&self, model: &str, base: LatencyParams) -> Result<LatencyParams, String> {
         let found = self.tables.iter().find(|(k, _)| {
-            k.as_str() == model || crate::cache::preset_for_api_id(k) == Some(model)
+            k.as_str() == model || super::model_ids::preset_for_api_id(k) == Some(model)
         });
         let Some((key, toml::Value::Table(table))) = found else {
             let have: Vec<&str> = self.tables.keys().map(String::as_str).collect();

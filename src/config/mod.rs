@@ -8,8 +8,10 @@
 //! CONTRACT: the types in `experiment.rs` are shared by model, sweep, report and replay.
 
 pub mod call;
+pub mod dist_syntax;
 pub mod experiment;
 pub mod latency_file;
+pub mod model_ids;
 pub mod names;
 pub mod presets;
 mod render;
@@ -18,9 +20,10 @@ mod set;
 
 use std::path::Path;
 
-pub use crate::dist::{dist_label, parse_dist, parse_dist_in, Quantity};
+pub use crate::dist::Quantity;
+pub use dist_syntax::{dist_label, parse_dist, parse_dist_in, DistError};
 pub use experiment::*;
-pub use names::{kind_label, parse_kind, parse_strategy, slug, strategy_label};
+pub use names::{kind_label, parse_kind, parse_strategy, strategy_label, NameError};
 pub use render::render;
 pub use resolve::resolve;
 pub use set::{apply_set, set_key};
@@ -31,7 +34,7 @@ pub const MAX_EXPERIMENT_BYTES: u64 = 16 << 20;
 
 /// The text of an experiment file, refused past `MAX_EXPERIMENT_BYTES`.
 pub fn read_experiment(path: &Path) -> std::io::Result<String> {
-    crate::dist::read_bounded(path, MAX_EXPERIMENT_BYTES)
+    dist_syntax::read_bounded(path, MAX_EXPERIMENT_BYTES)
 }
 
 /// The embedded default experiment (`prefixsim` with no command runs it).

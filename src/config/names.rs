@@ -2,9 +2,27 @@
 //! <-> `AgentKind`. Canonical labels round-trip through the parsers; they name result columns
 //! and files, so they never change for a given value.
 
-use super::call::{bind, parse_call, Call};
+use super::call::{bind, parse_call, Call, CallError};
 use super::experiment::{AgentKind, Release, Strategy};
-use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN, US_PER_MS, US_PER_S};
+use crate::time::{exact_duration, parse_duration_us, DurationError, US_PER_S};
+
+/// Why a strategy or agent-kind name was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    #[error(transparent)]
+    Call(#[from] CallError),
+    #[error("unknown release `{0}` (use on_ready or timer)")]
+    UnknownRelease(String),
+    /// `hint` is empty or `; did you mean `..`?`.
+    #[error("unknown {what} `{name}` (known: {known}){hint}")]
+    Unknown { what: &'static str, name: String, known: String, hint: String },
+    #[error("`{0}` takes no arguments")]
+    NoArguments(String),
+    #[error("`{name}`: {source}")]
+    Duration { name: String, source: DurationError },
+    #[error("`{name}`: `{word}` is not a name")]
+    NotAName { name: String, word: String },
+}
 
 /// Claude Code's hold cap, `CLAUDE_CODE_WORKFLOW_PREFIX_STAGGER_MS` = 5000 (the Claude Code docs (code.claude.com/docs/en/workflows)).
 pub const DEFAULT_MAX_WAIT_US: u64 = 5 * US_PER_S;
@@ -28,7 +46,7 @@ pub const KIND_NAMES: [&str; 7] = [
 
 /// Parse `eager`, `wait_first(max_wait=5s[, release=on_ready|timer])`, `stagger(interval=1s)`,
 /// `sequential`, `prewarm`.
-pub fn parse_strategy(text: &str) -> Result<Strategy, String> {
+pub fn parse_strategy(text: &str) -> Result<Strategy, NameError> {
     let call = parse_call(text)?;
     let s = match call.name {
         "eager" => no_args(&call, Strategy::Eager)?,
@@ -40,9 +58,7 @@ pub fn parse_strategy(text: &str) -> Result<Strategy, String> {
             let release = match a[1] {
                 None | Some("on_ready") => Release::OnReady,
                 Some("timer") => Release::Timer,
-                Some(other) => {
-                    return Err(format!("unknown release `{other}` (use on_ready or timer)"))
-                }
+                Some(other) => return Err(NameError::UnknownRelease(other.to_string())),
             };
             Strategy::WaitFirst { max_wait_us, release }
         }
@@ -74,32 +90,10 @@ pub fn strategy_label(s: &Strategy) -> String {
     }
 }
 
-/// A duration in the largest unit that shows it exactly (`5s`, `1500ms`, `1000500us`, `0s`),
-/// so that `parse_duration_us(exact_duration(us)) == us` for every value.
-pub fn exact_duration(us: u64) -> String {
-    if us == 0 {
-        return "0s".to_string();
-    }
-    for (per, unit) in [(US_PER_H, "h"), (US_PER_MIN, "min"), (US_PER_S, "s"), (US_PER_MS, "ms")] {
-        if us.is_multiple_of(per) {
-            return format!("{}{unit}", us / per);
-        }
-    }
-    format!("{us}us")
-}
-
-/// A label made safe for file names: every char not in `[a-z0-9]` becomes `_`.
-pub fn slug(label: &str) -> String {
-    label
-        .chars()
-        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '_' })
-        .collect()
-}
-
 /// Parse an agent kind: `fork`, `subagent`, `btw`, `fork_drop_tool(tool=Bash)`,
 /// `fork_edit_system`, `fork_other_model(model=claude-haiku-4.5)`, `fork_deny_at_call(tool=Edit)`.
 /// The model name is checked against the presets by the resolver, not here.
-pub fn parse_kind(text: &str) -> Result<AgentKind, String> {
+pub fn parse_kind(text: &str) -> Result<AgentKind, NameError> {
     let call = parse_call(text)?;
     let k = match call.name {
         "fork" => no_args(&call, AgentKind::Fork)?,
@@ -133,35 +127,36 @@ pub fn kind_label(k: &AgentKind) -> String {
     }
 }
 
-fn no_args<T>(call: &Call<'_>, value: T) -> Result<T, String> {
+fn no_args<T>(call: &Call<'_>, value: T) -> Result<T, NameError> {
     if call.args.is_empty() {
         Ok(value)
     } else {
-        Err(format!("`{}` takes no arguments", call.name))
+        Err(NameError::NoArguments(call.name.to_string()))
     }
 }
 
-fn duration_or(text: Option<&str>, default_us: u64, name: &str) -> Result<u64, String> {
+fn duration_or(text: Option<&str>, default_us: u64, name: &str) -> Result<u64, NameError> {
     match text {
         None => Ok(default_us),
-        Some(t) => parse_duration_us(t).map_err(|e| format!("`{name}`: {e}")),
+        Some(t) => parse_duration_us(t)
+            .map_err(|source| NameError::Duration { name: name.to_string(), source }),
     }
 }
 
-fn word_arg(call: &Call<'_>, name: &str, default: &str) -> Result<String, String> {
+fn word_arg(call: &Call<'_>, name: &str, default: &str) -> Result<String, NameError> {
     let a = bind(call, &[name])?;
     let word = a[0].unwrap_or(default).trim().trim_matches(['"', '\'']);
     if word.is_empty() || !word.chars().all(|c| c.is_ascii_alphanumeric() || "_-.:".contains(c)) {
-        return Err(format!("`{name}`: `{word}` is not a name"));
+        return Err(NameError::NotAName { name: name.to_string(), word: word.to_string() });
     }
     Ok(word.to_string())
 }
 
-fn unknown(what: &str, name: &str, known: &[&str]) -> String {
+fn unknown(what: &'static str, name: &str, known: &[&str]) -> NameError {
     let hint = super::call::did_you_mean(name, known.iter().copied())
         .map(|s| format!("; did you mean `{s}`?"))
         .unwrap_or_default();
-    format!("unknown {what} `{name}` (known: {}){hint}", known.join(", "))
+    NameError::Unknown { what, name: name.to_string(), known: known.join(", "), hint }
 }
 
 #[cfg(test)]
@@ -204,7 +199,7 @@ mod tests {
         ] {
             assert!(parse_strategy(bad).is_err(), "{bad}");
         }
-        assert!(parse_strategy("eagre").unwrap_err().contains("did you mean `eager`"));
+        assert!(parse_strategy("eagre").unwrap_err().to_string().contains("did you mean `eager`"));
     }
 
     #[test]
@@ -225,10 +220,5 @@ mod tests {
             AgentKind::ForkDropTool { tool: "Bash".into() }
         );
         assert!(parse_kind("spoon").is_err());
-    }
-
-    #[test]
-    fn slugs() {
-        assert_eq!(slug("wait_first(max_wait=5s)"), "wait_first_max_wait_5s_");
     }
 }

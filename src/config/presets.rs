@@ -1,15 +1,124 @@
-//! Model presets the config resolver accepts: the cache core's table (`cache::preset`, prices
-//! and minimum cacheable lengths from the prompt-caching and pricing docs (platform.claude.com/docs/en/build-with-claude/prompt-caching, /about-claude/pricing)). Every field is overridable
-//! under `[model_params]`.
+//! Model presets (prices, cache multipliers, minimum cacheable length, context window, how
+//! the model treats earlier turns' thinking blocks, its rate-limit class): the values an
+//! experiment's `model = "..."` starts from. Every rule and its public source: docs/anthropic.md.
+//!
+//! Prices: the prompt-caching and pricing pages' tables. Minimum cacheable lengths: the NEWER
+//! prompt-caching page ("these minimums apply on every platform"); the older version differs
+//! for Sonnet 4.6 (2,048 instead of 1,024, and a user report agrees with 2,048): we carry the
+//! newer 1,024 and the user overrides `model_params.min_cacheable_tokens`. Context windows:
+//! the context-windows page (1M on the 4.6 generation and later, 200k on the others). Earlier
+//! turns' thinking: the extended-thinking page (kept from Opus 4.5 and Sonnet 4.6 on, stripped
+//! on earlier models and Haiku; Fable and Mythos are taken to keep them, an inference).
+//! Rate-limit classes: the rate-limits page's combined tables ("Opus 4.x", "Sonnet 4.x",
+//! "Fable 5.x"). Every field is overridable by the experiment file.
 
-use super::experiment::ModelParams;
+use super::experiment::{LongContext, ModelParams, ThinkingHistory};
+use super::model_ids::preset_for_api_id;
 
-/// The preset called `name`, if there is one.
-pub fn preset(name: &str) -> Option<ModelParams> {
-    crate::cache::preset(name)
+/// One preset row.
+struct Row {
+    name: &'static str,
+    input_usd_per_mtok: f64,
+    output_usd_per_mtok: f64,
+    read_multiplier: f64,
+    min_cacheable_tokens: u64,
+    context_window_tokens: u64,
+    thinking: ThinkingHistory,
+    rate_limit_class: &'static str,
 }
 
-/// Every preset name (for error messages).
-pub fn preset_names() -> impl Iterator<Item = &'static str> {
-    crate::cache::preset_names().into_iter()
+const K200: u64 = 200_000;
+const M1: u64 = 1_000_000;
+const fn row(
+    name: &'static str,
+    prices: (f64, f64, f64),
+    min_cacheable_tokens: u64,
+    context_window_tokens: u64,
+    thinking: ThinkingHistory,
+    rate_limit_class: &'static str,
+) -> Row {
+    Row {
+        name,
+        input_usd_per_mtok: prices.0,
+        output_usd_per_mtok: prices.1,
+        read_multiplier: prices.2,
+        min_cacheable_tokens,
+        context_window_tokens,
+        thinking,
+        rate_limit_class,
+    }
+}
+
+use ThinkingHistory::{Kept, None as NoThinking, Stripped};
+
+/// The presets, sorted by name: (input $/MTok, output $/MTok, read multiplier), minimum
+/// cacheable tokens, context window, earlier turns' thinking, rate-limit class.
+const PRESETS: [Row; 17] = [
+    row("claude-fable-5", (10.0, 50.0, 0.1), 512, M1, Kept, "fable-5.x"),
+    row("claude-fable-5.1", (10.0, 50.0, 0.025), 512, M1, Kept, "fable-5.x"),
+    row("claude-haiku-3.5", (0.80, 4.0, 0.1), 2048, K200, NoThinking, "haiku-3.5"),
+    row("claude-haiku-4.5", (1.0, 5.0, 0.1), 4096, K200, Stripped, "haiku-4.5"),
+    row("claude-mythos-5", (10.0, 50.0, 0.1), 512, M1, Kept, "mythos-5"),
+    row("claude-mythos-5.1", (10.0, 50.0, 0.025), 512, M1, Kept, "mythos-5.1"),
+    row("claude-opus-4", (15.0, 75.0, 0.1), 1024, K200, Stripped, "opus-4.x"),
+    row("claude-opus-4.1", (15.0, 75.0, 0.1), 1024, K200, Stripped, "opus-4.x"),
+    row("claude-opus-4.5", (5.0, 25.0, 0.1), 4096, K200, Kept, "opus-4.x"),
+    row("claude-opus-4.6", (5.0, 25.0, 0.1), 4096, M1, Kept, "opus-4.x"),
+    row("claude-opus-4.7", (5.0, 25.0, 0.1), 2048, M1, Kept, "opus-4.x"),
+    row("claude-opus-4.8", (5.0, 25.0, 0.1), 1024, M1, Kept, "opus-4.x"),
+    row("claude-opus-5", (5.0, 25.0, 0.1), 512, M1, Kept, "opus-5"),
+    row("claude-sonnet-4", (3.0, 15.0, 0.1), 1024, K200, Stripped, "sonnet-4.x"),
+    row("claude-sonnet-4.5", (3.0, 15.0, 0.1), 1024, K200, Stripped, "sonnet-4.x"),
+    row("claude-sonnet-4.6", (3.0, 15.0, 0.1), 1024, M1, Kept, "sonnet-4.x"),
+    row("claude-sonnet-5", (2.0, 10.0, 0.1), 1024, M1, Kept, "sonnet-5"),
+];
+
+/// 5-minute and 1-hour write multipliers, the same on every model (the prompt-caching page).
+const WRITE_5M_MULTIPLIER: f64 = 1.25;
+const WRITE_1H_MULTIPLIER: f64 = 2.0;
+
+/// The preset called `name` (or named by an API id such as `claude-sonnet-4-5-20250929`; see
+/// `model_ids`), or `None`.
+pub fn preset(name: &str) -> Option<ModelParams> {
+    let name = preset_for_api_id(name)?;
+    PRESETS.iter().find(|p| p.name == name).map(|p| ModelParams {
+        name: p.name.to_string(),
+        input_usd_per_mtok: p.input_usd_per_mtok,
+        output_usd_per_mtok: p.output_usd_per_mtok,
+        read_multiplier: p.read_multiplier,
+        write_5m_multiplier: WRITE_5M_MULTIPLIER,
+        write_1h_multiplier: WRITE_1H_MULTIPLIER,
+        min_cacheable_tokens: p.min_cacheable_tokens,
+        context_window_tokens: p.context_window_tokens,
+        long_context: long_context_offer(p.name),
+        use_long_context: false,
+        thinking: p.thinking,
+        rate_limit_class: p.rate_limit_class.to_string(),
+    })
+}
+
+/// The larger window a model offers on request: Sonnet 4 and Sonnet 4.5 served 1M tokens in
+/// beta (the `context-1m-2025-08-07` header), input above 200k priced at 2x and output at
+/// 1.5x (the pricing page's "Long context pricing": $6 / $22.50 per MTok against $3 / $15).
+/// The bundled traces hold Sonnet 4.5 requests of up to 252k tokens that the API served. An
+/// experiment uses it only when it opts in (`model_params.long_context = true`); a replay of
+/// recorded traffic accepts requests up to it, since the API did.
+fn long_context_offer(name: &str) -> Option<LongContext> {
+    matches!(name, "claude-sonnet-4" | "claude-sonnet-4.5").then_some(LongContext {
+        window_tokens: 1_000_000,
+        threshold_tokens: 200_000,
+        input_multiplier: 2.0,
+        output_multiplier: 1.5,
+    })
+}
+
+/// Every preset name, sorted.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
+/// The preset of a model name as traces and request bodies spell it: the same as `preset`,
+/// which accepts every API id (`model_ids`); kept as the readers' name for it.
+pub fn preset_for(name: &str) -> Option<ModelParams> {
+    preset(name)
 }

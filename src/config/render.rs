@@ -5,9 +5,11 @@
 //! when they differ from their default, so an experiment that does not use them renders (and
 //! hashes) as before.
 
+use super::dist_syntax::dist_label;
 use super::experiment::*;
-use super::names::{exact_duration, kind_label, strategy_label};
-use crate::dist::{dist_label, Dist, Quantity};
+use super::names::{kind_label, strategy_label};
+use crate::dist::{Dist, Quantity};
+use crate::time::exact_duration;
 use toml::{Table, Value};
 
 /// The resolved experiment as TOML text.

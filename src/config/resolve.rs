@@ -4,11 +4,12 @@
 use std::path::Path;
 
 use super::call::did_you_mean;
+use super::dist_syntax::{dist_label, parse_dist_in};
 use super::experiment::*;
 use super::latency_file::LatencyFile;
 use super::names::{parse_kind, parse_strategy, strategy_label};
 use super::{presets, ConfigError};
-use crate::dist::{dist_label, parse_dist_in, Dist, Quantity};
+use crate::dist::{Dist, Quantity};
 use crate::limits::{
     dist_param_max, MAX_MULTIPLIER, MAX_PRICE_USD_PER_MTOK, MAX_TOKENS, WORK_LIMIT_KEYS,
 };
@@ -154,7 +155,7 @@ fn unknown_model(name: &str) -> String {
     let hint = did_you_mean(name, presets::preset_names())
         .map(|s| format!("; did you mean `{s}`?"))
         .unwrap_or_default();
-    let names: Vec<&str> = presets::preset_names().collect();
+    let names = presets::preset_names();
     format!("unknown model preset `{name}` (known: {}){hint}", names.join(", "))
 }
 
@@ -301,7 +302,7 @@ fn resolve_ttl_by_kind(s: &mut Section<'_>) -> Result<Vec<(String, Ttl)>, Config
 
 fn resolve_workload(s: &mut Section<'_>) -> Result<Workload, ConfigError> {
     let kind_text = s.string("kind", "fork")?;
-    let kind = parse_kind(&kind_text).map_err(|e| s.bad_str("kind", &kind_text, &e))?;
+    let kind = parse_kind(&kind_text).map_err(|e| s.bad_str("kind", &kind_text, &e.to_string()))?;
     let (d, n) = (Quantity::Duration, Quantity::Number);
     let w = Workload {
         kind,
@@ -427,7 +428,7 @@ fn resolve_rate_limits(s: &mut Section<'_>) -> Result<RateLimits, ConfigError> {
         interval_us: s.duration_us("interval", US_PER_MIN)?,
     };
     if r.interval_us == 0 || r.interval_us > US_PER_MIN {
-        let value = format!("\"{}\"", super::names::exact_duration(r.interval_us));
+        let value = format!("\"{}\"", crate::time::exact_duration(r.interval_us));
         return Err(s.bad("interval", value, "enforce a per-minute limit over at most 1min (> 0)"));
     }
     s.finish()?;
@@ -713,7 +714,7 @@ impl<'t> Section<'t> {
             }
             Some(v) => return Err(self.bad(key, v.to_string(), "expected a distribution string")),
         };
-        parse_dist_in(&text, q, self.base).map_err(|e| self.bad_str(key, &text, &e))
+        parse_dist_in(&text, q, self.base).map_err(|e| self.bad_str(key, &text, &e.to_string()))
     }
 
     fn strategies(&mut self) -> Result<Vec<Strategy>, ConfigError> {
@@ -734,7 +735,8 @@ impl<'t> Section<'t> {
             let text = item
                 .as_str()
                 .ok_or_else(|| self.bad("strategies", item.to_string(), "expected a string"))?;
-            let s = parse_strategy(text).map_err(|e| self.bad_str("strategies", text, &e))?;
+            let s = parse_strategy(text)
+                .map_err(|e| self.bad_str("strategies", text, &e.to_string()))?;
             if out.iter().any(|o| strategy_label(o) == strategy_label(&s)) {
                 return Err(self.bad_str("strategies", text, "listed twice"));
             }
@@ -919,7 +921,7 @@ arrival_every = \"1min\"\n",
 
     #[test]
     fn calibrated_defaults_render_round_trip() {
-        for model in crate::cache::preset_names() {
+        for model in super::presets::preset_names() {
             let src = format!("model = \"{model}\"\n");
             let e = resolve(&parse_table(&src, "r").unwrap(), "r").unwrap();
             let again = resolve(&parse_table(&render(&e), "r").unwrap(), "r").unwrap();

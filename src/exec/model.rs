@@ -63,10 +63,10 @@ impl Simulator for ModelSim {
                 strategy: label.clone(),
                 agent: g.agent,
                 request: g.request,
-                segment: g.kind.name(),
-                start_us: g.start_us,
-                end_us: g.end_us,
-                outcome: g.outcome.name(),
+                segment: g.kind.name().to_string(),
+                start_s: crate::time::secs(g.start_us),
+                end_s: crate::time::secs(g.end_us),
+                outcome: g.outcome.name().to_string(),
             })
             .collect())
     }

@@ -157,14 +157,9 @@ pub fn write_out(
         _ => {}
     }
     let toml_text = config::render(exp);
-    let rows: Vec<SummaryRow<'_>> = outcomes
+    let rows: Vec<SummaryRow> = outcomes
         .iter()
-        .map(|o| SummaryRow {
-            point: 0,
-            axis_values: &[],
-            strategy: &o.label,
-            aggregate: &o.aggregate,
-        })
+        .map(|o| SummaryRow::from_aggregate(0, &[], &o.label, &o.aggregate))
         .collect();
     results::write_summary(dir, &[], &rows)?;
     let mut runs = results::RunsWriter::create(dir, &[])?;
@@ -180,5 +175,5 @@ pub fn write_out(
     if let Some(rows) = trace {
         results::write_trace(dir, rows)?;
     }
-    results::write_manifest(dir, &Manifest::new("run", exp, &toml_text))
+    Ok(results::write_manifest(dir, &Manifest::new("run", exp, &toml_text))?)
 }

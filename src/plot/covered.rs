@@ -20,10 +20,11 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, num};
 use super::{builder, err, frame, mesh_style, DrawResult, Figure, Mark, Spec};
+use crate::config::parse_dist;
 use crate::config::LatencyParams;
-use crate::dist::{parse_dist, Dist, Quantity};
+use crate::dist::{Dist, Quantity};
 use crate::model::latency_presets::{self, Fit, LatencyPreset, FITS};
-use crate::report::results::{parse_label, Results};
+use crate::results::{parse_label, Results};
 
 /// The caps drawn as lines, seconds.
 pub const CAPS_S: [f64; 3] = [2.0, 5.0, 10.0];

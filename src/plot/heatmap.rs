@@ -11,7 +11,7 @@ use super::metric::slice_text;
 use super::slice::{combos, groups};
 use super::style::{self, num};
 use super::{err, frame, mesh_style, DrawResult, Figure, Spec};
-use crate::report::results::Results;
+use crate::results::Results;
 
 #[derive(Debug, Clone)]
 pub struct HeatSpec {
@@ -47,7 +47,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     let (Some(gx), Some(gy)) = (swept.first(), swept.get(1)) else { return Vec::new() };
     let free: Vec<usize> = gx.iter().chain(gy.iter()).copied().collect();
     let (xs, ys) = (combos(r, gx), combos(r, gy));
-    let combo = |row: &crate::report::results::SummaryRow, g: &[usize]| -> Vec<String> {
+    let combo = |row: &crate::results::SummaryRow, g: &[usize]| -> Vec<String> {
         g.iter().map(|&a| row.axis_values[a].clone()).collect()
     };
     let cmp = comparison(&strategies);

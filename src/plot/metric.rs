@@ -13,7 +13,7 @@ use super::scale;
 use super::slice::{combos, groups};
 use super::style::{self, num};
 use super::{builder, err, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
-use crate::report::results::{Results, SummaryRow};
+use crate::results::{Results, SummaryRow};
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
 pub const METRICS: [(&str, &str, &str, bool); 5] = [
@@ -347,7 +347,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
                     caption = format!("{head} ({fixed}), {tail}");
                 }
             }
-            let name = format!("{stem}_vs_{}", crate::report::results::slug(&r.axis_keys[g[0]]));
+            let name = format!("{stem}_vs_{}", crate::results::slug(&r.axis_keys[g[0]]));
             out.push(Figure { name, title, caption, spec: Spec::Metric(spec) });
         }
     }

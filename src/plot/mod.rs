@@ -1,7 +1,7 @@
 //! Figures from result files: which figures a results directory supports, their captions
 //! (computed from the data), and drawing them to SVG and PNG with plotters.
 //!
-//! It reads `report::results::Results` (and, for the covered-prefix figure, the latency presets
+//! It reads `results::Results` (and, for the covered-prefix figure, the latency presets
 //! table) and nothing else: no engine, no re-simulation.
 //! Every figure is a `Spec` of plain data built first, then drawn by one function generic
 //! over the plotters backend, so the SVG and the PNG show the same thing. Output bytes are
@@ -10,7 +10,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::report::results::Results;
+use crate::results::Results;
 
 pub mod covered;
 pub mod heatmap;

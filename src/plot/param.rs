@@ -9,8 +9,8 @@ use plotters::style::RGBColor;
 use super::metric::{axis_number, slice_text, x_axis, MetricSpec, Series, METRICS};
 use super::style::{self, num, short_key};
 use super::{Figure, Spec};
-pub use crate::report::results::parse_label;
-use crate::report::results::{slug, Results};
+pub use crate::results::parse_label;
+use crate::results::{slug, Results};
 
 /// (family, parameter, members as (label, value text)).
 pub type Family = (String, String, Vec<(String, String)>);
@@ -55,9 +55,8 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     let values: Vec<String> = members.iter().map(|m| m.1.clone()).collect();
     let x = x_axis(&key, &values);
     let others: Vec<usize> = (1..r.axis_keys.len()).collect();
-    let at_held = |row: &crate::report::results::SummaryRow| {
-        others.iter().all(|&o| row.axis_values[o] == held[o])
-    };
+    let at_held =
+        |row: &crate::results::SummaryRow| others.iter().all(|&o| row.axis_values[o] == held[o]);
     let lines = lines(r, &family, &members);
     let mut out = Vec::new();
     for (metric, y_title, stem, higher_better) in METRICS {

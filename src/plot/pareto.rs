@@ -11,7 +11,7 @@ use plotters::prelude::*;
 
 use super::style::{self, num};
 use super::{builder, err, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
-use crate::report::results::Results;
+use crate::results::Results;
 
 #[derive(Debug, Clone)]
 pub struct ParetoPoint {

@@ -10,7 +10,7 @@ use super::latency;
 use super::metric::{x_axis, MetricSpec, Series};
 use super::style::{self, num};
 use super::{Figure, Spec};
-use crate::report::results::{decode_histogram, Results};
+use crate::results::{decode_histogram, Results};
 
 /// (x label, hit rate in %) of the curve `name`, x taken from `label_field`.
 fn curve(r: &Value, name: &str, label_field: &str) -> Vec<(String, f64)> {

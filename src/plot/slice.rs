@@ -7,7 +7,7 @@
 //! swept values, else the middle value written; `plot --at KEY=VALUE` overrides any of them.
 
 use super::metric::{axis_number, axis_values, follows};
-use crate::report::results::Results;
+use crate::results::Results;
 
 /// The groups of axes that move together, each in axis order, groups by their first axis.
 pub fn groups(r: &Results) -> Vec<Vec<usize>> {

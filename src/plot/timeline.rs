@@ -11,7 +11,7 @@ use plotters::prelude::*;
 
 use super::style::{self, num};
 use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
-use crate::report::results::{slug, Results};
+use crate::results::{slug, Results};
 
 /// Drawn segment kinds, in legend order.
 pub const LANE_KINDS: [&str; 5] = ["hold", "rate_limit", "prefill", "decode", "tool"];

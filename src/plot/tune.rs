@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::metric::{is_hold_cap, x_axis, MetricSpec, Series, XAxis};
 use super::style::{self, num};
 use super::{Figure, Spec};
-use crate::report::results::Results;
+use crate::results::Results;
 
 /// (label, value, ci95) of every candidate that has `field`.
 fn column(t: &Value, field: &str, ci: Option<&str>) -> Vec<(String, f64, f64)> {

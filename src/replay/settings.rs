@@ -342,7 +342,7 @@ fn parse_policy(value: &str) -> Result<Policy, SettingError> {
 /// `lognormal(median=.., p90=..)`, ..); durations carry a unit.
 fn parse_dist(value: &str, duration: bool) -> Result<Dist, SettingError> {
     let q = if duration { Quantity::Duration } else { Quantity::Number };
-    crate::config::parse_dist(value, q).map_err(SettingError::Dist)
+    crate::config::parse_dist(value, q).map_err(|e| SettingError::Dist(e.to_string()))
 }
 
 #[cfg(test)]

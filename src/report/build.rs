@@ -5,9 +5,9 @@
 //! Pure: it returns a `Doc`; the CLI writes it. No timestamps, no paths from the host.
 
 use super::doc::{Block, Doc};
-use super::results::{Results, SummaryRow};
 use crate::plot::style::num;
 use crate::plot::Figure;
+use crate::results::{Results, SummaryRow};
 
 /// Rows of the comparison table before it is cut (a report, not a data dump).
 pub const MAX_TABLE_ROWS: usize = 120;

@@ -1,10 +1,8 @@
-//! Reading result files and writing the design-review report (Markdown and HTML).
+//! The design-review report (Markdown and HTML) and the terminal tables.
 //!
-//! Everything here works from a results directory, never from a live simulation, except
-//! `table` (terminal tables and the result-file writers of `run`, owned by the run CLI).
+//! Everything here works from a results directory read by `crate::results` (the owner of the
+//! file formats), never from a live simulation, except `table` (terminal tables of `run`).
 
 pub mod build;
-pub mod csv;
 pub mod doc;
-pub mod results;
 pub mod table;

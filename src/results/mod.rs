@@ -1,15 +1,22 @@
-//! Results of runs and sweeps: aggregation of `RunMetrics` over replications (mean, sd, 95% CI,
-//! merged histograms) and the writers of the result files (`manifest.json`, `summary.csv`,
-//! `runs.csv`, `histograms/*.hdr`, `trace.csv`) that `plot` and `report` read.
+//! Results of runs and sweeps, and the one owner of their file formats: aggregation of
+//! `RunMetrics` over replications (mean, sd, 95% CI, merged histograms), the schema of the
+//! result files (`manifest.json`, `summary.csv`, `runs.csv`, `histograms/*.hdr`, `trace.csv`),
+//! their writers and their reader, which `plot` and `report` use.
 //!
 //! Knows nothing of how runs are simulated. Output is byte-reproducible: values are added in
 //! index order, floats have a fixed format, files carry no timestamps, hosts or absolute paths,
-//! and every file is written to `NAME.tmp` and renamed.
+//! and every file is written to `NAME.tmp` and renamed (`write_atomic`, `AtomicFile`).
 
 pub mod aggregate;
+pub mod csv;
+pub mod read;
+pub mod schema;
 pub mod stats;
 pub mod write;
 
 pub use aggregate::Aggregate;
+pub use csv::{axis_cell, csv_cell, split_fields};
+pub use read::{Histograms, Results, ResultsError};
+pub use schema::*;
 pub use stats::{t_975, Stat, Welford};
 pub use write::*;

@@ -135,26 +135,26 @@ impl Plan {
     /// manifest.json's text for this sweep (or one shard of it).
     pub fn manifest(&self, shard: Option<Shard>) -> String {
         let m = crate::results::Manifest {
-            prefixsim_version: env!("CARGO_PKG_VERSION"),
-            kind: "sweep",
-            name: &self.desc.name,
-            question: &self.desc.question,
-            seed: self.desc.seed,
-            replications: self.desc.replications,
+            prefixsim_version: env!("CARGO_PKG_VERSION").to_string(),
+            kind: "sweep".to_string(),
+            name: self.desc.name.clone(),
+            question: self.desc.question.clone(),
+            seed: Some(self.desc.seed),
+            replications: Some(self.desc.replications),
             strategies: self.desc.strategies.clone(),
             axes: self
                 .grid
                 .axes
                 .iter()
                 .map(|a| crate::results::ManifestAxis {
-                    key: &a.key,
+                    key: a.key.clone(),
                     values: a.values.iter().map(spec::value_json).collect(),
                 })
                 .collect(),
-            points: self.grid.points(),
+            points: Some(self.grid.points()),
             shard,
-            content_hash: self.content_hash.clone(),
-            experiment: &self.experiment_text,
+            content_hash: Some(self.content_hash.clone()),
+            experiment: Some(self.experiment_text.clone()),
         };
         crate::results::manifest_json(&m)
     }

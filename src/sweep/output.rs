@@ -3,12 +3,11 @@
 //! written to `NAME.tmp` and renamed, so a crash leaves old or new files, never half of one;
 //! re-running the assembly from the same journal gives the same bytes.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use super::journal::{Header, JournalError, Reader};
 use super::point::{runs_header, summary_header, PointRecord};
+use crate::results::{AtomicFile, WriteError};
 
 /// Why the outputs could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -17,6 +16,8 @@ pub enum OutputError {
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Journal(#[from] JournalError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
     #[error("{path}: the journal holds {found} of {expected} points; run the sweep with --resume")]
     Incomplete { path: PathBuf, found: u64, expected: u64 },
 }
@@ -25,37 +26,11 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
     move |source| OutputError::Io { path: path.to_path_buf(), source }
 }
 
-/// A file written to `NAME.tmp`, renamed to `NAME` by `commit`.
-pub struct AtomicFile {
-    out: BufWriter<File>,
-    tmp: PathBuf,
-    path: PathBuf,
-}
-
-impl AtomicFile {
-    pub fn create(path: &Path) -> Result<AtomicFile, OutputError> {
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        let file = File::create(&tmp).map_err(io(&tmp))?;
-        Ok(AtomicFile { out: BufWriter::new(file), tmp, path: path.to_path_buf() })
-    }
-    pub fn write(&mut self, text: &str) -> Result<(), OutputError> {
-        self.out.write_all(text.as_bytes()).map_err(io(&self.tmp))
-    }
-    pub fn commit(self) -> Result<(), OutputError> {
-        let AtomicFile { out, tmp, path } = self;
-        let file = out.into_inner().map_err(|e| io(&tmp)(e.into_error()))?;
-        file.sync_data().map_err(io(&tmp))?;
-        std::fs::rename(&tmp, &path).map_err(io(&path))
-    }
-}
-
-/// Write `text` to `path` atomically.
+/// Write `text` to `path` atomically, synced before the rename.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), OutputError> {
     let mut f = AtomicFile::create(path)?;
     f.write(text)?;
-    f.commit()
+    Ok(f.commit()?)
 }
 
 /// Assemble every output of `dir` from the complete journal at `journal`; `manifest` is the
@@ -122,17 +97,13 @@ impl Sink {
         self.runs.write(&rec.runs)?;
         self.summary.write(&rec.summary)?;
         for (name, b64) in &rec.hists {
-            let path = self.hist_dir.join(name);
-            let mut tmp = path.as_os_str().to_owned();
-            tmp.push(".tmp");
-            std::fs::write(&tmp, format!("{b64}\n")).map_err(io(&path))?;
-            std::fs::rename(&tmp, &path).map_err(io(&path))?;
+            crate::results::write_atomic(&self.hist_dir.join(name), format!("{b64}\n"))?;
         }
         Ok(())
     }
 
     pub fn commit(self) -> Result<(), OutputError> {
         self.runs.commit()?;
-        self.summary.commit()
+        Ok(self.summary.commit()?)
     }
 }

@@ -66,7 +66,7 @@ pub fn run_point<S: Simulator>(
             agg.add_scalars(&scalars);
             agg.add_samples(m.samples());
         }
-        let row = SummaryRow { point: p32, axis_values: values, strategy: label, aggregate: &agg };
+        let row = SummaryRow::from_aggregate(p32, values, label, &agg);
         summary.push_str(&results::summary_line(&row));
         summary.push('\n');
         for (h, name) in agg.histograms.iter().zip(LATENCY_NAMES) {

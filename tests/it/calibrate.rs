@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use prefixsim::dist::{parse_dist_in, Dist, Quantity};
+use prefixsim::config::parse_dist_in;
+use prefixsim::dist::{Dist, Quantity};
 use prefixsim::rng::{ChaCha8Rng, RngExt};
 use serde_json::Value;
 

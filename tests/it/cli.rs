@@ -175,10 +175,10 @@ impl Simulator for Fake {
             strategy: config::strategy_label(&e.strategies[s]),
             agent: 0,
             request: 0,
-            segment: "prefill",
-            start_us: 0,
-            end_us: 1_500_000,
-            outcome: "miss",
+            segment: "prefill".into(),
+            start_s: 0.0,
+            end_s: 1.5,
+            outcome: "miss".into(),
         }])
     }
 }
@@ -395,8 +395,7 @@ fn summary_line_quotes_and_formats_axes() {
     let agg = Aggregate::new();
     let axis =
         [toml::Value::Integer(16), toml::Value::Float(0.5), toml::Value::String("a,b".into())];
-    let row =
-        results::SummaryRow { point: 7, axis_values: &axis, strategy: "eager", aggregate: &agg };
+    let row = results::SummaryRow::from_aggregate(7, &axis, "eager", &agg);
     assert!(results::summary_line(&row).starts_with("7,16,0.500000,\"a,b\",eager,0,"));
     let keys = ["workload.agents".to_string()];
     assert!(
@@ -526,7 +525,8 @@ fn out_must_be_a_directory() {
 
 mod props {
     use prefixsim::config::{self, Quantity, Release, Strategy as Launch};
-    use prefixsim::dist::{dist_label, parse_dist, Dist};
+    use prefixsim::config::{dist_label, parse_dist};
+    use prefixsim::dist::Dist;
     use proptest::prelude::*;
 
     fn strategy() -> impl Strategy<Value = Launch> {

@@ -146,7 +146,7 @@ fn absurd_values_in_results_are_refused_not_drawn_forever() {
 /// drawing ends (plotters' tick search spun forever on an infinite width).
 #[test]
 fn axis_ranges_are_clamped_before_plotters_sees_them() {
-    use prefixsim::{plot, report::results::Results};
+    use prefixsim::{plot, results::Results};
     let d = scratch("clamp");
     let mut r = Results::load(&tune_dir(&d)).unwrap();
     let cands = r.tune.as_mut().unwrap()["candidates"].as_array_mut().unwrap();

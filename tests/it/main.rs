@@ -13,5 +13,6 @@ mod library;
 mod model;
 mod plot;
 mod replay;
+mod results;
 mod scenarios;
 mod sweep;

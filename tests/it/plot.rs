@@ -10,7 +10,7 @@ use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use prefixsim::metrics::{LATENCY_NAMES, SCALAR_NAMES};
 use prefixsim::plot::{self, Spec};
-use prefixsim::report::results::{slug, Results};
+use prefixsim::results::{slug, Results};
 
 // ---------------------------------------------------------------- fixtures
 

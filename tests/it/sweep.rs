@@ -233,7 +233,7 @@ fn a_sweep_point_equals_a_run_of_that_point() {
             agg.add(&prefixsim::model::simulate(&exp, s, r).unwrap());
         }
         let label = prefixsim::config::strategy_label(s);
-        let row = SummaryRow { point: 0, axis_values: &[], strategy: &label, aggregate: &agg };
+        let row = SummaryRow::from_aggregate(0, &[], &label, &agg);
         let line = results::summary_line(&row);
         assert_eq!(line.split_once(',').unwrap().1, want);
     }

@@ -1,12 +1,35 @@
-//! A small, strict CSV reader for the result files (README.md, "Result files").
+//! The CSV dialect of the result files (README.md, "Result files"): the one quoter (`csv_cell`)
+//! and the one splitter (`split_fields`), and a small, strict reader built on them.
 //!
-//! The writer uses `,` and `\n` and never quotes; strategy labels may still hold commas
-//! (`wait_first(max_wait=5s,release=timer)`), so a comma inside parentheses or double quotes
-//! does not split a field. It knows nothing of what the columns mean.
+//! Fields are separated by `,`, lines by `\n`; a cell holding a comma, a quote or a line break
+//! is quoted with `"` (quotes doubled). Files of earlier versions did not quote strategy labels
+//! (`wait_first(max_wait=5s,release=timer)`), so a comma inside parentheses does not split a
+//! field either. It knows nothing of what the columns mean.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use super::results::ResultsError;
+use super::read::ResultsError;
+use super::schema::{axis_text, fmt_f};
+
+/// A CSV cell: quoted (with doubled quotes) when it holds a comma, a quote or a line break, or
+/// parentheses that do not pair up (which `split_fields` would otherwise carry into the next
+/// cells).
+pub fn csv_cell(s: &str) -> Cow<'_, str> {
+    if s.contains([',', '"', '\n', '\r']) || s.matches('(').count() != s.matches(')').count() {
+        Cow::Owned(format!("\"{}\"", s.replace('"', "\"\"")))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// An axis value as a CSV cell: strings as they are, floats `{:.6}`, the rest as TOML.
+pub fn axis_cell(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Float(x) => fmt_f(*x),
+        other => csv_cell(&axis_text(other)).into_owned(),
+    }
+}
 
 /// A parsed CSV file: the header and the rows, each with its 1-based line number.
 #[derive(Debug, Clone)]
@@ -148,6 +171,17 @@ mod tests {
             ["1", "wait_first(max_wait=5s,release=timer)", "2"]
         );
         assert_eq!(split_fields("\"a,b\",\"c\"\"d\""), ["a,b", "c\"d"]);
+    }
+
+    #[test]
+    fn cells_that_would_not_split_back_are_quoted() {
+        assert_eq!(csv_cell("eager"), "eager");
+        assert_eq!(csv_cell("wait_first(max_wait=5s)"), "wait_first(max_wait=5s)");
+        assert_eq!(csv_cell("a,b"), "\"a,b\"");
+        assert_eq!(csv_cell("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_cell("x("), "\"x(\"");
+        let line = format!("{},{},1", csv_cell("x("), csv_cell("a,b"));
+        assert_eq!(split_fields(&line), ["x(", "a,b", "1"]);
     }
 
     #[test]

@@ -7,11 +7,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
-use serde::Deserialize;
 
 use super::csv::Csv;
+use super::schema::{parse_label, slug, Manifest, RunRow, SummaryRow, TraceRow, SEGMENT_KINDS};
+use super::write::decode_histogram;
 use crate::metrics::LATENCY_NAMES;
 
 /// Why a results directory could not be read. Every variant is the user's input (exit 2).
@@ -31,81 +31,8 @@ pub enum ResultsError {
     Incomplete { dir: PathBuf, msg: String },
 }
 
-/// `manifest.json`: what was run.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Manifest {
-    pub prefixsim_version: String,
-    pub kind: String,
-    pub name: String,
-    #[serde(default)]
-    pub question: String,
-    #[serde(default)]
-    pub seed: Option<u64>,
-    #[serde(default)]
-    pub replications: Option<u32>,
-    pub strategies: Vec<String>,
-    #[serde(default)]
-    pub axes: Vec<ManifestAxis>,
-    #[serde(default)]
-    pub points: Option<u64>,
-    #[serde(default)]
-    pub content_hash: Option<String>,
-    #[serde(default)]
-    pub experiment: Option<String>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct ManifestAxis {
-    pub key: String,
-    #[serde(default)]
-    pub values: Vec<serde_json::Value>,
-}
-
-/// One row of `summary.csv`: a (point, strategy) aggregated over replications.
-#[derive(Debug, Clone)]
-pub struct SummaryRow {
-    pub point: u32,
-    /// The value of each axis at this point, as written.
-    pub axis_values: Vec<String>,
-    pub strategy: String,
-    pub replications: u32,
-    /// By column name: `<metric>_mean`, `_sd`, `_ci95`, `<latency>_p99_s`, ...
-    pub values: BTreeMap<String, f64>,
-}
-
-impl SummaryRow {
-    pub fn get(&self, column: &str) -> Option<f64> {
-        self.values.get(column).copied()
-    }
-}
-
-/// One row of `runs.csv`: one replication of one strategy at one point.
-#[derive(Debug, Clone)]
-pub struct RunRow {
-    pub point: u32,
-    pub replication: u32,
-    pub strategy: String,
-    pub values: BTreeMap<String, f64>,
-}
-
-/// One row of `trace.csv`: a segment of an agent's life in replication 0.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TraceRow {
-    pub strategy: String,
-    pub agent: u32,
-    pub request: u32,
-    pub segment: String,
-    pub start_s: f64,
-    pub end_s: f64,
-    pub outcome: String,
-}
-
 /// Merged latency histograms by (point, strategy label, latency name), microseconds.
 pub type Histograms = BTreeMap<(u32, String, String), Histogram<u64>>;
-
-/// The segment kinds `trace.csv` may name.
-pub const SEGMENT_KINDS: [&str; 6] =
-    ["hold", "rate_limit", "prefill", "decode", "tool", "entry_ready"];
 
 /// Everything a results directory holds.
 #[derive(Debug, Default)]
@@ -121,29 +48,6 @@ pub struct Results {
     pub trace: Vec<TraceRow>,
     pub tune: Option<serde_json::Value>,
     pub replay: Option<serde_json::Value>,
-}
-
-/// `wait_first(max_wait=5s,release=timer)` -> ("wait_first", [("max_wait","5s"), ("release","timer")]).
-pub fn parse_label(label: &str) -> (String, Vec<(String, String)>) {
-    let Some((family, rest)) = label.split_once('(') else {
-        return (label.trim().to_string(), Vec::new());
-    };
-    let params = rest
-        .trim_end_matches(')')
-        .split(',')
-        .filter_map(|kv| {
-            kv.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        })
-        .collect();
-    (family.trim().to_string(), params)
-}
-
-/// A strategy label as a file-name slug: every char not `[a-z0-9]` becomes `_`.
-pub fn slug(label: &str) -> String {
-    label
-        .chars()
-        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '_' })
-        .collect()
 }
 
 /// The text of `path`, `None` if there is no such file. A directory where the file should be
@@ -274,9 +178,8 @@ impl Results {
                 let key = (row.point, row.strategy.clone(), l.to_string());
                 if !self.histograms.contains_key(&key) {
                     missing.push(format!(
-                        "histograms/p{:05}_{}_{l}.hdr",
-                        row.point,
-                        slug(&row.strategy)
+                        "histograms/{}",
+                        super::schema::histogram_file_name(row.point, &row.strategy, l)
                     ));
                 }
             }
@@ -444,6 +347,7 @@ fn parse_runs(csv: &Csv) -> Result<Vec<RunRow>, ResultsError> {
         }
         rows.push(RunRow {
             point: csv.parse_field(*line, f, point)?,
+            axis_values: if point < rep { f[point + 1..rep].to_vec() } else { Vec::new() },
             replication: csv.parse_field(*line, f, rep)?,
             strategy: f[strat].clone(),
             values,
@@ -511,10 +415,10 @@ fn load_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, Resu
                 msg: "expected p<point:05>_<strategy slug>_<latency name>.hdr, with a strategy of the manifest or summary.csv".into(),
             })?;
         let text = read_opt(&path)?.unwrap_or_default();
-        let hist = decode_histogram(text.trim()).map_err(|msg| ResultsError::Malformed {
+        let hist = decode_histogram(&text).map_err(|e| ResultsError::Malformed {
             path: path.clone(),
             line: 1,
-            msg,
+            msg: e.to_string(),
         })?;
         out.insert((point, strategy, latency), hist);
     }
@@ -529,15 +433,4 @@ fn parse_hdr_name(name: &str, strategies: &[String]) -> Option<(u32, String, Str
     let s = &rest[..rest.len() - latency.len() - 1];
     let strategy = strategies.iter().find(|label| slug(label) == s)?;
     Some((point, strategy.clone(), latency.to_string()))
-}
-
-/// Base64 text of a V2 (deflate) serialized histogram -> the histogram.
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
-    use base64::Engine;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("not base64: {e}"))?;
-    Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("not a V2 HdrHistogram: {e:?}"))
 }

@@ -5,7 +5,7 @@
 //!
 //! Pure string work against `preset_names()`; knows nothing of prices or latency.
 
-use super::preset_names;
+use super::presets::preset_names;
 
 /// The preset named by `id`: the preset name itself, or an API model id. Rules, in order:
 /// 1. drop a platform wrapper: a Bedrock prefix up to `anthropic.` and a `-vN:M` suffix, a

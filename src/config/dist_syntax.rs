@@ -1,0 +1,295 @@
+//! The text syntax of distributions in experiment and latency files: `const(x)`, `uniform(a, b)`,
+//! `normal(mean, sd)`, `lognormal(median=m, p90=q)`, `exp(mean=m)`, `empirical([v, ...])`,
+//! `empirical(file=path)`, or a bare value meaning `const(value)`. Durations need a unit on
+//! every value. `dist_label` writes the canonical text, which parses back to the same `Dist`.
+
+use std::path::Path;
+
+use super::call::{bind, parse_call, CallError};
+use crate::dist::{Dist, Quantity};
+use crate::time::{exact_duration, parse_duration_us, DurationError};
+
+/// Why a distribution's text was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum DistError {
+    #[error(transparent)]
+    Call(#[from] CallError),
+    #[error(transparent)]
+    Duration(#[from] DurationError),
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    #[error("`{0}` must be a finite number >= 0")]
+    OutOfRange(String),
+    #[error("missing `{0}`")]
+    Missing(String),
+    /// A parameter's value was refused.
+    #[error("`{name}`: {source}")]
+    Param { name: String, source: Box<DistError> },
+    #[error("uniform: high is below low in `{0}`")]
+    UniformOrder(String),
+    #[error("lognormal needs 0 < median <= p90 in `{0}`")]
+    LogNormalOrder(String),
+    #[error("unknown distribution `{0}` (use const, uniform, normal, lognormal, exp, empirical)")]
+    Unknown(String),
+    #[error("empirical: `{0}` is not a `[...]` list")]
+    NotAList(String),
+    #[error("empirical takes a `[...]` list or `file=path`")]
+    EmpiricalArgs,
+    #[error("empirical needs at least one value")]
+    EmpiricalEmpty,
+    /// A listed value was refused.
+    #[error("empirical: {0}")]
+    EmpiricalValue(Box<DistError>),
+    #[error("empirical: cannot read `{path}`: {reason}")]
+    Unreadable { path: String, reason: String },
+    /// A value of a values file was refused.
+    #[error("{source} (in `{path}`)")]
+    InFile { source: Box<DistError>, path: String },
+}
+
+/// Parse a distribution; an `empirical(file=...)` path is taken relative to the current directory.
+pub fn parse_dist(text: &str, q: Quantity) -> Result<Dist, DistError> {
+    parse_dist_in(text, q, None)
+}
+
+/// Parse a distribution; `empirical(file=...)` paths are relative to `base_dir` when given.
+pub fn parse_dist_in(text: &str, q: Quantity, base_dir: Option<&Path>) -> Result<Dist, DistError> {
+    let t = text.trim();
+    if !t.contains('(') {
+        return Ok(Dist::Const(parse_value(t, q)?));
+    }
+    let call = parse_call(t)?;
+    let dist = match call.name {
+        "const" => Dist::Const(one(&bind(&call, &["x"])?, 0, "x", q)?),
+        "uniform" => {
+            let a = bind(&call, &["low", "high"])?;
+            let (low, high) = (one(&a, 0, "low", q)?, one(&a, 1, "high", q)?);
+            if high < low {
+                return Err(DistError::UniformOrder(t.to_string()));
+            }
+            Dist::Uniform { low, high }
+        }
+        "normal" => {
+            let a = bind(&call, &["mean", "sd"])?;
+            Dist::Normal { mean: one(&a, 0, "mean", q)?, sd: one(&a, 1, "sd", q)? }
+        }
+        "lognormal" => {
+            let a = bind(&call, &["median", "p90"])?;
+            let (median, p90) = (one(&a, 0, "median", q)?, one(&a, 1, "p90", q)?);
+            if median <= 0.0 || p90 < median {
+                return Err(DistError::LogNormalOrder(t.to_string()));
+            }
+            Dist::LogNormal { median, p90 }
+        }
+        "exp" => Dist::Exp { mean: one(&bind(&call, &["mean"])?, 0, "mean", q)? },
+        "empirical" => parse_empirical(&bind(&call, &["values", "file"])?, q, base_dir)?,
+        other => return Err(DistError::Unknown(other.to_string())),
+    };
+    Ok(dist)
+}
+
+fn one(slots: &[Option<&str>], i: usize, name: &str, q: Quantity) -> Result<f64, DistError> {
+    let text = slots[i].ok_or_else(|| DistError::Missing(name.to_string()))?;
+    parse_value(text, q)
+        .map_err(|e| DistError::Param { name: name.to_string(), source: Box::new(e) })
+}
+
+/// One value: a duration with a unit (stored in microseconds) or a plain non-negative number.
+pub fn parse_value(text: &str, q: Quantity) -> Result<f64, DistError> {
+    match q {
+        Quantity::Duration => Ok(parse_duration_us(text)? as f64),
+        Quantity::Number => {
+            let x: f64 = text
+                .trim()
+                .replace('_', "")
+                .parse()
+                .map_err(|_| DistError::NotANumber(text.trim().to_string()))?;
+            if !x.is_finite() || x < 0.0 {
+                return Err(DistError::OutOfRange(text.trim().to_string()));
+            }
+            Ok(x)
+        }
+    }
+}
+
+fn parse_empirical(
+    slots: &[Option<&str>],
+    q: Quantity,
+    base_dir: Option<&Path>,
+) -> Result<Dist, DistError> {
+    let values = match (slots[0], slots[1]) {
+        (Some(list), None) if list.starts_with('[') => {
+            let inner = list
+                .strip_prefix('[')
+                .and_then(|l| l.strip_suffix(']'))
+                .ok_or_else(|| DistError::NotAList(list.to_string()))?;
+            parse_list(inner.split(','), q)?
+        }
+        // A positional argument that is not a list is a file name.
+        (Some(file), None) | (None, Some(file)) => read_values(file, q, base_dir)?,
+        _ => return Err(DistError::EmpiricalArgs),
+    };
+    if values.is_empty() {
+        return Err(DistError::EmpiricalEmpty);
+    }
+    Ok(Dist::Empirical(values))
+}
+
+fn parse_list<'a>(
+    items: impl Iterator<Item = &'a str>,
+    q: Quantity,
+) -> Result<Vec<f64>, DistError> {
+    items
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| parse_value(s, q).map_err(|e| DistError::EmpiricalValue(Box::new(e))))
+        .collect()
+}
+
+/// The largest values file `empirical(file=...)` reads (a file or device without end, like
+/// `/dev/zero`, is refused at this size instead of filling memory).
+pub const MAX_VALUES_FILE_BYTES: u64 = 64 << 20;
+
+/// The text of `path`, refused past `max` bytes.
+pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(max + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > max {
+        let msg = format!("longer than {} MiB (the most a values file may be)", max >> 20);
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, msg));
+    }
+    Ok(text)
+}
+
+/// A values file: numbers (or durations with units) separated by whitespace, commas or lines;
+/// `#` starts a comment.
+fn read_values(file: &str, q: Quantity, base_dir: Option<&Path>) -> Result<Vec<f64>, DistError> {
+    let file = file.trim().trim_matches(['"', '\'']);
+    let path = match base_dir {
+        Some(dir) => dir.join(file),
+        None => Path::new(file).to_path_buf(),
+    };
+    let text = read_bounded(&path, MAX_VALUES_FILE_BYTES).map_err(|e| DistError::Unreadable {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    let tokens = text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or(""))
+        .flat_map(|l| l.split(|c: char| c == ',' || c.is_whitespace()));
+    parse_list(tokens, q)
+        .map_err(|e| DistError::InFile { source: Box::new(e), path: path.display().to_string() })
+}
+
+/// The canonical text of a distribution; `parse_dist(&dist_label(d, q), q) == d`.
+pub fn dist_label(d: &Dist, q: Quantity) -> String {
+    let v = |x: &f64| value_label(*x, q);
+    match d {
+        Dist::Const(x) => format!("const({})", v(x)),
+        Dist::Uniform { low, high } => format!("uniform({}, {})", v(low), v(high)),
+        Dist::Normal { mean, sd } => format!("normal({}, {})", v(mean), v(sd)),
+        Dist::LogNormal { median, p90 } => {
+            format!("lognormal(median={}, p90={})", v(median), v(p90))
+        }
+        Dist::Exp { mean } => format!("exp(mean={})", v(mean)),
+        Dist::Empirical(values) => {
+            let items: Vec<String> = values.iter().map(v).collect();
+            format!("empirical([{}])", items.join(", "))
+        }
+    }
+}
+
+fn value_label(x: f64, q: Quantity) -> String {
+    match q {
+        Quantity::Duration => exact_duration(x.round().max(0.0) as u64),
+        Quantity::Number => format!("{x}"),
+    }
+}
+
+#[cfg(test)]
+mod parse_tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_family() {
+        let d = Quantity::Duration;
+        let n = Quantity::Number;
+        assert_eq!(parse_dist("const(2s)", d), Ok(Dist::Const(2e6)));
+        assert_eq!(parse_dist("500ms", d), Ok(Dist::Const(5e5)));
+        assert_eq!(parse_dist("20000", n), Ok(Dist::Const(20000.0)));
+        assert_eq!(parse_dist("uniform(1s, 3s)", d), Ok(Dist::Uniform { low: 1e6, high: 3e6 }));
+        assert_eq!(parse_dist("normal(100, 10)", n), Ok(Dist::Normal { mean: 100.0, sd: 10.0 }));
+        assert_eq!(
+            parse_dist("lognormal(median=2s, p90=5s)", d),
+            Ok(Dist::LogNormal { median: 2e6, p90: 5e6 })
+        );
+        assert_eq!(parse_dist("exp(mean=1min)", d), Ok(Dist::Exp { mean: 60e6 }));
+        assert_eq!(parse_dist("empirical([1s, 500ms])", d), Ok(Dist::Empirical(vec![1e6, 5e5])));
+    }
+
+    #[test]
+    fn refuses_malformed() {
+        let d = Quantity::Duration;
+        for bad in [
+            "const(2)",
+            "const(-2s)",
+            "uniform(3s, 1s)",
+            "lognormal(median=5s, p90=2s)",
+            "gamma(1s)",
+            "exp(mean=1s",
+            "empirical([])",
+            "uniform(1s)",
+            "2 s s",
+            "5parsecs",
+        ] {
+            assert!(parse_dist(bad, d).is_err(), "{bad}");
+        }
+        assert!(parse_dist("-3", Quantity::Number).is_err());
+    }
+
+    #[test]
+    fn labels_round_trip() {
+        for (text, q) in [
+            ("const(2s)", Quantity::Duration),
+            ("uniform(1500ms, 3s)", Quantity::Duration),
+            ("normal(100, 10.5)", Quantity::Number),
+            ("lognormal(median=2s, p90=5s)", Quantity::Duration),
+            ("exp(mean=250ms)", Quantity::Duration),
+            ("empirical([1, 2.5, 3])", Quantity::Number),
+        ] {
+            let dist = parse_dist(text, q).unwrap();
+            assert_eq!(dist_label(&dist, q), text);
+            assert_eq!(parse_dist(&dist_label(&dist, q), q).unwrap(), dist);
+        }
+    }
+
+    /// Empirical quantile of `n` draws (nearest rank).
+    fn quantile(d: &Dist, q: f64, n: usize) -> f64 {
+        let mut rng = crate::rng::stream(7, &[1]);
+        let mut v: Vec<f64> = (0..n).map(|_| d.sample(&mut rng)).collect();
+        v.sort_by(f64::total_cmp);
+        v[((q * n as f64).ceil() as usize).clamp(1, n) - 1]
+    }
+
+    #[test]
+    fn samples_have_the_stated_shape() {
+        // 40,000 draws: the sampling error of a quantile is well under 3% here.
+        let n = 40_000;
+        let close = |x: f64, want: f64| (x - want).abs() <= 0.03 * want;
+        let ln = Dist::LogNormal { median: 2.0, p90: 10.0 };
+        assert!(close(quantile(&ln, 0.5, n), 2.0), "{}", quantile(&ln, 0.5, n));
+        assert!(close(quantile(&ln, 0.9, n), 10.0), "{}", quantile(&ln, 0.9, n));
+        let normal = Dist::Normal { mean: 100.0, sd: 10.0 };
+        // mean + 1.2816 sd is the 90th percentile.
+        assert!(close(quantile(&normal, 0.5, n), 100.0));
+        assert!(close(quantile(&normal, 0.9, n), 112.816));
+        let exp = Dist::Exp { mean: 3.0 };
+        // The median of an exponential is mean * ln 2.
+        assert!(close(quantile(&exp, 0.5, n), 3.0 * std::f64::consts::LN_2));
+        let truncated = Dist::Normal { mean: 0.0, sd: 1.0 };
+        assert!(quantile(&truncated, 0.0, n) >= 0.0, "normal is truncated at 0");
+        let u = Dist::Uniform { low: 1.0, high: 3.0 };
+        assert!(close(quantile(&u, 0.25, n), 1.5));
+    }
+}

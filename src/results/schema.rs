@@ -1,0 +1,190 @@
+//! The schema of the result files (README.md, "Result files"): one definition of each record,
+//! used by the writers (`write.rs`) and the reader (`read.rs`) alike, and the names that tie
+//! files together (strategy slugs in histogram file names, the segment kinds of `trace.csv`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::aggregate::{Aggregate, PERCENTILES};
+use crate::metrics::{LATENCY_NAMES, SCALAR_NAMES};
+
+/// `--shard K/N`: the points whose index mod N == K (K is 0-based).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+/// One swept axis as `manifest.json` lists it: the key and its values in point order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ManifestAxis {
+    pub key: String,
+    #[serde(default)]
+    pub values: Vec<serde_json::Value>,
+}
+
+/// `manifest.json` of a run or a sweep (or one shard of it): its fields in the order written.
+/// The writers fill every field; the reader also accepts a manifest without the optional ones.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub prefixsim_version: String,
+    /// `"run"` or `"sweep"`.
+    pub kind: String,
+    pub name: String,
+    #[serde(default)]
+    pub question: String,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub replications: Option<u32>,
+    pub strategies: Vec<String>,
+    #[serde(default)]
+    pub axes: Vec<ManifestAxis>,
+    #[serde(default)]
+    pub points: Option<u64>,
+    #[serde(default)]
+    pub shard: Option<Shard>,
+    /// SHA-256 of `experiment`, hex.
+    #[serde(default)]
+    pub content_hash: Option<String>,
+    /// The resolved experiment's canonical TOML (a sweep's base experiment and its `[sweep]`).
+    #[serde(default)]
+    pub experiment: Option<String>,
+}
+
+/// One row of `summary.csv`: a (point, strategy) aggregated over replications.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SummaryRow {
+    pub point: u32,
+    /// The value of each axis at this point, as the cell's text.
+    pub axis_values: Vec<String>,
+    pub strategy: String,
+    pub replications: u32,
+    /// By column name (`summary_columns`): `<metric>_mean`, `_sd`, `_ci95`, `<latency>_p99_s`, ...
+    pub values: BTreeMap<String, f64>,
+}
+
+impl SummaryRow {
+    /// The row of `strategy` at `point` whose axes take `axis_values`, from its aggregate.
+    pub fn from_aggregate(
+        point: u32,
+        axis_values: &[toml::Value],
+        strategy: &str,
+        agg: &Aggregate,
+    ) -> SummaryRow {
+        let stats = agg.stats().into_iter().flat_map(|st| [st.mean, st.sd, st.ci95]);
+        let ladders = (0..LATENCY_NAMES.len()).flat_map(|i| agg.ladder_s(i));
+        SummaryRow {
+            point,
+            axis_values: axis_values.iter().map(axis_text).collect(),
+            strategy: strategy.to_string(),
+            replications: agg.replications() as u32,
+            values: summary_columns().into_iter().zip(stats.chain(ladders)).collect(),
+        }
+    }
+
+    pub fn get(&self, column: &str) -> Option<f64> {
+        self.values.get(column).copied()
+    }
+}
+
+/// The value columns of `summary.csv`, in order: `<m>_mean,<m>_sd,<m>_ci95` for each of
+/// `SCALAR_NAMES`, then `<l>_p50_s ... <l>_p999_s,<l>_max_s` for each of `LATENCY_NAMES`.
+pub fn summary_columns() -> Vec<String> {
+    let mut cols = Vec::new();
+    for m in SCALAR_NAMES {
+        cols.extend([format!("{m}_mean"), format!("{m}_sd"), format!("{m}_ci95")]);
+    }
+    for l in LATENCY_NAMES {
+        cols.extend(PERCENTILES.iter().map(|(_, p)| format!("{l}_{p}_s")));
+        cols.push(format!("{l}_max_s"));
+    }
+    cols
+}
+
+/// One row of `runs.csv`: one replication of one strategy at one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    pub point: u32,
+    /// The value of each axis at this point, as the cell's text.
+    pub axis_values: Vec<String>,
+    pub replication: u32,
+    pub strategy: String,
+    /// By column name (one of `SCALAR_NAMES`).
+    pub values: BTreeMap<String, f64>,
+}
+
+/// One row of `trace.csv`: a segment of an agent's life in replication 0.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceRow {
+    pub strategy: String,
+    pub agent: u32,
+    pub request: u32,
+    /// One of `SEGMENT_KINDS`.
+    pub segment: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    /// hit | partial | miss | redundant_write, or empty
+    pub outcome: String,
+}
+
+/// The header of `trace.csv`.
+pub const TRACE_HEADER: &str = "strategy,agent,request,segment,start_s,end_s,outcome";
+
+/// The segment kinds `trace.csv` may name.
+pub const SEGMENT_KINDS: [&str; 6] =
+    ["hold", "rate_limit", "prefill", "decode", "tool", "entry_ready"];
+
+/// The fixed float format of every result file.
+pub fn fmt_f(x: f64) -> String {
+    format!("{x:.6}")
+}
+
+/// An axis value as the text of its cell: strings as they are, floats `{:.6}`, the rest as TOML.
+pub fn axis_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Float(x) => fmt_f(*x),
+        other => other.to_string(),
+    }
+}
+
+/// A label made safe for file names: every char not in `[a-z0-9]` becomes `_`.
+pub fn slug(label: &str) -> String {
+    label
+        .chars()
+        .map(|c| if c.is_ascii_lowercase() || c.is_ascii_digit() { c } else { '_' })
+        .collect()
+}
+
+/// `p<point:05>_<strategy slug>_<latency name>.hdr`.
+pub fn histogram_file_name(point: u32, strategy: &str, latency: &str) -> String {
+    format!("p{point:05}_{}_{latency}.hdr", slug(strategy))
+}
+
+/// `wait_first(max_wait=5s,release=timer)` -> ("wait_first", [("max_wait","5s"), ("release","timer")]).
+pub fn parse_label(label: &str) -> (String, Vec<(String, String)>) {
+    let Some((family, rest)) = label.split_once('(') else {
+        return (label.trim().to_string(), Vec::new());
+    };
+    let params = rest
+        .trim_end_matches(')')
+        .split(',')
+        .filter_map(|kv| {
+            kv.split_once('=').map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        })
+        .collect();
+    (family.trim().to_string(), params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs() {
+        assert_eq!(slug("wait_first(max_wait=5s)"), "wait_first_max_wait_5s_");
+        assert_eq!(histogram_file_name(3, "eager", "launch_wait"), "p00003_eager_launch_wait.hdr");
+    }
+}

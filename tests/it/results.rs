@@ -1,0 +1,217 @@
+//! The result files read back as they were written: for any manifest, summary rows, runs rows
+//! and trace rows the writers accept, `Results::load` returns the same records.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use prefixsim::metrics::SCALAR_NAMES;
+use prefixsim::results::{
+    self, summary_columns, write_atomic, Aggregate, Manifest, ManifestAxis, Results, RunRow, Shard,
+    SummaryRow, TraceRow, SEGMENT_KINDS,
+};
+use proptest::prelude::*;
+
+/// A value as the result files hold it: a whole number of millionths (written `{:.6}`).
+fn value() -> impl Strategy<Value = f64> {
+    (0u64..1_000_000_000_000).prop_map(|k| k as f64 / 1e6)
+}
+
+/// Strategy labels as `config::strategy_label` writes them, distinct in their slugs.
+fn labels() -> impl Strategy<Value = Vec<String>> {
+    let family = prop::sample::select(vec!["eager", "stagger", "wait_first", "prewarm"]);
+    let params = prop::collection::vec(("[a-z_]{1,8}", "[0-9]{1,4}(ms|s)"), 0..3);
+    let label = (family, params).prop_map(|(f, ps)| {
+        if ps.is_empty() {
+            return f.to_string();
+        }
+        let ps: Vec<String> = ps.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{f}({})", ps.join(", "))
+    });
+    prop::collection::vec(label, 1..4).prop_map(|mut v| {
+        let mut seen = std::collections::BTreeSet::new();
+        v.retain(|l| seen.insert(results::slug(l)));
+        v
+    })
+}
+
+/// Axis cell text: anything on one line without surrounding blanks (commas, quotes and
+/// unpaired parentheses included: the writer quotes them).
+fn axis_text() -> impl Strategy<Value = String> {
+    "[a-z0-9_.,()\"=]([a-z0-9_.,()\" =]{0,10}[a-z0-9_.,()\"=])?"
+}
+
+fn scalars() -> impl Strategy<Value = BTreeMap<String, f64>> {
+    prop::collection::vec(value(), SCALAR_NAMES.len())
+        .prop_map(|v| SCALAR_NAMES.iter().map(|s| s.to_string()).zip(v).collect())
+}
+
+fn summary_values() -> impl Strategy<Value = BTreeMap<String, f64>> {
+    let cols = summary_columns();
+    prop::collection::vec(value(), cols.len())
+        .prop_map(move |v| cols.iter().cloned().zip(v).collect())
+}
+
+/// A run directory's rows: `points` points, each strategy once per point, `axes` axis values.
+#[derive(Debug, Clone)]
+struct Rows {
+    axis_keys: Vec<String>,
+    strategies: Vec<String>,
+    summary: Vec<SummaryRow>,
+    runs: Vec<RunRow>,
+}
+
+fn rows() -> impl Strategy<Value = Rows> {
+    (0usize..3, labels(), 1u32..4).prop_flat_map(|(axes, strategies, points)| {
+        let axis_keys: Vec<String> = (0..axes).map(|a| format!("workload.key{a}")).collect();
+        let cells = (points as usize) * strategies.len();
+        let point_axes =
+            prop::collection::vec(prop::collection::vec(axis_text(), axes), points as usize);
+        let summary = prop::collection::vec((1u32..50, summary_values()), cells);
+        let runs = prop::collection::vec(prop::collection::vec(scalars(), 1..3), cells);
+        (Just(axis_keys), Just(strategies), point_axes, summary, runs).prop_map(
+            |(axis_keys, strategies, point_axes, summary, runs)| {
+                let mut rows = Rows { axis_keys, strategies, summary: vec![], runs: vec![] };
+                let mut cell = 0;
+                for (point, axis_values) in point_axes.iter().enumerate() {
+                    for strategy in &rows.strategies {
+                        let (replications, values) = summary[cell].clone();
+                        let (point, strategy) = (point as u32, strategy.clone());
+                        let axis_values = axis_values.clone();
+                        for (r, values) in runs[cell].iter().enumerate() {
+                            rows.runs.push(RunRow {
+                                point,
+                                axis_values: axis_values.clone(),
+                                replication: r as u32,
+                                strategy: strategy.clone(),
+                                values: values.clone(),
+                            });
+                        }
+                        let row = SummaryRow { point, axis_values, strategy, replications, values };
+                        rows.summary.push(row);
+                        cell += 1;
+                    }
+                }
+                rows
+            },
+        )
+    })
+}
+
+fn manifest(strategies: Vec<String>) -> impl Strategy<Value = Manifest> {
+    let axis = ("[a-z.]{1,12}", prop::collection::vec(any::<i64>(), 0..4)).prop_map(|(key, v)| {
+        ManifestAxis { key, values: v.into_iter().map(serde_json::Value::from).collect() }
+    });
+    let text = "[ -~]{0,40}";
+    (
+        (text, text, any::<u64>(), 1u32..1000),
+        prop::collection::vec(axis, 0..3),
+        (1u64..1000, prop::option::of((0u64..4, 4u64..8))),
+        (text, prop::bool::ANY),
+    )
+        .prop_map(
+            move |((name, question, seed, reps), axes, (points, shard), (exp, sweep))| Manifest {
+                prefixsim_version: env!("CARGO_PKG_VERSION").to_string(),
+                kind: if sweep { "sweep" } else { "run" }.to_string(),
+                name,
+                question,
+                seed: Some(seed),
+                replications: Some(reps),
+                strategies: strategies.clone(),
+                axes,
+                points: Some(points),
+                shard: shard.map(|(index, count)| Shard { index, count }),
+                content_hash: Some(results::content_hash(&exp)),
+                experiment: Some(exp),
+            },
+        )
+}
+
+/// Write a complete run or sweep directory: summary, runs, a histogram per row, manifest last.
+fn write_dir(dir: &Path, m: &Manifest, rows: &Rows) {
+    results::write_summary(dir, &rows.axis_keys, &rows.summary).unwrap();
+    let mut text = results::runs_header(&rows.axis_keys) + "\n";
+    for r in &rows.runs {
+        text.push_str(&(results::run_row_line(r) + "\n"));
+    }
+    write_atomic(&dir.join("runs.csv"), text).unwrap();
+    for r in &rows.summary {
+        results::write_histograms(dir, r.point, &r.strategy, &Aggregate::new()).unwrap();
+    }
+    results::write_manifest(dir, m).unwrap();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn a_written_directory_reads_back_equal(
+        (rows, m) in rows().prop_flat_map(|rows| {
+            let strategies = rows.strategies.clone();
+            (Just(rows), manifest(strategies))
+        })
+    ) {
+        let dir = tempdir();
+        write_dir(dir.path(), &m, &rows);
+        let r = Results::load(dir.path()).unwrap();
+        prop_assert_eq!(r.manifest.as_ref(), Some(&m));
+        prop_assert_eq!(&r.axis_keys, &rows.axis_keys);
+        prop_assert_eq!(&r.summary, &rows.summary);
+        prop_assert_eq!(&r.runs, &rows.runs);
+        prop_assert_eq!(r.histograms.len(), rows.summary.len() * 3);
+    }
+
+    #[test]
+    fn trace_rows_read_back_equal(
+        strategies in labels(),
+        raw in prop::collection::vec(
+            (0usize..3, 0u32..100, 0u32..1000, 0usize..6, 0u64..10_000_000_000, 0u64..1_000_000_000, 0usize..5),
+            0..40,
+        )
+    ) {
+        let outcomes = ["hit", "partial", "miss", "redundant_write", ""];
+        let rows: Vec<TraceRow> = raw
+            .into_iter()
+            .map(|(s, agent, request, seg, start, len, o)| TraceRow {
+                strategy: strategies[s % strategies.len()].clone(),
+                agent,
+                request,
+                segment: SEGMENT_KINDS[seg].to_string(),
+                start_s: start as f64 / 1e6,
+                end_s: (start + len) as f64 / 1e6,
+                outcome: outcomes[o].to_string(),
+            })
+            .collect();
+        let dir = tempdir();
+        results::write_trace(dir.path(), &rows).unwrap();
+        match Results::load(dir.path()) {
+            Ok(r) => prop_assert_eq!(r.trace, rows),
+            // A directory with an empty trace and nothing else holds no results.
+            Err(e) => prop_assert!(rows.is_empty(), "{e}"),
+        }
+    }
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn tempdir() -> TempDir {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("prefixsim-results-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    TempDir(dir)
+}
