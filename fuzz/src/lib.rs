@@ -184,26 +184,14 @@ pub fn base_results() -> &'static Path {
         let dir = scratch().join("base");
         let text = "name = \"fuzz\"\nreplications = 2\nstrategies = [\"eager\", \"prewarm\"]\n\
                     [workload]\nagents = 3\nturns = \"const(2)\"\n";
-        let exp = config::resolve(&config::parse_table(text, "fuzz.toml").unwrap(), "fuzz.toml")
-            .expect("the base experiment resolves");
-        let sim = prefixsim::cli::run::ModelSim;
-        let outcomes = prefixsim::cli::run::execute(&exp, 1, &sim).expect("the base runs");
-        let trace = prefixsim::model::simulate_traced(&exp, &exp.strategies[0], 0)
-            .expect("the base traces")
-            .1
-            .iter()
-            .map(|g| prefixsim::results::TraceRow {
-                strategy: "eager".into(),
-                agent: g.agent,
-                request: g.request,
-                segment: g.kind.name(),
-                start_us: g.start_us,
-                end_us: g.end_us,
-                outcome: g.outcome.name(),
-            })
-            .collect::<Vec<_>>();
-        prefixsim::cli::run::write_out(&dir, &exp, &outcomes, Some(&trace))
-            .expect("the base writes");
+        let exp = prefixsim::Experiment::from_toml(text).expect("the base experiment resolves");
+        let opts = prefixsim::RunOptions {
+            jobs: Some(1),
+            out: Some(dir.clone()),
+            trace: true,
+            ..Default::default()
+        };
+        exp.run(&opts).expect("the base runs and writes");
         dir
     })
 }
