@@ -1,7 +1,7 @@
 //! What one simulated run measured, per strategy: token counters, costs, latency histograms.
 //!
-//! CONTRACT: `RunMetrics` is produced by `model`, aggregated by `cli::run` and `sweep`, and
-//! written to files that `report` and `plot` read. One run keeps its latencies as raw samples
+//! `RunMetrics` is produced by `model`, aggregated over replications by `results::Aggregate`
+//! (for `exec`'s runs, sweeps and tunes), and written to files that `report` and `plot` read. One run keeps its latencies as raw samples
 //! (a few per agent: cheap to clear and reuse); aggregates over replications record them into
 //! HdrHistograms in microseconds with 3 significant digits, which merge exactly with `add`.
 
@@ -34,7 +34,7 @@ pub struct RunMetrics {
     pub launch_wait_us: Samples,
     /// Per request: time to first token.
     pub ttft_us: Samples,
-    /// Per agent: from t = 0 to the end of its last response.
+    /// Per agent: from its arrival (t = 0 unless `arrival_every`) to the end of its last response.
     pub completion_us: Samples,
     pub makespan_us: u64,
     pub agents: u64,

@@ -5,7 +5,8 @@
 //! (every key checked, defaulted and converted to base units). The raw table keeps `[sweep]`,
 //! which `resolve` ignores and `sweep_table` hands back to the sweep code.
 //!
-//! CONTRACT: the types in `experiment.rs` are shared by model, sweep, report and replay.
+//! The types in `experiment.rs` are read by model, exec, sweep, report and replay; they hold
+//! base units (microseconds, tokens), never the text the user typed.
 
 pub mod call;
 pub mod dist_syntax;

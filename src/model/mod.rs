@@ -15,7 +15,7 @@
 //! - `parent.rs`: the advancing parent conversation.
 //! - `recorder.rs`: the run's metrics and its optional trace.
 //! - `rate.rs`: RPM/ITPM/OTPM token buckets.
-//! - `latency.rs`: the latency model (shared contract).
+//! - `latency.rs`: the latency model (prefill, cached reads, decode, tool time).
 
 mod admission;
 mod agent;

@@ -13,7 +13,7 @@
 //! larger than that is refused even when the minute's budget is not spent. A request larger
 //! than the bucket but within the per-minute limit is admitted from a full bucket and leaves
 //! it in debt (named assumption: the API admits requests up to its per-minute limit). With
-//! I = 1 min this is the per-minute bucket of before, exactly.
+//! I = 1 min this is a plain per-minute bucket, exactly.
 
 use crate::time::{SimTime, US_PER_MIN};
 
