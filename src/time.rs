@@ -3,10 +3,244 @@
 //! Knows nothing of events or caches. Time is never accumulated in floating point: a duration is
 //! rounded to whole microseconds once, where it is parsed or drawn.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::iter::Sum;
+use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
 /// A point in simulated time, in microseconds since the start of a run.
-pub type SimTime = u64;
+///
+/// Distinct from [`SimDuration`] so that a duration cannot be passed where an instant is meant:
+/// an instant plus a duration is an instant, an instant minus an instant is a duration, and two
+/// instants do not add. Serialized as its number of microseconds.
+#[derive(
+    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[repr(transparent)]
+#[serde(transparent)]
+pub struct SimTime(u64);
+
+/// A span of simulated time, in whole microseconds. Serialized as its number of microseconds.
+#[derive(
+    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[repr(transparent)]
+#[serde(transparent)]
+pub struct SimDuration(u64);
+
+impl SimTime {
+    /// The start of a run.
+    pub const ZERO: SimTime = SimTime(0);
+    /// The end of time: no event is ever later.
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    #[inline]
+    pub const fn from_us(us: u64) -> SimTime {
+        SimTime(us)
+    }
+
+    /// Microseconds since the start of the run.
+    #[inline]
+    pub const fn as_us(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds since the start of the run, for output only.
+    pub fn as_secs_f64(self) -> f64 {
+        secs(self.0)
+    }
+
+    /// The time from `earlier` to `self`, zero if `earlier` is later.
+    #[inline]
+    pub const fn saturating_since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+
+    /// The time from `earlier` to `self`, `None` if `earlier` is later.
+    #[inline]
+    pub const fn checked_since(self, earlier: SimTime) -> Option<SimDuration> {
+        match self.0.checked_sub(earlier.0) {
+            Some(us) => Some(SimDuration(us)),
+            None => None,
+        }
+    }
+
+    /// `self + d`, stopping at [`SimTime::MAX`] (the end of time) instead of overflowing.
+    #[inline]
+    pub const fn saturating_add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
+    }
+
+    /// `self + d`, `None` on overflow.
+    #[inline]
+    pub const fn checked_add(self, d: SimDuration) -> Option<SimTime> {
+        match self.0.checked_add(d.0) {
+            Some(us) => Some(SimTime(us)),
+            None => None,
+        }
+    }
+}
+
+impl SimDuration {
+    pub const ZERO: SimDuration = SimDuration(0);
+    pub const MAX: SimDuration = SimDuration(u64::MAX);
+
+    #[inline]
+    pub const fn from_us(us: u64) -> SimDuration {
+        SimDuration(us)
+    }
+
+    #[inline]
+    pub const fn from_ms(ms: u64) -> SimDuration {
+        SimDuration(ms * US_PER_MS)
+    }
+
+    #[inline]
+    pub const fn from_secs(s: u64) -> SimDuration {
+        SimDuration(s * US_PER_S)
+    }
+
+    /// Seconds rounded to the nearest microsecond, once (the rule of [`parse_duration_us`]);
+    /// negative and NaN give zero, too large saturates at [`SimDuration::MAX`].
+    #[inline]
+    pub fn from_secs_f64_round(s: f64) -> SimDuration {
+        SimDuration((s * US_PER_S as f64).round() as u64)
+    }
+
+    #[inline]
+    pub const fn as_us(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds, for output only (never fed back into simulated time).
+    pub fn as_secs_f64(self) -> f64 {
+        secs(self.0)
+    }
+
+    #[inline]
+    pub const fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+
+    #[inline]
+    pub const fn saturating_add(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_add(other.0))
+    }
+
+    #[inline]
+    pub const fn saturating_sub(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_sub(other.0))
+    }
+
+    #[inline]
+    pub const fn saturating_mul(self, n: u64) -> SimDuration {
+        SimDuration(self.0.saturating_mul(n))
+    }
+
+    #[inline]
+    pub const fn checked_add(self, other: SimDuration) -> Option<SimDuration> {
+        match self.0.checked_add(other.0) {
+            Some(us) => Some(SimDuration(us)),
+            None => None,
+        }
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0 + d.0)
+    }
+}
+
+impl AddAssign<SimDuration> for SimTime {
+    #[inline]
+    fn add_assign(&mut self, d: SimDuration) {
+        self.0 += d.0;
+    }
+}
+
+impl Sub<SimDuration> for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn sub(self, d: SimDuration) -> SimTime {
+        SimTime(self.0 - d.0)
+    }
+}
+
+/// The time from `earlier` to `self`; like `u64`, panics in debug builds if `earlier` is later.
+impl Sub<SimTime> for SimTime {
+    type Output = SimDuration;
+    #[inline]
+    fn sub(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0 - earlier.0)
+    }
+}
+
+impl Add for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn add(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0 + other.0)
+    }
+}
+
+impl AddAssign for SimDuration {
+    #[inline]
+    fn add_assign(&mut self, other: SimDuration) {
+        self.0 += other.0;
+    }
+}
+
+impl Sub for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn sub(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0 - other.0)
+    }
+}
+
+impl Mul<u64> for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn mul(self, n: u64) -> SimDuration {
+        SimDuration(self.0 * n)
+    }
+}
+
+impl Div<u64> for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn div(self, n: u64) -> SimDuration {
+        SimDuration(self.0 / n)
+    }
+}
+
+impl Sum for SimDuration {
+    fn sum<I: Iterator<Item = SimDuration>>(iter: I) -> SimDuration {
+        iter.fold(SimDuration::ZERO, Add::add)
+    }
+}
+
+impl<'a> Sum<&'a SimDuration> for SimDuration {
+    fn sum<I: Iterator<Item = &'a SimDuration>>(iter: I) -> SimDuration {
+        iter.copied().sum()
+    }
+}
+
+/// As [`Human`]: the time since the start of the run.
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Human(self.0).fmt(f)
+    }
+}
+
+impl fmt::Display for SimDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Human(self.0).fmt(f)
+    }
+}
 
 /// Microseconds in one of each unit the parser accepts.
 pub const US_PER_MS: u64 = 1_000;
@@ -76,6 +310,11 @@ pub fn parse_duration_us(text: &str) -> Result<u64, DurationError> {
         return Err(DurationError::TooLarge(t.to_string()));
     }
     Ok(us as u64)
+}
+
+/// As [`parse_duration_us`], typed.
+pub fn parse_duration(text: &str) -> Result<SimDuration, DurationError> {
+    parse_duration_us(text).map(SimDuration)
 }
 
 /// A duration for people: the largest unit that shows it exactly, else seconds with 3 decimals.
