@@ -13,6 +13,27 @@ use std::ops::{Add, AddAssign, Div, Mul, Sub};
 /// Distinct from [`SimDuration`] so that a duration cannot be passed where an instant is meant:
 /// an instant plus a duration is an instant, an instant minus an instant is a duration, and two
 /// instants do not add. Serialized as its number of microseconds.
+///
+/// ```
+/// use prefixsim::time::{SimDuration, SimTime};
+/// let sent = SimTime::from_us(1_000);
+/// let first_token = sent + SimDuration::from_ms(2);
+/// assert_eq!(first_token - sent, SimDuration::from_us(2_000));
+/// ```
+///
+/// Two instants do not add, and a duration is not an instant:
+///
+/// ```compile_fail
+/// use prefixsim::time::SimTime;
+/// let _ = SimTime::from_us(1) + SimTime::from_us(2);
+/// ```
+///
+/// ```compile_fail
+/// use prefixsim::engine::{Bounds, Engine};
+/// use prefixsim::time::SimDuration;
+/// let mut engine = Engine::new(Bounds::UNBOUNDED);
+/// engine.schedule_at(SimDuration::from_secs(1), ());
+/// ```
 #[derive(
     Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
 )]
@@ -366,6 +387,42 @@ mod tests {
         assert!(matches!(parse_duration_us("5"), Err(DurationError::MissingUnit(_))));
         assert!(matches!(parse_duration_us("5parsecs"), Err(DurationError::UnknownUnit { .. })));
         assert!(matches!(parse_duration_us("fast"), Err(DurationError::NotANumber(_))));
+    }
+
+    #[test]
+    fn instants_and_durations_combine_as_their_units_do() {
+        let t = SimTime::from_us(10);
+        let d = SimDuration::from_us(5);
+        assert_eq!((t + d).as_us(), 15);
+        assert_eq!((t - d).as_us(), 5);
+        assert_eq!((t + d) - t, d);
+        let mut u = t;
+        u += d;
+        assert_eq!(u, SimTime::from_us(15));
+        assert_eq!(t.saturating_since(u), SimDuration::ZERO);
+        assert_eq!((t.checked_since(u), u.checked_since(t)), (None, Some(d)));
+        assert_eq!(SimTime::MAX.saturating_add(d), SimTime::MAX);
+        assert_eq!(SimTime::MAX.checked_add(d), None);
+        assert_eq!(
+            (d * 3, d * 3 / 2, d + d),
+            (SimDuration::from_us(15), SimDuration::from_us(7), SimDuration::from_us(10))
+        );
+        assert_eq!([d, d, d].iter().sum::<SimDuration>(), SimDuration::from_us(15));
+        assert_eq!(SimDuration::from_secs(2), SimDuration::from_ms(2_000));
+        assert_eq!(SimDuration::from_secs_f64_round(1.5e-6), SimDuration::from_us(2));
+        assert_eq!(parse_duration("1.5s"), Ok(SimDuration::from_ms(1_500)));
+    }
+
+    #[test]
+    fn times_serialize_as_microseconds_and_display_as_people_read_them() {
+        let t = SimTime::from_us(5_000_000);
+        assert_eq!(serde_json::to_string(&t).unwrap(), "5000000");
+        assert_eq!(serde_json::from_str::<SimDuration>("250").unwrap(), SimDuration::from_us(250));
+        assert_eq!(
+            (t.to_string(), SimDuration::from_ms(1_500).to_string()),
+            ("5s".into(), "1500ms".into())
+        );
+        assert_eq!(t.as_secs_f64(), 5.0);
     }
 
     #[test]
