@@ -7,6 +7,7 @@
 
 use divan::Bencher;
 use prefixsim::cache::{preset, Block, Breakpoint, Cache, EntryStore, Layer, Policy, Prompt, Ttl};
+use prefixsim::time::SimTime;
 use std::cell::Cell;
 
 fn main() {
@@ -26,7 +27,7 @@ fn warm(policy: Policy, n: usize) -> (Cache, Prompt) {
     for i in 2..n {
         p.push(Block::synthetic(Layer::Messages, 300, i as u64 + 10));
     }
-    cache.serve(&p, &breakpoints(&p), 0, |_| 0).unwrap();
+    cache.serve(&p, &breakpoints(&p), SimTime::ZERO, |_| SimTime::ZERO).unwrap();
     (cache, p)
 }
 
@@ -50,8 +51,8 @@ fn turn(bencher: Bencher, policy: Policy, n: usize) {
     bencher.with_inputs(fresh).bench_local_values(|mut p| {
         let id = next_id.get();
         next_id.set(id + 1);
-        let t = now.get();
-        now.set(t + 1);
+        let t = SimTime::from_us(now.get());
+        now.set(now.get() + 1);
         p.push(Block::synthetic(Layer::Messages, 300, id));
         let bps = breakpoints(&p);
         let usage = cache.serve(&p, &bps, t, |_| t).unwrap();
@@ -79,8 +80,9 @@ fn store_u64_lookup_write(bencher: Bencher) {
         let k = key.get();
         key.set(k + 1);
         let probe_key = k / 2;
-        if !store.touch(probe_key, k) {
-            store.write(probe_key, 16, k, k, Ttl::FiveMin);
+        let now = SimTime::from_us(k);
+        if !store.touch(probe_key, now) {
+            store.write(probe_key, 16, now, now, Ttl::FiveMin);
         }
     });
 }

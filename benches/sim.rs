@@ -18,6 +18,7 @@ use prefixsim::dist::Dist;
 use prefixsim::engine::{Bounds, Engine};
 use prefixsim::metrics::RunMetrics;
 use prefixsim::model::{simulate, Simulator};
+use prefixsim::time::{SimDuration, SimTime};
 
 fn main() {
     divan::main();
@@ -29,14 +30,14 @@ fn engine_events(bencher: Bencher) {
     const EVENTS: u64 = 1_000_000;
     let mut engine = Engine::with_capacity(Bounds::UNBOUNDED, IN_FLIGHT as usize + 1);
     bencher.counter(ItemsCount::new(EVENTS)).bench_local(|| {
-        engine.reset(Bounds { max_events: EVENTS, horizon_us: u64::MAX }, 0);
+        engine.reset(Bounds { max_events: EVENTS, horizon: SimTime::MAX }, SimTime::ZERO);
         for i in 0..IN_FLIGHT {
-            engine.schedule_at(i * 7 % 1000, i);
+            engine.schedule_at(SimTime::from_us(i * 7 % 1000), i);
         }
         let mut x = 0u64;
         while let Ok(Some((_, e))) = engine.pop() {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(e);
-            engine.schedule_in(1 + (x >> 54), e);
+            engine.schedule_in(SimDuration::from_us(1 + (x >> 54)), e);
         }
         divan::black_box(x)
     });

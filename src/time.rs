@@ -3,10 +3,265 @@
 //! Knows nothing of events or caches. Time is never accumulated in floating point: a duration is
 //! rounded to whole microseconds once, where it is parsed or drawn.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::iter::Sum;
+use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
 /// A point in simulated time, in microseconds since the start of a run.
-pub type SimTime = u64;
+///
+/// Distinct from [`SimDuration`] so that a duration cannot be passed where an instant is meant:
+/// an instant plus a duration is an instant, an instant minus an instant is a duration, and two
+/// instants do not add. Serialized as its number of microseconds.
+///
+/// ```
+/// use prefixsim::time::{SimDuration, SimTime};
+/// let sent = SimTime::from_us(1_000);
+/// let first_token = sent + SimDuration::from_ms(2);
+/// assert_eq!(first_token - sent, SimDuration::from_us(2_000));
+/// ```
+///
+/// Two instants do not add, and a duration is not an instant:
+///
+/// ```compile_fail
+/// use prefixsim::time::SimTime;
+/// let _ = SimTime::from_us(1) + SimTime::from_us(2);
+/// ```
+///
+/// ```compile_fail
+/// use prefixsim::engine::{Bounds, Engine};
+/// use prefixsim::time::SimDuration;
+/// let mut engine = Engine::new(Bounds::UNBOUNDED);
+/// engine.schedule_at(SimDuration::from_secs(1), ());
+/// ```
+#[derive(
+    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[repr(transparent)]
+#[serde(transparent)]
+pub struct SimTime(u64);
+
+/// A span of simulated time, in whole microseconds. Serialized as its number of microseconds.
+#[derive(
+    Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[repr(transparent)]
+#[serde(transparent)]
+pub struct SimDuration(u64);
+
+impl SimTime {
+    /// The start of a run.
+    pub const ZERO: SimTime = SimTime(0);
+    /// The end of time: no event is ever later.
+    pub const MAX: SimTime = SimTime(u64::MAX);
+
+    #[inline]
+    pub const fn from_us(us: u64) -> SimTime {
+        SimTime(us)
+    }
+
+    /// Microseconds since the start of the run.
+    #[inline]
+    pub const fn as_us(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds since the start of the run, for output only.
+    pub fn as_secs_f64(self) -> f64 {
+        secs(self.0)
+    }
+
+    /// The time from `earlier` to `self`, zero if `earlier` is later.
+    #[inline]
+    pub const fn saturating_since(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0.saturating_sub(earlier.0))
+    }
+
+    /// The time from `earlier` to `self`, `None` if `earlier` is later.
+    #[inline]
+    pub const fn checked_since(self, earlier: SimTime) -> Option<SimDuration> {
+        match self.0.checked_sub(earlier.0) {
+            Some(us) => Some(SimDuration(us)),
+            None => None,
+        }
+    }
+
+    /// `self + d`, stopping at [`SimTime::MAX`] (the end of time) instead of overflowing.
+    #[inline]
+    pub const fn saturating_add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0.saturating_add(d.0))
+    }
+
+    /// `self + d`, `None` on overflow.
+    #[inline]
+    pub const fn checked_add(self, d: SimDuration) -> Option<SimTime> {
+        match self.0.checked_add(d.0) {
+            Some(us) => Some(SimTime(us)),
+            None => None,
+        }
+    }
+}
+
+impl SimDuration {
+    pub const ZERO: SimDuration = SimDuration(0);
+    pub const MAX: SimDuration = SimDuration(u64::MAX);
+
+    #[inline]
+    pub const fn from_us(us: u64) -> SimDuration {
+        SimDuration(us)
+    }
+
+    #[inline]
+    pub const fn from_ms(ms: u64) -> SimDuration {
+        SimDuration(ms * US_PER_MS)
+    }
+
+    #[inline]
+    pub const fn from_secs(s: u64) -> SimDuration {
+        SimDuration(s * US_PER_S)
+    }
+
+    /// Seconds rounded to the nearest microsecond, once (the rule of [`parse_duration_us`]);
+    /// negative and NaN give zero, too large saturates at [`SimDuration::MAX`].
+    #[inline]
+    pub fn from_secs_f64_round(s: f64) -> SimDuration {
+        SimDuration((s * US_PER_S as f64).round() as u64)
+    }
+
+    #[inline]
+    pub const fn as_us(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds, for output only (never fed back into simulated time).
+    pub fn as_secs_f64(self) -> f64 {
+        secs(self.0)
+    }
+
+    #[inline]
+    pub const fn is_zero(self) -> bool {
+        self.0 == 0
+    }
+
+    #[inline]
+    pub const fn saturating_add(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_add(other.0))
+    }
+
+    #[inline]
+    pub const fn saturating_sub(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0.saturating_sub(other.0))
+    }
+
+    #[inline]
+    pub const fn saturating_mul(self, n: u64) -> SimDuration {
+        SimDuration(self.0.saturating_mul(n))
+    }
+
+    #[inline]
+    pub const fn checked_add(self, other: SimDuration) -> Option<SimDuration> {
+        match self.0.checked_add(other.0) {
+            Some(us) => Some(SimDuration(us)),
+            None => None,
+        }
+    }
+}
+
+impl Add<SimDuration> for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn add(self, d: SimDuration) -> SimTime {
+        SimTime(self.0 + d.0)
+    }
+}
+
+impl AddAssign<SimDuration> for SimTime {
+    #[inline]
+    fn add_assign(&mut self, d: SimDuration) {
+        self.0 += d.0;
+    }
+}
+
+impl Sub<SimDuration> for SimTime {
+    type Output = SimTime;
+    #[inline]
+    fn sub(self, d: SimDuration) -> SimTime {
+        SimTime(self.0 - d.0)
+    }
+}
+
+/// The time from `earlier` to `self`; like `u64`, panics in debug builds if `earlier` is later.
+impl Sub<SimTime> for SimTime {
+    type Output = SimDuration;
+    #[inline]
+    fn sub(self, earlier: SimTime) -> SimDuration {
+        SimDuration(self.0 - earlier.0)
+    }
+}
+
+impl Add for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn add(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0 + other.0)
+    }
+}
+
+impl AddAssign for SimDuration {
+    #[inline]
+    fn add_assign(&mut self, other: SimDuration) {
+        self.0 += other.0;
+    }
+}
+
+impl Sub for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn sub(self, other: SimDuration) -> SimDuration {
+        SimDuration(self.0 - other.0)
+    }
+}
+
+impl Mul<u64> for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn mul(self, n: u64) -> SimDuration {
+        SimDuration(self.0 * n)
+    }
+}
+
+impl Div<u64> for SimDuration {
+    type Output = SimDuration;
+    #[inline]
+    fn div(self, n: u64) -> SimDuration {
+        SimDuration(self.0 / n)
+    }
+}
+
+impl Sum for SimDuration {
+    fn sum<I: Iterator<Item = SimDuration>>(iter: I) -> SimDuration {
+        iter.fold(SimDuration::ZERO, Add::add)
+    }
+}
+
+impl<'a> Sum<&'a SimDuration> for SimDuration {
+    fn sum<I: Iterator<Item = &'a SimDuration>>(iter: I) -> SimDuration {
+        iter.copied().sum()
+    }
+}
+
+/// As [`Human`]: the time since the start of the run.
+impl fmt::Display for SimTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Human(self.0).fmt(f)
+    }
+}
+
+impl fmt::Display for SimDuration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Human(self.0).fmt(f)
+    }
+}
 
 /// Microseconds in one of each unit the parser accepts.
 pub const US_PER_MS: u64 = 1_000;
@@ -78,6 +333,11 @@ pub fn parse_duration_us(text: &str) -> Result<u64, DurationError> {
     Ok(us as u64)
 }
 
+/// As [`parse_duration_us`], typed.
+pub fn parse_duration(text: &str) -> Result<SimDuration, DurationError> {
+    parse_duration_us(text).map(SimDuration)
+}
+
 /// A duration for people: the largest unit that shows it exactly, else seconds with 3 decimals.
 pub struct Human(pub u64);
 
@@ -141,6 +401,42 @@ mod tests {
         assert!(matches!(parse_duration_us("5"), Err(DurationError::MissingUnit(_))));
         assert!(matches!(parse_duration_us("5parsecs"), Err(DurationError::UnknownUnit { .. })));
         assert!(matches!(parse_duration_us("fast"), Err(DurationError::NotANumber(_))));
+    }
+
+    #[test]
+    fn instants_and_durations_combine_as_their_units_do() {
+        let t = SimTime::from_us(10);
+        let d = SimDuration::from_us(5);
+        assert_eq!((t + d).as_us(), 15);
+        assert_eq!((t - d).as_us(), 5);
+        assert_eq!((t + d) - t, d);
+        let mut u = t;
+        u += d;
+        assert_eq!(u, SimTime::from_us(15));
+        assert_eq!(t.saturating_since(u), SimDuration::ZERO);
+        assert_eq!((t.checked_since(u), u.checked_since(t)), (None, Some(d)));
+        assert_eq!(SimTime::MAX.saturating_add(d), SimTime::MAX);
+        assert_eq!(SimTime::MAX.checked_add(d), None);
+        assert_eq!(
+            (d * 3, d * 3 / 2, d + d),
+            (SimDuration::from_us(15), SimDuration::from_us(7), SimDuration::from_us(10))
+        );
+        assert_eq!([d, d, d].iter().sum::<SimDuration>(), SimDuration::from_us(15));
+        assert_eq!(SimDuration::from_secs(2), SimDuration::from_ms(2_000));
+        assert_eq!(SimDuration::from_secs_f64_round(1.5e-6), SimDuration::from_us(2));
+        assert_eq!(parse_duration("1.5s"), Ok(SimDuration::from_ms(1_500)));
+    }
+
+    #[test]
+    fn times_serialize_as_microseconds_and_display_as_people_read_them() {
+        let t = SimTime::from_us(5_000_000);
+        assert_eq!(serde_json::to_string(&t).unwrap(), "5000000");
+        assert_eq!(serde_json::from_str::<SimDuration>("250").unwrap(), SimDuration::from_us(250));
+        assert_eq!(
+            (t.to_string(), SimDuration::from_ms(1_500).to_string()),
+            ("5s".into(), "1500ms".into())
+        );
+        assert_eq!(t.as_secs_f64(), 5.0);
     }
 
     #[test]

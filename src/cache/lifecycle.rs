@@ -9,7 +9,7 @@
 //! alive is **evicted** until it would have expired ([`held_state`]), and a key never written
 //! is **absent**.
 
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// What a lookup of one key finds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,11 +26,16 @@ pub enum State {
     Evicted,
 }
 
-/// The state at `now` of an entry that is still held, from its times alone; `ttl_us: None`
+/// The state at `now` of an entry that is still held, from its times alone; `ttl: None`
 /// never expires. Returns `Pending`, `Ready` or `Expired`.
 #[inline]
-pub fn state(ready_at: SimTime, last_use: SimTime, ttl_us: Option<u64>, now: SimTime) -> State {
-    if ttl_us.is_some_and(|t| now >= last_use.saturating_add(t)) {
+pub fn state(
+    ready_at: SimTime,
+    last_use: SimTime,
+    ttl: Option<SimDuration>,
+    now: SimTime,
+) -> State {
+    if ttl.is_some_and(|t| now >= last_use.saturating_add(t)) {
         State::Expired
     } else if now < ready_at {
         State::Pending
@@ -46,10 +51,10 @@ pub fn held_state(
     evicted: bool,
     ready_at: SimTime,
     last_use: SimTime,
-    ttl_us: Option<u64>,
+    ttl: Option<SimDuration>,
     now: SimTime,
 ) -> State {
-    match state(ready_at, last_use, ttl_us, now) {
+    match state(ready_at, last_use, ttl, now) {
         State::Expired => State::Expired,
         _ if evicted => State::Evicted,
         s => s,
@@ -60,10 +65,18 @@ pub fn held_state(
 mod tests {
     use super::*;
 
+    fn t(us: u64) -> SimTime {
+        SimTime::from_us(us)
+    }
+
+    fn ttl(us: u64) -> Option<SimDuration> {
+        Some(SimDuration::from_us(us))
+    }
+
     #[test]
     fn pending_then_ready_then_expired_at_the_boundaries() {
         // Written at 10, ready at 15, TTL 100 from the last use at 10.
-        let at = |now| state(15, 10, Some(100), now);
+        let at = |now| state(t(15), t(10), ttl(100), t(now));
         assert_eq!((at(10), at(14)), (State::Pending, State::Pending));
         assert_eq!((at(15), at(109)), (State::Ready, State::Ready));
         assert_eq!(at(110), State::Expired);
@@ -71,17 +84,19 @@ mod tests {
 
     #[test]
     fn expiry_wins_over_pending_and_no_ttl_never_expires() {
-        assert_eq!(state(500, 10, Some(100), 110), State::Expired);
-        assert_eq!(state(0, 0, None, u64::MAX), State::Ready);
-        assert_eq!(state(5, u64::MAX - 1, Some(10), u64::MAX - 1), State::Ready, "no overflow");
+        assert_eq!(state(t(500), t(10), ttl(100), t(110)), State::Expired);
+        assert_eq!(state(t(0), t(0), None, SimTime::MAX), State::Ready);
+        let end = t(u64::MAX - 1);
+        assert_eq!(state(t(5), end, ttl(10), end), State::Ready, "no overflow");
     }
 
     #[test]
     fn an_evicted_entry_is_evicted_until_it_would_have_expired() {
-        assert_eq!(held_state(true, 15, 10, Some(100), 12), State::Evicted);
-        assert_eq!(held_state(true, 15, 10, Some(100), 109), State::Evicted);
-        assert_eq!(held_state(true, 15, 10, Some(100), 110), State::Expired);
-        assert_eq!(held_state(true, 15, 10, None, u64::MAX), State::Evicted);
-        assert_eq!(held_state(false, 15, 10, Some(100), 12), State::Pending);
+        let held = |evicted, ttl, now| held_state(evicted, t(15), t(10), ttl, now);
+        assert_eq!(held(true, ttl(100), t(12)), State::Evicted);
+        assert_eq!(held(true, ttl(100), t(109)), State::Evicted);
+        assert_eq!(held(true, ttl(100), t(110)), State::Expired);
+        assert_eq!(held(true, None, SimTime::MAX), State::Evicted);
+        assert_eq!(held(false, ttl(100), t(12)), State::Pending);
     }
 }

@@ -41,6 +41,7 @@ pub use prompt::{reference_prefix_digest, Prompt};
 pub use serve::{Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
 pub use store::{EntryStore, KeyHasher, StoreKey, StoreStats, WriteOutcome};
 
+use crate::time::SimDuration;
 use sha2::Digest as _;
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -143,11 +144,11 @@ pub struct Breakpoint {
     pub ttl: Ttl,
 }
 
-/// The TTL in microseconds, `None` for entries that never expire.
-pub fn ttl_us(ttl: Ttl) -> Option<u64> {
+/// How long an entry lives after its last use, `None` for entries that never expire.
+pub fn ttl_duration(ttl: Ttl) -> Option<SimDuration> {
     match ttl {
-        Ttl::FiveMin => Some(5 * crate::time::US_PER_MIN),
-        Ttl::OneHour => Some(crate::time::US_PER_H),
+        Ttl::FiveMin => Some(SimDuration::from_us(5 * crate::time::US_PER_MIN)),
+        Ttl::OneHour => Some(SimDuration::from_us(crate::time::US_PER_H)),
         Ttl::None => None,
     }
 }

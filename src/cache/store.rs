@@ -13,8 +13,8 @@
 
 use super::lifecycle::{held_state, state, State};
 use super::lru::{Link, Linked, Lru};
-use super::{ttl_us, Ttl};
-use crate::time::SimTime;
+use super::{ttl_duration, Ttl};
+use crate::time::{SimDuration, SimTime};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
@@ -63,7 +63,7 @@ struct Slot<K> {
     tokens: u64,
     ready_at: SimTime,
     last_use: SimTime,
-    ttl_us: Option<u64>,
+    ttl: Option<SimDuration>,
     residency: Residency,
     link: Link,
 }
@@ -71,7 +71,7 @@ struct Slot<K> {
 impl<K> Slot<K> {
     /// The lifecycle state of a `Live` slot.
     fn state(&self, now: SimTime) -> State {
-        state(self.ready_at, self.last_use, self.ttl_us, now)
+        state(self.ready_at, self.last_use, self.ttl, now)
     }
 
     fn expired(&self, now: SimTime) -> bool {
@@ -175,7 +175,7 @@ impl<K: StoreKey> EntryStore<K> {
         let s = &self.slots[i as usize];
         match s.residency {
             Residency::Reclaimed => State::Expired,
-            r => held_state(r == Residency::Evicted, s.ready_at, s.last_use, s.ttl_us, now),
+            r => held_state(r == Residency::Evicted, s.ready_at, s.last_use, s.ttl, now),
         }
     }
 
@@ -218,13 +218,13 @@ impl<K: StoreKey> EntryStore<K> {
         ready_at: SimTime,
         ttl: Ttl,
     ) -> WriteOutcome {
-        let ttl_us = ttl_us(ttl);
+        let ttl = ttl_duration(ttl);
         let ready_at = ready_at.max(now);
         if let Some(&i) = self.index.get(&key) {
             let s = &mut self.slots[i as usize];
             if s.residency == Residency::Live && !s.expired(now) {
                 // Keep the longer TTL (`None` = never expires is the longest).
-                s.ttl_us = match (s.ttl_us, ttl_us) {
+                s.ttl = match (s.ttl, ttl) {
                     (Some(a), Some(b)) => Some(a.max(b)),
                     _ => None,
                 };
@@ -240,7 +240,7 @@ impl<K: StoreKey> EntryStore<K> {
             if s.residency == Residency::Live {
                 self.remove(i, Residency::Reclaimed);
             }
-            return self.store(i, tokens, now, ready_at, ttl_us, WriteOutcome::Rewritten);
+            return self.store(i, tokens, now, ready_at, ttl, WriteOutcome::Rewritten);
         }
         let i = self.slots.len() as u32;
         self.slots.push(Slot {
@@ -248,12 +248,12 @@ impl<K: StoreKey> EntryStore<K> {
             tokens,
             ready_at,
             last_use: now,
-            ttl_us,
+            ttl,
             residency: Residency::Evicted,
             link: Link::UNLINKED,
         });
         self.index.insert(key, i);
-        self.store(i, tokens, now, ready_at, ttl_us, WriteOutcome::New)
+        self.store(i, tokens, now, ready_at, ttl, WriteOutcome::New)
     }
 
     /// Make slot `i` (not in the list) a live entry, making room first.
@@ -263,14 +263,14 @@ impl<K: StoreKey> EntryStore<K> {
         tokens: u64,
         now: SimTime,
         ready_at: SimTime,
-        ttl_us: Option<u64>,
+        ttl: Option<SimDuration>,
         outcome: WriteOutcome,
     ) -> WriteOutcome {
         let s = &mut self.slots[i as usize];
         s.tokens = tokens;
         s.ready_at = ready_at;
         s.last_use = now;
-        s.ttl_us = ttl_us;
+        s.ttl = ttl;
         if let Some(cap) = self.capacity_tokens {
             if tokens > cap {
                 s.residency = Residency::Evicted;

@@ -7,7 +7,7 @@
 //! backwards (asserted). Once warmed, the heap's capacity is reused: `reset` keeps it, so a run
 //! allocates nothing per event.
 
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -17,20 +17,20 @@ pub struct Bounds {
     /// At most this many events are delivered.
     pub max_events: u64,
     /// No event later than this instant is delivered.
-    pub horizon_us: SimTime,
+    pub horizon: SimTime,
 }
 
 impl Bounds {
     /// No practical bound (tests, benches).
-    pub const UNBOUNDED: Bounds = Bounds { max_events: u64::MAX, horizon_us: SimTime::MAX };
+    pub const UNBOUNDED: Bounds = Bounds { max_events: u64::MAX, horizon: SimTime::MAX };
 }
 
 /// Why a run stopped before its queue emptied. The queue still holds the undelivered events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
-    #[error("event limit reached: {max_events} events delivered by t = {now_us} us and more are pending (raise limits.max_events)")]
+    #[error("event limit reached: {max_events} events delivered by t = {} us and more are pending (raise limits.max_events)", .now_us.as_us())]
     EventLimit { max_events: u64, now_us: SimTime },
-    #[error("horizon reached: the next event is at {next_us} us, past the horizon of {horizon_us} us (raise limits.horizon)")]
+    #[error("horizon reached: the next event is at {} us, past the horizon of {} us (raise limits.horizon)", .next_us.as_us(), .horizon_us.as_us())]
     Horizon { horizon_us: SimTime, next_us: SimTime },
 }
 
@@ -76,7 +76,8 @@ impl<E> Engine<E> {
 
     /// An empty engine whose queue can hold `capacity` events without reallocating.
     pub fn with_capacity(bounds: Bounds, capacity: usize) -> Self {
-        Engine { heap: BinaryHeap::with_capacity(capacity), now: 0, seq: 0, delivered: 0, bounds }
+        let now = SimTime::ZERO;
+        Engine { heap: BinaryHeap::with_capacity(capacity), now, seq: 0, delivered: 0, bounds }
     }
 
     /// Empty the queue and rewind the clock to `start`, keeping the queue's capacity.
@@ -105,24 +106,29 @@ impl<E> Engine<E> {
 
     /// Schedule `event` at the absolute time `at`, which must not be in the past.
     pub fn schedule_at(&mut self, at: SimTime, event: E) {
-        assert!(at >= self.now, "event scheduled in the past: at {at} us < now {} us", self.now);
+        assert!(
+            at >= self.now,
+            "event scheduled in the past: at {} us < now {} us",
+            at.as_us(),
+            self.now.as_us()
+        );
         let seq = self.seq;
         self.seq += 1;
         self.heap.push(Entry { time: at, seq, event });
     }
 
-    /// Schedule `event` `delay_us` after now (saturating at the end of time).
-    pub fn schedule_in(&mut self, delay_us: SimTime, event: E) {
-        self.schedule_at(self.now.saturating_add(delay_us), event);
+    /// Schedule `event` `delay` after now (saturating at the end of time).
+    pub fn schedule_in(&mut self, delay: SimDuration, event: E) {
+        self.schedule_at(self.now.saturating_add(delay), event);
     }
 
     /// Deliver the next event and advance the clock to it; `Ok(None)` when the queue is empty.
     /// Stops with an error, leaving the event queued, at the event limit or past the horizon.
     pub fn pop(&mut self) -> Result<Option<(SimTime, E)>, EngineError> {
         let Some(head) = self.heap.peek() else { return Ok(None) };
-        if head.time > self.bounds.horizon_us {
+        if head.time > self.bounds.horizon {
             return Err(EngineError::Horizon {
-                horizon_us: self.bounds.horizon_us,
+                horizon_us: self.bounds.horizon,
                 next_us: head.time,
             });
         }
@@ -133,7 +139,7 @@ impl<E> Engine<E> {
             });
         }
         let entry = self.heap.pop().expect("peeked entry is present");
-        assert!(entry.time >= self.now, "time went backwards: {} < {}", entry.time, self.now);
+        assert!(entry.time >= self.now, "time went backwards: {:?} < {:?}", entry.time, self.now);
         self.now = entry.time;
         self.delivered += 1;
         Ok(Some((entry.time, entry.event)))
@@ -159,11 +165,11 @@ mod tests {
     fn ties_run_in_scheduling_order() {
         let mut e = Engine::new(Bounds::UNBOUNDED);
         for i in 0..5u32 {
-            e.schedule_at(10, i);
+            e.schedule_at(SimTime::from_us(10), i);
         }
-        e.schedule_at(5, 99);
+        e.schedule_at(SimTime::from_us(5), 99);
         let mut seen = Vec::new();
-        e.run(|_, t, x| seen.push((t, x))).unwrap();
+        e.run(|_, t, x| seen.push((t.as_us(), x))).unwrap();
         assert_eq!(seen, vec![(5, 99), (10, 0), (10, 1), (10, 2), (10, 3), (10, 4)]);
     }
 
@@ -171,8 +177,8 @@ mod tests {
     #[should_panic(expected = "in the past")]
     fn refuses_the_past() {
         let mut e = Engine::new(Bounds::UNBOUNDED);
-        e.schedule_at(10, ());
+        e.schedule_at(SimTime::from_us(10), ());
         e.pop().unwrap();
-        e.schedule_at(9, ());
+        e.schedule_at(SimTime::from_us(9), ());
     }
 }

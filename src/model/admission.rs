@@ -7,7 +7,7 @@ use super::SimError;
 use crate::cache::{Breakpoint, Cache, Prompt, Usage};
 use crate::config::{Experiment, ModelParams};
 use crate::rng::{ChaCha8Rng, RngExt};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// One request asking a rate limiter. `who` and `request` name it in errors.
 pub(super) struct Ask<'p> {
@@ -28,7 +28,7 @@ pub(super) enum Admit {
     /// Even the worst case fits: charge with the actual usage once served (`settle`).
     ChargeAfter,
     /// A 429 with this retry-after.
-    Retry(u64),
+    Retry(SimDuration),
 }
 
 /// The run's rate limiters: one per rate-limit class; `of_model[m]` is model `m`'s (models of
@@ -75,7 +75,7 @@ impl Limiters {
             .map_err(|source| SimError::Cache { agent, request, source })?;
         match limiter.admit(ask.now, counted_input(exp, &usage), ask.out) {
             Admission::Admitted => Ok(Admit::Charged),
-            Admission::RetryAfter(wait_us) => Ok(Admit::Retry(wait_us)),
+            Admission::RetryAfter(wait) => Ok(Admit::Retry(wait)),
             Admission::Never(limit, amount) => {
                 let r = exp.rate_limits.as_ref().expect("a limiter has limits");
                 let (name, capacity) = match limit {

@@ -5,7 +5,7 @@ use super::workload::{self, Chain, Shared, TurnTokens, WORKFLOW_ID};
 use super::SimError;
 use crate::config::{AgentKind, Experiment, ModelParams};
 use crate::rng::{self, site, ChaCha8Rng, RngExt};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// Who sends a request: one of the fan-out's agents, the prewarm request, or the advancing
 /// parent conversation.
@@ -63,7 +63,7 @@ pub(super) struct Agent {
     pub turns: u32,
     pub turn: u32,
     pub output_tokens: u64,
-    pub slot_us: SimTime,
+    pub slot: SimTime,
     phase: Phase,
     /// Tokens its own turns appended so far: responses and tool results (to say which key
     /// made a request outgrow the context window).
@@ -102,7 +102,7 @@ impl Streams<'_> {
             turns: 1,
             turn: 0,
             output_tokens: 0,
-            slot_us: 0,
+            slot: SimTime::ZERO,
             phase: Phase::Queued,
             grown: [0; 2],
             work,
@@ -165,18 +165,18 @@ impl Agent {
 
     /// Draw the tool call after request `request`, extend the prompt with the response and
     /// the tool result, draw the next output. Returns the tool's latency.
-    pub(super) fn next_turn(&mut self, exp: &Experiment, a: u32, request: u32) -> u64 {
+    pub(super) fn next_turn(&mut self, exp: &Experiment, a: u32, request: u32) -> SimDuration {
         let w = &exp.workload;
         let denied = match w.kind {
             AgentKind::ForkDenyAtCall { .. } => self.work.random::<f64>() < w.denied_call_share,
             _ => false,
         };
-        let mut tool_us = w.tool_latency_us.sample_u64(&mut self.work);
+        let mut tool = SimDuration::from_us(w.tool_latency_us.sample_u64(&mut self.work));
         let mut result_tokens =
             w.tool_result_tokens.sample_u64(&mut self.work).min(w.tool_result_max_tokens);
         if denied {
             // Refused at call time: an immediate, short error result.
-            tool_us = 0;
+            tool = SimDuration::ZERO;
             result_tokens = workload::DENIED_RESULT_TOKENS;
         }
         let t =
@@ -185,7 +185,7 @@ impl Agent {
         self.grown[1] += t.result;
         workload::push_turn(&mut self.chain, exp, a as u64, request as u64, t);
         self.output_tokens = w.output_tokens.sample_u64(&mut self.work).min(w.output_max_tokens);
-        tool_us
+        tool
     }
 
     /// Its current request (input and output) must fit its model's window. The key named:

@@ -5,7 +5,7 @@
 use crate::config::LatencyParams;
 use crate::dist::Dist;
 use crate::rng::ChaCha8Rng;
-use crate::time::US_PER_S;
+use crate::time::{SimDuration, US_PER_S};
 
 /// Fixed time to first token, microseconds (the 2024 launch post (anthropic.com/news/prompt-caching) calibration, below).
 pub const DEFAULT_OVERHEAD_US: f64 = 500_000.0;
@@ -50,14 +50,15 @@ pub struct Work {
     pub output_tokens: u64,
 }
 
-/// One request's drawn timing, in microseconds.
+/// One request's drawn timing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timing {
-    pub ttft_us: u64,
+    /// From the send to the first token.
+    pub ttft: SimDuration,
     /// From the first token to the end of the response.
-    pub decode_us: u64,
+    pub decode: SimDuration,
     /// From the first token to the writer's entries becoming readable.
-    pub ready_delay_us: u64,
+    pub ready_delay: SimDuration,
 }
 
 /// Draw the timing of one request. Draw order is fixed (overhead, prefill, cached, decode,
@@ -67,12 +68,12 @@ pub fn draw(params: &LatencyParams, work: Work, rng: &mut ChaCha8Rng) -> Timing 
     let prefill_rate = params.prefill_rate.sample(rng);
     let cached_rate = params.cached_rate.sample(rng);
     let decode_rate = params.decode_rate.sample(rng);
-    let ready_delay_us = params.ready_delay_us.sample_u64(rng);
+    let ready_delay = SimDuration::from_us(params.ready_delay_us.sample_u64(rng));
     let ttft_s = tokens_over_rate(work.prefill_tokens, prefill_rate)
         + tokens_over_rate(work.cached_tokens, cached_rate);
-    let ttft_us = overhead_us.round() as u64 + secs_to_us(ttft_s);
-    let decode_us = secs_to_us(tokens_over_rate(work.output_tokens, decode_rate));
-    Timing { ttft_us, decode_us, ready_delay_us }
+    let ttft = SimDuration::from_us(overhead_us.round() as u64) + secs_rounded(ttft_s);
+    let decode = secs_rounded(tokens_over_rate(work.output_tokens, decode_rate));
+    Timing { ttft, decode, ready_delay }
 }
 
 fn tokens_over_rate(tokens: u64, rate_per_s: f64) -> f64 {
@@ -85,12 +86,13 @@ fn tokens_over_rate(tokens: u64, rate_per_s: f64) -> f64 {
     }
 }
 
-fn secs_to_us(s: f64) -> u64 {
-    let us = (s * US_PER_S as f64).round();
-    if us.is_finite() {
-        us as u64
+/// Seconds rounded to whole microseconds; an infinite time (a zero rate) is a quarter of the
+/// end of time, so that adding a few of them to an instant does not overflow.
+fn secs_rounded(s: f64) -> SimDuration {
+    if (s * US_PER_S as f64).is_finite() {
+        SimDuration::from_secs_f64_round(s)
     } else {
-        u64::MAX / 4
+        SimDuration::MAX / 4
     }
 }
 
@@ -111,8 +113,8 @@ mod tests {
         let w = Work { prefill_tokens: 50_000, cached_tokens: 100_000, output_tokens: 100 };
         let t = draw(&p, w, &mut rng);
         // 0.5 s + 50k/20k = 2.5 s + 100k/1M = 0.1 s -> 3.1 s; 100/50 = 2 s of decode.
-        assert_eq!(t.ttft_us, 3_100_000);
-        assert_eq!(t.decode_us, 2_000_000);
+        assert_eq!(t.ttft, SimDuration::from_ms(3_100));
+        assert_eq!(t.decode, SimDuration::from_secs(2));
     }
 
     #[test]
@@ -123,7 +125,7 @@ mod tests {
         let mut rng = crate::rng::stream(1, &[]);
         let ttft = |prefill_tokens, cached_tokens, rng: &mut ChaCha8Rng| {
             let w = Work { prefill_tokens, cached_tokens, output_tokens: 0 };
-            draw(&p, w, rng).ttft_us as f64 / 1e6
+            draw(&p, w, rng).ttft.as_secs_f64()
         };
         assert!((ttft(100_000, 0, &mut rng) - 11.5).abs() < 0.1);
         assert!((ttft(150, 100_000, &mut rng) - 2.4).abs() < 0.1);

@@ -8,7 +8,7 @@
 //! outer ones and sent (and dropped) first, as a recursive release would.
 
 use crate::config::{Release, Strategy};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// What happens when an agent takes its slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,9 +19,9 @@ pub(super) enum OnSlot {
     Wait,
     /// `stagger`: its first request goes at this instant (`Ev::Gate`).
     GateAt(SimTime),
-    /// `wait_first`'s first writer: the hold opens (the cap comes after `cap_us`), and the
+    /// `wait_first`'s first writer: the hold opens (the cap comes after `cap`), and the
     /// first writer's request goes now.
-    OpenHold { cap_us: u64 },
+    OpenHold { cap: SimDuration },
     /// `wait_first` with a zero cap, first writer: its request goes now and the hold reaches
     /// its cap at once.
     SendAtCap,
@@ -78,11 +78,12 @@ impl Launch {
             Strategy::WaitFirst { max_wait_us: 0, .. } => OnSlot::Send,
             Strategy::WaitFirst { max_wait_us, .. } if a == 0 => {
                 self.hold_open = true;
-                OnSlot::OpenHold { cap_us: max_wait_us }
+                OnSlot::OpenHold { cap: SimDuration::from_us(max_wait_us) }
             }
             Strategy::WaitFirst { .. } => self.hold_if(self.hold_open, a),
             Strategy::Stagger { interval_us } => {
-                let at = self.t0.saturating_add(interval_us.saturating_mul(a as u64));
+                let interval = SimDuration::from_us(interval_us);
+                let at = self.t0.saturating_add(interval.saturating_mul(a as u64));
                 if at <= now {
                     OnSlot::Send
                 } else {
@@ -192,6 +193,8 @@ impl Launch {
 mod tests {
     use super::*;
 
+    const T0: SimTime = SimTime::ZERO;
+
     fn drain(l: &mut Launch, mark: Released) -> Vec<u32> {
         let v = (0..).map_while(|i| l.released(mark, i)).collect();
         l.done(mark);
@@ -202,36 +205,37 @@ mod tests {
     fn wait_first_holds_until_the_first_token_or_the_cap() {
         let mut l = Launch::default();
         let s = Strategy::WaitFirst { max_wait_us: 5, release: Release::OnReady };
-        l.reset(&s, 0, 3);
-        assert_eq!(l.on_slot(0, 0), OnSlot::OpenHold { cap_us: 5 });
+        l.reset(&s, T0, 3);
+        let cap = SimDuration::from_us(5);
+        assert_eq!(l.on_slot(0, T0), OnSlot::OpenHold { cap });
         assert!(l.listens_to_first_token(0, 0));
-        assert_eq!((l.on_slot(1, 0), l.on_slot(2, 0)), (OnSlot::Wait, OnSlot::Wait));
+        assert_eq!((l.on_slot(1, T0), l.on_slot(2, T0)), (OnSlot::Wait, OnSlot::Wait));
         let mark = l.on_first_token(0);
         assert_eq!(drain(&mut l, mark), [1, 2]);
         assert_eq!(l.on_hold_cap(), None, "released already: the cap does nothing");
-        assert_eq!(l.on_slot(1, 0), OnSlot::Send);
+        assert_eq!(l.on_slot(1, T0), OnSlot::Send);
     }
 
     #[test]
     fn sequential_lets_the_next_agent_go_after_the_first_response_only() {
         let mut l = Launch::default();
-        l.reset(&Strategy::Sequential, 0, 3);
-        assert_eq!(l.on_slot(0, 0), OnSlot::Send);
-        assert_eq!(l.on_slot(1, 0), OnSlot::Wait);
+        l.reset(&Strategy::Sequential, T0, 3);
+        assert_eq!(l.on_slot(0, T0), OnSlot::Send);
+        assert_eq!(l.on_slot(1, T0), OnSlot::Wait);
         assert!(l.listens_to_end(0));
         let mark = l.on_response_end(0);
         assert_eq!(drain(&mut l, mark), [1]);
         assert!(!l.listens_to_end(0));
         let mark = l.on_response_end(0);
         assert_eq!(drain(&mut l, mark), [] as [u32; 0]);
-        assert_eq!(l.on_slot(2, 0), OnSlot::Wait, "agent 1's first response has not ended");
+        assert_eq!(l.on_slot(2, T0), OnSlot::Wait, "agent 1's first response has not ended");
     }
 
     #[test]
     fn nested_releases_are_sent_before_the_outer_ones_go_on() {
         let mut l = Launch::default();
-        l.reset(&Strategy::Sequential, 0, 4);
-        let _ = (l.on_slot(0, 0), l.on_slot(1, 0), l.on_slot(2, 0));
+        l.reset(&Strategy::Sequential, T0, 4);
+        let _ = (l.on_slot(0, T0), l.on_slot(1, T0), l.on_slot(2, T0));
         let outer = l.on_response_end(0);
         assert_eq!(l.released(outer, 0), Some(1));
         let inner = l.on_response_end(1);
@@ -243,13 +247,14 @@ mod tests {
     #[test]
     fn prewarm_and_stagger_gate_the_first_request() {
         let mut l = Launch::default();
-        l.reset(&Strategy::Prewarm, 0, 2);
-        assert_eq!(l.on_slot(0, 0), OnSlot::Wait);
+        l.reset(&Strategy::Prewarm, T0, 2);
+        assert_eq!(l.on_slot(0, T0), OnSlot::Wait);
         let mark = l.on_prewarm_ready();
         assert_eq!(drain(&mut l, mark), [0]);
-        assert_eq!(l.on_slot(1, 0), OnSlot::Send);
-        l.reset(&Strategy::Stagger { interval_us: 10 }, 100, 3);
-        assert_eq!(l.on_slot(0, 100), OnSlot::Send);
-        assert_eq!(l.on_slot(2, 100), OnSlot::GateAt(120));
+        assert_eq!(l.on_slot(1, T0), OnSlot::Send);
+        let t = SimTime::from_us;
+        l.reset(&Strategy::Stagger { interval_us: 10 }, t(100), 3);
+        assert_eq!(l.on_slot(0, t(100)), OnSlot::Send);
+        assert_eq!(l.on_slot(2, t(100)), OnSlot::GateAt(t(120)));
     }
 }

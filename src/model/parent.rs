@@ -11,7 +11,7 @@ use super::SimError;
 use crate::cache::{self, Breakpoint, Prompt};
 use crate::config::{BlockKind, Experiment, ModelParams, ThinkingHistory};
 use crate::rng::{self, site, ChaCha8Rng};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// The parent conversation while the fan-out runs: its own chain, and the line of history
 /// the agents fork.
@@ -110,7 +110,8 @@ impl Run<'_> {
     /// Schedule the parent's next turn at `at`, unless it is past the horizon (the parent's
     /// turns stop there; the agents' own events still meet the engine's bound).
     pub(super) fn schedule_parent_turn(&mut self, at: SimTime) {
-        if self.parent.is_some() && at <= self.t0.saturating_add(self.exp.limits.horizon_us) {
+        let horizon = SimDuration::from_us(self.exp.limits.horizon_us);
+        if self.parent.is_some() && at <= self.t0.saturating_add(horizon) {
             self.engine.schedule_at(at, Ev::ParentTurn);
         }
     }
@@ -128,7 +129,8 @@ impl Run<'_> {
         // The clock goes on whether or not this turn is sent now; a turn still waiting on a
         // 429 is sent with this one's exchange appended (the conversation went on).
         let pending = p.pending;
-        self.schedule_parent_turn(now.saturating_add(self.exp.workload.parent_turn_every_us));
+        let every = SimDuration::from_us(self.exp.workload.parent_turn_every_us);
+        self.schedule_parent_turn(now.saturating_add(every));
         if pending {
             return Ok(());
         }
@@ -160,14 +162,12 @@ impl Run<'_> {
             true => self.limiters.ask(exp, 0, &self.caches[0], &ask)?,
             false => Admit::Charged,
         };
-        if let Admit::Retry(wait_us) = admit {
+        if let Admit::Retry(wait) = admit {
             let jitter = p.jitter.as_mut().expect("a stream when the parent counts");
             let r = exp.rate_limits.as_ref().expect("parent_counts needs [rate_limits]");
             p.pending = true;
-            self.engine.schedule_in(
-                wait_us.saturating_add(r.retry_jitter_us.sample_u64(jitter)),
-                Ev::ParentSend,
-            );
+            let jitter = SimDuration::from_us(r.retry_jitter_us.sample_u64(jitter));
+            self.engine.schedule_in(wait.saturating_add(jitter), Ev::ParentSend);
             return Ok(());
         }
         p.pending = false;

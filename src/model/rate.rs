@@ -15,7 +15,7 @@
 //! it in debt (named assumption: the API admits requests up to its per-minute limit). With
 //! I = 1 min this is a plain per-minute bucket, exactly.
 
-use crate::time::{SimTime, US_PER_MIN};
+use crate::time::{SimDuration, SimTime, US_PER_MIN};
 
 /// One continuously refilled bucket.
 #[derive(Debug, Clone)]
@@ -25,13 +25,13 @@ struct Bucket {
     cap: i128,
     /// Current level in tokens x `US_PER_MIN` (negative: in debt after an oversized request).
     level: i128,
-    last_us: SimTime,
+    last: SimTime,
 }
 
 impl Bucket {
     fn new(limit_per_min: u64, interval_us: u64) -> Self {
         let cap = limit_per_min as i128 * interval_us.clamp(1, US_PER_MIN) as i128;
-        Bucket { limit_per_min, cap, level: cap, last_us: 0 }
+        Bucket { limit_per_min, cap, level: cap, last: SimTime::ZERO }
     }
 
     fn scaled(tokens: u64) -> i128 {
@@ -39,9 +39,9 @@ impl Bucket {
     }
 
     fn refill(&mut self, now: SimTime) {
-        let elapsed = now.saturating_sub(self.last_us) as i128;
+        let elapsed = now.saturating_since(self.last).as_us() as i128;
         self.level = (self.level + elapsed * self.limit_per_min as i128).min(self.cap);
-        self.last_us = self.last_us.max(now);
+        self.last = self.last.max(now);
     }
 
     /// Microseconds until `amount` fits (0 if it fits now); `None` if it never can (more than
@@ -76,8 +76,8 @@ pub enum Limit {
 pub enum Admission {
     /// Admitted: the buckets have been charged.
     Admitted,
-    /// A 429: retry after this many microseconds (the time until every bucket fits).
-    RetryAfter(u64),
+    /// A 429: retry after this long (the time until every bucket fits).
+    RetryAfter(SimDuration),
     /// The request exceeds a bucket's capacity and can never be admitted.
     Never(Limit, u64),
 }
@@ -123,7 +123,7 @@ impl RateLimiter {
             }
         }
         if wait > 0 {
-            return Admission::RetryAfter(wait);
+            return Admission::RetryAfter(SimDuration::from_us(wait));
         }
         self.rpm.take(1);
         self.itpm.take(input_tokens);
@@ -148,15 +148,21 @@ mod tests {
     use super::*;
     use crate::time::US_PER_S;
 
+    const T0: SimTime = SimTime::ZERO;
+
+    fn after(us: u64) -> Admission {
+        Admission::RetryAfter(SimDuration::from_us(us))
+    }
+
     #[test]
     fn bucket_refills_continuously() {
         // 60 RPM = one request per second once the burst of 60 is spent.
         let mut r = RateLimiter::new(60, 1_000_000, 1_000_000);
         for _ in 0..60 {
-            assert_eq!(r.admit(0, 0, 0), Admission::Admitted);
+            assert_eq!(r.admit(T0, 0, 0), Admission::Admitted);
         }
-        assert_eq!(r.admit(0, 0, 0), Admission::RetryAfter(US_PER_S));
-        assert_eq!(r.admit(US_PER_S, 0, 0), Admission::Admitted);
+        assert_eq!(r.admit(T0, 0, 0), after(US_PER_S));
+        assert_eq!(r.admit(SimTime::from_us(US_PER_S), 0, 0), Admission::Admitted);
     }
 
     #[test]
@@ -164,26 +170,26 @@ mod tests {
         // 60 RPM over 1 s: the bucket holds 60 * 1 / 60 = 1 request. Two at t = 0: the second
         // waits 1 s (the refill of one request at 1/s). Over a minute both pass at once.
         let mut r = RateLimiter::with_interval(60, 1_000_000, 1_000_000, US_PER_S);
-        assert_eq!(r.admit(0, 0, 0), Admission::Admitted);
-        assert_eq!(r.admit(0, 0, 0), Admission::RetryAfter(US_PER_S));
+        assert_eq!(r.admit(T0, 0, 0), Admission::Admitted);
+        assert_eq!(r.admit(T0, 0, 0), after(US_PER_S));
         let mut m = RateLimiter::with_interval(60, 1_000_000, 1_000_000, US_PER_MIN);
-        assert_eq!(m.admit(0, 0, 0), Admission::Admitted);
-        assert_eq!(m.admit(0, 0, 0), Admission::Admitted);
+        assert_eq!(m.admit(T0, 0, 0), Admission::Admitted);
+        assert_eq!(m.admit(T0, 0, 0), Admission::Admitted);
         // ITPM 600k over 1 s holds 10k tokens; a 30k request (under the minute's 600k) fits a
         // full bucket and leaves it 20k in debt: the next 1-token request waits for 20k + 1
         // tokens at 10k/s = 2.0001 s. A request over the minute's limit never fits.
         let mut t = RateLimiter::with_interval(1_000, 600_000, 1_000_000, US_PER_S);
-        assert_eq!(t.admit(0, 30_000, 0), Admission::Admitted);
-        assert_eq!(t.admit(0, 1, 0), Admission::RetryAfter(2_000_100));
-        assert_eq!(t.admit(0, 600_001, 0), Admission::Never(Limit::Itpm, 600_001));
+        assert_eq!(t.admit(T0, 30_000, 0), Admission::Admitted);
+        assert_eq!(t.admit(T0, 1, 0), after(2_000_100));
+        assert_eq!(t.admit(T0, 600_001, 0), Admission::Never(Limit::Itpm, 600_001));
     }
 
     #[test]
     fn itpm_wait_is_the_deficit_over_the_rate() {
         // 600k ITPM = 10k tokens/s. After 600k, 5k more need 0.5 s.
         let mut r = RateLimiter::new(1000, 600_000, 1_000_000);
-        assert_eq!(r.admit(0, 600_000, 0), Admission::Admitted);
-        assert_eq!(r.admit(0, 5_000, 0), Admission::RetryAfter(500_000));
-        assert_eq!(r.admit(0, 700_000, 0), Admission::Never(Limit::Itpm, 700_000));
+        assert_eq!(r.admit(T0, 600_000, 0), Admission::Admitted);
+        assert_eq!(r.admit(T0, 5_000, 0), after(500_000));
+        assert_eq!(r.admit(T0, 700_000, 0), Admission::Never(Limit::Itpm, 700_000));
     }
 }

@@ -6,7 +6,7 @@ use super::latency::Timing;
 use super::{Outcome, RequestKeys, RequestRecord, Segment, SegmentKind};
 use crate::cache::{Breakpoint, Prompt, Usage};
 use crate::metrics::{RunMetrics, Tokens};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// One request as served: what the metrics and the trace record of it.
 pub(super) struct Served {
@@ -44,12 +44,12 @@ impl<'a> Recorder<'a> {
     }
 
     /// Count one served request of an agent (or the prewarm) into the metrics (and the
-    /// trace): `uncached_usd` is what it would have cost uncached, `launch_wait_us` is set on
+    /// trace): `uncached_usd` is what it would have cost uncached, `launch_wait` is set on
     /// an agent's first request.
     pub(super) fn request(
         &mut self,
         s: &Served,
-        (uncached_usd, launch_wait_us): (f64, Option<u64>),
+        (uncached_usd, launch_wait): (f64, Option<SimDuration>),
         prompt: &Prompt,
         bps: &[Breakpoint],
     ) {
@@ -60,9 +60,9 @@ impl<'a> Recorder<'a> {
         mx.redundant_writes += u.redundant_writes as u64;
         mx.cost_usd += s.cost_usd;
         mx.cost_uncached_usd += uncached_usd;
-        mx.ttft_us.record(s.timing.ttft_us);
-        if let Some(wait_us) = launch_wait_us {
-            mx.launch_wait_us.record(wait_us);
+        mx.ttft_us.record(s.timing.ttft.as_us());
+        if let Some(wait) = launch_wait {
+            mx.launch_wait_us.record(wait.as_us());
         }
         self.trace_request(s, prompt, bps);
     }
@@ -86,7 +86,7 @@ impl<'a> Recorder<'a> {
     ) {
         let Some((segments, _)) = self.trace.as_mut() else { return };
         let (agent, t0) = (who.shown(self.n), self.t0);
-        let (start_us, end_us) = (start - t0, end - t0);
+        let (start_us, end_us) = ((start - t0).as_us(), (end - t0).as_us());
         segments.push(Segment { agent, request, kind, start_us, end_us, outcome });
     }
 
@@ -97,24 +97,24 @@ impl<'a> Recorder<'a> {
             return;
         }
         let (u, t, now) = (&s.usage, s.timing, s.send_us);
-        let (id, outcome, first) = ((s.who, s.request), Outcome::of(u), now + t.ttft_us);
+        let (id, outcome, first) = ((s.who, s.request), Outcome::of(u), now + t.ttft);
         self.segment(id, SegmentKind::Prefill, (now, first), outcome);
-        if t.decode_us > 0 {
-            self.segment(id, SegmentKind::Decode, (first, first + t.decode_us), outcome);
+        if !t.decode.is_zero() {
+            self.segment(id, SegmentKind::Decode, (first, first + t.decode), outcome);
         }
         if u.cache_write() > 0 {
             // Zero-length when there is no ready delay: it still marks when the entry is ready.
-            let ready = (first, first + t.ready_delay_us);
+            let ready = (first, first + t.ready_delay);
             self.segment(id, SegmentKind::EntryReady, ready, outcome);
         }
         let Some((_, requests)) = self.trace.as_mut() else { return };
         requests.push(RequestRecord {
             agent: s.who.shown(self.n),
             request: s.request,
-            send_us: now - self.t0,
-            ttft_us: t.ttft_us,
-            decode_us: t.decode_us,
-            ready_us: first + t.ready_delay_us - self.t0,
+            send_us: (now - self.t0).as_us(),
+            ttft_us: t.ttft.as_us(),
+            decode_us: t.decode.as_us(),
+            ready_us: (first + t.ready_delay - self.t0).as_us(),
             prompt_tokens: prompt.tokens(),
             usage: *u,
             output_tokens: s.out,

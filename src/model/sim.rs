@@ -32,7 +32,7 @@ use crate::config::{
 use crate::engine::{Bounds, Engine};
 use crate::metrics::RunMetrics;
 use crate::rng::{ChaCha8Rng, RngExt};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// The events of the model.
 #[derive(Debug, Clone, Copy)]
@@ -160,12 +160,12 @@ impl<'a> Run<'a> {
                 w.agents, w.concurrency
             )));
         }
-        let t0 = if w.parent_warm { w.parent_idle_us } else { 0 };
+        let t0 = SimTime::from_us(if w.parent_warm { w.parent_idle_us } else { 0 });
         let bounds = Bounds {
             max_events: exp.limits.max_events,
-            horizon_us: t0.saturating_add(exp.limits.horizon_us),
+            horizon: t0.saturating_add(SimDuration::from_us(exp.limits.horizon_us)),
         };
-        sim.engine.reset(bounds, 0);
+        sim.engine.reset(bounds, SimTime::ZERO);
         sim.launch.reset(strategy, t0, w.agents);
         let models = run_models(exp)?;
         reset_caches(&mut sim.caches, exp, &models);
@@ -204,11 +204,9 @@ impl<'a> Run<'a> {
         }
         let (prompt, bps) = workload::parent_request(self.exp);
         let agent = Requester::Parent.shown(self.n);
-        self.caches[0].serve(&prompt, &bps, 0, |_| 0).map_err(|source| SimError::Cache {
-            agent,
-            request: 0,
-            source,
-        })?;
+        self.caches[0]
+            .serve(&prompt, &bps, SimTime::ZERO, |_| SimTime::ZERO)
+            .map_err(|source| SimError::Cache { agent, request: 0, source })?;
         Ok(())
     }
 
@@ -231,8 +229,8 @@ impl<'a> Run<'a> {
         let t0 = self.t0;
         // Starting the agents as the first event puts the clock at t0 for them.
         self.engine.schedule_at(t0, Ev::Start);
-        let every_us = self.exp.workload.parent_turn_every_us;
-        self.schedule_parent_turn(t0.saturating_add(every_us));
+        let every = SimDuration::from_us(self.exp.workload.parent_turn_every_us);
+        self.schedule_parent_turn(t0.saturating_add(every));
         while let Some((_, ev)) = self.engine.pop()? {
             self.handle(ev)?;
         }
@@ -287,15 +285,15 @@ impl<'a> Run<'a> {
     }
 
     /// Agent `a` arrives at t0 + a * arrival_every.
-    fn arrival_us(&self, a: u32) -> SimTime {
-        let every = self.exp.workload.arrival_every_us;
+    fn arrival(&self, a: u32) -> SimTime {
+        let every = SimDuration::from_us(self.exp.workload.arrival_every_us);
         self.t0.saturating_add(every.saturating_mul(u64::from(a)))
     }
 
     /// Schedule the next agent's arrival, if one is still to come.
     fn schedule_arrival(&mut self) {
         if self.arrived < self.n {
-            let at = self.arrival_us(self.arrived);
+            let at = self.arrival(self.arrived);
             self.engine.schedule_at(at, Ev::Arrive);
         }
     }
@@ -315,7 +313,7 @@ impl<'a> Run<'a> {
         debug_assert!(a < self.n);
         self.next_queued += 1;
         let now = self.engine.now();
-        self.agents[a as usize].slot_us = now;
+        self.agents[a as usize].slot = now;
         match self.launch.on_slot(a, now) {
             OnSlot::Send => self.send_first(a),
             OnSlot::Wait => {
@@ -327,8 +325,8 @@ impl<'a> Run<'a> {
                 self.engine.schedule_at(at, Ev::Gate(a));
                 Ok(())
             }
-            OnSlot::OpenHold { cap_us } => {
-                self.engine.schedule_in(cap_us, Ev::HoldCap);
+            OnSlot::OpenHold { cap } => {
+                self.engine.schedule_in(cap, Ev::HoldCap);
                 // With release = on_ready, agent 0's first token (scheduled when its request
                 // is served) releases the hold earlier than the cap.
                 self.send_first(a)
@@ -366,10 +364,10 @@ impl<'a> Run<'a> {
         let now = self.engine.now();
         let ag = &mut self.agents[a as usize];
         ag.enter(Phase::Running);
-        let slot_us = ag.slot_us;
-        if now > slot_us {
+        let slot = ag.slot;
+        if now > slot {
             let hold = (Requester::Agent(a), 0);
-            self.rec.segment(hold, SegmentKind::Hold, (slot_us, now), Outcome::None);
+            self.rec.segment(hold, SegmentKind::Hold, (slot, now), Outcome::None);
         }
         self.fork_history(a);
         self.send(Requester::Agent(a))
@@ -419,8 +417,8 @@ impl Run<'_> {
         let miss = draw_miss(self.exp.cache.miss_probability, ag.miss.as_mut());
         let ask = Ask { prompt: &ag.chain.prompt, bps, out, miss, now, who: shown, request };
         let admit = self.limiters.ask(self.exp, m, &self.caches[m], &ask)?;
-        if let Admit::Retry(wait_us) = admit {
-            return self.throttle(who, request, wait_us);
+        if let Admit::Retry(wait) = admit {
+            return self.throttle(who, request, wait);
         }
         if miss {
             let would_read = would_have_read(&self.caches[m], &ask)?;
@@ -447,9 +445,9 @@ impl Run<'_> {
         self.limiters.settle(self.exp, (m, admit), now, &usage, out);
         let cost_usd = cache::cost_usd(model, &usage, out);
         let uncached_usd = cache::uncached_cost_usd(model, &usage, out);
-        let wait_us = matches!((who, request), (Requester::Agent(_), 0)).then(|| now - ag.slot_us);
+        let wait = matches!((who, request), (Requester::Agent(_), 0)).then(|| now - ag.slot);
         let served = Served { who, request, send_us: now, usage, timing, out, model: m, cost_usd };
-        self.rec.request(&served, (uncached_usd, wait_us), &ag.chain.prompt, bps);
+        self.rec.request(&served, (uncached_usd, wait), &ag.chain.prompt, bps);
         let Requester::Agent(a) = who else {
             self.prewarm_served(now, timing);
             return Ok(());
@@ -461,9 +459,9 @@ impl Run<'_> {
     /// token and ready delay; it counts toward the makespan.
     fn prewarm_served(&mut self, now: SimTime, t: latency::Timing) {
         self.agent_mut(Requester::Prewarm).enter(Phase::Done);
-        self.engine.schedule_at(now + t.ttft_us + t.ready_delay_us, Ev::PrewarmReady);
+        self.engine.schedule_at(now + t.ttft + t.ready_delay, Ev::PrewarmReady);
         let mx = &mut *self.rec.metrics;
-        mx.makespan_us = mx.makespan_us.max(now + t.ttft_us - self.t0);
+        mx.makespan_us = mx.makespan_us.max((now + t.ttft - self.t0).as_us());
     }
 
     /// Agent `a`'s request `request` was served at `now`: the events that follow it (its
@@ -477,13 +475,13 @@ impl Run<'_> {
     ) -> Result<(), SimError> {
         let wait_first = matches!(self.strategy, Strategy::WaitFirst { .. });
         if a == 0 && request == 0 && wait_first {
-            let since_slot = now + t.ttft_us - self.agents[0].slot_us;
-            self.rec.metrics.hold_first_token_us = Some(since_slot);
+            let since_slot = now + t.ttft - self.agents[0].slot;
+            self.rec.metrics.hold_first_token_us = Some(since_slot.as_us());
         }
         if self.launch.listens_to_first_token(a, request) {
-            self.engine.schedule_at(now + t.ttft_us, Ev::FirstToken(a));
+            self.engine.schedule_at(now + t.ttft, Ev::FirstToken(a));
         }
-        let end = now + t.ttft_us + t.decode_us;
+        let end = now + t.ttft + t.decode;
         let last = request + 1 >= self.agents[a as usize].turns;
         if last || self.launch.listens_to_end(a) {
             // Someone observes this response's end: the slot, the completion, the next agent.
@@ -518,7 +516,8 @@ impl Run<'_> {
         let base_us = o.initial_backoff_us.saturating_mul(1 << n).min(o.max_backoff_us);
         let rng = ag.overload.as_mut().expect("a stream with [overload]");
         let jitter = 1.0 - 0.25 * rng.random::<f64>();
-        self.engine.schedule_in((base_us as f64 * jitter).round() as u64, Ev::Send(who));
+        let delay = SimDuration::from_us((base_us as f64 * jitter).round() as u64);
+        self.engine.schedule_in(delay, Ev::Send(who));
         Ok(())
     }
 
@@ -539,21 +538,26 @@ impl Run<'_> {
         self.fill_slots()
     }
 
-    /// A 429: retry after `wait_us` plus jitter from the requester's own stream.
-    fn throttle(&mut self, who: Requester, request: u32, wait_us: u64) -> Result<(), SimError> {
+    /// A 429: retry after `wait` plus jitter from the requester's own stream.
+    fn throttle(
+        &mut self,
+        who: Requester,
+        request: u32,
+        wait: SimDuration,
+    ) -> Result<(), SimError> {
         let now = self.engine.now();
         let exp = self.exp;
         let ag = self.agent_mut(who);
-        let jitter_us = match &exp.rate_limits {
-            Some(r) => r.retry_jitter_us.sample_u64(&mut ag.jitter),
-            None => 0,
+        let jitter = match &exp.rate_limits {
+            Some(r) => SimDuration::from_us(r.retry_jitter_us.sample_u64(&mut ag.jitter)),
+            None => SimDuration::ZERO,
         };
-        let retry_us = wait_us.saturating_add(jitter_us);
+        let retry = wait.saturating_add(jitter);
         self.rec.metrics.rate_limited += 1;
-        self.rec.metrics.throttled_us += retry_us;
-        let retry = (now, now + retry_us);
-        self.rec.segment((who, request), SegmentKind::RateLimit, retry, Outcome::None);
-        self.engine.schedule_in(retry_us, Ev::Send(who));
+        self.rec.metrics.throttled_us += retry.as_us();
+        let span = (now, now + retry);
+        self.rec.segment((who, request), SegmentKind::RateLimit, span, Outcome::None);
+        self.engine.schedule_in(retry, Ev::Send(who));
         Ok(())
     }
 
@@ -572,10 +576,10 @@ impl Run<'_> {
         // Completion counts from the agent's arrival (t0 unless arrivals are spread); the
         // makespan from t0.
         self.completed += 1;
-        let arrival_us = self.arrival_us(a);
+        let arrival = self.arrival(a);
         let mx = &mut *self.rec.metrics;
-        mx.completion_us.record(now - arrival_us);
-        mx.makespan_us = mx.makespan_us.max(now - self.t0);
+        mx.completion_us.record((now - arrival).as_us());
+        mx.makespan_us = mx.makespan_us.max((now - self.t0).as_us());
         self.free_slots += 1;
         self.fill_slots()
     }
@@ -583,11 +587,11 @@ impl Run<'_> {
     /// After response `request` ends at `end`: the tool call, then the next request.
     fn tool_call(&mut self, a: u32, request: u32, end: SimTime) {
         let ag = &mut self.agents[a as usize];
-        let tool_us = ag.next_turn(self.exp, a, request);
+        let tool_time = ag.next_turn(self.exp, a, request);
         ag.turn += 1;
         let tool = (Requester::Agent(a), request + 1);
-        self.rec.segment(tool, SegmentKind::Tool, (end, end + tool_us), Outcome::None);
-        self.engine.schedule_at(end + tool_us, Ev::Send(Requester::Agent(a)));
+        self.rec.segment(tool, SegmentKind::Tool, (end, end + tool_time), Outcome::None);
+        self.engine.schedule_at(end + tool_time, Ev::Send(Requester::Agent(a)));
     }
 }
 
@@ -635,7 +639,7 @@ pub(super) fn serve_timed(
     let usage = cache.serve_with(prompt, bps, now, miss, |u| {
         let t = latency::draw(params, work(u, out), rng);
         timing = Some(t);
-        now + t.ttft_us + t.ready_delay_us
+        now + t.ttft + t.ready_delay
     })?;
     let t = match timing {
         Some(t) => t,

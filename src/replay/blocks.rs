@@ -14,6 +14,7 @@
 
 use crate::cache::lifecycle::{held_state, State};
 use crate::cache::lru::{Link, Linked, Lru};
+use crate::time::{SimDuration, SimTime};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -107,15 +108,20 @@ const EVICTED: u8 = 4;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    last_use_us: u64,
-    ready_at_us: u64,
+    last_use: SimTime,
+    ready_at: SimTime,
     link: Link,
     tokens: u32,
     flags: u8,
 }
 
-const EMPTY: Entry =
-    Entry { last_use_us: 0, ready_at_us: 0, link: Link::UNLINKED, tokens: 0, flags: 0 };
+const EMPTY: Entry = Entry {
+    last_use: SimTime::ZERO,
+    ready_at: SimTime::ZERO,
+    link: Link::UNLINKED,
+    tokens: 0,
+    flags: 0,
+};
 
 impl Linked for Entry {
     fn link(&self) -> &Link {
@@ -146,13 +152,13 @@ pub struct BlockCache {
     /// `LINKED` entries by recency (only with a capacity).
     lru: Lru,
     used_tokens: u64,
-    ttl_us: Option<u64>,
+    ttl: Option<SimDuration>,
     capacity_tokens: Option<u64>,
 }
 
 impl BlockCache {
-    pub fn new(ttl_us: Option<u64>, capacity_tokens: Option<u64>) -> Self {
-        BlockCache { entries: Vec::new(), lru: Lru::new(), used_tokens: 0, ttl_us, capacity_tokens }
+    pub fn new(ttl: Option<SimDuration>, capacity_tokens: Option<u64>) -> Self {
+        BlockCache { entries: Vec::new(), lru: Lru::new(), used_tokens: 0, ttl, capacity_tokens }
     }
 
     /// Tokens held by live (linked) entries, expired ones included until they are reclaimed.
@@ -160,32 +166,32 @@ impl BlockCache {
         self.used_tokens
     }
 
-    /// The state of one block at `now_us`. Expiry is checked before eviction: a block that
+    /// The state of one block at `now`. Expiry is checked before eviction: a block that
     /// would have expired anyway is not a capacity miss.
-    pub fn probe(&self, block: u32, now_us: u64) -> State {
+    pub fn probe(&self, block: u32, now: SimTime) -> State {
         let e = match self.entries.get(block as usize) {
             Some(e) if e.flags & SEEN != 0 => e,
             _ => return State::Absent,
         };
         let evicted = e.flags & EVICTED != 0;
-        held_state(evicted, e.ready_at_us, e.last_use_us, self.ttl_us, now_us)
+        held_state(evicted, e.ready_at, e.last_use, self.ttl, now)
     }
 
     /// Look up a request's full blocks: the longest ready prefix hits; every later block is
     /// written, its miss charged to its own state, or to the break's when it is itself ready.
-    pub fn lookup(&mut self, blocks: &[u32], block_tokens: u64, now_us: u64) -> Lookup {
+    pub fn lookup(&mut self, blocks: &[u32], block_tokens: u64, now: SimTime) -> Lookup {
         if let Some(&max) = blocks.iter().max() {
             if max as usize >= self.entries.len() {
                 self.entries.resize(max as usize + 1, EMPTY);
             }
         }
-        let hit = blocks.iter().take_while(|&&b| self.probe(b, now_us) == State::Ready).count();
+        let hit = blocks.iter().take_while(|&&b| self.probe(b, now) == State::Ready).count();
         let mut out =
             Lookup { hit_blocks: hit, read_tokens: hit as u64 * block_tokens, ..Lookup::default() };
         let Some(&first_miss) = blocks.get(hit) else { return out };
-        let break_cause = cause(self.probe(first_miss, now_us));
+        let break_cause = cause(self.probe(first_miss, now));
         for &b in &blocks[hit..] {
-            let probe = self.probe(b, now_us);
+            let probe = self.probe(b, now);
             let miss_cause = if probe == State::Ready { break_cause } else { cause(probe) };
             out.miss_tokens[miss_cause] += block_tokens;
             out.redundant_writes += u64::from(probe == State::Pending);
@@ -194,14 +200,14 @@ impl BlockCache {
         out
     }
 
-    /// Record the request: every block is used at `now_us`, missed blocks are written and
-    /// become readable at `ready_at_us` (a pending or ready entry keeps its earlier time).
+    /// Record the request: every block is used at `now`, missed blocks are written and
+    /// become readable at `ready_at` (a pending or ready entry keeps its earlier time).
     /// Must follow `lookup` of the same blocks at the same time.
-    pub fn commit(&mut self, blocks: &[u32], block_tokens: u64, now_us: u64, ready_at_us: u64) {
+    pub fn commit(&mut self, blocks: &[u32], block_tokens: u64, now: SimTime, ready_at: SimTime) {
         if self.capacity_tokens.is_none() {
             // Unbounded: no LRU order to keep.
             for &b in blocks {
-                self.use_block(b, block_tokens, now_us, ready_at_us);
+                self.use_block(b, block_tokens, now, ready_at);
             }
             return;
         }
@@ -210,7 +216,7 @@ impl BlockCache {
         }
         let fit = self.make_room(blocks.len(), block_tokens);
         for (j, &b) in blocks.iter().enumerate().rev() {
-            self.use_block(b, block_tokens, now_us, ready_at_us);
+            self.use_block(b, block_tokens, now, ready_at);
             if j < fit {
                 self.link_mru(b);
             } else {
@@ -219,12 +225,12 @@ impl BlockCache {
         }
     }
 
-    /// Mark one block used at `now_us` (and written, if it was not readable).
-    fn use_block(&mut self, b: u32, block_tokens: u64, now_us: u64, ready_at_us: u64) {
-        let valid = matches!(self.probe(b, now_us), State::Ready | State::Pending);
+    /// Mark one block used at `now` (and written, if it was not readable).
+    fn use_block(&mut self, b: u32, block_tokens: u64, now: SimTime, ready_at: SimTime) {
+        let valid = matches!(self.probe(b, now), State::Ready | State::Pending);
         let e = &mut self.entries[b as usize];
-        e.ready_at_us = if valid { e.ready_at_us.min(ready_at_us) } else { ready_at_us };
-        e.last_use_us = now_us;
+        e.ready_at = if valid { e.ready_at.min(ready_at) } else { ready_at };
+        e.last_use = now;
         e.tokens = block_tokens as u32;
         e.flags = SEEN | (e.flags & LINKED);
     }
@@ -265,6 +271,10 @@ impl BlockCache {
 mod tests {
     use super::*;
 
+    fn t(us: u64) -> SimTime {
+        SimTime::from_us(us)
+    }
+
     #[test]
     fn interner_is_dense_and_scoped() {
         let mut i = Interner::default();
@@ -279,15 +289,15 @@ mod tests {
     fn probe_follows_the_lifecycle() {
         // Written at 10 with ready_at 15 and TTL 100: pending on [10, 15), ready on [15, 110),
         // expired from 110 (= last use + TTL).
-        let mut c = BlockCache::new(Some(100), None);
-        let look = c.lookup(&[0], 4, 10);
+        let mut c = BlockCache::new(Some(SimDuration::from_us(100)), None);
+        let look = c.lookup(&[0], 4, t(10));
         assert_eq!(look.miss_tokens, [0, 0, 0, 4]);
-        c.commit(&[0], 4, 10, 15);
-        assert_eq!(c.probe(0, 14), State::Pending);
-        assert_eq!(c.probe(0, 15), State::Ready);
-        assert_eq!(c.probe(0, 109), State::Ready);
-        assert_eq!(c.probe(0, 110), State::Expired);
-        assert_eq!(c.probe(1, 0), State::Absent);
+        c.commit(&[0], 4, t(10), t(15));
+        assert_eq!(c.probe(0, t(14)), State::Pending);
+        assert_eq!(c.probe(0, t(15)), State::Ready);
+        assert_eq!(c.probe(0, t(109)), State::Ready);
+        assert_eq!(c.probe(0, t(110)), State::Expired);
+        assert_eq!(c.probe(1, t(0)), State::Absent);
     }
 
     #[test]
@@ -295,9 +305,9 @@ mod tests {
         // [1] alone cached, then request [0, 1]: block 0 (never seen) breaks the prefix, block
         // 1 (ready) is written again and charged to "never seen", as the break is.
         let mut c = BlockCache::new(None, None);
-        c.lookup(&[1], 4, 0);
-        c.commit(&[1], 4, 0, 0);
-        let look = c.lookup(&[0, 1], 4, 1);
+        c.lookup(&[1], 4, t(0));
+        c.commit(&[1], 4, t(0), t(0));
+        let look = c.lookup(&[0, 1], 4, t(1));
         assert_eq!((look.hit_blocks, look.write_tokens), (0, 8));
         assert_eq!(look.miss_tokens, [0, 0, 0, 8]);
     }
@@ -307,13 +317,13 @@ mod tests {
         // Capacity 12 = 3 blocks. [0, 0, 1] links 0 and 1 once each (8 tokens); [2] fits;
         // [3] evicts the least recent: block 1 (the deepest of the first request).
         let mut c = BlockCache::new(None, Some(12));
-        for (t, blocks) in [(0, &[0u32, 0, 1][..]), (1, &[2]), (2, &[3])] {
-            c.lookup(blocks, 4, t);
-            c.commit(blocks, 4, t, t);
+        for (now, blocks) in [(t(0), &[0u32, 0, 1][..]), (t(1), &[2]), (t(2), &[3])] {
+            c.lookup(blocks, 4, now);
+            c.commit(blocks, 4, now, now);
         }
         assert_eq!(c.used_tokens(), 12);
-        assert_eq!(c.probe(0, 3), State::Ready);
-        assert_eq!(c.probe(1, 3), State::Evicted);
-        assert_eq!(c.probe(2, 3), State::Ready);
+        assert_eq!(c.probe(0, t(3)), State::Ready);
+        assert_eq!(c.probe(1, t(3)), State::Evicted);
+        assert_eq!(c.probe(2, t(3)), State::Ready);
     }
 }

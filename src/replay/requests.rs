@@ -27,6 +27,7 @@ use crate::cache::{
     parse_json, Breakpoint, Cache, Digest, Json, ParsedBody, Prompt, State, Ttl, Usage,
 };
 use crate::config::LatencyParams;
+use crate::time::SimTime;
 
 #[derive(Deserialize)]
 struct Line {
@@ -177,7 +178,7 @@ impl<'s> Replayer<'s> {
 
     fn request(
         &mut self,
-        now: u64,
+        time_us: u64,
         conv: u32,
         parsed: ParsedBody,
         output: u64,
@@ -186,7 +187,8 @@ impl<'s> Replayer<'s> {
         let body_breakpoints = parsed.breakpoints.clone();
         let price_index = self.pricing.index(&parsed.model);
         let prompt = self.prompt(conv, parsed);
-        self.record_gaps(&prompt, now);
+        self.record_gaps(&prompt, time_us);
+        let now = SimTime::from_us(time_us);
         let price = &self.pricing.models[price_index];
         let latency = self.settings.latency_for(&price.name);
         for lane in &mut self.lanes {
@@ -238,9 +240,9 @@ fn ready_time(
     latency: &LatencyParams,
     u: &Usage,
     output: u64,
-    now: u64,
+    now: SimTime,
     index: u64,
-) -> (u64, ReadySource) {
+) -> (SimTime, ReadySource) {
     let a = Account {
         cache_read: u.cache_read,
         cache_write_5m: u.cache_write_5m,
@@ -255,7 +257,7 @@ fn ready_time(
 /// Written tokens by cause: walking down from the last written boundary to the hit, each
 /// block takes the state of the nearest entry at or after it that the cache remembers
 /// (expired, evicted, pending); blocks past every remembered entry were never seen.
-fn miss_causes(cache: &Cache, prompt: &Prompt, peek: &Usage, now: u64) -> [u64; 4] {
+fn miss_causes(cache: &Cache, prompt: &Prompt, peek: &Usage, now: SimTime) -> [u64; 4] {
     let mut miss = [0u64; 4];
     let written = peek.cache_write();
     if written == 0 {

@@ -13,6 +13,7 @@ use super::trace::{TraceRequest, NO_CONVERSATION};
 use crate::config::{LatencyParams, ModelParams};
 use crate::model::latency::{draw, Work};
 use crate::rng::ChaCha8Rng;
+use crate::time::{SimDuration, SimTime};
 
 /// What one cache choice measured over the whole trace.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -117,7 +118,7 @@ impl<'s> Replayer<'s> {
         let lanes = choices
             .iter()
             .map(|c| Lane {
-                cache: BlockCache::new(c.ttl_us, c.capacity_tokens),
+                cache: BlockCache::new(c.ttl_us.map(SimDuration::from_us), c.capacity_tokens),
                 bills_1h: c.bills_1h(),
                 stats: ChoiceStats::default(),
             })
@@ -147,7 +148,7 @@ impl<'s> Replayer<'s> {
         let latency = self.settings.latency_for(&price.name);
         let const_latency = latency_is_const(latency);
         let measured = Measured { ttft_us: r.ttft_us, api_time_us: r.api_time_us };
-        let now = r.time_us;
+        let now = SimTime::from_us(r.time_us);
         // Each lane draws this request's latency from the same stream (the request's own,
         // `stream(seed, [request])`): common random numbers across choices. Constant latency
         // draws nothing, so one generator serves then.
@@ -201,9 +202,9 @@ pub(crate) fn ready_time(
     latency: &LatencyParams,
     a: &Account,
     measured: Measured,
-    now: u64,
+    now: SimTime,
     rng: &mut ChaCha8Rng,
-) -> (u64, ReadySource) {
+) -> (SimTime, ReadySource) {
     if s.instant_ready {
         return (now, ReadySource::Instant);
     }
@@ -213,14 +214,14 @@ pub(crate) fn ready_time(
         output_tokens: a.output,
     };
     let t = draw(latency, work, rng);
-    let (first_token_us, source) = match measured.ttft_us {
-        Some(ttft_us) => (ttft_us, ReadySource::Ttft),
-        None => (t.ttft_us, ReadySource::Model),
+    let (first_token, source) = match measured.ttft_us {
+        Some(ttft_us) => (SimDuration::from_us(ttft_us), ReadySource::Ttft),
+        None => (t.ttft, ReadySource::Model),
     };
-    let ready_us = first_token_us.saturating_add(t.ready_delay_us);
-    match measured.api_time_us {
-        Some(end_us) if end_us < ready_us => (now.saturating_add(end_us), ReadySource::ApiTime),
-        _ => (now.saturating_add(ready_us), source),
+    let ready = first_token.saturating_add(t.ready_delay);
+    match measured.api_time_us.map(SimDuration::from_us) {
+        Some(end) if end < ready => (now.saturating_add(end), ReadySource::ApiTime),
+        _ => (now.saturating_add(ready), source),
     }
 }
 

@@ -4,7 +4,7 @@
 //!
 //! Timeline (named assumptions; the results do not depend on them as long as each request is
 //! sent after the previous one's entries are ready and within the 5-minute TTL): the main
-//! session sends a turn every `TURN_GAP_US`; a request's entries are ready `READY_AFTER_US`
+//! session sends a turn every `TURN_GAP`; a request's entries are ready `READY_AFTER`
 //! after it is sent (its time to first token).
 
 use super::bodies::{assistant_text, user_text, Request};
@@ -13,13 +13,13 @@ use super::workload::Workload;
 use super::{NextTurn, ScenarioError, ScenarioResult};
 use crate::cache::{request_from_json, Cache, Layer, Policy, Ttl, Usage};
 use crate::config::ModelParams;
-use crate::time::{SimTime, US_PER_S};
+use crate::time::{SimDuration, SimTime};
 use serde_json::{json, Value};
 
 /// Time between two requests of the main session (assumption, see the module doc).
-pub const TURN_GAP_US: u64 = 20 * US_PER_S;
+pub const TURN_GAP: SimDuration = SimDuration::from_secs(20);
 /// Time from sending a request to its entries being readable (assumption).
-pub const READY_AFTER_US: u64 = 2 * US_PER_S;
+pub const READY_AFTER: SimDuration = SimDuration::from_secs(2);
 
 /// An empty cache for the scenarios. Under `every-block` entries never expire, as in the seed
 /// demo's cache (a map with no TTL): the cache core refreshes only the longest hit prefix, so
@@ -33,10 +33,10 @@ pub fn new_cache(policy: Policy, model: &ModelParams) -> Cache {
     }
 }
 
-/// Serve one request body at `now`; its entries are ready `READY_AFTER_US` later.
+/// Serve one request body at `now`; its entries are ready `READY_AFTER` later.
 pub fn serve(cache: &mut Cache, req: &Request, now: SimTime) -> Result<Usage, ScenarioError> {
     let (prompt, breakpoints) = request_from_json(&req.body())?;
-    Ok(cache.serve(&prompt, &breakpoints, now, |_| now + READY_AFTER_US)?)
+    Ok(cache.serve(&prompt, &breakpoints, now, |_| now + READY_AFTER)?)
 }
 
 /// The main session after its warm-up: the cache and the time of the next request.
@@ -54,10 +54,10 @@ impl<'w> Warm<'w> {
         model: &ModelParams,
     ) -> Result<Self, ScenarioError> {
         let mut cache = new_cache(policy, model);
-        let mut now = 0;
+        let mut now = SimTime::ZERO;
         for k in 1..=w.turns() {
             serve(&mut cache, &Request::main_turn(w, k), now)?;
-            now += TURN_GAP_US;
+            now += TURN_GAP;
         }
         Ok(Warm { workload: w, cache, now })
     }
@@ -75,7 +75,7 @@ impl<'w> Warm<'w> {
     ) -> Result<(Usage, Usage), ScenarioError> {
         let mut cache = self.cache.clone();
         let side_usage = serve(&mut cache, side, self.now)?;
-        let next_usage = serve(&mut cache, next, self.now + TURN_GAP_US)?;
+        let next_usage = serve(&mut cache, next, self.now + TURN_GAP)?;
         Ok((side_usage, next_usage))
     }
 }
@@ -112,7 +112,7 @@ pub fn fork_deny(warm: &Warm) -> Result<ScenarioResult, ScenarioError> {
     ]});
     let result = json!({"role": "user", "content": [tool_result(id, &outcome)]});
     let second = Request::after_history(w, &[user_text(&w.fork_task), call, result]);
-    let second_usage = serve(&mut cache, &second, warm.now + TURN_GAP_US)?;
+    let second_usage = serve(&mut cache, &second, warm.now + TURN_GAP)?;
     let note = match &outcome {
         CallOutcome::Refused { rule, message } => format!(
             "the fork called {}: refused at call time by the rule `deny: {rule}` ({message:?}); \
@@ -195,8 +195,8 @@ fn thinking_fork_usage(
 ) -> Result<Usage, ScenarioError> {
     let (main, fork) = thinking_fork_requests(w, name);
     let mut cache = new_cache(policy, model);
-    serve(&mut cache, &main, 0)?;
-    serve(&mut cache, &fork, TURN_GAP_US)
+    serve(&mut cache, &main, SimTime::ZERO)?;
+    serve(&mut cache, &fork, SimTime::ZERO + TURN_GAP)
 }
 
 /// `fork_thinking`'s two requests to model `name`: the main session's tool-loop request M

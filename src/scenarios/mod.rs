@@ -23,6 +23,7 @@ pub mod workload;
 pub use workload::{Workload, WorkloadError, WorkloadName};
 
 use crate::cache::{preset, BodyError, CacheError, Policy, Usage};
+use crate::time::SimTime;
 use bodies::{user_text, Request};
 use compute::{btw_design, fork_deny, fork_thinking, layer_tokens, main_next, Warm};
 use serde_json::json;
@@ -126,7 +127,7 @@ pub fn run(workload: WorkloadName, policy: Policy) -> Result<Report, ScenarioErr
     let warm = Warm::new(&w, policy, &model)?;
     let (tools_tokens, system_tokens) = layer_tokens(&w)?;
     let mut cold = compute::new_cache(policy, &model);
-    let warmup = compute::serve(&mut cold, &Request::main_turn(&w, w.turns()), 0)?;
+    let warmup = compute::serve(&mut cold, &Request::main_turn(&w, w.turns()), SimTime::ZERO)?;
     let mut rows = vec![ScenarioResult::new("warmup", warmup)];
     for (id, req) in single_requests(&w) {
         rows.push(ScenarioResult::new(id, warm.one(&req)?));

@@ -12,7 +12,7 @@ use prefixsim::cache::{
     Cache, CacheError, Digest, EntryStore, Layer, Policy, Prompt, State, Ttl, Usage, WriteOutcome,
 };
 use prefixsim::config::ModelParams;
-use prefixsim::time::{US_PER_MIN, US_PER_S};
+use prefixsim::time::{SimTime, US_PER_MIN, US_PER_S};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -39,8 +39,13 @@ fn bp1h(index: usize) -> Breakpoint {
 }
 
 /// Ready one microsecond after it is sent (an instant first token).
-fn instant(now: u64) -> impl FnOnce(&Usage) -> u64 {
-    move |_| now + 1
+fn instant(now: u64) -> impl FnOnce(&Usage) -> SimTime {
+    move |_| at(now + 1)
+}
+
+/// The instant `us` microseconds after the start.
+fn at(us: u64) -> SimTime {
+    SimTime::from_us(us)
 }
 
 // ---------------------------------------------------------------- lookback (the docs: 20 blocks)
@@ -57,8 +62,8 @@ fn lookback_window_is_20_positions_counting_the_breakpoint() {
     for (written_block, expect_read) in [(15usize, 0u64), (16, 1_600)] {
         let mut cache = Cache::new(Policy::Anthropic, &model, None);
         let turn2 = prompt_of(&model.name, &ids[..written_block], 100);
-        cache.serve(&turn2, &[bp(written_block - 1)], 0, instant(0)).unwrap();
-        let u = cache.serve(&turn3, &[bp(34)], US_PER_S, instant(US_PER_S)).unwrap();
+        cache.serve(&turn2, &[bp(written_block - 1)], at(0), instant(0)).unwrap();
+        let u = cache.serve(&turn3, &[bp(34)], at(US_PER_S), instant(US_PER_S)).unwrap();
         assert_eq!(u.cache_read, expect_read, "prior write at block {written_block}");
         // Whatever is not read is written up to the breakpoint, the last block: 3,500 in all.
         assert_eq!(u.cache_write_5m, 3_500 - expect_read);
@@ -73,8 +78,8 @@ fn lookback_resumes_from_an_earlier_breakpoint() {
     let model = any_length_model();
     let ids: Vec<u64> = (0..35).collect();
     let mut cache = Cache::new(Policy::Anthropic, &model, None);
-    cache.serve(&prompt_of(&model.name, &ids[..15], 100), &[bp(14)], 0, instant(0)).unwrap();
-    let u = cache.serve(&prompt_of(&model.name, &ids, 100), &[bp(14), bp(34)], 10, instant(10));
+    cache.serve(&prompt_of(&model.name, &ids[..15], 100), &[bp(14)], at(0), instant(0)).unwrap();
+    let u = cache.serve(&prompt_of(&model.name, &ids, 100), &[bp(14), bp(34)], at(10), instant(10));
     let u = u.unwrap();
     assert_eq!((u.cache_read, u.cache_write_5m, u.uncached), (1_500, 2_000, 0));
 }
@@ -91,13 +96,13 @@ fn below_the_minimum_both_counters_are_zero() {
     let mut cache = Cache::new(Policy::Anthropic, &model, None);
     let short = prompt_of(&model.name, &[1, 2], 500); // 1,000 tokens
     for t in [0, 10 * US_PER_S] {
-        let u = cache.serve(&short, &[bp(1)], t, instant(t)).unwrap();
+        let u = cache.serve(&short, &[bp(1)], at(t), instant(t)).unwrap();
         assert_eq!((u.cache_read, u.cache_write(), u.uncached), (0, 0, 1_000));
     }
     let exact = prompt_of(&model.name, &[1, 2], 512); // 1,024 tokens
-    let u = cache.serve(&exact, &[bp(1)], 20 * US_PER_S, instant(20 * US_PER_S)).unwrap();
+    let u = cache.serve(&exact, &[bp(1)], at(20 * US_PER_S), instant(20 * US_PER_S)).unwrap();
     assert_eq!((u.cache_read, u.cache_write_5m, u.uncached), (0, 1_024, 0));
-    let u = cache.serve(&exact, &[bp(1)], 30 * US_PER_S, instant(30 * US_PER_S)).unwrap();
+    let u = cache.serve(&exact, &[bp(1)], at(30 * US_PER_S), instant(30 * US_PER_S)).unwrap();
     assert_eq!((u.cache_read, u.cache_write(), u.uncached), (1_024, 0, 0));
 }
 
@@ -117,13 +122,13 @@ fn mixed_ttl_bill_follows_the_abc_rule() {
     let bps = [bp1h(1), bp1h(3), bp(5)];
     let mut cache = Cache::new(Policy::Anthropic, &model, None);
     let first = prompt_of(&model.name, &[1, 2, 3, 4, 5, 6, 7], 1_000);
-    let u = cache.serve(&first, &bps, 0, instant(0)).unwrap();
+    let u = cache.serve(&first, &bps, at(0), instant(0)).unwrap();
     assert_eq!(
         (u.cache_read, u.cache_write_1h, u.cache_write_5m, u.uncached),
         (0, 4_000, 2_000, 1_000)
     );
     let second = prompt_of(&model.name, &[1, 2, 13, 14, 15, 16, 17], 1_000);
-    let u = cache.serve(&second, &bps, US_PER_S, instant(US_PER_S)).unwrap();
+    let u = cache.serve(&second, &bps, at(US_PER_S), instant(US_PER_S)).unwrap();
     assert_eq!(
         (u.cache_read, u.cache_write_1h, u.cache_write_5m, u.uncached),
         (2_000, 2_000, 2_000, 1_000)
@@ -138,9 +143,9 @@ fn one_hour_after_five_minutes_is_an_input_error() {
     let model = any_length_model();
     let mut cache = Cache::new(Policy::Anthropic, &model, None);
     let p = prompt_of(&model.name, &[1, 2, 3], 100);
-    let e = cache.serve(&p, &[bp(0), bp1h(2)], 0, instant(0)).unwrap_err();
+    let e = cache.serve(&p, &[bp(0), bp1h(2)], at(0), instant(0)).unwrap_err();
     assert_eq!(e, CacheError::TtlOrder { index: 2, previous: 0 });
-    let e = cache.serve(&p, &[bp(0), bp(1), bp(2), bp(2), bp(2)], 0, instant(0)).unwrap_err();
+    let e = cache.serve(&p, &[bp(0), bp(1), bp(2), bp(2), bp(2)], at(0), instant(0)).unwrap_err();
     assert_eq!(e, CacheError::TooManyBreakpoints { count: 5, index: 2 });
     assert!(e.to_string().contains("block 2"), "{e}");
 }
@@ -155,12 +160,12 @@ fn a_lookup_before_the_first_token_misses_and_after_it_hits() {
     let model = any_length_model();
     let mut cache = Cache::new(Policy::Anthropic, &model, None);
     let p = prompt_of(&model.name, &[1, 2, 3], 1_000);
-    let u = cache.serve(&p, &[bp(2)], 0, |_| 2 * US_PER_S).unwrap();
+    let u = cache.serve(&p, &[bp(2)], at(0), |_| at(2 * US_PER_S)).unwrap();
     assert_eq!((u.cache_write_5m, u.redundant_writes), (3_000, 0));
     let before = 2 * US_PER_S - 1;
-    let u = cache.serve(&p, &[bp(2)], before, |_| before + 10 * US_PER_S).unwrap();
+    let u = cache.serve(&p, &[bp(2)], at(before), |_| at(before + 10 * US_PER_S)).unwrap();
     assert_eq!((u.cache_read, u.cache_write_5m, u.redundant_writes), (0, 3_000, 1));
-    let u = cache.serve(&p, &[bp(2)], 2 * US_PER_S, instant(2 * US_PER_S)).unwrap();
+    let u = cache.serve(&p, &[bp(2)], at(2 * US_PER_S), instant(2 * US_PER_S)).unwrap();
     assert_eq!((u.cache_read, u.cache_write(), u.redundant_writes), (3_000, 0, 0));
 }
 
@@ -173,17 +178,17 @@ fn expiry_is_exactly_at_last_use_plus_ttl() {
     let mut cache = Cache::new(Policy::Anthropic, &model, None);
     let p = prompt_of(&model.name, &[1, 2], 1_000);
     let key = p.prefix_digest(1);
-    cache.serve(&p, &[bp(1)], 0, |_| US_PER_S).unwrap();
+    cache.serve(&p, &[bp(1)], at(0), |_| at(US_PER_S)).unwrap();
     let t1 = 100 * US_PER_S;
-    let u = cache.serve(&p, &[bp(1)], t1, |_| t1 + 200 * US_PER_S).unwrap();
+    let u = cache.serve(&p, &[bp(1)], at(t1), |_| at(t1 + 200 * US_PER_S)).unwrap();
     assert_eq!(u.cache_read, 2_000);
     let end = t1 + 5 * US_PER_MIN;
-    assert_eq!(cache.peek(&p, &[bp(1)], end - 1).unwrap().cache_read, 2_000);
-    assert_eq!(cache.peek(&p, &[bp(1)], end).unwrap().cache_read, 0);
-    assert_eq!(cache.store().probe(key, end - 1), State::Ready);
+    assert_eq!(cache.peek(&p, &[bp(1)], at(end - 1)).unwrap().cache_read, 2_000);
+    assert_eq!(cache.peek(&p, &[bp(1)], at(end)).unwrap().cache_read, 0);
+    assert_eq!(cache.store().probe(key, at(end - 1)), State::Ready);
     assert_eq!(cache.store().written(key).map(|w| w.0), Some(2_000));
-    assert_eq!(cache.store().probe(key, end), State::Expired);
-    let u = cache.serve(&p, &[bp(1)], end, instant(end)).unwrap();
+    assert_eq!(cache.store().probe(key, at(end)), State::Expired);
+    let u = cache.serve(&p, &[bp(1)], at(end), instant(end)).unwrap();
     assert_eq!((u.cache_read, u.cache_write_5m, u.redundant_writes), (0, 2_000, 0));
 }
 
@@ -196,13 +201,16 @@ fn a_hit_refreshes_the_breakpoints_it_covers() {
     let model = any_length_model();
     let mut cache = Cache::new(Policy::Anthropic, &model, None);
     let conv = prompt_of(&model.name, &[1, 2, 3, 4], 1_000);
-    cache.serve(&conv, &[bp(1), bp(3)], 0, instant(0)).unwrap();
+    cache.serve(&conv, &[bp(1), bp(3)], at(0), instant(0)).unwrap();
     for t in [4 * US_PER_MIN, 8 * US_PER_MIN] {
-        assert_eq!(cache.serve(&conv, &[bp(1), bp(3)], t, instant(t)).unwrap().cache_read, 4_000);
+        assert_eq!(
+            cache.serve(&conv, &[bp(1), bp(3)], at(t), instant(t)).unwrap().cache_read,
+            4_000
+        );
     }
     let fork = prompt_of(&model.name, &[1, 2, 7, 8], 1_000);
     let t = 11 * US_PER_MIN;
-    let u = cache.serve(&fork, &[bp(1), bp(3)], t, instant(t)).unwrap();
+    let u = cache.serve(&fork, &[bp(1), bp(3)], at(t), instant(t)).unwrap();
     assert_eq!((u.cache_read, u.cache_write_5m), (2_000, 2_000));
 }
 
@@ -210,11 +218,11 @@ fn a_hit_refreshes_the_breakpoints_it_covers() {
 #[test]
 fn one_hour_and_no_ttl_entries() {
     let mut store: EntryStore<u64> = EntryStore::new(None);
-    store.write(1, 10, 0, 0, Ttl::OneHour);
-    store.write(2, 10, 0, 0, Ttl::None);
-    assert!(store.is_ready(1, 3_600 * US_PER_S - 1));
-    assert_eq!(store.probe(1, 3_600 * US_PER_S), State::Expired);
-    assert!(store.is_ready(2, u64::MAX - 1));
+    store.write(1, 10, at(0), at(0), Ttl::OneHour);
+    store.write(2, 10, at(0), at(0), Ttl::None);
+    assert!(store.is_ready(1, at(3_600 * US_PER_S - 1)));
+    assert_eq!(store.probe(1, at(3_600 * US_PER_S)), State::Expired);
+    assert!(store.is_ready(2, at(u64::MAX - 1)));
 }
 
 // ---------------------------------------------------------------- keys: model and layers
@@ -224,16 +232,16 @@ fn one_hour_and_no_ttl_entries() {
 fn a_different_model_never_hits() {
     let model = any_length_model();
     let mut cache = Cache::new(Policy::EveryBlock, &model, None);
-    cache.serve(&prompt_of("claude-sonnet-4.5", &[1, 2, 3], 100), &[], 0, instant(0)).unwrap();
+    cache.serve(&prompt_of("claude-sonnet-4.5", &[1, 2, 3], 100), &[], at(0), instant(0)).unwrap();
     let other = prompt_of("claude-opus-4.5", &[1, 2, 3], 100);
-    let u = cache.serve(&other, &[], 10, instant(10)).unwrap();
+    let u = cache.serve(&other, &[], at(10), instant(10)).unwrap();
     assert_eq!(u.cache_read, 0);
     // And another scope (workspace) never hits either.
     let mut p = Prompt::new("other-workspace", "claude-sonnet-4.5");
     for id in [1, 2, 3] {
         p.push(Block::synthetic(Layer::Messages, 100, id));
     }
-    assert_eq!(cache.peek(&p, &[], 20).unwrap().cache_read, 0);
+    assert_eq!(cache.peek(&p, &[], at(20)).unwrap().cache_read, 0);
 }
 
 fn body(
@@ -266,9 +274,9 @@ fn tools() -> serde_json::Value {
 fn serve_pair(first: &serde_json::Value, second: &serde_json::Value) -> (Usage, u64, u64) {
     let mut cache = Cache::new(Policy::EveryBlock, &any_length_model(), None);
     let (p1, _) = request_from_json(first).unwrap();
-    cache.serve(&p1, &[], 0, instant(0)).unwrap();
+    cache.serve(&p1, &[], at(0), instant(0)).unwrap();
     let (p2, _) = request_from_json(second).unwrap();
-    let u = cache.serve(&p2, &[], US_PER_S, instant(US_PER_S)).unwrap();
+    let u = cache.serve(&p2, &[], at(US_PER_S), instant(US_PER_S)).unwrap();
     (u, p2.prefix_tokens(0), p2.prefix_tokens(1))
 }
 
@@ -312,12 +320,14 @@ fn a_system_edit_keeps_the_tools_hit() {
 fn every_block_match_stops_at_the_first_difference() {
     let model = any_length_model();
     let mut cache = Cache::new(Policy::EveryBlock, &model, None);
-    cache.serve(&prompt_of(&model.name, &[1, 2, 3, 4, 5], 10), &[], 0, instant(0)).unwrap();
-    let u = cache.serve(&prompt_of(&model.name, &[1, 2, 9, 4, 5], 10), &[], 5, instant(5)).unwrap();
+    cache.serve(&prompt_of(&model.name, &[1, 2, 3, 4, 5], 10), &[], at(0), instant(0)).unwrap();
+    let u =
+        cache.serve(&prompt_of(&model.name, &[1, 2, 9, 4, 5], 10), &[], at(5), instant(5)).unwrap();
     assert_eq!((u.cache_read, u.cache_write_5m, u.uncached), (20, 30, 0));
     // A fork: the same prefix plus one appended block reads everything before it.
-    let u =
-        cache.serve(&prompt_of(&model.name, &[1, 2, 3, 4, 5, 6], 10), &[], 9, instant(9)).unwrap();
+    let u = cache
+        .serve(&prompt_of(&model.name, &[1, 2, 3, 4, 5, 6], 10), &[], at(9), instant(9))
+        .unwrap();
     assert_eq!((u.cache_read, u.cache_write_5m), (50, 10));
 }
 
@@ -328,8 +338,8 @@ fn every_block_concurrent_writes_are_redundant() {
     let model = any_length_model();
     let mut cache = Cache::new(Policy::EveryBlock, &model, None);
     let p = prompt_of(&model.name, &[1, 2, 3, 4], 10);
-    cache.serve(&p, &[], 0, |_| 1_000).unwrap();
-    let u = cache.serve(&p, &[], 10, |_| 2_000).unwrap();
+    cache.serve(&p, &[], at(0), |_| at(1_000)).unwrap();
+    let u = cache.serve(&p, &[], at(10), |_| at(2_000)).unwrap();
     assert_eq!((u.cache_read, u.redundant_writes), (0, 4));
     assert_eq!(cache.store().stats().redundant_writes, 4);
 }
@@ -344,23 +354,23 @@ fn every_block_concurrent_writes_are_redundant() {
 fn capacity_evicts_the_least_recently_used() {
     let mut store: EntryStore<u64> = EntryStore::new(Some(300));
     for (k, t) in [(1, 0), (2, 1), (3, 2)] {
-        assert_eq!(store.write(k, 100, t, t, Ttl::FiveMin), WriteOutcome::New);
+        assert_eq!(store.write(k, 100, at(t), at(t), Ttl::FiveMin), WriteOutcome::New);
     }
-    assert!(store.touch(1, 3));
+    assert!(store.touch(1, at(3)));
     assert_eq!(store.lru_order(), vec![1, 3, 2]);
-    store.write(4, 100, 4, 4, Ttl::FiveMin);
+    store.write(4, 100, at(4), at(4), Ttl::FiveMin);
     assert_eq!(store.lru_order(), vec![4, 1, 3]);
-    assert_eq!(store.probe(2, 5), State::Evicted);
-    store.write(5, 100, 5, 5, Ttl::FiveMin);
+    assert_eq!(store.probe(2, at(5)), State::Evicted);
+    store.write(5, 100, at(5), at(5), Ttl::FiveMin);
     assert_eq!(store.lru_order(), vec![5, 4, 1]);
-    assert_eq!(store.probe(3, 6), State::Evicted);
-    assert_eq!(store.probe(99, 6), State::Absent);
-    assert_eq!(store.probe(3, 2 + 5 * US_PER_MIN - 1), State::Evicted);
-    assert_eq!(store.probe(3, 2 + 5 * US_PER_MIN), State::Expired);
+    assert_eq!(store.probe(3, at(6)), State::Evicted);
+    assert_eq!(store.probe(99, at(6)), State::Absent);
+    assert_eq!(store.probe(3, at(2 + 5 * US_PER_MIN - 1)), State::Evicted);
+    assert_eq!(store.probe(3, at(2 + 5 * US_PER_MIN)), State::Expired);
     assert_eq!((store.stats().evictions, store.stats().evicted_tokens), (2, 200));
     assert_eq!(store.used_tokens(), 300);
     // Rewriting an evicted key stores it again (evicting the now-least-recent key 1).
-    assert_eq!(store.write(2, 100, 7, 7, Ttl::FiveMin), WriteOutcome::Rewritten);
+    assert_eq!(store.write(2, 100, at(7), at(7), Ttl::FiveMin), WriteOutcome::Rewritten);
     assert_eq!(store.lru_order(), vec![2, 5, 4]);
 }
 
@@ -369,13 +379,16 @@ fn capacity_evicts_the_least_recently_used() {
 #[test]
 fn capacity_reclaims_expired_entries_before_evicting() {
     let mut store: EntryStore<u64> = EntryStore::new(Some(200));
-    store.write(1, 100, 0, 0, Ttl::FiveMin);
-    store.write(2, 100, 10 * US_PER_MIN, 10 * US_PER_MIN, Ttl::FiveMin);
-    store.write(3, 100, 11 * US_PER_MIN, 11 * US_PER_MIN, Ttl::FiveMin);
-    assert_eq!(store.probe(1, 11 * US_PER_MIN), State::Expired);
+    store.write(1, 100, at(0), at(0), Ttl::FiveMin);
+    store.write(2, 100, at(10 * US_PER_MIN), at(10 * US_PER_MIN), Ttl::FiveMin);
+    store.write(3, 100, at(11 * US_PER_MIN), at(11 * US_PER_MIN), Ttl::FiveMin);
+    assert_eq!(store.probe(1, at(11 * US_PER_MIN)), State::Expired);
     assert_eq!((store.stats().reclaimed, store.stats().evictions), (1, 0));
-    assert_eq!(store.write(4, 500, 12 * US_PER_MIN, 0, Ttl::FiveMin), WriteOutcome::TooLarge);
-    assert_eq!(store.probe(4, 12 * US_PER_MIN), State::Evicted);
+    assert_eq!(
+        store.write(4, 500, at(12 * US_PER_MIN), at(0), Ttl::FiveMin),
+        WriteOutcome::TooLarge
+    );
+    assert_eq!(store.probe(4, at(12 * US_PER_MIN)), State::Evicted);
     assert_eq!(store.lru_order(), vec![3, 2]);
 }
 
@@ -383,14 +396,14 @@ fn capacity_reclaims_expired_entries_before_evicting() {
 #[test]
 fn probe_classifies_pending_entries() {
     let mut store: EntryStore<u64> = EntryStore::new(None);
-    store.write(7, 10, 100, 500, Ttl::FiveMin);
-    assert_eq!(store.probe(7, 499), State::Pending);
-    assert_eq!(store.written(7), Some((10, 500)));
-    assert!(!store.touch(7, 499));
-    assert_eq!(store.probe(7, 500), State::Ready);
-    assert_eq!(store.write(7, 10, 200, 900, Ttl::FiveMin), WriteOutcome::Redundant);
-    assert_eq!(store.probe(7, 500), State::Ready, "earlier ready time kept");
-    assert_eq!(store.written(7), Some((10, 500)));
+    store.write(7, 10, at(100), at(500), Ttl::FiveMin);
+    assert_eq!(store.probe(7, at(499)), State::Pending);
+    assert_eq!(store.written(7), Some((10, at(500))));
+    assert!(!store.touch(7, at(499)));
+    assert_eq!(store.probe(7, at(500)), State::Ready);
+    assert_eq!(store.write(7, 10, at(200), at(900), Ttl::FiveMin), WriteOutcome::Redundant);
+    assert_eq!(store.probe(7, at(500)), State::Ready, "earlier ready time kept");
+    assert_eq!(store.written(7), Some((10, at(500))));
 }
 
 // ---------------------------------------------------------------- request bodies
@@ -514,9 +527,9 @@ fn automatic_caching_reads_the_previous_turn() {
     msgs.push(json!({"role": "user", "content": "And 3+3?"}));
     let mut cache = Cache::new(Policy::Anthropic, &model, None);
     let (p1, b1) = request_from_json(&turn1).unwrap();
-    cache.serve(&p1, &b1, 0, instant(0)).unwrap();
+    cache.serve(&p1, &b1, at(0), instant(0)).unwrap();
     let (p2, b2) = request_from_json(&turn2).unwrap();
-    let u = cache.serve(&p2, &b2, US_PER_S, instant(US_PER_S)).unwrap();
+    let u = cache.serve(&p2, &b2, at(US_PER_S), instant(US_PER_S)).unwrap();
     assert_eq!(u.cache_read, p1.tokens());
     assert_eq!(u.cache_write_5m, p2.tokens() - p1.tokens());
     // The incremental build of turn 2 from turn 1 equals the build from scratch.
@@ -678,7 +691,7 @@ proptest! {
             now += gap * 1_000;
             let p = prompt_of(&model.name, &ids, 150);
             let bps = valid_breakpoints(&raw_bps, p.len());
-            let u = cache.serve(&p, &bps, now, |u| now + 500 + u.uncached).unwrap();
+            let u = cache.serve(&p, &bps, at(now), |u| at(now + 500 + u.uncached)).unwrap();
             prop_assert_eq!(u.cache_read + u.cache_write() + u.uncached, p.tokens());
         }
     }
@@ -697,8 +710,8 @@ proptest! {
         let mut cache = Cache::new(policy, &model, None);
         let p = prompt_of(&model.name, &ids, 90);
         let bps = valid_breakpoints(&raw_bps, p.len());
-        cache.serve(&p, &bps, 0, |_| 3 * US_PER_S).unwrap();
-        let u = cache.serve(&p, &bps, 3 * US_PER_S, |_| 4 * US_PER_S).unwrap();
+        cache.serve(&p, &bps, at(0), |_| at(3 * US_PER_S)).unwrap();
+        let u = cache.serve(&p, &bps, at(3 * US_PER_S), |_| at(4 * US_PER_S)).unwrap();
         let cacheable = if every_block {
             p.tokens()
         } else {
@@ -794,15 +807,16 @@ proptest! {
             now += gap_s * US_PER_S;
             let ready = now + delay_s * US_PER_S;
             if is_write {
-                store.write(key, tokens, now, ready, Ttl::FiveMin);
+                store.write(key, tokens, at(now), at(ready), Ttl::FiveMin);
                 naive.write(key, tokens, now, ready, cap);
             } else {
-                store.touch(key, now);
+                store.touch(key, at(now));
                 naive.touch(key, now);
             }
             prop_assert!(store.used_tokens() <= cap);
             for k in 0..12 {
-                let got = (store.probe(k, now), store.written(k));
+                let written = store.written(k).map(|(tokens, ready)| (tokens, ready.as_us()));
+                let got = (store.probe(k, at(now)), written);
                 prop_assert_eq!(got, naive.probe(k, now), "key {} at {}", k, now);
             }
         }

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use prefixsim::replay::{self, ChoiceStats, Format, ReplaySettings};
+use prefixsim::time::{SimDuration, SimTime};
 
 /// The bundled data: `data/` in the repository (each set with its NOTICE.md and LICENSE).
 fn data(name: &str) -> String {
@@ -482,7 +483,7 @@ fn bundled_mooncake_matches_the_cache_core_entry_store() {
     let (mut read, mut redundant) = (0u64, 0u64);
     for line in std::fs::read_to_string(mooncake()).unwrap().lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        let now = (v["timestamp"].as_f64().unwrap() * 1000.0).round() as u64;
+        let now = SimTime::from_us((v["timestamp"].as_f64().unwrap() * 1000.0).round() as u64);
         let input = v["input_length"].as_u64().unwrap();
         let mut ids: Vec<u64> =
             v["hash_ids"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
@@ -492,7 +493,7 @@ fn bundled_mooncake_matches_the_cache_core_entry_store() {
         let hit = ids.iter().take_while(|&&id| store.is_ready(id, now)).count();
         let r = hit as u64 * 512;
         let secs = (input - r) as f64 / 20_000.0 + r as f64 / 1_000_000.0;
-        let ready_at = now + 500_000 + (secs * 1e6).round() as u64;
+        let ready_at = now + SimDuration::from_us(500_000) + SimDuration::from_secs_f64_round(secs);
         read += r;
         for &id in &ids[..hit] {
             assert!(store.touch(id, now));

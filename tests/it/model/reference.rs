@@ -14,6 +14,7 @@ use prefixsim::dist::Dist;
 use prefixsim::model::latency::{self, Work};
 use prefixsim::model::{simulate_detailed, workload};
 use prefixsim::rng::{self, site};
+use prefixsim::time::SimTime;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -75,7 +76,7 @@ async fn agent(ctx: Ctx, a: u32) {
         _ => {}
     }
     for turn in 0..turns {
-        let now = (Instant::now() - start).as_micros() as u64;
+        let now = SimTime::from_us((Instant::now() - start).as_micros() as u64);
         let mut bps = [Breakpoint { index: 0, ttl: exp.cache.ttl }; 3];
         let prompt = &chain.prompt;
         let n = workload::breakpoints(1, shared_end, prompt.len() - 1, exp.cache.ttl, &mut bps);
@@ -92,18 +93,18 @@ async fn agent(ctx: Ctx, a: u32) {
                     };
                     let t = latency::draw(&exp.latency, work, &mut lat);
                     timing = Some(t);
-                    now + t.ttft_us + t.ready_delay_us
+                    now + t.ttft + t.ready_delay
                 })
                 .unwrap();
             let cost = cache::cost_usd(&exp.model, &u, out);
-            world.rows.push(row(a, turn, now, &u, out, cost));
+            world.rows.push(row(a, turn, now.as_us(), &u, out, cost));
             timing.expect("anthropic serve asks for the ready time")
         };
-        sleep(Duration::from_micros(timing.ttft_us)).await;
+        sleep(Duration::from_micros(timing.ttft.as_us())).await;
         if a == 0 && turn == 0 {
             first_began.0.send_replace(true);
         }
-        sleep(Duration::from_micros(timing.decode_us)).await;
+        sleep(Duration::from_micros(timing.decode.as_us())).await;
         if turn == 0 {
             done[a as usize].0.send_replace(true);
         }
@@ -124,7 +125,7 @@ async fn reference(exp: &Experiment, strategy: &Strategy, replication: u32) -> V
     let mut cache = Cache::from_params(&exp.cache, &exp.model);
     if exp.workload.parent_warm {
         let (p, bps) = workload::parent_request(&exp);
-        cache.serve(&p, &bps, 0, |_| 0).unwrap();
+        cache.serve(&p, &bps, SimTime::ZERO, |_| SimTime::ZERO).unwrap();
     }
     let world = Arc::new(Mutex::new(World { cache, rows: Vec::new() }));
     let start = Instant::now();
