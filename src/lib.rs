@@ -137,6 +137,7 @@
 pub mod api;
 pub mod cache;
 pub mod calibrate;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod config;
 pub mod dist;
@@ -146,17 +147,22 @@ pub mod input;
 pub mod limits;
 pub mod metrics;
 pub mod model;
+pub mod numfmt;
+#[cfg(feature = "plot")]
 pub mod plot;
 pub mod replay;
 pub mod report;
 pub mod results;
 pub mod rng;
 pub mod scenarios;
+#[cfg(feature = "sweep")]
 pub mod sweep;
 pub mod time;
 
 pub use api::{
-    calibrate_files, run_sweep, ChoiceResult, Error, Experiment, LatencyFit, ReplaySummary,
-    RunOptions, Sweep, SweepSummary, TraceReplay,
+    calibrate_files, ChoiceResult, Error, Experiment, LatencyFit, ReplaySummary, RunOptions,
+    TraceReplay,
 };
+#[cfg(feature = "sweep")]
+pub use api::{run_sweep, Sweep, SweepSummary};
 pub use exec::{Percentiles, StrategyResult, Summary, Tokens};
