@@ -359,14 +359,16 @@ fn resolve_latency(
         Some(v) => return Err(s.bad("from", v.to_string(), "expected a file name")),
     };
     let file = match &from {
-        Some(path) => Some(LatencyFile::read(path).map_err(|e| s.bad("from", quoted(path), &e))?),
+        Some(path) => {
+            Some(LatencyFile::read(path).map_err(|e| s.bad("from", quoted(path), &e.to_string()))?)
+        }
         None => None,
     };
     let base_for = |m: &str| -> Result<LatencyParams, ConfigError> {
         let base = latency_presets::params(m, preset).unwrap_or_default();
         match (&file, &from) {
             (Some(f), Some(path)) => {
-                f.params_for(m, base).map_err(|e| s.bad("from", quoted(path), &e))
+                f.params_for(m, base).map_err(|e| s.bad("from", quoted(path), &e.to_string()))
             }
             _ => Ok(base),
         }

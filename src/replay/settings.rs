@@ -266,8 +266,8 @@ impl ReplaySettings {
                     LatencyPreset::parse(value).ok_or(SettingError::LatencyPreset)?
             }
             "from" => {
-                let file = LatencyFile::read(std::path::Path::new(value)).map_err(|message| {
-                    SettingError::LatencyFrom { value: value.to_string(), message }
+                let file = LatencyFile::read(std::path::Path::new(value)).map_err(|e| {
+                    SettingError::LatencyFrom { value: value.to_string(), message: e.to_string() }
                 })?;
                 self.latency_file = Some(std::sync::Arc::new(file));
             }
