@@ -35,16 +35,21 @@ pub enum Error {
     #[cfg(feature = "sweep")]
     #[error(transparent)]
     Sweep(#[from] SweepError),
+    /// A trace could not be read or a record of it is malformed (names the line).
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// A calibration input could not be read or parsed (names the file and line).
     #[error(transparent)]
     Calibrate(#[from] CalibrateError),
     /// A replay setting or choice is wrong.
     #[error("{0}")]
     Setting(String),
+    /// The results of a run could not be written.
     #[error("writing results to {path}: {source}")]
     Write {
+        /// The directory written to.
         path: PathBuf,
+        /// What the file system said.
         #[source]
         source: std::io::Error,
     },
@@ -177,22 +182,28 @@ pub struct TraceReplay {
 pub struct ChoiceResult {
     /// The assignments that made the choice (`cache.ttl=1h`).
     pub label: String,
+    /// Requests replayed.
     pub requests: u64,
     /// Requests that read at least one token from the cache.
     pub requests_with_hit: u64,
     /// Share of input tokens read from the cache.
     pub hit_rate: f64,
+    /// What the trace's requests cost with this cache choice, USD.
     pub cost_usd: f64,
     /// The same requests with no caching.
     pub cost_uncached_usd: f64,
+    /// Blocks written while an equal entry was still pending (docs/cache.md).
     pub redundant_writes: u64,
 }
 
 /// A replay's results: one `ChoiceResult` per choice, in the order given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplaySummary {
+    /// Requests in the trace.
     pub requests: u64,
+    /// Distinct prefix blocks over the whole trace.
     pub distinct_blocks: u64,
+    /// One per cache choice: the base, then each `what_if`, in order.
     pub choices: Vec<ChoiceResult>,
     /// Lines skipped with `lenient`.
     pub warnings: Vec<String>,
@@ -283,12 +294,17 @@ impl TraceReplay {
 /// the data, e.g. no cache reads for `cached_rate`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyFit {
+    /// The model id as the input spells it.
     pub model: String,
     /// Requests with a measured time to first token (the fit's rows).
     pub requests: usize,
+    /// Fixed time before the first token, seconds.
     pub overhead_s: f64,
+    /// Uncached and cache-write input tokens prefilled per second.
     pub prefill_rate: Option<f64>,
+    /// Cache-read input tokens per second.
     pub cached_rate: Option<f64>,
+    /// Output tokens per second after the first.
     pub decode_rate: Option<f64>,
     /// Median absolute error of the fitted TTFT, seconds.
     pub median_abs_error_s: f64,

@@ -26,6 +26,7 @@ pub struct Sweep {
 /// What a finished (or interrupted) sweep did; its results are the files in `dir`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SweepSummary {
+    /// The results directory.
     pub dir: PathBuf,
     /// Points of the grid (of this shard).
     pub points: u64,
@@ -33,6 +34,7 @@ pub struct SweepSummary {
     pub points_done: u64,
     /// Points already in the journal before this run (resume).
     pub resumed_from: u64,
+    /// Every point is in and the result files are written.
     pub complete: bool,
     /// SHA-256 of the experiment, as in manifest.json.
     pub content_hash: String,
