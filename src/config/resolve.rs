@@ -9,11 +9,11 @@ use super::experiment::*;
 use super::latency_file::LatencyFile;
 use super::names::{parse_kind, parse_strategy, strategy_label};
 use super::{presets, ConfigError};
+use crate::config::latency_presets::{self, LatencyPreset};
 use crate::dist::{Dist, Quantity};
 use crate::limits::{
     dist_param_max, MAX_MULTIPLIER, MAX_PRICE_USD_PER_MTOK, MAX_TOKENS, WORK_LIMIT_KEYS,
 };
-use crate::model::latency_presets::{self, LatencyPreset};
 use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN};
 
 /// The strategies run when the file names none (the README's experiment-file reference).

@@ -8,9 +8,9 @@
 //! a bare word. It knows nothing of traces or caches.
 
 use crate::config::latency_file::LatencyFile;
+use crate::config::latency_presets::{self, LatencyPreset};
 use crate::config::{LatencyParams, ModelParams, Policy};
 use crate::dist::{Dist, Quantity};
-use crate::model::latency_presets::{self, LatencyPreset};
 use crate::time::{Human, US_PER_H, US_PER_MIN};
 
 /// The three trace formats `replay` reads.

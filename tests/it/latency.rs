@@ -130,7 +130,7 @@ fn calibrated_presets_match_a_fresh_fit_of_the_bundled_traces() {
         let hi = ci[1].as_f64().unwrap_or(f64::INFINITY);
         lo <= x && x <= hi
     };
-    for fit in prefixsim::model::latency_presets::FITS {
+    for fit in prefixsim::config::latency_presets::FITS {
         let m = v["models"]
             .as_array()
             .unwrap()

@@ -827,8 +827,8 @@ fn drawn_ticks(texts: &[SvgText], values: &[f64], x_axis: bool) -> Vec<(f64, f64
 
 #[test]
 fn covered_prefix_points_are_the_closed_form_of_the_latency_presets() {
+    use prefixsim::config::latency_presets::FITS;
     use prefixsim::model::latency::{DEFAULT_OVERHEAD_US, DEFAULT_PREFILL_RATE};
-    use prefixsim::model::latency_presets::FITS;
     use prefixsim::plot::covered::{self, PointKind};
     let s = covered::spec(None);
     // The lines' overhead: the median of the fits' median overheads (an odd count: the middle).
