@@ -278,20 +278,9 @@ fn resolve_cache(s: &mut Section<'_>) -> Result<CacheParams, ConfigError> {
     Ok(CacheParams { policy, ttl, capacity_tokens, parent_ttl, ttl_by_kind, miss_probability })
 }
 
-/// The agent kinds `[cache.ttl_by_kind]` accepts (their names without parameters).
-pub const KIND_NAMES: [&str; 7] = [
-    "fork",
-    "subagent",
-    "btw",
-    "fork_drop_tool",
-    "fork_edit_system",
-    "fork_other_model",
-    "fork_deny_at_call",
-];
-
 fn resolve_ttl_by_kind(s: &mut Section<'_>) -> Result<Vec<(String, Ttl)>, ConfigError> {
     let mut out = Vec::new();
-    for kind in KIND_NAMES {
+    for kind in super::names::KIND_NAMES {
         if let Some(ttl) = s.ttl(kind)? {
             out.push((kind.to_string(), ttl));
         }
