@@ -12,14 +12,13 @@ use prefixsim::metrics::{LATENCY_NAMES, SCALAR_NAMES};
 use prefixsim::plot::{self, Spec};
 use prefixsim::results::{slug, Results};
 
+use super::common::bin;
+
 // ---------------------------------------------------------------- fixtures
 
 /// A fresh, empty directory under the target dir (no wall clock, no randomness in its name).
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("plot-tests").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    super::common::scratch("plot-tests", name)
 }
 
 fn hdr_line(values_us: &[u64]) -> String {
@@ -305,10 +304,6 @@ fn hold_fixture(name: &str) -> PathBuf {
     };
     write_fixture(&dir, &f);
     dir
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
 }
 
 // ---------------------------------------------------------------- checks
