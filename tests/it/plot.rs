@@ -1144,9 +1144,10 @@ fn the_slice_is_the_baseline_and_at_picks_another() {
     let at = plot::figures_at(&r, &[("parent_tokens".into(), "10000".into())]).unwrap();
     let f = figure(&at, "cost_vs_workload_agents");
     assert!(f.title.ends_with("(at parent_tokens = 10000)"), "{}", f.title);
-    let e = plot::figures_at(&r, &[("nope".into(), "1".into())]).unwrap_err();
+    let e = plot::figures_at(&r, &[("nope".into(), "1".into())]).unwrap_err().to_string();
     assert!(e.contains("`nope` is not a swept axis") && e.contains("workload.agents"), "{e}");
-    let e = plot::figures_at(&r, &[("workload.agents".into(), "3".into())]).unwrap_err();
+    let e =
+        plot::figures_at(&r, &[("workload.agents".into(), "3".into())]).unwrap_err().to_string();
     assert!(e.contains("has no value `3`"), "{e}");
     let out =
         bin().args(["plot"]).arg(&dir).args(["--at", "agents=99", "--format", "svg"]).output();
