@@ -10,7 +10,13 @@ use crate::config::{self, ConfigError};
 use crate::exec::{self, ModelSim, Summary};
 use crate::limits::{self, LimitError, RunError, WorkLimits};
 use crate::replay::{self, CacheChoice, ReplaySettings, TraceError};
-use crate::sweep::{self, Outcome, Plan, SweepError};
+#[cfg(feature = "sweep")]
+use crate::sweep::SweepError;
+
+#[cfg(feature = "sweep")]
+mod grid;
+#[cfg(feature = "sweep")]
+pub use grid::{run_sweep, Sweep, SweepSummary};
 
 /// Why a library call failed. `is_input` tells the caller's mistakes (a bad key, a run that
 /// stops at its own limits, a malformed trace) from bugs and I/O failures.
@@ -25,18 +31,25 @@ pub enum Error {
     /// A run failed: its own values stopped it (input) or a bug.
     #[error(transparent)]
     Run(#[from] RunError),
+    /// A sweep's grid is wrong, or a point or the writer failed.
+    #[cfg(feature = "sweep")]
     #[error(transparent)]
     Sweep(#[from] SweepError),
+    /// A trace could not be read or a record of it is malformed (names the line).
     #[error(transparent)]
     Trace(#[from] TraceError),
+    /// A calibration input could not be read or parsed (names the file and line).
     #[error(transparent)]
     Calibrate(#[from] CalibrateError),
     /// A replay setting or choice is wrong.
     #[error("{0}")]
     Setting(String),
+    /// The results of a run could not be written.
     #[error("writing results to {path}: {source}")]
     Write {
+        /// The directory written to.
         path: PathBuf,
+        /// What the file system said.
         #[source]
         source: std::io::Error,
     },
@@ -52,6 +65,7 @@ impl Error {
             | Error::Calibrate(_)
             | Error::Setting(_) => true,
             Error::Run(e) => e.is_input(),
+            #[cfg(feature = "sweep")]
             Error::Sweep(e) => matches!(e, SweepError::Input(_)),
             Error::Write { .. } => false,
         }
@@ -84,6 +98,8 @@ impl Default for RunOptions {
 #[derive(Debug, Clone)]
 pub struct Experiment {
     origin: String,
+    /// The file's text: a sweep keeps its axes in the order written.
+    #[cfg_attr(not(feature = "sweep"), allow(dead_code))]
     text: String,
     table: toml::Table,
     resolved: config::Experiment,
@@ -148,70 +164,6 @@ impl Experiment {
         }
         Ok(Summary::new(exp, &outcomes))
     }
-
-    /// The experiment's `[sweep]` grid, every axis value checked.
-    pub fn sweep(&self) -> Result<Sweep, Error> {
-        let sim = ModelSim { origin: self.origin.clone() };
-        let order = sweep::spec::key_order(&self.text);
-        let plan = Plan::new(&sim, self.table.clone(), &order)?;
-        Ok(Sweep { sim, plan })
-    }
-}
-
-/// A validated parameter sweep: the experiment without `[sweep]` and the grid of points.
-pub struct Sweep {
-    sim: ModelSim,
-    plan: Plan,
-}
-
-/// What a finished (or interrupted) sweep did; its results are the files in `dir`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SweepSummary {
-    pub dir: PathBuf,
-    /// Points of the grid (of this shard).
-    pub points: u64,
-    /// Points in the journal now.
-    pub points_done: u64,
-    /// Points already in the journal before this run (resume).
-    pub resumed_from: u64,
-    pub complete: bool,
-    /// SHA-256 of the experiment, as in manifest.json.
-    pub content_hash: String,
-}
-
-impl Sweep {
-    /// Points of the whole grid.
-    pub fn points(&self) -> u64 {
-        self.plan.grid.points()
-    }
-
-    /// The axes' dotted keys, in file order (the first varies slowest).
-    pub fn axes(&self) -> Vec<String> {
-        self.plan.axis_keys()
-    }
-
-    /// Run (or resume) the sweep into `opts.dir`; the outputs are written when complete.
-    pub fn run(&self, opts: &sweep::SweepOptions) -> Result<SweepSummary, Error> {
-        run_sweep(self, opts)
-    }
-}
-
-/// Run (or resume) `sweep` into `opts.dir` (journal, then summary.csv, runs.csv, histograms/
-/// and manifest.json once every point is in).
-pub fn run_sweep(sweep: &Sweep, opts: &sweep::SweepOptions) -> Result<SweepSummary, Error> {
-    let rep = sweep::run_sweep(&sweep.sim, &sweep.plan, opts)?;
-    let (complete, points_done) = match rep.outcome {
-        Outcome::Complete => (true, rep.points),
-        Outcome::Interrupted { done } => (false, done),
-    };
-    Ok(SweepSummary {
-        dir: opts.dir.clone(),
-        points: rep.points,
-        points_done,
-        resumed_from: rep.resumed_from,
-        complete,
-        content_hash: sweep.plan.content_hash.clone(),
-    })
 }
 
 /// A trace replay: a trace file, its settings (the `replay --set` keys) and the cache choices
@@ -230,22 +182,28 @@ pub struct TraceReplay {
 pub struct ChoiceResult {
     /// The assignments that made the choice (`cache.ttl=1h`).
     pub label: String,
+    /// Requests replayed.
     pub requests: u64,
     /// Requests that read at least one token from the cache.
     pub requests_with_hit: u64,
     /// Share of input tokens read from the cache.
     pub hit_rate: f64,
+    /// What the trace's requests cost with this cache choice, USD.
     pub cost_usd: f64,
     /// The same requests with no caching.
     pub cost_uncached_usd: f64,
+    /// Blocks written while an equal entry was still pending (docs/cache.md).
     pub redundant_writes: u64,
 }
 
 /// A replay's results: one `ChoiceResult` per choice, in the order given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplaySummary {
+    /// Requests in the trace.
     pub requests: u64,
+    /// Distinct prefix blocks over the whole trace.
     pub distinct_blocks: u64,
+    /// One per cache choice: the base, then each `what_if`, in order.
     pub choices: Vec<ChoiceResult>,
     /// Lines skipped with `lenient`.
     pub warnings: Vec<String>,
@@ -336,12 +294,17 @@ impl TraceReplay {
 /// the data, e.g. no cache reads for `cached_rate`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyFit {
+    /// The model id as the input spells it.
     pub model: String,
     /// Requests with a measured time to first token (the fit's rows).
     pub requests: usize,
+    /// Fixed time before the first token, seconds.
     pub overhead_s: f64,
+    /// Uncached and cache-write input tokens prefilled per second.
     pub prefill_rate: Option<f64>,
+    /// Cache-read input tokens per second.
     pub cached_rate: Option<f64>,
+    /// Output tokens per second after the first.
     pub decode_rate: Option<f64>,
     /// Median absolute error of the fitted TTFT, seconds.
     pub median_abs_error_s: f64,

@@ -57,8 +57,7 @@
 //! then `summary.csv`, `runs.csv`, `histograms/`, `manifest.json`).
 //!
 //! ```
-//! use prefixsim::sweep::{ExecOptions, SweepOptions};
-//! use prefixsim::Experiment;
+//! use prefixsim::{ExecOptions, Experiment, SweepOptions};
 //!
 //! let exp = Experiment::from_toml(
 //!     r#"
@@ -88,7 +87,7 @@
 //! choice compared:
 //!
 //! ```
-//! use prefixsim::{replay::Format, TraceReplay};
+//! use prefixsim::{TraceFormat, TraceReplay};
 //!
 //! // Two requests sharing a 3-block prefix, six minutes apart (Mooncake JSONL, 4-token blocks).
 //! let path = std::env::temp_dir().join(format!("prefixsim-doc-{}.jsonl", std::process::id()));
@@ -98,7 +97,7 @@
 //!      {\"timestamp\": 360000, \"input_length\": 12, \"output_length\": 1, \"hash_ids\": [1, 2, 3]}\n",
 //! )
 //! .unwrap();
-//! let r = TraceReplay::new(&path, Format::Mooncake)
+//! let r = TraceReplay::new(&path, TraceFormat::Mooncake)
 //!     .set("block_size=4")?
 //!     .what_if("cache.ttl=none")
 //!     .run()?;
@@ -118,12 +117,27 @@
 //! ```
 //! let fits = prefixsim::calibrate_files(
 //!     &["data/samples/usage-log.jsonl".into()],
-//!     &prefixsim::calibrate::Settings { resamples: 20, ..Default::default() },
+//!     &prefixsim::CalibrateSettings { resamples: 20, ..Default::default() },
 //! )?;
 //! assert!(!fits.is_empty());
 //! assert!(fits.iter().all(|f| f.overhead_s >= 0.0 && f.requests > 0));
 //! # Ok::<(), prefixsim::Error>(())
 //! ```
+//!
+//! # Cargo features
+//!
+//! `cli` (the binary), `plot` (figures, the report, the calibration figure) and `sweep` (grids,
+//! tuning, on tokio) are on by default; with `default-features = false` everything above except
+//! [`Experiment::sweep`] and [`run_sweep`] is there, without clap, plotters, tokio, indicatif or
+//! the embedded font. `progress` draws the progress bars ([`RunOptions::progress`]).
+//!
+//! # What is API
+//!
+//! The API is what this page lists: the items re-exported at the crate root and the [`errors`]
+//! module. Those are documented, and their changes are breaking changes. Every other module is
+//! an internal: `pub` only so that the integration tests, the benchmarks and the fuzz targets
+//! (separate crates) can reach the pieces they exercise, and `#[doc(hidden)]` so that it appears
+//! nowhere in the docs. Code outside this repository should not name them.
 //!
 //! # Layout
 //!
@@ -134,29 +148,72 @@
 //! trait); `api` is the typed entry point above; `cli`, `report`, `plot`, `sweep` (its
 //! writer) and `replay` (its reader) are the edge.
 
-pub mod api;
+#![warn(missing_docs)]
+
+mod api;
+#[doc(hidden)]
 pub mod cache;
+#[doc(hidden)]
 pub mod calibrate;
+#[cfg(feature = "cli")]
+#[doc(hidden)]
 pub mod cli;
+#[doc(hidden)]
 pub mod config;
+#[doc(hidden)]
 pub mod dist;
+#[doc(hidden)]
 pub mod engine;
+#[doc(hidden)]
 pub mod exec;
+#[doc(hidden)]
 pub mod input;
+#[doc(hidden)]
 pub mod limits;
+#[doc(hidden)]
 pub mod metrics;
+#[doc(hidden)]
 pub mod model;
+#[doc(hidden)]
+pub mod numfmt;
+#[cfg(feature = "plot")]
+#[doc(hidden)]
 pub mod plot;
+#[doc(hidden)]
 pub mod replay;
+#[doc(hidden)]
 pub mod report;
+#[doc(hidden)]
 pub mod results;
+#[doc(hidden)]
 pub mod rng;
+#[doc(hidden)]
 pub mod scenarios;
+#[cfg(feature = "sweep")]
+#[doc(hidden)]
 pub mod sweep;
+#[doc(hidden)]
 pub mod time;
 
 pub use api::{
-    calibrate_files, run_sweep, ChoiceResult, Error, Experiment, LatencyFit, ReplaySummary,
-    RunOptions, Sweep, SweepSummary, TraceReplay,
+    calibrate_files, ChoiceResult, Error, Experiment, LatencyFit, ReplaySummary, RunOptions,
+    TraceReplay,
 };
+#[cfg(feature = "sweep")]
+pub use api::{run_sweep, Sweep, SweepSummary};
+pub use calibrate::Settings as CalibrateSettings;
 pub use exec::{Percentiles, StrategyResult, Summary, Tokens};
+pub use replay::Format as TraceFormat;
+#[cfg(feature = "sweep")]
+pub use sweep::{ExecOptions, SweepOptions};
+
+/// The errors inside [`Error`], each naming the file, key or value at fault.
+pub mod errors {
+    pub use crate::calibrate::CalibrateError;
+    pub use crate::config::latency_file::LatencyFileError;
+    pub use crate::config::ConfigError;
+    pub use crate::limits::{LimitError, RunError};
+    pub use crate::replay::{SettingError, TraceError};
+    #[cfg(feature = "sweep")]
+    pub use crate::sweep::SweepError;
+}

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 pub mod claude_code;
 pub mod estimate;
+#[cfg(feature = "plot")]
 pub mod figure;
 pub mod fit;
 pub mod otlp;

@@ -132,7 +132,7 @@ fn num(x: f64) -> String {
     } else if x.abs() >= 1000.0 {
         thousands(x.round() as u64)
     } else {
-        crate::plot::style::num(x)
+        crate::numfmt::num(x)
     }
 }
 

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{CliError, CliResult};
 use crate::cache;
-use crate::model::latency_presets::{self, CACHED_RATE_FALLBACK, DECODE_RATE_FALLBACK};
+use crate::config::latency_presets::{self, CACHED_RATE_FALLBACK, DECODE_RATE_FALLBACK};
 
 const AFTER_HELP: &str = "\
 Examples:

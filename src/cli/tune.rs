@@ -103,7 +103,7 @@ pub fn run(mut args: Args) -> CliResult {
     }
     table.remove("sweep");
     let objective = Objective::parse(&args.objective, args.lambda).map_err(CliError::input)?;
-    let values = tune::parse_values(&args.range).map_err(input)?;
+    let values = tune::parse_values(&args.range).map_err(|e| input(e.to_string()))?;
     let strategy = tune::focus_strategy(&mut table, &args.param, args.strategy.as_deref())
         .map_err(|e| input(format!("{origin}: {e}")))?;
     let sim = ModelSim { origin: origin.clone() };

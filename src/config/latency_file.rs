@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use super::dist_syntax::parse_dist_in;
+use super::dist_syntax::{parse_dist_in, DistError};
 use crate::config::LatencyParams;
 use crate::dist::{Dist, Quantity};
 
@@ -33,59 +33,91 @@ const KEYS: [(&str, Quantity); 5] = [
     ("ready_delay", Quantity::Duration),
 ];
 
+/// Why a calibration file, or its table for a model, was refused (the caller names the file).
+#[derive(Debug, thiserror::Error)]
+pub enum LatencyFileError {
+    #[error("cannot read it: {0}")]
+    Read(std::io::Error),
+    /// The TOML parser's message, trailing newline trimmed.
+    #[error("{0}")]
+    Toml(String),
+    #[error("unknown key `{0}` (a calibration file has only [latency.\"MODEL\"] tables)")]
+    UnknownTop(String),
+    #[error("no [latency.\"MODEL\"] table")]
+    NoTable,
+    #[error("`latency.{0}` is not a table")]
+    NotATable(String),
+    #[error("no table for model `{model}` (the file has: {have})")]
+    NoModel { model: String, have: String },
+    #[error("unknown key `latency.\"{table}\".{key}` (known: {known})")]
+    UnknownKey { table: String, key: String, known: String },
+    #[error("`latency.\"{table}\".{key}` = {value}: expected a distribution string")]
+    NotAString { table: String, key: String, value: String },
+    #[error("`latency.\"{table}\".{key}` = \"{text}\": {source}")]
+    Dist { table: String, key: String, text: String, source: Box<DistError> },
+    #[error("`latency.\"{table}\".{key}` = \"{text}\": a rate must be positive")]
+    NotPositive { table: String, key: String, text: String },
+}
+
 impl LatencyFile {
     /// Read and check the shape of `path` (a `[latency."MODEL"]` table per model).
-    pub fn read(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
-        let mut top: toml::Table =
-            text.parse().map_err(|e: toml::de::Error| e.to_string().trim_end().to_string())?;
+    pub fn read(path: &Path) -> Result<Self, LatencyFileError> {
+        let text = std::fs::read_to_string(path).map_err(LatencyFileError::Read)?;
+        let mut top: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            LatencyFileError::Toml(e.to_string().trim_end().to_string())
+        })?;
         if let Some(k) = top.keys().find(|k| *k != "latency") {
-            return Err(format!(
-                "unknown key `{k}` (a calibration file has only [latency.\"MODEL\"] tables)"
-            ));
+            return Err(LatencyFileError::UnknownTop(k.clone()));
         }
         let tables = match top.remove("latency") {
             Some(toml::Value::Table(t)) if !t.is_empty() => t,
-            _ => return Err("no [latency.\"MODEL\"] table".into()),
+            _ => return Err(LatencyFileError::NoTable),
         };
-        for (model, table) in &tables {
-            if !table.is_table() {
-                return Err(format!("`latency.{model}` is not a table"));
-            }
+        if let Some((model, _)) = tables.iter().find(|(_, t)| !t.is_table()) {
+            return Err(LatencyFileError::NotATable(model.clone()));
         }
         Ok(LatencyFile { tables, dir: path.parent().map(Path::to_path_buf) })
     }
 
     /// The parameters for `model` (a preset name): the file's table over `base`.
-    pub fn params_for(&self, model: &str, base: LatencyParams) -> Result<LatencyParams, String> {
+    pub fn params_for(
+        &self,
+        model: &str,
+        base: LatencyParams,
+    ) -> Result<LatencyParams, LatencyFileError> {
         let found = self.tables.iter().find(|(k, _)| {
             k.as_str() == model || super::model_ids::preset_for_api_id(k) == Some(model)
         });
         let Some((key, toml::Value::Table(table))) = found else {
             let have: Vec<&str> = self.tables.keys().map(String::as_str).collect();
-            return Err(format!(
-                "no table for model `{model}` (the file has: {})",
-                have.join(", ")
-            ));
+            let (model, have) = (model.to_string(), have.join(", "));
+            return Err(LatencyFileError::NoModel { model, have });
         };
         let mut p = base;
         for (name, value) in table {
+            let (table, key) = (key.clone(), name.clone());
             let Some(&(_, q)) = KEYS.iter().find(|(k, _)| k == name) else {
                 let known: Vec<&str> = KEYS.iter().map(|k| k.0).collect();
-                return Err(format!(
-                    "unknown key `latency.\"{key}\".{name}` (known: {})",
-                    known.join(", ")
-                ));
+                return Err(LatencyFileError::UnknownKey { table, key, known: known.join(", ") });
             };
-            let text = value.as_str().ok_or_else(|| {
-                format!("`latency.\"{key}\".{name}` = {value}: expected a distribution string")
-            })?;
-            let d = parse_dist_in(text, q, self.dir.as_deref())
-                .map_err(|e| format!("`latency.\"{key}\".{name}` = \"{text}\": {e}"))?;
+            let Some(text) = value.as_str() else {
+                return Err(LatencyFileError::NotAString { table, key, value: value.to_string() });
+            };
+            let d = match parse_dist_in(text, q, self.dir.as_deref()) {
+                Ok(d) => d,
+                Err(source) => {
+                    let text = text.to_string();
+                    return Err(LatencyFileError::Dist {
+                        table,
+                        key,
+                        text,
+                        source: Box::new(source),
+                    });
+                }
+            };
             if q == Quantity::Number && matches!(d, Dist::Const(x) if x <= 0.0) {
-                return Err(format!(
-                    "`latency.\"{key}\".{name}` = \"{text}\": a rate must be positive"
-                ));
+                let text = text.to_string();
+                return Err(LatencyFileError::NotPositive { table, key, text });
             }
             *slot(&mut p, name) = d;
         }

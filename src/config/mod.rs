@@ -12,6 +12,7 @@ pub mod call;
 pub mod dist_syntax;
 pub mod experiment;
 pub mod latency_file;
+pub mod latency_presets;
 pub mod model_ids;
 pub mod names;
 pub mod presets;

@@ -34,6 +34,7 @@ pub const DEFAULT_TOOL: &str = "Bash";
 pub const DEFAULT_OTHER_MODEL: &str = "claude-haiku-4.5";
 
 pub const STRATEGY_NAMES: [&str; 5] = ["eager", "wait_first", "stagger", "sequential", "prewarm"];
+/// The agent kinds, without parameters (`workload.kind`, `[cache.ttl_by_kind]`).
 pub const KIND_NAMES: [&str; 7] = [
     "fork",
     "subagent",

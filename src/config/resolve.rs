@@ -9,11 +9,11 @@ use super::experiment::*;
 use super::latency_file::LatencyFile;
 use super::names::{parse_kind, parse_strategy, strategy_label};
 use super::{presets, ConfigError};
+use crate::config::latency_presets::{self, LatencyPreset};
 use crate::dist::{Dist, Quantity};
 use crate::limits::{
     dist_param_max, MAX_MULTIPLIER, MAX_PRICE_USD_PER_MTOK, MAX_TOKENS, WORK_LIMIT_KEYS,
 };
-use crate::model::latency_presets::{self, LatencyPreset};
 use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN};
 
 /// The strategies run when the file names none (the README's experiment-file reference).
@@ -278,20 +278,9 @@ fn resolve_cache(s: &mut Section<'_>) -> Result<CacheParams, ConfigError> {
     Ok(CacheParams { policy, ttl, capacity_tokens, parent_ttl, ttl_by_kind, miss_probability })
 }
 
-/// The agent kinds `[cache.ttl_by_kind]` accepts (their names without parameters).
-pub const KIND_NAMES: [&str; 7] = [
-    "fork",
-    "subagent",
-    "btw",
-    "fork_drop_tool",
-    "fork_edit_system",
-    "fork_other_model",
-    "fork_deny_at_call",
-];
-
 fn resolve_ttl_by_kind(s: &mut Section<'_>) -> Result<Vec<(String, Ttl)>, ConfigError> {
     let mut out = Vec::new();
-    for kind in KIND_NAMES {
+    for kind in super::names::KIND_NAMES {
         if let Some(ttl) = s.ttl(kind)? {
             out.push((kind.to_string(), ttl));
         }
@@ -359,14 +348,16 @@ fn resolve_latency(
         Some(v) => return Err(s.bad("from", v.to_string(), "expected a file name")),
     };
     let file = match &from {
-        Some(path) => Some(LatencyFile::read(path).map_err(|e| s.bad("from", quoted(path), &e))?),
+        Some(path) => {
+            Some(LatencyFile::read(path).map_err(|e| s.bad("from", quoted(path), &e.to_string()))?)
+        }
         None => None,
     };
     let base_for = |m: &str| -> Result<LatencyParams, ConfigError> {
         let base = latency_presets::params(m, preset).unwrap_or_default();
         match (&file, &from) {
             (Some(f), Some(path)) => {
-                f.params_for(m, base).map_err(|e| s.bad("from", quoted(path), &e))
+                f.params_for(m, base).map_err(|e| s.bad("from", quoted(path), &e.to_string()))
             }
             _ => Ok(base),
         }

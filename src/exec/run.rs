@@ -2,7 +2,6 @@
 //! simulated by the one executor and folded in (strategy, replication) order, and its result
 //! files (point 0, no axes).
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
@@ -94,12 +93,31 @@ pub fn execute<S: Simulator>(
     Ok(outcomes)
 }
 
+/// A progress bar on stderr when asked, stderr is a terminal and there is more than one task;
+/// without the `progress` feature, a bar that draws nothing.
+#[cfg(feature = "progress")]
 fn progress_bar(total: u64, show: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
     if show && std::io::stderr().is_terminal() && total > 1 {
         indicatif::ProgressBar::new(total)
     } else {
         indicatif::ProgressBar::hidden()
     }
+}
+
+#[cfg(not(feature = "progress"))]
+fn progress_bar(_total: u64, _show: bool) -> NoBar {
+    NoBar
+}
+
+/// The progress bar's stand-in when the `progress` feature is off.
+#[cfg(not(feature = "progress"))]
+struct NoBar;
+
+#[cfg(not(feature = "progress"))]
+impl NoBar {
+    fn inc(&self, _n: u64) {}
+    fn finish_and_clear(&self) {}
 }
 
 /// Every number about to be printed or written is finite: a NaN or an infinity here is a bug

@@ -20,7 +20,6 @@
 mod admission;
 mod agent;
 pub mod latency;
-pub mod latency_presets;
 mod launch;
 mod parent;
 pub mod rate;

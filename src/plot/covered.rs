@@ -8,7 +8,7 @@
 //! model is a point at its own median overhead and prefill rate for the default 5 s cap, its
 //! whisker the covered prefix at the 10th and 90th percentiles of its overhead (a slower fixed
 //! part covers less); the 2024 launch figures are a triangle. Every number comes from
-//! `model::latency_presets` (the `FITS` table and `LatencyParams::default`), none is written
+//! `config::latency_presets` (the `FITS` table and `LatencyParams::default`), none is written
 //! here. In a hold experiment's report the experiment's own latency is marked and its cold
 //! prompt drawn as the horizontal reference.
 //!
@@ -20,10 +20,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, num};
 use super::{builder, err, frame, mesh_style, DrawResult, Figure, Mark, Spec};
+use crate::config::latency_presets::{self, Fit, LatencyPreset, FITS};
 use crate::config::parse_dist;
 use crate::config::LatencyParams;
 use crate::dist::{Dist, Quantity};
-use crate::model::latency_presets::{self, Fit, LatencyPreset, FITS};
 use crate::results::{parse_label, Results};
 
 /// The caps drawn as lines, seconds.

@@ -25,6 +25,8 @@ pub mod style;
 pub mod timeline;
 pub mod tune;
 
+pub use slice::SliceError;
+
 /// Why a figure could not be drawn (a bug or a resource problem, not the user's input).
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
@@ -79,7 +81,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
 
 /// Every figure at the slice `at` (KEY=VALUE pairs over the baseline); an unknown key or value
 /// is an error naming it and the choices.
-pub fn figures_at(r: &Results, at: &[(String, String)]) -> Result<Vec<Figure>, String> {
+pub fn figures_at(r: &Results, at: &[(String, String)]) -> Result<Vec<Figure>, SliceError> {
     Ok(figures_held(r, &slice::held(r, at)?))
 }
 

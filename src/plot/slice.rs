@@ -9,6 +9,23 @@
 use super::metric::{axis_number, axis_values, follows};
 use crate::results::Results;
 
+/// Why a slice (`--at KEY=VALUE`, `[plot] baseline`) names no point of the results; `what`
+/// says where the pair came from.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SliceError {
+    #[error("--at {key}={value}: these results hold no sweep to slice")]
+    NoSweep { key: String, value: String },
+    #[error("{what} {key}={value}: `{key}` is not a swept axis; the axes are: {axes}")]
+    NotAnAxis { what: String, key: String, value: String, axes: String },
+    #[error("{what} {key}={value}: `{axis}` has no value `{value}`; its values are: {values}")]
+    NoValue { what: String, key: String, value: String, axis: String, values: String },
+    #[error(
+        "{what}: no point of the zipped axes {keys} has {wanted}; their combinations are: \
+         {combinations}"
+    )]
+    NoCombination { what: String, keys: String, wanted: String, combinations: String },
+}
+
 /// The groups of axes that move together, each in axis order, groups by their first axis.
 pub fn groups(r: &Results) -> Vec<Vec<usize>> {
     let n = r.axis_keys.len();
@@ -132,11 +149,11 @@ pub fn find_axis(r: &Results, key: &str) -> Option<usize> {
 /// The held value of every axis: the default slice, then each `at` (KEY, VALUE) applied.
 /// An unknown key or a value the axis does not have is an error naming it and the choices;
 /// `what` names where the pair came from (`--at` or `[plot] baseline`).
-pub fn held(r: &Results, at: &[(String, String)]) -> Result<Vec<String>, String> {
+pub fn held(r: &Results, at: &[(String, String)]) -> Result<Vec<String>, SliceError> {
     let mut held = base_slice(r);
     if held.is_empty() || r.axis_keys.is_empty() {
         if let Some((k, v)) = at.first() {
-            return Err(format!("--at {k}={v}: these results hold no sweep to slice"));
+            return Err(SliceError::NoSweep { key: k.clone(), value: v.clone() });
         }
         return Ok(held);
     }
@@ -178,22 +195,19 @@ fn apply(
     held: &mut [String],
     pairs: &[(String, String)],
     what: &str,
-) -> Result<(), String> {
+) -> Result<(), SliceError> {
     let mut wanted: Vec<(usize, String)> = Vec::new();
     for (k, v) in pairs {
         let Some(a) = find_axis(r, k) else {
-            return Err(format!(
-                "{what} {k}={v}: `{k}` is not a swept axis; the axes are: {}",
-                r.axis_keys.join(", ")
-            ));
+            let (what, key, value, axes) =
+                (what.into(), k.clone(), v.clone(), r.axis_keys.join(", "));
+            return Err(SliceError::NotAnAxis { what, key, value, axes });
         };
         let values = axis_values(r, a);
         if !values.iter().any(|x| same_value(x, v)) {
-            return Err(format!(
-                "{what} {k}={v}: `{}` has no value `{v}`; its values are: {}",
-                r.axis_keys[a],
-                values.join(", ")
-            ));
+            let (what, key, value) = (what.into(), k.clone(), v.clone());
+            let (axis, values) = (r.axis_keys[a].clone(), values.join(", "));
+            return Err(SliceError::NoValue { what, key, value, axis, values });
         }
         wanted.push((a, v.clone()));
     }
@@ -212,15 +226,14 @@ fn apply(
         let Some(c) = cs.iter().find(|c| fits(c)) else {
             let shown: Vec<String> = cs.iter().map(|c| c.join(" / ")).collect();
             let keys: Vec<&str> = g.iter().map(|&a| r.axis_keys[a].as_str()).collect();
-            return Err(format!(
-                "{what}: no point of the zipped axes {} has {}; their combinations are: {}",
-                keys.join(" / "),
-                mine.iter()
-                    .map(|(a, v)| format!("{}={v}", r.axis_keys[*a]))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                shown.join(", ")
-            ));
+            let wanted: Vec<String> =
+                mine.iter().map(|(a, v)| format!("{}={v}", r.axis_keys[*a])).collect();
+            return Err(SliceError::NoCombination {
+                what: what.into(),
+                keys: keys.join(" / "),
+                wanted: wanted.join(", "),
+                combinations: shown.join(", "),
+            });
         };
         for (&a, v) in g.iter().zip(c) {
             held[a] = v.clone();

@@ -30,46 +30,28 @@ pub fn read(
     meta: &mut TraceMeta,
     sink: &mut dyn FnMut(&TraceRequest),
 ) -> Result<(), TraceError> {
-    let mut reader = crate::input::open(path).map_err(|e| TraceError::io(path, e))?;
     let namespace = meta.namespace(0, model);
-    let mut buf = Vec::with_capacity(4096);
     let mut last_time_us = 0u64;
-    let mut line_no = 0u64;
-    loop {
-        line_no += 1;
-        if super::trace::read_line(&mut *reader, &mut buf, path, line_no)? == 0 {
-            break;
-        }
-        if buf.iter().all(|b| b.is_ascii_whitespace()) {
-            continue;
-        }
-        let checked = parse_line(&buf, block_size, last_time_us).and_then(|(t, line)| {
-            super::window::check(model, line.input_length, line.output_length)?;
-            Ok((t, line))
+    super::trace::for_each_line(path, lenient, meta, |buf, meta| {
+        let (time_us, line) = parse_line(buf, block_size, last_time_us)?;
+        super::window::check(model, line.input_length, line.output_length)?;
+        last_time_us = time_us;
+        let full = full_blocks(line.input_length, block_size, line.hash_ids.len());
+        meta.requests += 1;
+        sink(&TraceRequest {
+            time_us,
+            conversation: NO_CONVERSATION,
+            namespace,
+            model,
+            input_tokens: line.input_length,
+            output_tokens: line.output_length,
+            block_tokens: block_size,
+            block_ids: &line.hash_ids[..full],
+            ttft_us: None,
+            api_time_us: None,
         });
-        match checked {
-            Ok((time_us, line)) => {
-                last_time_us = time_us;
-                let full = full_blocks(line.input_length, block_size, line.hash_ids.len());
-                meta.requests += 1;
-                sink(&TraceRequest {
-                    time_us,
-                    conversation: NO_CONVERSATION,
-                    namespace,
-                    model,
-                    input_tokens: line.input_length,
-                    output_tokens: line.output_length,
-                    block_tokens: block_size,
-                    block_ids: &line.hash_ids[..full],
-                    ttft_us: None,
-                    api_time_us: None,
-                });
-            }
-            Err(e) if lenient => meta.warn(TraceError::line(path, line_no, e.to_string())),
-            Err(e) => return Err(TraceError::line(path, line_no, e.to_string())),
-        }
-    }
-    Ok(())
+        Ok::<(), RecordError>(())
+    })
 }
 
 /// The number of full blocks: all ids but a trailing partial one.

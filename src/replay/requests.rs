@@ -66,36 +66,20 @@ pub fn replay(
     settings: &ReplaySettings,
     choices: &[CacheChoice],
 ) -> Result<Replay, TraceError> {
-    let mut reader = crate::input::open(path).map_err(|e| TraceError::io(path, e))?;
     let mut r = Replayer::new(settings, choices);
     let mut meta = TraceMeta::default();
-    let (mut buf, mut line_no, mut last_time_us) = (Vec::new(), 0u64, 0u64);
-    loop {
-        line_no += 1;
-        if super::trace::read_line(&mut *reader, &mut buf, path, line_no)? == 0 {
-            break;
-        }
-        if buf.iter().all(|b| b.is_ascii_whitespace()) {
-            continue;
-        }
-        let result = parse_line(&buf, last_time_us).and_then(|(t, line)| {
-            let conv =
-                line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
-            let parsed = parse_json(&line.body)?;
-            let input = parsed.blocks.iter().map(|b| b.tokens).sum();
-            super::window::check(&parsed.model, input, line.output_tokens)?;
-            r.request(t, conv, parsed, line.output_tokens, meta.requests)?;
-            Ok(t)
-        });
-        match result {
-            Ok(t) => {
-                last_time_us = t;
-                meta.requests += 1;
-            }
-            Err(e) if settings.lenient => meta.warn(TraceError::line(path, line_no, e.to_string())),
-            Err(e) => return Err(TraceError::line(path, line_no, e.to_string())),
-        }
-    }
+    let mut last_time_us = 0u64;
+    super::trace::for_each_line(path, settings.lenient, &mut meta, |buf, meta| {
+        let (t, line) = parse_line(buf, last_time_us)?;
+        let conv = line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
+        let parsed = parse_json(&line.body)?;
+        let input = parsed.blocks.iter().map(|b| b.tokens).sum();
+        super::window::check(&parsed.model, input, line.output_tokens)?;
+        r.request(t, conv, parsed, line.output_tokens, meta.requests)?;
+        last_time_us = t;
+        meta.requests += 1;
+        Ok::<(), RecordError>(())
+    })?;
     if meta.requests == 0 {
         return Err(TraceError::file(path, "the trace has no requests"));
     }

@@ -8,9 +8,9 @@
 //! a bare word. It knows nothing of traces or caches.
 
 use crate::config::latency_file::LatencyFile;
+use crate::config::latency_presets::{self, LatencyPreset};
 use crate::config::{LatencyParams, ModelParams, Policy};
 use crate::dist::{Dist, Quantity};
-use crate::model::latency_presets::{self, LatencyPreset};
 use crate::time::{Human, US_PER_H, US_PER_MIN};
 
 /// The three trace formats `replay` reads.
@@ -266,8 +266,8 @@ impl ReplaySettings {
                     LatencyPreset::parse(value).ok_or(SettingError::LatencyPreset)?
             }
             "from" => {
-                let file = LatencyFile::read(std::path::Path::new(value)).map_err(|message| {
-                    SettingError::LatencyFrom { value: value.to_string(), message }
+                let file = LatencyFile::read(std::path::Path::new(value)).map_err(|e| {
+                    SettingError::LatencyFrom { value: value.to_string(), message: e.to_string() }
                 })?;
                 self.latency_file = Some(std::sync::Arc::new(file));
             }

@@ -157,6 +157,35 @@ pub fn json_error(e: &serde_json::Error) -> RecordError {
     RecordError::Json { text: text.to_string(), column: e.column() }
 }
 
+/// Call `each` with every non-blank line of the JSONL trace `path`, in order. An error of
+/// `each` becomes a `TraceError` naming the line: with `lenient` it is kept in `meta` as a
+/// warning and the line skipped, else it is the result.
+pub fn for_each_line<E: std::fmt::Display>(
+    path: &Path,
+    lenient: bool,
+    meta: &mut TraceMeta,
+    mut each: impl FnMut(&[u8], &mut TraceMeta) -> Result<(), E>,
+) -> Result<(), TraceError> {
+    let mut reader = crate::input::open(path).map_err(|e| TraceError::io(path, e))?;
+    let (mut buf, mut line_no) = (Vec::with_capacity(4096), 0u64);
+    loop {
+        line_no += 1;
+        if read_line(&mut *reader, &mut buf, path, line_no)? == 0 {
+            return Ok(());
+        }
+        if buf.iter().all(|b| b.is_ascii_whitespace()) {
+            continue;
+        }
+        if let Err(e) = each(&buf, meta) {
+            let e = TraceError::line(path, line_no, e.to_string());
+            if !lenient {
+                return Err(e);
+            }
+            meta.warn(e);
+        }
+    }
+}
+
 /// Read line `line_no` of `path` into `buf` (cleared first), at most
 /// `input::MAX_LINE_BYTES` long; `Ok(0)` at the end of the file.
 pub fn read_line(

@@ -3,6 +3,7 @@
 //! Everything here works from a results directory read by `crate::results` (the owner of the
 //! file formats), never from a live simulation, except `table` (terminal tables of `run`).
 
+#[cfg(feature = "plot")]
 pub mod build;
 pub mod doc;
 pub mod table;

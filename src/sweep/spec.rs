@@ -5,7 +5,7 @@
 //! experiment with the value set (`super::Simulator::resolve`). File order is recovered from the
 //! source text's spans, because `toml::Table` sorts its keys.
 
-use crate::time::{parse_duration_us, Human};
+use crate::time::{parse_duration_us, DurationError, Human};
 
 /// Most values one axis may have, and most points a grid may have.
 pub const MAX_AXIS_VALUES: usize = 1_000_000;
@@ -235,7 +235,7 @@ pub fn axis_values(key: &str, v: &toml::Value) -> Result<Vec<toml::Value>, SpecE
             Err(err(format!("more than {MAX_AXIS_VALUES} values")))
         }
         toml::Value::Array(items) => Ok(items.clone()),
-        toml::Value::String(s) => parse_range(s).map_err(err),
+        toml::Value::String(s) => parse_range(s).map_err(|e| err(e.to_string())),
         other => Err(err(format!(
             "`{other}` is neither a list nor a range (`\"1..64 step 1\"`, `\"1..64 x2\"`, \
              `\"0s..10s step 500ms\"`)"
@@ -251,7 +251,46 @@ enum Num {
     Us(u64),
 }
 
-fn parse_num(s: &str) -> Result<Num, String> {
+/// Why a range string (`"A..B step S"`, `"A..B xF"`) gives no values.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RangeError {
+    #[error("`{0}` is not a range (`A..B step S` or `A..B xF`)")]
+    NotARange(String),
+    #[error("`{0}`: missing `step S` or `xF` after the bounds")]
+    NoStep(String),
+    /// A bound or the step is neither a number nor a duration.
+    #[error("`{text}`: {source}")]
+    Num { text: String, source: DurationError },
+    #[error("`{text}`: factor `{factor}` is not a number")]
+    Factor { text: String, factor: String },
+    #[error("range `{text}`: {why}")]
+    Values { text: String, why: ValuesError },
+    #[error("range `{0}` is empty (the lower bound exceeds the upper)")]
+    Empty(String),
+}
+
+/// Why a well-formed range's bounds, step or factor give no values.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValuesError {
+    #[error("expected `step S` or `xF`, found `{0}`")]
+    How(String),
+    #[error("more than {MAX_AXIS_VALUES} values")]
+    TooMany,
+    #[error("step of zero")]
+    ZeroStep,
+    #[error("negative step")]
+    NegativeStep,
+    #[error("mixes durations and plain numbers (give every part a unit)")]
+    MixedStep,
+    #[error("mixes durations and plain numbers")]
+    MixedLog,
+    #[error("factor x{0} must be greater than 1")]
+    Factor(f64),
+    #[error("a log range must start above zero")]
+    LogFromZero,
+}
+
+fn parse_num(s: &str) -> Result<Num, RangeError> {
     let s = s.trim();
     if let Ok(i) = s.replace('_', "").parse::<i64>() {
         return Ok(Num::Int(i));
@@ -261,49 +300,48 @@ fn parse_num(s: &str) -> Result<Num, String> {
             return Ok(Num::Float(f));
         }
     }
-    parse_duration_us(s).map(Num::Us).map_err(|e| format!("`{s}`: {e}"))
+    parse_duration_us(s).map(Num::Us).map_err(|source| RangeError::Num { text: s.into(), source })
 }
 
 /// Parse `"A..B step S"` (A, A+S, ... up to B inclusive) or `"A..B xF"` (A, A*F, ... up to B).
-pub fn parse_range(text: &str) -> Result<Vec<toml::Value>, String> {
-    let (a, rest) = text
-        .split_once("..")
-        .ok_or_else(|| format!("`{text}` is not a range (`A..B step S` or `A..B xF`)"))?;
+pub fn parse_range(text: &str) -> Result<Vec<toml::Value>, RangeError> {
+    let (a, rest) = text.split_once("..").ok_or_else(|| RangeError::NotARange(text.into()))?;
     let rest = rest.trim();
-    let (b, how) = rest
-        .split_once(char::is_whitespace)
-        .ok_or_else(|| format!("`{text}`: missing `step S` or `xF` after the bounds"))?;
+    let (b, how) =
+        rest.split_once(char::is_whitespace).ok_or_else(|| RangeError::NoStep(text.into()))?;
     let how = how.trim();
     let (lo, hi) = (parse_num(a)?, parse_num(b)?);
     let values = if let Some(step) = how.strip_prefix("step") {
         linear(lo, hi, parse_num(step)?)
     } else if let Some(f) = how.strip_prefix('x') {
-        let f: f64 =
-            f.trim().parse().map_err(|_| format!("`{text}`: factor `{f}` is not a number"))?;
+        let f: f64 = f
+            .trim()
+            .parse()
+            .map_err(|_| RangeError::Factor { text: text.into(), factor: f.into() })?;
         log(lo, hi, f)
     } else {
-        Err(format!("expected `step S` or `xF`, found `{how}`"))
+        Err(ValuesError::How(how.into()))
     }
-    .map_err(|e| format!("range `{text}`: {e}"))?;
+    .map_err(|why| RangeError::Values { text: text.into(), why })?;
     if values.is_empty() {
-        return Err(format!("range `{text}` is empty (the lower bound exceeds the upper)"));
+        return Err(RangeError::Empty(text.into()));
     }
     Ok(values)
 }
 
-fn linear(lo: Num, hi: Num, step: Num) -> Result<Vec<toml::Value>, String> {
+fn linear(lo: Num, hi: Num, step: Num) -> Result<Vec<toml::Value>, ValuesError> {
     let check = |n: f64| {
         if n + 1.0 > MAX_AXIS_VALUES as f64 {
-            Err(format!("more than {MAX_AXIS_VALUES} values"))
+            Err(ValuesError::TooMany)
         } else {
             Ok(n.max(-1.0) as i64 + 1)
         }
     };
     match (lo, hi, step) {
-        (_, _, Num::Int(0)) | (_, _, Num::Us(0)) => Err("step of zero".into()),
-        (_, _, Num::Float(0.0)) => Err("step of zero".into()),
-        (_, _, Num::Int(s)) if s < 0 => Err("negative step".into()),
-        (_, _, Num::Float(s)) if s < 0.0 => Err("negative step".into()),
+        (_, _, Num::Int(0)) | (_, _, Num::Us(0)) => Err(ValuesError::ZeroStep),
+        (_, _, Num::Float(0.0)) => Err(ValuesError::ZeroStep),
+        (_, _, Num::Int(s)) if s < 0 => Err(ValuesError::NegativeStep),
+        (_, _, Num::Float(s)) if s < 0.0 => Err(ValuesError::NegativeStep),
         (Num::Int(a), Num::Int(b), Num::Int(s)) => {
             let n = if b < a { 0 } else { check(((b - a) / s) as f64)? };
             Ok((0..n).map(|i| toml::Value::Integer(a + i * s)).collect())
@@ -312,9 +350,7 @@ fn linear(lo: Num, hi: Num, step: Num) -> Result<Vec<toml::Value>, String> {
             let n = if b < a { 0 } else { check(((b - a) / s) as f64)? };
             Ok((0..n as u64).map(|i| duration_value(a + i * s)).collect())
         }
-        (Num::Us(_), _, _) | (_, Num::Us(_), _) | (_, _, Num::Us(_)) => {
-            Err("mixes durations and plain numbers (give every part a unit)".into())
-        }
+        (Num::Us(_), _, _) | (_, Num::Us(_), _) | (_, _, Num::Us(_)) => Err(ValuesError::MixedStep),
         _ => {
             let (a, b, s) = (as_f64(lo), as_f64(hi), as_f64(step));
             let n = if b < a { 0 } else { check(((b - a) / s + 1e-9).floor())? };
@@ -323,13 +359,13 @@ fn linear(lo: Num, hi: Num, step: Num) -> Result<Vec<toml::Value>, String> {
     }
 }
 
-fn log(lo: Num, hi: Num, factor: f64) -> Result<Vec<toml::Value>, String> {
+fn log(lo: Num, hi: Num, factor: f64) -> Result<Vec<toml::Value>, ValuesError> {
     if !(factor > 1.0 && factor.is_finite()) {
-        return Err(format!("factor x{factor} must be greater than 1"));
+        return Err(ValuesError::Factor(factor));
     }
     let start = as_f64(lo);
     if start <= 0.0 {
-        return Err("a log range must start above zero".into());
+        return Err(ValuesError::LogFromZero);
     }
     let mut out = Vec::new();
     let mut i = 0i32;
@@ -339,13 +375,11 @@ fn log(lo: Num, hi: Num, factor: f64) -> Result<Vec<toml::Value>, String> {
             break;
         }
         if out.len() >= MAX_AXIS_VALUES {
-            return Err(format!("more than {MAX_AXIS_VALUES} values"));
+            return Err(ValuesError::TooMany);
         }
         let v = match (lo, hi) {
             (Num::Us(_), Num::Us(_)) => duration_value(x.round() as u64),
-            (Num::Us(_), _) | (_, Num::Us(_)) => {
-                return Err("mixes durations and plain numbers".into())
-            }
+            (Num::Us(_), _) | (_, Num::Us(_)) => return Err(ValuesError::MixedLog),
             (Num::Int(_), Num::Int(_)) if factor.fract() == 0.0 => {
                 toml::Value::Integer(x.round() as i64)
             }
@@ -412,10 +446,10 @@ mod tests {
         assert_eq!(d, vec![duration_value(0), duration_value(500_000), duration_value(1_000_000)]);
         let f = parse_range("0.1..0.3 step 0.1").unwrap();
         assert_eq!(f, vec![toml::Value::Float(0.1), toml::Value::Float(0.2), 0.3.into()]);
-        assert!(parse_range("1..5 step 0").unwrap_err().contains("step of zero"));
-        assert!(parse_range("5..1 step 1").unwrap_err().contains("empty"));
+        assert!(parse_range("1..5 step 0").unwrap_err().to_string().contains("step of zero"));
+        assert!(parse_range("5..1 step 1").unwrap_err().to_string().contains("empty"));
         assert!(parse_range("1..5 x1").is_err());
-        assert!(parse_range("1s..5 step 1").unwrap_err().contains("mixes"));
+        assert!(parse_range("1s..5 step 1").unwrap_err().to_string().contains("mixes"));
     }
 
     #[test]

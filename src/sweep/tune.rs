@@ -20,13 +20,13 @@
 
 use serde::Serialize;
 
-use super::spec::{duration_value, parse_range};
+use super::spec::{duration_value, parse_range, RangeError};
 use super::{table, Simulator};
 use crate::exec::ordered;
 use crate::limits::RunError;
 use crate::metrics::RunMetrics;
 use crate::results::{t_975, Aggregate};
-use crate::time::{parse_duration_us, Human};
+use crate::time::{parse_duration_us, DurationError, Human};
 
 /// What `tune` minimises.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,8 +169,28 @@ impl Value {
     }
 }
 
+/// Why `--range` gives no candidate values.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RangeArgError {
+    #[error(transparent)]
+    Range(#[from] RangeError),
+    #[error("--range value `{value}`: {source}")]
+    Value { value: String, source: DurationError },
+    #[error("--range value `{0}` is not a number or a duration")]
+    NotANumber(String),
+    #[error("--range `{0}` has no values")]
+    Empty(String),
+    #[error("--range `{0}` mixes durations and plain numbers")]
+    Mixed(String),
+}
+
+/// `tune` was given an experiment without strategies to optimise.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("the experiment lists no strategies")]
+pub struct NoStrategies;
+
 /// Parse `--range`: a range (`0s..10s step 1s`, `1..64 x2`) or a comma list (`0s, 2s, 5s`).
-pub fn parse_values(text: &str) -> Result<Vec<Value>, String> {
+pub fn parse_values(text: &str) -> Result<Vec<Value>, RangeArgError> {
     let items: Vec<toml::Value> = if text.contains("..") {
         parse_range(text)?
     } else {
@@ -189,17 +209,17 @@ pub fn parse_values(text: &str) -> Result<Vec<Value>, String> {
                 } else {
                     parse_duration_us(s)
                         .map(|us| Value { x: us as f64, kind: Kind::Duration })
-                        .map_err(|e| format!("--range value `{s}`: {e}"))
+                        .map_err(|source| RangeArgError::Value { value: s.clone(), source })
                 }
             }
-            other => Err(format!("--range value `{other}` is not a number or a duration")),
+            other => Err(RangeArgError::NotANumber(other.to_string())),
         })
         .collect::<Result<Vec<_>, _>>()?;
     if out.is_empty() {
-        return Err(format!("--range `{text}` has no values"));
+        return Err(RangeArgError::Empty(text.into()));
     }
     if out.iter().any(|v| v.kind != out[0].kind) && out.iter().any(|v| v.kind == Kind::Duration) {
-        return Err(format!("--range `{text}` mixes durations and plain numbers"));
+        return Err(RangeArgError::Mixed(text.into()));
     }
     out.sort_by(|a, b| a.x.total_cmp(&b.x));
     out.dedup_by(|a, b| a.x == b.x);
@@ -567,7 +587,7 @@ pub fn focus_strategy(
     base: &mut toml::Table,
     param: &str,
     label: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, NoStrategies> {
     let key = table::canonical_key(param);
     let list: Vec<String> = base
         .get("strategies")
@@ -582,7 +602,7 @@ pub fn focus_strategy(
             .cloned()
             .unwrap_or_else(|| name.to_string())
     } else {
-        list.first().cloned().ok_or("the experiment lists no strategies")?
+        list.first().cloned().ok_or(NoStrategies)?
     };
     base.insert("strategies".into(), toml::Value::Array(vec![chosen.clone().into()]));
     Ok(chosen)

@@ -9,26 +9,20 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use prefixsim::config::parse_dist_in;
 use prefixsim::dist::{Dist, Quantity};
 use prefixsim::rng::{ChaCha8Rng, RngExt};
 use serde_json::Value;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
-}
+use super::common::bin;
 
 fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("calibrate").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    super::common::scratch("calibrate", name)
 }
 
 /// Run the binary: exit code, stdout, stderr.

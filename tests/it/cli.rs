@@ -2,7 +2,6 @@
 //! command's exit codes (through the binary).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use prefixsim::config::{self, Experiment, Strategy};
 use prefixsim::exec::{execute, json_text, table_text, write_out};
@@ -11,16 +10,11 @@ use prefixsim::limits::RunError;
 use prefixsim::metrics::{RunMetrics, SCALAR_NAMES};
 use prefixsim::results::{self, Aggregate, TraceRow};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
-}
+use super::common::bin;
 
 /// A fresh scratch directory under the target dir (no absolute paths end up in outputs).
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    super::common::scratch("cli", name)
 }
 
 fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {

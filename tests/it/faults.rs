@@ -7,14 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use super::common::wait_for_records;
+
 const BIN: &str = env!("CARGO_BIN_EXE_prefixsim");
 
 /// A fresh scratch directory under the target dir.
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("faults").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    super::common::scratch("faults", name)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -408,19 +407,6 @@ fn spawn_slow_sweep(f: &Path, out: &Path) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-/// Wait until `journal` holds its header and at least `n` records.
-fn wait_for_records(journal: &Path, n: usize) {
-    let start = Instant::now();
-    loop {
-        let lines = std::fs::read(journal).map(|b| b.iter().filter(|&&c| c == b'\n').count());
-        if lines.unwrap_or(0) > n {
-            return;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "the sweep never started");
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 #[test]

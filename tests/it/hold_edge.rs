@@ -83,10 +83,7 @@ fn with_an_empirical_overhead_the_cap_fires_first_as_often_as_the_quantiles_say(
 // ---------------------------------------------------------------- tune, through the binary
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hold-edge").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    super::common::scratch("hold-edge", name)
 }
 
 fn tune_json(file: &Path, range: &str) -> serde_json::Value {

@@ -2,18 +2,12 @@
 //! newline (`/dev/zero`) is refused with a message instead of exhausting memory.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
-}
+use super::common::bin;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("input").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    super::common::scratch("input", name)
 }
 
 #[test]

@@ -2,22 +2,16 @@
 //! running at that model's latency.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use prefixsim::config::{AgentKind, LatencyParams, Strategy};
 use prefixsim::dist::Dist;
 use prefixsim::model::simulate_detailed;
 use prefixsim::time::US_PER_MS;
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
-}
+use super::common::bin;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("latency").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    super::common::scratch("latency", name)
 }
 
 #[test]
@@ -130,7 +124,7 @@ fn calibrated_presets_match_a_fresh_fit_of_the_bundled_traces() {
         let hi = ci[1].as_f64().unwrap_or(f64::INFINITY);
         lo <= x && x <= hi
     };
-    for fit in prefixsim::model::latency_presets::FITS {
+    for fit in prefixsim::config::latency_presets::FITS {
         let m = v["models"]
             .as_array()
             .unwrap()

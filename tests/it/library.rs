@@ -3,21 +3,15 @@
 //! same thing, whatever the number of threads; its errors are typed and say whose fault.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use prefixsim::limits::{LimitError, RunError};
 use prefixsim::sweep::{ExecOptions, SweepOptions};
 use prefixsim::{Error, Experiment, RunOptions};
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
-}
+use super::common::bin;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("library").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    super::common::scratch("library", name)
 }
 
 const SMALL: &str = "replications = 6\n[workload]\nagents = 4\nturns = \"const(2)\"\n";

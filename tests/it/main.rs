@@ -4,6 +4,7 @@ mod api_rules;
 mod cache;
 mod calibrate;
 mod cli;
+mod common;
 mod engine;
 mod faults;
 mod hold_edge;

@@ -12,14 +12,13 @@ use prefixsim::metrics::{LATENCY_NAMES, SCALAR_NAMES};
 use prefixsim::plot::{self, Spec};
 use prefixsim::results::{slug, Results};
 
+use super::common::bin;
+
 // ---------------------------------------------------------------- fixtures
 
 /// A fresh, empty directory under the target dir (no wall clock, no randomness in its name).
 fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("plot-tests").join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    super::common::scratch("plot-tests", name)
 }
 
 fn hdr_line(values_us: &[u64]) -> String {
@@ -305,10 +304,6 @@ fn hold_fixture(name: &str) -> PathBuf {
     };
     write_fixture(&dir, &f);
     dir
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
 }
 
 // ---------------------------------------------------------------- checks
@@ -827,8 +822,8 @@ fn drawn_ticks(texts: &[SvgText], values: &[f64], x_axis: bool) -> Vec<(f64, f64
 
 #[test]
 fn covered_prefix_points_are_the_closed_form_of_the_latency_presets() {
+    use prefixsim::config::latency_presets::FITS;
     use prefixsim::model::latency::{DEFAULT_OVERHEAD_US, DEFAULT_PREFILL_RATE};
-    use prefixsim::model::latency_presets::FITS;
     use prefixsim::plot::covered::{self, PointKind};
     let s = covered::spec(None);
     // The lines' overhead: the median of the fits' median overheads (an odd count: the middle).
@@ -1149,9 +1144,10 @@ fn the_slice_is_the_baseline_and_at_picks_another() {
     let at = plot::figures_at(&r, &[("parent_tokens".into(), "10000".into())]).unwrap();
     let f = figure(&at, "cost_vs_workload_agents");
     assert!(f.title.ends_with("(at parent_tokens = 10000)"), "{}", f.title);
-    let e = plot::figures_at(&r, &[("nope".into(), "1".into())]).unwrap_err();
+    let e = plot::figures_at(&r, &[("nope".into(), "1".into())]).unwrap_err().to_string();
     assert!(e.contains("`nope` is not a swept axis") && e.contains("workload.agents"), "{e}");
-    let e = plot::figures_at(&r, &[("workload.agents".into(), "3".into())]).unwrap_err();
+    let e =
+        plot::figures_at(&r, &[("workload.agents".into(), "3".into())]).unwrap_err().to_string();
     assert!(e.contains("has no value `3`"), "{e}");
     let out =
         bin().args(["plot"]).arg(&dir).args(["--at", "agents=99", "--format", "svg"]).output();

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+
+use super::common::wait_for_records;
 
 const BIN: &str = env!("CARGO_BIN_EXE_prefixsim");
 
@@ -130,19 +131,6 @@ turns = "const(2)"
 [sweep]
 "workload.parent_tokens" = "1000..40000 step 1000"
 "#;
-
-/// Wait until `journal` holds its header and at least `n` point records.
-fn wait_for_records(journal: &Path, n: usize) {
-    let start = Instant::now();
-    loop {
-        let lines = std::fs::read(journal).map(|b| b.iter().filter(|&&c| c == b'\n').count());
-        if lines.unwrap_or(0) > n {
-            return;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "the sweep never started");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
 
 #[test]
 fn killed_part_way_then_resumed_equals_uninterrupted() {

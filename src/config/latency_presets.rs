@@ -1,4 +1,4 @@
-//! Latency presets per model: the parameters of `latency.rs`'s model for each model preset,
+//! Latency presets per model: the parameters of `model::latency`'s model for each model preset,
 //! fitted to measured times to first token, plus the 2024 launch figures as a named
 //! alternative.
 //!
@@ -10,9 +10,9 @@
 //! without data borrows the fit of its nearest measured sibling and says so (`source`).
 //!
 //! `launch-2024`: 500 ms + 9,100 tok/s uncached, 51,500 tok/s cached, the fit to Anthropic's
-//! prompt-caching launch post of August 2024 (Claude 3.5 Sonnet; see `latency.rs`).
+//! prompt-caching launch post of August 2024 (Claude 3.5 Sonnet; see `model::latency`).
 
-use crate::config::LatencyParams;
+use super::LatencyParams;
 use crate::dist::Dist;
 
 /// Which family of latency defaults an experiment starts from (`latency.preset`).

@@ -1,0 +1,32 @@
+//! Helpers every test module shares: the binary, a fresh scratch directory, waiting on a
+//! sweep's journal.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The `prefixsim` binary of this build.
+pub fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_prefixsim"))
+}
+
+/// An empty directory `area/name` under cargo's scratch directory for integration tests.
+pub fn scratch(area: &str, name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(area).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Wait until `journal` holds its header and at least `n` point records.
+pub fn wait_for_records(journal: &Path, n: usize) {
+    let start = Instant::now();
+    loop {
+        let lines = std::fs::read(journal).map(|b| b.iter().filter(|&&c| c == b'\n').count());
+        if lines.unwrap_or(0) > n {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "the sweep never started");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
