@@ -95,6 +95,7 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
         rate_limits: None,
         overload: None,
         limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * 3_600_000_000 },
+        server: None,
     }
 }
 

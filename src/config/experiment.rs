@@ -24,6 +24,8 @@ pub struct Experiment {
     /// answers 529.
     pub overload: Option<Overload>,
     pub limits: RunLimits,
+    /// The self-hosted server (`Some` exactly when the policy is `vllm` or `sglang`).
+    pub server: Option<super::server::ServerParams>,
 }
 
 /// Prices and limits of the model the agents call (a preset, every field overridable).
@@ -104,6 +106,10 @@ pub enum Policy {
     EveryBlock,
     /// Breakpoints, 20-position lookback, minimum length (the Anthropic API).
     Anthropic,
+    /// A self-hosted vLLM server: 16-token blocks in GPU memory, no TTL (`[server]`).
+    Vllm,
+    /// A self-hosted SGLang server: a radix tree of single tokens in GPU memory (`[server]`).
+    Sglang,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

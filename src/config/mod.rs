@@ -15,6 +15,7 @@ pub mod presets;
 mod render;
 mod resolve;
 mod set;
+pub mod server;
 
 use std::path::Path;
 
@@ -23,6 +24,7 @@ pub use experiment::*;
 pub use names::{kind_label, parse_kind, parse_strategy, slug, strategy_label};
 pub use render::render;
 pub use resolve::resolve;
+pub use server::{Router, ServerParams, Sharing};
 pub use set::{apply_set, set_key};
 
 /// The largest experiment file read (they are a few KiB; a file without end, like

@@ -70,6 +70,7 @@ pub fn experiment(agents: u32) -> Experiment {
         rate_limits: None,
         overload: None,
         limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * US_PER_H },
+        server: None,
     }
 }
 
