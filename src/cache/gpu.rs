@@ -213,11 +213,10 @@ impl GpuCache {
         self.overcommit_peak = self.overcommit_peak.max(over);
     }
 
-    /// Evict least recently used tokens nobody holds until `need` more fit (or nothing more
-    /// can go).
+    /// Evict least recently used tokens nobody holds until `need` more fit, over-commit
+    /// included (or nothing more can go).
     fn make_room(&mut self, need: u64, now: SimTime) {
-        let free = self.capacity_tokens.saturating_sub(self.used_tokens);
-        let mut short = need.saturating_sub(free);
+        let mut short = (self.used_tokens + need).saturating_sub(self.capacity_tokens);
         let mut at = self.lru.oldest();
         while short > 0 {
             let Some(n) = at else { return };

@@ -14,8 +14,8 @@ pub mod names;
 pub mod presets;
 mod render;
 mod resolve;
-mod set;
 pub mod server;
+mod set;
 
 use std::path::Path;
 

@@ -6,8 +6,8 @@
 //! hashes) as before.
 
 use super::experiment::*;
-use super::server::ServerParams;
 use super::names::{exact_duration, kind_label, strategy_label};
+use super::server::ServerParams;
 use crate::dist::{dist_label, Dist, Quantity};
 use toml::{Table, Value};
 

@@ -770,6 +770,7 @@ fn resolve_server(s: &mut Section<'_>, policy: Policy) -> Result<ServerParams, C
         kv_capacity_tokens: s.tokens("kv_capacity_tokens", base.kv_capacity_tokens)?,
         block_tokens: s.tokens("block_tokens", base.block_tokens)?,
         gpu_usd_per_hour,
+        same_step_reads: base.same_step_reads,
         model: name,
     };
     s.finish()?;

@@ -69,6 +69,11 @@ pub struct ServerParams {
     /// Tokens per KV block: only full blocks are cached (vLLM 16, SGLang 1).
     pub block_tokens: u64,
     pub gpu_usd_per_hour: f64,
+    /// Blocks a step computes are readable by requests scheduled later in the same step
+    /// (vLLM adds a full block to the cache when it is allocated) rather than from the
+    /// step's end (SGLang inserts a chunk into the radix tree after computing it). Set by
+    /// the policy, not a key.
+    pub same_step_reads: bool,
 }
 
 /// The `server.model` presets: (name, gpus, prefill tok/s, decode step, per ktok, capacity).
@@ -104,6 +109,7 @@ pub fn server_preset(model: &str, policy: Policy) -> Option<ServerParams> {
         kv_capacity_tokens: capacity,
         block_tokens: default_block_tokens(policy),
         gpu_usd_per_hour: 2.50,
+        same_step_reads: policy != Policy::Sglang,
     })
 }
 

@@ -14,7 +14,9 @@
 //!   start (the remainder of the division to the earliest; a share a prefill does not need
 //!   is left unused that step).
 //!
-//! Blocks a step computes are readable from its end. A request's prefill ends with its first
+//! Blocks a step computes are readable by the requests the same step admits after it under
+//! `vllm` (a full block joins the cache when allocated), from the step's end under `sglang`
+//! (a chunk joins the radix tree once computed). A request's prefill ends with its first
 //! token (TTFT = the end of its last step - its send); then it decodes `out` tokens at one
 //! decode step each, `decode_step + decode_per_running x running + decode_per_ktok x context
 //! ktok of the running sequences`, the batch as it stands at its first token. Decoding is
@@ -29,8 +31,8 @@ use super::recorder::Served;
 use super::sim::{Ev, Run};
 use super::{workload, SimError};
 use crate::cache::{Breakpoint, GpuCache, Prompt, Usage};
-use crate::metrics::ServerMetrics;
 use crate::config::{Router, ServerParams, Sharing};
+use crate::metrics::ServerMetrics;
 use crate::time::{SimTime, US_PER_S};
 
 /// One request on a replica, from arrival to the end of its prefill.
@@ -146,10 +148,10 @@ impl Server {
     }
 
     /// Request `request` of `who` (prompt `prompt`, `out` output tokens) arrives at replica
-    /// `r` at `now`. Returns when the step it starts ends, if the replica was idle.
+    /// `r` at `now`. An idle replica starts a step at `now` (returned: the caller schedules
+    /// `Ev::Step` then), after every request arriving at the same instant has joined.
     pub(super) fn arrive(
         &mut self,
-        p: &ServerParams,
         r: usize,
         (who, request, out): (Requester, u32, u64),
         prompt: &Prompt,
@@ -163,11 +165,13 @@ impl Server {
         if rep.stepping {
             return None;
         }
-        start_step(p, rep, now, &|who| prompt_of_one(who, job.who, prompt))
+        rep.stepping = true;
+        Some(now)
     }
 
-    /// The step in flight on replica `r` ends at `now`: its blocks become readable, the
-    /// prefills it finished go to `done`, and the next step starts; returns when it ends.
+    /// The step in flight on replica `r` ends at `now` (or an idle replica wakes up): its
+    /// blocks become readable, the prefills it finished go to `done`, and the next step
+    /// starts; returns when it ends.
     pub(super) fn step<'p>(
         &mut self,
         p: &ServerParams,
@@ -214,12 +218,6 @@ impl Server {
     }
 }
 
-/// The one prompt known when a request arrives (the replica was idle, so it is alone).
-fn prompt_of_one<'p>(who: Requester, only: Requester, prompt: &'p Prompt) -> &'p Prompt {
-    debug_assert_eq!(who, only, "an idle replica has one request");
-    prompt
-}
-
 /// Start the next step on `rep` at `now` if a prefill is pending: admit, share the budget,
 /// return the step's end.
 fn start_step<'p>(
@@ -256,6 +254,9 @@ fn start_step<'p>(
         job.take = (job.total - job.done).min(share);
         left -= job.take;
         tokens += job.take;
+        if p.same_step_reads {
+            rep.cache.computed(prompts(job.who), job.done, job.done + job.take, now);
+        }
     }
     let end = now + p.step_overhead_us + prefill_us(tokens, p.prefill_tokens_per_s);
     rep.stepping = true;
@@ -312,8 +313,8 @@ impl Run<'_> {
         let now = self.engine.now();
         let prompt = &self.agents[self.index(who)].chain.prompt;
         let r = self.server.route(p, prompt, now);
-        if let Some(end) = self.server.arrive(p, r, (who, request, out), prompt, now) {
-            self.engine.schedule_at(end, Ev::Step(r as u32));
+        if let Some(at) = self.server.arrive(r, (who, request, out), prompt, now) {
+            self.engine.schedule_at(at, Ev::Step(r as u32));
         }
     }
 

@@ -14,4 +14,5 @@ mod model;
 mod plot;
 mod replay;
 mod scenarios;
+mod server;
 mod sweep;
