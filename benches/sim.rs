@@ -4,12 +4,15 @@
 //! - `default_workload`: experiments/default.toml's fan-out (10 cold forks, 50k-token prefix,
 //!   3-8 turns), 16 replications per iteration, per strategy (0 eager .. 4 prewarm).
 //! - `fanout_64x20`: 64 agents, 20 turns each (1,280 requests), one replication.
+//! - `server_default_workload`: the default workload on a self-hosted server
+//!   (`cache.policy = "vllm"`, `[server]` defaults: one Llama 3.1 8B replica), per strategy.
 //!
 //! Throughput is reported as items per second: events, or simulated API requests.
 
 use divan::counter::ItemsCount;
 use divan::Bencher;
 use prefixsim::cache::preset;
+use prefixsim::config::server::server_preset;
 use prefixsim::config::{
     AgentKind, CacheParams, Experiment, LatencyParams, Policy, Release, RunLimits, Strategy, Ttl,
     Workload, DEFAULT_TURN_BLOCKS,
@@ -97,6 +100,7 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
         overload: None,
         limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * 3_600_000_000 },
         plot_baseline: Vec::new(),
+        server: None,
     }
 }
 
@@ -143,4 +147,20 @@ fn fanout_64x20(bencher: Bencher, strategy: usize) {
     exp.workload.concurrency = 64;
     let (_, s) = &strategies()[strategy];
     bench_replications(bencher, &exp, s, 1);
+}
+
+/// `default_workload` on the `vllm` server model (prefill steps, GPU block cache, decode).
+#[divan::bench(args = [0, 1, 2, 3, 4])]
+fn server_default_workload(bencher: Bencher, strategy: usize) {
+    let mut exp = experiment(10, 3.0);
+    exp.workload.brief_tokens = 2_000;
+    exp.workload.task_tokens = 200;
+    exp.workload.turns = Dist::Uniform { low: 3.0, high: 8.0 };
+    exp.workload.output_tokens = Dist::LogNormal { median: 300.0, p90: 1500.0 };
+    exp.workload.tool_latency_us = Dist::LogNormal { median: 2e6, p90: 10e6 };
+    exp.workload.tool_result_tokens = Dist::LogNormal { median: 500.0, p90: 4000.0 };
+    exp.cache.policy = Policy::Vllm;
+    exp.server = server_preset("llama-3.1-8b", Policy::Vllm);
+    let (_, s) = &strategies()[strategy];
+    bench_replications(bencher, &exp, s, 16);
 }

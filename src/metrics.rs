@@ -66,6 +66,26 @@ pub struct RunMetrics {
     /// (a first token at the cap's very microsecond counts as begun). The held agents then went
     /// before the entry was readable: the hold saved nothing. Not a result-file column.
     pub hold_capped: bool,
+    /// The self-hosted server's GPU time and memory (`vllm`, `sglang`; zero otherwise). Not a
+    /// result-file column.
+    pub server: ServerMetrics,
+}
+
+/// What a self-hosted run used of its server (`cache.policy = "vllm" | "sglang"`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ServerMetrics {
+    /// GPU-microseconds busy: per replica the time a prefill step ran or a sequence decoded,
+    /// times its GPUs. `cost_usd` is this at `server.gpu_usd_per_hour`.
+    pub gpu_busy_us: u64,
+    /// GPU-microseconds provisioned: every GPU of every replica for the makespan.
+    pub gpu_provisioned_us: u64,
+    /// The provisioned GPU time at `server.gpu_usd_per_hour` (a reserved server's cost).
+    pub provisioned_usd: f64,
+    /// Tokens evicted from the replicas' KV memory.
+    pub evicted_tokens: u64,
+    /// The most tokens a replica stored beyond `server.kv_capacity_tokens` (nothing
+    /// evictable: every block held by a running request).
+    pub overcommit_peak_tokens: u64,
 }
 
 /// The optional counters of a run beside `SCALAR_NAMES` (not CSV columns: shown in `--json`
@@ -209,6 +229,7 @@ impl RunMetrics {
             long_context_requests: 0,
             hold_first_token_us: None,
             hold_capped: false,
+            server: ServerMetrics::default(),
         }
     }
 
@@ -240,6 +261,7 @@ impl RunMetrics {
             long_context_requests,
             hold_first_token_us,
             hold_capped,
+            server,
         } = self;
         *tokens = Tokens::default();
         *parent_tokens = Tokens::default();
@@ -260,6 +282,7 @@ impl RunMetrics {
         }
         *hold_first_token_us = None;
         *hold_capped = false;
+        *server = ServerMetrics::default();
     }
 
     /// The optional counters, in `EXTRA_NAMES` order.

@@ -103,6 +103,13 @@ impl Lru {
         }
     }
 
+    /// The entry used just after `i`, if any (walking from the old end, as an eviction that
+    /// skips pinned entries does).
+    pub fn newer<T: Linked>(&self, nodes: &[T], i: u32) -> Option<u32> {
+        let newer = nodes[i as usize].link().newer;
+        (newer != NIL).then_some(newer)
+    }
+
     /// The entries from most to least recently used (O(n); for tests and diagnostics).
     pub fn newest_first<'a, T: Linked>(&self, nodes: &'a [T]) -> impl Iterator<Item = u32> + 'a {
         std::iter::successors((self.newest != NIL).then_some(self.newest), move |&i| {

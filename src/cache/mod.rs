@@ -11,6 +11,8 @@
 //!   capacity (`store.rs`).
 //! - [`Cache`]: an `EntryStore<Digest>` plus a [`Policy`] and a model; [`Cache::serve`] looks a
 //!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
+//! - [`GpuCache`]: a self-hosted replica's KV memory (`vllm`, `sglang`): full blocks readable as
+//!   they are computed, LRU among blocks no running request holds (`gpu.rs`).
 //! - The price formula (`presets.rs`; the model presets are `config::presets`, re-exported); Messages-API JSON bodies to prompts
 //!   (`body.rs`), read with their keys in the order sent (`json.rs`).
 //!
@@ -18,6 +20,7 @@
 //! its written entries become ready.
 
 mod body;
+pub mod gpu;
 mod json;
 pub mod lifecycle;
 pub mod lru;
@@ -33,6 +36,7 @@ pub use body::{
     parse_body, parse_body_with, parse_json, parse_json_with, request_from_json,
     request_from_json_scoped, BodyError, Granularity, ParsedBody,
 };
+pub use gpu::GpuCache;
 pub use json::Json;
 pub use lifecycle::State;
 pub use model_ids::preset_for_api_id;

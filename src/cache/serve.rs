@@ -57,7 +57,8 @@ impl Cache {
 
     /// An empty cache as an experiment's `[cache]` section describes it.
     pub fn from_params(params: &CacheParams, model: &ModelParams) -> Self {
-        Self::new(params.policy, model, params.capacity_tokens).with_default_ttl(params.ttl)
+        let ttl = default_ttl(params);
+        Self::new(params.policy, model, params.capacity_tokens).with_default_ttl(ttl)
     }
 
     /// Empty this cache and make it `from_params(params, model)` again, keeping its memory.
@@ -67,7 +68,7 @@ impl Cache {
         if self.model != *model {
             self.model = model.clone();
         }
-        self.default_ttl = params.ttl;
+        self.default_ttl = default_ttl(params);
     }
 
     /// The TTL of `every-block` writes.
@@ -111,7 +112,9 @@ impl Cache {
         ready_at: impl FnOnce(&Usage) -> SimTime,
     ) -> Result<Usage, CacheError> {
         match self.policy {
-            Policy::EveryBlock => Ok(self.serve_every_block(prompt, now, miss, ready_at)),
+            Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
+                Ok(self.serve_every_block(prompt, now, miss, ready_at))
+            }
             Policy::Anthropic => {
                 validate_breakpoints(breakpoints, prompt.len())?;
                 Ok(self.serve_anthropic(prompt, breakpoints, now, miss, ready_at))
@@ -138,7 +141,7 @@ impl Cache {
         miss: bool,
     ) -> Result<Usage, CacheError> {
         match self.policy {
-            Policy::EveryBlock => {
+            Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
                 let hit = if miss { None } else { self.every_block_hit(prompt, now) };
                 Ok(self.every_block_usage(prompt, hit))
             }
@@ -188,6 +191,9 @@ impl Cache {
 
     fn every_block_usage(&self, prompt: &Prompt, hit: Option<usize>) -> Usage {
         let read = hit.map_or(0, |h| prompt.prefix_tokens(h));
+        if let Some(block) = server_block_tokens(self.policy) {
+            return server_usage(prompt.tokens(), read, block);
+        }
         let written = prompt.tokens() - read;
         let mut usage = Usage { cache_read: read, ..Usage::default() };
         match self.default_ttl {
@@ -304,6 +310,37 @@ fn anthropic_usage(
         cache_write_1h: b - a,
         cache_write_5m: c - b,
         uncached: prompt.tokens() - c,
+        redundant_writes: 0,
+    }
+}
+
+/// The TTL of `every-block` writes; a GPU cache (`vllm`, `sglang`) has none.
+fn default_ttl(params: &CacheParams) -> Ttl {
+    match server_block_tokens(params.policy) {
+        Some(_) => Ttl::None,
+        None => params.ttl,
+    }
+}
+
+/// The KV block of a self-hosted policy: `Some` for `vllm` (16) and `sglang` (1).
+fn server_block_tokens(policy: Policy) -> Option<u64> {
+    crate::config::server::is_server(policy)
+        .then(|| crate::config::server::default_block_tokens(policy))
+}
+
+/// Without a server's clock (`Cache::serve` on `vllm` and `sglang`, as the scenarios and
+/// the rate limiter's peek use it): the longest ready prefix at a block boundary, read in
+/// whole KV blocks; the rest is computed, the part in full blocks billed as written (it is
+/// cached), the last partial block as uncached. The server model (`model::server`) has the
+/// timed version: blocks readable as each prefill step computes them.
+fn server_usage(total: u64, read: u64, block: u64) -> Usage {
+    let cache_read = read.min(total.saturating_sub(1)) / block * block;
+    let full = total / block * block;
+    Usage {
+        cache_read,
+        cache_write_5m: full - cache_read,
+        cache_write_1h: 0,
+        uncached: total - full,
         redundant_writes: 0,
     }
 }

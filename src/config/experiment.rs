@@ -27,6 +27,8 @@ pub struct Experiment {
     /// `[plot] baseline`: the swept values figures hold the other axes at by default, as
     /// (dotted key, value) in key order; empty when the file declares none. No effect on a run.
     pub plot_baseline: Vec<(String, toml::Value)>,
+    /// The self-hosted server (`Some` exactly when the policy is `vllm` or `sglang`).
+    pub server: Option<super::server::ServerParams>,
 }
 
 /// Prices and limits of the model the agents call (a preset, every field overridable).
@@ -107,6 +109,10 @@ pub enum Policy {
     EveryBlock,
     /// Breakpoints, 20-position lookback, minimum length (the Anthropic API).
     Anthropic,
+    /// A self-hosted vLLM server: 16-token blocks in GPU memory, no TTL (`[server]`).
+    Vllm,
+    /// A self-hosted SGLang server: a radix tree of single tokens in GPU memory (`[server]`).
+    Sglang,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

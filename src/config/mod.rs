@@ -18,6 +18,7 @@ pub mod names;
 pub mod presets;
 mod render;
 mod resolve;
+pub mod server;
 mod set;
 
 use std::path::Path;
@@ -28,6 +29,7 @@ pub use experiment::*;
 pub use names::{kind_label, parse_kind, parse_strategy, strategy_label, NameError};
 pub use render::render;
 pub use resolve::resolve;
+pub use server::{Router, ServerParams, Sharing};
 pub use set::{apply_set, set_key};
 
 /// The largest experiment file read (they are a few KiB; a file without end, like

@@ -8,6 +8,7 @@
 use super::dist_syntax::dist_label;
 use super::experiment::*;
 use super::names::{kind_label, strategy_label};
+use super::server::ServerParams;
 use crate::dist::{Dist, Quantity};
 use crate::time::exact_duration;
 use toml::{Table, Value};
@@ -36,6 +37,9 @@ pub fn render(exp: &Experiment) -> String {
     }
     if let Some(o) = &exp.overload {
         top.insert("overload".into(), overload_table(o).into());
+    }
+    if let Some(s) = &exp.server {
+        top.insert("server".into(), server_table(s).into());
     }
     let mut limits = Table::new();
     limits.insert("max_events".into(), int(exp.limits.max_events));
@@ -102,6 +106,8 @@ fn cache_table(c: &CacheParams) -> Table {
     let policy = match c.policy {
         Policy::Anthropic => "anthropic",
         Policy::EveryBlock => "every-block",
+        Policy::Vllm => "vllm",
+        Policy::Sglang => "sglang",
     };
     t.insert("policy".into(), policy.into());
     t.insert("ttl".into(), ttl_name(c.ttl).into());
@@ -200,5 +206,25 @@ fn overload_table(o: &Overload) -> Table {
     t.insert("max_retries".into(), i64::from(o.max_retries).into());
     t.insert("initial_backoff".into(), exact_duration(o.initial_backoff_us).into());
     t.insert("max_backoff".into(), exact_duration(o.max_backoff_us).into());
+    t
+}
+
+/// `[server]`, every key written out (only for the `vllm` and `sglang` policies).
+fn server_table(s: &ServerParams) -> Table {
+    let mut t = Table::new();
+    t.insert("model".into(), s.model.clone().into());
+    t.insert("replicas".into(), i64::from(s.replicas).into());
+    t.insert("gpus_per_replica".into(), i64::from(s.gpus_per_replica).into());
+    t.insert("router".into(), s.router.name().into());
+    t.insert("prefill_sharing".into(), s.prefill_sharing.name().into());
+    t.insert("prefill_tokens_per_s".into(), s.prefill_tokens_per_s.into());
+    t.insert("step_token_budget".into(), int(s.step_token_budget));
+    t.insert("step_overhead".into(), exact_duration(s.step_overhead_us).into());
+    t.insert("decode_step".into(), exact_duration(s.decode_step_us).into());
+    t.insert("decode_per_running".into(), exact_duration(s.decode_per_running_us).into());
+    t.insert("decode_per_ktok".into(), exact_duration(s.decode_per_ktok_us).into());
+    t.insert("kv_capacity_tokens".into(), int(s.kv_capacity_tokens));
+    t.insert("block_tokens".into(), int(s.block_tokens));
+    t.insert("gpu_usd_per_hour".into(), s.gpu_usd_per_hour.into());
     t
 }

@@ -8,6 +8,7 @@ use super::dist_syntax::{dist_label, parse_dist_in};
 use super::experiment::*;
 use super::latency_file::LatencyFile;
 use super::names::{parse_kind, parse_strategy, strategy_label};
+use super::server::{self, Router, ServerParams, Sharing};
 use super::{presets, ConfigError};
 use crate::config::latency_presets::{self, LatencyPreset};
 use crate::dist::{Dist, Quantity};
@@ -21,7 +22,7 @@ pub const DEFAULT_STRATEGIES: [&str; 5] =
     ["eager", "wait_first(max_wait=5s)", "stagger(interval=1s)", "sequential", "prewarm"];
 
 /// Top-level keys besides the sections; `sweep` is accepted and left to the sweep code.
-const TOP_KEYS: [&str; 15] = [
+const TOP_KEYS: [&str; 16] = [
     "name",
     "question",
     "model",
@@ -37,6 +38,7 @@ const TOP_KEYS: [&str; 15] = [
     "limits",
     "sweep",
     "plot",
+    "server",
 ];
 
 /// Resolve a raw table. `origin` names the file in errors; `empirical(file=...)` paths are
@@ -65,7 +67,7 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
     };
     let (latency, latency_other) =
         resolve_latency(&mut top.section("latency")?, &model.name, other_model.as_deref())?;
-    let exp = Experiment {
+    let mut exp = Experiment {
         name,
         question,
         seed,
@@ -86,7 +88,13 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
         },
         limits: resolve_limits(&mut top.section("limits")?)?,
         plot_baseline: resolve_plot(&mut top.section("plot")?)?,
+        server: None,
     };
+    let server = resolve_server(&mut top.section("server")?, exp.cache.policy)?;
+    if server::is_server(exp.cache.policy) {
+        check_server_experiment(&top, &exp)?;
+        exp.server = Some(server);
+    }
     let other = match &exp.workload.kind {
         AgentKind::ForkOtherModel { model } => match presets::preset(model) {
             Some(m) => Some(m),
@@ -264,7 +272,12 @@ fn resolve_cache(s: &mut Section<'_>) -> Result<CacheParams, ConfigError> {
     let policy = match s.string("policy", "anthropic")?.as_str() {
         "anthropic" => Policy::Anthropic,
         "every-block" | "every_block" => Policy::EveryBlock,
-        other => return Err(s.bad_str("policy", other, "use \"anthropic\" or \"every-block\"")),
+        "vllm" => Policy::Vllm,
+        "sglang" => Policy::Sglang,
+        other => {
+            let known = "use \"anthropic\", \"every-block\", \"vllm\" or \"sglang\"";
+            return Err(s.bad_str("policy", other, known));
+        }
     };
     let ttl = s.ttl("ttl")?.unwrap_or(Ttl::FiveMin);
     let capacity_tokens = s.opt_u64("capacity_tokens", 1)?;
@@ -736,6 +749,104 @@ impl<'t> Section<'t> {
         Ok(out)
     }
 }
+
+// ---- [server]: the self-hosted `vllm` and `sglang` policies (config/server.rs) ----
+
+/// `[server]`, from the `server.model` preset; read (and checked) whatever the policy.
+fn resolve_server(s: &mut Section<'_>, policy: Policy) -> Result<ServerParams, ConfigError> {
+    let name = s.string("model", "llama-3.1-8b")?;
+    let Some(base) = server::server_preset(&name, policy) else {
+        let hint = did_you_mean(&name, server::server_model_names())
+            .map(|m| format!(" (did you mean `{m}`?)"))
+            .unwrap_or_default();
+        let names: Vec<&str> = server::server_model_names().collect();
+        let why = format!("no server preset of that name{hint}; presets: {}", names.join(", "));
+        return Err(s.bad_str("model", &name, &why));
+    };
+    let router = match s.string("router", base.router.name())?.as_str() {
+        "round-robin" => Router::RoundRobin,
+        "prefix-aware" => Router::PrefixAware,
+        other => return Err(s.bad_str("router", other, "use \"round-robin\" or \"prefix-aware\"")),
+    };
+    let prefill_sharing = match s.string("prefill_sharing", base.prefill_sharing.name())?.as_str() {
+        "fcfs-chunked" => Sharing::FcfsChunked,
+        "processor-sharing" => Sharing::ProcessorSharing,
+        other => {
+            let why = "use \"fcfs-chunked\" or \"processor-sharing\"";
+            return Err(s.bad_str("prefill_sharing", other, why));
+        }
+    };
+    let prefill_tokens_per_s = s.f64("prefill_tokens_per_s", base.prefill_tokens_per_s)?;
+    if prefill_tokens_per_s < 1.0 {
+        let why = "at least 1 token per second";
+        return Err(s.bad("prefill_tokens_per_s", prefill_tokens_per_s.to_string(), why));
+    }
+    let gpu_usd_per_hour = s.f64("gpu_usd_per_hour", base.gpu_usd_per_hour)?;
+    let p = ServerParams {
+        replicas: server_count(s, "replicas", base.replicas)?,
+        gpus_per_replica: server_count(s, "gpus_per_replica", base.gpus_per_replica)?,
+        router,
+        prefill_sharing,
+        prefill_tokens_per_s,
+        step_token_budget: s.tokens("step_token_budget", base.step_token_budget)?,
+        step_overhead_us: s.duration_us("step_overhead", base.step_overhead_us)?,
+        decode_step_us: s.duration_us("decode_step", base.decode_step_us)?,
+        decode_per_running_us: s.duration_us("decode_per_running", base.decode_per_running_us)?,
+        decode_per_ktok_us: s.duration_us("decode_per_ktok", base.decode_per_ktok_us)?,
+        kv_capacity_tokens: s.tokens("kv_capacity_tokens", base.kv_capacity_tokens)?,
+        block_tokens: s.tokens("block_tokens", base.block_tokens)?,
+        gpu_usd_per_hour,
+        same_step_reads: base.same_step_reads,
+        model: name,
+    };
+    s.finish()?;
+    for (key, v) in [
+        ("step_token_budget", p.step_token_budget),
+        ("block_tokens", p.block_tokens),
+        ("kv_capacity_tokens", p.kv_capacity_tokens),
+    ] {
+        if v == 0 {
+            return Err(s.bad(key, "0".into(), "must be at least 1"));
+        }
+    }
+    Ok(p)
+}
+
+/// A count of replicas or GPUs: 1 to 4,096.
+fn server_count(s: &mut Section<'_>, key: &'static str, default: u32) -> Result<u32, ConfigError> {
+    let v = s.u32_min(key, default, 1)?;
+    if v > 4096 {
+        return Err(s.bad(key, v.to_string(), "at most 4096"));
+    }
+    Ok(v)
+}
+
+/// What the server model does not cover: one model, no API rate limits or 529s, no isolated
+/// misses, a frozen parent.
+fn check_server_experiment(top: &Section<'_>, exp: &Experiment) -> Result<(), ConfigError> {
+    let why = "not modelled with cache.policy = \"vllm\" or \"sglang\" (a self-hosted server has no API limits, one model, and a frozen parent)";
+    if exp.rate_limits.is_some() {
+        return Err(top.bad_at("rate_limits", "[rate_limits]".into(), why));
+    }
+    if exp.overload.is_some() {
+        return Err(top.bad_at("overload", "[overload]".into(), why));
+    }
+    if exp.cache.miss_probability > 0.0 {
+        let v = exp.cache.miss_probability.to_string();
+        return Err(top.bad_at("cache.miss_probability", v, why));
+    }
+    if let AgentKind::ForkOtherModel { .. } = &exp.workload.kind {
+        let value = format!("\"{}\"", super::kind_label(&exp.workload.kind));
+        return Err(top.bad_at("workload.kind", value, why));
+    }
+    if exp.workload.parent_turn_every_us > 0 {
+        let v = format!("\"{}\"", crate::time::exact_duration(exp.workload.parent_turn_every_us));
+        return Err(top.bad_at("workload.parent_turn_every", v, why));
+    }
+    Ok(())
+}
+
+// ---- end of [server] ----
 
 fn unknown(origin: &str, key: &str, prefix: &str, known: &[&str]) -> ConfigError {
     let hint = did_you_mean(key, known.iter().copied())

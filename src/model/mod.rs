@@ -24,6 +24,7 @@ mod launch;
 mod parent;
 pub mod rate;
 mod recorder;
+mod server;
 mod sim;
 pub mod workload;
 

@@ -135,14 +135,12 @@ fn add_tokens(tokens: &mut Tokens, u: &Usage, out: u64) {
 }
 
 /// The keys a request used: its hit boundary (found from `cache_read`: prefix token counts
-/// strictly increase, since empty blocks are never pushed) and its breakpoints.
+/// strictly increase, since empty blocks are never pushed) and its breakpoints. An API
+/// policy reads up to a block boundary; a GPU cache (`vllm`, `sglang`) may read into a
+/// block, and its hit is the last boundary the read covers (`None` inside the first block).
 fn keys(prompt: &Prompt, bps: &[Breakpoint], u: &Usage) -> RequestKeys {
-    let hit = (u.cache_read > 0).then(|| {
-        let i = (0..prompt.len())
-            .find(|&i| prompt.prefix_tokens(i) == u.cache_read)
-            .expect("the read prefix ends at a block boundary");
-        prompt.prefix_digest(i)
-    });
+    let covered = (0..prompt.len()).take_while(|&i| prompt.prefix_tokens(i) <= u.cache_read);
+    let hit = (u.cache_read > 0).then(|| covered.last()).flatten().map(|i| prompt.prefix_digest(i));
     let mut breakpoints = [(Default::default(), 0); 3];
     for (slot, bp) in breakpoints.iter_mut().zip(bps) {
         *slot = (prompt.prefix_digest(bp.index), prompt.prefix_tokens(bp.index));

@@ -23,6 +23,7 @@ use super::latency::{self, Work};
 use super::launch::{Launch, OnSlot, Released};
 use super::parent::Parent;
 use super::recorder::{Recorder, Served};
+use super::server::Server;
 use super::workload::{self, Chain};
 use super::{Detailed, Outcome, SegmentKind, SimError};
 use crate::cache::{self, Breakpoint, Cache, Prompt, Usage};
@@ -57,6 +58,8 @@ pub(super) enum Ev {
     ParentSend,
     /// The next agent arrives and asks for a slot (`workload.arrival_every` > 0).
     Arrive,
+    /// A prefill step of server replica `r` ends (`vllm`, `sglang`; `server.rs`).
+    Step(u32),
 }
 
 /// Reusable simulation buffers: the event heap, the launch strategy's buffers and the caches
@@ -66,6 +69,8 @@ pub struct Simulator {
     launch: Launch,
     /// One cache per model, emptied (memory kept) at the start of every run.
     caches: Vec<Cache>,
+    /// The self-hosted server's replicas (`vllm`, `sglang` only).
+    server: Server,
 }
 
 impl Default for Simulator {
@@ -80,6 +85,7 @@ impl Simulator {
             engine: Engine::with_capacity(Bounds::UNBOUNDED, 256),
             launch: Launch::default(),
             caches: Vec::new(),
+            server: Server::default(),
         }
     }
 
@@ -124,7 +130,7 @@ pub(super) struct Run<'a> {
     /// Number of agents.
     pub n: u32,
     /// The agents in index order, then the prewarm request (at `n`) under `prewarm`.
-    agents: Vec<Agent>,
+    pub(super) agents: Vec<Agent>,
     pub caches: &'a mut Vec<Cache>,
     /// The experiment's model, then `fork_other_model`'s.
     pub models: Vec<ModelParams>,
@@ -140,8 +146,10 @@ pub(super) struct Run<'a> {
     /// The advancing parent (`None`: the parent is frozen, `parent_turn_every = 0`).
     pub parent: Option<Parent>,
     /// TTL of the agents' (and the prewarm's) breakpoints, and of the parent's.
-    agent_ttl: Ttl,
+    pub(super) agent_ttl: Ttl,
     pub parent_ttl: Ttl,
+    /// The self-hosted server (used only when `exp.server` is set).
+    pub(super) server: &'a mut Server,
 }
 
 impl<'a> Run<'a> {
@@ -169,6 +177,9 @@ impl<'a> Run<'a> {
         sim.launch.reset(strategy, t0, w.agents);
         let models = run_models(exp)?;
         reset_caches(&mut sim.caches, exp, &models);
+        if let Some(p) = &exp.server {
+            sim.server.reset(p);
+        }
         metrics.agents = w.agents as u64;
         let prewarm = *strategy == Strategy::Prewarm;
         let agents = agent::build(exp, replication, prewarm, agents_strip_own(exp, &models));
@@ -191,6 +202,7 @@ impl<'a> Run<'a> {
             completed: 0,
             agent_ttl: exp.cache.agent_ttl(&w.kind),
             parent_ttl: exp.cache.parent_ttl(),
+            server: &mut sim.server,
         };
         run.warm_parent()?;
         Ok(run)
@@ -203,6 +215,10 @@ impl<'a> Run<'a> {
             return Ok(());
         }
         let (prompt, bps) = workload::parent_request(self.exp);
+        if self.exp.server.is_some() {
+            self.server.warm(&prompt);
+            return Ok(());
+        }
         let agent = Requester::Parent.shown(self.n);
         self.caches[0]
             .serve(&prompt, &bps, SimTime::ZERO, |_| SimTime::ZERO)
@@ -216,7 +232,7 @@ impl<'a> Run<'a> {
     }
 
     /// Where `who` is in `agents`: the parent is not an agent.
-    fn index(&self, who: Requester) -> usize {
+    pub(super) fn index(&self, who: Requester) -> usize {
         match who {
             Requester::Agent(a) => a as usize,
             Requester::Prewarm => self.n as usize,
@@ -233,6 +249,9 @@ impl<'a> Run<'a> {
         self.schedule_parent_turn(t0.saturating_add(every));
         while let Some((_, ev)) = self.engine.pop()? {
             self.handle(ev)?;
+        }
+        if self.exp.server.is_some() {
+            self.server_costs();
         }
         self.rec.metrics.events = self.engine.delivered();
         Ok(())
@@ -267,6 +286,7 @@ impl<'a> Run<'a> {
                 self.schedule_arrival();
                 self.fill_slots()
             }
+            Ev::Step(r) => self.server_step(r as usize),
         }
     }
 
@@ -410,6 +430,10 @@ impl Run<'_> {
         let bps = &bps[..nbps];
         let (m, out, request) = (ag.model, ag.output_tokens, ag.turn);
         ag.check_window(self.exp, &self.models[m], shown)?;
+        if self.exp.server.is_some() {
+            self.server_send(who, request, out);
+            return Ok(());
+        }
         if self.overloaded(who) {
             return self.backoff(who);
         }
@@ -457,7 +481,7 @@ impl Run<'_> {
 
     /// The prewarm request was served at `now`: its entries are readable after its first
     /// token and ready delay; it counts toward the makespan.
-    fn prewarm_served(&mut self, now: SimTime, t: latency::Timing) {
+    pub(super) fn prewarm_served(&mut self, now: SimTime, t: latency::Timing) {
         self.agent_mut(Requester::Prewarm).enter(Phase::Done);
         self.engine.schedule_at(now + t.ttft + t.ready_delay, Ev::PrewarmReady);
         let mx = &mut *self.rec.metrics;
@@ -466,7 +490,7 @@ impl Run<'_> {
 
     /// Agent `a`'s request `request` was served at `now`: the events that follow it (its
     /// first token when a strategy listens, its response's end or its next request).
-    fn served(
+    pub(super) fn served(
         &mut self,
         a: u32,
         request: u32,

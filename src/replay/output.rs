@@ -26,6 +26,8 @@ fn policy_name(p: Policy) -> &'static str {
     match p {
         Policy::EveryBlock => "every-block",
         Policy::Anthropic => "anthropic",
+        Policy::Vllm => "vllm",
+        Policy::Sglang => "sglang",
     }
 }
 

@@ -28,7 +28,7 @@ pub const READY_AFTER: SimDuration = SimDuration::from_secs(2);
 pub fn new_cache(policy: Policy, model: &ModelParams) -> Cache {
     let cache = Cache::new(policy, model, None);
     match policy {
-        Policy::EveryBlock => cache.with_default_ttl(Ttl::None),
+        Policy::EveryBlock | Policy::Vllm | Policy::Sglang => cache.with_default_ttl(Ttl::None),
         Policy::Anthropic => cache,
     }
 }

@@ -15,6 +15,8 @@ pub fn policy_name(policy: Policy) -> &'static str {
     match policy {
         Policy::EveryBlock => "every-block",
         Policy::Anthropic => "anthropic",
+        Policy::Vllm => "vllm",
+        Policy::Sglang => "sglang",
     }
 }
 
@@ -69,7 +71,7 @@ pub fn table(r: &Report) -> String {
 fn scenario_rows(r: &Report, out: &mut String) {
     let id_w = SCENARIOS.iter().map(|s| s.0.len()).max().unwrap_or(8);
     match r.policy {
-        Policy::EveryBlock => {
+        Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
             let _ = writeln!(
                 out,
                 "{:id_w$}  {:>10}  {:>9}  {:>8}  what it shows",
@@ -89,7 +91,7 @@ fn scenario_rows(r: &Report, out: &mut String) {
         let rate = pct(u.hit_rate());
         let shows = explanation(s.id);
         match r.policy {
-            Policy::EveryBlock => {
+            Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
                 let not_read = u.cache_write() + u.uncached;
                 let _ = writeln!(
                     out,
@@ -153,6 +155,11 @@ fn policy_notes(r: &Report) -> Vec<String> {
             "minimum length, no lookback limit and no expiry; \"uncached\" = tokens not read (computed,".into(),
             "then written).".into(),
             "Run with --policy anthropic for the API's rules.".into(),
+        ],
+        Policy::Vllm | Policy::Sglang => vec![
+            format!("{}: a GPU prefix cache with no expiry and no server clock: the longest", policy_name(r.policy)),
+            "prefix at a block boundary, read in whole KV blocks (vllm 16 tokens, sglang 1);".into(),
+            "\"uncached\" = tokens computed. Prefill timing and GPU cost need `run` ([server]).".into(),
         ],
         Policy::Anthropic => vec![
             "anthropic: Claude-Code-like breakpoints (end of the system prompt, end of the shared history,".into(),

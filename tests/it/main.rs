@@ -16,4 +16,5 @@ mod plot;
 mod replay;
 mod results;
 mod scenarios;
+mod server;
 mod sweep;
