@@ -23,10 +23,14 @@
 //! Entry sizes for the capacity: `every-block` counts each block once (its own tokens, as a
 //! paged cache stores it); `anthropic` counts an entry's whole prefix.
 
+use super::router::Router;
 use super::store::{EntryStore, WriteOutcome};
 use super::{Breakpoint, CacheError, Digest, Policy, Prompt, Ttl, Usage};
-use crate::config::{CacheParams, ModelParams};
+use crate::config::{CacheParams, HostedParams, ModelParams};
 use crate::time::SimTime;
+
+mod hosted;
+pub use hosted::stepped;
 
 /// At most this many breakpoints per request (the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching)).
 pub const MAX_BREAKPOINTS: usize = 4;
@@ -42,6 +46,9 @@ pub struct Cache {
     policy: Policy,
     model: ModelParams,
     default_ttl: Ttl,
+    /// `[openai]` and `[gemini]` (read by those policies only), and OpenAI's machines.
+    hosted: HostedParams,
+    router: Router,
 }
 
 impl Cache {
@@ -52,12 +59,28 @@ impl Cache {
             policy,
             model: model.clone(),
             default_ttl: Ttl::FiveMin,
+            hosted: HostedParams::default(),
+            router: Router::default(),
         }
     }
 
     /// An empty cache as an experiment's `[cache]` section describes it.
     pub fn from_params(params: &CacheParams, model: &ModelParams) -> Self {
-        Self::new(params.policy, model, params.capacity_tokens).with_default_ttl(params.ttl)
+        Self::new(params.policy, model, params.capacity_tokens)
+            .with_default_ttl(params.ttl)
+            .with_hosted(&params.hosted)
+    }
+
+    /// The `openai` and `gemini` policies' parameters (an empty router for them).
+    pub fn with_hosted(mut self, hosted: &HostedParams) -> Self {
+        self.hosted = hosted.clone();
+        self.reset_router();
+        self
+    }
+
+    fn reset_router(&mut self) {
+        let o = &self.hosted.openai;
+        self.router.reset(o.machines, o.overflow_per_minute, o.overflow_window_us);
     }
 
     /// Empty this cache and make it `from_params(params, model)` again, keeping its memory.
@@ -68,6 +91,10 @@ impl Cache {
             self.model = model.clone();
         }
         self.default_ttl = params.ttl;
+        if self.hosted != params.hosted {
+            self.hosted = params.hosted.clone();
+        }
+        self.reset_router();
     }
 
     /// The TTL of `every-block` writes.
@@ -116,6 +143,9 @@ impl Cache {
                 validate_breakpoints(breakpoints, prompt.len())?;
                 Ok(self.serve_anthropic(prompt, breakpoints, now, miss, ready_at))
             }
+            Policy::OpenAi | Policy::Gemini => {
+                self.serve_hosted(prompt, breakpoints, now, miss, ready_at)
+            }
         }
     }
 
@@ -150,6 +180,9 @@ impl Cache {
                     false => anthropic_hit(&self.store, prompt, breakpoints, min, now),
                 };
                 Ok(anthropic_usage(prompt, breakpoints, min, hit))
+            }
+            Policy::OpenAi | Policy::Gemini => {
+                Ok(self.hosted_plan(prompt, breakpoints, now, miss)?.1)
             }
         }
     }
@@ -305,5 +338,6 @@ fn anthropic_usage(
         cache_write_5m: c - b,
         uncached: prompt.tokens() - c,
         redundant_writes: 0,
+        storage_token_s: 0,
     }
 }

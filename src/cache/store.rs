@@ -218,7 +218,19 @@ impl<K: StoreKey> EntryStore<K> {
         ready_at: SimTime,
         ttl: Ttl,
     ) -> WriteOutcome {
-        let ttl_us = ttl_us(ttl);
+        self.write_ttl_us(key, tokens, now, ready_at, ttl_us(ttl))
+    }
+
+    /// `write` with a TTL of any length in microseconds (`None`: never expires), for the
+    /// policies whose retentions are not Anthropic's 5 minutes or 1 hour.
+    pub fn write_ttl_us(
+        &mut self,
+        key: K,
+        tokens: u64,
+        now: SimTime,
+        ready_at: SimTime,
+        ttl_us: Option<u64>,
+    ) -> WriteOutcome {
         let ready_at = ready_at.max(now);
         if let Some(&i) = self.index.get(&key) {
             let s = &mut self.slots[i as usize];

@@ -40,6 +40,8 @@ pub struct ModelParams {
     pub read_multiplier: f64,
     pub write_5m_multiplier: f64,
     pub write_1h_multiplier: f64,
+    /// Explicit cache storage (Gemini), USD per million tokens per hour; 0 elsewhere.
+    pub storage_usd_per_mtok_hour: f64,
     /// Prefixes shorter than this are neither read nor written.
     pub min_cacheable_tokens: u64,
     /// Input + output tokens one request may hold (the model's standard window).
@@ -107,6 +109,10 @@ pub enum Policy {
     EveryBlock,
     /// Breakpoints, 20-position lookback, minimum length (the Anthropic API).
     Anthropic,
+    /// OpenAI's prompt caching: `[openai]` (contract, retention, machines; docs/providers.md).
+    OpenAi,
+    /// Gemini's implicit or explicit caching: `[gemini]` (docs/providers.md).
+    Gemini,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +138,8 @@ pub struct CacheParams {
     /// Probability that one lookup misses although an entry is readable (an isolated miss);
     /// 0 = never.
     pub miss_probability: f64,
+    /// `[openai]` and `[gemini]`: read only by those policies.
+    pub hosted: super::hosted::HostedParams,
 }
 
 impl CacheParams {
