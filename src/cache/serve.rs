@@ -54,14 +54,16 @@ pub struct Cache {
 impl Cache {
     /// An empty cache; `every-block` writes with a 5-minute TTL unless [`Cache::with_default_ttl`].
     pub fn new(policy: Policy, model: &ModelParams, capacity_tokens: Option<u64>) -> Self {
-        Cache {
+        let mut cache = Cache {
             store: EntryStore::new(capacity_tokens),
             policy,
             model: model.clone(),
             default_ttl: Ttl::FiveMin,
             hosted: HostedParams::default(),
             router: Router::default(),
-        }
+        };
+        cache.reset_router();
+        cache
     }
 
     /// An empty cache as an experiment's `[cache]` section describes it.
