@@ -62,6 +62,7 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
             parent_ttl: None,
             ttl_by_kind: Vec::new(),
             miss_probability: 0.0,
+            hosted: Default::default(),
         },
         workload: Workload {
             kind: AgentKind::Fork,

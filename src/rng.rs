@@ -41,6 +41,9 @@ pub mod site {
     pub const MISS: u64 = 6;
     /// 529 `overloaded_error` (`[overload]`): one draw per attempt, one per backoff.
     pub const OVERLOAD: u64 = 7;
+    /// Gemini implicit caching's hit draw (`gemini.implicit_hit_probability`): one draw per
+    /// request attempt, only under `cache.policy = "gemini"` in implicit mode.
+    pub const IMPLICIT_HIT: u64 = 8;
 }
 
 #[cfg(test)]

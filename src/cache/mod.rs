@@ -26,6 +26,7 @@ pub mod lifecycle;
 pub mod lru;
 mod presets;
 mod prompt;
+pub mod router;
 mod serve;
 mod store;
 
@@ -40,9 +41,9 @@ pub use gpu::GpuCache;
 pub use json::Json;
 pub use lifecycle::State;
 pub use model_ids::preset_for_api_id;
-pub use presets::{cost_usd, is_long_context, uncached_cost_usd};
+pub use presets::{cost_usd, is_long_context, storage_usd, uncached_cost_usd};
 pub use prompt::{reference_prefix_digest, Prompt};
-pub use serve::{Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
+pub use serve::{stepped, Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
 pub use store::{EntryStore, KeyHasher, StoreKey, StoreStats, WriteOutcome};
 
 use crate::time::SimDuration;
@@ -171,6 +172,9 @@ pub struct Usage {
     pub uncached: u64,
     /// Entries this request wrote while an equal entry was still pending (docs/cache.md).
     pub redundant_writes: u32,
+    /// Token-seconds of explicit cache storage this request bought (a Gemini cache object's
+    /// tokens x its TTL); billed by `cost_usd`, 0 under every other policy.
+    pub storage_token_s: u64,
 }
 
 impl Usage {

@@ -5,7 +5,8 @@ use super::Usage;
 use crate::config::ModelParams;
 
 /// docs/cache.md: `input * (uncached + w5m * write_5m + w1h * write_1h + r * read) + output *
-/// output_tokens`, prices per million tokens. With a long context window in use
+/// output_tokens`, prices per million tokens, plus explicit cache storage (Gemini:
+/// `storage_usd_per_mtok_hour` x the token-hours the request bought). With a long context window in use
 /// (`use_long_context`), a request whose input (read + written + uncached) exceeds the
 /// threshold pays the long-context prices on all its tokens.
 pub fn cost_usd(model: &ModelParams, usage: &Usage, output_tokens: u64) -> f64 {
@@ -14,7 +15,15 @@ pub fn cost_usd(model: &ModelParams, usage: &Usage, output_tokens: u64) -> f64 {
         + model.write_1h_multiplier * usage.cache_write_1h as f64
         + model.read_multiplier * usage.cache_read as f64;
     let (input, output) = prices(model, usage.total());
-    (input * input_units + output * output_tokens as f64) / 1e6
+    (input * input_units + output * output_tokens as f64) / 1e6 + storage_usd(model, usage)
+}
+
+/// The explicit cache storage a request bought (0 unless it created a Gemini cache object).
+pub fn storage_usd(model: &ModelParams, usage: &Usage) -> f64 {
+    match usage.storage_token_s {
+        0 => 0.0,
+        s => model.storage_usd_per_mtok_hour * s as f64 / 3600.0 / 1e6,
+    }
 }
 
 /// What the same request would cost with no caching at all (every input token at base price).

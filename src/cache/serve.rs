@@ -23,10 +23,14 @@
 //! Entry sizes for the capacity: `every-block` counts each block once (its own tokens, as a
 //! paged cache stores it); `anthropic` counts an entry's whole prefix.
 
+use super::router::Router;
 use super::store::{EntryStore, WriteOutcome};
 use super::{Breakpoint, CacheError, Digest, Policy, Prompt, Ttl, Usage};
-use crate::config::{CacheParams, ModelParams};
+use crate::config::{CacheParams, HostedParams, ModelParams};
 use crate::time::SimTime;
+
+mod hosted;
+pub use hosted::stepped;
 
 /// At most this many breakpoints per request (the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching)).
 pub const MAX_BREAKPOINTS: usize = 4;
@@ -42,23 +46,43 @@ pub struct Cache {
     policy: Policy,
     model: ModelParams,
     default_ttl: Ttl,
+    /// `[openai]` and `[gemini]` (read by those policies only), and OpenAI's machines.
+    hosted: HostedParams,
+    router: Router,
 }
 
 impl Cache {
     /// An empty cache; `every-block` writes with a 5-minute TTL unless [`Cache::with_default_ttl`].
     pub fn new(policy: Policy, model: &ModelParams, capacity_tokens: Option<u64>) -> Self {
-        Cache {
+        let mut cache = Cache {
             store: EntryStore::new(capacity_tokens),
             policy,
             model: model.clone(),
             default_ttl: Ttl::FiveMin,
-        }
+            hosted: HostedParams::default(),
+            router: Router::default(),
+        };
+        cache.reset_router();
+        cache
     }
 
     /// An empty cache as an experiment's `[cache]` section describes it.
     pub fn from_params(params: &CacheParams, model: &ModelParams) -> Self {
-        let ttl = default_ttl(params);
-        Self::new(params.policy, model, params.capacity_tokens).with_default_ttl(ttl)
+        Self::new(params.policy, model, params.capacity_tokens)
+            .with_default_ttl(default_ttl(params))
+            .with_hosted(&params.hosted)
+    }
+
+    /// The `openai` and `gemini` policies' parameters (an empty router for them).
+    pub fn with_hosted(mut self, hosted: &HostedParams) -> Self {
+        self.hosted = hosted.clone();
+        self.reset_router();
+        self
+    }
+
+    fn reset_router(&mut self) {
+        let o = &self.hosted.openai;
+        self.router.reset(o.machines, o.overflow_per_minute, o.overflow_window_us);
     }
 
     /// Empty this cache and make it `from_params(params, model)` again, keeping its memory.
@@ -69,6 +93,10 @@ impl Cache {
             self.model = model.clone();
         }
         self.default_ttl = default_ttl(params);
+        if self.hosted != params.hosted {
+            self.hosted = params.hosted.clone();
+        }
+        self.reset_router();
     }
 
     /// The TTL of `every-block` writes.
@@ -119,6 +147,9 @@ impl Cache {
                 validate_breakpoints(breakpoints, prompt.len())?;
                 Ok(self.serve_anthropic(prompt, breakpoints, now, miss, ready_at))
             }
+            Policy::OpenAi | Policy::Gemini => {
+                self.serve_hosted(prompt, breakpoints, now, miss, ready_at)
+            }
         }
     }
 
@@ -153,6 +184,9 @@ impl Cache {
                     false => anthropic_hit(&self.store, prompt, breakpoints, min, now),
                 };
                 Ok(anthropic_usage(prompt, breakpoints, min, hit))
+            }
+            Policy::OpenAi | Policy::Gemini => {
+                Ok(self.hosted_plan(prompt, breakpoints, now, miss)?.1)
             }
         }
     }
@@ -311,6 +345,7 @@ fn anthropic_usage(
         cache_write_5m: c - b,
         uncached: prompt.tokens() - c,
         redundant_writes: 0,
+        storage_token_s: 0,
     }
 }
 
@@ -342,5 +377,6 @@ fn server_usage(total: u64, read: u64, block: u64) -> Usage {
         cache_write_1h: 0,
         uncached: total - full,
         redundant_writes: 0,
+        storage_token_s: 0,
     }
 }

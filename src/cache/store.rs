@@ -218,7 +218,19 @@ impl<K: StoreKey> EntryStore<K> {
         ready_at: SimTime,
         ttl: Ttl,
     ) -> WriteOutcome {
-        let ttl = ttl_duration(ttl);
+        self.write_ttl(key, tokens, now, ready_at, ttl_duration(ttl))
+    }
+
+    /// `write` with a TTL of any length (`None`: never expires), for the policies whose
+    /// retentions are not Anthropic's 5 minutes or 1 hour.
+    pub fn write_ttl(
+        &mut self,
+        key: K,
+        tokens: u64,
+        now: SimTime,
+        ready_at: SimTime,
+        ttl: Option<SimDuration>,
+    ) -> WriteOutcome {
         let ready_at = ready_at.max(now);
         if let Some(&i) = self.index.get(&key) {
             let s = &mut self.slots[i as usize];

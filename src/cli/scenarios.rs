@@ -35,6 +35,11 @@ pub enum PolicyArg {
     EveryBlock,
     /// The Anthropic API: breakpoints, 20-block lookback, minimum cacheable length.
     Anthropic,
+    /// OpenAI's classic automatic caching on gpt-5.4 (docs/providers.md).
+    #[value(name = "openai")]
+    OpenAi,
+    /// Gemini's implicit caching on gemini-2.5-flash, every lookup hitting (no draws).
+    Gemini,
 }
 
 #[derive(clap::Args, Debug, Default)]
@@ -59,6 +64,8 @@ pub fn run(args: Args) -> CliResult {
     let policy = match args.policy {
         PolicyArg::EveryBlock => Policy::EveryBlock,
         PolicyArg::Anthropic => Policy::Anthropic,
+        PolicyArg::OpenAi => Policy::OpenAi,
+        PolicyArg::Gemini => Policy::Gemini,
     };
     // The workloads are embedded: an error here is a bug in the shipped data, not user input.
     let report = scenarios::run(workload, policy).map_err(CliError::internal)?;

@@ -42,6 +42,8 @@ pub struct ModelParams {
     pub read_multiplier: f64,
     pub write_5m_multiplier: f64,
     pub write_1h_multiplier: f64,
+    /// Explicit cache storage (Gemini), USD per million tokens per hour; 0 elsewhere.
+    pub storage_usd_per_mtok_hour: f64,
     /// Prefixes shorter than this are neither read nor written.
     pub min_cacheable_tokens: u64,
     /// Input + output tokens one request may hold (the model's standard window).
@@ -113,6 +115,10 @@ pub enum Policy {
     Vllm,
     /// A self-hosted SGLang server: a radix tree of single tokens in GPU memory (`[server]`).
     Sglang,
+    /// OpenAI's prompt caching: `[openai]` (contract, retention, machines; docs/providers.md).
+    OpenAi,
+    /// Gemini's implicit or explicit caching: `[gemini]` (docs/providers.md).
+    Gemini,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +144,8 @@ pub struct CacheParams {
     /// Probability that one lookup misses although an entry is readable (an isolated miss);
     /// 0 = never.
     pub miss_probability: f64,
+    /// `[openai]` and `[gemini]`: read only by those policies.
+    pub hosted: super::hosted::HostedParams,
 }
 
 impl CacheParams {

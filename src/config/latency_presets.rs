@@ -76,7 +76,9 @@ pub fn fit_for(model: &str) -> Option<(&'static Fit, String)> {
     let model = crate::cache::preset_for_api_id(model)?;
     let (fitted_on, borrowed) = match BORROWED.iter().find(|(m, _)| *m == model) {
         Some((_, from)) => (*from, true),
-        None => (model, false),
+        // OpenAI and Gemini presets: a Claude model of a similar tier (docs/providers.md).
+        None => crate::config::presets_hosted::latency_sibling(model)
+            .map_or((model, false), |from| (from, true)),
     };
     let fit = FITS.iter().find(|f| f.fitted_on == fitted_on)?;
     let source = if borrowed {

@@ -97,6 +97,10 @@ const SNAPSHOTS: [(&str, &str); 7] = [
 /// The API ids that name `preset` (`prefixsim models`): its alias (`claude-sonnet-4-5`) and
 /// any documented dated snapshot, in that order. Every one maps back by `preset_for_api_id`.
 pub fn api_ids(preset: &str) -> Vec<String> {
+    // OpenAI and Gemini models are called by the preset's own name (`gpt-5.4`).
+    if !preset.starts_with("claude-") {
+        return vec![preset.to_string()];
+    }
     let alias = match preset.rsplit_once('.') {
         Some((head, minor)) => format!("{head}-{minor}"),
         None => preset.to_string(),

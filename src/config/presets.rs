@@ -81,13 +81,17 @@ const WRITE_1H_MULTIPLIER: f64 = 2.0;
 /// `model_ids`), or `None`.
 pub fn preset(name: &str) -> Option<ModelParams> {
     let name = preset_for_api_id(name)?;
-    PRESETS.iter().find(|p| p.name == name).map(|p| ModelParams {
+    let Some(p) = PRESETS.iter().find(|p| p.name == name) else {
+        return super::presets_hosted::preset(name);
+    };
+    Some(ModelParams {
         name: p.name.to_string(),
         input_usd_per_mtok: p.input_usd_per_mtok,
         output_usd_per_mtok: p.output_usd_per_mtok,
         read_multiplier: p.read_multiplier,
         write_5m_multiplier: WRITE_5M_MULTIPLIER,
         write_1h_multiplier: WRITE_1H_MULTIPLIER,
+        storage_usd_per_mtok_hour: 0.0,
         min_cacheable_tokens: p.min_cacheable_tokens,
         context_window_tokens: p.context_window_tokens,
         long_context: long_context_offer(p.name),
@@ -112,9 +116,12 @@ fn long_context_offer(name: &str) -> Option<LongContext> {
     })
 }
 
-/// Every preset name, sorted.
+/// Every preset name (Anthropic's, then the other providers' of `presets_hosted`), sorted.
 pub fn preset_names() -> Vec<&'static str> {
-    PRESETS.iter().map(|p| p.name).collect()
+    let mut names: Vec<&'static str> = PRESETS.iter().map(|p| p.name).collect();
+    names.extend(super::presets_hosted::names());
+    names.sort_unstable();
+    names
 }
 
 /// The preset of a model name as traces and request bodies spell it: the same as `preset`,

@@ -26,6 +26,9 @@ pub fn render(exp: &Experiment) -> String {
     top.insert("strategies".into(), Value::Array(labels));
     top.insert("model_params".into(), model_table(&exp.model).into());
     top.insert("cache".into(), cache_table(&exp.cache).into());
+    if let Some((section, table)) = hosted_tables(&exp.cache) {
+        top.insert(section.into(), table.into());
+    }
     top.insert("workload".into(), workload_table(&exp.workload).into());
     let mut latency = latency_table(&exp.latency);
     if let Some(other) = &exp.latency_other {
@@ -70,6 +73,9 @@ fn model_table(m: &ModelParams) -> Table {
     t.insert("write_5m_multiplier".into(), m.write_5m_multiplier.into());
     t.insert("write_1h_multiplier".into(), m.write_1h_multiplier.into());
     t.insert("min_cacheable_tokens".into(), int(m.min_cacheable_tokens));
+    if m.storage_usd_per_mtok_hour > 0.0 {
+        t.insert("storage_usd_per_mtok_hour".into(), m.storage_usd_per_mtok_hour.into());
+    }
     let base = super::presets::preset(&m.name);
     let differs = |f: &dyn Fn(&ModelParams) -> bool| base.as_ref().is_none_or(|b| !f(b));
     if differs(&|b| b.context_window_tokens == m.context_window_tokens) {
@@ -103,13 +109,7 @@ fn ttl_name(ttl: Ttl) -> &'static str {
 
 fn cache_table(c: &CacheParams) -> Table {
     let mut t = Table::new();
-    let policy = match c.policy {
-        Policy::Anthropic => "anthropic",
-        Policy::EveryBlock => "every-block",
-        Policy::Vllm => "vllm",
-        Policy::Sglang => "sglang",
-    };
-    t.insert("policy".into(), policy.into());
+    t.insert("policy".into(), c.policy.name().into());
     t.insert("ttl".into(), ttl_name(c.ttl).into());
     if let Some(cap) = c.capacity_tokens {
         t.insert("capacity_tokens".into(), int(cap));
@@ -227,4 +227,33 @@ fn server_table(s: &ServerParams) -> Table {
     t.insert("block_tokens".into(), int(s.block_tokens));
     t.insert("gpu_usd_per_hour".into(), s.gpu_usd_per_hour.into());
     t
+}
+
+/// `[openai]` or `[gemini]`, written only under that policy (the others never read them, and
+/// an experiment without them renders as before).
+fn hosted_tables(c: &CacheParams) -> Option<(&'static str, Table)> {
+    let mut t = Table::new();
+    match c.policy {
+        Policy::OpenAi => {
+            let o = &c.hosted.openai;
+            t.insert("contract".into(), o.contract.name().into());
+            t.insert("retention".into(), o.retention.name().into());
+            t.insert("in_memory_idle".into(), exact_duration(o.in_memory_idle_us).into());
+            t.insert("increment_tokens".into(), int(o.increment_tokens));
+            t.insert("route_tokens".into(), int(o.route_tokens));
+            t.insert("machines".into(), int(u64::from(o.machines)));
+            t.insert("overflow_per_minute".into(), int(u64::from(o.overflow_per_minute)));
+            t.insert("overflow_window".into(), exact_duration(o.overflow_window_us).into());
+            Some(("openai", t))
+        }
+        Policy::Gemini => {
+            let g = &c.hosted.gemini;
+            t.insert("mode".into(), g.mode.name().into());
+            t.insert("implicit_hit_probability".into(), g.implicit_hit_probability.into());
+            t.insert("implicit_ttl".into(), exact_duration(g.implicit_ttl_us).into());
+            t.insert("explicit_ttl".into(), exact_duration(g.explicit_ttl_us).into());
+            Some(("gemini", t))
+        }
+        Policy::Anthropic | Policy::EveryBlock | Policy::Vllm | Policy::Sglang => None,
+    }
 }

@@ -9,6 +9,7 @@ use super::experiment::*;
 use super::latency_file::LatencyFile;
 use super::names::{parse_kind, parse_strategy, strategy_label};
 use super::server::{self, Router, ServerParams, Sharing};
+use super::HostedParams;
 use super::{presets, ConfigError};
 use crate::config::latency_presets::{self, LatencyPreset};
 use crate::dist::{Dist, Quantity};
@@ -17,12 +18,14 @@ use crate::limits::{
 };
 use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN};
 
+mod hosted;
+
 /// The strategies run when the file names none (the README's experiment-file reference).
 pub const DEFAULT_STRATEGIES: [&str; 5] =
     ["eager", "wait_first(max_wait=5s)", "stagger(interval=1s)", "sequential", "prewarm"];
 
 /// Top-level keys besides the sections; `sweep` is accepted and left to the sweep code.
-const TOP_KEYS: [&str; 16] = [
+const TOP_KEYS: [&str; 18] = [
     "name",
     "question",
     "model",
@@ -39,6 +42,8 @@ const TOP_KEYS: [&str; 16] = [
     "sweep",
     "plot",
     "server",
+    "openai",
+    "gemini",
 ];
 
 /// Resolve a raw table. `origin` names the file in errors; `empirical(file=...)` paths are
@@ -54,12 +59,15 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
     let default_name = Path::new(origin).file_stem().map(|s| s.to_string_lossy().into_owned());
     let name = top.string("name", default_name.as_deref().unwrap_or("experiment"))?;
     let question = top.string("question", "")?;
-    let model_name = top.string("model", "claude-sonnet-4.5")?;
+    let default_model = hosted::default_model(table).unwrap_or("claude-sonnet-4.5");
+    let model_name = top.string("model", default_model)?;
     let seed = top.u64("seed", 42)?;
     let replications = top.u32_min("replications", 100, 1)?;
     let strategies = top.strategies()?;
     let model = resolve_model(&mut top, &model_name)?;
-    let cache = resolve_cache(&mut top.section("cache")?)?;
+    let mut cache = resolve_cache(&mut top.section("cache")?, &model)?;
+    cache.hosted = hosted::resolve_hosted(&mut top, cache.policy, &model)?;
+    let openai = cache.policy == Policy::OpenAi;
     let workload = resolve_workload(&mut top.section("workload")?)?;
     let other_model = match &workload.kind {
         AgentKind::ForkOtherModel { model } => Some(model.clone()),
@@ -79,7 +87,7 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
         latency,
         latency_other,
         rate_limits: match table.contains_key("rate_limits") {
-            true => Some(resolve_rate_limits(&mut top.section("rate_limits")?)?),
+            true => Some(resolve_rate_limits(&mut top.section("rate_limits")?, openai)?),
             false => None,
         },
         overload: match table.contains_key("overload") {
@@ -190,6 +198,7 @@ fn resolve_model(top: &mut Section<'_>, name: &str) -> Result<ModelParams, Confi
             read_multiplier: 0.0,
             write_5m_multiplier: 0.0,
             write_1h_multiplier: 0.0,
+            storage_usd_per_mtok_hour: 0.0,
             min_cacheable_tokens: 0,
             context_window_tokens: 200_000,
             long_context: None,
@@ -208,6 +217,11 @@ fn resolve_model(top: &mut Section<'_>, name: &str) -> Result<ModelParams, Confi
         read_multiplier: s.f64_at_most(keys[2], base.read_multiplier, mult)?,
         write_5m_multiplier: s.f64_at_most(keys[3], base.write_5m_multiplier, mult)?,
         write_1h_multiplier: s.f64_at_most(keys[4], base.write_1h_multiplier, mult)?,
+        storage_usd_per_mtok_hour: s.f64_at_most(
+            "storage_usd_per_mtok_hour",
+            base.storage_usd_per_mtok_hour,
+            price,
+        )?,
         min_cacheable_tokens: s.tokens(keys[5], base.min_cacheable_tokens)?,
         context_window_tokens: s.tokens("context_window_tokens", base.context_window_tokens)?,
         long_context: None,
@@ -268,17 +282,8 @@ fn resolve_long_context(
     Ok(())
 }
 
-fn resolve_cache(s: &mut Section<'_>) -> Result<CacheParams, ConfigError> {
-    let policy = match s.string("policy", "anthropic")?.as_str() {
-        "anthropic" => Policy::Anthropic,
-        "every-block" | "every_block" => Policy::EveryBlock,
-        "vllm" => Policy::Vllm,
-        "sglang" => Policy::Sglang,
-        other => {
-            let known = "use \"anthropic\", \"every-block\", \"vllm\" or \"sglang\"";
-            return Err(s.bad_str("policy", other, known));
-        }
-    };
+fn resolve_cache(s: &mut Section<'_>, model: &ModelParams) -> Result<CacheParams, ConfigError> {
+    let policy = hosted::resolve_policy(s, model)?;
     let ttl = s.ttl("ttl")?.unwrap_or(Ttl::FiveMin);
     let capacity_tokens = s.opt_u64("capacity_tokens", 1)?;
     if let Some(c) = capacity_tokens.filter(|&c| c > 1 << 53) {
@@ -288,7 +293,16 @@ fn resolve_cache(s: &mut Section<'_>) -> Result<CacheParams, ConfigError> {
     let ttl_by_kind = resolve_ttl_by_kind(&mut s.section("ttl_by_kind")?)?;
     let miss_probability = s.share("miss_probability", 0.0)?;
     s.finish()?;
-    Ok(CacheParams { policy, ttl, capacity_tokens, parent_ttl, ttl_by_kind, miss_probability })
+    let hosted = HostedParams::default();
+    Ok(CacheParams {
+        policy,
+        ttl,
+        capacity_tokens,
+        parent_ttl,
+        ttl_by_kind,
+        miss_probability,
+        hosted,
+    })
 }
 
 fn resolve_ttl_by_kind(s: &mut Section<'_>) -> Result<Vec<(String, Ttl)>, ConfigError> {
@@ -421,12 +435,14 @@ fn latency_keys(s: &mut Section<'_>, base: &LatencyParams) -> Result<LatencyPara
     Ok(l)
 }
 
-fn resolve_rate_limits(s: &mut Section<'_>) -> Result<RateLimits, ConfigError> {
+/// `cached_count`: whether cache reads count toward ITPM unless the file says (OpenAI counts
+/// cached tokens toward TPM).
+fn resolve_rate_limits(s: &mut Section<'_>, cached_count: bool) -> Result<RateLimits, ConfigError> {
     let r = RateLimits {
         rpm: s.u64("rpm", 4_000)?,
         itpm: s.u64("itpm", 2_000_000)?,
         otpm: s.u64("otpm", 400_000)?,
-        cache_reads_count: s.bool("cache_reads_count", false)?,
+        cache_reads_count: s.bool("cache_reads_count", cached_count)?,
         retry_jitter_us: s.dist("retry_jitter", Quantity::Duration, "uniform(0s, 1s)")?,
         parent_counts: s.bool("parent_counts", false)?,
         interval_us: s.duration_us("interval", US_PER_MIN)?,

@@ -5,7 +5,7 @@
 use super::rate::{Admission, Limit, RateLimiter};
 use super::SimError;
 use crate::cache::{Breakpoint, Cache, Prompt, Usage};
-use crate::config::{Experiment, ModelParams};
+use crate::config::{Experiment, GeminiMode, ModelParams, Policy};
 use crate::rng::{ChaCha8Rng, RngExt};
 use crate::time::{SimDuration, SimTime};
 
@@ -126,6 +126,19 @@ pub(super) fn draw_miss(probability: f64, rng: Option<&mut ChaCha8Rng>) -> bool 
         Some(rng) if probability > 0.0 => rng.random::<f64>() < probability,
         _ => false,
     }
+}
+
+/// Whether the run draws Gemini implicit hits (`gemini` policy, implicit mode).
+pub(super) fn draws_implicit(exp: &Experiment) -> bool {
+    exp.cache.policy == Policy::Gemini && exp.cache.hosted.gemini.mode == GeminiMode::Implicit
+}
+
+/// Gemini implicit caching gives no guarantee: a lookup misses unless a draw from the
+/// requester's own stream falls under `gemini.implicit_hit_probability` (so 0 never hits and
+/// 1 always does). No stream, no draw, no miss.
+pub(super) fn draw_implicit_miss(exp: &Experiment, rng: Option<&mut ChaCha8Rng>) -> bool {
+    let p = exp.cache.hosted.gemini.implicit_hit_probability;
+    rng.is_some_and(|rng| rng.random::<f64>() >= p)
 }
 
 /// An isolated miss: whether the request would have read an entry had its lookup not missed

@@ -73,6 +73,8 @@ pub(super) struct Agent {
     pub jitter: ChaCha8Rng,
     /// Isolated-miss draws (only with `cache.miss_probability` > 0).
     pub miss: Option<ChaCha8Rng>,
+    /// Gemini implicit hit draws (only under the `gemini` policy in implicit mode).
+    pub implicit: Option<ChaCha8Rng>,
     /// 529 draws and backoff jitter (only with `[overload]`).
     pub overload: Option<ChaCha8Rng>,
     /// 529s received for the current request so far.
@@ -109,6 +111,8 @@ impl Streams<'_> {
             lat: self.get(id, site::LATENCY),
             jitter: self.get(id, site::RATE_LIMIT),
             miss: misses.then(|| self.get(id, site::MISS)),
+            implicit: super::admission::draws_implicit(self.exp)
+                .then(|| self.get(id, site::IMPLICIT_HIT)),
             overload: overloads.then(|| self.get(id, site::OVERLOAD)),
             overload_retries: 0,
         }

@@ -2,7 +2,7 @@
 //! while the fan-out runs, one exchange per turn, and each agent forks its history as of its
 //! first request's send. See docs/model.md, "An advancing parent".
 
-use super::admission::{counts_parent, draw_miss, Admit, Ask};
+use super::admission::{counts_parent, draw_implicit_miss, draw_miss, Admit, Ask};
 use super::agent::Requester;
 use super::recorder::Served;
 use super::sim::{serve_timed, Ev, Run};
@@ -34,6 +34,8 @@ pub(super) struct Parent {
     work: ChaCha8Rng,
     pub lat: ChaCha8Rng,
     pub miss: Option<ChaCha8Rng>,
+    /// Gemini implicit hit draws (only under the `gemini` policy in implicit mode).
+    pub implicit: Option<ChaCha8Rng>,
     /// 429 jitter (only when the parent draws on the buckets, `rate_limits.parent_counts`).
     pub jitter: Option<ChaCha8Rng>,
     /// The output tokens of its latest turn, and whether that turn is still to be sent (a
@@ -72,6 +74,7 @@ impl Parent {
             work: stream(site::WORKLOAD),
             lat: stream(site::LATENCY),
             miss: (exp.cache.miss_probability > 0.0).then(|| stream(site::MISS)),
+            implicit: super::admission::draws_implicit(exp).then(|| stream(site::IMPLICIT_HIT)),
             jitter: counts_parent(exp).then(|| stream(site::RATE_LIMIT)),
             out: 0,
             pending: false,
@@ -155,7 +158,8 @@ impl Run<'_> {
             let agent = who;
             return Err(SimError::ContextWindow { agent, request, tokens, window, model, key });
         }
-        let miss = draw_miss(exp.cache.miss_probability, p.miss.as_mut());
+        let miss = draw_miss(exp.cache.miss_probability, p.miss.as_mut())
+            | draw_implicit_miss(exp, p.implicit.as_mut());
         let ask = Ask { prompt: &p.own.prompt, bps, out, miss, now, who, request };
         // The parent's requests skip the buckets unless they count: as if charged already.
         let admit = match counts_parent(exp) {

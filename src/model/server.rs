@@ -276,6 +276,7 @@ fn finish(p: &ServerParams, rep: &mut Replica, job: &Job, prompt: &Prompt, now: 
         cache_write_1h: 0,
         uncached: job.total - full.max(hit),
         redundant_writes: 0,
+        storage_token_s: 0,
     };
     rep.decoding.retain(|&(end, _)| end > now);
     let running = rep.decoding.len() as u64 + 1;

@@ -17,7 +17,7 @@
 //! forks the history as of its send (every exchange sent strictly before it). Thinking, context
 //! windows and TTL buckets follow docs/anthropic.md.
 
-use super::admission::{draw_miss, would_have_read, Admit, Ask, Limiters};
+use super::admission::{draw_implicit_miss, draw_miss, would_have_read, Admit, Ask, Limiters};
 use super::agent::{self, Agent, Phase, Requester};
 use super::latency::{self, Work};
 use super::launch::{Launch, OnSlot, Released};
@@ -438,7 +438,8 @@ impl Run<'_> {
             return self.backoff(who);
         }
         let ag = &mut self.agents[i];
-        let miss = draw_miss(self.exp.cache.miss_probability, ag.miss.as_mut());
+        let miss = draw_miss(self.exp.cache.miss_probability, ag.miss.as_mut())
+            | draw_implicit_miss(self.exp, ag.implicit.as_mut());
         let ask = Ask { prompt: &ag.chain.prompt, bps, out, miss, now, who: shown, request };
         let admit = self.limiters.ask(self.exp, m, &self.caches[m], &ask)?;
         if let Admit::Retry(wait) = admit {

@@ -23,12 +23,7 @@ fn r6(x: f64) -> f64 {
 }
 
 fn policy_name(p: Policy) -> &'static str {
-    match p {
-        Policy::EveryBlock => "every-block",
-        Policy::Anthropic => "anthropic",
-        Policy::Vllm => "vllm",
-        Policy::Sglang => "sglang",
-    }
+    p.name()
 }
 
 /// The money of one choice: (cost, cost with no caching).

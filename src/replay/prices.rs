@@ -26,6 +26,7 @@ fn usage(a: &Account) -> Usage {
         cache_write_1h: a.cache_write_1h,
         uncached: a.uncached,
         redundant_writes: 0,
+        storage_token_s: 0,
     }
 }
 

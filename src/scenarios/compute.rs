@@ -29,7 +29,7 @@ pub fn new_cache(policy: Policy, model: &ModelParams) -> Cache {
     let cache = Cache::new(policy, model, None);
     match policy {
         Policy::EveryBlock | Policy::Vllm | Policy::Sglang => cache.with_default_ttl(Ttl::None),
-        Policy::Anthropic => cache,
+        Policy::Anthropic | Policy::OpenAi | Policy::Gemini => cache,
     }
 }
 

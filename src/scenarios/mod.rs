@@ -120,9 +120,12 @@ impl Report {
 /// Compute every scenario of `workload` under `policy`.
 pub fn run(workload: WorkloadName, policy: Policy) -> Result<Report, ScenarioError> {
     let w = workload.load()?;
-    let model = preset(&w.model).ok_or_else(|| ScenarioError::UnknownModel {
+    // `openai` and `gemini` bill the same bodies at their provider's default model's prices
+    // and minimum (gpt-5.4, gemini-2.5-flash; docs/providers.md).
+    let name = crate::config::presets_hosted::default_model(policy).unwrap_or(&w.model);
+    let model = preset(name).ok_or_else(|| ScenarioError::UnknownModel {
         workload: w.name.clone(),
-        model: w.model.clone(),
+        model: name.to_string(),
     })?;
     let warm = Warm::new(&w, policy, &model)?;
     let (tools_tokens, system_tokens) = layer_tokens(&w)?;

@@ -12,12 +12,7 @@ use std::fmt::Write as _;
 
 /// The policy's name on the command line.
 pub fn policy_name(policy: Policy) -> &'static str {
-    match policy {
-        Policy::EveryBlock => "every-block",
-        Policy::Anthropic => "anthropic",
-        Policy::Vllm => "vllm",
-        Policy::Sglang => "sglang",
-    }
+    policy.name()
 }
 
 /// `x` as a percentage with one decimal.
@@ -78,7 +73,7 @@ fn scenario_rows(r: &Report, out: &mut String) {
                 "scenario", "cache_read", "uncached", "hit rate"
             );
         }
-        Policy::Anthropic => {
+        Policy::Anthropic | Policy::OpenAi | Policy::Gemini => {
             let _ = writeln!(
                 out,
                 "{:id_w$}  {:>10}  {:>11}  {:>9}  {:>8}  {:>6}  what it shows",
@@ -99,7 +94,7 @@ fn scenario_rows(r: &Report, out: &mut String) {
                     s.id, u.cache_read
                 );
             }
-            Policy::Anthropic => {
+            Policy::Anthropic | Policy::OpenAi | Policy::Gemini => {
                 let _ = writeln!(
                     out,
                     "{:id_w$}  {:>10}  {:>11}  {:>9}  {rate:>8}  {:>6}  {shows}",
@@ -176,6 +171,12 @@ fn policy_notes(r: &Report) -> Vec<String> {
             "- no breakpoint ends at the tools alone, so an edited system prompt (fork_edit_system) loses".into(),
             "  the tools' entry too; the demo's every-boundary cache keeps it.".into(),
         ],
+        Policy::OpenAi | Policy::Gemini => vec![format!(
+            "{}: the rules of docs/providers.md on {}; cost = input cost relative to the same \
+             request without caching.",
+            r.policy.name(),
+            r.model
+        )],
     }
 }
 

@@ -609,6 +609,7 @@ fn cost_formula() {
         cache_write_1h: 300,
         uncached: 100,
         redundant_writes: 0,
+        storage_token_s: 0,
     };
     assert!((cost_usd(&m, &u, 10) - 0.0011).abs() < 1e-15);
 }

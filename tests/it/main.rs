@@ -13,6 +13,7 @@ mod latency;
 mod library;
 mod model;
 mod plot;
+mod providers;
 mod replay;
 mod results;
 mod scenarios;

@@ -33,6 +33,7 @@ pub fn experiment(agents: u32) -> Experiment {
             parent_ttl: None,
             ttl_by_kind: Vec::new(),
             miss_probability: 0.0,
+            hosted: Default::default(),
         },
         workload: Workload {
             kind: AgentKind::Fork,

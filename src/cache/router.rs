@@ -1,0 +1,142 @@
+//! OpenAI's routing of requests to cache machines (docs/providers.md, section 1): a request
+//! goes to a machine by a hash of its first tokens (plus `prompt_cache_key`); above about 15
+//! requests a minute for one prefix and key, requests overflow to further machines.
+//!
+//! The rule (assumptions, named in `[openai]`): each route key has `machines` machines; a
+//! request goes to the lowest-numbered machine whose sliding `window` holds fewer than
+//! `per_window` requests sent for that key (machine 0 is the hash's home); when every machine
+//! is full, to machine 0. Deterministic, so seeds reproduce. Each (key, machine) keeps the
+//! send times of its last `per_window` requests in a ring: the window is full exactly when the
+//! oldest of them is less than `window` old. Allocates only for a key never seen.
+
+use super::{Digest, KeyHasher};
+use crate::time::SimTime;
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+#[derive(Debug, Clone, Default)]
+pub struct Router {
+    machines: u32,
+    per_window: u32,
+    window_us: u64,
+    /// Route key -> its first (key, machine) ring.
+    index: HashMap<Digest, u32, BuildHasherDefault<KeyHasher>>,
+    /// `per_window` send times per (key, machine).
+    times: Vec<SimTime>,
+    /// Requests recorded per (key, machine), at most `per_window`.
+    fill: Vec<u32>,
+    /// Per (key, machine): the ring slot written next (the oldest once full).
+    head: Vec<u32>,
+}
+
+impl Router {
+    /// An empty router; `machines` and `per_window` are at least 1.
+    pub fn new(machines: u32, per_window: u32, window_us: u64) -> Self {
+        let mut r = Router::default();
+        r.reset(machines, per_window, window_us);
+        r
+    }
+
+    /// Forget every request, keeping the memory.
+    pub fn reset(&mut self, machines: u32, per_window: u32, window_us: u64) {
+        self.machines = machines.max(1);
+        self.per_window = per_window.max(1);
+        self.window_us = window_us;
+        self.index.clear();
+        self.times.clear();
+        self.fill.clear();
+        self.head.clear();
+    }
+
+    /// The machine a request for `route` sent at `now` goes to (nothing recorded).
+    pub fn pick(&self, route: Digest, now: SimTime) -> u32 {
+        let Some(&first) = self.index.get(&route) else { return 0 };
+        (0..self.machines).find(|&m| !self.full(first + m, now)).unwrap_or(0)
+    }
+
+    /// Record a request for `route` sent at `now` on `machine` (as `pick` chose it).
+    pub fn record(&mut self, route: Digest, machine: u32, now: SimTime) {
+        let first = match self.index.get(&route) {
+            Some(&first) => first,
+            None => {
+                let first = self.fill.len() as u32;
+                let rings = self.machines as usize;
+                self.fill.resize(self.fill.len() + rings, 0);
+                self.head.resize(self.head.len() + rings, 0);
+                self.times
+                    .resize(self.times.len() + rings * self.per_window as usize, SimTime::ZERO);
+                self.index.insert(route, first);
+                first
+            }
+        };
+        let ring = (first + machine.min(self.machines - 1)) as usize;
+        let slot = ring * self.per_window as usize + self.head[ring] as usize;
+        self.times[slot] = now;
+        self.head[ring] = (self.head[ring] + 1) % self.per_window;
+        self.fill[ring] = (self.fill[ring] + 1).min(self.per_window);
+    }
+
+    /// Whether ring `ring`'s window at `now` already holds `per_window` requests.
+    fn full(&self, ring: u32, now: SimTime) -> bool {
+        let ring = ring as usize;
+        if self.fill[ring] < self.per_window {
+            return false;
+        }
+        let oldest = self.times[ring * self.per_window as usize + self.head[ring] as usize];
+        now.saturating_since(oldest).as_us() < self.window_us
+    }
+}
+
+/// The store key of prefix `digest` on `machine`: machine 0 keeps the digest itself; other
+/// machines fold the machine number into the digest's hashed bytes, so each machine caches
+/// its own copy of a prefix.
+#[inline]
+pub fn machine_key(digest: Digest, machine: u32) -> Digest {
+    if machine == 0 {
+        return digest;
+    }
+    let mut d = digest;
+    let salt = crate::rng::mix64(u64::from(machine)).to_le_bytes();
+    for (b, s) in d.0[..8].iter_mut().zip(salt) {
+        *b ^= s;
+    }
+    d.0[31] ^= 0x80 | (machine as u8 & 0x7f);
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(us: u64) -> SimTime {
+        SimTime::from_us(us)
+    }
+
+    #[test]
+    fn the_sixteenth_request_in_a_minute_overflows_and_the_window_slides() {
+        let key = Digest::of(b"route");
+        let mut r = Router::new(8, 15, 60_000_000);
+        for i in 0..15 {
+            assert_eq!(r.pick(key, t(i)), 0);
+            r.record(key, 0, t(i));
+        }
+        assert_eq!(r.pick(key, t(20)), 1, "the 16th goes to machine 1");
+        r.record(key, 1, t(20));
+        assert_eq!(r.pick(key, t(60_000_000 - 1)), 1, "still 15 in machine 0's last minute");
+        assert_eq!(r.pick(key, t(60_000_000)), 0, "request 0 (sent at 0) has left the window");
+        assert_eq!(r.pick(Digest::of(b"other"), t(20)), 0, "another prefix has its own machines");
+    }
+
+    #[test]
+    fn all_machines_full_falls_back_to_machine_zero() {
+        let key = Digest::of(b"k");
+        let mut r = Router::new(2, 1, 1_000);
+        r.record(key, 0, t(0));
+        assert_eq!(r.pick(key, t(1)), 1);
+        r.record(key, 1, t(1));
+        assert_eq!(r.pick(key, t(2)), 0);
+        assert_ne!(machine_key(key, 1), key);
+        assert_ne!(machine_key(key, 1), machine_key(key, 2));
+        assert_eq!(machine_key(key, 0), key);
+    }
+}

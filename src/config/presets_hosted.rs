@@ -1,0 +1,147 @@
+//! Model presets of the hosted providers other than Anthropic (OpenAI, Gemini): prices,
+//! cache multipliers, minimum cacheable length, the window the standard prices cover, and the
+//! cache policy each model is served under. Every number and its source: docs/providers.md.
+//!
+//! Write multipliers: 1.0 where a write costs the input price (classic OpenAI; Gemini, whose
+//! explicit cache creation bills the standard input price), 1.25 on the GPT-5.6 breakpoint
+//! contract, whose 12-hour retention bills 2.5x (carried as the 1h-class multiplier, the slot
+//! the `openai` policy bills that retention's writes in). Context windows: the input length
+//! below which the listed (standard) prices apply; there is no long-context offer here.
+
+use super::experiment::{ModelParams, Policy, ThinkingHistory};
+use super::hosted::OpenAiContract;
+
+struct Row {
+    name: &'static str,
+    /// Input, output ($/MTok), read multiplier, write multiplier, storage ($/MTok-hour).
+    prices: (f64, f64, f64, f64, f64),
+    min_cacheable_tokens: u64,
+    context_window_tokens: u64,
+    policy: Policy,
+    /// The model whose calibrated latency it borrows (no measurements of these models).
+    latency_from: &'static str,
+}
+
+const M1: u64 = 1_048_576;
+
+/// Sorted by name.
+const PRESETS: [Row; 6] = [
+    Row {
+        name: "gemini-2.5-flash",
+        prices: (0.30, 2.50, 0.1, 1.0, 1.00),
+        min_cacheable_tokens: 2048,
+        context_window_tokens: M1,
+        policy: Policy::Gemini,
+        latency_from: "claude-haiku-4.5",
+    },
+    // The pricing page's standard rates, below 200k input tokens (2x above).
+    Row {
+        name: "gemini-3.1-pro-preview",
+        prices: (2.00, 12.00, 0.1, 1.0, 4.50),
+        min_cacheable_tokens: 4096,
+        context_window_tokens: 200_000,
+        policy: Policy::Gemini,
+        latency_from: "claude-sonnet-4.5",
+    },
+    // The list prices from 2027-01-01 (introductory prices until then are half).
+    Row {
+        name: "gemini-3.8-flash",
+        prices: (1.50, 7.50, 0.1, 1.0, 1.00),
+        min_cacheable_tokens: 4096,
+        context_window_tokens: M1,
+        policy: Policy::Gemini,
+        latency_from: "claude-haiku-4.5",
+    },
+    // Standard tier below 270k input tokens.
+    Row {
+        name: "gpt-5.4",
+        prices: (2.50, 15.00, 0.1, 1.0, 0.0),
+        min_cacheable_tokens: 1024,
+        context_window_tokens: 270_000,
+        policy: Policy::OpenAi,
+        latency_from: "claude-sonnet-4.5",
+    },
+    // Standard tier below 272k input tokens (the price cut of 2026-07-30).
+    Row {
+        name: "gpt-5.6-luna",
+        prices: (0.20, 1.20, 0.1, 1.25, 0.0),
+        min_cacheable_tokens: 1024,
+        context_window_tokens: 272_000,
+        policy: Policy::OpenAi,
+        latency_from: "claude-haiku-4.5",
+    },
+    Row {
+        name: "gpt-5.6-terra",
+        prices: (2.00, 12.00, 0.1, 1.25, 0.0),
+        min_cacheable_tokens: 1024,
+        context_window_tokens: 272_000,
+        policy: Policy::OpenAi,
+        latency_from: "claude-sonnet-4.5",
+    },
+];
+
+/// The 12-hour retention's write multiplier on the breakpoint contract.
+const EXTENDED_WRITE_MULTIPLIER: f64 = 2.5;
+
+/// The preset called exactly `name`, or `None`.
+pub fn preset(name: &str) -> Option<ModelParams> {
+    let p = PRESETS.iter().find(|p| p.name == name)?;
+    let (input, output, read, write, storage) = p.prices;
+    let extended = match contract_of(p.name) {
+        OpenAiContract::Breakpoints if p.policy == Policy::OpenAi => EXTENDED_WRITE_MULTIPLIER,
+        _ => write,
+    };
+    Some(ModelParams {
+        name: p.name.to_string(),
+        input_usd_per_mtok: input,
+        output_usd_per_mtok: output,
+        read_multiplier: read,
+        write_5m_multiplier: write,
+        write_1h_multiplier: extended,
+        storage_usd_per_mtok_hour: storage,
+        min_cacheable_tokens: p.min_cacheable_tokens,
+        context_window_tokens: p.context_window_tokens,
+        long_context: None,
+        use_long_context: false,
+        thinking: ThinkingHistory::None,
+        rate_limit_class: p.name.to_string(),
+    })
+}
+
+/// Every preset name here, sorted.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    PRESETS.iter().map(|p| p.name)
+}
+
+/// The policy a preset's model is served under: `openai` for GPT presets, `gemini` for
+/// Gemini presets, `anthropic` for every other preset; `None` for a name that is no preset
+/// (a model described by its prices only, under any policy).
+pub fn natural_policy(preset_name: &str) -> Option<Policy> {
+    match PRESETS.iter().find(|p| p.name == preset_name) {
+        Some(p) => Some(p.policy),
+        None => super::presets::preset(preset_name).map(|_| Policy::Anthropic),
+    }
+}
+
+/// The preset a policy runs when the experiment names no model.
+pub fn default_model(policy: Policy) -> Option<&'static str> {
+    match policy {
+        Policy::OpenAi => Some("gpt-5.4"),
+        Policy::Gemini => Some("gemini-2.5-flash"),
+        Policy::Anthropic | Policy::EveryBlock | Policy::Vllm | Policy::Sglang => None,
+    }
+}
+
+/// OpenAI's contract for a model: the breakpoint contract from the GPT-5.6 family on.
+pub fn contract_of(model: &str) -> OpenAiContract {
+    let later = ["gpt-5.6", "gpt-5.7", "gpt-5.8", "gpt-5.9", "gpt-6"];
+    match later.iter().any(|p| model.starts_with(p)) {
+        true => OpenAiContract::Breakpoints,
+        false => OpenAiContract::Classic,
+    }
+}
+
+/// The calibrated model a hosted preset borrows its latency from.
+pub fn latency_sibling(name: &str) -> Option<&'static str> {
+    PRESETS.iter().find(|p| p.name == name).map(|p| p.latency_from)
+}
