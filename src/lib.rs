@@ -28,7 +28,7 @@
 //! let held = summary.strategy("wait_first(max_wait=5s)").expect("listed in the file");
 //! // Holding the forks until the first one has written the shared prefix reads it instead.
 //! assert!(held.hit_rate >= eager.hit_rate);
-//! assert!(held.launch_wait_s.p99 >= eager.launch_wait_s.p99);
+//! assert!(held.launch_wait_pooled_s.p99 >= eager.launch_wait_pooled_s.p99);
 //! assert_eq!(summary.results.len(), 2);
 //! # Ok::<(), prefixsim::Error>(())
 //! ```

@@ -270,9 +270,9 @@ pub fn seeds(target: &str) -> Vec<Vec<u8>> {
 const TUNE_JSON: &str = r#"{"name": "fuzz", "question": "", "param": "max_wait", "strategy": "wait_first(max_wait=5s)",
  "objective": "cost", "replications": 3, "recommended": 2.0, "recommended_label": "2s", "recommended_objective": 1.5,
  "recommended_ci95": 0.1, "flat": false, "refine_rounds": 0, "notes": [], "candidates": [
- {"value": 0.0, "label": "0s", "objective": 2.0, "objective_ci95": 0.1, "cost_usd": 2.0, "cost_ci95": 0.1, "launch_wait_p99_s": 0.0, "makespan_p95_s": 30.0, "feasible": true},
- {"value": 2.0, "label": "2s", "objective": 1.5, "objective_ci95": 0.1, "cost_usd": 1.5, "cost_ci95": 0.1, "launch_wait_p99_s": 2.0, "makespan_p95_s": 32.0, "feasible": true},
- {"value": 5.0, "label": "5s", "objective": 1.5, "objective_ci95": 0.1, "cost_usd": 1.5, "cost_ci95": 0.1, "launch_wait_p99_s": 5.0, "makespan_p95_s": 35.0, "feasible": true}]}"#;
+ {"value": 0.0, "label": "0s", "objective": 2.0, "objective_ci95": 0.1, "cost_usd": 2.0, "cost_ci95": 0.1, "launch_wait_pooled_p99_s": 0.0, "makespan_p95_s": 30.0, "feasible": true},
+ {"value": 2.0, "label": "2s", "objective": 1.5, "objective_ci95": 0.1, "cost_usd": 1.5, "cost_ci95": 0.1, "launch_wait_pooled_p99_s": 2.0, "makespan_p95_s": 32.0, "feasible": true},
+ {"value": 5.0, "label": "5s", "objective": 1.5, "objective_ci95": 0.1, "cost_usd": 1.5, "cost_ci95": 0.1, "launch_wait_pooled_p99_s": 5.0, "makespan_p95_s": 35.0, "feasible": true}]}"#;
 
 /// Tokens the mutator splices in: numbers at the edges of every range, odd bytes, keys.
 pub const DICTIONARY: &[&str] = &[

@@ -275,7 +275,7 @@ fn summary_table(dir: &Path, axes: usize, max_rows: usize) -> std::io::Result<St
     let file = std::fs::File::open(dir.join("summary.csv"))?;
     let mut lines = std::io::BufReader::new(file).lines();
     let header = split_fields(&lines.next().transpose()?.unwrap_or_default());
-    let wanted = ["cost_usd_mean", "hit_rate_mean", "launch_wait_p99_s", "makespan_s_mean"];
+    let wanted = ["cost_usd_mean", "hit_rate_mean", "launch_wait_pooled_p99_s", "makespan_s_mean"];
     let idx: Vec<usize> =
         wanted.iter().filter_map(|w| header.iter().position(|h| h == w)).collect();
     let keep: Vec<usize> = (0..=axes + 1).chain(idx).collect();

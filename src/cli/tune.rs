@@ -188,7 +188,7 @@ struct CandJson {
     objective_ci95: f64,
     cost_usd: f64,
     cost_ci95: f64,
-    launch_wait_p99_s: f64,
+    launch_wait_pooled_p99_s: f64,
     makespan_p95_s: f64,
     feasible: bool,
     /// `wait_first`: share of replications whose cap fired before the first token.
@@ -266,7 +266,7 @@ impl Report {
                     objective_ci95: ci_of(c),
                     cost_usd: c.cost_usd,
                     cost_ci95: c.cost_ci95,
-                    launch_wait_p99_s: c.launch_wait_p99_s,
+                    launch_wait_pooled_p99_s: c.launch_wait_pooled_p99_s,
                     makespan_p95_s: c.makespan_p95_s,
                     feasible: c.feasible,
                     p_cap_before_first_token: c.p_cap_before_first_token,
@@ -297,7 +297,12 @@ impl Report {
             let capped = c.p_cap_before_first_token.map_or("-".to_string(), |p| format!("{p:.2}"));
             s.push_str(&format!(
                 "{:>12} {:>14} {:>12.6} {:>12.6} {:>15.3}s {:>13.3}s {capped:>9}{mark}\n",
-                c.label, obj, c.objective_ci95, c.cost_usd, c.launch_wait_p99_s, c.makespan_p95_s
+                c.label,
+                obj,
+                c.objective_ci95,
+                c.cost_usd,
+                c.launch_wait_pooled_p99_s,
+                c.makespan_p95_s
             ));
         }
         match (&self.recommended_label, self.recommended_objective, self.recommended_ci95) {
@@ -353,7 +358,7 @@ fn notes(param: &str, t: &Tuned) -> Vec<String> {
             c[first].value.label(),
             c[last].value.label(),
             c[0].value.label(),
-            c[last].launch_wait_p99_s - c[0].launch_wait_p99_s
+            c[last].launch_wait_pooled_p99_s - c[0].launch_wait_pooled_p99_s
         );
         if param.ends_with("max_wait") {
             n.push_str(

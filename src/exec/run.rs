@@ -85,7 +85,7 @@ pub fn execute<S: Simulator>(
     for worker in workers {
         for (o, agg) in outcomes.iter_mut().zip(worker.hists) {
             if let Some(agg) = agg {
-                o.aggregate.add_histograms(&agg.histograms);
+                o.aggregate.add_latencies(&agg);
             }
         }
     }

@@ -33,9 +33,12 @@ pub struct Tokens {
     pub output: f64,
 }
 
-/// A latency distribution's ladder, in seconds.
+/// A latency distribution's ladder, in seconds, pooled over every agent (or request) of every
+/// replication: not the mean of each replication's own percentile (`launch_wait_p99_s_mean`
+/// in summary.csv). `min` and `max` are exact.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Percentiles {
+    pub min: f64,
     pub p50: f64,
     pub p90: f64,
     pub p99: f64,
@@ -44,8 +47,10 @@ pub struct Percentiles {
 }
 
 impl Percentiles {
-    fn of(x: [f64; 5]) -> Percentiles {
-        Percentiles { p50: x[0], p90: x[1], p99: x[2], p999: x[3], max: x[4] }
+    fn of(a: &crate::results::Aggregate, name: &str) -> Percentiles {
+        let i = crate::metrics::LATENCY_NAMES.iter().position(|n| *n == name).unwrap_or(0);
+        let x = a.ladder_s(i);
+        Percentiles { min: a.min_s(i), p50: x[0], p90: x[1], p99: x[2], p999: x[3], max: x[4] }
     }
 }
 
@@ -66,9 +71,9 @@ pub struct StrategyResult {
     pub redundant_writes: f64,
     pub requests: f64,
     pub tokens: Tokens,
-    pub launch_wait_s: Percentiles,
-    pub ttft_s: Percentiles,
-    pub completion_s: Percentiles,
+    pub launch_wait_pooled_s: Percentiles,
+    pub ttft_pooled_s: Percentiles,
+    pub completion_pooled_s: Percentiles,
     pub makespan_s: f64,
     pub makespan_s_ci95: f64,
     pub throughput_agents_per_min: f64,
@@ -161,9 +166,9 @@ impl StrategyResult {
                 uncached: m("uncached"),
                 output: m("output"),
             },
-            launch_wait_s: Percentiles::of(a.ladder_of("launch_wait")),
-            ttft_s: Percentiles::of(a.ladder_of("ttft")),
-            completion_s: Percentiles::of(a.ladder_of("completion")),
+            launch_wait_pooled_s: Percentiles::of(a, "launch_wait"),
+            ttft_pooled_s: Percentiles::of(a, "ttft"),
+            completion_pooled_s: Percentiles::of(a, "completion"),
             makespan_s: m("makespan_s"),
             makespan_s_ci95: a.stat("makespan_s").ci95,
             throughput_agents_per_min: m("throughput_agents_per_min"),

@@ -20,7 +20,7 @@ pub const METRICS: [(&str, &str, &str, bool); 5] = [
     ("cost_usd", "Cost per run (USD)", "cost", false),
     ("hit_rate", "Token hit rate (%)", "hit_rate", true),
     ("makespan_s", "Makespan (s)", "makespan", false),
-    ("launch_wait_p99_s", "Launch wait p99 (s)", "launch_wait_p99", false),
+    ("launch_wait_p99_s", "Per-replication p99 launch wait (s)", "launch_wait_p99", false),
     ("throughput_agents_per_min", "Throughput (agents/min)", "throughput", true),
 ];
 

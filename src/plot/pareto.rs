@@ -79,7 +79,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
                 .collect();
             nearest_rank(ms, 0.99)
         } else {
-            row.get("completion_p99_s")
+            row.get("completion_pooled_p99_s")
         };
         let (Some(x_s), Some(cost_usd)) = (x, row.get("cost_usd_mean")) else { continue };
         let at: Vec<String> = (0..r.axis_keys.len())

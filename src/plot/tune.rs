@@ -4,7 +4,7 @@
 //! parameter is the hold cap).
 //!
 //! Reads the fields `tune --out` writes (`param`, `objective`, `recommended_label`,
-//! `candidates[].{label, objective, objective_ci95, launch_wait_p99_s,
+//! `candidates[].{label, objective, objective_ci95, launch_wait_pooled_p99_s,
 //! p_cap_before_first_token}`); a field that is absent draws no figure rather than guessing.
 
 use serde_json::Value;
@@ -80,7 +80,12 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             },
             "tune_objective",
         ),
-        ("launch_wait_p99_s", None, "Launch wait p99 (s)".to_string(), "tune_launch_wait_p99"),
+        (
+            "launch_wait_pooled_p99_s",
+            None,
+            "Pooled p99 launch wait (s)".to_string(),
+            "tune_launch_wait_p99",
+        ),
         (
             "p_cap_before_first_token",
             None,
@@ -100,7 +105,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             vec![Series { label: param.to_string(), color, shape: style::Shape::Circle, points }];
         let what = match field {
             "objective" => objective.to_string(),
-            "launch_wait_p99_s" => "launch wait p99".into(),
+            "launch_wait_pooled_p99_s" => "pooled p99 launch wait".into(),
             _ => "share of runs whose cap fires before the first token".into(),
         };
         let unit = if field == "p_cap_before_first_token" {

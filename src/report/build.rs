@@ -222,7 +222,7 @@ fn comparison(r: &Results) -> Vec<Block> {
             &format!("cost vs {refs}"),
             "hit rate (%)",
             "makespan (s)",
-            "launch wait p99 (s)",
+            "per-replication p99 launch wait (s)",
             "redundant writes",
         ]
         .map(String::from),
@@ -394,7 +394,7 @@ fn tune_candidates(t: &serde_json::Value) -> Option<Block> {
                 label,
                 format!("{} ± {}", f(c, "objective"), f(c, "objective_ci95")),
                 format!("{} ± {}", f(c, "cost_usd"), f(c, "cost_ci95")),
-                f(c, "launch_wait_p99_s"),
+                f(c, "launch_wait_pooled_p99_s"),
                 f(c, "makespan_p95_s"),
                 feasible.into(),
             ]
@@ -408,7 +408,7 @@ fn tune_candidates(t: &serde_json::Value) -> Option<Block> {
         param.as_str(),
         "objective",
         "cost (USD)",
-        "launch wait p99 (s)",
+        "pooled p99 launch wait (s)",
         "makespan p95 (s)",
         "feasible",
     ]

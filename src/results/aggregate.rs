@@ -1,5 +1,7 @@
 //! One strategy at one point, aggregated over its replications: a `Stat` per scalar of
-//! `SCALAR_NAMES` and the latency histograms merged (in replication order).
+//! `SCALAR_NAMES`, the latency histograms merged (in replication order) and each latency's
+//! exact smallest and largest value (a histogram only knows its buckets' edges, which can lie
+//! above a hold's cap: 2.000895 s for a 2 s cap).
 
 use hdrhistogram::Histogram;
 
@@ -17,6 +19,8 @@ pub struct Aggregate {
     scalars: [Welford; SCALAR_NAMES.len()],
     /// Latency histograms merged over replications, in `LATENCY_NAMES` order.
     pub histograms: [Histogram<u64>; LATENCY_NAMES.len()],
+    /// Exact (min, max) of each latency in microseconds, `None` before its first sample.
+    extremes: [Option<(u64, u64)>; LATENCY_NAMES.len()],
 }
 
 impl Default for Aggregate {
@@ -30,6 +34,7 @@ impl Aggregate {
         Aggregate {
             scalars: [Welford::default(); SCALAR_NAMES.len()],
             histograms: [new_histogram(), new_histogram(), new_histogram()],
+            extremes: [None; LATENCY_NAMES.len()],
         }
     }
 
@@ -41,16 +46,25 @@ impl Aggregate {
 
     /// Record one replication's latency samples (in `LATENCY_NAMES` order) into the histograms.
     pub fn add_samples(&mut self, samples: [&Samples; 3]) {
-        for (h, s) in self.histograms.iter_mut().zip(samples) {
+        for ((h, s), ext) in self.histograms.iter_mut().zip(samples).zip(&mut self.extremes) {
             s.record_into(h);
+            if !s.is_empty() {
+                widen(ext, (s.min(), s.max()));
+            }
         }
     }
 
-    /// Merge latency histograms (in `LATENCY_NAMES` order). Counts are integers, so merging
-    /// is exact and its order does not matter (unlike the scalars' floating-point sums).
-    pub fn add_histograms<'h>(&mut self, hists: impl IntoIterator<Item = &'h Histogram<u64>>) {
-        for (mine, theirs) in self.histograms.iter_mut().zip(hists) {
+    /// Merge the latencies of `other` (histograms and exact extremes) into this one. Counts
+    /// are integers, so merging is exact and its order does not matter (unlike the scalars'
+    /// floating-point sums, which `other` does not carry over).
+    pub fn add_latencies(&mut self, other: &Aggregate) {
+        for (mine, theirs) in self.histograms.iter_mut().zip(&other.histograms) {
             mine.add(theirs).expect("latency histograms share one range (metrics::new_histogram)");
+        }
+        for (mine, theirs) in self.extremes.iter_mut().zip(other.extremes) {
+            if let Some(e) = theirs {
+                widen(mine, e);
+            }
         }
     }
 
@@ -80,15 +94,22 @@ impl Aggregate {
         self.scalars[i].stat()
     }
 
-    /// p50, p90, p99, p99.9 and max of latency `index` (in `LATENCY_NAMES` order), in seconds
-    /// (all 0 for an empty histogram).
+    /// p50, p90, p99, p99.9 and max of latency `index` (in `LATENCY_NAMES` order), in seconds,
+    /// pooled over every sample of every replication (all 0 when there is none). The max is
+    /// exact; a percentile is its histogram bucket's upper edge (within 0.1%), but never
+    /// beyond the exact extremes.
     pub fn ladder_s(&self, index: usize) -> [f64; 5] {
         let h = &self.histograms[index];
-        if h.is_empty() {
+        let Some((lo, hi)) = self.extremes[index].filter(|_| !h.is_empty()) else {
             return [0.0; 5];
-        }
-        let q = |p: f64| secs(h.value_at_quantile(p));
-        [q(0.50), q(0.90), q(0.99), q(0.999), secs(h.max())]
+        };
+        let q = |p: f64| secs(h.value_at_quantile(p).clamp(lo, hi));
+        [q(0.50), q(0.90), q(0.99), q(0.999), secs(hi)]
+    }
+
+    /// The exact smallest value of latency `index`, in seconds (0 when there is none).
+    pub fn min_s(&self, index: usize) -> f64 {
+        self.extremes[index].map_or(0.0, |(lo, _)| secs(lo))
     }
 
     /// `ladder_s` of the latency called `name` (one of `LATENCY_NAMES`).
@@ -98,5 +119,36 @@ impl Aggregate {
             .position(|n| *n == name)
             .unwrap_or_else(|| panic!("`{name}` is not one of metrics::LATENCY_NAMES"));
         self.ladder_s(i)
+    }
+}
+
+/// Widen `ext` to take in `(lo, hi)`.
+fn widen(ext: &mut Option<(u64, u64)>, (lo, hi): (u64, u64)) {
+    *ext = Some(ext.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extremes_are_exact_and_bound_the_percentiles() {
+        let mut run = RunMetrics::new();
+        for us in [1_000_000, 2_000_000, 2_000_000] {
+            run.launch_wait_us.record(us);
+        }
+        let (mut a, mut b) = (Aggregate::new(), Aggregate::new());
+        a.add(&run);
+        run.launch_wait_us.clear();
+        run.launch_wait_us.record(999_999);
+        b.add(&run);
+        a.add_latencies(&b);
+        // The histogram's edges: 2,000,895 us above 2 s, 999,936 us below 999,999 us.
+        assert!(a.histograms[0].max() > 2_000_000);
+        let ladder = a.ladder_s(0);
+        assert_eq!(ladder[4], 2.0);
+        assert!(ladder.iter().all(|&x| x <= 2.0), "{ladder:?}");
+        assert_eq!(a.min_s(0), 0.999_999);
+        assert_eq!(Aggregate::new().ladder_s(0), [0.0; 5]);
     }
 }

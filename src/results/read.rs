@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use hdrhistogram::Histogram;
 
 use super::csv::Csv;
-use super::schema::{parse_label, slug, Manifest, RunRow, SummaryRow, TraceRow, SEGMENT_KINDS};
+use super::schema::{
+    parse_label, slug, Manifest, RunRow, SummaryRow, TraceRow, SEGMENT_KINDS, STRATEGY_COLUMNS,
+};
 use super::write::decode_histogram;
 use crate::metrics::LATENCY_NAMES;
 
@@ -319,10 +321,11 @@ fn parse_summary(csv: &Csv) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsErr
         });
     }
     let keys = csv.header[1..strat].to_vec();
+    let first_value = reps + 1 + strategy_columns_at(csv, reps + 1);
     let mut rows = Vec::with_capacity(csv.rows.len());
     for (line, f) in &csv.rows {
         let mut values = BTreeMap::new();
-        for c in reps + 1..f.len() {
+        for c in first_value..f.len() {
             values.insert(csv.header[c].clone(), csv.parse_number(*line, f, c)?);
         }
         rows.push(SummaryRow {
@@ -339,10 +342,11 @@ fn parse_summary(csv: &Csv) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsErr
 fn parse_runs(csv: &Csv) -> Result<Vec<RunRow>, ResultsError> {
     let (point, rep, strat) =
         (csv.column("point")?, csv.column("replication")?, csv.column("strategy")?);
+    let first_value = strat + 1 + strategy_columns_at(csv, strat + 1);
     let mut rows = Vec::with_capacity(csv.rows.len());
     for (line, f) in &csv.rows {
         let mut values = BTreeMap::new();
-        for c in strat + 1..f.len() {
+        for c in first_value..f.len() {
             values.insert(csv.header[c].clone(), csv.parse_number(*line, f, c)?);
         }
         rows.push(RunRow {
@@ -354,6 +358,18 @@ fn parse_runs(csv: &Csv) -> Result<Vec<RunRow>, ResultsError> {
         });
     }
     Ok(rows)
+}
+
+/// How many of `STRATEGY_COLUMNS` the header has at `at` (all or none: files written before
+/// them have none). They restate the strategy label, so the reader skips them.
+fn strategy_columns_at(csv: &Csv, at: usize) -> usize {
+    let n = STRATEGY_COLUMNS.len();
+    let here = csv.header.get(at..at + n);
+    if here.is_some_and(|h| h.iter().zip(STRATEGY_COLUMNS).all(|(a, b)| a == b)) {
+        n
+    } else {
+        0
+    }
 }
 
 fn parse_trace(csv: &Csv) -> Result<Vec<TraceRow>, ResultsError> {

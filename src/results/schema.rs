@@ -61,7 +61,8 @@ pub struct SummaryRow {
     pub axis_values: Vec<String>,
     pub strategy: String,
     pub replications: u32,
-    /// By column name (`summary_columns`): `<metric>_mean`, `_sd`, `_ci95`, `<latency>_p99_s`, ...
+    /// By column name (`summary_columns`): `<metric>_mean`, `_sd`, `_ci95`,
+    /// `<latency>_pooled_p99_s`, ...
     pub values: BTreeMap<String, f64>,
 }
 
@@ -74,7 +75,10 @@ impl SummaryRow {
         agg: &Aggregate,
     ) -> SummaryRow {
         let stats = agg.stats().into_iter().flat_map(|st| [st.mean, st.sd, st.ci95]);
-        let ladders = (0..LATENCY_NAMES.len()).flat_map(|i| agg.ladder_s(i));
+        let ladders = (0..LATENCY_NAMES.len()).flat_map(|i| {
+            let [p50, p90, p99, p999, max] = agg.ladder_s(i);
+            [p50, p90, p99, p999, agg.min_s(i), max]
+        });
         SummaryRow {
             point,
             axis_values: axis_values.iter().map(axis_text).collect(),
@@ -90,18 +94,62 @@ impl SummaryRow {
 }
 
 /// The value columns of `summary.csv`, in order: `<m>_mean,<m>_sd,<m>_ci95` for each of
-/// `SCALAR_NAMES`, then `<l>_p50_s ... <l>_p999_s,<l>_max_s` for each of `LATENCY_NAMES`.
+/// `SCALAR_NAMES`, then `<l>_pooled_p50_s ... <l>_pooled_p999_s,<l>_min_s,<l>_max_s` for each of
+/// `LATENCY_NAMES`.
+///
+/// Two different p99s, two names: `launch_wait_p99_s_mean` is the mean over replications of
+/// each replication's own p99 (a scalar of `runs.csv`); `launch_wait_pooled_p99_s` is the p99
+/// of every agent of every replication together (the merged histogram).
 pub fn summary_columns() -> Vec<String> {
     let mut cols = Vec::new();
     for m in SCALAR_NAMES {
         cols.extend([format!("{m}_mean"), format!("{m}_sd"), format!("{m}_ci95")]);
     }
     for l in LATENCY_NAMES {
-        cols.extend(PERCENTILES.iter().map(|(_, p)| format!("{l}_{p}_s")));
-        cols.push(format!("{l}_max_s"));
+        cols.extend(PERCENTILES.iter().map(|(_, p)| pooled_column(l, p)));
+        cols.extend([format!("{l}_min_s"), format!("{l}_max_s")]);
     }
     cols
 }
+
+/// The column of percentile `p` (`p99`) of latency `l` pooled over all agents and replications.
+pub fn pooled_column(l: &str, p: &str) -> String {
+    format!("{l}_pooled_{p}_s")
+}
+
+/// The strategy's family and parameters as columns of their own (after `replications` in
+/// `summary.csv`, after `strategy` in `runs.csv`), so that cost plots against the cap without
+/// parsing `wait_first(max_wait=10s)`. A parameter the family does not have is an empty cell.
+pub const STRATEGY_COLUMNS: [&str; 4] = ["strategy_family", "max_wait_s", "release", "interval_s"];
+
+/// The cells of `STRATEGY_COLUMNS` for `label`: durations in seconds (`{:.6}`), `release`
+/// `on_ready` or `timer` for `wait_first`. A swept label (`max_wait=x`) leaves its cell empty.
+pub fn strategy_cells(label: &str) -> [String; 4] {
+    let (family, params) = parse_label(label);
+    let param = |k: &str| params.iter().find(|p| p.0 == k).map(|p| p.1.as_str());
+    let secs = |k: &str| {
+        param(k)
+            .and_then(|v| crate::time::parse_duration_us(v).ok())
+            .map_or(String::new(), |us| fmt_f(crate::time::secs(us)))
+    };
+    let release = match family.as_str() {
+        "wait_first" => param("release").unwrap_or("on_ready").to_string(),
+        _ => String::new(),
+    };
+    [family, secs("max_wait"), release, secs("interval")]
+}
+
+/// The scalars of `runs.csv` that count things: written as integers, not `{:.6}`.
+pub const INTEGER_SCALARS: [&str; 8] = [
+    "requests",
+    "requests_with_hit",
+    "redundant_writes",
+    "cache_read",
+    "cache_write",
+    "uncached",
+    "output",
+    "rate_limited",
+];
 
 /// One row of `runs.csv`: one replication of one strategy at one point.
 #[derive(Debug, Clone, PartialEq)]
@@ -163,6 +211,11 @@ pub fn histogram_file_name(point: u32, strategy: &str, latency: &str) -> String 
     format!("p{point:05}_{}_{latency}.hdr", slug(strategy))
 }
 
+/// `p<point:05>_<strategy slug>.hlog`: the interval log of the three latencies.
+pub fn interval_log_file_name(point: u32, strategy: &str) -> String {
+    format!("p{point:05}_{}.hlog", slug(strategy))
+}
+
 /// `wait_first(max_wait=5s,release=timer)` -> ("wait_first", [("max_wait","5s"), ("release","timer")]).
 pub fn parse_label(label: &str) -> (String, Vec<(String, String)>) {
     let Some((family, rest)) = label.split_once('(') else {
@@ -186,5 +239,20 @@ mod tests {
     fn slugs() {
         assert_eq!(slug("wait_first(max_wait=5s)"), "wait_first_max_wait_5s_");
         assert_eq!(histogram_file_name(3, "eager", "launch_wait"), "p00003_eager_launch_wait.hdr");
+    }
+
+    #[test]
+    fn a_strategy_label_becomes_numeric_columns() {
+        assert_eq!(strategy_cells("eager"), ["eager", "", "", ""]);
+        assert_eq!(
+            strategy_cells("wait_first(max_wait=1500ms, release=timer)"),
+            ["wait_first", "1.500000", "timer", ""]
+        );
+        assert_eq!(
+            strategy_cells("wait_first(max_wait=5s)"),
+            ["wait_first", "5.000000", "on_ready", ""]
+        );
+        assert_eq!(strategy_cells("stagger(interval=1s)"), ["stagger", "", "", "1.000000"]);
+        assert_eq!(strategy_cells("wait_first(max_wait=x)")[1], "");
     }
 }

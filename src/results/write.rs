@@ -10,6 +10,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
+use std::time::Duration;
+
+use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use sha2::{Digest as _, Sha256};
@@ -122,9 +125,19 @@ fn axis_header(axis_keys: &[String]) -> String {
     axis_keys.iter().map(|k| format!("{},", csv_cell(k))).collect()
 }
 
-/// `point,<axes>,strategy,replications,<summary_columns>`.
+/// `point,<axes>,strategy,replications,<STRATEGY_COLUMNS>,<summary_columns>`.
 pub fn summary_header(axis_keys: &[String]) -> String {
-    format!("point,{}strategy,replications,{}", axis_header(axis_keys), summary_columns().join(","))
+    format!(
+        "point,{}strategy,replications,{},{}",
+        axis_header(axis_keys),
+        STRATEGY_COLUMNS.join(","),
+        summary_columns().join(",")
+    )
+}
+
+/// The cells of `STRATEGY_COLUMNS` for `label`, comma-separated.
+fn strategy_part(label: &str) -> String {
+    strategy_cells(label).iter().map(|c| csv_cell(c).into_owned()).collect::<Vec<_>>().join(",")
 }
 
 /// The line of `row` (without its `\n`); `row.values` must hold every `summary_columns()`.
@@ -134,7 +147,8 @@ pub fn summary_line(row: &SummaryRow) -> String {
         s.push_str(&csv_cell(v));
         s.push(',');
     }
-    s.push_str(&format!("{},{}", csv_cell(&row.strategy), row.replications));
+    s.push_str(&format!("{},{},", csv_cell(&row.strategy), row.replications));
+    s.push_str(&strategy_part(&row.strategy));
     for col in summary_columns() {
         let x = row.values.get(&col).unwrap_or_else(|| panic!("summary row without `{col}`"));
         s.push(',');
@@ -158,9 +172,14 @@ pub fn write_summary(
     write_atomic(&dir.join("summary.csv"), text)
 }
 
-/// `point,<axes>,replication,strategy,<SCALAR_NAMES>`.
+/// `point,<axes>,replication,strategy,<STRATEGY_COLUMNS>,<SCALAR_NAMES>`.
 pub fn runs_header(axis_keys: &[String]) -> String {
-    format!("point,{}replication,strategy,{}", axis_header(axis_keys), SCALAR_NAMES.join(","))
+    format!(
+        "point,{}replication,strategy,{},{}",
+        axis_header(axis_keys),
+        STRATEGY_COLUMNS.join(","),
+        SCALAR_NAMES.join(",")
+    )
 }
 
 /// The line of one replication (without its `\n`): `scalars` in `SCALAR_NAMES` order.
@@ -191,10 +210,15 @@ fn runs_cells(
     strategy: &str,
     values: impl Iterator<Item = f64>,
 ) -> String {
-    let mut s = format!("{point},{axis_cells}{replication},{}", csv_cell(strategy));
-    for x in values {
+    let mut s = format!("{point},{axis_cells}{replication},{},", csv_cell(strategy));
+    s.push_str(&strategy_part(strategy));
+    for (x, name) in values.zip(SCALAR_NAMES) {
         s.push(',');
-        s.push_str(&fmt_f(x));
+        if INTEGER_SCALARS.contains(&name) {
+            s.push_str(&format!("{x:.0}"));
+        } else {
+            s.push_str(&fmt_f(x));
+        }
     }
     s
 }
@@ -254,7 +278,31 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, HistogramError> {
         .map_err(|e| HistogramError::NotV2(format!("{e:?}")))
 }
 
-/// Write the merged latency histograms of one strategy at one point under `dir/histograms/`.
+/// The histograms of one strategy at one point as a standard HdrHistogram interval log (the
+/// format of Java's `HistogramLogWriter`, read by `HistogramLogProcessor` and by Python's `hdrh`
+/// `HistogramLogReader`): one interval per latency of `LATENCY_NAMES`, tagged with its name,
+/// values in microseconds, V2 + deflate, base64. Simulated time has no epoch: every interval
+/// starts at 0.000 and lasts 0.000 s (the whole run). Without a trailing newline.
+pub fn interval_log(hists: &[Histogram<u64>; LATENCY_NAMES.len()]) -> String {
+    let mut out = Vec::new();
+    let mut serializer = V2DeflateSerializer::new();
+    let mut log = IntervalLogWriterBuilder::new()
+        .add_comment("[Histogram log format version 1.3]")
+        .add_comment("[prefixsim latency histograms: values in microseconds; tags launch_wait, ttft, completion]")
+        .begin_log_with(&mut out, &mut serializer)
+        .expect("writing to memory succeeds");
+    for (name, h) in LATENCY_NAMES.iter().zip(hists) {
+        let tag = Tag::new(name).expect("latency names are valid tags");
+        log.write_histogram(h, Duration::ZERO, Duration::ZERO, Some(tag))
+            .expect("serialising to memory succeeds");
+    }
+    let mut text = String::from_utf8(out).expect("an interval log is ASCII");
+    text.pop();
+    text
+}
+
+/// Write the merged latency histograms of one strategy at one point under `dir/histograms/`:
+/// one `.hdr` file per latency and the same three as one interval log (`.hlog`).
 pub fn write_histograms(
     dir: &Path,
     point: u32,
@@ -268,7 +316,9 @@ pub fn write_histograms(
         text.push('\n');
         write_atomic(&hdir.join(histogram_file_name(point, strategy, name)), text)?;
     }
-    Ok(())
+    let mut log = interval_log(&agg.histograms);
+    log.push('\n');
+    write_atomic(&hdir.join(interval_log_file_name(point, strategy)), log)
 }
 
 pub fn write_trace(dir: &Path, rows: &[TraceRow]) -> Result<(), WriteError> {

@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use super::point::PointRecord;
 
 pub const JOURNAL_FILE: &str = "sweep.journal";
-const FORMAT: &str = "prefixsim-sweep-journal/1";
+const FORMAT: &str = "prefixsim-sweep-journal/2";
 
 pub use crate::results::Shard;
 

@@ -82,7 +82,8 @@ impl Sink {
         for entry in std::fs::read_dir(&hist_dir).map_err(io(&hist_dir))? {
             let path = entry.map_err(io(&hist_dir))?.path();
             let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            if name.starts_with('p') && (name.ends_with(".hdr") || name.ends_with(".hdr.tmp")) {
+            let ours = [".hdr", ".hdr.tmp", ".hlog", ".hlog.tmp"].iter().any(|e| name.ends_with(e));
+            if name.starts_with('p') && ours {
                 std::fs::remove_file(&path).map_err(io(&path))?;
             }
         }

@@ -20,7 +20,8 @@ pub struct PointRecord {
     pub runs: String,
     /// summary.csv rows, each ending in `\n`.
     pub summary: String,
-    /// (file name under `histograms/`, base64 V2+deflate histogram).
+    /// (file name under `histograms/`, its text without the final newline: a base64 V2+deflate
+    /// histogram, or an interval log).
     pub hists: Vec<(String, String)>,
 }
 
@@ -73,6 +74,8 @@ pub fn run_point<S: Simulator>(
             let file = results::histogram_file_name(p32, label, name);
             hists.push((file, results::encode_histogram(h)));
         }
+        let log = results::interval_log_file_name(p32, label);
+        hists.push((log, results::interval_log(&agg.histograms)));
     }
     Ok(PointRecord { point, runs, summary, hists })
 }

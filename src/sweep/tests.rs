@@ -53,12 +53,11 @@ fn jobs_shards_and_resume_give_the_same_bytes() {
     let one = tmp("one");
     assert_eq!(run(&one, 1, None, false).outcome, Outcome::Complete);
     let reference = files(&one);
-    assert_eq!(reference.len(), 4 + 10 * 2 * 3, "journal, manifest, 2 csv + histograms");
+    assert_eq!(reference.len(), 4 + 10 * 2 * 4, "journal, manifest, 2 csv + histograms, logs");
     let summary = String::from_utf8(reference["/summary.csv"].clone()).unwrap();
     assert_eq!(summary.lines().count(), 1 + 10 * 2);
-    assert!(
-        summary.starts_with("point,workload.agents,max_wait,strategy,replications,cost_usd_mean")
-    );
+    assert!(summary
+        .starts_with("point,workload.agents,max_wait,strategy,replications,strategy_family,"));
     let two = tmp("two");
     run(&two, 2, None, false);
     assert_eq!(files(&two), reference, "--jobs 2 == --jobs 1");

@@ -238,7 +238,7 @@ pub struct Candidate {
     pub cost_ci95: f64,
     pub objective: f64,
     pub feasible: bool,
-    pub launch_wait_p99_s: f64,
+    pub launch_wait_pooled_p99_s: f64,
     pub makespan_p95_s: f64,
     /// The constrained latency quantile (for `CostSubjectTo`), seconds.
     pub bound_latency_s: Option<f64>,
@@ -309,13 +309,14 @@ pub fn evaluate<S: Simulator>(
         cost_ci95: cost.ci95,
         objective: cost.mean + lambda * makespan_p95_s,
         feasible,
-        launch_wait_p99_s: agg.ladder_of("launch_wait")[2],
+        launch_wait_pooled_p99_s: agg.ladder_of("launch_wait")[2],
         makespan_p95_s,
         bound_latency_s,
         first_token_s,
         p_cap_before_first_token,
     };
-    let numbers = [c.cost_usd, c.cost_ci95, c.objective, c.launch_wait_p99_s, c.makespan_p95_s];
+    let numbers =
+        [c.cost_usd, c.cost_ci95, c.objective, c.launch_wait_pooled_p99_s, c.makespan_p95_s];
     if numbers.iter().chain(&c.samples).any(|x| !x.is_finite()) {
         // The inputs are range-checked so that the arithmetic stays finite: a bug.
         return Err(RunError::Internal("a result is not finite: a bug, please report it".into()));
@@ -361,7 +362,7 @@ pub fn saves_nothing(cands: &[Candidate]) -> Vec<usize> {
             let c = &cands[i];
             let (mean, ci) = paired_diff(&c.costs, &c0.costs);
             let same = mean.abs() <= ci || mean.abs() <= 1e-9 * c0.cost_usd.abs().max(1e-12);
-            same && c.launch_wait_p99_s > c0.launch_wait_p99_s + 1e-9
+            same && c.launch_wait_pooled_p99_s > c0.launch_wait_pooled_p99_s + 1e-9
         })
         .collect()
 }
@@ -439,8 +440,8 @@ pub fn choose(cands: &[Candidate], hold_cap: bool) -> Option<Verdict> {
         .iter()
         .min_by(|&&a, &&b| {
             let (x, y) = (&cands[a], &cands[b]);
-            x.launch_wait_p99_s
-                .total_cmp(&y.launch_wait_p99_s)
+            x.launch_wait_pooled_p99_s
+                .total_cmp(&y.launch_wait_pooled_p99_s)
                 .then(x.value.x.total_cmp(&y.value.x))
         })
         .expect("the best is in the tie set");
@@ -701,7 +702,7 @@ mod tests {
             cost_ci95: 0.0,
             objective: mean,
             feasible: true,
-            launch_wait_p99_s: lw,
+            launch_wait_pooled_p99_s: lw,
             makespan_p95_s: 0.0,
             bound_latency_s: None,
             first_token_s: Vec::new(),

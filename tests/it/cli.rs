@@ -283,13 +283,25 @@ fn result_files_have_the_documented_format() {
     let lines: Vec<&str> = summary.lines().collect();
     assert_eq!(lines.len(), 3);
     let header: Vec<&str> = lines[0].split(',').collect();
-    assert_eq!(&header[..4], ["point", "strategy", "replications", "cost_usd_mean"]);
-    assert_eq!(header.len(), 3 + 3 * SCALAR_NAMES.len() + 5 * 3);
-    assert!(lines[0].ends_with("completion_p999_s,completion_max_s"));
+    assert_eq!(
+        &header[..8],
+        [
+            "point",
+            "strategy",
+            "replications",
+            "strategy_family",
+            "max_wait_s",
+            "release",
+            "interval_s",
+            "cost_usd_mean"
+        ]
+    );
+    assert_eq!(header.len(), 7 + 3 * SCALAR_NAMES.len() + 6 * 3);
+    assert!(lines[0].ends_with("completion_pooled_p999_s,completion_min_s,completion_max_s"));
     // Costs of the timer strategy: 2, 4, 6 -> mean 4, sd 2, ci95 = 4.302653 * 2 / sqrt(3).
     assert!(
         lines[2].starts_with(
-            "0,\"wait_first(max_wait=5s, release=timer)\",3,4.000000,2.000000,4.968275,"
+            "0,\"wait_first(max_wait=5s, release=timer)\",3,wait_first,5.000000,timer,,4.000000,2.000000,4.968275,"
         ),
         "{}",
         lines[2]
@@ -297,8 +309,10 @@ fn result_files_have_the_documented_format() {
 
     let runs = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
     assert_eq!(runs.lines().count(), 1 + 2 * 3);
-    assert!(runs.starts_with("point,replication,strategy,cost_usd,cost_relative,"));
-    assert!(runs.lines().nth(2).unwrap().starts_with("0,1,eager,2.000000,0.100000,"));
+    assert!(runs.starts_with(
+        "point,replication,strategy,strategy_family,max_wait_s,release,interval_s,cost_usd,cost_relative,"
+    ));
+    assert!(runs.lines().nth(2).unwrap().starts_with("0,1,eager,eager,,,,2.000000,0.100000,"));
 
     let h = std::fs::read_to_string(
         dir.join("histograms/p00000_wait_first_max_wait_5s__release_timer__launch_wait.hdr"),
@@ -336,7 +350,7 @@ fn json_has_the_documented_fields() {
         assert!(r["tokens"][k].is_number(), "{k}");
     }
     for k in ["p50", "p99", "max"] {
-        assert!(r["launch_wait_s"][k].is_number(), "{k}");
+        assert!(r["launch_wait_pooled_s"][k].is_number(), "{k}");
     }
 }
 
@@ -390,12 +404,12 @@ fn summary_line_quotes_and_formats_axes() {
     let axis =
         [toml::Value::Integer(16), toml::Value::Float(0.5), toml::Value::String("a,b".into())];
     let row = results::SummaryRow::from_aggregate(7, &axis, "eager", &agg);
-    assert!(results::summary_line(&row).starts_with("7,16,0.500000,\"a,b\",eager,0,"));
+    assert!(results::summary_line(&row).starts_with("7,16,0.500000,\"a,b\",eager,0,eager,,,,0."));
     let keys = ["workload.agents".to_string()];
     assert!(
         results::summary_header(&keys).starts_with("point,workload.agents,strategy,replications,")
     );
-    assert_eq!(results::runs_header(&keys).split(',').count(), 4 + SCALAR_NAMES.len());
+    assert_eq!(results::runs_header(&keys).split(',').count(), 8 + SCALAR_NAMES.len());
 }
 
 fn experiments_dir() -> PathBuf {
@@ -444,7 +458,7 @@ fn same_seed_same_bytes_across_jobs() {
         }
     }
     files.sort();
-    assert_eq!(files.len(), 4 + 6 * 3, "{files:?}");
+    assert_eq!(files.len(), 4 + 6 * 4, "{files:?}");
     for f in &files {
         assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f:?}");
     }

@@ -104,7 +104,7 @@ fn absurd_values_in_results_are_refused_not_drawn_forever() {
     let d = scratch("absurd");
     let tune = tune_dir(&d);
     let text = std::fs::read_to_string(tune.join("tune.json")).unwrap();
-    let fields = ["objective_ci95", "objective", "value", "launch_wait_p99_s"];
+    let fields = ["objective_ci95", "objective", "value", "launch_wait_pooled_p99_s"];
     for (i, (field, x)) in
         fields.iter().flat_map(|f| [(f, 1.7e308), (f, -1.7e308), (f, 1e308)]).enumerate()
     {
@@ -151,7 +151,7 @@ fn axis_ranges_are_clamped_before_plotters_sees_them() {
     let cands = r.tune.as_mut().unwrap()["candidates"].as_array_mut().unwrap();
     cands[0]["objective_ci95"] = serde_json::json!(1.7e308);
     cands[1]["objective"] = serde_json::json!(-1.7e308);
-    cands[2]["launch_wait_p99_s"] = serde_json::json!(1e308);
+    cands[2]["launch_wait_pooled_p99_s"] = serde_json::json!(1e308);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let figs = plot::figures(&r);

@@ -37,7 +37,7 @@ fn results_are_typed_per_strategy() {
     let eager = s.strategy("eager").unwrap();
     assert_eq!(eager.cost_relative_to_eager, Some(1.0));
     for r in &s.results {
-        let l = r.launch_wait_s;
+        let l = r.launch_wait_pooled_s;
         assert!(l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p999 && l.p999 <= l.max);
         assert!((0.0..=1.0).contains(&r.hit_rate), "{}", r.strategy);
         assert!(r.cost_usd > 0.0 && r.tokens.output > 0.0);

@@ -162,7 +162,7 @@ fn write_fixture(dir: &Path, f: &Fixture) {
         summary.push_str(&format!(",{m}_mean,{m}_sd,{m}_ci95"));
     }
     for l in LATENCY_NAMES {
-        summary.push_str(&format!(",{l}_p50_s,{l}_p90_s,{l}_p99_s,{l}_p999_s,{l}_max_s"));
+        summary.push_str(&format!(",{l}_pooled_p50_s,{l}_pooled_p90_s,{l}_pooled_p99_s,{l}_pooled_p999_s,{l}_min_s,{l}_max_s"));
     }
     summary.push('\n');
     let mut runs = format!("point,{lead}replication,strategy,{}\n", SCALAR_NAMES.join(","));
@@ -209,11 +209,12 @@ fn write_fixture(dir: &Path, f: &Fixture) {
                     sorted[((q * sorted.len() as f64) as usize).min(sorted.len() - 1)] as f64 / 1e6
                 };
                 summary.push_str(&format!(
-                    ",{:.6},{:.6},{:.6},{:.6},{:.6}",
+                    ",{:.6},{:.6},{:.6},{:.6},{:.6},{:.6}",
                     q(0.5),
                     q(0.9),
                     q(0.99),
                     q(0.999),
+                    q(0.0),
                     q(1.0)
                 ));
                 let file = dir.join("histograms").join(format!("p{p:05}_{}_{l}.hdr", slug(s)));
@@ -698,7 +699,7 @@ fn tune_and_replay_results_have_figures_and_report_sections() {
     let dir = scratch("tune-replay");
     let cand = |v: f64, cost: f64, wait: f64| {
         serde_json::json!({"value": v, "label": format!("{v}s"), "objective": cost, "objective_ci95": 0.1,
-            "cost_usd": cost, "cost_ci95": 0.1, "launch_wait_p99_s": wait, "makespan_p95_s": 30.0, "feasible": true,
+            "cost_usd": cost, "cost_ci95": 0.1, "launch_wait_pooled_p99_s": wait, "makespan_p95_s": 30.0, "feasible": true,
             "p_cap_before_first_token": if v < 3.1 { 1.0 } else { 0.0 }})
     };
     let tune = serde_json::json!({

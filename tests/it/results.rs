@@ -1,5 +1,7 @@
 //! The result files read back as they were written: for any manifest, summary rows, runs rows
-//! and trace rows the writers accept, `Results::load` returns the same records.
+//! and trace rows the writers accept, `Results::load` returns the same records. A real run's
+//! files: exact extremes (no hold beyond its cap), tidy strategy columns, and interval logs
+//! that a standard HdrHistogram log reader decodes to the `.hdr` histograms.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -40,9 +42,18 @@ fn axis_text() -> impl Strategy<Value = String> {
     "[a-z0-9_.,()\"=]([a-z0-9_.,()\" =]{0,10}[a-z0-9_.,()\"=])?"
 }
 
+/// Scalars of runs.csv: counts are whole numbers (written as integers).
 fn scalars() -> impl Strategy<Value = BTreeMap<String, f64>> {
-    prop::collection::vec(value(), SCALAR_NAMES.len())
-        .prop_map(|v| SCALAR_NAMES.iter().map(|s| s.to_string()).zip(v).collect())
+    prop::collection::vec(value(), SCALAR_NAMES.len()).prop_map(|v| {
+        let whole = |name: &str, x: f64| {
+            if results::INTEGER_SCALARS.contains(&name) {
+                x.round()
+            } else {
+                x
+            }
+        };
+        SCALAR_NAMES.iter().zip(v).map(|(s, x)| (s.to_string(), whole(s, x))).collect()
+    })
 }
 
 fn summary_values() -> impl Strategy<Value = BTreeMap<String, f64>> {
@@ -214,4 +225,97 @@ fn tempdir() -> TempDir {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     TempDir(dir)
+}
+
+/// One `run --out` of a 2 s hold that the first writer's 50k-token prefill outlasts in part of
+/// the replications, so that many holds end exactly at the cap.
+fn capped_run() -> TempDir {
+    let dir = tempdir();
+    let toml = "replications = 20\nstrategies = [\"eager\", \"wait_first(max_wait=2s)\", \
+                \"wait_first(max_wait=1500ms, release=timer)\"]\n\
+                [workload]\nkind = \"fork\"\nagents = 6\nparent_tokens = 50000\n\
+                turns = \"const(1)\"\n";
+    let opts = prefixsim::RunOptions { out: Some(dir.path().to_path_buf()), ..Default::default() };
+    prefixsim::Experiment::from_toml(toml).unwrap().run(&opts).unwrap();
+    dir
+}
+
+#[test]
+fn no_hold_exceeds_its_cap_and_the_extremes_are_exact() {
+    let dir = capped_run();
+    let r = Results::load(dir.path()).unwrap();
+    for (label, cap) in
+        [("wait_first(max_wait=2s)", 2.0), ("wait_first(max_wait=1500ms, release=timer)", 1.5)]
+    {
+        let row = r.row(0, label).unwrap();
+        let max = row.get("launch_wait_max_s").unwrap();
+        assert_eq!(max, cap, "{label}: the longest hold is the cap itself");
+        for p in ["p50", "p90", "p99", "p999"] {
+            let x = row.get(&results::pooled_column("launch_wait", p)).unwrap();
+            assert!(x <= cap, "{label}: pooled {p} {x} beyond the cap {cap}");
+        }
+        // Its histogram alone would say more: the bucket's upper edge.
+        let h = &r.histograms[&(0, label.to_string(), "launch_wait".to_string())];
+        assert!(h.max() as f64 / 1e6 > cap);
+    }
+    let eager = r.row(0, "eager").unwrap();
+    assert_eq!(eager.get("launch_wait_min_s"), Some(0.0));
+    assert_eq!(eager.get("launch_wait_max_s"), Some(0.0));
+}
+
+#[test]
+fn the_strategy_is_in_numeric_columns_and_counts_are_integers() {
+    let dir = capped_run();
+    let text = std::fs::read_to_string(dir.path().join("runs.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    assert_eq!(
+        &header[..7],
+        [
+            "point",
+            "replication",
+            "strategy",
+            "strategy_family",
+            "max_wait_s",
+            "release",
+            "interval_s"
+        ]
+    );
+    let requests = header.iter().position(|h| *h == "requests").unwrap();
+    let rows: Vec<Vec<String>> = lines.map(results::split_fields).collect();
+    let timer = rows.iter().find(|r| r[2].contains("timer")).unwrap();
+    assert_eq!(&timer[3..7], ["wait_first", "1.500000", "timer", ""]);
+    assert!(rows.iter().all(|r| r[requests].parse::<u64>().is_ok()), "requests as integers");
+    let summary = std::fs::read_to_string(dir.path().join("summary.csv")).unwrap();
+    let line = summary.lines().find(|l| l.contains("max_wait=2s")).unwrap();
+    assert!(line.contains(",20,wait_first,2.000000,on_ready,,"), "{line}");
+}
+
+#[test]
+fn interval_logs_decode_to_the_encoded_histograms() {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let dir = capped_run();
+    let r = Results::load(dir.path()).unwrap();
+    for label in r.strategies() {
+        let name = results::interval_log_file_name(0, &label);
+        let text = std::fs::read_to_string(dir.path().join("histograms").join(name)).unwrap();
+        assert!(text.starts_with("#[Histogram log format version 1.3]\n"), "{text}");
+        let mut tags = Vec::new();
+        for entry in IntervalLogIterator::new(text.as_bytes()) {
+            let LogEntry::Interval(i) = entry.unwrap() else { continue };
+            let tag = i.tag().unwrap().as_str().to_string();
+            let bytes = base64_decode(i.encoded_histogram());
+            let h: hdrhistogram::Histogram<u64> =
+                Deserializer::new().deserialize(&mut bytes.as_slice()).unwrap();
+            assert_eq!(h, r.histograms[&(0, label.clone(), tag.clone())], "{label} {tag}");
+            tags.push(tag);
+        }
+        assert_eq!(tags, ["launch_wait", "ttft", "completion"]);
+    }
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(text).unwrap()
 }

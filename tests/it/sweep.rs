@@ -75,7 +75,7 @@ fn jobs_shards_and_merge_give_identical_bytes() {
     ok(&["sweep", s(&f), "--jobs", "1", "--out", s(&one)]);
     ok(&["sweep", s(&f), "--jobs", "2", "--out", s(&two)]);
     let reference = files(&one);
-    assert_eq!(reference.len(), 4 + 6 * 2 * 3, "journal, manifest, 2 CSVs, 36 histograms");
+    assert_eq!(reference.len(), 4 + 6 * 2 * 4, "journal, manifest, 2 CSVs, 36 histograms, 12 logs");
     assert_eq!(files(&two), reference, "--jobs 2 differs from --jobs 1");
 
     // Three shards as three concurrent processes, then merge.
@@ -351,7 +351,7 @@ fn tune_finds_the_closed_form_optimum() {
         assert!((cost - want).abs() < 1e-9, "cap {w}: cost {cost}, closed form {want}");
         assert!((c["objective"].as_f64().unwrap() - cost).abs() < 1e-12);
         // The launch wait is the cap below the TTFT (histograms: 3 significant digits).
-        let lw = c["launch_wait_p99_s"].as_f64().unwrap();
+        let lw = c["launch_wait_pooled_p99_s"].as_f64().unwrap();
         assert!((lw - w.min(3.005)).abs() <= 0.0051, "cap {w}: launch wait {lw}");
         // A constant TTFT: the cap fires before the first token in every replication or none.
         let p = c["p_cap_before_first_token"].as_f64().unwrap();
