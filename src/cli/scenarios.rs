@@ -40,6 +40,10 @@ pub enum PolicyArg {
     OpenAi,
     /// Gemini's implicit caching on gemini-2.5-flash, every lookup hitting (no draws).
     Gemini,
+    /// A self-hosted vLLM server's GPU cache: 16-token blocks, no TTL (docs/providers.md).
+    Vllm,
+    /// A self-hosted SGLang server's radix cache: single tokens, no TTL.
+    Sglang,
 }
 
 #[derive(clap::Args, Debug, Default)]
@@ -66,6 +70,8 @@ pub fn run(args: Args) -> CliResult {
         PolicyArg::Anthropic => Policy::Anthropic,
         PolicyArg::OpenAi => Policy::OpenAi,
         PolicyArg::Gemini => Policy::Gemini,
+        PolicyArg::Vllm => Policy::Vllm,
+        PolicyArg::Sglang => Policy::Sglang,
     };
     // The workloads are embedded: an error here is a bug in the shipped data, not user input.
     let report = scenarios::run(workload, policy).map_err(CliError::internal)?;

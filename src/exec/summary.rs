@@ -16,6 +16,10 @@ pub struct Summary {
     pub seed: u64,
     pub name: String,
     pub question: String,
+    /// The model preset (or the name the experiment gives its own prices).
+    pub model: String,
+    /// The cache policy (`anthropic`, `every-block`, `openai`, `gemini`, `vllm`, `sglang`).
+    pub policy: String,
     pub replications: u32,
     /// One per strategy, in the experiment's order.
     pub results: Vec<StrategyResult>,
@@ -123,6 +127,8 @@ impl Summary {
             seed: exp.seed,
             name: exp.name.clone(),
             question: exp.question.clone(),
+            model: exp.model.name.clone(),
+            policy: exp.cache.policy.name().to_string(),
             replications: exp.replications,
             results: outcomes.iter().map(|o| StrategyResult::new(o, eager, &shown)).collect(),
             notes: crate::model::notes(exp),
@@ -197,12 +203,13 @@ pub fn table_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
         outcomes.iter().map(|o| table::Row { label: &o.label, aggregate: &o.aggregate }).collect();
     let mut s = format!("seed: {}\n", exp.seed);
     s.push_str(&format!(
-        "{}: {} x {} agents, {} replications, model {}\n",
+        "{}: {} x {} agents, {} replications, model {}, policy {}\n",
         exp.name,
         config::kind_label(&exp.workload.kind),
         exp.workload.agents,
         exp.replications,
-        exp.model.name
+        exp.model.name,
+        exp.cache.policy.name()
     ));
     if !exp.question.is_empty() {
         s.push_str(&format!("question: {}\n", exp.question));

@@ -325,6 +325,25 @@ fn cli_bad_policy_exits_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("lru"));
 }
 
+/// Self-hosted servers read whole KV blocks: the fork shares the main session's 9,210-token
+/// prefix (tools, system, 30 turns); vLLM reads it in 16-token blocks (575 blocks = 9,200
+/// tokens), SGLang's radix tree token by token (all 9,210).
+#[test]
+fn a_fork_reads_whole_kv_blocks_on_a_self_hosted_server() {
+    let shared =
+        report(WorkloadName::Seed, Policy::EveryBlock).get("fork").unwrap().usage.cache_read;
+    assert_eq!(shared, 9_210);
+    let vllm = run(Policy::Vllm).get("fork").unwrap().usage;
+    assert_eq!(vllm.cache_read, shared / 16 * 16);
+    assert_eq!(vllm.cache_write_1h, 0);
+    let sglang = run(Policy::Sglang).get("fork").unwrap().usage;
+    assert_eq!(sglang.cache_read, shared);
+    let out = bin().args(["scenarios", "--policy", "vllm", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["policy"], json!("vllm"));
+}
+
 /// The cost column: docs/cache.md's cost formula with output 0, relative to all input at base
 /// price: (0.1 read + 1.25 write_5m + uncached) / total. A cold write costs 1.25x, a miss below
 /// the minimum 1x.
