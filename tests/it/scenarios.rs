@@ -330,8 +330,8 @@ fn cli_bad_policy_exits_2() {
 /// tokens), SGLang's radix tree token by token (all 9,210).
 #[test]
 fn a_fork_reads_whole_kv_blocks_on_a_self_hosted_server() {
-    let shared =
-        report(WorkloadName::Seed, Policy::EveryBlock).get("fork").unwrap().usage.cache_read;
+    let run = |p| scenarios::run(WorkloadName::Seed, p).expect("scenarios run");
+    let shared = run(Policy::EveryBlock).get("fork").unwrap().usage.cache_read;
     assert_eq!(shared, 9_210);
     let vllm = run(Policy::Vllm).get("fork").unwrap().usage;
     assert_eq!(vllm.cache_read, shared / 16 * 16);
