@@ -10,6 +10,7 @@ Examples:
   prefixsim scenarios                              # the seed demo's table, every-block cache
   prefixsim scenarios --workload claude-code       # the same questions with real proportions
   prefixsim scenarios --policy anthropic           # breakpoints, minimum length, lookback
+  prefixsim scenarios --policy vllm                # a self-hosted server: whole 16-token KV blocks
   prefixsim scenarios --workload claude-code --policy anthropic --json | jq '.scenarios[]'
 
 Scenarios: warmup, fork, fork_drop_bash, fork_edit_system, fresh_subagent, btw,
