@@ -128,9 +128,9 @@ fn bench_replications(bencher: Bencher, exp: &Experiment, strategy: &Strategy, r
     });
 }
 
-/// experiments/default.toml: 10 cold forks of a 50k-token parent, a 2k brief, 3-8 turns.
-#[divan::bench(args = [0, 1, 2, 3, 4])]
-fn default_workload(bencher: Bencher, strategy: usize) {
+/// 10 cold forks of a 50k-token parent, a 2k brief, 3-8 turns, lognormal outputs, tool
+/// latency and tool results: the workload both `default_workload` benches run.
+fn default_fanout() -> Experiment {
     let mut exp = experiment(10, 3.0);
     exp.workload.brief_tokens = 2_000;
     exp.workload.task_tokens = 200;
@@ -138,6 +138,13 @@ fn default_workload(bencher: Bencher, strategy: usize) {
     exp.workload.output_tokens = Dist::LogNormal { median: 300.0, p90: 1500.0 };
     exp.workload.tool_latency_us = Dist::LogNormal { median: 2e6, p90: 10e6 };
     exp.workload.tool_result_tokens = Dist::LogNormal { median: 500.0, p90: 4000.0 };
+    exp
+}
+
+/// The fan-out of `default_fanout` on the API model.
+#[divan::bench(args = [0, 1, 2, 3, 4])]
+fn default_workload(bencher: Bencher, strategy: usize) {
+    let exp = default_fanout();
     let (_, s) = &strategies()[strategy];
     bench_replications(bencher, &exp, s, 16);
 }
@@ -153,13 +160,7 @@ fn fanout_64x20(bencher: Bencher, strategy: usize) {
 /// `default_workload` on the `vllm` server model (prefill steps, GPU block cache, decode).
 #[divan::bench(args = [0, 1, 2, 3, 4])]
 fn server_default_workload(bencher: Bencher, strategy: usize) {
-    let mut exp = experiment(10, 3.0);
-    exp.workload.brief_tokens = 2_000;
-    exp.workload.task_tokens = 200;
-    exp.workload.turns = Dist::Uniform { low: 3.0, high: 8.0 };
-    exp.workload.output_tokens = Dist::LogNormal { median: 300.0, p90: 1500.0 };
-    exp.workload.tool_latency_us = Dist::LogNormal { median: 2e6, p90: 10e6 };
-    exp.workload.tool_result_tokens = Dist::LogNormal { median: 500.0, p90: 4000.0 };
+    let mut exp = default_fanout();
     exp.cache.policy = Policy::Vllm;
     exp.server = server_preset("llama-3.1-8b", Policy::Vllm);
     let (_, s) = &strategies()[strategy];
