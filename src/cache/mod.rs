@@ -155,6 +155,7 @@ pub fn ttl_duration(ttl: Ttl) -> Option<SimDuration> {
         Ttl::FiveMin => Some(SimDuration::from_us(5 * crate::time::US_PER_MIN)),
         Ttl::OneHour => Some(SimDuration::from_us(crate::time::US_PER_H)),
         Ttl::None => None,
+        Ttl::Other(us) => Some(SimDuration::from_us(us)),
     }
 }
 

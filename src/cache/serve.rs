@@ -230,9 +230,12 @@ impl Cache {
         }
         let written = prompt.tokens() - read;
         let mut usage = Usage { cache_read: read, ..Usage::default() };
+        // Another TTL is billed at the price of the API's tier it reaches (an assumption: no
+        // API sells it); `none` at the 5-minute price, as a bound.
         match self.default_ttl {
             Ttl::OneHour => usage.cache_write_1h = written,
-            Ttl::FiveMin | Ttl::None => usage.cache_write_5m = written,
+            Ttl::Other(us) if us > 5 * crate::time::US_PER_MIN => usage.cache_write_1h = written,
+            Ttl::FiveMin | Ttl::None | Ttl::Other(_) => usage.cache_write_5m = written,
         }
         usage
     }
@@ -294,7 +297,9 @@ fn validate_breakpoints(breakpoints: &[Breakpoint], len: usize) -> Result<(), Ca
                 return Err(CacheError::TtlOrder { index: bp.index, previous })
             }
             (Ttl::OneHour, None) => {}
-            (Ttl::FiveMin | Ttl::None, _) => last_short = last_short.or(Some(bp.index)),
+            (Ttl::FiveMin | Ttl::None | Ttl::Other(_), _) => {
+                last_short = last_short.or(Some(bp.index))
+            }
         }
     }
     Ok(())

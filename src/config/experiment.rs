@@ -127,6 +127,9 @@ pub enum Ttl {
     OneHour,
     /// Entries never expire (replay what-ifs, vLLM-like caches).
     None,
+    /// Any other lifetime, in microseconds (> 0): policies without the API's two TTLs
+    /// (`every-block`; `vllm` and `sglang` keep their GPU cache's own rule).
+    Other(u64),
 }
 
 #[derive(Debug, Clone, PartialEq)]

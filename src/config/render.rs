@@ -99,11 +99,12 @@ fn model_table(m: &ModelParams) -> Table {
     t
 }
 
-fn ttl_name(ttl: Ttl) -> &'static str {
+fn ttl_name(ttl: Ttl) -> String {
     match ttl {
-        Ttl::FiveMin => "5min",
-        Ttl::OneHour => "1h",
-        Ttl::None => "none",
+        Ttl::FiveMin => "5min".into(),
+        Ttl::OneHour => "1h".into(),
+        Ttl::None => "none".into(),
+        Ttl::Other(us) => crate::time::exact_duration(us),
     }
 }
 

@@ -284,13 +284,13 @@ fn resolve_long_context(
 
 fn resolve_cache(s: &mut Section<'_>, model: &ModelParams) -> Result<CacheParams, ConfigError> {
     let policy = hosted::resolve_policy(s, model)?;
-    let ttl = s.ttl("ttl")?.unwrap_or(Ttl::FiveMin);
+    let ttl = s.ttl("ttl", policy)?.unwrap_or(Ttl::FiveMin);
     let capacity_tokens = s.opt_u64("capacity_tokens", 1)?;
     if let Some(c) = capacity_tokens.filter(|&c| c > 1 << 53) {
         return Err(s.bad("capacity_tokens", c.to_string(), "at most 2^53 tokens"));
     }
-    let parent_ttl = s.ttl("parent_ttl")?;
-    let ttl_by_kind = resolve_ttl_by_kind(&mut s.section("ttl_by_kind")?)?;
+    let parent_ttl = s.ttl("parent_ttl", policy)?;
+    let ttl_by_kind = resolve_ttl_by_kind(&mut s.section("ttl_by_kind")?, policy)?;
     let miss_probability = s.share("miss_probability", 0.0)?;
     s.finish()?;
     let hosted = HostedParams::default();
@@ -305,10 +305,13 @@ fn resolve_cache(s: &mut Section<'_>, model: &ModelParams) -> Result<CacheParams
     })
 }
 
-fn resolve_ttl_by_kind(s: &mut Section<'_>) -> Result<Vec<(String, Ttl)>, ConfigError> {
+fn resolve_ttl_by_kind(
+    s: &mut Section<'_>,
+    policy: Policy,
+) -> Result<Vec<(String, Ttl)>, ConfigError> {
     let mut out = Vec::new();
     for kind in super::names::KIND_NAMES {
-        if let Some(ttl) = s.ttl(kind)? {
+        if let Some(ttl) = s.ttl(kind, policy)? {
             out.push((kind.to_string(), ttl));
         }
     }
@@ -657,8 +660,9 @@ impl<'t> Section<'t> {
         Ok(d)
     }
 
-    /// A TTL: `"5m"` (or any spelling of 5 minutes), `"1h"`, or `"none"`; absent = `None`.
-    fn ttl(&mut self, key: &'static str) -> Result<Option<Ttl>, ConfigError> {
+    /// A TTL: `"5m"` (or any spelling of 5 minutes), `"1h"`, `"none"`, or another positive
+    /// duration where `policy` allows one; absent = `None`.
+    fn ttl(&mut self, key: &'static str, policy: Policy) -> Result<Option<Ttl>, ConfigError> {
         if !self.table.contains_key(key) {
             self.used.push(key);
             return Ok(None);
@@ -669,10 +673,14 @@ impl<'t> Section<'t> {
             t => match parse_duration_us(t) {
                 Ok(us) if us == 5 * US_PER_MIN => Ttl::FiveMin,
                 Ok(us) if us == US_PER_H => Ttl::OneHour,
-                Ok(_) => {
-                    let reason = "the API offers \"5m\" or \"1h\" (or \"none\")";
+                Ok(0) => {
+                    let reason = "a zero TTL caches nothing (\"none\" is the TTL that never ends)";
                     return Err(self.bad_str(key, t, reason));
                 }
+                Ok(us) => match other_ttl_refused(policy) {
+                    Some(reason) => return Err(self.bad_str(key, t, reason)),
+                    None => Ttl::Other(us),
+                },
                 Err(e) => return Err(self.bad_str(key, t, &e.to_string())),
             },
         };
@@ -864,6 +872,26 @@ fn check_server_experiment(top: &Section<'_>, exp: &Experiment) -> Result<(), Co
 
 // ---- end of [server] ----
 
+/// Why `policy` refuses a TTL other than 5 minutes, 1 hour or none (`None`: it takes any).
+fn other_ttl_refused(policy: Policy) -> Option<&'static str> {
+    match policy {
+        Policy::Anthropic => Some(
+            "the Anthropic API offers \"5m\" and \"1h\" only (cache_control.ttl, \
+             https://platform.claude.com/docs/en/build-with-claude/prompt-caching); another TTL \
+             needs cache.policy = \"every-block\"",
+        ),
+        Policy::OpenAi => Some(
+            "under cache.policy = \"openai\" the lifetime is [openai] retention (\"in_memory\" \
+             or \"24h\"; \"30m\" or \"12h\" with breakpoints; docs/providers.md)",
+        ),
+        Policy::Gemini => Some(
+            "under cache.policy = \"gemini\" the lifetime is [gemini] explicit_ttl (any \
+             duration) or implicit_ttl (docs/providers.md)",
+        ),
+        Policy::EveryBlock | Policy::Vllm | Policy::Sglang => None,
+    }
+}
+
 fn unknown(origin: &str, key: &str, prefix: &str, known: &[&str]) -> ConfigError {
     let hint = did_you_mean(key, known.iter().copied())
         .map(|s| format!(" (did you mean `{prefix}{s}`?)"))
@@ -883,6 +911,22 @@ mod tests {
         assert!(msg.contains("x.toml"), "{msg}");
         assert!(msg.contains(key), "{msg} lacks {key}");
         assert!(msg.contains(value_part), "{msg} lacks {value_part}");
+    }
+
+    #[test]
+    fn other_ttls_where_the_policy_allows_them() {
+        for policy in ["every-block", "vllm", "sglang"] {
+            let text =
+                format!("[cache]\npolicy = \"{policy}\"\nttl = \"30m\"\nparent_ttl = \"6h\"\n");
+            let e = resolve(&parse_table(&text, "x.toml").unwrap(), "x.toml").unwrap();
+            assert_eq!(e.cache.ttl, Ttl::Other(30 * US_PER_MIN), "{policy}");
+            assert_eq!(e.cache.parent_ttl, Some(Ttl::Other(6 * US_PER_H)), "{policy}");
+            let again = parse_table(&render(&e), "r.toml").unwrap();
+            assert_eq!(resolve(&again, "r.toml").unwrap(), e, "{policy}: the TTL round-trips");
+        }
+        let text = "[cache]\npolicy = \"every-block\"\n[cache.ttl_by_kind]\nfork = \"90s\"\n";
+        let e = resolve(&parse_table(text, "x.toml").unwrap(), "x.toml").unwrap();
+        assert_eq!(e.cache.ttl_by_kind, [("fork".to_string(), Ttl::Other(90_000_000))]);
     }
 
     #[test]
@@ -1068,6 +1112,9 @@ arrival_every = \"1min\"\n",
             "gpt-9",
         );
         check_err("[cache]\nttl = \"7m\"\n", "cache.ttl", "7m");
+        check_err("[cache]\nttl = \"7m\"\n", "cache.ttl", "prompt-caching");
+        check_err("[cache]\nttl = \"0s\"\n", "cache.ttl", "zero");
+        check_err("[cache]\npolicy = \"openai\"\nttl = \"30m\"\n", "cache.ttl", "retention");
         check_err("replications = 0\n", "replications", "0");
         check_err("strategies = [\"eager\", \"eager\"]\n", "strategies", "twice");
     }

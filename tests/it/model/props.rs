@@ -91,6 +91,7 @@ fn check_lifecycle(exp: &Experiment, d: &Detailed) {
         Ttl::FiveMin => 5 * US_PER_MIN as i64,
         Ttl::OneHour => US_PER_H as i64,
         Ttl::None => i64::MAX / 4,
+        Ttl::Other(us) => us as i64,
     };
     let mins =
         [exp.model.min_cacheable_tokens, preset("claude-haiku-4.5").unwrap().min_cacheable_tokens];
