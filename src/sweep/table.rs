@@ -6,12 +6,18 @@
 //! Knows the strategy label syntax `name(k=v, ...)` only as text; whether the result is a valid
 //! experiment is decided by the resolver.
 
-/// The full form of a key (`max_wait` -> `strategy.wait_first.max_wait`).
+/// The full form of a key: `max_wait` and `wait_first.max_wait` ->
+/// `strategy.wait_first.max_wait` (a strategy's name first is its parameter).
 pub fn canonical_key(key: &str) -> String {
     match key {
         "max_wait" => "strategy.wait_first.max_wait".into(),
         "interval" => "strategy.stagger.interval".into(),
-        other => other.to_string(),
+        other => match other.split_once('.') {
+            Some((name, _)) if crate::config::names::STRATEGY_NAMES.contains(&name) => {
+                format!("strategy.{other}")
+            }
+            _ => other.to_string(),
+        },
     }
 }
 
@@ -122,6 +128,9 @@ mod tests {
         set_value(&mut t, "workload.agents", 8.into()).unwrap();
         set_value(&mut t, "latency.overhead", "const(1s)".into()).unwrap();
         set_value(&mut t, "max_wait", "2s".into()).unwrap();
+        assert_eq!(canonical_key("wait_first.max_wait"), "strategy.wait_first.max_wait");
+        assert_eq!(canonical_key("stagger.interval"), "strategy.stagger.interval");
+        assert_eq!(canonical_key("workload.agents"), "workload.agents");
         assert_eq!(t["workload"]["agents"].as_integer(), Some(8));
         assert_eq!(t["latency"]["overhead"].as_str(), Some("const(1s)"));
         assert_eq!(t["strategies"][1].as_str(), Some("wait_first(max_wait=2s, release=timer)"));

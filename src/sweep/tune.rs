@@ -272,9 +272,21 @@ pub fn evaluate<S: Simulator>(
     let mut m = RunMetrics::new();
     let (mut costs, mut makespans) = (Vec::new(), Vec::new());
     let (mut first_token_s, mut capped, mut holds) = (Vec::new(), 0u32, false);
+    // The bounded latency's every sample: feasibility reads its exact quantile, not a
+    // histogram bucket's edge (up to 0.1% above the value, so a cap's own 2 s read 2.0009 s).
+    let bounded = match objective {
+        Objective::CostSubjectTo { latency, .. } => {
+            crate::metrics::LATENCY_NAMES.iter().position(|l| l == latency)
+        }
+        _ => None,
+    };
+    let mut bounded_s: Vec<f64> = Vec::new();
     for r in 0..reps {
         sim.simulate_into(exp, 0, r, &mut m)?;
         agg.add(&m);
+        if let Some(i) = bounded {
+            bounded_s.extend(m.samples()[i].values().iter().map(|&us| crate::time::secs(us)));
+        }
         costs.push(m.cost_usd);
         makespans.push(crate::time::secs(m.makespan_us));
         first_token_s.push(m.hold_first_token_us.map(crate::time::secs));
@@ -293,10 +305,8 @@ pub fn evaluate<S: Simulator>(
     let samples: Vec<f64> = costs.iter().zip(&makespans).map(|(c, s)| c + lambda * s).collect();
     let makespan_p95_s = nearest_rank(&mut makespans.clone(), 0.95);
     let (feasible, bound_latency_s) = match objective {
-        Objective::CostSubjectTo { q, latency, max_s, .. } => {
-            let i = crate::metrics::LATENCY_NAMES.iter().position(|l| l == latency).unwrap_or(0);
-            let h = &agg.histograms[i];
-            let v = if h.is_empty() { 0.0 } else { crate::time::secs(h.value_at_quantile(*q)) };
+        Objective::CostSubjectTo { q, max_s, .. } => {
+            let v = nearest_rank(&mut bounded_s, *q);
             (v <= *max_s, Some(v))
         }
         _ => (true, None),
@@ -691,6 +701,57 @@ fn evaluate_all<S: Simulator>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every agent but one waits exactly the 2 s cap, in every replication.
+    struct AtTheCap;
+
+    impl Simulator for AtTheCap {
+        type Exp = ();
+        fn resolve(&self, _: &toml::Table) -> Result<(), crate::exec::ResolveError> {
+            Ok(())
+        }
+        fn describe(&self, _: &()) -> crate::exec::Description {
+            crate::exec::Description {
+                name: "at the cap".into(),
+                question: String::new(),
+                seed: 1,
+                replications: 4,
+                strategies: vec!["wait_first(max_wait=2s)".into()],
+            }
+        }
+        fn render(&self, _: &()) -> String {
+            String::new()
+        }
+        fn simulate_into(
+            &self,
+            _: &(),
+            _: usize,
+            _: u32,
+            m: &mut RunMetrics,
+        ) -> Result<(), RunError> {
+            *m = RunMetrics::new();
+            m.cost_usd = 1.0;
+            m.launch_wait_us.record(0);
+            for _ in 0..9 {
+                m.launch_wait_us.record(2_000_000);
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_latency_bound_reads_exact_values_not_histogram_buckets() {
+        let at = |bound: &str| {
+            let o = Objective::parse(&format!("cost_subject_to_p99_launch_wait<={bound}"), None);
+            let v = Value { x: 2.0, kind: Kind::Duration };
+            evaluate(&AtTheCap, &(), v, &o.unwrap()).unwrap()
+        };
+        // The histogram's bucket holding 2 s reads 2.000895 s: above the cap it never passes.
+        let c = at("2s");
+        assert!(c.feasible, "{:?}", c.bound_latency_s);
+        assert_eq!(c.bound_latency_s, Some(2.0));
+        assert!(!at("1999ms").feasible);
+    }
 
     fn cand(x: f64, samples: Vec<f64>, lw: f64) -> Candidate {
         let mean = samples.iter().sum::<f64>() / samples.len() as f64;
