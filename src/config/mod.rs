@@ -62,6 +62,9 @@ pub enum ConfigError {
     Missing { origin: String, key: String, reason: String },
     #[error("--set `{assignment}`: {reason}")]
     BadSet { assignment: String, reason: String },
+    /// A bad value or key that a `--set` put there: the message names the `--set` first.
+    #[error("--set {assignment}: {source}")]
+    FromSet { assignment: String, source: Box<ConfigError> },
     #[error("cannot read experiment file {path}")]
     Io {
         path: String,
@@ -77,7 +80,24 @@ impl ConfigError {
             ConfigError::UnknownKey { key, .. }
             | ConfigError::BadValue { key, .. }
             | ConfigError::Missing { key, .. } => Some(key),
+            ConfigError::FromSet { source, .. } => source.key(),
             _ => None,
+        }
+    }
+
+    /// The error, naming the `--set` among `sets` that assigned its key (the last one that
+    /// touched it), when one did: the value came from the command line, not the file.
+    pub fn blame_set(self, sets: &[String]) -> ConfigError {
+        let Some(key) = self.key() else { return self };
+        let touches = |s: &&String| {
+            let k = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
+            k == key || key.starts_with(&format!("{k}.")) || k.starts_with(&format!("{key}."))
+        };
+        match sets.iter().rev().find(touches) {
+            Some(s) => {
+                ConfigError::FromSet { assignment: s.trim().to_string(), source: Box::new(self) }
+            }
+            None => self,
         }
     }
 }
@@ -111,7 +131,7 @@ pub fn load(path: &Path, sets: &[String]) -> Result<(toml::Table, Experiment), C
     for s in sets {
         apply_set(&mut table, s)?;
     }
-    let exp = resolve(&table, &origin)?;
+    let exp = resolve(&table, &origin).map_err(|e| e.blame_set(sets))?;
     Ok((table, exp))
 }
 
@@ -121,7 +141,7 @@ pub fn load_default(sets: &[String]) -> Result<(toml::Table, Experiment), Config
     for s in sets {
         apply_set(&mut table, s)?;
     }
-    let exp = resolve(&table, DEFAULT_ORIGIN)?;
+    let exp = resolve(&table, DEFAULT_ORIGIN).map_err(|e| e.blame_set(sets))?;
     Ok((table, exp))
 }
 
@@ -172,6 +192,15 @@ mod tests {
             n += 1;
         }
         assert!(n >= 4);
+    }
+
+    #[test]
+    fn an_error_from_a_set_names_the_set() {
+        let sets = ["workload.agents=3".to_string(), "cache.ttl=-5s".to_string()];
+        let e = load_default(&sets).unwrap_err().to_string();
+        assert!(e.starts_with("--set cache.ttl=-5s: <default experiment>: `cache.ttl`"), "{e}");
+        let e = load_default(&["workload.agentz=3".into()]).unwrap_err().to_string();
+        assert!(e.starts_with("--set workload.agentz=3: "), "{e}");
     }
 
     #[test]
