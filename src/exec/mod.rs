@@ -13,7 +13,9 @@ pub mod summary;
 pub use model::ModelSim;
 pub use ordered::ordered;
 pub use run::{execute, write_out, StrategyOutcome};
-pub use summary::{json_text, table_text, Percentiles, StrategyResult, Summary, Tokens};
+pub use summary::{
+    json_text, table_text, table_text_with_overrides, Percentiles, StrategyResult, Summary, Tokens,
+};
 
 use crate::limits::RunError;
 use crate::metrics::RunMetrics;

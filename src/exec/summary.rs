@@ -199,6 +199,16 @@ pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
 
 /// The seed first, then the comparison table, then the ladders.
 pub fn table_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
+    table_text_with_overrides(exp, outcomes, &[])
+}
+
+/// `table_text`, saying under the question which `overrides` (`--set KEY=VALUE` as typed)
+/// changed the experiment the question was written for.
+pub fn table_text_with_overrides(
+    exp: &Experiment,
+    outcomes: &[StrategyOutcome],
+    overrides: &[String],
+) -> String {
     let rows: Vec<table::Row<'_>> =
         outcomes.iter().map(|o| table::Row { label: &o.label, aggregate: &o.aggregate }).collect();
     let mut s = format!("seed: {}\n", exp.seed);
@@ -214,9 +224,19 @@ pub fn table_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
     if !exp.question.is_empty() {
         s.push_str(&format!("question: {}\n", exp.question));
     }
+    if !overrides.is_empty() {
+        let sets: Vec<String> = overrides.iter().map(|o| format!("--set {o}")).collect();
+        s.push_str(&format!(
+            "overridden: {} (the question is the file's; these values replace its own)\n",
+            sets.join(" ")
+        ));
+    }
     s.push('\n');
     s.push_str(&table::comparison_table(&rows));
-    s.push_str("\nmeans over replications (cost: ± 95% CI); latency percentiles pooled over all agents and replications\n");
+    s.push_str(
+        "\nmeans over replications (cost: ± 95% CI); *_pooled: percentiles over all agents of all \
+         replications together; rate-limited: 429 responses per run\n",
+    );
     if exp.workload.parent_turn_every_us > 0 {
         s.push_str("the parent's own turns (not in the cost above):");
         for o in outcomes {

@@ -28,84 +28,164 @@ pub fn fmt_secs(s: f64) -> String {
     }
 }
 
-fn fmt_usd(x: f64) -> String {
-    if x < 10.0 {
-        format!("${x:.4}")
-    } else {
-        format!("${x:.2}")
+/// The unit of a column of durations, chosen from its largest value so that every cell of
+/// the column is in one unit with one precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    Ms,
+    S,
+    Min,
+}
+
+impl TimeUnit {
+    pub fn for_max(max_s: f64) -> TimeUnit {
+        if max_s < 1.0 {
+            TimeUnit::Ms
+        } else if max_s < 120.0 {
+            TimeUnit::S
+        } else {
+            TimeUnit::Min
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeUnit::Ms => "ms",
+            TimeUnit::S => "s",
+            TimeUnit::Min => "min",
+        }
+    }
+
+    /// `s` seconds in this unit: ms with 1 decimal, s and min with 2.
+    pub fn fmt(self, s: f64) -> String {
+        match self {
+            TimeUnit::Ms => format!("{:.1}", s * 1e3),
+            TimeUnit::S => format!("{s:.2}"),
+            TimeUnit::Min => format!("{:.2}", s / 60.0),
+        }
     }
 }
 
-/// The comparison table. Costs relative to `eager` when it is one of the rows.
+/// One column of the comparison table: a heading over a sub-heading (the group heading is
+/// written once over a run of columns that share it), and a cell per row.
+struct Column {
+    group: &'static str,
+    name: String,
+    cells: Vec<String>,
+}
+
+/// A column of durations (seconds per row) in the unit its largest value calls for.
+fn time_column(group: &'static str, name: &str, values: Vec<f64>) -> Column {
+    let unit = TimeUnit::for_max(values.iter().copied().fold(0.0, f64::max));
+    let cells = values.iter().map(|&v| unit.fmt(v)).collect();
+    Column { group, name: format!("{name} ({})", unit.name()), cells }
+}
+
+fn column(group: &'static str, name: &str, cells: Vec<String>) -> Column {
+    Column { group, name: name.to_string(), cells }
+}
+
+/// The comparison table. Costs relative to `eager` when it is one of the rows. Latency
+/// headings are those of summary.csv (`launch_wait_pooled_p99_s`, ...): percentiles pooled
+/// over every agent of every replication, not means of per-replication percentiles.
 pub fn comparison_table(rows: &[Row<'_>]) -> String {
     let eager_cost =
         rows.iter().find(|r| r.label == "eager").map(|r| r.aggregate.stat("cost_usd").mean);
-    let header = [
-        "strategy",
-        "cost",
-        "vs eager",
-        "hit rate",
-        "redundant",
-        "wait p50",
-        "wait p99",
-        "done p50",
-        "done p99",
-        "makespan",
-        "agents/min",
-        "429s",
+    let each = |f: &dyn Fn(&Aggregate) -> String| rows.iter().map(|r| f(r.aggregate)).collect();
+    let secs = |f: &dyn Fn(&Aggregate) -> f64| rows.iter().map(|r| f(r.aggregate)).collect();
+    let columns = [
+        column("", "strategy", rows.iter().map(|r| r.label.to_string()).collect()),
+        column(
+            "",
+            "cost (USD)",
+            each(&|a| {
+                let cost = a.stat("cost_usd");
+                format!("{:.4} ±{:.4}", cost.mean, cost.ci95)
+            }),
+        ),
+        column(
+            "",
+            "vs eager",
+            each(&|a| match eager_cost {
+                Some(e) if e > 0.0 => format!("{:.1}%", 100.0 * a.stat("cost_usd").mean / e),
+                _ => "-".to_string(),
+            }),
+        ),
+        column("", "hit rate", each(&|a| format!("{:.1}%", 100.0 * a.stat("hit_rate").mean))),
+        column("redundant", "writes", each(&|a| format!("{:.2}", a.stat("redundant_writes").mean))),
+        time_column("launch_wait_pooled", "p50", secs(&|a| a.ladder_of("launch_wait")[0])),
+        time_column("launch_wait_pooled", "p99", secs(&|a| a.ladder_of("launch_wait")[2])),
+        time_column("completion_pooled", "p50", secs(&|a| a.ladder_of("completion")[0])),
+        time_column("completion_pooled", "p99", secs(&|a| a.ladder_of("completion")[2])),
+        time_column("makespan", "mean", secs(&|a| a.stat("makespan_s").mean)),
+        column(
+            "agents",
+            "per min",
+            each(&|a| format!("{:.2}", a.stat("throughput_agents_per_min").mean)),
+        ),
+        column("rate-limited", "per run", each(&|a| format!("{:.2}", a.stat("rate_limited").mean))),
     ];
-    let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
-    for r in rows {
-        let a = r.aggregate;
-        let cost = a.stat("cost_usd");
-        let rel = match eager_cost {
-            Some(e) if e > 0.0 => format!("{:.1}%", 100.0 * cost.mean / e),
-            _ => "-".to_string(),
-        };
-        let wait = a.ladder_of("launch_wait");
-        let done = a.ladder_of("completion");
-        cells.push(vec![
-            r.label.to_string(),
-            format!("{} ±{:.4}", fmt_usd(cost.mean), cost.ci95),
-            rel,
-            format!("{:.1}%", 100.0 * a.stat("hit_rate").mean),
-            format!("{:.2}", a.stat("redundant_writes").mean),
-            fmt_secs(wait[0]),
-            fmt_secs(wait[2]),
-            fmt_secs(done[0]),
-            fmt_secs(done[2]),
-            fmt_secs(a.stat("makespan_s").mean),
-            format!("{:.1}", a.stat("throughput_agents_per_min").mean),
-            format!("{:.1}", a.stat("rate_limited").mean),
-        ]);
-    }
-    align(&cells)
+    align(&columns)
 }
 
-/// Left-align the first column, right-align the others, two spaces apart, a rule under the header.
-fn align(cells: &[Vec<String>]) -> String {
-    let cols = cells[0].len();
-    let width: Vec<usize> =
-        (0..cols).map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for (i, row) in cells.iter().enumerate() {
-        let mut line = String::new();
-        for (c, cell) in row.iter().enumerate() {
-            let pad = " ".repeat(width[c] - cell.chars().count());
-            if c == 0 {
-                line.push_str(&format!("{cell}{pad}"));
-            } else {
-                line.push_str(&format!("  {pad}{cell}"));
+/// Left-align the first column, right-align the others, two spaces apart; the group headings
+/// over their columns, a rule under the headings.
+fn align(columns: &[Column]) -> String {
+    let count = |t: &str| t.chars().count();
+    let mut width: Vec<usize> = columns
+        .iter()
+        .map(|c| c.cells.iter().map(|x| count(x)).chain([count(&c.name)]).max().unwrap_or(0))
+        .collect();
+    let spans = group_spans(columns);
+    for &(start, end) in &spans {
+        let span = width[start..end].iter().sum::<usize>() + 2 * (end - start - 1);
+        width[end - 1] += count(columns[start].group).saturating_sub(span);
+    }
+    let line = |cells: &[String]| {
+        let mut out = String::new();
+        for (c, cell) in cells.iter().enumerate() {
+            let pad = " ".repeat(width[c].saturating_sub(count(cell)));
+            match c {
+                0 => out.push_str(&format!("{cell}{pad}")),
+                _ => out.push_str(&format!("  {pad}{cell}")),
             }
         }
-        out.push_str(line.trim_end());
+        out.trim_end().to_string() + "\n"
+    };
+    let mut out = String::new();
+    let mut groups = String::new();
+    let mut c = 0;
+    while c < columns.len() {
+        let (start, end) = spans.iter().copied().find(|&(s, _)| s == c).unwrap_or((c, c + 1));
+        let span = width[start..end].iter().sum::<usize>() + 2 * (end - start - 1);
+        let sep = if start == 0 { "" } else { "  " };
+        groups.push_str(&format!("{sep}{:>span$}", columns[start].group));
+        c = end;
+    }
+    if !groups.trim().is_empty() {
+        out.push_str(groups.trim_end());
         out.push('\n');
-        if i == 0 {
-            out.push_str(&"-".repeat(width.iter().sum::<usize>() + 2 * (cols - 1)));
-            out.push('\n');
-        }
+    }
+    out.push_str(&line(&columns.iter().map(|c| c.name.clone()).collect::<Vec<_>>()));
+    out.push_str(&"-".repeat(width.iter().sum::<usize>() + 2 * (columns.len() - 1)));
+    out.push('\n');
+    for r in 0..columns[0].cells.len() {
+        out.push_str(&line(&columns.iter().map(|c| c.cells[r].clone()).collect::<Vec<_>>()));
     }
     out
+}
+
+/// Runs of adjacent columns with the same non-empty group heading, as `[start, end)`.
+fn group_spans(columns: &[Column]) -> Vec<(usize, usize)> {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (i, c) in columns.iter().enumerate() {
+        match spans.last_mut() {
+            Some((_, end)) if *end == i && columns[i - 1].group == c.group => *end = i + 1,
+            _ if !c.group.is_empty() => spans.push((i, i + 1)),
+            _ => {}
+        }
+    }
+    spans
 }
 
 /// A bar of `x / max` of `BAR_WIDTH` cells, in eighths.
@@ -119,24 +199,27 @@ pub fn bar(x: f64, max: f64) -> String {
 }
 
 /// Per strategy, launch wait and completion ladders side by side; bars share one scale per
-/// column across strategies so they compare at a glance.
+/// column across strategies so they compare at a glance, and numbers one unit per column.
 pub fn ladders(rows: &[Row<'_>]) -> String {
     let max_of =
         |name: &str| rows.iter().map(|r| r.aggregate.ladder_of(name)[4]).fold(0.0, f64::max);
     let (wait_max, done_max) = (max_of("launch_wait"), max_of("completion"));
+    let (wait_unit, done_unit) = (TimeUnit::for_max(wait_max), TimeUnit::for_max(done_max));
+    let heads = [("launch wait", wait_unit), ("done", done_unit)]
+        .map(|(h, u)| format!("{h} ({})", u.name()));
     let mut out = String::new();
     for r in rows {
         let wait = r.aggregate.ladder_of("launch_wait");
         let done = r.aggregate.ladder_of("completion");
-        let head =
-            format!("  {:<6}{:>9} {:<w$}  {:>9}", "", "launch", "wait", "done", w = BAR_WIDTH);
+        // Each heading starts over its column of numbers and spans it and its bars.
+        let head = format!("  {:<6}{:<w$}  {}", "", heads[0], heads[1], w = 10 + BAR_WIDTH);
         out.push_str(&format!("{}\n{}\n", r.label, head.trim_end()));
         for (i, name) in LADDER_NAMES.iter().enumerate() {
             let line = format!(
                 "  {name:<6}{:>9} {:<w$}  {:>9} {}",
-                fmt_secs(wait[i]),
+                wait_unit.fmt(wait[i]),
                 bar(wait[i], wait_max),
-                fmt_secs(done[i]),
+                done_unit.fmt(done[i]),
                 bar(done[i], done_max),
                 w = BAR_WIDTH
             );
@@ -157,6 +240,33 @@ mod tests {
         assert_eq!(bar(0.5, 1.0), "█".repeat(BAR_WIDTH / 2));
         assert_eq!(bar(1.0 / (BAR_WIDTH as f64 * 8.0), 1.0), "▏");
         assert_eq!(bar(0.0, 1.0), "");
+    }
+
+    #[test]
+    fn a_column_of_durations_has_one_unit_and_precision() {
+        let c = time_column("g", "p99", vec![0.0, 0.25, 5.0]);
+        assert_eq!(
+            (c.name.as_str(), c.cells),
+            ("p99 (s)", vec!["0.00".into(), "0.25".into(), "5.00".into()])
+        );
+        let c = time_column("g", "p50", vec![0.0012, 0.25]);
+        assert_eq!((c.name.as_str(), c.cells), ("p50 (ms)", vec!["1.2".into(), "250.0".into()]));
+        assert_eq!(TimeUnit::for_max(300.0).fmt(186.0), "3.10");
+    }
+
+    #[test]
+    fn group_headings_sit_over_their_columns() {
+        let columns = [
+            column("", "strategy", vec!["eager".into()]),
+            column("launch_wait_pooled", "p50 (s)", vec!["1.00".into()]),
+            column("launch_wait_pooled", "p99 (s)", vec!["2.00".into()]),
+        ];
+        let text = align(&columns);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], format!("{}launch_wait_pooled", " ".repeat(10)));
+        assert_eq!(lines[1], "strategy  p50 (s)    p99 (s)");
+        assert_eq!(lines[3], format!("eager{}1.00{}2.00", " ".repeat(8), " ".repeat(7)));
+        assert!(lines[0].len() <= lines[1].len());
     }
 
     #[test]
