@@ -10,14 +10,14 @@ use anyhow::{anyhow, Context as _};
 use super::{CliError, CliResult};
 use crate::calibrate::{self, figure, report, Format, Observations, Settings};
 
-const EXAMPLES: &str = "\
-Examples:
-  prefixsim calibrate data/claude-code-ttft
+pub const EXAMPLES: &str = "  prefixsim calibrate data/claude-code-ttft
   prefixsim calibrate data/claude-code-ttft --json
   prefixsim calibrate data/claude-code-ttft --out calibration/
   prefixsim calibrate data/samples/usage-log.jsonl
   prefixsim calibrate data/samples/otlp.json --format otlp --json
+";
 
+const AFTER_HELP: &str = "\
 Model: ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate,
 fitted per model by median regression (coefficients >= 0); decode_rate is the median of
 output_tokens / (duration - ttft) over requests with at least 200 output tokens. Intervals:
@@ -25,7 +25,7 @@ output_tokens / (duration - ttft) over requests with at least 200 output tokens.
 shown as `-` (JSON null) and left out of latency.toml. Formats and assumptions: docs/calibrate.md.";
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
     /// Input files or directories (a directory: claude-code traces; any file may be gzipped).
     #[arg(required = true, value_name = "INPUT")]

@@ -6,20 +6,23 @@ use std::path::PathBuf;
 use super::{CliError, CliResult};
 use crate::sweep::{self, SweepError};
 
+pub const EXAMPLES: &str =
+    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 0/2 --out results/shard-0
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 1/2 --out results/shard-1
+  prefixsim merge results/shard-0 results/shard-1 --out results/all
+  prefixsim merge results/shard-* --out results/all-again --json
+";
+
 const AFTER_HELP: &str = "\
 Each DIR is the --out of one `prefixsim sweep ... --shard K/N`; every shard 0..N-1 must be
 given exactly once, finished, and of the same experiment (same content hash). The result in
 --out is byte-identical to running the sweep on one machine.
 
-Examples:
-  prefixsim merge results/shard-0 results/shard-1 results/shard-2 --out results/all
-  prefixsim merge results/shard-* --out results/all --json
-
 Exit code 2 when shards are missing, overlap, are unfinished or belong to different experiments,
 when a DIR is not a directory, or when another process is writing --out.";
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
     /// The shard output directories.
     #[arg(required = true, value_name = "DIR")]

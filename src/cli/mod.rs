@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub mod calibrate;
+pub mod completions;
 pub mod guard;
 pub mod merge;
 pub mod models;
@@ -16,6 +17,7 @@ pub mod replay;
 pub mod report;
 pub mod run;
 pub mod scenarios;
+pub mod shared;
 pub mod sweep;
 pub mod tune;
 
@@ -64,14 +66,22 @@ impl std::fmt::Display for CliError {
 
 pub type CliResult = Result<(), CliError>;
 
-/// `--latency FILE` as the `--set latency.from=...` it stands for (made absolute, because
-/// `latency.from` is otherwise relative to the experiment file's directory).
-pub fn latency_set(file: &Option<std::path::PathBuf>) -> Result<Option<String>, CliError> {
-    let Some(file) = file else { return Ok(None) };
-    let abs = std::path::absolute(file)
-        .map_err(|e| CliError::input(anyhow::anyhow!("--latency {}: {e}", file.display())))?;
-    let value = toml::Value::String(abs.display().to_string());
-    Ok(Some(format!("latency.from={value}")))
+/// Help prose as paragraphs for clap to wrap at the terminal's width: the lines of a
+/// paragraph are joined; an indented line (a table row, a TOML snippet) stays as it is.
+pub fn reflow(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_paragraph = false;
+    for line in text.lines() {
+        let prose = !line.is_empty() && !line.starts_with(' ');
+        if prose && in_paragraph {
+            out.push(' ');
+        } else if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(line);
+        in_paragraph = prose;
+    }
+    out
 }
 
 #[derive(Parser, Debug)]
@@ -80,9 +90,8 @@ pub fn latency_set(file: &Option<std::path::PathBuf>) -> Result<Option<String>, 
     version,
     about = "Discrete-event simulator of prompt caching for fleets of LLM agents",
     long_about = "Discrete-event simulator of prompt caching for fleets of LLM agents.\n\n\
-With no command, runs the embedded default experiment (a Claude Code workflow fan-out,\n\
-all launch strategies side by side) and prints the comparison table.",
-    after_help = "Examples:\n  prefixsim                               # the default experiment\n  prefixsim scenarios                     # the seed chapter's table\n  prefixsim run experiments/hold_vs_prefix_size.toml --set workload.agents=32\n  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold\n  prefixsim replay data/mooncake/conversation_trace.jsonl --what-if\n  prefixsim models                        # presets: prices, per-model latency\n  prefixsim calibrate data/claude-code-ttft   # fit latency per model from measured requests"
+With no command, runs the embedded default experiment (a Claude Code workflow fan-out, \
+all launch strategies side by side) and prints the comparison table."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -111,12 +120,69 @@ pub enum Command {
     Models(models::Args),
     /// Fit the latency model per model from measured requests (traces, usage logs, OTLP spans).
     Calibrate(calibrate::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (or write one per command into a directory).
+    Man(completions::ManArgs),
+}
+
+/// The examples printed under the top-level help.
+const EXAMPLES: &str = "  prefixsim                               # the default experiment
+  prefixsim scenarios                     # the seed chapter's table
+  prefixsim run experiments/hold_vs_prefix_size.toml --set workload.agents=32
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+  prefixsim replay data/mooncake/conversation_trace.jsonl --what-if
+  prefixsim models                        # presets: prices, per-model latency
+  prefixsim calibrate data/claude-code-ttft   # fit latency per model from measured requests
+  prefixsim completions bash > prefixsim.bash
+";
+
+/// A command's examples (`None`: the top level), printed under its help exactly as written:
+/// clap rewraps help text at the terminal's width, which would break a command in the middle.
+pub fn examples(command: Option<&str>) -> Option<&'static str> {
+    Some(match command {
+        None => EXAMPLES,
+        Some("run") => run::EXAMPLES,
+        Some("scenarios") => scenarios::EXAMPLES,
+        Some("sweep") => sweep::EXAMPLES,
+        Some("merge") => merge::EXAMPLES,
+        Some("tune") => tune::EXAMPLES,
+        Some("plot") => plot::EXAMPLES,
+        Some("report") => report::EXAMPLES,
+        Some("replay") => replay::EXAMPLES,
+        Some("models") => models::EXAMPLES,
+        Some("calibrate") => calibrate::EXAMPLES,
+        Some("completions") => completions::EXAMPLES,
+        Some("man") => completions::MAN_EXAMPLES,
+        _ => return None,
+    })
+}
+
+/// The command whose help the arguments ask for: the first word that is not an option (or
+/// the one after `help`); `None` for the top level.
+fn help_target(args: &[String]) -> Option<String> {
+    let mut words = args.iter().skip(1).filter(|a| !a.starts_with('-'));
+    match words.next().map(String::as_str) {
+        Some("help") => words.next().cloned(),
+        other => other.map(str::to_string),
+    }
+}
+
+/// Print clap's help, then the command's examples verbatim (exit 0).
+fn print_help(e: &clap::Error) -> ExitCode {
+    let _ = e.print();
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(ex) = examples(help_target(&args).as_deref()) {
+        println!("\nExamples:\n{}", ex.trim_end());
+    }
+    ExitCode::SUCCESS
 }
 
 /// Parse the command line and run it; the only place that maps errors to exit codes.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => return print_help(&e),
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
@@ -135,12 +201,41 @@ pub fn main() -> ExitCode {
         Some(Command::Replay(a)) => replay::run(a),
         Some(Command::Models(a)) => models::run(a),
         Some(Command::Calibrate(a)) => calibrate::run(a),
+        Some(Command::Completions(a)) => completions::completions(a),
+        Some(Command::Man(a)) => completions::man(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
             e.exit_code()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reflow_joins_paragraphs_and_keeps_indented_lines() {
+        let text = "One line\nand its tail.\n\nTable:\n  a   1\n  b   2\nAfter.\n";
+        assert_eq!(reflow(text), "One line and its tail.\n\nTable:\n  a   1\n  b   2\nAfter.");
+    }
+
+    #[test]
+    fn help_target_is_the_first_word() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(help_target(&args(&["prefixsim", "--help"])), None);
+        assert_eq!(help_target(&args(&["prefixsim", "run", "-h"])).as_deref(), Some("run"));
+        assert_eq!(help_target(&args(&["prefixsim", "help", "tune"])).as_deref(), Some("tune"));
+    }
+
+    #[test]
+    fn every_command_has_examples() {
+        use clap::CommandFactory;
+        for c in Cli::command().get_subcommands() {
+            assert!(examples(Some(c.get_name())).is_some(), "{} has no examples", c.get_name());
         }
     }
 }

@@ -7,19 +7,19 @@ use super::{CliError, CliResult};
 use crate::cache;
 use crate::config::latency_presets::{self, CACHED_RATE_FALLBACK, DECODE_RATE_FALLBACK};
 
-const AFTER_HELP: &str = "\
-Examples:
-  prefixsim models                      # a table for people
+pub const EXAMPLES: &str = "  prefixsim models                      # a table for people
   prefixsim models --json               # the same for programs
   prefixsim run experiments/default.toml --set model=claude-opus-4-5-20251101
+";
 
+const AFTER_HELP: &str = "\
 Any API id in `api_ids` names the preset in an experiment (`model = ...`), in `--set` and in
 traces. Latency: `overhead_s` is the median fixed part of the time to first token; rates are
 tokens per second. Where a model has no measurements, `latency.source` says whose fit it uses;
 reproduce the fits with `prefixsim calibrate data/claude-code-ttft`.";
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
     /// Print JSON instead of the table.
     #[arg(long)]

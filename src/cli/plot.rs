@@ -11,8 +11,8 @@ use super::{CliError, CliResult};
 use crate::plot::{self, Figure};
 use crate::results::{write_atomic, Results, ResultsError};
 
-const EXAMPLES: &str = "Examples:
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+pub const EXAMPLES: &str =
+    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
   prefixsim plot results/hold                          # results/hold/plots/*.svg, *.png
   prefixsim plot results/hold --out plots/hold --format svg
   prefixsim sweep experiments/warm_vs_cold_parent.toml --out results/warm
@@ -21,7 +21,9 @@ const EXAMPLES: &str = "Examples:
   prefixsim run experiments/default.toml --out results/run --trace
   prefixsim plot results/run --json                    # the list of figures, for programs
   prefixsim plot --covered-prefix --out plots          # plots/covered_prefix.{svg,png} alone
+";
 
+const AFTER_HELP: &str = "\
 Figures, chosen from what DIR holds:
   <metric>_vs_<axis>       cost, hit rate, makespan, launch wait p99, throughput vs each swept
                            axis (zipped axes share one, their partners' values named), to
@@ -55,7 +57,7 @@ pub enum Format {
 }
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
     /// A directory written by `run --out`, `sweep --out`, `tune --out` or `replay --out`.
     #[arg(required_unless_present = "covered_prefix")]

@@ -10,13 +10,18 @@ use anyhow::{anyhow, Context as _};
 use super::{CliError, CliResult};
 use crate::replay::{self, output, CacheChoice, Format, ReplaySettings};
 
-const EXAMPLES: &str = "\
-Examples:
-  prefixsim replay data/mooncake/conversation_trace.jsonl
-  prefixsim replay data/mooncake/conversation_trace.jsonl --what-if --json
+pub const EXAMPLES: &str = "  prefixsim replay data/mooncake/conversation_trace.jsonl
+  prefixsim replay --what-if data/mooncake/conversation_trace.jsonl --json
   prefixsim replay data/claude-code-traces --what-if 'cache.ttl=1h,cache.capacity_tokens=2000000'
+  prefixsim replay data/claude-code-traces --what-if=cache.ttl=none --what-if=cache.capacity_tokens=500000
   prefixsim replay data/mooncake/conversation_trace.jsonl --format mooncake --set block_size=512 --set cache.ttl=none --instant-ready
   prefixsim replay data/samples/requests.jsonl --format requests --set model=claude-opus-4.5 --out results/replay
+";
+
+const AFTER_HELP: &str = "\
+--what-if compares TTL 5m, 1h and none with the base choice, plus each CHOICE given: as
+`--what-if=CHOICE`, or as a word after TRACE (`--what-if cache.ttl=1h`): a word KEY=VALUE that
+names no file is a choice, so `--what-if TRACE` replays TRACE.
 
 Keys for --set and --what-if (value syntax as in experiment files):
   cache.ttl=5m|1h|none        sliding lifetime from the last use's start (default 5m)
@@ -26,17 +31,21 @@ Keys for --set and --what-if (value syntax as in experiment files):
                               model, for claude-code traces; claude-sonnet-4.5 for the others)
   block_size=N                mooncake tokens per block (default 512)
   seed=N                      latency draws (default 42)
-  latency.overhead|prefill_rate|cached_rate|decode_rate|ready_delay=DIST  e.g. const(500ms)
+  latency.KEY=DIST            KEY: overhead, prefill_rate, cached_rate, decode_rate or
+                              ready_delay; DIST e.g. const(500ms)
 
 An entry is readable from its writer's measured ttft where the trace records one (claude-code),
 never later than the writer's measured response end (api_time), and from the latency model only
 where the trace records neither; --instant-ready makes entries readable at once.";
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
     /// The trace: a JSONL file, a claude-code conversation file, or a directory of them (any file may be gzipped: `.gz`).
     pub trace: PathBuf,
+    /// What-if choices written after --what-if without `=` (`--what-if cache.ttl=1h`).
+    #[arg(value_name = "CHOICE", requires = "what_if")]
+    pub choices: Vec<String>,
     /// Trace format (default: guessed from the file: a directory or `.json` is claude-code,
     /// a JSONL line with `hash_ids` mooncake, one with `body` requests).
     #[arg(long, value_parser = ["mooncake", "claude-code", "requests"])]
@@ -51,8 +60,14 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Compare cache choices: TTL 5m, 1h and none, plus each given choice
-    /// (`key=value[,key=value]`). Repeatable.
-    #[arg(long = "what-if", value_name = "CHOICE", num_args = 0..=1, default_missing_value = "")]
+    /// (`--what-if=key=value[,key=value]`). Repeatable.
+    #[arg(
+        long = "what-if",
+        value_name = "CHOICE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = ""
+    )]
     pub what_if: Vec<String>,
     /// Skip malformed lines with a warning instead of failing.
     #[arg(long)]
@@ -62,7 +77,27 @@ pub struct Args {
     pub instant_ready: bool,
 }
 
-pub fn run(args: Args) -> CliResult {
+/// The trace and the what-if choices among the positional words: a word `KEY=VALUE...` that
+/// names no file is a choice (`--what-if cache.ttl=1h TRACE` reads as it was meant); the
+/// other is the trace.
+fn positionals(args: &Args) -> Result<(PathBuf, Vec<String>), CliError> {
+    let words = std::iter::once(args.trace.clone()).chain(args.choices.iter().map(PathBuf::from));
+    let is_choice = |w: &PathBuf| w.to_str().is_some_and(|t| t.contains('=')) && !w.exists();
+    let (choices, traces): (Vec<PathBuf>, Vec<PathBuf>) = words.partition(is_choice);
+    let [trace] = <[PathBuf; 1]>::try_from(traces).map_err(|traces| {
+        let shown: Vec<String> = traces.iter().map(|t| t.display().to_string()).collect();
+        CliError::input(anyhow!(
+            "expected one TRACE and what-if choices `cache.KEY=VALUE`, got {}",
+            if shown.is_empty() { "no trace".to_string() } else { shown.join(", ") }
+        ))
+    })?;
+    let mut what_if = args.what_if.clone();
+    what_if.extend(choices.iter().map(|c| c.display().to_string()));
+    Ok((trace, what_if))
+}
+
+pub fn run(mut args: Args) -> CliResult {
+    (args.trace, args.what_if) = positionals(&args)?;
     let format = match &args.format {
         Some(f) => parse_format(f),
         None => guess_format(&args.trace).map_err(CliError::input)?,

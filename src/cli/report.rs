@@ -11,19 +11,20 @@ use crate::plot;
 use crate::report::build::build;
 use crate::results::write_atomic;
 
-const EXAMPLES: &str = "Examples:
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+pub const EXAMPLES: &str = "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
   prefixsim report results/hold                       # results/hold/plots/report.{md,html} + figures
   prefixsim report results/hold --out plots/hold/report.md
-  prefixsim tune experiments/hold_cap.toml --param wait_first.max_wait --out results/tune
+  prefixsim tune experiments/default.toml --param wait_first.max_wait --range '0s..10s step 1s' --out results/tune
   prefixsim report results/tune                       # the recommendation comes from tune.json
+";
 
+const AFTER_HELP: &str = "\
 The report: the question (manifest.json), the setup and resolved configuration, the
 comparison table (mean ± 95% CI), the recommendation (tune.json, else read off the table),
 and every figure `prefixsim plot` draws, each with a sentence computed from the data.";
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
     /// A directory written by `run --out`, `sweep --out`, `tune --out` or `replay --out`.
     pub dir: PathBuf,

@@ -8,36 +8,35 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use super::guard::{self, check_work, lock_dir};
+use super::shared::Overrides;
 use super::{CliError, CliResult};
 use crate::config::{self, Experiment};
 use crate::exec::{self, ModelSim};
 use crate::limits::{self, WorkLimits};
 
-const AFTER_HELP: &str = "\
-Examples:
-  prefixsim run experiments/default.toml
+pub const EXAMPLES: &str = "  prefixsim run experiments/default.toml
   prefixsim run experiments/default.toml --set workload.agents=32 --set cache.ttl=1h
   prefixsim run experiments/default.toml --set 'strategies=[\"eager\",\"wait_first(max_wait=2s)\"]'
   prefixsim run experiments/hold_vs_prefix_size.toml --seed 7 --json
   prefixsim run experiments/default.toml --out results/default --trace --jobs 2
+  prefixsim run experiments/default.toml --out results/default --force --set replications=20
+";
 
+const AFTER_HELP: &str = "\
 Values after --set are TOML (`workload.agents=16`, `workload.parent_warm=true`); a bare word
 is a string (`cache.ttl=1h`, `workload.kind=fork_drop_tool(tool=Bash)`). A `[sweep]` table in
-FILE is ignored here (use `prefixsim sweep`). Exit code 2 on a bad file or value, on work above
-the limits of docs/limits.md (`--force` lifts them), or when a run stops at its own limits.";
+FILE is ignored here (use `prefixsim sweep`). Exit code 2 on a bad file or value (a value from
+--set names the --set), on work above the limits of docs/limits.md (`--force` lifts them), on
+--out into a directory that is not empty (`--force` writes over its files), or when a run stops
+at its own limits.";
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
     /// The experiment file (TOML; every key is documented in README.md, "Experiment files").
     pub file: PathBuf,
-    /// Override a dotted key of the file, e.g. `--set workload.agents=16` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// A calibration file (`prefixsim calibrate --out DIR` writes DIR/latency.toml): the
-    /// latency of the experiment's model; the same as `--set latency.from=FILE`.
-    #[arg(long, value_name = "FILE")]
-    pub latency: Option<PathBuf>,
+    #[command(flatten)]
+    pub overrides: Overrides,
     /// The experiment seed (overrides the file's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -54,14 +53,14 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
     /// Start even when the estimated work, memory or output is above the limits
-    /// (docs/limits.md).
+    /// (docs/limits.md); with --out, write into a directory that is not empty.
     #[arg(long)]
     pub force: bool,
 }
 
-pub fn run(mut args: Args) -> CliResult {
-    args.set.extend(super::latency_set(&args.latency)?);
-    let (table, exp) = load(&args.file, &args.set, args.seed)?;
+pub fn run(args: Args) -> CliResult {
+    let sets = args.overrides.assignments()?;
+    let (table, exp) = load(&args.file, &sets, args.seed)?;
     let estimate = limits::estimate_run(&exp, args.out.is_some());
     check_work(&estimate, &WorkLimits::from_table(&table), args.force)?;
     execute_and_print(&exp, &args, &ModelSim { origin: args.file.display().to_string() })
@@ -72,8 +71,7 @@ pub fn run_default() -> CliResult {
     let (_, exp) = config::load_default(&[]).map_err(CliError::input)?;
     let args = Args {
         file: PathBuf::from(config::DEFAULT_ORIGIN),
-        set: Vec::new(),
-        latency: None,
+        overrides: Overrides::default(),
         seed: None,
         json: false,
         out: None,
@@ -103,13 +101,28 @@ pub fn load(
     config::load(file, &sets).map_err(CliError::input)
 }
 
+/// Refuse `--out DIR` when DIR is a file, or a directory with files in it (unless `force`):
+/// a run's files would mix with what is there.
+fn check_out_dir(dir: &Path, force: bool) -> Result<(), CliError> {
+    if dir.exists() && !dir.is_dir() {
+        let e = anyhow::anyhow!("--out {}: exists and is not a directory", dir.display());
+        return Err(CliError::input(e));
+    }
+    let mut entries = std::fs::read_dir(dir).into_iter().flatten();
+    if !force && entries.next().is_some() {
+        return Err(CliError::input(anyhow::anyhow!(
+            "--out {}: the directory is not empty; choose another, or add --force to write \
+             the run's files over what is there",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Simulate with the library's executor, write `--out` files, print the table or JSON.
 pub fn execute_and_print(exp: &Experiment, args: &Args, sim: &ModelSim) -> CliResult {
     if let Some(dir) = &args.out {
-        if dir.exists() && !dir.is_dir() {
-            let e = anyhow::anyhow!("--out {}: exists and is not a directory", dir.display());
-            return Err(CliError::input(e));
-        }
+        check_out_dir(dir, args.force)?;
     }
     let jobs = args.jobs.unwrap_or_else(exec::default_jobs).max(1);
     let outcomes = exec::execute(sim, exp, jobs, true).map_err(guard::run_error)?;
@@ -124,8 +137,30 @@ pub fn execute_and_print(exp: &Experiment, args: &Args, sim: &ModelSim) -> CliRe
             .map_err(CliError::internal)?;
         drop(lock);
     }
-    let text =
-        if args.json { exec::json_text(exp, &outcomes) } else { exec::table_text(exp, &outcomes) };
+    let text = if args.json {
+        exec::json_text(exp, &outcomes)
+    } else {
+        exec::table_text_with_overrides(exp, &outcomes, &args.overrides.as_typed())
+    };
     print!("{text}");
+    if let Some(dir) = &args.out {
+        // After the JSON, on stderr: stdout stays one JSON document.
+        let wrote = wrote_lines(dir, args.trace);
+        if args.json {
+            eprint!("{wrote}");
+        } else {
+            print!("{wrote}");
+        }
+    }
     Ok(())
+}
+
+/// What `--out` wrote and what to do with it, as `sweep` says it.
+fn wrote_lines(dir: &Path, trace: bool) -> String {
+    let d = dir.display();
+    let trace = if trace { ", trace.csv" } else { "" };
+    format!(
+        "wrote {d}/{{summary.csv, runs.csv, histograms/, manifest.json{trace}}}\n\
+         next: prefixsim plot {d}   prefixsim report {d}\n"
+    )
 }

@@ -5,14 +5,15 @@ use super::{CliError, CliResult};
 use crate::cache::Policy;
 use crate::scenarios::{self, render, WorkloadName};
 
-const AFTER_HELP: &str = "\
-Examples:
-  prefixsim scenarios                              # the seed demo's table, every-block cache
+pub const EXAMPLES: &str =
+    "  prefixsim scenarios                              # the seed demo's table, every-block cache
   prefixsim scenarios --workload claude-code       # the same questions with real proportions
   prefixsim scenarios --policy anthropic           # breakpoints, minimum length, lookback
   prefixsim scenarios --policy vllm                # a self-hosted server: whole 16-token KV blocks
   prefixsim scenarios --workload claude-code --policy anthropic --json | jq '.scenarios[]'
+";
 
+const AFTER_HELP: &str = "\
 Scenarios: warmup, fork, fork_drop_bash, fork_edit_system, fresh_subagent, btw,
 fork_reorder_tools, fork_deny_edit, btw_keep_tools, btw_drop_tools, btw_tool_choice_none.
 The main session is warmed for 30 turns, then each request is looked up in that warm cache.
@@ -48,7 +49,7 @@ pub enum PolicyArg {
 }
 
 #[derive(clap::Args, Debug, Default)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
     /// Which embedded workload the main session and the scenarios use.
     #[arg(long, value_enum, default_value_t = WorkloadArg::Seed)]

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use super::guard::{check_work, lock_dir};
+use super::shared::Overrides;
 use super::{CliError, CliResult};
 use crate::config;
 use crate::exec::{self, ModelSim, Simulator};
@@ -14,6 +15,15 @@ use crate::limits::{self, WorkLimits};
 use crate::results::split_fields;
 use crate::sweep::{self, ExecOptions, Outcome, Plan, SweepError};
 use crate::sweep::{Grid, SweepOptions};
+
+pub const EXAMPLES: &str =
+    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold --resume
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --jobs 2 --set replications=20 --out r/h
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 0/2 --out results/shard-0
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 1/2 --out results/shard-1
+  prefixsim merge results/shard-* --out results/all
+";
 
 const AFTER_HELP: &str = "\
 The [sweep] table of FILE names the axes; each is a dotted key over a list or a range:
@@ -28,31 +38,23 @@ every strategy with the file's replications and seed: all points see the same ra
 Outputs in DIR: runs.csv, summary.csv, histograms/, manifest.json and sweep.journal (the
 journal lets --resume continue after a crash or kill, and `prefixsim merge` combine shards).
 
-Examples:
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold --resume
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --jobs 2 --set replications=20 --out r/h
-  prefixsim sweep exp.toml --shard $SLURM_ARRAY_TASK_ID/8 --out results/shard-$SLURM_ARRAY_TASK_ID
-  prefixsim merge results/shard-* --out results/all
-
---shard K/N runs the points whose index mod N == K; K counts from 0 (Slurm --array=0-7,
-Kubernetes JOB_COMPLETION_INDEX). Ctrl-C, SIGTERM and SIGHUP finish the running points, save
+--shard K/N runs the points whose index mod N == K; K counts from 0: on a cluster it is the
+task's index (`--shard $SLURM_ARRAY_TASK_ID/8` under Slurm --array=0-7, Kubernetes
+JOB_COMPLETION_INDEX). Ctrl-C, SIGTERM and SIGHUP finish the running points, save
 them and print the command that resumes. Exit code 2 on a bad file, key, range or shard, on a
 grid or work above the limits of docs/limits.md (`--force` lifts them), on a point stopped by
 its own limits, or when another process is writing DIR.";
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = super::reflow(AFTER_HELP))]
+#[command(mut_arg("set", |a| a.help(
+    "Override a dotted key of the file, e.g. `--set replications=20` (repeatable)."
+)))]
 pub struct Args {
     /// The experiment file with a [sweep] table.
     pub file: PathBuf,
-    /// Override a dotted key of the file, e.g. `--set replications=20` (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// A calibration file (`prefixsim calibrate --out DIR` writes DIR/latency.toml): the
-    /// latency of the experiment's model; the same as `--set latency.from=FILE`.
-    #[arg(long, value_name = "FILE")]
-    pub latency: Option<PathBuf>,
+    #[command(flatten)]
+    pub overrides: Overrides,
     /// Points simulated at once (default: all cores); outputs do not depend on it.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -172,9 +174,9 @@ struct Report<'a> {
     content_hash: &'a str,
 }
 
-pub fn run(mut args: Args) -> CliResult {
-    args.set.extend(super::latency_set(&args.latency)?);
-    let (sim, plan) = load_checked(&args.file, &args.set, args.force)?;
+pub fn run(args: Args) -> CliResult {
+    let sets = args.overrides.assignments()?;
+    let (sim, plan) = load_checked(&args.file, &sets, args.force)?;
     let shard = match &args.shard {
         Some(s) => Some(sweep::parse_shard(s).map_err(CliError::input)?),
         None => None,
@@ -310,8 +312,11 @@ fn resume_command(args: &Args, dir: &Path) -> String {
     if let Some(s) = &args.shard {
         cmd.push_str(&format!(" --shard {s}"));
     }
-    for s in &args.set {
+    for s in &args.overrides.set {
         cmd.push_str(&format!(" --set '{s}'"));
+    }
+    if let Some(file) = &args.overrides.latency {
+        cmd.push_str(&format!(" --latency {}", file.display()));
     }
     cmd
 }

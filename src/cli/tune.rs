@@ -6,12 +6,20 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::guard::{self, check_work, lock_dir};
+use super::shared::Overrides;
 use super::{CliError, CliResult};
 use crate::config;
-use crate::exec::{self, ModelSim, Simulator};
+use crate::exec::{self, ModelSim, ResolveError, Simulator};
 use crate::limits::{self, WorkLimits};
-use crate::sweep::output;
 use crate::sweep::tune::{self, Candidate, Objective, Tuned};
+use crate::sweep::{output, table};
+
+pub const EXAMPLES: &str = "  prefixsim tune experiments/default.toml --param max_wait --range '0s..10s step 1s'
+  prefixsim tune experiments/default.toml --param wait_first.max_wait --range '0s..10s step 500ms' \\
+      --objective 'cost_subject_to_p99_launch_wait<=3s' --json
+  prefixsim tune experiments/default.toml --param workload.concurrency --range '1..16 x2' \\
+      --strategy eager --objective 'cost+0.001*p95_makespan' --out results/tune
+";
 
 const AFTER_HELP: &str = "\
 Every candidate runs the file's replications with the file's seed (common random numbers),
@@ -32,23 +40,20 @@ Objectives:
   cost+lambda*p95_makespan --lambda 0.002 the same, lambda given apart
   cost_subject_to_p99_launch_wait<=2s     least cost among values meeting the bound
                                           (also p50/p90/p95/p999; ttft, completion)
-Examples:
-  prefixsim tune experiments/default.toml --param max_wait --range '0s..10s step 1s'
-  prefixsim tune experiments/default.toml --param max_wait --range '0s..10s step 500ms' \\
-      --objective 'cost_subject_to_p99_launch_wait<=3s' --json
-  prefixsim tune experiments/default.toml --param workload.concurrency --range '1..16 x2' \\
-      --strategy eager --objective 'cost+0.001*p95_makespan' --out results/tune
 
-`max_wait` is short for strategy.wait_first.max_wait, `interval` for strategy.stagger.interval.
+`max_wait` and `wait_first.max_wait` are short for strategy.wait_first.max_wait, `interval` and
+`stagger.interval` for strategy.stagger.interval.
 Exit code 2 on a bad file, key, range or objective, on work above the limits of docs/limits.md
 (`--force` lifts them), or when a candidate's run stops at its own limits.";
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = AFTER_HELP)]
+#[command(after_help = super::reflow(AFTER_HELP))]
+#[command(mut_arg("set", |a| a.help("Override a dotted key of the file (repeatable).")))]
 pub struct Args {
     /// The experiment file.
     pub file: PathBuf,
-    /// The parameter: a dotted key, or `max_wait` / `strategy.<name>.<param>`.
+    /// The parameter: a dotted key, or `max_wait` / `wait_first.max_wait` /
+    /// `strategy.<name>.<param>`.
     #[arg(long, value_name = "KEY")]
     pub param: String,
     /// Candidate values: `0s..10s step 1s`, `1..64 x2` or a comma list `0s,1s,5s`.
@@ -66,13 +71,8 @@ pub struct Args {
     /// Refinement rounds after the coarse grid.
     #[arg(long, default_value_t = 2, value_name = "N")]
     pub refine: u32,
-    /// Override a dotted key of the file (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE")]
-    pub set: Vec<String>,
-    /// A calibration file (`prefixsim calibrate --out DIR` writes DIR/latency.toml): the
-    /// latency of the experiment's model; the same as `--set latency.from=FILE`.
-    #[arg(long, value_name = "FILE")]
-    pub latency: Option<PathBuf>,
+    #[command(flatten)]
+    pub overrides: Overrides,
     /// Threads (default: all cores); results do not depend on it.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -92,13 +92,47 @@ fn input(msg: String) -> CliError {
     CliError::input(anyhow::anyhow!(msg))
 }
 
-pub fn run(mut args: Args) -> CliResult {
-    args.set.extend(super::latency_set(&args.latency)?);
+/// The strategy parameters `tune` can vary, in full and in every short spelling.
+const STRATEGY_PARAMS: [&str; 6] = [
+    "max_wait",
+    "wait_first.max_wait",
+    "strategy.wait_first.max_wait",
+    "interval",
+    "stagger.interval",
+    "strategy.stagger.interval",
+];
+
+/// Refuse a strategy parameter tune cannot vary, or an undotted key that is no parameter,
+/// suggesting the closest spelling; dotted experiment keys are checked by the resolver (which
+/// suggests too).
+fn check_param(param: &str) -> Result<(), CliError> {
+    let key = table::canonical_key(param);
+    let known = STRATEGY_PARAMS.iter().any(|p| table::canonical_key(p) == key);
+    let top_level = ["seed", "replications"].contains(&param);
+    let experiment_key = param.contains('.') && !key.starts_with("strategy.");
+    if known || top_level || experiment_key {
+        return Ok(());
+    }
+    let spellings = STRATEGY_PARAMS.iter().copied().chain(["seed", "replications"]);
+    let hint = config::call::did_you_mean(param, spellings)
+        .map(|s| format!("did you mean `{s}`? "))
+        .unwrap_or_default();
+    Err(input(format!(
+        "--param {param}: not a parameter tune can vary; {hint}(strategy parameters: max_wait \
+         (= wait_first.max_wait, strategy.wait_first.max_wait), interval (= stagger.interval, \
+         strategy.stagger.interval); or a numeric dotted key of the experiment, e.g. \
+         workload.concurrency)"
+    )))
+}
+
+pub fn run(args: Args) -> CliResult {
+    check_param(&args.param)?;
+    let sets = args.overrides.assignments()?;
     let origin = args.file.display().to_string();
     let text = config::read_experiment(&args.file)
         .map_err(|e| input(format!("cannot read {origin}: {e}")))?;
     let mut table = config::parse_table(&text, &origin).map_err(CliError::input)?;
-    for s in &args.set {
+    for s in &sets {
         config::apply_set(&mut table, s).map_err(CliError::input)?;
     }
     table.remove("sweep");
@@ -107,7 +141,10 @@ pub fn run(mut args: Args) -> CliResult {
     let strategy = tune::focus_strategy(&mut table, &args.param, args.strategy.as_deref())
         .map_err(|e| input(format!("{origin}: {e}")))?;
     let sim = ModelSim { origin: origin.clone() };
-    sim.resolve(&table).map_err(|e| input(e.to_string()))?;
+    sim.resolve(&table).map_err(|e| match e {
+        ResolveError::Config(e) => CliError::input(e.blame_set(&sets)),
+        e => input(e.to_string()),
+    })?;
     let probe = tune::candidate_table(&table, &args.param, values[0])
         .map_err(|e| e.to_string())
         .and_then(|t| sim.resolve(&t).map_err(|e| e.to_string()))

@@ -73,7 +73,12 @@ fn bad_input_exits_2_naming_key_and_value() {
     );
     check_input_error("kind", "", &["--set", "workload.kind=spork"], &["workload.kind", "spork"]);
     check_input_error("set_unknown", "", &["--set", "workload.agentz=3"], &["workload.agentz"]);
-    check_input_error("set_negative", "", &["--set", "cache.ttl=-1h"], &["cache.ttl", "-1h"]);
+    check_input_error(
+        "set_negative",
+        "",
+        &["--set", "cache.ttl=-1h"],
+        &["--set cache.ttl=-1h: ", "cache.ttl", "-1h"],
+    );
     check_input_error("syntax", "seed = = 3\n", &[], &["exp.toml"]);
 }
 
@@ -529,6 +534,123 @@ fn out_must_be_a_directory() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not a directory"));
     let o = bin().arg("run").arg(&file).arg("--trace").output().unwrap();
     assert_eq!(o.status.code(), Some(2), "--trace without --out is a usage error");
+}
+
+#[test]
+fn out_refuses_a_directory_that_is_not_empty_without_force() {
+    let dir = scratch("out_not_empty");
+    let file = write_file(&dir, "exp.toml", "replications = 2\n");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    write_file(&out, "notes.txt", "mine");
+    let run =
+        |extra: &[&str]| bin().arg("run").arg(&file).arg("--out").arg(&out).args(extra).output();
+    let o = run(&[]).unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not empty") && stderr.contains("--force"), "{stderr}");
+    assert!(!out.join("manifest.json").exists(), "written although refused");
+    let o = run(&["--force"]).unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let wrote =
+        format!("wrote {}/{{summary.csv, runs.csv, histograms/, manifest.json}}", out.display());
+    assert!(stdout.contains(&wrote), "{stdout}");
+    assert!(out.join("manifest.json").exists() && out.join("notes.txt").exists());
+    // With --json the listing goes to stderr: stdout stays one JSON document.
+    let o = run(&["--force", "--json"]).unwrap();
+    assert!(serde_json::from_slice::<serde_json::Value>(&o.stdout).is_ok());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("wrote "));
+}
+
+#[test]
+fn the_table_says_what_set_overrode_under_the_question() {
+    let file = experiments_dir().join("default.toml");
+    let o = bin()
+        .args(["run", "--set", "replications=2", "--set", "cache.ttl=1h", "--jobs", "1"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[2].starts_with("question: "), "{text}");
+    assert!(
+        lines[3].starts_with("overridden: --set replications=2 --set cache.ttl=1h (the question"),
+        "{text}"
+    );
+    // Headings: no `429s`, the pooled latencies named as in summary.csv, units in headings.
+    assert!(!text.contains("429s"), "{text}");
+    assert!(text.contains("launch_wait_pooled") && text.contains("completion_pooled"), "{text}");
+    assert!(text.contains("rate-limited") && text.contains("cost (USD)"), "{text}");
+}
+
+#[test]
+fn tune_takes_strategy_qualified_keys_and_suggests_on_a_typo() {
+    let file = experiments_dir().join("default.toml");
+    let tune = |param: &str| {
+        bin()
+            .args(["tune", "--param", param, "--range", "1s,5s", "--refine", "0", "--jobs", "1"])
+            .args(["--set", "replications=4", "--json"])
+            .arg(&file)
+            .output()
+            .unwrap()
+    };
+    for param in ["max_wait", "wait_first.max_wait", "strategy.wait_first.max_wait"] {
+        let o = tune(param);
+        assert_eq!(o.status.code(), Some(0), "{param}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v["strategy"].as_str().unwrap().starts_with("wait_first"), "{param}: {v}");
+    }
+    for (typo, meant) in [("wait_first.max_wiat", "wait_first.max_wait"), ("max_wiat", "max_wait")]
+    {
+        let o = tune(typo);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(&format!("did you mean `{meant}`?")), "{stderr}");
+    }
+}
+
+#[test]
+fn replay_what_if_before_the_trace_does_not_swallow_it() {
+    let trace =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("data/mooncake/conversation_trace.jsonl");
+    let replay = |args: &[&str]| {
+        let mut c = bin();
+        c.arg("replay");
+        for a in args {
+            c.arg(if *a == "TRACE" { trace.as_os_str() } else { std::ffi::OsStr::new(a) });
+        }
+        let o = c.arg("--json").output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v.as_array().map(|a| a.len()).unwrap_or(0)
+    };
+    assert_eq!(replay(&["--what-if", "TRACE"]), 3, "5m, 1h and none");
+    assert_eq!(replay(&["TRACE", "--what-if"]), 3);
+    let choice = "cache.capacity_tokens=100000";
+    assert_eq!(replay(&["TRACE", "--what-if", choice]), 4, "the old form");
+    assert_eq!(replay(&["--what-if", choice, "TRACE"]), 4, "the old form, trace last");
+    assert_eq!(replay(&["TRACE", &format!("--what-if={choice}")]), 4);
+}
+
+#[test]
+fn completions_and_man_pages_are_generated() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = bin().args(["completions", shell]).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8_lossy(&o.stdout);
+        assert!(script.contains("prefixsim") && script.contains("what-if"), "{shell}: {script}");
+    }
+    let o = bin().arg("man").output().unwrap();
+    let page = String::from_utf8_lossy(&o.stdout);
+    assert!(page.starts_with(".ie") || page.contains(".TH prefixsim"), "{page}");
+    assert!(page.contains(".SH EXAMPLES") && page.contains("prefixsim scenarios"), "{page}");
+    let dir = scratch("man");
+    let o = bin().args(["man", "--out"]).arg(&dir).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    let run = std::fs::read_to_string(dir.join("prefixsim-run.1")).unwrap();
+    assert!(run.contains(".TH prefixsim-run") && run.contains("\\-\\-set"), "{run}");
+    assert!(run.contains("prefixsim run experiments/default.toml"), "{run}");
 }
 
 mod props {

@@ -308,7 +308,8 @@ fn a_run_that_failed_to_write_never_looks_complete() {
     // A full disk for runs.csv only: its temporary file is /dev/full (ENOSPC on write).
     if Path::new("/dev/full").exists() {
         std::os::unix::fs::symlink("/dev/full", out.join("runs.csv.tmp")).unwrap();
-        let o = run(&["run", s(&f), "--out", s(&out), "--set", "seed=6"]);
+        // --force: the directory is not empty (it holds the trap).
+        let o = run(&["run", s(&f), "--out", s(&out), "--set", "seed=6", "--force"]);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(1), "{err}");
         assert!(err.contains("No space left on device"), "{err}");
@@ -319,12 +320,12 @@ fn a_run_that_failed_to_write_never_looks_complete() {
         std::fs::remove_file(out.join("runs.csv.tmp")).unwrap();
     }
     // Complete again, then a file the manifest vouches for goes missing.
-    ok(&["run", s(&f), "--out", s(&out)]);
+    ok(&["run", s(&f), "--out", s(&out), "--force"]);
     ok(&["plot", s(&out), "--format", "svg"]);
     let hist = out.join("histograms").join("p00000_eager_ttft.hdr");
     std::fs::remove_file(&hist).unwrap();
     check_2(&run(&["plot", s(&out)]), &["p00000_eager_ttft.hdr", "missing"]);
-    ok(&["run", s(&f), "--out", s(&out)]);
+    ok(&["run", s(&f), "--out", s(&out), "--force"]);
     std::fs::remove_file(out.join("runs.csv")).unwrap();
     check_2(&run(&["report", s(&out)]), &["runs.csv", "missing"]);
 }

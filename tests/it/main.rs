@@ -7,6 +7,7 @@ mod cli;
 mod common;
 mod engine;
 mod faults;
+mod help_examples;
 mod hold_edge;
 mod input;
 mod latency;

@@ -1,0 +1,101 @@
+//! `prefixsim completions SHELL` and `prefixsim man [--out DIR]`: a shell completion script
+//! (clap_complete) and man pages (clap_mangen), generated from the same definition that parses
+//! the command line, so they never disagree with it.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use clap::CommandFactory;
+use clap_complete::Shell;
+use clap_mangen::roff::{roman, Roff};
+use clap_mangen::Man;
+
+use super::{CliError, CliResult};
+use crate::results::write_atomic;
+
+pub const EXAMPLES: &str =
+    "  prefixsim completions bash > prefixsim.bash     # then: source prefixsim.bash
+  prefixsim completions zsh > _prefixsim          # into a directory on $fpath
+  prefixsim completions fish > prefixsim.fish     # into ~/.config/fish/completions/
+";
+
+pub const MAN_EXAMPLES: &str =
+    "  prefixsim man > prefixsim.1                     # read it with: man ./prefixsim.1
+  prefixsim man --out man                         # man/prefixsim.1, man/prefixsim-run.1, ...
+";
+
+#[derive(clap::Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: Shell,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ManArgs {
+    /// Write prefixsim.1 and one page per command (prefixsim-run.1, ...) into DIR instead of
+    /// printing the top-level page.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn completions(args: CompletionsArgs) -> CliResult {
+    let mut cmd = super::Cli::command();
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "prefixsim", &mut script);
+    write_stdout(&script)
+}
+
+pub fn man(args: ManArgs) -> CliResult {
+    let mut cmd = super::Cli::command();
+    cmd.build();
+    let Some(dir) = &args.out else {
+        return write_stdout(&page(&cmd, super::examples(None))?);
+    };
+    let mut written = vec![write_page(dir, &cmd, super::examples(None))?];
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        written.push(write_page(dir, sub, super::examples(Some(sub.get_name())))?);
+    }
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    println!("wrote {}", names.join(", "));
+    Ok(())
+}
+
+/// One command's page: clap_mangen's sections, then the examples unfilled (one per line, as
+/// they are typed).
+fn page(cmd: &clap::Command, examples: Option<&str>) -> Result<Vec<u8>, CliError> {
+    let mut out = Vec::new();
+    Man::new(cmd.clone()).render(&mut out).map_err(CliError::internal)?;
+    if let Some(ex) = examples {
+        let mut roff = Roff::new();
+        roff.control("SH", ["EXAMPLES"]).control("nf", []);
+        for line in ex.lines() {
+            roff.text([roman(line.trim_start())]);
+        }
+        roff.control("fi", []);
+        roff.to_writer(&mut out).map_err(CliError::internal)?;
+    }
+    Ok(out)
+}
+
+fn write_page(
+    dir: &Path,
+    cmd: &clap::Command,
+    examples: Option<&str>,
+) -> Result<PathBuf, CliError> {
+    let name = cmd.get_display_name().unwrap_or(cmd.get_name());
+    let path = dir.join(format!("{name}.1"));
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CliError::internal(anyhow::anyhow!("--out {}: {e}", dir.display())))?;
+    write_atomic(&path, &page(cmd, examples)?).map_err(CliError::internal)?;
+    Ok(path)
+}
+
+/// Print bytes; a closed pipe (`| head`) is not an error.
+fn write_stdout(bytes: &[u8]) -> CliResult {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(e)),
+        _ => Ok(()),
+    }
+}
