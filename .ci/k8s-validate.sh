@@ -4,8 +4,9 @@
 # (between its e2e markers, so this fails when the README changes), then:
 #  1. validates it against the Kubernetes JSON schema, strictly (no unknown field), with
 #     kubernetes-validate from PyPI (pinned; its schemas ship in the package, no download);
-#  2. checks what the schema cannot: an Indexed Job whose completions and parallelism equal the
-#     shard count N in `--shard "$JOB_COMPLETION_INDEX/N"`, and an experiment file that exists;
+#  2. checks what the schema cannot: an Indexed Job whose completions equal the shard count N in
+#     `--shard "$JOB_COMPLETION_INDEX/N"` (parallelism at most N), a Job's restartPolicy
+#     (OnFailure or Never), mounts that name volumes, and an experiment file that exists;
 #  3. runs the container's command once per completion index as the Job would (sh -c, with
 #     JOB_COMPLETION_INDEX set; /experiments and /results mapped to temporary directories), merges
 #     the shards and compares them byte for byte (diff -r) with a single-machine sweep.
@@ -57,6 +58,8 @@ assert m, "the command has no --shard \"$JOB_COMPLETION_INDEX/N\""
 n = int(m.group(1))
 assert spec["completions"] == n, f"completions {spec['completions']} but --shard .../{n}"
 assert spec["parallelism"] <= n, f"parallelism {spec['parallelism']} over {n} shards"
+policy = spec["template"]["spec"].get("restartPolicy")
+assert policy in ("OnFailure", "Never"), f"a Job's restartPolicy is OnFailure or Never: {policy}"
 mounts = {v["mountPath"]: v["name"] for v in container["volumeMounts"]}
 volumes = {v["name"] for v in spec["template"]["spec"]["volumes"]}
 assert set(mounts.values()) <= volumes, f"a mount names no volume: {mounts}"

@@ -6,7 +6,7 @@
 # and compares the merged result byte for byte (diff -r) with a single-machine `prefixsim sweep`
 # of the same experiment. Stops the daemons it started.
 #
-# Needs root and apt-get (skips with a message otherwise). PREFIXSIM: the binary (default
+# Needs root and a working apt-get (skips with a message otherwise). PREFIXSIM: the binary (default
 # target/release/prefixsim). The README's own experiment is swept: it takes about a second.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -18,14 +18,18 @@ if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
   say "skipped: needs root and apt-get to install Debian's slurm and munge"
   exit 0
 fi
+work="$(mktemp -d /tmp/prefixsim-slurm-e2e.XXXXXX)"
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null \
   || ! command -v sbatch >/dev/null || ! command -v munged >/dev/null; then
   say "installing slurm-wlm and munge from Debian"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y -qq slurm-wlm munge; } >"$work/apt.log" 2>&1; then
+    tail -n 20 "$work/apt.log"
+    say "skipped: apt-get could not install slurm-wlm and munge (its log's tail above)"
+    rm -rf "$work"
+    exit 0
+  fi
 fi
-
-work="$(mktemp -d /tmp/prefixsim-slurm-e2e.XXXXXX)"
 stop() {
   # Only the daemons this script started, by the pids they wrote.
   for f in "$work"/slurmd.pid "$work"/slurmctld.pid "$work"/munged.pid; do
@@ -116,17 +120,30 @@ ARRAY_JOB_ID=$(sbatch --cpus-per-task=1 sweep.sh | job_id)
 merge=$(ARRAY_JOB_ID="$ARRAY_JOB_ID" bash merge.sh | job_id)
 [ -n "$ARRAY_JOB_ID" ] && [ -n "$merge" ] || { say "sbatch refused a job"; dump_logs; exit 1; }
 say "submitted array job $ARRAY_JOB_ID and merge job $merge"
-for _ in $(seq 300); do
-  [ -z "$(squeue -h -j "$ARRAY_JOB_ID,$merge" 2>/dev/null)" ] && break
-  sleep 1
-done
-states=$(scontrol -o show job "$ARRAY_JOB_ID" | grep -o 'JobState=[A-Z_]*' | sort | uniq -c)
-merge_state=$(scontrol -o show job "$merge" | grep -o 'JobState=[A-Z_]*')
-echo "$states" | sed 's/^/  array: /'
-echo "  merge: $merge_state"
+# Wait (at most 5 min each) until no task of a job is pending or running: the array first (a
+# failed shard leaves the merge pending forever: cancel it and stop), then the merge.
+wait_for() {
+  for _ in $(seq 300); do
+    scontrol -o show job "$1" 2>/dev/null \
+      | grep -qE 'JobState=(PENDING|CONFIGURING|RUNNING|COMPLETING|SUSPENDED)' || return 0
+    sleep 1
+  done
+}
+wait_for "$ARRAY_JOB_ID"
+scontrol -o show job "$ARRAY_JOB_ID" | grep -o 'JobState=[A-Z_]*' | sort | uniq -c \
+  | sed 's/^/  array tasks: /'
 tasks=$(scontrol -o show job "$ARRAY_JOB_ID" | grep -c 'JobState=COMPLETED' || true)
-if [ "$tasks" != 8 ] || [ "$merge_state" != JobState=COMPLETED ]; then
-  say "FAILED: not every task completed"
+if [ "$tasks" != 8 ]; then
+  scancel "$merge"
+  say "FAILED: $tasks of 8 shards completed"
+  dump_logs
+  exit 1
+fi
+wait_for "$merge"
+merge_state=$(scontrol -o show job "$merge" | grep -o 'JobState=[A-Z_]*')
+echo "  merge: $merge_state"
+if [ "$merge_state" != JobState=COMPLETED ]; then
+  say "FAILED: the merge job did not complete"
   dump_logs
   exit 1
 fi
