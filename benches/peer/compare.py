@@ -15,10 +15,12 @@ import argparse
 import json
 import math
 import os
+import re
 import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,14 +76,16 @@ def main():
     failures = compare_means(ps, peer, n)
     ps_requests = sum(r["requests"] for r in ps["results"]) * n
     speed(ps_requests, ps_cpu, ps_wall, peer, peer_cpu, peer_wall)
+    exact = compare_constant(args)
     if n < MIN_CHECKED_REPLICATIONS:
-        print(f"\n{n} replications: too few to resolve {TOLERANCE:.0%}; not checked")
-    elif failures:
-        print(f"\nDISAGREE beyond {TOLERANCE:.0%}: " + ", ".join(failures))
+        print(f"\n{n} replications: too few to resolve {TOLERANCE:.0%}; means not checked")
+        failures = []
+    if failures or exact:
+        print("\nDISAGREE: " + ", ".join(failures + exact))
         sys.exit(1)
-    else:
-        print(f"\nagree within {TOLERANCE:.0%} on cost, makespan and cache reads")
-
+    checked = "" if n < MIN_CHECKED_REPLICATIONS else f"within {TOLERANCE:.0%} on cost, " \
+        "makespan and cache reads, and "
+    print(f"\nagree {checked}exactly on constant draws")
 
 def compare_means(ps, peer, n):
     """Print the side-by-side table; return the checked metrics that differ by more than 3%."""
@@ -108,6 +112,44 @@ def compare_means(ps, peer, n):
                 failures.append(f"{r['strategy']} {label}")
             print(f"{r['strategy']:<26}{label:<13}{a:>14{fmt}}{b:>14{fmt}}"
                   f"{diff:>+9.2%}{noise:>8.2%}{flag}")
+    return failures
+
+
+# Every distribution a constant: both models are deterministic and must agree exactly. Each
+# variant replaces whole `key = value` lines of the experiment file.
+CONSTANT = {"output_tokens": '"301"', "tool_latency": '"2s"', "tool_result_tokens": '"500"',
+            "prefill_rate": "20000", "replications": "2"}
+VARIANTS = [
+    ("the hold covers agent 0's first token", {}),
+    ("the 5 s cap fires first", {"prefill_rate": "10000"}),
+    ("entries expire between turns", {"tool_latency": '"299s"'}),
+]
+
+
+def compare_constant(args):
+    """Run both on constant-draw variants of the experiment; the variants that differ."""
+    text = open(args.experiment).read()
+    failures = []
+    print("\nconstant draws (exact agreement expected):")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, change in VARIANTS:
+            variant = text
+            for key, value in {**CONSTANT, **change}.items():
+                variant, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", variant)
+                assert n == 1, f"{args.experiment}: no single `{key} =` line to replace"
+            path = os.path.join(tmp, "constant.toml")
+            with open(path, "w") as f:
+                f.write(variant)
+            ps = json.loads(timed([args.prefixsim, "run", path, "--jobs", "1", "--json"])[0])
+            peer = json.loads(timed([sys.executable, os.path.join(HERE, "fanout.py"), path,
+                                     "--json"])[0])
+            differ = []
+            for r, p in zip(ps["results"], peer["results"]):
+                for key, label, mean, _, _ in METRICS:
+                    if not math.isclose(mean(r), p[key]["mean"], rel_tol=1e-9, abs_tol=1e-6):
+                        differ.append(f"{r['strategy']} {label} {mean(r)} vs {p[key]['mean']}")
+            print(f"  {name}: " + ("identical" if not differ else "DIFFER: " + "; ".join(differ)))
+            failures += [f"constant draws, {name}"] if differ else []
     return failures
 
 
