@@ -29,12 +29,7 @@ fi
 
 work="$(mktemp -d /tmp/prefixsim-k8s.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-awk -v m="e2e:k8s-job" '
-  index($0, "<!-- " m " begin") { inside = 1; next }
-  index($0, "<!-- " m " end") { inside = 0 }
-  inside && /^```/ { fence = !fence; next }
-  inside && fence { print }' "$root/README.md" >"$work/job.yaml"
-[ -s "$work/job.yaml" ] || { say "README: no Kubernetes Job manifest between the markers"; exit 1; }
+"$root/.ci/readme-block.sh" k8s-job >"$work/job.yaml"
 
 "$venv/bin/kubernetes-validate" --strict --quiet -k 1.37.0 "$work/job.yaml" \
   || { say "FAILED: the README's Job manifest does not validate"; exit 1; }

@@ -41,23 +41,20 @@ stop() {
 trap stop EXIT
 dump_logs() {
   for f in "$work"/*.log "$work"/run/slurm-*.out; do
-    [ -f "$f" ] && { echo "--- $f"; tail -n 30 "$f"; }
+    if [ -f "$f" ]; then echo "--- $f"; tail -n 30 "$f"; fi
   done
 }
 
-# The README's script and merge command, as written there.
-extract() { # marker: the fenced block between `<!-- e2e:NAME begin` and `<!-- e2e:NAME end`
-  awk -v m="e2e:$1" '
-    index($0, "<!-- " m " begin") { inside = 1; next }
-    index($0, "<!-- " m " end") { inside = 0 }
-    inside && /^```/ { fence = !fence; next }
-    inside && fence { print }' "$root/README.md"
-}
 mkdir -p "$work/run" "$work/bin" "$work/state" "$work/spool"
-extract slurm-sweep >"$work/run/sweep.sh"
-extract slurm-merge | sed '/^# or/,$d' >"$work/run/merge.sh"
+chmod 711 "$work" # munged wants its socket's directory searchable by all
+# The README's script and merge command, as written there.
+"$root/.ci/readme-block.sh" slurm-sweep >"$work/run/sweep.sh"
+"$root/.ci/readme-block.sh" slurm-merge | sed '/^# or/,$d' >"$work/run/merge.sh"
 grep -q 'prefixsim sweep' "$work/run/sweep.sh" || { say "README: no Slurm sweep script"; exit 1; }
 grep -q 'prefixsim merge' "$work/run/merge.sh" || { say "README: no Slurm merge job"; exit 1; }
+range=$(sed -n 's/^#SBATCH --array=\([0-9]*\)-\([0-9]*\).*/\1 \2/p' "$work/run/sweep.sh")
+[ -n "$range" ] || { say "README: the sweep script declares no --array=A-B"; exit 1; }
+shards=$(($(echo "$range" | cut -d' ' -f2) - $(echo "$range" | cut -d' ' -f1) + 1))
 experiment="$(grep -o 'experiments/[a-z_]*\.toml' "$work/run/sweep.sh" | head -n 1)"
 [ -n "$experiment" ] || { say "README: the sweep script names no experiments/*.toml"; exit 1; }
 cp -r "$root/experiments" "$work/run/experiments"
@@ -120,26 +117,31 @@ ARRAY_JOB_ID=$(sbatch --cpus-per-task=1 sweep.sh | job_id)
 merge=$(ARRAY_JOB_ID="$ARRAY_JOB_ID" bash merge.sh | job_id)
 [ -n "$ARRAY_JOB_ID" ] && [ -n "$merge" ] || { say "sbatch refused a job"; dump_logs; exit 1; }
 say "submitted array job $ARRAY_JOB_ID and merge job $merge"
-# Wait (at most 5 min each) until no task of a job is pending or running: the array first (a
-# failed shard leaves the merge pending forever: cancel it and stop), then the merge.
+# Wait (at most 5 min each) until every task of a job has reached a final state: the array
+# first (a failed shard leaves the merge pending forever: cancel it and stop), then the merge. A
+# failed query (slurmctld busy) counts as not yet.
+finished() { # job id, number of tasks
+  local out
+  out=$(scontrol -o show job "$1" 2>/dev/null) || return 1
+  [ "$(grep -cE 'JobState=(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED)' <<<"$out")" -ge "$2" ]
+}
 wait_for() {
   for _ in $(seq 300); do
-    scontrol -o show job "$1" 2>/dev/null \
-      | grep -qE 'JobState=(PENDING|CONFIGURING|RUNNING|COMPLETING|SUSPENDED)' || return 0
+    finished "$1" "$2" && return 0
     sleep 1
   done
 }
-wait_for "$ARRAY_JOB_ID"
+wait_for "$ARRAY_JOB_ID" "$shards"
 scontrol -o show job "$ARRAY_JOB_ID" | grep -o 'JobState=[A-Z_]*' | sort | uniq -c \
   | sed 's/^/  array tasks: /'
 tasks=$(scontrol -o show job "$ARRAY_JOB_ID" | grep -c 'JobState=COMPLETED' || true)
-if [ "$tasks" != 8 ]; then
+if [ "$tasks" != "$shards" ]; then
   scancel "$merge"
-  say "FAILED: $tasks of 8 shards completed"
+  say "FAILED: $tasks of $shards shards completed"
   dump_logs
   exit 1
 fi
-wait_for "$merge"
+wait_for "$merge" 1
 merge_state=$(scontrol -o show job "$merge" | grep -o 'JobState=[A-Z_]*')
 echo "  merge: $merge_state"
 if [ "$merge_state" != JobState=COMPLETED ]; then
@@ -151,7 +153,7 @@ fi
 # The same sweep on one machine; nothing may differ (the merged journal included).
 prefixsim sweep "$experiment" --out "$work/single" --jobs 2 >/dev/null 2>&1
 if diff -r "$work/single" results/hold/all; then
-  say "PASSED: 8 shards on Slurm, merged = one machine, byte for byte" \
+  say "PASSED: $shards shards on Slurm, merged = one machine, byte for byte" \
     "($(find results/hold/all -type f | wc -l) files; $(($(date +%s) - start)) s in all)"
 else
   say "FAILED: the merged shards differ from a single-machine sweep"

@@ -95,6 +95,14 @@ def dist(key, value, duration):
     raise BadInput(f"`{key}`: distribution {name!r} is not modelled by the peer")
 
 
+def need(table, key, duration):
+    """The sampler of `key`, which the peer needs the file to give (it has no presets)."""
+    name = key.split(".")[-1]
+    if name not in table:
+        raise BadInput(f"`{key}` is required by the peer (it has no default for it)")
+    return dist(key, table[name], duration)
+
+
 def count(sampler):
     """Counts drawn from a distribution are rounded to whole numbers (README, "Values")."""
     return lambda rng: int(math.floor(sampler(rng) + 0.5))
@@ -147,14 +155,14 @@ class Config:
         self.brief_tokens = int(w.get("brief_tokens", 3000))
         self.task_tokens = int(w.get("task_tokens", 150))
         self.turns = count(dist("workload.turns", w.get("turns", 1), False))
-        self.output = count(dist("workload.output_tokens", w["output_tokens"], False))
-        self.tool_latency = dist("workload.tool_latency", w["tool_latency"], True)
-        self.tool_result = count(dist("workload.tool_result_tokens", w["tool_result_tokens"],
-                                      False))
-        self.overhead = dist("latency.overhead", lat["overhead"], True)
-        self.prefill_rate = dist("latency.prefill_rate", lat["prefill_rate"], False)
-        self.cached_rate = dist("latency.cached_rate", lat["cached_rate"], False)
-        self.decode_rate = dist("latency.decode_rate", lat["decode_rate"], False)
+        self.output = count(need(w, "workload.output_tokens", False))
+        self.tool_latency = need(w, "workload.tool_latency", True)
+        self.tool_result = count(need(w, "workload.tool_result_tokens", False))
+        # The peer has no latency presets: every rate is given in the file.
+        self.overhead = need(lat, "latency.overhead", True)
+        self.prefill_rate = need(lat, "latency.prefill_rate", False)
+        self.cached_rate = need(lat, "latency.cached_rate", False)
+        self.decode_rate = need(lat, "latency.decode_rate", False)
         self.ready_delay = dist("latency.ready_delay", lat.get("ready_delay", "0s"), True)
 
 
@@ -378,7 +386,7 @@ def main():
     try:
         with open(args.experiment, "rb") as f:
             cfg = Config(tomllib.load(f), args.replications)
-    except (OSError, tomllib.TOMLDecodeError, BadInput, KeyError) as e:
+    except (OSError, tomllib.TOMLDecodeError, BadInput) as e:
         print(f"fanout.py: {args.experiment}: {e}", file=sys.stderr)
         sys.exit(2)
     start = time.perf_counter()
