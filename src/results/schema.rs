@@ -139,17 +139,12 @@ pub fn strategy_cells(label: &str) -> [String; 4] {
     [family, secs("max_wait"), release, secs("interval")]
 }
 
-/// The scalars of `runs.csv` that count things: written as integers, not `{:.6}`.
-pub const INTEGER_SCALARS: [&str; 8] = [
-    "requests",
-    "requests_with_hit",
-    "redundant_writes",
-    "cache_read",
-    "cache_write",
-    "uncached",
-    "output",
-    "rate_limited",
-];
+/// The scalars of `runs.csv` that count things (`requests` through `output`, and
+/// `rate_limited`): written as integers, not `{:.6}`.
+pub const INTEGER_SCALARS: [&str; 8] = {
+    let s = SCALAR_NAMES;
+    [s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[13]]
+};
 
 /// One row of `runs.csv`: one replication of one strategy at one point.
 #[derive(Debug, Clone, PartialEq)]
@@ -262,6 +257,13 @@ mod tests {
             Some((123456, strategies[1].clone(), "ttft".to_string()))
         );
         assert_eq!(parse_histogram_tag("p00001_stagger_ttft", &strategies), None);
+    }
+
+    #[test]
+    fn the_integer_scalars_are_the_counts() {
+        let counts = ["requests", "requests_with_hit", "redundant_writes", "cache_read"];
+        assert_eq!(INTEGER_SCALARS[..4], counts);
+        assert_eq!(INTEGER_SCALARS[4..], ["cache_write", "uncached", "output", "rate_limited"]);
     }
 
     #[test]
