@@ -326,11 +326,8 @@ pub fn calibrate_files(
         let why: Vec<String> =
             cal.skipped.iter().map(|s| format!("{}: {}", s.model, s.reason)).collect();
         let what = inputs.first().map_or(PathBuf::new(), |p| p.clone());
-        return Err(CalibrateError::file(
-            &what,
-            format!("no model has enough data to fit ({})", why.join("; ")),
-        )
-        .into());
+        let why = format!("no model has enough data to fit ({})", why.join("; "));
+        return Err(Error::Calibrate(TraceError::file(&what, why).into()));
     }
     Ok(cal
         .models

@@ -138,10 +138,11 @@ const EVENT_BYTES: f64 = 32.0;
 const HISTOGRAMS_BYTES: f64 = 3.0 * 264.0 * 1024.0;
 /// One replication's scalars as a command keeps them.
 const KEPT_RUN_BYTES: f64 = 18.0 * 8.0 + 64.0;
-/// A runs.csv row, a summary.csv row, one point's histogram files (per strategy).
+/// A runs.csv row, a summary.csv row, one point's three histogram intervals (per strategy;
+/// ~320 bytes each for the default workload's 10 replications).
 const RUNS_ROW_BYTES: f64 = 300.0;
 const SUMMARY_ROW_BYTES: f64 = 1500.0;
-const HIST_FILES_BYTES: f64 = 3.0 * 4096.0;
+const HISTOGRAM_INTERVALS_BYTES: f64 = 3.0 * 512.0;
 
 /// A value that a draw of `d` exceeds with probability below about 1e-8 (the bound itself for
 /// bounded distributions; 6 standard deviations for the normal and the lognormal's log).
@@ -226,7 +227,8 @@ pub fn run_size(exp: &Experiment) -> RunSize {
 /// `axes` axis columns; a sweep writes them twice (journal, then the outputs).
 pub fn output_bytes(rows: f64, runs: f64, axes: usize) -> f64 {
     let axis_cols = 24.0 * axes as f64;
-    runs * (RUNS_ROW_BYTES + axis_cols) + rows * (SUMMARY_ROW_BYTES + axis_cols + HIST_FILES_BYTES)
+    runs * (RUNS_ROW_BYTES + axis_cols)
+        + rows * (SUMMARY_ROW_BYTES + axis_cols + HISTOGRAM_INTERVALS_BYTES)
 }
 
 /// What a command keeps in memory per replication and per (point, strategy) row.

@@ -49,28 +49,60 @@ pub struct SimTime(u64);
 #[serde(transparent)]
 pub struct SimDuration(u64);
 
+/// What instants and durations share: the bounds, conversions to and from microseconds, the
+/// human display, and adding a duration without overflow.
+macro_rules! microseconds {
+    ($t:ident) => {
+        impl $t {
+            pub const ZERO: $t = $t(0);
+            /// The largest value: for an instant, the end of time (no event is ever later).
+            pub const MAX: $t = $t(u64::MAX);
+
+            #[inline]
+            pub const fn from_us(us: u64) -> $t {
+                $t(us)
+            }
+
+            /// Microseconds (since the start of the run, for an instant).
+            #[inline]
+            pub const fn as_us(self) -> u64 {
+                self.0
+            }
+
+            /// Seconds, for output only (never fed back into simulated time).
+            pub fn as_secs_f64(self) -> f64 {
+                secs(self.0)
+            }
+
+            /// `self + d`, stopping at `MAX` instead of overflowing.
+            #[inline]
+            pub const fn saturating_add(self, d: SimDuration) -> $t {
+                $t(self.0.saturating_add(d.0))
+            }
+
+            /// `self + d`, `None` on overflow.
+            #[inline]
+            pub const fn checked_add(self, d: SimDuration) -> Option<$t> {
+                match self.0.checked_add(d.0) {
+                    Some(us) => Some($t(us)),
+                    None => None,
+                }
+            }
+        }
+
+        /// As [`Human`] (for an instant: the time since the start of the run).
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                Human(self.0).fmt(f)
+            }
+        }
+    };
+}
+
+microseconds!(SimTime);
+microseconds!(SimDuration);
+
 impl SimTime {
-    /// The start of a run.
-    pub const ZERO: SimTime = SimTime(0);
-    /// The end of time: no event is ever later.
-    pub const MAX: SimTime = SimTime(u64::MAX);
-
-    #[inline]
-    pub const fn from_us(us: u64) -> SimTime {
-        SimTime(us)
-    }
-
-    /// Microseconds since the start of the run.
-    #[inline]
-    pub const fn as_us(self) -> u64 {
-        self.0
-    }
-
-    /// Seconds since the start of the run, for output only.
-    pub fn as_secs_f64(self) -> f64 {
-        secs(self.0)
-    }
-
     /// The time from `earlier` to `self`, zero if `earlier` is later.
     #[inline]
     pub const fn saturating_since(self, earlier: SimTime) -> SimDuration {
@@ -85,32 +117,9 @@ impl SimTime {
             None => None,
         }
     }
-
-    /// `self + d`, stopping at [`SimTime::MAX`] (the end of time) instead of overflowing.
-    #[inline]
-    pub const fn saturating_add(self, d: SimDuration) -> SimTime {
-        SimTime(self.0.saturating_add(d.0))
-    }
-
-    /// `self + d`, `None` on overflow.
-    #[inline]
-    pub const fn checked_add(self, d: SimDuration) -> Option<SimTime> {
-        match self.0.checked_add(d.0) {
-            Some(us) => Some(SimTime(us)),
-            None => None,
-        }
-    }
 }
 
 impl SimDuration {
-    pub const ZERO: SimDuration = SimDuration(0);
-    pub const MAX: SimDuration = SimDuration(u64::MAX);
-
-    #[inline]
-    pub const fn from_us(us: u64) -> SimDuration {
-        SimDuration(us)
-    }
-
     #[inline]
     pub const fn from_ms(ms: u64) -> SimDuration {
         SimDuration(ms * US_PER_MS)
@@ -129,23 +138,8 @@ impl SimDuration {
     }
 
     #[inline]
-    pub const fn as_us(self) -> u64 {
-        self.0
-    }
-
-    /// Seconds, for output only (never fed back into simulated time).
-    pub fn as_secs_f64(self) -> f64 {
-        secs(self.0)
-    }
-
-    #[inline]
     pub const fn is_zero(self) -> bool {
         self.0 == 0
-    }
-
-    #[inline]
-    pub const fn saturating_add(self, other: SimDuration) -> SimDuration {
-        SimDuration(self.0.saturating_add(other.0))
     }
 
     #[inline]
@@ -157,70 +151,39 @@ impl SimDuration {
     pub const fn saturating_mul(self, n: u64) -> SimDuration {
         SimDuration(self.0.saturating_mul(n))
     }
+}
 
-    #[inline]
-    pub const fn checked_add(self, other: SimDuration) -> Option<SimDuration> {
-        match self.0.checked_add(other.0) {
-            Some(us) => Some(SimDuration(us)),
-            None => None,
+/// `$lhs $op $rhs` is a `$out`, on their microseconds; like `u64`, overflow panics in debug
+/// builds. `assign` also gives `$lhs $op= $rhs`.
+macro_rules! arithmetic {
+    ($tr:ident $f:ident $op:tt: $lhs:ident, $rhs:ident -> $out:ident) => {
+        impl $tr<$rhs> for $lhs {
+            type Output = $out;
+            #[inline]
+            fn $f(self, rhs: $rhs) -> $out {
+                $out(self.0 $op rhs.0)
+            }
         }
-    }
+    };
+    (assign $tr:ident $f:ident $op:tt: $lhs:ident, $rhs:ident) => {
+        impl $tr<$rhs> for $lhs {
+            #[inline]
+            fn $f(&mut self, rhs: $rhs) {
+                self.0 $op rhs.0;
+            }
+        }
+    };
 }
 
-impl Add<SimDuration> for SimTime {
-    type Output = SimTime;
-    #[inline]
-    fn add(self, d: SimDuration) -> SimTime {
-        SimTime(self.0 + d.0)
-    }
-}
-
-impl AddAssign<SimDuration> for SimTime {
-    #[inline]
-    fn add_assign(&mut self, d: SimDuration) {
-        self.0 += d.0;
-    }
-}
-
-impl Sub<SimDuration> for SimTime {
-    type Output = SimTime;
-    #[inline]
-    fn sub(self, d: SimDuration) -> SimTime {
-        SimTime(self.0 - d.0)
-    }
-}
-
-/// The time from `earlier` to `self`; like `u64`, panics in debug builds if `earlier` is later.
-impl Sub<SimTime> for SimTime {
-    type Output = SimDuration;
-    #[inline]
-    fn sub(self, earlier: SimTime) -> SimDuration {
-        SimDuration(self.0 - earlier.0)
-    }
-}
-
-impl Add for SimDuration {
-    type Output = SimDuration;
-    #[inline]
-    fn add(self, other: SimDuration) -> SimDuration {
-        SimDuration(self.0 + other.0)
-    }
-}
-
-impl AddAssign for SimDuration {
-    #[inline]
-    fn add_assign(&mut self, other: SimDuration) {
-        self.0 += other.0;
-    }
-}
-
-impl Sub for SimDuration {
-    type Output = SimDuration;
-    #[inline]
-    fn sub(self, other: SimDuration) -> SimDuration {
-        SimDuration(self.0 - other.0)
-    }
-}
+// An instant plus or minus a duration is an instant; two instants differ by a duration (and
+// do not add); durations add and subtract.
+arithmetic!(Add add +: SimTime, SimDuration -> SimTime);
+arithmetic!(Sub sub -: SimTime, SimDuration -> SimTime);
+arithmetic!(Sub sub -: SimTime, SimTime -> SimDuration);
+arithmetic!(Add add +: SimDuration, SimDuration -> SimDuration);
+arithmetic!(Sub sub -: SimDuration, SimDuration -> SimDuration);
+arithmetic!(assign AddAssign add_assign +=: SimTime, SimDuration);
+arithmetic!(assign AddAssign add_assign +=: SimDuration, SimDuration);
 
 impl Mul<u64> for SimDuration {
     type Output = SimDuration;
@@ -247,19 +210,6 @@ impl Sum for SimDuration {
 impl<'a> Sum<&'a SimDuration> for SimDuration {
     fn sum<I: Iterator<Item = &'a SimDuration>>(iter: I) -> SimDuration {
         iter.copied().sum()
-    }
-}
-
-/// As [`Human`]: the time since the start of the run.
-impl fmt::Display for SimTime {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Human(self.0).fmt(f)
-    }
-}
-
-impl fmt::Display for SimDuration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        Human(self.0).fmt(f)
     }
 }
 

@@ -151,7 +151,7 @@ pub const RESULT_FILES: [&str; 7] = [
     "tune.json",
     "replay.json",
     "manifest.json",
-    "histograms/p00000_eager_ttft.hdr",
+    "histograms/latency.hlog",
 ];
 
 /// The result-file readers and everything drawn from them: the first byte picks the file

@@ -139,18 +139,17 @@ impl Cache {
         miss: bool,
         ready_at: impl FnOnce(&Usage) -> SimTime,
     ) -> Result<Usage, CacheError> {
-        match self.policy {
+        let ask = Lookup { prompt, breakpoints, now, miss };
+        let (plan, mut usage) = self.plan(&ask)?;
+        let ready = ready_at(&usage);
+        usage.redundant_writes = match self.policy {
             Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
-                Ok(self.serve_every_block(prompt, now, miss, ready_at))
+                self.commit_every_block(&ask, plan.hit, ready)
             }
-            Policy::Anthropic => {
-                validate_breakpoints(breakpoints, prompt.len())?;
-                Ok(self.serve_anthropic(prompt, breakpoints, now, miss, ready_at))
-            }
-            Policy::OpenAi | Policy::Gemini => {
-                self.serve_hosted(prompt, breakpoints, now, miss, ready_at)
-            }
-        }
+            Policy::Anthropic => self.commit_anthropic(&ask, plan.hit, ready),
+            Policy::OpenAi | Policy::Gemini => self.commit_hosted(&ask, plan, ready),
+        };
+        Ok(usage)
     }
 
     /// What `serve` would bill at `now`, without touching the cache.
@@ -171,10 +170,16 @@ impl Cache {
         now: SimTime,
         miss: bool,
     ) -> Result<Usage, CacheError> {
+        Ok(self.plan(&Lookup { prompt, breakpoints, now, miss })?.1)
+    }
+
+    /// The lookup `serve` and `peek` share (no side effect): the hit and the bill.
+    fn plan(&self, ask: &Lookup) -> Result<(Plan, Usage), CacheError> {
+        let Lookup { prompt, breakpoints, now, miss } = *ask;
         match self.policy {
             Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
                 let hit = if miss { None } else { self.every_block_hit(prompt, now) };
-                Ok(self.every_block_usage(prompt, hit))
+                Ok((Plan::local(hit), self.every_block_usage(prompt, hit)))
             }
             Policy::Anthropic => {
                 validate_breakpoints(breakpoints, prompt.len())?;
@@ -183,40 +188,25 @@ impl Cache {
                     true => None,
                     false => anthropic_hit(&self.store, prompt, breakpoints, min, now),
                 };
-                Ok(anthropic_usage(prompt, breakpoints, min, hit))
+                Ok((Plan::local(hit), anthropic_usage(prompt, breakpoints, min, hit)))
             }
-            Policy::OpenAi | Policy::Gemini => {
-                Ok(self.hosted_plan(prompt, breakpoints, now, miss)?.1)
-            }
+            Policy::OpenAi | Policy::Gemini => self.hosted_plan(ask),
         }
     }
 
-    fn serve_every_block(
-        &mut self,
-        prompt: &Prompt,
-        now: SimTime,
-        miss: bool,
-        ready_at: impl FnOnce(&Usage) -> SimTime,
-    ) -> Usage {
-        let hit = if miss { None } else { self.every_block_hit(prompt, now) };
-        let usage = self.every_block_usage(prompt, hit);
+    /// Refresh the hit and write every boundary after it; the redundant writes.
+    fn commit_every_block(&mut self, ask: &Lookup, hit: Option<usize>, ready: SimTime) -> u32 {
+        let (prompt, now) = (ask.prompt, ask.now);
         if let Some(h) = hit {
             self.store.touch(prompt.prefix_digest(h), now);
         }
-        let ready = ready_at(&usage);
-        let mut usage = usage;
-        let first = hit.map_or(0, |h| h + 1);
-        for i in first..prompt.len() {
-            let outcome = self.store.write(
-                prompt.prefix_digest(i),
-                prompt.block_tokens(i),
-                now,
-                ready,
-                self.default_ttl,
-            );
-            usage.redundant_writes += u32::from(outcome == WriteOutcome::Redundant);
+        let mut redundant = 0;
+        for i in hit.map_or(0, |h| h + 1)..prompt.len() {
+            let (key, tokens) = (prompt.prefix_digest(i), prompt.block_tokens(i));
+            let outcome = self.store.write(key, tokens, now, ready, self.default_ttl);
+            redundant += u32::from(outcome == WriteOutcome::Redundant);
         }
-        usage
+        redundant
     }
 
     fn every_block_hit(&self, prompt: &Prompt, now: SimTime) -> Option<usize> {
@@ -240,36 +230,53 @@ impl Cache {
         usage
     }
 
-    fn serve_anthropic(
-        &mut self,
-        prompt: &Prompt,
-        breakpoints: &[Breakpoint],
-        now: SimTime,
-        miss: bool,
-        ready_at: impl FnOnce(&Usage) -> SimTime,
-    ) -> Usage {
+    /// Refresh the hit and the breakpoints inside it, write the breakpoints after it (at or
+    /// past the minimum); the redundant writes.
+    fn commit_anthropic(&mut self, ask: &Lookup, hit: Option<usize>, ready: SimTime) -> u32 {
+        let Lookup { prompt, breakpoints, now, .. } = *ask;
         let min = self.model.min_cacheable_tokens;
-        let hit = match miss {
-            true => None,
-            false => anthropic_hit(&self.store, prompt, breakpoints, min, now),
-        };
-        let mut usage = anthropic_usage(prompt, breakpoints, min, hit);
         if let Some(h) = hit {
             self.store.touch(prompt.prefix_digest(h), now);
             for bp in breakpoints.iter().filter(|bp| bp.index < h) {
                 self.store.touch(prompt.prefix_digest(bp.index), now);
             }
         }
-        let ready = ready_at(&usage);
+        let mut redundant = 0;
         for bp in breakpoints {
             if hit.is_some_and(|h| bp.index <= h) || prompt.prefix_tokens(bp.index) < min {
                 continue;
             }
             let (key, tokens) = (prompt.prefix_digest(bp.index), prompt.prefix_tokens(bp.index));
             let outcome = self.store.write(key, tokens, now, ready, bp.ttl);
-            usage.redundant_writes += u32::from(outcome == WriteOutcome::Redundant);
+            redundant += u32::from(outcome == WriteOutcome::Redundant);
         }
-        usage
+        redundant
+    }
+}
+
+/// One request as `serve` and `peek` look it up.
+#[derive(Clone, Copy)]
+struct Lookup<'a> {
+    prompt: &'a Prompt,
+    breakpoints: &'a [Breakpoint],
+    now: SimTime,
+    /// An isolated miss: the lookup finds nothing.
+    miss: bool,
+}
+
+/// What a request finds: the machine it is routed to (and its route key; hosted policies
+/// only), and its hit boundary.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    route: Option<Digest>,
+    machine: u32,
+    hit: Option<usize>,
+}
+
+impl Plan {
+    /// A cache of one machine, no routing.
+    fn local(hit: Option<usize>) -> Plan {
+        Plan { route: None, machine: 0, hit }
     }
 }
 

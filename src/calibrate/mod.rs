@@ -15,6 +15,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::replay::TraceError;
+
 pub mod claude_code;
 pub mod estimate;
 #[cfg(feature = "plot")]
@@ -110,29 +112,13 @@ impl Format {
     }
 }
 
-/// Bad input: names the file, and the line or the record, and the value.
+/// Bad input: names the file, and the line or the record, and the value. Calibration inputs
+/// are traces, so their readers build the replay's `TraceError` (`TraceError::line`, `file`,
+/// `io`); this type keeps a calibration's failure apart from a replay's in `api::Error`.
 #[derive(Debug, thiserror::Error)]
 pub enum CalibrateError {
-    #[error("{file}:{line}: {message}")]
-    Line { file: PathBuf, line: u64, message: String },
-    #[error("{file}: {message}")]
-    File { file: PathBuf, message: String },
-    #[error("cannot read {file}: {source}")]
-    Io { file: PathBuf, source: std::io::Error },
     #[error(transparent)]
-    Trace(#[from] crate::replay::TraceError),
-}
-
-impl CalibrateError {
-    pub fn line(file: &Path, line: u64, message: impl Into<String>) -> Self {
-        CalibrateError::Line { file: file.to_path_buf(), line, message: message.into() }
-    }
-    pub fn file(file: &Path, message: impl Into<String>) -> Self {
-        CalibrateError::File { file: file.to_path_buf(), message: message.into() }
-    }
-    pub fn io(file: &Path, source: std::io::Error) -> Self {
-        CalibrateError::Io { file: file.to_path_buf(), source }
-    }
+    Trace(#[from] TraceError),
 }
 
 /// Read one input (a file, or a directory of claude-code traces) into `out`, in `format` or
@@ -165,7 +151,7 @@ pub fn guess_format(path: &Path) -> Result<Format, CalibrateError> {
     let mut head = Vec::new();
     crate::input::open(path)
         .and_then(|r| r.take(1 << 16).read_to_end(&mut head))
-        .map_err(|e| CalibrateError::io(path, e))?;
+        .map_err(|e| TraceError::io(path, e))?;
     let has = |bytes: &[u8], key: &[u8]| bytes.windows(key.len()).any(|w| w == key);
     let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
     if has(&head, b"\"resourceSpans\"") || has(&head, b"\"resource_spans\"") {
@@ -175,10 +161,11 @@ pub fn guess_format(path: &Path) -> Result<Format, CalibrateError> {
     } else if has(&head, b"\"requests\"") {
         Ok(Format::ClaudeCode)
     } else {
-        Err(CalibrateError::line(
+        Err(TraceError::line(
             path,
             1,
             "cannot tell the format (no `resourceSpans`, `usage` or `requests` key); use --format",
-        ))
+        )
+        .into())
     }
 }

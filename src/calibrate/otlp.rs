@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{CalibrateError, Observation, Observations};
+use crate::replay::TraceError;
 
 #[derive(Deserialize)]
 struct Export {
@@ -80,7 +81,7 @@ struct Call {
 
 /// Read an OTLP JSON export (or JSON Lines of exports) into `out`.
 pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
-    let bytes = crate::input::read_all(path).map_err(|e| CalibrateError::io(path, e))?;
+    let bytes = crate::input::read_all(path).map_err(|e| TraceError::io(path, e))?;
     let mut calls = Vec::new();
     let mut spans = 0usize;
     let mut stream = serde_json::Deserializer::from_slice(&bytes).into_iter::<Export>();
@@ -92,15 +93,14 @@ pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
         line += bytes[counted..start].iter().filter(|&&b| b == b'\n').count();
         counted = start;
         let Some(export) = stream.next() else { break };
-        let export = export.map_err(|e| {
-            CalibrateError::line(path, e.line() as u64, format!("bad OTLP JSON: {e}"))
-        })?;
+        let export = export
+            .map_err(|e| TraceError::line(path, e.line() as u64, format!("bad OTLP JSON: {e}")))?;
         for span in export.resource_spans.iter().flat_map(|r| &r.scope_spans).flat_map(|s| &s.spans)
         {
             spans += 1;
             let at = |e: SpanError| {
                 let m = format!("span `{}` (spanId {}): {e}", span.name, span.span_id);
-                CalibrateError::line(path, line as u64, m)
+                TraceError::line(path, line as u64, m)
             };
             if let Some(call) = call(span).map_err(at)? {
                 calls.push(call);
@@ -108,10 +108,10 @@ pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
         }
     }
     if calls.is_empty() {
-        return Err(CalibrateError::file(
+        return Err(TraceError::file(
             path,
             format!("no model call among its {spans} spans (no span has a gen_ai model and gen_ai.usage.input_tokens)"),
-        ));
+        ).into());
     }
     let excludes = calls.iter().any(|c| c.input < c.cache_read + c.cache_write);
     if excludes {

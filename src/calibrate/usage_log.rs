@@ -20,6 +20,7 @@ use serde::Deserialize;
 
 use super::{CalibrateError, Observation, Observations};
 use crate::input::{self, LineError, MAX_LINE_BYTES};
+use crate::replay::TraceError;
 
 #[derive(Deserialize)]
 struct Line {
@@ -40,7 +41,7 @@ struct Usage {
 
 /// Read a usage log (optionally gzipped) into `out`.
 pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
-    let mut reader = input::open(path).map_err(|e| CalibrateError::io(path, e))?;
+    let mut reader = input::open(path).map_err(|e| TraceError::io(path, e))?;
     let mut buf = Vec::new();
     let mut line_no = 0u64;
     let mut parsed: Vec<(u64, Line)> = Vec::new();
@@ -49,23 +50,23 @@ pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
         match input::read_line(&mut *reader, &mut buf, MAX_LINE_BYTES) {
             Ok(0) => break,
             Ok(_) => {}
-            Err(LineError::Io(e)) => return Err(CalibrateError::io(path, e)),
+            Err(LineError::Io(e)) => return Err(TraceError::io(path, e).into()),
             Err(LineError::TooLong) => {
                 let msg = format!("line longer than {} MiB", MAX_LINE_BYTES >> 20);
-                return Err(CalibrateError::line(path, line_no, msg));
+                return Err(TraceError::line(path, line_no, msg).into());
             }
         }
         if buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         let line: Line = serde_json::from_slice(&buf).map_err(|e| {
-            CalibrateError::line(path, line_no, crate::replay::trace::json_error(&e).to_string())
+            TraceError::line(path, line_no, crate::replay::trace::json_error(&e).to_string())
         })?;
-        check(&line).map_err(|e| CalibrateError::line(path, line_no, e.to_string()))?;
+        check(&line).map_err(|e| TraceError::line(path, line_no, e.to_string()))?;
         parsed.push((line_no, line));
     }
     if parsed.is_empty() {
-        return Err(CalibrateError::file(path, "no API call in this usage log"));
+        return Err(TraceError::file(path, "no API call in this usage log").into());
     }
     for (line_no, line) in parsed {
         let group = match &line.session {

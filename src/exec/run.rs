@@ -160,7 +160,7 @@ pub fn trace_rows<S: Simulator>(sim: &S, exp: &S::Exp) -> Result<Vec<TraceRow>, 
     Ok(rows)
 }
 
-/// Write summary.csv, runs.csv, histograms/ (and trace.csv) for one run (point 0, no axes),
+/// Write summary.csv, runs.csv, histograms/latency.hlog (and trace.csv) for one run (point 0, no axes),
 /// then manifest.json last: a directory whose manifest is missing is unfinished, and readers
 /// refuse it. A manifest of an earlier run is removed first, so it never vouches for a mix.
 pub fn write_out(
@@ -187,9 +187,11 @@ pub fn write_out(
         }
     }
     runs.finish()?;
+    let mut hists = results::HistogramLog::create(dir)?;
     for o in outcomes {
-        results::write_histograms(dir, 0, &o.label, &o.aggregate)?;
+        hists.add(0, &o.label, &o.aggregate)?;
     }
+    hists.commit()?;
     if let Some(rows) = trace {
         results::write_trace(dir, rows)?;
     }

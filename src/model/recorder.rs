@@ -9,6 +9,7 @@ use crate::metrics::{RunMetrics, Tokens};
 use crate::time::{SimDuration, SimTime};
 
 /// One request as served: what the metrics and the trace record of it.
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Served {
     pub who: Requester,
     pub request: u32,

@@ -80,24 +80,13 @@ impl Replica {
     }
 }
 
-/// A request whose prefill ended: what the run records and what follows it.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Done {
-    pub who: Requester,
-    pub request: u32,
-    pub send_us: SimTime,
-    pub usage: Usage,
-    pub timing: Timing,
-    pub out: u64,
-}
-
 /// The replicas of a run (buffers kept across runs).
 #[derive(Debug, Default)]
 pub(super) struct Server {
     replicas: Vec<Replica>,
     next_rr: usize,
     /// Requests whose prefill ended at the last step, for the caller to take.
-    pub done: Vec<Done>,
+    pub done: Vec<Served>,
 }
 
 impl Server {
@@ -266,8 +255,8 @@ fn start_step<'p>(
 }
 
 /// The prefill of `job` ended at `now`: its usage, its decode (which holds its blocks), its
-/// timing.
-fn finish(p: &ServerParams, rep: &mut Replica, job: &Job, prompt: &Prompt, now: SimTime) -> Done {
+/// timing. It costs nothing per token (the GPU time is added at the end of the run).
+fn finish(p: &ServerParams, rep: &mut Replica, job: &Job, prompt: &Prompt, now: SimTime) -> Served {
     let hit = job.hit.expect("a finished prefill was admitted");
     let full = job.total / p.block_tokens * p.block_tokens;
     let usage = Usage {
@@ -292,7 +281,8 @@ fn finish(p: &ServerParams, rep: &mut Replica, job: &Job, prompt: &Prompt, now: 
     }
     rep.cache.release(prompt, end);
     let timing = Timing { ttft: now - job.send_us, decode, ready_delay: SimDuration::ZERO };
-    Done { who: job.who, request: job.request, send_us: job.send_us, usage, timing, out: job.out }
+    let (who, request, send_us, out) = (job.who, job.request, job.send_us, job.out);
+    Served { who, request, send_us, usage, timing, out, model: 0, cost_usd: 0.0 }
 }
 
 /// Microseconds to prefill `tokens` at `rate` tokens per second (rounded).
@@ -340,20 +330,17 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Record one finished prefill (self-hosted requests cost nothing per token: the GPU
-    /// time is added at the end of the run) and go on as after any served request.
-    fn server_served(&mut self, d: Done) -> Result<(), SimError> {
+    /// Record one finished prefill and go on as after any served request.
+    fn server_served(&mut self, d: Served) -> Result<(), SimError> {
         let ag = &self.agents[index_of(d.who, self.n)];
         let mut bps = [Breakpoint { index: 0, ttl: self.agent_ttl }; 3];
         let last = ag.chain.prompt.len() - 1;
         let nbps = workload::breakpoints(1, ag.shared_end, last, self.agent_ttl, &mut bps);
         let first = matches!((d.who, d.request), (Requester::Agent(_), 0));
         let wait = first.then(|| d.send_us - ag.slot);
-        let (usage, timing, out) = (d.usage, d.timing, d.out);
-        let (who, request, send_us) = (d.who, d.request, d.send_us);
-        let served = Served { who, request, send_us, usage, timing, out, model: 0, cost_usd: 0.0 };
-        self.rec.request(&served, (0.0, wait), &ag.chain.prompt, &bps[..nbps]);
-        match who {
+        self.rec.request(&d, (0.0, wait), &ag.chain.prompt, &bps[..nbps]);
+        let (request, send_us, timing) = (d.request, d.send_us, d.timing);
+        match d.who {
             Requester::Agent(a) => self.served(a, request, send_us, timing),
             Requester::Prewarm => {
                 self.prewarm_served(send_us, timing);

@@ -1,6 +1,6 @@
 //! Results of runs and sweeps, and the one owner of their file formats: aggregation of
 //! `RunMetrics` over replications (mean, sd, 95% CI, merged histograms), the schema of the
-//! result files (`manifest.json`, `summary.csv`, `runs.csv`, `histograms/*.hdr`, `trace.csv`),
+//! result files (`manifest.json`, `summary.csv`, `runs.csv`, `histograms/latency.hlog`, `trace.csv`),
 //! their writers and their reader, which `plot` and `report` use.
 //!
 //! Knows nothing of how runs are simulated. Output is byte-reproducible: values are added in

@@ -5,13 +5,15 @@
 //! This module knows the file formats, not what a figure or a report makes of them.
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use hdrhistogram::Histogram;
 
 use super::csv::Csv;
 use super::schema::{
-    parse_label, slug, Manifest, RunRow, SummaryRow, TraceRow, SEGMENT_KINDS, STRATEGY_COLUMNS,
+    histogram_tag, parse_histogram_tag, parse_label, Manifest, RunRow, SummaryRow, TraceRow,
+    HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
 };
 use super::write::decode_histogram;
 use crate::metrics::LATENCY_NAMES;
@@ -140,7 +142,7 @@ impl Results {
         if let Some(t) = read_opt(&p)? {
             r.trace = parse_trace(&Csv::parse(&p, &t)?)?;
         }
-        r.histograms = load_histograms(&dir.join("histograms"), &r.strategies())?;
+        r.histograms = load_histograms(dir, &r.strategies())?;
         r.check_complete()?;
         r.unify_swept_strategies();
         if r.manifest.is_none()
@@ -179,10 +181,8 @@ impl Results {
             for l in LATENCY_NAMES {
                 let key = (row.point, row.strategy.clone(), l.to_string());
                 if !self.histograms.contains_key(&key) {
-                    missing.push(format!(
-                        "histograms/{}",
-                        super::schema::histogram_file_name(row.point, &row.strategy, l)
-                    ));
+                    let tag = histogram_tag(row.point, &row.strategy, l);
+                    missing.push(format!("{HISTOGRAM_LOG} interval {tag}"));
                 }
             }
         }
@@ -409,8 +409,91 @@ fn parse_trace(csv: &Csv) -> Result<Vec<TraceRow>, ResultsError> {
     Ok(rows)
 }
 
-/// Read `histograms/p<point>_<slug>_<latency>.hdr`; files of unknown strategies are an error.
+/// Read `histograms/latency.hlog` and the `.hdr` files of the earlier layout (one file per
+/// histogram). An interval or file of an unknown strategy, or a histogram named twice, is an
+/// error.
 fn load_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, ResultsError> {
+    let mut out = load_legacy_histograms(&dir.join("histograms"), strategies)?;
+    read_histogram_log(&dir.join(HISTOGRAM_LOG), strategies, &mut out)?;
+    Ok(out)
+}
+
+/// Stream the intervals of an interval log into `out`, one line in memory at a time.
+fn read_histogram_log(
+    path: &Path,
+    strategies: &[String],
+    out: &mut Histograms,
+) -> Result<(), ResultsError> {
+    let io = |e| ResultsError::Io { path: path.to_path_buf(), source: e };
+    let malformed =
+        |line, msg: String| ResultsError::Malformed { path: path.to_path_buf(), line, msg };
+    if path.is_dir() {
+        return Err(malformed(1, "a directory where a file should be".into()));
+    }
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(e)),
+    };
+    let mut lines = BufReader::new(file);
+    let (mut buf, mut line) = (Vec::new(), 0);
+    loop {
+        buf.clear();
+        if lines.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+            return Ok(());
+        }
+        line += 1;
+        let text = std::str::from_utf8(&buf)
+            .map_err(|e| malformed(line, format!("not UTF-8 text (at byte {})", e.valid_up_to())))?
+            .trim_end_matches(['\n', '\r']);
+        // Comments (`#[...]`) and the legend line (`"StartTimestamp",...`) of other writers.
+        if text.is_empty() || text.starts_with('#') || text.starts_with('"') {
+            continue;
+        }
+        let (key, hist) = parse_interval(text, strategies).map_err(|m| malformed(line, m))?;
+        if out.contains_key(&key) {
+            let tag = histogram_tag(key.0, &key.1, &key.2);
+            return Err(malformed(line, format!("histogram `{tag}` appears twice")));
+        }
+        out.insert(key, hist);
+    }
+}
+
+/// One interval line: `Tag=<tag>,<start s>,<length s>,<max>,<base64 V2 histogram>`.
+fn parse_interval(
+    line: &str,
+    strategies: &[String],
+) -> Result<((u32, String, String), Histogram<u64>), String> {
+    let fields: Vec<&str> = line.split(',').collect();
+    let [tag, start, length, max, encoded] = fields[..] else {
+        return Err(format!(
+            "expected Tag=<tag>,<start>,<length>,<max>,<base64 histogram> (5 fields), found {}",
+            fields.len()
+        ));
+    };
+    let tag = tag.strip_prefix("Tag=").ok_or_else(|| {
+        "an interval without `Tag=`: prefixsim tags every interval \
+         p<point:05>_<strategy slug>_<latency>"
+            .to_string()
+    })?;
+    for (name, v) in [("start", start), ("length", length), ("max", max)] {
+        if !v.parse::<f64>().is_ok_and(|x| x.is_finite() && x >= 0.0) {
+            return Err(format!("tag `{tag}`: {name} `{v}` is not a number >= 0"));
+        }
+    }
+    let key = parse_histogram_tag(tag, strategies).ok_or_else(|| {
+        format!(
+            "tag `{tag}`: expected p<point:05>_<strategy slug>_<latency name>, with a strategy \
+             of the manifest or summary.csv"
+        )
+    })?;
+    let hist = decode_histogram(encoded).map_err(|e| format!("tag `{tag}`: {e}"))?;
+    Ok((key, hist))
+}
+
+/// Read `histograms/p<point>_<slug>_<latency>.hdr` (one base64 histogram per file, as
+/// written before `latency.hlog`); files of unknown strategies are an error.
+fn load_legacy_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, ResultsError> {
     let mut out = BTreeMap::new();
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
@@ -424,7 +507,8 @@ fn load_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, Resu
     names.sort();
     for name in names {
         let path = dir.join(&name);
-        let (point, strategy, latency) = parse_hdr_name(&name, strategies)
+        let stem = name.strip_suffix(".hdr").unwrap_or(&name);
+        let key = parse_histogram_tag(stem, strategies)
             .ok_or_else(|| ResultsError::Malformed {
                 path: path.clone(),
                 line: 1,
@@ -436,17 +520,7 @@ fn load_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, Resu
             line: 1,
             msg: e.to_string(),
         })?;
-        out.insert((point, strategy, latency), hist);
+        out.insert(key, hist);
     }
     Ok(out)
-}
-
-fn parse_hdr_name(name: &str, strategies: &[String]) -> Option<(u32, String, String)> {
-    let stem = name.strip_suffix(".hdr")?.strip_prefix('p')?;
-    let (point, rest) = stem.split_once('_')?;
-    let point: u32 = point.parse().ok()?;
-    let latency = LATENCY_NAMES.iter().find(|l| rest.ends_with(&format!("_{l}")))?;
-    let s = &rest[..rest.len() - latency.len() - 1];
-    let strategy = strategies.iter().find(|label| slug(label) == s)?;
-    Some((point, strategy.clone(), latency.to_string()))
 }

@@ -1,6 +1,6 @@
 //! The schema of the result files (README.md, "Result files"): one definition of each record,
 //! used by the writers (`write.rs`) and the reader (`read.rs`) alike, and the names that tie
-//! files together (strategy slugs in histogram file names, the segment kinds of `trace.csv`).
+//! files together (strategy slugs in histogram tags, the segment kinds of `trace.csv`).
 
 use std::collections::BTreeMap;
 
@@ -139,17 +139,12 @@ pub fn strategy_cells(label: &str) -> [String; 4] {
     [family, secs("max_wait"), release, secs("interval")]
 }
 
-/// The scalars of `runs.csv` that count things: written as integers, not `{:.6}`.
-pub const INTEGER_SCALARS: [&str; 8] = [
-    "requests",
-    "requests_with_hit",
-    "redundant_writes",
-    "cache_read",
-    "cache_write",
-    "uncached",
-    "output",
-    "rate_limited",
-];
+/// The scalars of `runs.csv` that count things (`requests` through `output`, and
+/// `rate_limited`): written as integers, not `{:.6}`.
+pub const INTEGER_SCALARS: [&str; 8] = {
+    let s = SCALAR_NAMES;
+    [s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[13]]
+};
 
 /// One row of `runs.csv`: one replication of one strategy at one point.
 #[derive(Debug, Clone, PartialEq)]
@@ -206,14 +201,30 @@ pub fn slug(label: &str) -> String {
         .collect()
 }
 
-/// `p<point:05>_<strategy slug>_<latency name>.hdr`.
-pub fn histogram_file_name(point: u32, strategy: &str, latency: &str) -> String {
-    format!("p{point:05}_{}_{latency}.hdr", slug(strategy))
+/// The one histogram file of a run or sweep, however many points: an HdrHistogram interval
+/// log holding one interval per (point, strategy, latency), tagged `histogram_tag`.
+pub const HISTOGRAM_LOG: &str = "histograms/latency.hlog";
+
+/// `p<point:05>_<strategy slug>_<latency name>`: the tag of one interval of `HISTOGRAM_LOG`.
+pub fn histogram_tag(point: u32, strategy: &str, latency: &str) -> String {
+    format!("p{point:05}_{}_{latency}", slug(strategy))
 }
 
-/// `p<point:05>_<strategy slug>.hlog`: the interval log of the three latencies.
-pub fn interval_log_file_name(point: u32, strategy: &str) -> String {
-    format!("p{point:05}_{}.hlog", slug(strategy))
+/// `histogram_tag` + `.hdr`: the one-histogram-per-file layout that earlier versions wrote
+/// under `histograms/`; the reader still reads it.
+pub fn legacy_histogram_file_name(point: u32, strategy: &str, latency: &str) -> String {
+    histogram_tag(point, strategy, latency) + ".hdr"
+}
+
+/// The (point, strategy, latency) of a tag (or a legacy file stem), the strategy being the one
+/// of `strategies` whose slug the tag holds; `None` if the tag is not one prefixsim writes.
+pub fn parse_histogram_tag(tag: &str, strategies: &[String]) -> Option<(u32, String, String)> {
+    let (point, rest) = tag.strip_prefix('p')?.split_once('_')?;
+    let point: u32 = point.parse().ok()?;
+    let latency = LATENCY_NAMES.iter().find(|l| rest.ends_with(&format!("_{l}")))?;
+    let s = &rest[..rest.len() - latency.len() - 1];
+    let strategy = strategies.iter().find(|label| slug(label) == s)?;
+    Some((point, strategy.clone(), latency.to_string()))
 }
 
 /// `wait_first(max_wait=5s,release=timer)` -> ("wait_first", [("max_wait","5s"), ("release","timer")]).
@@ -238,7 +249,21 @@ mod tests {
     #[test]
     fn slugs() {
         assert_eq!(slug("wait_first(max_wait=5s)"), "wait_first_max_wait_5s_");
-        assert_eq!(histogram_file_name(3, "eager", "launch_wait"), "p00003_eager_launch_wait.hdr");
+        assert_eq!(histogram_tag(3, "eager", "launch_wait"), "p00003_eager_launch_wait");
+        let strategies = ["eager".to_string(), "wait_first(max_wait=5s)".to_string()];
+        let tag = histogram_tag(123456, &strategies[1], "ttft");
+        assert_eq!(
+            parse_histogram_tag(&tag, &strategies),
+            Some((123456, strategies[1].clone(), "ttft".to_string()))
+        );
+        assert_eq!(parse_histogram_tag("p00001_stagger_ttft", &strategies), None);
+    }
+
+    #[test]
+    fn the_integer_scalars_are_the_counts() {
+        let counts = ["requests", "requests_with_hit", "redundant_writes", "cache_read"];
+        assert_eq!(INTEGER_SCALARS[..4], counts);
+        assert_eq!(INTEGER_SCALARS[4..], ["cache_write", "uncached", "output", "rate_limited"]);
     }
 
     #[test]

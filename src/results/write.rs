@@ -278,47 +278,87 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, HistogramError> {
         .map_err(|e| HistogramError::NotV2(format!("{e:?}")))
 }
 
-/// The histograms of one strategy at one point as a standard HdrHistogram interval log (the
-/// format of Java's `HistogramLogWriter`, read by `HistogramLogProcessor` and by Python's `hdrh`
-/// `HistogramLogReader`): one interval per latency of `LATENCY_NAMES`, tagged with its name,
-/// values in microseconds, V2 + deflate, base64. Simulated time has no epoch: every interval
-/// starts at 0.000 and lasts 0.000 s (the whole run). Without a trailing newline.
-pub fn interval_log(hists: &[Histogram<u64>; LATENCY_NAMES.len()]) -> String {
+/// The comment lines that open `HISTOGRAM_LOG` (each ending in `\n`).
+pub fn histogram_log_header() -> String {
+    let mut out = Vec::new();
+    let mut serializer = V2DeflateSerializer::new();
+    IntervalLogWriterBuilder::new()
+        .add_comment("[Histogram log format version 1.3]")
+        .add_comment(
+            "[prefixsim latency histograms: values in microseconds; one interval per point, \
+             strategy and latency, tagged p<point:05>_<strategy slug>_<latency>]",
+        )
+        .begin_log_with(&mut out, &mut serializer)
+        .expect("writing to memory succeeds");
+    String::from_utf8(out).expect("an interval log is ASCII")
+}
+
+/// The intervals of `HISTOGRAM_LOG` for one strategy at one point, in the standard
+/// HdrHistogram interval-log format (Java's `HistogramLogWriter`, read by
+/// `HistogramLogProcessor` and Python's `hdrh` `HistogramLogReader`): one line per latency of
+/// `LATENCY_NAMES`, tagged `histogram_tag`, values in microseconds, V2 + deflate, base64.
+/// Simulated time has no epoch: every interval starts at 0.000 and lasts 0.000 s (the whole
+/// run). Each line ends in `\n`.
+pub fn histogram_intervals(
+    point: u32,
+    strategy: &str,
+    hists: &[Histogram<u64>; LATENCY_NAMES.len()],
+) -> String {
     let mut out = Vec::new();
     let mut serializer = V2DeflateSerializer::new();
     let mut log = IntervalLogWriterBuilder::new()
-        .add_comment("[Histogram log format version 1.3]")
-        .add_comment("[prefixsim latency histograms: values in microseconds; tags launch_wait, ttft, completion]")
         .begin_log_with(&mut out, &mut serializer)
         .expect("writing to memory succeeds");
     for (name, h) in LATENCY_NAMES.iter().zip(hists) {
-        let tag = Tag::new(name).expect("latency names are valid tags");
+        let tag = histogram_tag(point, strategy, name);
+        let tag = Tag::new(&tag).expect("a slug holds no comma, space or newline");
         log.write_histogram(h, Duration::ZERO, Duration::ZERO, Some(tag))
             .expect("serialising to memory succeeds");
     }
-    let mut text = String::from_utf8(out).expect("an interval log is ASCII");
-    text.pop();
-    text
+    String::from_utf8(out).expect("an interval log is ASCII")
 }
 
-/// Write the merged latency histograms of one strategy at one point under `dir/histograms/`:
-/// one `.hdr` file per latency and the same three as one interval log (`.hlog`).
-pub fn write_histograms(
-    dir: &Path,
-    point: u32,
-    strategy: &str,
-    agg: &Aggregate,
-) -> Result<(), WriteError> {
-    let hdir = dir.join("histograms");
-    fs::create_dir_all(&hdir).map_err(at(&hdir))?;
-    for (name, h) in LATENCY_NAMES.iter().zip(&agg.histograms) {
-        let mut text = encode_histogram(h);
-        text.push('\n');
-        write_atomic(&hdir.join(histogram_file_name(point, strategy, name)), text)?;
+/// `HISTOGRAM_LOG` of a run or sweep, written interval by interval to its `.tmp` file and
+/// renamed by `commit` (memory: one point's intervals at a time). Dropped without `commit`,
+/// it leaves only the `.tmp` file.
+pub struct HistogramLog {
+    out: AtomicFile,
+}
+
+impl HistogramLog {
+    /// Start `dir/histograms/latency.hlog`, removing what an earlier run or version left in
+    /// `histograms/` (one `p*.hdr` or `p*.hlog` file per histogram, `.tmp` files), so that the
+    /// directory holds one layout only.
+    pub fn create(dir: &Path) -> Result<HistogramLog, WriteError> {
+        let path = dir.join(HISTOGRAM_LOG);
+        let hdir = path.parent().expect("the log lives in a directory");
+        fs::create_dir_all(hdir).map_err(at(hdir))?;
+        for entry in fs::read_dir(hdir).map_err(at(hdir))? {
+            let stale = entry.map_err(at(hdir))?.path();
+            let name = stale.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            let ours = [".hdr", ".hdr.tmp", ".hlog", ".hlog.tmp"].iter().any(|e| name.ends_with(e));
+            if name.starts_with('p') && ours {
+                fs::remove_file(&stale).map_err(at(&stale))?;
+            }
+        }
+        let mut out = AtomicFile::create(&path)?;
+        out.write(&histogram_log_header())?;
+        Ok(HistogramLog { out })
     }
-    let mut log = interval_log(&agg.histograms);
-    log.push('\n');
-    write_atomic(&hdir.join(interval_log_file_name(point, strategy)), log)
+
+    /// Append intervals made by `histogram_intervals`.
+    pub fn write(&mut self, intervals: &str) -> Result<(), WriteError> {
+        self.out.write(intervals)
+    }
+
+    /// Append the merged histograms of `strategy` at `point`.
+    pub fn add(&mut self, point: u32, strategy: &str, agg: &Aggregate) -> Result<(), WriteError> {
+        self.write(&histogram_intervals(point, strategy, &agg.histograms))
+    }
+
+    pub fn commit(self) -> Result<(), WriteError> {
+        self.out.commit()
+    }
 }
 
 pub fn write_trace(dir: &Path, rows: &[TraceRow]) -> Result<(), WriteError> {

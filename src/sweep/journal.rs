@@ -16,7 +16,8 @@ use sha2::{Digest, Sha256};
 use super::point::PointRecord;
 
 pub const JOURNAL_FILE: &str = "sweep.journal";
-const FORMAT: &str = "prefixsim-sweep-journal/2";
+/// Version 3: a record's histograms are interval-log lines (version 2 held one file each).
+const FORMAT: &str = "prefixsim-sweep-journal/3";
 
 pub use crate::results::Shard;
 
@@ -252,7 +253,7 @@ mod tests {
             point,
             runs: format!("{point},a\n"),
             summary: format!("{point},s\n"),
-            hists: vec![(format!("p{point:05}_x.hdr"), "QUJD".into())],
+            hists: format!("Tag=p{point:05}_x_ttft,0.000,0.000,0.000,QUJD\n"),
         }
     }
 

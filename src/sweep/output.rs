@@ -1,5 +1,5 @@
 //! Result files assembled from a complete journal, streaming (one record in memory at a time):
-//! `runs.csv`, `summary.csv`, `histograms/*.hdr`, then `manifest.json` last. Every file is
+//! `runs.csv`, `summary.csv`, `histograms/latency.hlog`, then `manifest.json` last. Every file is
 //! written to `NAME.tmp` and renamed, so a crash leaves old or new files, never half of one;
 //! re-running the assembly from the same journal gives the same bytes.
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::journal::{Header, JournalError, Reader};
 use super::point::{runs_header, summary_header, PointRecord};
-use crate::results::{AtomicFile, WriteError};
+use crate::results::{AtomicFile, HistogramLog, WriteError};
 
 /// Why the outputs could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -67,44 +67,33 @@ pub fn remove_manifest(dir: &Path) -> Result<(), OutputError> {
     }
 }
 
-/// The CSV and histogram writers of one output directory.
+/// The CSV and histogram writers of one output directory: three files however many points.
 pub struct Sink {
     runs: AtomicFile,
     summary: AtomicFile,
-    hist_dir: PathBuf,
+    hists: HistogramLog,
 }
 
 impl Sink {
-    /// Open the writers; stale `p*.hdr` files of an earlier sweep in `histograms/` are removed.
+    /// Open the writers (`HistogramLog::create` removes an earlier layout's histogram files).
     pub fn create(dir: &Path, header: &Header) -> Result<Sink, OutputError> {
-        let hist_dir = dir.join("histograms");
-        std::fs::create_dir_all(&hist_dir).map_err(io(&hist_dir))?;
-        for entry in std::fs::read_dir(&hist_dir).map_err(io(&hist_dir))? {
-            let path = entry.map_err(io(&hist_dir))?.path();
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let ours = [".hdr", ".hdr.tmp", ".hlog", ".hlog.tmp"].iter().any(|e| name.ends_with(e));
-            if name.starts_with('p') && ours {
-                std::fs::remove_file(&path).map_err(io(&path))?;
-            }
-        }
+        let hists = HistogramLog::create(dir)?;
         let mut runs = AtomicFile::create(&dir.join("runs.csv"))?;
         runs.write(&runs_header(&header.axis_keys))?;
         let mut summary = AtomicFile::create(&dir.join("summary.csv"))?;
         summary.write(&summary_header(&header.axis_keys))?;
-        Ok(Sink { runs, summary, hist_dir })
+        Ok(Sink { runs, summary, hists })
     }
 
     pub fn add(&mut self, rec: &PointRecord) -> Result<(), OutputError> {
         self.runs.write(&rec.runs)?;
         self.summary.write(&rec.summary)?;
-        for (name, b64) in &rec.hists {
-            crate::results::write_atomic(&self.hist_dir.join(name), format!("{b64}\n"))?;
-        }
-        Ok(())
+        Ok(self.hists.write(&rec.hists)?)
     }
 
     pub fn commit(self) -> Result<(), OutputError> {
         self.runs.commit()?;
-        Ok(self.summary.commit()?)
+        self.summary.commit()?;
+        Ok(self.hists.commit()?)
     }
 }

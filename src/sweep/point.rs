@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Simulator;
 use crate::limits::RunError;
-use crate::metrics::{RunMetrics, LATENCY_NAMES, SCALAR_NAMES};
+use crate::metrics::{RunMetrics, SCALAR_NAMES};
 use crate::results::{self, Aggregate, SummaryRow};
 
 /// What a finished point contributes to every output file, already formatted.
@@ -20,9 +20,9 @@ pub struct PointRecord {
     pub runs: String,
     /// summary.csv rows, each ending in `\n`.
     pub summary: String,
-    /// (file name under `histograms/`, its text without the final newline: a base64 V2+deflate
-    /// histogram, or an interval log).
-    pub hists: Vec<(String, String)>,
+    /// The point's intervals of `histograms/latency.hlog` (three per strategy), each line
+    /// ending in `\n`.
+    pub hists: String,
 }
 
 /// The header line of runs.csv for these axis keys (with its `\n`).
@@ -46,7 +46,7 @@ pub fn run_point<S: Simulator>(
 ) -> Result<PointRecord, RunError> {
     let desc = sim.describe(exp);
     let p32 = u32::try_from(point).map_err(|_| format!("point {point} is beyond u32"))?;
-    let (mut runs, mut summary, mut hists) = (String::new(), String::new(), Vec::new());
+    let (mut runs, mut summary, mut hists) = (String::new(), String::new(), String::new());
     let mut m = RunMetrics::new();
     // Strategy outer, replication inner: the row order of `run --out`.
     for (s, label) in desc.strategies.iter().enumerate() {
@@ -70,12 +70,7 @@ pub fn run_point<S: Simulator>(
         let row = SummaryRow::from_aggregate(p32, values, label, &agg);
         summary.push_str(&results::summary_line(&row));
         summary.push('\n');
-        for (h, name) in agg.histograms.iter().zip(LATENCY_NAMES) {
-            let file = results::histogram_file_name(p32, label, name);
-            hists.push((file, results::encode_histogram(h)));
-        }
-        let log = results::interval_log_file_name(p32, label);
-        hists.push((log, results::interval_log(&agg.histograms)));
+        hists.push_str(&results::histogram_intervals(p32, label, &agg.histograms));
     }
     Ok(PointRecord { point, runs, summary, hists })
 }

@@ -53,7 +53,7 @@ fn jobs_shards_and_resume_give_the_same_bytes() {
     let one = tmp("one");
     assert_eq!(run(&one, 1, None, false).outcome, Outcome::Complete);
     let reference = files(&one);
-    assert_eq!(reference.len(), 4 + 10 * 2 * 4, "journal, manifest, 2 csv + histograms, logs");
+    assert_eq!(reference.len(), 5, "journal, manifest, 2 csv, one histogram log");
     let summary = String::from_utf8(reference["/summary.csv"].clone()).unwrap();
     assert_eq!(summary.lines().count(), 1 + 10 * 2);
     assert!(summary
@@ -88,6 +88,25 @@ fn jobs_shards_and_resume_give_the_same_bytes() {
     for d in [one, two, merged, resumed].iter().chain(&shards) {
         std::fs::remove_dir_all(d).unwrap();
     }
+}
+
+#[test]
+fn the_number_of_files_does_not_grow_with_the_points() {
+    let head = FAKE.split("[sweep]").next().unwrap();
+    let layout = |points: u32| {
+        let d = tmp(&format!("points{points}"));
+        let text = format!("{head}[sweep]\nworkload.agents = \"1..{points} step 1\"\n");
+        run_sweep(&Fake, &plan(&text).unwrap(), &opts(&d, 2, None, false)).unwrap();
+        let files = files(&d);
+        std::fs::remove_dir_all(&d).unwrap();
+        let log = String::from_utf8(files["histograms/latency.hlog"].clone()).unwrap();
+        let intervals = log.lines().filter(|l| l.starts_with("Tag=")).count();
+        (files.into_keys().collect::<Vec<_>>(), intervals)
+    };
+    let (few, few_intervals) = layout(2);
+    let (many, many_intervals) = layout(2000);
+    assert_eq!(many, few, "2,000 points, the same files as 2");
+    assert_eq!((few_intervals, many_intervals), (2 * 2 * 3, 2000 * 2 * 3));
 }
 
 #[test]

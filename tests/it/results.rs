@@ -1,14 +1,15 @@
 //! The result files read back as they were written: for any manifest, summary rows, runs rows
 //! and trace rows the writers accept, `Results::load` returns the same records. A real run's
-//! files: exact extremes (no hold beyond its cap), tidy strategy columns, and interval logs
-//! that a standard HdrHistogram log reader decodes to the `.hdr` histograms.
+//! files: exact extremes (no hold beyond its cap), tidy strategy columns, and one interval log
+//! that a standard HdrHistogram log reader decodes to the histograms `Results` reads.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use prefixsim::metrics::SCALAR_NAMES;
+use hdrhistogram::Histogram;
+use prefixsim::metrics::{new_histogram, LATENCY_NAMES, SCALAR_NAMES};
 use prefixsim::results::{
-    self, summary_columns, write_atomic, Aggregate, Manifest, ManifestAxis, Results, RunRow, Shard,
+    self, summary_columns, write_atomic, Manifest, ManifestAxis, Results, RunRow, Shard,
     SummaryRow, TraceRow, SEGMENT_KINDS,
 };
 use proptest::prelude::*;
@@ -69,6 +70,8 @@ struct Rows {
     strategies: Vec<String>,
     summary: Vec<SummaryRow>,
     runs: Vec<RunRow>,
+    /// Latency samples (microseconds) of each summary row, in `LATENCY_NAMES` order.
+    samples: Vec<[Vec<u64>; 3]>,
 }
 
 fn rows() -> impl Strategy<Value = Rows> {
@@ -79,9 +82,12 @@ fn rows() -> impl Strategy<Value = Rows> {
             prop::collection::vec(prop::collection::vec(axis_text(), axes), points as usize);
         let summary = prop::collection::vec((1u32..50, summary_values()), cells);
         let runs = prop::collection::vec(prop::collection::vec(scalars(), 1..3), cells);
-        (Just(axis_keys), Just(strategies), point_axes, summary, runs).prop_map(
-            |(axis_keys, strategies, point_axes, summary, runs)| {
-                let mut rows = Rows { axis_keys, strategies, summary: vec![], runs: vec![] };
+        let sample = || prop::collection::vec(1u64..36_000_000_000, 0..8);
+        let samples = prop::collection::vec([sample(), sample(), sample()], cells);
+        (Just(axis_keys), Just(strategies), point_axes, summary, runs, samples).prop_map(
+            |(axis_keys, strategies, point_axes, summary, runs, samples)| {
+                let mut rows =
+                    Rows { axis_keys, strategies, summary: vec![], runs: vec![], samples };
                 let mut cell = 0;
                 for (point, axis_values) in point_axes.iter().enumerate() {
                     for strategy in &rows.strategies {
@@ -137,7 +143,16 @@ fn manifest(strategies: Vec<String>) -> impl Strategy<Value = Manifest> {
         )
 }
 
-/// Write a complete run or sweep directory: summary, runs, a histogram per row, manifest last.
+/// The three histograms of a row's samples.
+fn histograms(samples: &[Vec<u64>; 3]) -> [Histogram<u64>; 3] {
+    samples.clone().map(|values| {
+        let mut h = new_histogram();
+        values.iter().for_each(|&v| h.record(v).unwrap());
+        h
+    })
+}
+
+/// Write a complete run or sweep directory: summary, runs, the histogram log, manifest last.
 fn write_dir(dir: &Path, m: &Manifest, rows: &Rows) {
     results::write_summary(dir, &rows.axis_keys, &rows.summary).unwrap();
     let mut text = results::runs_header(&rows.axis_keys) + "\n";
@@ -145,9 +160,12 @@ fn write_dir(dir: &Path, m: &Manifest, rows: &Rows) {
         text.push_str(&(results::run_row_line(r) + "\n"));
     }
     write_atomic(&dir.join("runs.csv"), text).unwrap();
-    for r in &rows.summary {
-        results::write_histograms(dir, r.point, &r.strategy, &Aggregate::new()).unwrap();
+    let mut log = results::HistogramLog::create(dir).unwrap();
+    for (r, samples) in rows.summary.iter().zip(&rows.samples) {
+        log.write(&results::histogram_intervals(r.point, &r.strategy, &histograms(samples)))
+            .unwrap();
     }
+    log.commit().unwrap();
     results::write_manifest(dir, m).unwrap();
 }
 
@@ -169,6 +187,12 @@ proptest! {
         prop_assert_eq!(&r.summary, &rows.summary);
         prop_assert_eq!(&r.runs, &rows.runs);
         prop_assert_eq!(r.histograms.len(), rows.summary.len() * 3);
+        for (row, samples) in rows.summary.iter().zip(&rows.samples) {
+            for (l, h) in LATENCY_NAMES.iter().zip(histograms(samples)) {
+                let key = (row.point, row.strategy.clone(), l.to_string());
+                prop_assert_eq!(&r.histograms[&key], &h);
+            }
+        }
     }
 
     #[test]
@@ -292,26 +316,54 @@ fn the_strategy_is_in_numeric_columns_and_counts_are_integers() {
 }
 
 #[test]
-fn interval_logs_decode_to_the_encoded_histograms() {
+fn the_interval_log_decodes_to_the_histograms_read() {
     use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
     use hdrhistogram::serialization::Deserializer;
     let dir = capped_run();
     let r = Results::load(dir.path()).unwrap();
-    for label in r.strategies() {
-        let name = results::interval_log_file_name(0, &label);
-        let text = std::fs::read_to_string(dir.path().join("histograms").join(name)).unwrap();
-        assert!(text.starts_with("#[Histogram log format version 1.3]\n"), "{text}");
-        let mut tags = Vec::new();
-        for entry in IntervalLogIterator::new(text.as_bytes()) {
-            let LogEntry::Interval(i) = entry.unwrap() else { continue };
-            let tag = i.tag().unwrap().as_str().to_string();
-            let bytes = base64_decode(i.encoded_histogram());
-            let h: hdrhistogram::Histogram<u64> =
-                Deserializer::new().deserialize(&mut bytes.as_slice()).unwrap();
-            assert_eq!(h, r.histograms[&(0, label.clone(), tag.clone())], "{label} {tag}");
-            tags.push(tag);
-        }
-        assert_eq!(tags, ["launch_wait", "ttft", "completion"]);
+    let text = std::fs::read_to_string(dir.path().join(results::HISTOGRAM_LOG)).unwrap();
+    assert!(text.starts_with("#[Histogram log format version 1.3]\n"), "{text}");
+    let mut tags = Vec::new();
+    for entry in IntervalLogIterator::new(text.as_bytes()) {
+        let LogEntry::Interval(i) = entry.unwrap() else { continue };
+        let tag = i.tag().unwrap().as_str().to_string();
+        let bytes = base64_decode(i.encoded_histogram());
+        let h: Histogram<u64> = Deserializer::new().deserialize(&mut bytes.as_slice()).unwrap();
+        let key = results::parse_histogram_tag(&tag, &r.strategies()).unwrap();
+        assert_eq!(h, r.histograms[&key], "{tag}");
+        tags.push(tag);
+    }
+    let want: Vec<String> = r
+        .strategies()
+        .iter()
+        .flat_map(|s| LATENCY_NAMES.map(|l| results::histogram_tag(0, s, l)))
+        .collect();
+    assert_eq!(tags, want, "one interval per strategy and latency, in strategy order");
+}
+
+#[test]
+fn a_malformed_interval_log_is_an_error_naming_its_line() {
+    let dir = capped_run();
+    let path = dir.path().join(results::HISTOGRAM_LOG);
+    let good = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = good.lines().collect();
+    // The second interval (a TTFT), rewritten; `ttft` is its 0-based line index.
+    let ttft = lines.iter().position(|l| l.starts_with("Tag=")).unwrap() + 1;
+    let cases = [
+        (lines[ttft].replacen("Tag=", "", 1), "without `Tag=`"),
+        (lines[ttft].replacen("HISTF", "!!", 1), "not base64"),
+        (lines[ttft].replacen("_ttft,", "_latency,", 1), "expected p<point:05>"),
+        (lines[ttft].replacen(",0.000,", ",x,", 1), "start `x`"),
+        (lines[ttft].rsplit_once(',').unwrap().0.to_string(), "found 4"),
+        (format!("{}\n{}", lines[ttft], lines[ttft]), "appears twice"),
+    ];
+    for (bad, want) in cases {
+        let mut text = lines.clone();
+        text[ttft] = &bad;
+        std::fs::write(&path, text.join("\n") + "\n").unwrap();
+        let e = Results::load(dir.path()).unwrap_err().to_string();
+        let at = format!("latency.hlog:{}: ", ttft + 1 + usize::from(want == "appears twice"));
+        assert!(e.contains(&at) && e.contains(want), "{want}: {e}");
     }
 }
 

@@ -21,18 +21,10 @@
 
 use super::super::router::machine_key;
 use super::super::store::WriteOutcome;
-use super::{validate_breakpoints, Cache};
+use super::{validate_breakpoints, Cache, Lookup, Plan};
 use crate::cache::{Breakpoint, CacheError, Digest, Prompt, Usage};
 use crate::config::{GeminiMode, OpenAiContract, OpenAiRetention, Policy};
 use crate::time::{SimTime, US_PER_S};
-
-/// What a request finds: the machine it is routed to (and its route key), and its hit.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Plan {
-    route: Option<Digest>,
-    machine: u32,
-    hit: Option<usize>,
-}
 
 /// Which rule a hosted policy applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,13 +60,8 @@ impl Cache {
     }
 
     /// Look the request up (no side effect): its machine and its hit.
-    pub(super) fn hosted_plan(
-        &self,
-        prompt: &Prompt,
-        breakpoints: &[Breakpoint],
-        now: SimTime,
-        miss: bool,
-    ) -> Result<(Plan, Usage), CacheError> {
+    pub(super) fn hosted_plan(&self, ask: &Lookup) -> Result<(Plan, Usage), CacheError> {
+        let Lookup { prompt, breakpoints, now, miss } = *ask;
         let rule = self.rule();
         if matches!(rule, Rule::Breakpoints | Rule::Explicit) {
             validate_breakpoints(breakpoints, prompt.len())?;
@@ -143,16 +130,10 @@ impl Cache {
         usage
     }
 
-    /// `serve_with` under a hosted policy: plan, refresh the hit, write, count the route.
-    pub(super) fn serve_hosted(
-        &mut self,
-        prompt: &Prompt,
-        breakpoints: &[Breakpoint],
-        now: SimTime,
-        miss: bool,
-        ready_at: impl FnOnce(&Usage) -> SimTime,
-    ) -> Result<Usage, CacheError> {
-        let (plan, mut usage) = self.hosted_plan(prompt, breakpoints, now, miss)?;
+    /// `serve_with` under a hosted policy after `hosted_plan`: refresh the hit, count the
+    /// route, write; the redundant writes.
+    pub(super) fn commit_hosted(&mut self, ask: &Lookup, plan: Plan, ready: SimTime) -> u32 {
+        let Lookup { prompt, breakpoints, now, .. } = *ask;
         let rule = self.rule();
         let m = plan.machine;
         if let Some(h) = plan.hit.filter(|_| rule != Rule::Explicit) {
@@ -166,11 +147,11 @@ impl Cache {
         if let Some(route) = plan.route {
             self.router.record(route, m, now);
         }
-        let ready = ready_at(&usage);
         let ttl = Some(crate::time::SimDuration::from_us(self.hosted_ttl_us()));
         let min = self.model.min_cacheable_tokens;
         let first = plan.hit.map_or(0, |h| h + 1);
         let mut previous = plan.hit.map_or(0, |h| prompt.prefix_tokens(h));
+        let mut redundant = 0;
         let write = |store: &mut super::EntryStore<Digest>, i: usize, tokens: u64| {
             let key = machine_key(prompt.prefix_digest(i), m);
             let outcome = store.write_ttl(key, tokens, now, ready, ttl);
@@ -180,7 +161,7 @@ impl Cache {
             Rule::Longest { .. } => {
                 for i in (first..prompt.len()).filter(|&i| prompt.prefix_tokens(i) >= min) {
                     let t = prompt.prefix_tokens(i);
-                    usage.redundant_writes += write(&mut self.store, i, t - previous);
+                    redundant += write(&mut self.store, i, t - previous);
                     previous = t;
                 }
             }
@@ -188,7 +169,7 @@ impl Cache {
                 for bp in breakpoints.iter().filter(|bp| bp.index >= first) {
                     let t = prompt.prefix_tokens(bp.index);
                     if t >= min {
-                        usage.redundant_writes += write(&mut self.store, bp.index, t);
+                        redundant += write(&mut self.store, bp.index, t);
                     }
                 }
             }
@@ -196,12 +177,12 @@ impl Cache {
                 if let Some(i) = explicit_object(breakpoints).filter(|_| plan.hit.is_none()) {
                     let t = prompt.prefix_tokens(i);
                     if t >= min {
-                        usage.redundant_writes += write(&mut self.store, i, t);
+                        redundant += write(&mut self.store, i, t);
                     }
                 }
             }
         }
-        Ok(usage)
+        redundant
     }
 }
 
