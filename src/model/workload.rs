@@ -49,7 +49,8 @@ pub const fn name_hash(tag: &str) -> u64 {
 
 /// The identity digest of a stable name `tag/a/b`: 256 bits derived from the name by the
 /// SplitMix64 mixer (no allocation, a few ns). It stands for content the simulator does not
-/// render, so it need not be cryptographic; the prefix chain over it is SHA-256 (`Prompt`).
+/// render, so it need not be cryptographic, nor need the prefix chain over it
+/// (`Prompt::synthetic`).
 pub fn identity(tag: &str, a: u64, b: u64) -> Digest {
     identity_of(name_hash(tag), a, b)
 }
@@ -97,7 +98,7 @@ pub fn message_params(thinking: bool) -> Digest {
 
 /// An empty prompt to `model` with thinking on or off, room for `blocks` blocks.
 fn new_prompt(model: &str, thinking: bool, blocks: usize) -> Prompt {
-    let mut p = Prompt::with_capacity(SCOPE, model, blocks);
+    let mut p = Prompt::synthetic(SCOPE, model, blocks);
     p.set_message_params(message_params(thinking));
     p
 }
