@@ -196,6 +196,25 @@ impl Prompt {
         self.entries.reserve(additional);
     }
 
+    /// A copy with room for `additional` more blocks, in one allocation (`clone` then
+    /// `reserve` would copy the blocks twice): how a fork starts its own conversation.
+    pub fn fork(&self, additional: usize) -> Prompt {
+        let mut entries = Vec::with_capacity(self.entries.len() + additional);
+        entries.extend_from_slice(&self.entries);
+        Prompt { entries, ..self.clone_head() }
+    }
+
+    /// Everything but the blocks.
+    fn clone_head(&self) -> Prompt {
+        Prompt {
+            state: self.state.clone(),
+            layer: self.layer,
+            system_params: self.system_params,
+            message_params: self.message_params,
+            entries: Vec::new(),
+        }
+    }
+
     /// Set the digest of the parameters that invalidate the messages layer (`tool_choice`,
     /// thinking). Panics if a message block was already pushed (a caller bug).
     pub fn set_message_params(&mut self, params: Digest) {

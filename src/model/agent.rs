@@ -70,7 +70,8 @@ pub(super) struct Agent {
     pub grown: [u64; 2],
     pub work: ChaCha8Rng,
     pub lat: ChaCha8Rng,
-    pub jitter: ChaCha8Rng,
+    /// 429 retry jitter (only with `[rate_limits]`).
+    pub jitter: Option<ChaCha8Rng>,
     /// Isolated-miss draws (only with `cache.miss_probability` > 0).
     pub miss: Option<ChaCha8Rng>,
     /// Gemini implicit hit draws (only under the `gemini` policy in implicit mode).
@@ -93,23 +94,30 @@ impl Streams<'_> {
     }
 
     /// Streams for the optional draws exist only when their feature is on: a run that
-    /// enables nothing draws exactly what it drew before.
-    fn agent(&self, id: u64, work: ChaCha8Rng, chain: Chain, shared: &Shared) -> Agent {
+    /// enables nothing draws exactly what it drew before. The agent is built in one piece
+    /// (its streams are a few hundred bytes each: no copy of it is made to change a field).
+    fn agent(
+        &self,
+        (id, turns, output_tokens): (u64, u32, u64),
+        work: ChaCha8Rng,
+        chain: Chain,
+        shared: &Shared,
+    ) -> Agent {
         let (misses, overloads) =
             (self.exp.cache.miss_probability > 0.0, self.exp.overload.is_some());
         Agent {
             chain,
             shared_end: shared.prompt.len() - 1,
             model: shared.model,
-            turns: 1,
+            turns,
             turn: 0,
-            output_tokens: 0,
+            output_tokens,
             slot: SimTime::ZERO,
             phase: Phase::Queued,
             grown: [0; 2],
             work,
             lat: self.get(id, site::LATENCY),
-            jitter: self.get(id, site::RATE_LIMIT),
+            jitter: self.exp.rate_limits.is_some().then(|| self.get(id, site::RATE_LIMIT)),
             miss: misses.then(|| self.get(id, site::MISS)),
             implicit: super::admission::draws_implicit(self.exp)
                 .then(|| self.get(id, site::IMPLICIT_HIT)),
@@ -123,8 +131,8 @@ impl Streams<'_> {
 /// `n`). `strips`: the agents' chains keep a bare history (`Chain::new`).
 pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: bool) -> Vec<Agent> {
     let w = &exp.workload;
-    let turns_hint = w.turns.mean().ceil().clamp(1.0, 64.0) as usize;
-    let shared: Shared = workload::shared(exp, turns_hint, w.thinking);
+    // Each agent forks the shared prefix with room for its own turns: it needs none.
+    let shared: Shared = workload::shared(exp, 0, w.thinking);
     let streams = Streams { exp, replication };
     let mut agents = Vec::with_capacity(w.agents as usize + 1);
     for a in 0..w.agents {
@@ -136,10 +144,10 @@ pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: b
             (w.turns.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
         };
         let output_tokens = w.output_tokens.sample_u64(&mut work).min(w.output_max_tokens);
-        let mut prompt = shared.prompt.clone();
+        let mut prompt = shared.prompt.fork(1 + workload::turn_room(exp, turns - 1));
         workload::push_task(&mut prompt, id, w.task_tokens);
-        let agent = streams.agent(id, work, Chain::new(prompt, strips), &shared);
-        agents.push(Agent { turns, output_tokens, ..agent });
+        let chain = Chain::new(prompt, strips);
+        agents.push(streams.agent((id, turns, output_tokens), work, chain, &shared));
     }
     if prewarm {
         // The warming request: the shared prefix, max_tokens = 0, on the workflow's streams.
@@ -150,7 +158,9 @@ pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: b
             false => shared.prompt.clone(),
         };
         let work = streams.get(WORKFLOW_ID, site::WORKLOAD);
-        agents.push(streams.agent(WORKFLOW_ID, work, Chain::new(prompt, false), &shared));
+        // One request of no output.
+        let chain = Chain::new(prompt, false);
+        agents.push(streams.agent((WORKFLOW_ID, 1, 0), work, chain, &shared));
     }
     agents
 }

@@ -405,10 +405,8 @@ impl<'a> Run<'a> {
         }
         let line = p.line_at(self.engine.now());
         let strips = agents_strip_own(exp, &self.models);
-        let per_turn = exp.workload.turn_blocks.len() + 1;
         let ag = &mut self.agents[a as usize];
-        let mut prompt = line.clone();
-        prompt.reserve(3 + per_turn * ag.turns as usize);
+        let mut prompt = line.fork(3 + workload::turn_room(exp, ag.turns));
         workload::push_brief(&mut prompt, exp);
         ag.shared_end = prompt.len() - 1;
         workload::push_task(&mut prompt, a as u64, exp.workload.task_tokens);
@@ -573,9 +571,9 @@ impl Run<'_> {
         let now = self.engine.now();
         let exp = self.exp;
         let ag = self.agent_mut(who);
-        let jitter = match &exp.rate_limits {
-            Some(r) => SimDuration::from_us(r.retry_jitter_us.sample_u64(&mut ag.jitter)),
-            None => SimDuration::ZERO,
+        let jitter = match (&exp.rate_limits, ag.jitter.as_mut()) {
+            (Some(r), Some(rng)) => SimDuration::from_us(r.retry_jitter_us.sample_u64(rng)),
+            _ => SimDuration::ZERO,
         };
         let retry = wait.saturating_add(jitter);
         self.rec.metrics.rate_limited += 1;

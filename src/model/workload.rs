@@ -292,6 +292,12 @@ pub fn shared(exp: &Experiment, turns_hint: usize, thinking: bool) -> Shared {
     Shared { prompt: p, system_end: 1, model: agents_model(exp).1 }
 }
 
+/// Room for the blocks `turns` agent turns append: reserved when a fork starts, so no block is
+/// copied as its conversation grows (capped: a run of huge turn counts grows as it goes).
+pub fn turn_room(exp: &Experiment, turns: u32) -> usize {
+    (exp.workload.turn_blocks.len() + 1) * (turns as usize).min(256)
+}
+
 /// Breakpoints of the anthropic default: end of system, end of the shared part, last message
 /// (deduplicated when they coincide). Returns how many of `out` are used.
 pub fn breakpoints(
