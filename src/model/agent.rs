@@ -3,7 +3,8 @@
 
 use super::workload::{self, Chain, Shared, TurnTokens, WORKFLOW_ID};
 use super::SimError;
-use crate::config::{AgentKind, Experiment, ModelParams};
+use crate::config::{AgentKind, Experiment, ModelParams, Workload};
+use crate::dist::Sampler;
 use crate::rng::{self, site, ChaCha8Rng, RngExt};
 use crate::time::{SimDuration, SimTime};
 
@@ -80,6 +81,24 @@ pub(super) struct Agent {
     pub overload: Option<ChaCha8Rng>,
     /// 529s received for the current request so far.
     pub overload_retries: u32,
+}
+
+/// The workload's per-turn distributions, ready to draw from (built once per run).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TurnDraws<'e> {
+    output_tokens: Sampler<'e>,
+    tool_latency_us: Sampler<'e>,
+    tool_result_tokens: Sampler<'e>,
+}
+
+impl<'e> TurnDraws<'e> {
+    pub(super) fn new(w: &'e Workload) -> Self {
+        TurnDraws {
+            output_tokens: Sampler::new(&w.output_tokens),
+            tool_latency_us: Sampler::new(&w.tool_latency_us),
+            tool_result_tokens: Sampler::new(&w.tool_result_tokens),
+        }
+    }
 }
 
 /// The per-requester random streams of one replication.
@@ -178,16 +197,23 @@ impl Agent {
     }
 
     /// Draw the tool call after request `request`, extend the prompt with the response and
-    /// the tool result, draw the next output. Returns the tool's latency.
-    pub(super) fn next_turn(&mut self, exp: &Experiment, a: u32, request: u32) -> SimDuration {
+    /// the tool result, draw the next output (from `draws`, the workload's distributions).
+    /// Returns the tool's latency.
+    pub(super) fn next_turn(
+        &mut self,
+        exp: &Experiment,
+        draws: &TurnDraws<'_>,
+        a: u32,
+        request: u32,
+    ) -> SimDuration {
         let w = &exp.workload;
         let denied = match w.kind {
             AgentKind::ForkDenyAtCall { .. } => self.work.random::<f64>() < w.denied_call_share,
             _ => false,
         };
-        let mut tool = SimDuration::from_us(w.tool_latency_us.sample_u64(&mut self.work));
+        let mut tool = SimDuration::from_us(draws.tool_latency_us.sample_u64(&mut self.work));
         let mut result_tokens =
-            w.tool_result_tokens.sample_u64(&mut self.work).min(w.tool_result_max_tokens);
+            draws.tool_result_tokens.sample_u64(&mut self.work).min(w.tool_result_max_tokens);
         if denied {
             // Refused at call time: an immediate, short error result.
             tool = SimDuration::ZERO;
@@ -198,7 +224,8 @@ impl Agent {
         self.grown[0] += t.output;
         self.grown[1] += t.result;
         workload::push_turn(&mut self.chain, exp, a as u64, request as u64, t);
-        self.output_tokens = w.output_tokens.sample_u64(&mut self.work).min(w.output_max_tokens);
+        self.output_tokens =
+            draws.output_tokens.sample_u64(&mut self.work).min(w.output_max_tokens);
         tool
     }
 
