@@ -243,6 +243,19 @@ impl Agent {
         if tokens <= window {
             return Ok(());
         }
+        self.window_error(exp, model, shown, (tokens, window))
+    }
+
+    /// The error of a request outgrowing its window: out of the hot path (`#[cold]`).
+    #[cold]
+    #[inline(never)]
+    fn window_error(
+        &self,
+        exp: &Experiment,
+        model: &ModelParams,
+        shown: u32,
+        (tokens, window): (u64, u64),
+    ) -> Result<(), SimError> {
         let w = &exp.workload;
         let prefix = match w.kind {
             AgentKind::Subagent => w.subagent_tokens,
