@@ -6,6 +6,9 @@
 //! - `fanout_64x20`: 64 agents, 20 turns each (1,280 requests), one replication.
 //! - `server_default_workload`: the default workload on a self-hosted server
 //!   (`cache.policy = "vllm"`, `[server]` defaults: one Llama 3.1 8B replica), per strategy.
+//! - `run_peer_fanout`, `run_default_experiment`: what `prefixsim run FILE --jobs 1` does
+//!   for benches/peer/fanout.toml (240k requests) and experiments/default.toml, parsed from
+//!   the files' text: every replication of every strategy, and the summary.
 //!
 //! Throughput is reported as items per second: events, or simulated API requests.
 
@@ -13,15 +16,14 @@ use divan::counter::ItemsCount;
 use divan::Bencher;
 use prefixsim::cache::preset;
 use prefixsim::config::server::server_preset;
-use prefixsim::config::{
-    AgentKind, CacheParams, Experiment, LatencyParams, Policy, Release, RunLimits, Strategy, Ttl,
-    Workload, DEFAULT_TURN_BLOCKS,
-};
+use prefixsim::config::{Experiment, Policy, Release, Strategy};
 use prefixsim::dist::Dist;
 use prefixsim::engine::{Bounds, Engine};
 use prefixsim::metrics::RunMetrics;
+use prefixsim::model::workload::closed_form_experiment;
 use prefixsim::model::{simulate, Simulator};
 use prefixsim::time::{SimDuration, SimTime};
+use prefixsim::RunOptions;
 
 fn main() {
     divan::main();
@@ -46,63 +48,22 @@ fn engine_events(bencher: Bencher) {
     });
 }
 
+/// The tests' closed-form fan-out (`closed_form_experiment`) made stochastic: a 500-token
+/// brief, `turns` turns, lognormal outputs, tool latency and tool results, on Sonnet 4.6
+/// (Sonnet 4.5's prices with a 1M window: long agents never outgrow it).
 fn experiment(agents: u32, turns: f64) -> Experiment {
-    Experiment {
-        name: "bench".into(),
-        question: String::new(),
-        seed: 42,
-        replications: 1,
-        strategies: vec![],
-        // Sonnet 4.5's prices with a 1M window: long agents never outgrow it.
-        model: preset("claude-sonnet-4.6").expect("preset"),
-        cache: CacheParams {
-            policy: Policy::Anthropic,
-            ttl: Ttl::FiveMin,
-            capacity_tokens: None,
-            parent_ttl: None,
-            ttl_by_kind: Vec::new(),
-            miss_probability: 0.0,
-            hosted: Default::default(),
-        },
-        workload: Workload {
-            kind: AgentKind::Fork,
-            agents,
-            arrival_every_us: 0,
-            concurrency: 16,
-            parent_tokens: 50_000,
-            parent_warm: false,
-            parent_idle_us: 0,
-            parent_turn_every_us: 0,
-            parent_turn_tokens: Dist::Const(2000.0),
-            brief_tokens: 500,
-            task_tokens: 100,
-            subagent_tokens: 15_000,
-            turns: Dist::Const(turns),
-            output_tokens: Dist::LogNormal { median: 300.0, p90: 1000.0 },
-            tool_latency_us: Dist::LogNormal { median: 1.5e6, p90: 6e6 },
-            tool_result_tokens: Dist::LogNormal { median: 500.0, p90: 3000.0 },
-            denied_call_share: 0.0,
-            turn_blocks: DEFAULT_TURN_BLOCKS.to_vec(),
-            parent_exchange_blocks: DEFAULT_TURN_BLOCKS.to_vec(),
-            thinking: false,
-            parent_thinking: None,
-            output_max_tokens: u64::MAX,
-            tool_result_max_tokens: u64::MAX,
-        },
-        latency: LatencyParams {
-            overhead_us: Dist::Const(5e5),
-            prefill_rate: Dist::Const(20_000.0),
-            cached_rate: Dist::Const(1_000_000.0),
-            decode_rate: Dist::Const(50.0),
-            ready_delay_us: Dist::Const(0.0),
-        },
-        latency_other: None,
-        rate_limits: None,
-        overload: None,
-        limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * 3_600_000_000 },
-        plot_baseline: Vec::new(),
-        server: None,
-    }
+    let mut exp = closed_form_experiment(agents);
+    exp.name = "bench".into();
+    exp.question = String::new();
+    exp.seed = 42;
+    exp.strategies = vec![];
+    exp.model = preset("claude-sonnet-4.6").expect("preset");
+    exp.workload.brief_tokens = 500;
+    exp.workload.turns = Dist::Const(turns);
+    exp.workload.output_tokens = Dist::LogNormal { median: 300.0, p90: 1000.0 };
+    exp.workload.tool_latency_us = Dist::LogNormal { median: 1.5e6, p90: 6e6 };
+    exp.workload.tool_result_tokens = Dist::LogNormal { median: 500.0, p90: 3000.0 };
+    exp
 }
 
 fn strategies() -> [(&'static str, Strategy); 5] {
@@ -165,4 +126,29 @@ fn server_default_workload(bencher: Bencher, strategy: usize) {
     exp.server = server_preset("llama-3.1-8b", Policy::Vllm);
     let (_, s) = &strategies()[strategy];
     bench_replications(bencher, &exp, s, 16);
+}
+
+/// One whole `run --jobs 1` of an experiment file's text per iteration; items are the
+/// simulated requests of every replication of every strategy (the prewarm request included).
+fn bench_file(bencher: Bencher, text: &str) {
+    let exp = prefixsim::Experiment::from_toml(text).expect("the file resolves");
+    let opts = RunOptions { jobs: Some(1), check_limits: false, ..RunOptions::default() };
+    let summary = exp.run(&opts).expect("runs");
+    let reps = f64::from(summary.replications);
+    let requests: f64 = summary.results.iter().map(|r| r.requests * reps).sum();
+    bencher
+        .counter(ItemsCount::new(requests.round() as u64))
+        .bench_local(|| exp.run(&opts).expect("runs"));
+}
+
+/// benches/peer/fanout.toml: 16 forks x 5 turns, 1,000 replications x 3 strategies.
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn run_peer_fanout(bencher: Bencher) {
+    bench_file(bencher, include_str!("peer/fanout.toml"));
+}
+
+/// experiments/default.toml: 3 Explore sub-agents, 200 replications x 6 strategies.
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn run_default_experiment(bencher: Bencher) {
+    bench_file(bencher, include_str!("../experiments/default.toml"));
 }

@@ -1,8 +1,9 @@
 //! The prefix cache of docs/cache.md, as a pure library: no clock (`now` is a parameter),
 //! no I/O, no randomness.
 //!
-//! - [`Prompt`]: a request as a chain of [`Block`]s with running SHA-256 prefix digests
-//!   (`prompt.rs`); extended one block at a time, never re-hashing the shared part.
+//! - [`Prompt`]: a request as a chain of [`Block`]s with running prefix digests (SHA-256 for
+//!   real content, a cheaper mix for synthetic blocks: `prompt.rs`); extended one block at a
+//!   time, never re-hashing the shared part.
 //! - [`lifecycle::state`]: the one rule from an entry's times to its [`State`] (pending ->
 //!   ready -> expired, sliding TTL from the send time of the last request that used it), shared
 //!   with the trace replay's block cache (`lifecycle.rs`); [`lru::Lru`]: the intrusive recency

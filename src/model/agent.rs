@@ -3,7 +3,8 @@
 
 use super::workload::{self, Chain, Shared, TurnTokens, WORKFLOW_ID};
 use super::SimError;
-use crate::config::{AgentKind, Experiment, ModelParams};
+use crate::config::{AgentKind, Experiment, ModelParams, Workload};
+use crate::dist::Sampler;
 use crate::rng::{self, site, ChaCha8Rng, RngExt};
 use crate::time::{SimDuration, SimTime};
 
@@ -70,7 +71,8 @@ pub(super) struct Agent {
     pub grown: [u64; 2],
     pub work: ChaCha8Rng,
     pub lat: ChaCha8Rng,
-    pub jitter: ChaCha8Rng,
+    /// 429 retry jitter (only with `[rate_limits]`).
+    pub jitter: Option<ChaCha8Rng>,
     /// Isolated-miss draws (only with `cache.miss_probability` > 0).
     pub miss: Option<ChaCha8Rng>,
     /// Gemini implicit hit draws (only under the `gemini` policy in implicit mode).
@@ -79,6 +81,24 @@ pub(super) struct Agent {
     pub overload: Option<ChaCha8Rng>,
     /// 529s received for the current request so far.
     pub overload_retries: u32,
+}
+
+/// The workload's per-turn distributions, ready to draw from (built once per run).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TurnDraws<'e> {
+    output_tokens: Sampler<'e>,
+    tool_latency_us: Sampler<'e>,
+    tool_result_tokens: Sampler<'e>,
+}
+
+impl<'e> TurnDraws<'e> {
+    pub(super) fn new(w: &'e Workload) -> Self {
+        TurnDraws {
+            output_tokens: Sampler::new(&w.output_tokens),
+            tool_latency_us: Sampler::new(&w.tool_latency_us),
+            tool_result_tokens: Sampler::new(&w.tool_result_tokens),
+        }
+    }
 }
 
 /// The per-requester random streams of one replication.
@@ -93,23 +113,30 @@ impl Streams<'_> {
     }
 
     /// Streams for the optional draws exist only when their feature is on: a run that
-    /// enables nothing draws exactly what it drew before.
-    fn agent(&self, id: u64, work: ChaCha8Rng, chain: Chain, shared: &Shared) -> Agent {
+    /// enables nothing draws exactly what it drew before. The agent is built in one piece
+    /// (its streams are a few hundred bytes each: no copy of it is made to change a field).
+    fn agent(
+        &self,
+        (id, turns, output_tokens): (u64, u32, u64),
+        work: ChaCha8Rng,
+        chain: Chain,
+        shared: &Shared,
+    ) -> Agent {
         let (misses, overloads) =
             (self.exp.cache.miss_probability > 0.0, self.exp.overload.is_some());
         Agent {
             chain,
             shared_end: shared.prompt.len() - 1,
             model: shared.model,
-            turns: 1,
+            turns,
             turn: 0,
-            output_tokens: 0,
+            output_tokens,
             slot: SimTime::ZERO,
             phase: Phase::Queued,
             grown: [0; 2],
             work,
             lat: self.get(id, site::LATENCY),
-            jitter: self.get(id, site::RATE_LIMIT),
+            jitter: self.exp.rate_limits.is_some().then(|| self.get(id, site::RATE_LIMIT)),
             miss: misses.then(|| self.get(id, site::MISS)),
             implicit: super::admission::draws_implicit(self.exp)
                 .then(|| self.get(id, site::IMPLICIT_HIT)),
@@ -123,8 +150,8 @@ impl Streams<'_> {
 /// `n`). `strips`: the agents' chains keep a bare history (`Chain::new`).
 pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: bool) -> Vec<Agent> {
     let w = &exp.workload;
-    let turns_hint = w.turns.mean().ceil().clamp(1.0, 64.0) as usize;
-    let shared: Shared = workload::shared(exp, turns_hint, w.thinking);
+    // Each agent forks the shared prefix with room for its own turns: it needs none.
+    let shared: Shared = workload::shared(exp, 0, w.thinking);
     let streams = Streams { exp, replication };
     let mut agents = Vec::with_capacity(w.agents as usize + 1);
     for a in 0..w.agents {
@@ -136,10 +163,10 @@ pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: b
             (w.turns.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
         };
         let output_tokens = w.output_tokens.sample_u64(&mut work).min(w.output_max_tokens);
-        let mut prompt = shared.prompt.clone();
+        let mut prompt = shared.prompt.fork(1 + workload::turn_room(exp, turns - 1));
         workload::push_task(&mut prompt, id, w.task_tokens);
-        let agent = streams.agent(id, work, Chain::new(prompt, strips), &shared);
-        agents.push(Agent { turns, output_tokens, ..agent });
+        let chain = Chain::new(prompt, strips);
+        agents.push(streams.agent((id, turns, output_tokens), work, chain, &shared));
     }
     if prewarm {
         // The warming request: the shared prefix, max_tokens = 0, on the workflow's streams.
@@ -150,7 +177,9 @@ pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: b
             false => shared.prompt.clone(),
         };
         let work = streams.get(WORKFLOW_ID, site::WORKLOAD);
-        agents.push(streams.agent(WORKFLOW_ID, work, Chain::new(prompt, false), &shared));
+        // One request of no output.
+        let chain = Chain::new(prompt, false);
+        agents.push(streams.agent((WORKFLOW_ID, 1, 0), work, chain, &shared));
     }
     agents
 }
@@ -168,16 +197,23 @@ impl Agent {
     }
 
     /// Draw the tool call after request `request`, extend the prompt with the response and
-    /// the tool result, draw the next output. Returns the tool's latency.
-    pub(super) fn next_turn(&mut self, exp: &Experiment, a: u32, request: u32) -> SimDuration {
+    /// the tool result, draw the next output (from `draws`, the workload's distributions).
+    /// Returns the tool's latency.
+    pub(super) fn next_turn(
+        &mut self,
+        exp: &Experiment,
+        draws: &TurnDraws<'_>,
+        a: u32,
+        request: u32,
+    ) -> SimDuration {
         let w = &exp.workload;
         let denied = match w.kind {
             AgentKind::ForkDenyAtCall { .. } => self.work.random::<f64>() < w.denied_call_share,
             _ => false,
         };
-        let mut tool = SimDuration::from_us(w.tool_latency_us.sample_u64(&mut self.work));
+        let mut tool = SimDuration::from_us(draws.tool_latency_us.sample_u64(&mut self.work));
         let mut result_tokens =
-            w.tool_result_tokens.sample_u64(&mut self.work).min(w.tool_result_max_tokens);
+            draws.tool_result_tokens.sample_u64(&mut self.work).min(w.tool_result_max_tokens);
         if denied {
             // Refused at call time: an immediate, short error result.
             tool = SimDuration::ZERO;
@@ -188,7 +224,8 @@ impl Agent {
         self.grown[0] += t.output;
         self.grown[1] += t.result;
         workload::push_turn(&mut self.chain, exp, a as u64, request as u64, t);
-        self.output_tokens = w.output_tokens.sample_u64(&mut self.work).min(w.output_max_tokens);
+        self.output_tokens =
+            draws.output_tokens.sample_u64(&mut self.work).min(w.output_max_tokens);
         tool
     }
 
@@ -206,6 +243,19 @@ impl Agent {
         if tokens <= window {
             return Ok(());
         }
+        self.window_error(exp, model, shown, (tokens, window))
+    }
+
+    /// The error of a request outgrowing its window: out of the hot path (`#[cold]`).
+    #[cold]
+    #[inline(never)]
+    fn window_error(
+        &self,
+        exp: &Experiment,
+        model: &ModelParams,
+        shown: u32,
+        (tokens, window): (u64, u64),
+    ) -> Result<(), SimError> {
         let w = &exp.workload;
         let prefix = match w.kind {
             AgentKind::Subagent => w.subagent_tokens,

@@ -3,7 +3,7 @@
 //! `duration = ttft + output_tokens / decode_rate`. Every term is drawn from its distribution.
 
 use crate::config::LatencyParams;
-use crate::dist::Dist;
+use crate::dist::{round_u64, Dist, Sampler};
 use crate::rng::ChaCha8Rng;
 use crate::time::{SimDuration, US_PER_S};
 
@@ -64,16 +64,44 @@ pub struct Timing {
 /// Draw the timing of one request. Draw order is fixed (overhead, prefill, cached, decode,
 /// ready delay) so that streams stay aligned across strategies; constant terms draw nothing.
 pub fn draw(params: &LatencyParams, work: Work, rng: &mut ChaCha8Rng) -> Timing {
-    let overhead_us = params.overhead_us.sample(rng).max(0.0);
-    let prefill_rate = params.prefill_rate.sample(rng);
-    let cached_rate = params.cached_rate.sample(rng);
-    let decode_rate = params.decode_rate.sample(rng);
-    let ready_delay = SimDuration::from_us(params.ready_delay_us.sample_u64(rng));
-    let ttft_s = tokens_over_rate(work.prefill_tokens, prefill_rate)
-        + tokens_over_rate(work.cached_tokens, cached_rate);
-    let ttft = SimDuration::from_us(overhead_us.round() as u64) + secs_rounded(ttft_s);
-    let decode = secs_rounded(tokens_over_rate(work.output_tokens, decode_rate));
-    Timing { ttft, decode, ready_delay }
+    Latency::new(params).draw(work, rng)
+}
+
+/// `LatencyParams` ready to draw from (`Sampler`s: a lognormal's sigma computed once), for a
+/// run that draws every request's timing from the same parameters. Draws as `draw` does.
+#[derive(Debug, Clone, Copy)]
+pub struct Latency<'p> {
+    overhead_us: Sampler<'p>,
+    prefill_rate: Sampler<'p>,
+    cached_rate: Sampler<'p>,
+    decode_rate: Sampler<'p>,
+    ready_delay_us: Sampler<'p>,
+}
+
+impl<'p> Latency<'p> {
+    pub fn new(p: &'p LatencyParams) -> Self {
+        Latency {
+            overhead_us: Sampler::new(&p.overhead_us),
+            prefill_rate: Sampler::new(&p.prefill_rate),
+            cached_rate: Sampler::new(&p.cached_rate),
+            decode_rate: Sampler::new(&p.decode_rate),
+            ready_delay_us: Sampler::new(&p.ready_delay_us),
+        }
+    }
+
+    /// Draw one request's timing for `work`, in `draw`'s order.
+    pub fn draw(&self, work: Work, rng: &mut ChaCha8Rng) -> Timing {
+        let overhead_us = self.overhead_us.sample(rng).max(0.0);
+        let prefill_rate = self.prefill_rate.sample(rng);
+        let cached_rate = self.cached_rate.sample(rng);
+        let decode_rate = self.decode_rate.sample(rng);
+        let ready_delay = SimDuration::from_us(self.ready_delay_us.sample_u64(rng));
+        let ttft_s = tokens_over_rate(work.prefill_tokens, prefill_rate)
+            + tokens_over_rate(work.cached_tokens, cached_rate);
+        let ttft = SimDuration::from_us(round_u64(overhead_us)) + secs_rounded(ttft_s);
+        let decode = secs_rounded(tokens_over_rate(work.output_tokens, decode_rate));
+        Timing { ttft, decode, ready_delay }
+    }
 }
 
 fn tokens_over_rate(tokens: u64, rate_per_s: f64) -> f64 {
@@ -89,8 +117,10 @@ fn tokens_over_rate(tokens: u64, rate_per_s: f64) -> f64 {
 /// Seconds rounded to whole microseconds; an infinite time (a zero rate) is a quarter of the
 /// end of time, so that adding a few of them to an instant does not overflow.
 fn secs_rounded(s: f64) -> SimDuration {
-    if (s * US_PER_S as f64).is_finite() {
-        SimDuration::from_secs_f64_round(s)
+    let us = s * US_PER_S as f64;
+    if us.is_finite() {
+        // `SimDuration::from_secs_f64_round(s)`, without the software `round`.
+        SimDuration::from_us(round_u64(us))
     } else {
         SimDuration::MAX / 4
     }

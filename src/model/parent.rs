@@ -179,7 +179,7 @@ impl Run<'_> {
             &mut self.caches[0],
             (&p.own.prompt, bps, miss),
             now,
-            &exp.latency,
+            &self.latency[0],
             out,
             &mut p.lat,
         )

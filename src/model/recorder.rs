@@ -65,7 +65,9 @@ impl<'a> Recorder<'a> {
         if let Some(wait) = launch_wait {
             mx.launch_wait_us.record(wait.as_us());
         }
-        self.trace_request(s, prompt, bps);
+        if self.trace.is_some() {
+            self.trace_request(s, prompt, bps);
+        }
     }
 
     /// Count one served request of the parent, apart from the fan-out's.
@@ -77,8 +79,25 @@ impl<'a> Recorder<'a> {
         self.trace_request(s, prompt, bps);
     }
 
-    /// One timeline segment from `start` to `end` (traced runs).
+    /// One timeline segment from `start` to `end` (traced runs). Only the check is inlined
+    /// into the model's hot path; the recording is out of line (`#[cold]`), so an untraced
+    /// run's loop stays small in the instruction cache.
+    #[inline]
     pub(super) fn segment(
+        &mut self,
+        id: (Requester, u32),
+        kind: SegmentKind,
+        span: (SimTime, SimTime),
+        outcome: Outcome,
+    ) {
+        if self.trace.is_some() {
+            self.push_segment(id, kind, span, outcome);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_segment(
         &mut self,
         (who, request): (Requester, u32),
         kind: SegmentKind,
@@ -92,7 +111,9 @@ impl<'a> Recorder<'a> {
     }
 
     /// The timeline segments and the record of one served request (traced runs), with the
-    /// prompt's size and the cache keys it touched.
+    /// prompt's size and the cache keys it touched. Out of line, as `push_segment`.
+    #[cold]
+    #[inline(never)]
     fn trace_request(&mut self, s: &Served, prompt: &Prompt, bps: &[Breakpoint]) {
         if self.trace.is_none() {
             return;

@@ -18,8 +18,8 @@
 //! windows and TTL buckets follow docs/anthropic.md.
 
 use super::admission::{draw_implicit_miss, draw_miss, would_have_read, Admit, Ask, Limiters};
-use super::agent::{self, Agent, Phase, Requester};
-use super::latency::{self, Work};
+use super::agent::{self, Agent, Phase, Requester, TurnDraws};
+use super::latency::{self, Latency, Work};
 use super::launch::{Launch, OnSlot, Released};
 use super::parent::Parent;
 use super::recorder::{Recorder, Served};
@@ -134,6 +134,11 @@ pub(super) struct Run<'a> {
     pub caches: &'a mut Vec<Cache>,
     /// The experiment's model, then `fork_other_model`'s.
     pub models: Vec<ModelParams>,
+    /// Each model's latency parameters, ready to draw from (`fork_other_model` runs at its
+    /// own model's speed when `latency_other` is given).
+    pub latency: [Latency<'a>; 2],
+    /// The agents' per-turn distributions, ready to draw from.
+    turn_draws: TurnDraws<'a>,
     pub limiters: Limiters,
     next_queued: u32,
     /// Agents that have arrived (asked for a slot); all of them at t0 unless
@@ -196,6 +201,11 @@ impl<'a> Run<'a> {
             limiters: Limiters::new(exp, &models),
             parent: Parent::new(exp, &models, replication),
             models,
+            latency: [
+                Latency::new(&exp.latency),
+                Latency::new(exp.latency_other.as_ref().unwrap_or(&exp.latency)),
+            ],
+            turn_draws: TurnDraws::new(w),
             next_queued: 0,
             arrived: 0,
             free_slots: w.concurrency,
@@ -405,10 +415,8 @@ impl<'a> Run<'a> {
         }
         let line = p.line_at(self.engine.now());
         let strips = agents_strip_own(exp, &self.models);
-        let per_turn = exp.workload.turn_blocks.len() + 1;
         let ag = &mut self.agents[a as usize];
-        let mut prompt = line.clone();
-        prompt.reserve(3 + per_turn * ag.turns as usize);
+        let mut prompt = line.fork(3 + workload::turn_room(exp, ag.turns));
         workload::push_brief(&mut prompt, exp);
         ag.shared_end = prompt.len() - 1;
         workload::push_task(&mut prompt, a as u64, exp.workload.task_tokens);
@@ -450,16 +458,11 @@ impl Run<'_> {
             self.rec.metrics.isolated_misses += u64::from(would_read);
         }
         ag.overload_retries = 0;
-        // The `fork_other_model` model (m = 1) runs at its own model's speed.
-        let params = match m {
-            0 => &self.exp.latency,
-            _ => self.exp.latency_other.as_ref().unwrap_or(&self.exp.latency),
-        };
         let (usage, timing) = serve_timed(
             &mut self.caches[m],
             (&ag.chain.prompt, bps, miss),
             now,
-            params,
+            &self.latency[m],
             out,
             &mut ag.lat,
         )
@@ -573,9 +576,9 @@ impl Run<'_> {
         let now = self.engine.now();
         let exp = self.exp;
         let ag = self.agent_mut(who);
-        let jitter = match &exp.rate_limits {
-            Some(r) => SimDuration::from_us(r.retry_jitter_us.sample_u64(&mut ag.jitter)),
-            None => SimDuration::ZERO,
+        let jitter = match (&exp.rate_limits, ag.jitter.as_mut()) {
+            (Some(r), Some(rng)) => SimDuration::from_us(r.retry_jitter_us.sample_u64(rng)),
+            _ => SimDuration::ZERO,
         };
         let retry = wait.saturating_add(jitter);
         self.rec.metrics.rate_limited += 1;
@@ -612,7 +615,7 @@ impl Run<'_> {
     /// After response `request` ends at `end`: the tool call, then the next request.
     fn tool_call(&mut self, a: u32, request: u32, end: SimTime) {
         let ag = &mut self.agents[a as usize];
-        let tool_time = ag.next_turn(self.exp, a, request);
+        let tool_time = ag.next_turn(self.exp, &self.turn_draws, a, request);
         ag.turn += 1;
         let tool = (Requester::Agent(a), request + 1);
         self.rec.segment(tool, SegmentKind::Tool, (end, end + tool_time), Outcome::None);
@@ -656,19 +659,19 @@ pub(super) fn serve_timed(
     cache: &mut Cache,
     (prompt, bps, miss): (&Prompt, &[Breakpoint], bool),
     now: SimTime,
-    params: &crate::config::LatencyParams,
+    latency: &Latency<'_>,
     out: u64,
     rng: &mut ChaCha8Rng,
 ) -> Result<(Usage, latency::Timing), cache::CacheError> {
     let mut timing = None;
     let usage = cache.serve_with(prompt, bps, now, miss, |u| {
-        let t = latency::draw(params, work(u, out), rng);
+        let t = latency.draw(work(u, out), rng);
         timing = Some(t);
         now + t.ttft + t.ready_delay
     })?;
     let t = match timing {
         Some(t) => t,
-        None => latency::draw(params, work(&usage, out), rng),
+        None => latency.draw(work(&usage, out), rng),
     };
     Ok((usage, t))
 }

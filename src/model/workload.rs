@@ -49,7 +49,8 @@ pub const fn name_hash(tag: &str) -> u64 {
 
 /// The identity digest of a stable name `tag/a/b`: 256 bits derived from the name by the
 /// SplitMix64 mixer (no allocation, a few ns). It stands for content the simulator does not
-/// render, so it need not be cryptographic; the prefix chain over it is SHA-256 (`Prompt`).
+/// render, so it need not be cryptographic, nor need the prefix chain over it
+/// (`Prompt::synthetic`).
 pub fn identity(tag: &str, a: u64, b: u64) -> Digest {
     identity_of(name_hash(tag), a, b)
 }
@@ -97,7 +98,7 @@ pub fn message_params(thinking: bool) -> Digest {
 
 /// An empty prompt to `model` with thinking on or off, room for `blocks` blocks.
 fn new_prompt(model: &str, thinking: bool, blocks: usize) -> Prompt {
-    let mut p = Prompt::with_capacity(SCOPE, model, blocks);
+    let mut p = Prompt::synthetic(SCOPE, model, blocks);
     p.set_message_params(message_params(thinking));
     p
 }
@@ -291,6 +292,12 @@ pub fn shared(exp: &Experiment, turns_hint: usize, thinking: bool) -> Shared {
     Shared { prompt: p, system_end: 1, model: agents_model(exp).1 }
 }
 
+/// Room for the blocks `turns` agent turns append: reserved when a fork starts, so no block is
+/// copied as its conversation grows (capped: a run of huge turn counts grows as it goes).
+pub fn turn_room(exp: &Experiment, turns: u32) -> usize {
+    (exp.workload.turn_blocks.len() + 1) * (turns as usize).min(256)
+}
+
 /// Breakpoints of the anthropic default: end of system, end of the shared part, last message
 /// (deduplicated when they coincide). Returns how many of `out` are used.
 pub fn breakpoints(
@@ -338,6 +345,73 @@ pub fn push_turn(chain: &mut Chain, exp: &Experiment, agent: u64, turn: u64, t: 
         });
     for (kind, block) in blocks.into_iter().flatten() {
         chain.push(kind, block);
+    }
+}
+
+/// The closed-form fan-out the tests derive by hand and the benches start from: `agents`
+/// cold forks of a 50k-token parent (15k tools, 5k system, 30k history), no brief, a
+/// 100-token task, one turn of 100 output tokens (2 s tool calls, 500-token results);
+/// claude-sonnet-4.5; latency 500 ms + prefill 20k tok/s + cached 1M tok/s, decode 50
+/// tok/s, no ready delay; no rate limits; seed 7, one replication of `eager`.
+#[doc(hidden)]
+pub fn closed_form_experiment(agents: u32) -> Experiment {
+    use crate::config::{CacheParams, LatencyParams, Policy, RunLimits, Strategy, Workload};
+    use crate::dist::Dist;
+    use crate::time::{US_PER_H, US_PER_MS, US_PER_S};
+    Experiment {
+        name: "test".into(),
+        question: "closed forms".into(),
+        seed: 7,
+        replications: 1,
+        strategies: vec![Strategy::Eager],
+        model: crate::cache::preset("claude-sonnet-4.5").expect("preset exists"),
+        cache: CacheParams {
+            policy: Policy::Anthropic,
+            ttl: Ttl::FiveMin,
+            capacity_tokens: None,
+            parent_ttl: None,
+            ttl_by_kind: Vec::new(),
+            miss_probability: 0.0,
+            hosted: Default::default(),
+        },
+        workload: Workload {
+            kind: AgentKind::Fork,
+            agents,
+            arrival_every_us: 0,
+            concurrency: 16,
+            parent_tokens: 50_000,
+            parent_warm: false,
+            parent_idle_us: 0,
+            parent_turn_every_us: 0,
+            parent_turn_tokens: Dist::Const(2000.0),
+            brief_tokens: 0,
+            task_tokens: 100,
+            subagent_tokens: 15_000,
+            turns: Dist::Const(1.0),
+            output_tokens: Dist::Const(100.0),
+            tool_latency_us: Dist::Const(2.0 * US_PER_S as f64),
+            tool_result_tokens: Dist::Const(500.0),
+            denied_call_share: 0.0,
+            turn_blocks: crate::config::DEFAULT_TURN_BLOCKS.to_vec(),
+            parent_exchange_blocks: crate::config::DEFAULT_TURN_BLOCKS.to_vec(),
+            thinking: false,
+            parent_thinking: None,
+            output_max_tokens: u64::MAX,
+            tool_result_max_tokens: u64::MAX,
+        },
+        latency: LatencyParams {
+            overhead_us: Dist::Const(500.0 * US_PER_MS as f64),
+            prefill_rate: Dist::Const(20_000.0),
+            cached_rate: Dist::Const(1_000_000.0),
+            decode_rate: Dist::Const(50.0),
+            ready_delay_us: Dist::Const(0.0),
+        },
+        latency_other: None,
+        rate_limits: None,
+        overload: None,
+        limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * US_PER_H },
+        plot_baseline: Vec::new(),
+        server: None,
     }
 }
 

@@ -2,11 +2,7 @@
 //! comments), determinism and common random numbers, property tests under random workloads,
 //! and a tokio reference model of the same protocol (`reference` submodule).
 
-use prefixsim::cache::preset;
-use prefixsim::config::{
-    AgentKind, CacheParams, Experiment, LatencyParams, Policy, RateLimits, Release, RunLimits,
-    Strategy, Ttl, Workload, DEFAULT_TURN_BLOCKS,
-};
+use prefixsim::config::{AgentKind, Experiment, Policy, RateLimits, Release, Strategy, Ttl};
 use prefixsim::dist::Dist;
 use prefixsim::model::{simulate, simulate_detailed, Outcome, RequestRecord, SegmentKind};
 use prefixsim::time::{US_PER_H, US_PER_MIN, US_PER_MS, US_PER_S};
@@ -14,66 +10,13 @@ use prefixsim::time::{US_PER_H, US_PER_MIN, US_PER_MS, US_PER_S};
 mod props;
 mod reference;
 
-/// The closed-form workload: `agents` cold forks of a 50k-token parent (15k tools, 5k system,
-/// 30k history), no brief, a 100-token task, one turn of 100 output tokens; claude-sonnet-4.5
-/// ($3 / $15 per MTok, 1024-token minimum); latency 500 ms + prefill 20k tok/s + cached
-/// 1M tok/s, decode 50 tok/s, ready delay 0; no rate limits.
+/// The closed-form workload (the library's `closed_form_experiment`, which the benches share):
+/// `agents` cold forks of a 50k-token parent (15k tools, 5k system, 30k history), no brief, a
+/// 100-token task, one turn of 100 output tokens; claude-sonnet-4.5 ($3 / $15 per MTok,
+/// 1024-token minimum); latency 500 ms + prefill 20k tok/s + cached 1M tok/s, decode 50
+/// tok/s, ready delay 0; no rate limits.
 pub fn experiment(agents: u32) -> Experiment {
-    Experiment {
-        name: "test".into(),
-        question: "closed forms".into(),
-        seed: 7,
-        replications: 1,
-        strategies: vec![Strategy::Eager],
-        model: preset("claude-sonnet-4.5").expect("preset exists"),
-        cache: CacheParams {
-            policy: Policy::Anthropic,
-            ttl: Ttl::FiveMin,
-            capacity_tokens: None,
-            parent_ttl: None,
-            ttl_by_kind: Vec::new(),
-            miss_probability: 0.0,
-            hosted: Default::default(),
-        },
-        workload: Workload {
-            kind: AgentKind::Fork,
-            agents,
-            arrival_every_us: 0,
-            concurrency: 16,
-            parent_tokens: 50_000,
-            parent_warm: false,
-            parent_idle_us: 0,
-            parent_turn_every_us: 0,
-            parent_turn_tokens: Dist::Const(2000.0),
-            brief_tokens: 0,
-            task_tokens: 100,
-            subagent_tokens: 15_000,
-            turns: Dist::Const(1.0),
-            output_tokens: Dist::Const(100.0),
-            tool_latency_us: Dist::Const(2.0 * US_PER_S as f64),
-            tool_result_tokens: Dist::Const(500.0),
-            denied_call_share: 0.0,
-            turn_blocks: DEFAULT_TURN_BLOCKS.to_vec(),
-            parent_exchange_blocks: DEFAULT_TURN_BLOCKS.to_vec(),
-            thinking: false,
-            parent_thinking: None,
-            output_max_tokens: u64::MAX,
-            tool_result_max_tokens: u64::MAX,
-        },
-        latency: LatencyParams {
-            overhead_us: Dist::Const(500.0 * US_PER_MS as f64),
-            prefill_rate: Dist::Const(20_000.0),
-            cached_rate: Dist::Const(1_000_000.0),
-            decode_rate: Dist::Const(50.0),
-            ready_delay_us: Dist::Const(0.0),
-        },
-        latency_other: None,
-        rate_limits: None,
-        overload: None,
-        limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * US_PER_H },
-        plot_baseline: Vec::new(),
-        server: None,
-    }
+    prefixsim::model::workload::closed_form_experiment(agents)
 }
 
 fn wait_first(max_wait_us: u64) -> Strategy {
