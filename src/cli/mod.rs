@@ -16,6 +16,7 @@ pub mod replay;
 pub mod report;
 pub mod run;
 pub mod scenarios;
+pub mod serve;
 pub mod sweep;
 pub mod tune;
 
@@ -111,6 +112,8 @@ pub enum Command {
     Models(models::Args),
     /// Fit the latency model per model from measured requests (traces, usage logs, OTLP spans).
     Calibrate(calibrate::Args),
+    /// A live page for design reviews: controls, table and figures updated as they change.
+    Serve(serve::Args),
 }
 
 /// Parse the command line and run it; the only place that maps errors to exit codes.
@@ -135,6 +138,7 @@ pub fn main() -> ExitCode {
         Some(Command::Replay(a)) => replay::run(a),
         Some(Command::Models(a)) => models::run(a),
         Some(Command::Calibrate(a)) => calibrate::run(a),
+        Some(Command::Serve(a)) => serve::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
