@@ -501,4 +501,48 @@ fn the_page_updates_in_headless_chromium_to_what_prefixsim_run_prints() {
     let (share, colours) = ink(&rgb, channels);
     println!("serve page screenshot {w}x{h}: {:.1}% ink, {colours} colours", share * 100.0);
     assert!(share > 0.03 && colours > 20, "the page looks blank: {share} ink, {colours} colours");
+    sweeps_draw_as_they_stream_and_stop_when_a_control_changes(&b, &server);
+    // A shared link sets the controls.
+    let url = format!("http://{}/?workload.agents=2&cache.ttl=1h", server.addr);
+    b.session("POST", "/url", serde_json::json!({ "url": url }));
+    b.wait_for(
+        "return document.getElementById('status').dataset.state === 'ready' && \
+         document.getElementById('results').dataset.query === 'workload.agents=2&cache.ttl=1h'",
+        "the shared link's run",
+    );
+    let controls = b.script(
+        "return [document.getElementById('agents').value, document.getElementById('ttl').value]",
+    );
+    assert_eq!(controls, serde_json::json!(["2", "1h"]));
+}
+
+fn sweeps_draw_as_they_stream_and_stop_when_a_control_changes(b: &Browser, server: &Server) {
+    let sweep = |key: &str, values: &str| {
+        b.script(&format!(
+            "document.getElementById('sweep-key').value = '{key}';
+             document.getElementById('sweep-values').value = '{values}';
+             document.getElementById('sweep-start').click(); return true"
+        ))
+    };
+    sweep("workload.parent_tokens", "5000, 20000, 80000");
+    b.wait_for(
+        "return document.getElementById('sweep-status').dataset.state === 'done' && \
+         document.querySelectorAll('#sweep-table tbody tr').length === 3",
+        "the sweep's three points",
+    );
+    let svg = b.script("return document.getElementById('sweep-figure').innerHTML");
+    assert!(svg.as_str().unwrap().contains("(3 of 3 points)"));
+    // A long sweep; a control changes after its first point: the server stops it.
+    let values: Vec<String> = (1..=32).map(|i| (i * 200).to_string()).collect();
+    sweep("replications", &values.join(","));
+    b.wait_for("return document.querySelectorAll('#sweep-table tbody tr').length >= 1", "a point");
+    let agents = b.element("#agents");
+    b.session("POST", &format!("/element/{agents}/clear"), serde_json::json!({}));
+    b.session("POST", &format!("/element/{agents}/value"), serde_json::json!({"text": "3"}));
+    let start = Instant::now(); // a test's timeout
+    while server.get("/api/stats").json()["sweeps_cancelled"] == 0 {
+        assert!(start.elapsed() < Duration::from_secs(60), "the sweep went on");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    b.script("document.getElementById('sweep-stop').click(); return true");
 }
