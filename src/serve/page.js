@@ -8,7 +8,6 @@ const $ = (id) => document.getElementById(id);
 let base = null; // /api/controls: the starting experiment
 let runAbort = null;
 let sweepAbort = null;
-let sweepWanted = false;
 let debounce = null;
 
 const NUMBER_KEYS = { agents: 'workload.agents', concurrency: 'workload.concurrency',
@@ -175,7 +174,7 @@ function changed(now) {
 
 async function refresh() {
   // A running sweep belongs to the old settings: cancel it now, start it again after the run.
-  const resweep = sweepWanted && sweepAbort !== null;
+  const resweep = sweepAbort !== null;
   stopSweep();
   const q = settings().toString();
   history.replaceState(null, '', q ? '?' + q : location.pathname);
@@ -268,7 +267,6 @@ function stopSweep(why) {
 
 async function startSweep() {
   stopSweep();
-  sweepWanted = true;
   const q = settings();
   q.delete('timeline');
   q.set('sweep_key', $('sweep-key').value);
@@ -285,8 +283,8 @@ async function startSweep() {
     if (!r.ok) throw new Error('HTTP ' + r.status + ': ' + (await r.text()));
     await readEvents(r.body.getReader(), onSweepEvent);
   } catch (e) {
-    if (e.name !== 'AbortError') status($('sweep-status'), 'error', e.message);
-    return;
+    if (e.name === 'AbortError') return;
+    status($('sweep-status'), 'error', e.message);
   }
   if (sweepAbort === abort) sweepAbort = null;
 }
@@ -318,7 +316,6 @@ async function readEvents(reader, handle) {
 function onSweepEvent(event, data) {
   if (event === 'failure') { status($('sweep-status'), 'error', data); return; }
   if (event === 'done') {
-    sweepWanted = false;
     status($('sweep-status'), 'done', 'Sweep done: ' + data + ' points.');
     return;
   }
@@ -363,7 +360,7 @@ async function init() {
   });
   $('reset').addEventListener('click', () => { resetControls(); changed(true); });
   $('sweep-start').addEventListener('click', startSweep);
-  $('sweep-stop').addEventListener('click', () => { sweepWanted = false; stopSweep('Stopped.'); });
+  $('sweep-stop').addEventListener('click', () => stopSweep('Stopped.'));
   $('sweep-key').addEventListener('change', () => {
     $('sweep-values').value = suggestValues($('sweep-key').value);
   });
