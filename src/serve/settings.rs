@@ -52,8 +52,10 @@ impl Refusal {
     /// The message the page shows.
     pub fn message(&self) -> &str {
         match self {
-            Refusal::BadInput(m) | Refusal::TooLong(m) | Refusal::TooMuchWork(m) => m,
-            Refusal::Internal(m) => m,
+            Refusal::BadInput(m)
+            | Refusal::TooLong(m)
+            | Refusal::TooMuchWork(m)
+            | Refusal::Internal(m) => m,
         }
     }
 
@@ -78,6 +80,8 @@ pub struct Settings {
     pub latency_file: Option<usize>,
     /// The strategy label whose timeline is drawn (default: the first strategy).
     pub timeline: Option<String>,
+    /// A sweep's key (one of `SET_KEYS`), its values (comma-separated, as `--set` values) and
+    /// the metric drawn (`figures::SWEEP_METRICS`).
     pub sweep_key: Option<String>,
     pub sweep_values: Option<String>,
     pub sweep_metric: Option<String>,
