@@ -189,6 +189,9 @@ pub mod results;
 pub mod rng;
 #[doc(hidden)]
 pub mod scenarios;
+#[cfg(feature = "serve")]
+#[doc(hidden)]
+pub mod serve;
 #[cfg(feature = "sweep")]
 #[doc(hidden)]
 pub mod sweep;

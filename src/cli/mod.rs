@@ -17,6 +17,7 @@ pub mod replay;
 pub mod report;
 pub mod run;
 pub mod scenarios;
+pub mod serve;
 pub mod shared;
 pub mod sweep;
 pub mod tune;
@@ -124,6 +125,8 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the man page (or write one per command into a directory).
     Man(completions::ManArgs),
+    /// A live page for design reviews: controls, table and figures updated as they change.
+    Serve(serve::Args),
 }
 
 /// The examples printed under the top-level help.
@@ -154,6 +157,7 @@ pub fn examples(command: Option<&str>) -> Option<&'static str> {
         Some("calibrate") => calibrate::EXAMPLES,
         Some("completions") => completions::EXAMPLES,
         Some("man") => completions::MAN_EXAMPLES,
+        Some("serve") => serve::EXAMPLES,
         _ => return None,
     })
 }
@@ -203,6 +207,7 @@ pub fn main() -> ExitCode {
         Some(Command::Calibrate(a)) => calibrate::run(a),
         Some(Command::Completions(a)) => completions::completions(a),
         Some(Command::Man(a)) => completions::man(a),
+        Some(Command::Serve(a)) => serve::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

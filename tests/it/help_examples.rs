@@ -80,6 +80,36 @@ fn run_example(dir: &Path, path: &str, example: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// A `serve` example never exits by itself: it passes when the server prints its address and
+/// answers the page there with 200; then it is stopped.
+fn serve_example(dir: &Path, path: &str, example: &str) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut child = Command::new("bash")
+        .args(["-c", &format!("exec {example}")])
+        .current_dir(dir)
+        .env("PATH", path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let url = first.strip_prefix("prefixsim serve: http://").and_then(|r| r.split('/').next());
+    let Some(addr) = url.map(|a| a.replace("0.0.0.0", "127.0.0.1")) else {
+        child.kill().unwrap();
+        let mut err = String::new();
+        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        panic!("serve: `{example}` printed no address: {first:?}\n{err}");
+    };
+    let mut conn = std::net::TcpStream::connect(&addr).unwrap();
+    conn.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    conn.read_to_string(&mut reply).unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "serve: `{example}`: {}", &reply[..reply.len().min(200)]);
+}
+
 #[test]
 fn every_example_in_every_help_runs() {
     let mut ran = 0;
@@ -95,6 +125,11 @@ fn every_example_in_every_help_runs() {
             let up = |w: &str| w.starts_with('/') || w.starts_with("../") || w.contains("/../");
             let outside = ex.split_whitespace().any(up);
             assert!(!outside, "{name}: `{ex}` may write outside its directory");
+            if ex.starts_with("prefixsim serve") {
+                serve_example(&dir, &path, ex);
+                ran += 1;
+                continue;
+            }
             let o = run_example(&dir, &path, ex);
             let stderr = String::from_utf8_lossy(&o.stderr);
             assert_eq!(o.status.code(), Some(0), "{name}: `{ex}` failed:\n{stderr}");

@@ -18,5 +18,6 @@ mod providers;
 mod replay;
 mod results;
 mod scenarios;
+mod serve;
 mod server;
 mod sweep;

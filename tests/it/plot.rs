@@ -346,7 +346,7 @@ fn assert_svg(svg: &str, name: &str) {
 }
 
 /// Decode a PNG: (width, height, RGB(A) bytes, channels).
-fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>, usize) {
+pub(crate) fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>, usize) {
     let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     let mut reader = decoder.read_info().expect("a PNG header");
     let mut buf = vec![0; reader.output_buffer_size()];
@@ -356,7 +356,7 @@ fn decode_png(bytes: &[u8]) -> (u32, u32, Vec<u8>, usize) {
 }
 
 /// (share of non-white pixels, number of distinct colours among them, capped).
-fn ink(rgb: &[u8], channels: usize) -> (f64, usize) {
+pub(crate) fn ink(rgb: &[u8], channels: usize) -> (f64, usize) {
     let mut colours = std::collections::BTreeSet::new();
     let mut non_white = 0usize;
     for px in rgb.chunks(channels) {
@@ -622,7 +622,7 @@ fn report_cli_writes_markdown_html_and_figures() {
 
 /// The browser the HTML test uses: $PREFIXSIM_CHROMIUM when set (only it: `none` skips), else
 /// Debian's `chromium`.
-fn chromium() -> Option<PathBuf> {
+pub(crate) fn chromium() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("PREFIXSIM_CHROMIUM") {
         return Some(PathBuf::from(p)).filter(|p| p.exists());
     }

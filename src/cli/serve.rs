@@ -1,0 +1,127 @@
+//! `prefixsim serve [EXPERIMENT] [--port N] [--bind ADDR] [--open] [--latency FILE]...
+//! [--budget N]`: the live page for design reviews (`crate::serve`), on localhost unless
+//! `--bind` says otherwise.
+
+use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+
+use super::{CliError, CliResult};
+use crate::serve::{self, App, Config};
+use crate::Experiment;
+
+pub const EXAMPLES: &str = "  prefixsim serve                                  # the default experiment, http://127.0.0.1:8077/
+  prefixsim serve experiments/hold_vs_prefix_size.toml --port 8078 --open
+  prefixsim calibrate data/claude-code-ttft --out results/cal
+  prefixsim serve --latency results/cal/latency.toml --port 9000
+  prefixsim serve --bind 0.0.0.0 --port 0 --budget 2000000  # reachable from the network (warns)
+";
+
+const AFTER_HELP: &str = "\
+The page: the experiment's parameters as controls, the comparison table and figures updated
+as they change, a sweep over one control streamed as it runs, a shareable URL, and an export
+of the settings as an experiment file that `prefixsim run` reproduces. Each request runs its
+own simulation; one above --budget simulated requests (agents x turns x replications x
+strategies; a sweep counts all its points) is refused with a message (HTTP 422). Ctrl-C
+stops the server. docs/serve.md has the details.";
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = super::reflow(AFTER_HELP))]
+pub struct Args {
+    /// The starting experiment (default: the embedded default experiment).
+    pub file: Option<PathBuf>,
+    /// The port (0: any free port; the address is printed).
+    #[arg(long, default_value_t = 8077)]
+    pub port: u16,
+    /// Listen on ADDR instead of 127.0.0.1. Anything but a loopback address lets other
+    /// machines run simulations (the page has no login): a warning says so.
+    #[arg(long, value_name = "ADDR")]
+    pub bind: Option<IpAddr>,
+    /// Open the page in the default browser (xdg-open).
+    #[arg(long)]
+    pub open: bool,
+    /// A calibration file (`prefixsim calibrate --out DIR` writes DIR/latency.toml) the page
+    /// offers as the latency model (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub latency: Vec<PathBuf>,
+    /// Most simulated requests one request may run (a sweep: all its points).
+    #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_BUDGET)]
+    pub budget: u64,
+}
+
+/// The starting experiment, its raw table and how the page names it.
+fn starting_point(file: &Option<PathBuf>) -> Result<(Experiment, toml::Table, String), CliError> {
+    let Some(path) = file else {
+        let table = crate::config::parse_table(crate::config::DEFAULT_EXPERIMENT, "default")
+            .map_err(CliError::internal)?;
+        let origin = crate::config::DEFAULT_ORIGIN.to_string();
+        return Ok((Experiment::default_experiment(), table, origin));
+    };
+    let origin = path.display().to_string();
+    let exp = Experiment::from_file(path).map_err(CliError::input)?;
+    let text = crate::config::read_experiment(path)
+        .map_err(|e| CliError::input(anyhow::anyhow!("{origin}: {e}")))?;
+    let table = crate::config::parse_table(&text, &origin).map_err(CliError::input)?;
+    Ok((exp, table, origin))
+}
+
+/// Each `--latency` file, absolute, checked by applying it to the experiment.
+fn calibrations(files: &[PathBuf], base: &Experiment) -> Result<Vec<PathBuf>, CliError> {
+    let mut out = Vec::new();
+    for f in files {
+        let abs = std::path::absolute(f)
+            .map_err(|e| CliError::input(anyhow::anyhow!("--latency {}: {e}", f.display())))?;
+        let value = toml::Value::String(abs.display().to_string());
+        base.clone()
+            .set(&format!("latency.from={value}"))
+            .map_err(|e| CliError::input(anyhow::anyhow!("--latency {}: {e}", f.display())))?;
+        out.push(abs);
+    }
+    Ok(out)
+}
+
+pub fn run(args: Args) -> CliResult {
+    let (base, table, origin) = starting_point(&args.file)?;
+    let calibrations = calibrations(&args.latency, &base)?;
+    let ip = args.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+    let listener = std::net::TcpListener::bind(SocketAddr::new(ip, args.port))
+        .and_then(|l| l.set_nonblocking(true).map(|()| l))
+        .map_err(|e| CliError::input(anyhow::anyhow!("listening on {ip}:{}: {e}", args.port)))?;
+    let addr = listener.local_addr().map_err(CliError::internal)?;
+    if !ip.is_loopback() {
+        eprintln!(
+            "warning: listening on {addr}: anyone who can reach this machine can use the page \
+             and run simulations (up to --budget {} simulated requests each); there is no login",
+            args.budget
+        );
+    }
+    let workers = crate::exec::default_jobs();
+    let config = Config { base, origin, table, calibrations, budget: args.budget, workers };
+    let url = format!("http://{addr}/");
+    println!("prefixsim serve: {url} (from {}; Ctrl-C stops)", config.origin);
+    let _ = std::io::stdout().flush();
+    if args.open {
+        open_browser(&url);
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(CliError::internal)?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        serve::serve(listener, App::new(config)).await
+    })
+    .map_err(CliError::internal)
+}
+
+/// Ask the desktop to open `url`; say so when it cannot (the URL is printed anyway).
+fn open_browser(url: &str) {
+    let opened = std::process::Command::new("xdg-open")
+        .arg(url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = opened {
+        eprintln!("--open: could not start xdg-open ({e}); open {url} by hand");
+    }
+}

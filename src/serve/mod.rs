@@ -1,0 +1,117 @@
+//! `prefixsim serve`: a local web server with one page for design reviews. The page's controls
+//! are the experiment's parameters; each change runs the experiment again (`/api/run`), a sweep
+//! over one control streams its points as server-sent events (`/api/sweep`), and the settings
+//! export as an experiment file (`/api/export`). docs/serve.md is the user's page.
+//!
+//! Every request gets its own simulation: nothing is shared between requests but the
+//! read-only starting experiment, a semaphore that gives the simulations one core each, and
+//! counters. Work above the budget is refused before it starts.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use axum::routing::get;
+use axum::Router;
+use tokio::sync::Semaphore;
+
+use crate::api::Experiment;
+
+pub mod figures;
+mod handlers;
+pub mod settings;
+mod sweep;
+
+/// The page, its script and its style sheet: plain HTML, JS and CSS, no library, nothing
+/// fetched from elsewhere (the page works offline).
+pub const PAGE_HTML: &str = include_str!("page.html");
+pub const PAGE_JS: &str = include_str!("page.js");
+pub const PAGE_CSS: &str = include_str!("page.css");
+
+/// The default work budget: simulated requests per request to the server (about a
+/// microsecond of one core each).
+pub const DEFAULT_BUDGET: u64 = 5_000_000;
+
+/// What the server was started with; read-only while it runs.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The starting experiment (the file given, or the embedded default).
+    pub base: Experiment,
+    /// Where it came from, as the page and exported files name it.
+    pub origin: String,
+    /// Its raw table: the controls' starting values that the resolved experiment no longer
+    /// holds (the latency preset's name, the `[sweep]` axis).
+    pub table: toml::Table,
+    /// Calibration files (`serve --latency FILE`), absolute; the page picks one by index.
+    pub calibrations: Vec<PathBuf>,
+    /// Most simulated requests one request may ask for (a sweep: all its points together).
+    pub budget: u64,
+    /// Simulations allowed at once (default: one per core).
+    pub workers: usize,
+}
+
+/// Counters of what the server did (`/api/stats`; the tests read them).
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub runs: AtomicU64,
+    pub sweep_points: AtomicU64,
+    pub sweeps_done: AtomicU64,
+    pub sweeps_cancelled: AtomicU64,
+    pub refused: AtomicU64,
+}
+
+impl Stats {
+    fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        serde_json::json!({
+            "runs": get(&self.runs),
+            "sweep_points": get(&self.sweep_points),
+            "sweeps_done": get(&self.sweeps_done),
+            "sweeps_cancelled": get(&self.sweeps_cancelled),
+            "refused": get(&self.refused),
+        })
+    }
+}
+
+/// The server's shared state.
+#[derive(Debug)]
+pub struct App {
+    pub config: Config,
+    permits: Semaphore,
+    pub stats: Stats,
+}
+
+impl App {
+    pub fn new(config: Config) -> Arc<App> {
+        let permits = Semaphore::new(config.workers.max(1));
+        Arc::new(App { config, permits, stats: Stats::default() })
+    }
+}
+
+/// Every route of the server.
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/", get(handlers::page))
+        .route("/page.js", get(handlers::script))
+        .route("/page.css", get(handlers::style))
+        .route("/api/controls", get(handlers::controls))
+        .route("/api/run", get(handlers::run))
+        .route("/api/export", get(handlers::export))
+        .route("/api/sweep", get(sweep::stream))
+        .route("/api/stats", get(handlers::stats))
+        .fallback(handlers::not_found)
+        .with_state(app)
+}
+
+/// Serve on `listener` until Ctrl-C.
+pub async fn serve(listener: tokio::net::TcpListener, app: Arc<App>) -> std::io::Result<()> {
+    let server = axum::serve(listener, router(app));
+    tokio::select! {
+        r = server => r,
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    }
+}
