@@ -62,11 +62,12 @@ pub fn refused(app: &App, r: &Refusal) -> Response {
 }
 
 /// The canonical spelling of a TTL in experiment files.
-fn ttl_name(t: Ttl) -> &'static str {
+fn ttl_name(t: Ttl) -> String {
     match t {
-        Ttl::FiveMin => "5m",
-        Ttl::OneHour => "1h",
-        Ttl::None => "none",
+        Ttl::FiveMin => "5m".into(),
+        Ttl::OneHour => "1h".into(),
+        Ttl::None => "none".into(),
+        Ttl::Other(us) => crate::time::exact_duration(us),
     }
 }
 
