@@ -101,6 +101,7 @@ fn experiment(agents: u32, turns: f64) -> Experiment {
         overload: None,
         limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * 3_600_000_000 },
         plot_baseline: Vec::new(),
+        report: prefixsim::config::ReportSpec::default(),
         server: None,
     }
 }
