@@ -90,13 +90,15 @@ pub fn build(r: &Results, figures: &[Figure]) -> Doc {
     Doc { title: format!("{}: design review", r.name()), blocks: b }
 }
 
-/// The experiment the manifest records, resolved again from its canonical TOML (and that
-/// TOML as a table); `None` without a manifest, or when this version no longer reads it.
+/// The experiment the manifest records, resolved again from its canonical TOML, and rendered
+/// again as a table (every key written out, whatever the manifest's text left to defaults);
+/// `None` without a manifest, or when this version no longer reads it.
 fn resolved(r: &Results) -> Option<(Experiment, toml::Table)> {
     let text = r.manifest.as_ref()?.experiment.as_ref()?;
     let table = crate::config::parse_table(text, "manifest.json").ok()?;
     let exp = crate::config::resolve(&table, "manifest.json").ok()?;
-    Some((exp, table))
+    let full = crate::config::parse_table(&crate::config::render(&exp), "manifest.json").ok()?;
+    Some((exp, full))
 }
 
 /// replay.json: what was replayed, the what-if results as a table, the winner.
@@ -122,7 +124,7 @@ fn replay_blocks(v: &serde_json::Value) -> Vec<Block> {
                 pct("hit_rate"),
                 usd("cost_usd"),
                 usd("saving_usd"),
-                usd("redundant_writes"),
+                f(r, "redundant_writes").map_or("–".into(), count_text),
             ]
         })
         .collect();
@@ -286,6 +288,15 @@ fn setup_table(r: &Results) -> Block {
     .collect();
     add("result files", files.join(", "));
     Block::Table(vec!["setting".into(), "value".into()], rows)
+}
+
+/// A count: an integer as is, a mean to 3 significant digits.
+fn count_text(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        sig(x, 3)
+    }
 }
 
 /// A JSON scalar as plain text (strings unquoted).

@@ -15,6 +15,7 @@ mod model;
 mod plot;
 mod providers;
 mod replay;
+mod report;
 mod results;
 mod scenarios;
 mod server;
