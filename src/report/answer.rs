@@ -121,8 +121,23 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
                 }
             }
             None => {
-                picks.push((point, "none".into()));
-                cells.extend(["none".to_string()].into_iter().chain(dashes(5)));
+                // No cap is close enough: say so, and show the cheapest cap for its price.
+                let nearest = caps
+                    .iter()
+                    .filter_map(|c| Some((c, r.row(point, &c.label)?)))
+                    .min_by(|a, b| cost(a.1).unwrap_or(0.0).total_cmp(&cost(b.1).unwrap_or(0.0)));
+                match nearest {
+                    Some((c, row)) => {
+                        picks.push((point, format!("none (the cheapest cap is {})", c.text())));
+                        let mut more = pick_cells(r, point, c, row, eager);
+                        more[0] = format!("none within {}; cheapest cap {}", pct(tol), c.text());
+                        cells.extend(more);
+                    }
+                    None => {
+                        picks.push((point, "none".into()));
+                        cells.extend(["none".to_string()].into_iter().chain(dashes(5)));
+                    }
+                }
             }
         }
         cells.push(format!("`{}` ({})", cheapest.strategy, usd(best)));
@@ -239,6 +254,9 @@ fn grouped(r: &Results, picks: &[(u32, String)]) -> String {
     let one_axis = r.axis_keys.len() == 1;
     let name = |point: u32| -> String {
         let Some(row) = r.summary.iter().find(|s| s.point == point) else { return String::new() };
+        if r.axis_keys.is_empty() {
+            return String::new();
+        }
         match one_axis {
             true => row.axis_values[0].clone(),
             false => format!("({})", row.axis_values.join(", ")),
@@ -264,6 +282,7 @@ fn grouped(r: &Results, picks: &[(u32, String)]) -> String {
             match names.as_slice() {
                 [one] if one.is_empty() => pick.clone(),
                 [one] => format!("{pick} for {lead}{one}"),
+                [first, second] if one_axis => format!("{pick} for {lead}{first} and {second}"),
                 [first, .., last] if one_axis => format!("{pick} for {lead}{first} to {last}"),
                 many => format!("{pick} for {lead}{}", super::words::and_list(many)),
             }
@@ -334,7 +353,7 @@ pub fn cost_answer(r: &Results, spec: &ReportSpec) -> Answered {
         None => strategies.clone(),
     };
     let (mut rows, mut ties) = (Vec::new(), 0);
-    let mut wins: Vec<(String, Vec<(f64, f64, f64, bool)>)> =
+    let mut wins: Vec<(String, Vec<Win>)> =
         options.iter().map(|o| (o.clone(), Vec::new())).collect();
     for slice in &slices {
         let mut cells = vec![slice.values.clone()];
@@ -368,7 +387,7 @@ pub fn cost_answer(r: &Results, spec: &ReportSpec) -> Answered {
                     pct(share),
                     options[slice.option_of(next)]
                 ));
-                wins[*i].1.push((d, share, ci, d - ci > 0.0));
+                wins[*i].1.push(Win { saving: d, share, ci, clear: d - ci > 0.0 });
             }
             _ => cells.extend(dashes(2)),
         }
@@ -393,20 +412,26 @@ pub fn cost_answer(r: &Results, spec: &ReportSpec) -> Answered {
     Answered { findings, blocks }
 }
 
-fn cost_findings(wins: &[(String, Vec<(f64, f64, f64, bool)>)], slices: usize) -> Vec<String> {
+/// One slice an option is the cheapest in: its saving over the next cheapest (USD, share, 95%
+/// CI half-width) and whether that CI excludes zero.
+struct Win {
+    saving: f64,
+    share: f64,
+    ci: f64,
+    clear: bool,
+}
+
+fn cost_findings(wins: &[(String, Vec<Win>)], slices: usize) -> Vec<String> {
     let mut out = Vec::new();
     for (option, w) in wins.iter().filter(|w| !w.1.is_empty()) {
-        let lo = w.iter().map(|x| x.0).fold(f64::INFINITY, f64::min);
-        let hi = w.iter().map(|x| x.0).fold(0.0, f64::max);
-        let (plo, phi) = (
-            w.iter().map(|x| x.1).fold(f64::INFINITY, f64::min),
-            w.iter().map(|x| x.1).fold(0.0, f64::max),
-        );
-        let clear = w.iter().filter(|x| x.3).count();
-        let by = if w.len() == 1 {
-            format!("by {} ({})", usd_ci(w[0].0, w[0].2), pct(w[0].1))
-        } else {
-            format!("by {} to {} ({} to {})", usd(lo), usd(hi), pct(plo), pct(phi))
+        let lo = w.iter().map(|x| x.saving).fold(f64::INFINITY, f64::min);
+        let hi = w.iter().map(|x| x.saving).fold(0.0, f64::max);
+        let plo = w.iter().map(|x| x.share).fold(f64::INFINITY, f64::min);
+        let phi = w.iter().map(|x| x.share).fold(0.0, f64::max);
+        let clear = w.iter().filter(|x| x.clear).count();
+        let by = match w.as_slice() {
+            [one] => format!("by {} ({})", usd_ci(one.saving, one.ci), pct(one.share)),
+            _ => format!("by {} to {} ({} to {})", usd(lo), usd(hi), pct(plo), pct(phi)),
         };
         out.push(format!(
             "`{option}` is the cheapest in {} of {}, {by} less than the next cheapest; the 95% \

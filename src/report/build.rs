@@ -181,6 +181,9 @@ fn tune_finding(figures: &[Figure]) -> Option<String> {
 fn pareto_sentence(figures: &[Figure]) -> Option<String> {
     let f = figures.iter().find(|f| f.name == "pareto_cost_makespan")?;
     let Spec::Pareto(s) = &f.spec else { return None };
+    if s.points.len() < 2 {
+        return None; // one point is trivially the cheapest and the fastest
+    }
     let mut front: Vec<_> = s.points.iter().filter(|p| p.on_frontier).collect();
     front.sort_by(|a, b| a.x_s.total_cmp(&b.x_s));
     let name = |p: &crate::plot::pareto::ParetoPoint| match p.at.is_empty() {
