@@ -53,7 +53,13 @@ pub fn section(r: &Results, exp: &Experiment, table: &toml::Table) -> Vec<Block>
         "cache policy",
         swept("cache.policy").unwrap_or_else(|| format!("`{}`", exp.cache.policy.name())),
     );
-    add("TTL", swept("cache.ttl").unwrap_or_else(|| ttl_text(exp)));
+    let ttl = match (swept("cache.ttl"), swept("cache.parent_ttl")) {
+        (Some(a), Some(p)) => format!("the agents' {a}; the parent's {p}"),
+        (Some(a), None) => format!("the agents' {a}"),
+        (None, Some(p)) => format!("{}; the parent's {p}", ttl_text(exp)),
+        (None, None) => ttl_text(exp),
+    };
+    add("TTL", ttl);
     add("rate limits", rate_text(exp));
     add(
         "529 overloaded",
