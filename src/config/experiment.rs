@@ -27,8 +27,72 @@ pub struct Experiment {
     /// `[plot] baseline`: the swept values figures hold the other axes at by default, as
     /// (dotted key, value) in key order; empty when the file declares none. No effect on a run.
     pub plot_baseline: Vec<(String, toml::Value)>,
+    /// `[report]`: how the design-review report answers the question. No effect on a run.
+    pub report: ReportSpec,
     /// The self-hosted server (`Some` exactly when the policy is `vllm` or `sglang`).
     pub server: Option<super::server::ServerParams>,
+}
+
+/// `[report]`: which metric answers the experiment's question, and how the report reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportSpec {
+    /// `None`: the report lists the usual headline comparisons, answering nothing in particular.
+    pub answer: Option<Answer>,
+    /// `hold_cap`: the cap to use is the smallest whose mean cost is within this share of the
+    /// cheapest strategy's (0.05: within 5%).
+    pub tolerance: f64,
+    /// `cost`: the swept key whose values are the options compared; the other axes are slices.
+    /// `None`: the strategies are the options.
+    pub compare: Option<String>,
+    /// The one strategy the answer reads (`cost`); `None`: every strategy.
+    pub strategy: Option<String>,
+    /// Dotted keys this file sets by assumption, shown in the report's assumptions table
+    /// beside the simulator's own named assumptions.
+    pub assumptions: Vec<String>,
+}
+
+impl Default for ReportSpec {
+    fn default() -> Self {
+        ReportSpec {
+            answer: None,
+            tolerance: ReportSpec::DEFAULT_TOLERANCE,
+            compare: None,
+            strategy: None,
+            assumptions: Vec::new(),
+        }
+    }
+}
+
+impl ReportSpec {
+    pub const DEFAULT_TOLERANCE: f64 = 0.05;
+}
+
+/// What answers an experiment's question (`[report] answer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// The hold cap to use per swept value, its price in latency, and how often it saves nothing.
+    HoldCap,
+    /// The cheaper option per slice, and by how much.
+    Cost,
+}
+
+impl Answer {
+    pub const NAMES: [&'static str; 2] = ["hold_cap", "cost"];
+
+    pub fn parse(s: &str) -> Option<Answer> {
+        match s {
+            "hold_cap" => Some(Answer::HoldCap),
+            "cost" => Some(Answer::Cost),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Answer::HoldCap => "hold_cap",
+            Answer::Cost => "cost",
+        }
+    }
 }
 
 /// Prices and limits of the model the agents call (a preset, every field overridable).

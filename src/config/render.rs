@@ -54,7 +54,32 @@ pub fn render(exp: &Experiment) -> String {
         plot.insert("baseline".into(), baseline.into());
         top.insert("plot".into(), plot.into());
     }
+    if exp.report != ReportSpec::default() {
+        top.insert("report".into(), report_table(&exp.report).into());
+    }
     toml::to_string(&top).expect("a table of plain values always serialises")
+}
+
+/// `[report]`, only the keys that differ from their default.
+fn report_table(r: &ReportSpec) -> Table {
+    let mut t = Table::new();
+    if let Some(a) = r.answer {
+        t.insert("answer".into(), a.name().into());
+    }
+    if r.tolerance != ReportSpec::DEFAULT_TOLERANCE {
+        t.insert("tolerance".into(), r.tolerance.into());
+    }
+    if let Some(c) = &r.compare {
+        t.insert("compare".into(), c.clone().into());
+    }
+    if let Some(s) = &r.strategy {
+        t.insert("strategy".into(), s.clone().into());
+    }
+    if !r.assumptions.is_empty() {
+        let keys: Vec<Value> = r.assumptions.iter().map(|k| k.clone().into()).collect();
+        t.insert("assumptions".into(), Value::Array(keys));
+    }
+    t
 }
 
 fn int(x: u64) -> Value {

@@ -19,13 +19,15 @@ use crate::limits::{
 use crate::time::{parse_duration_us, US_PER_H, US_PER_MIN};
 
 mod hosted;
+mod report;
+pub use report::lookup;
 
 /// The strategies run when the file names none (the README's experiment-file reference).
 pub const DEFAULT_STRATEGIES: [&str; 5] =
     ["eager", "wait_first(max_wait=5s)", "stagger(interval=1s)", "sequential", "prewarm"];
 
 /// Top-level keys besides the sections; `sweep` is accepted and left to the sweep code.
-const TOP_KEYS: [&str; 18] = [
+const TOP_KEYS: [&str; 19] = [
     "name",
     "question",
     "model",
@@ -41,6 +43,7 @@ const TOP_KEYS: [&str; 18] = [
     "limits",
     "sweep",
     "plot",
+    "report",
     "server",
     "openai",
     "gemini",
@@ -96,8 +99,10 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
         },
         limits: resolve_limits(&mut top.section("limits")?)?,
         plot_baseline: resolve_plot(&mut top.section("plot")?)?,
+        report: ReportSpec::default(),
         server: None,
     };
+    exp.report = report::resolve_report(&mut top.section("report")?, table, &exp.strategies)?;
     let server = resolve_server(&mut top.section("server")?, exp.cache.policy)?;
     if server::is_server(exp.cache.policy) {
         check_server_experiment(&top, &exp)?;

@@ -411,6 +411,7 @@ pub fn closed_form_experiment(agents: u32) -> Experiment {
         overload: None,
         limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * US_PER_H },
         plot_baseline: Vec::new(),
+        report: crate::config::ReportSpec::default(),
         server: None,
     }
 }

@@ -1,12 +1,17 @@
 //! The design-review report's content, computed from a results directory: the question, the
-//! setup and resolved configuration, the comparison table, the recommendation (tune.json, or
-//! read off the table and labelled as such), and the figures with their captions.
+//! findings that answer it (as the experiment's `[report] answer` declares), the assumptions
+//! behind the numbers, the setup and resolved configuration, the comparison table, the
+//! recommendation (tune.json, or read off the table and labelled as such), and the figures
+//! with their captions.
 //!
 //! Pure: it returns a `Doc`; the CLI writes it. No timestamps, no paths from the host.
 
+use super::answer::{self, Answered};
 use super::doc::{Block, Doc};
+use super::words::{and_list, count, is_are, pct, secs, sig, usd, usd_ci};
+use crate::config::{Answer, Experiment};
 use crate::plot::style::num;
-use crate::plot::Figure;
+use crate::plot::{Figure, Spec};
 use crate::results::{Results, SummaryRow};
 
 /// Rows of the comparison table before it is cut (a report, not a data dump).
@@ -25,10 +30,33 @@ pub fn build(r: &Results, figures: &[Figure]) -> Doc {
                 .into(),
         )),
     }
-    let findings = findings(figures);
+    let resolved = resolved(r);
+    let answered = match resolved.as_ref().map(|(e, _)| (e.report.answer, &e.report)) {
+        Some((Some(Answer::HoldCap), spec)) if !r.summary.is_empty() => {
+            Some(("the hold cap to use", answer::hold_cap(r, spec)))
+        }
+        Some((Some(Answer::Cost), spec)) if !r.summary.is_empty() => {
+            Some(("the cheaper option", answer::cost_answer(r, spec)))
+        }
+        _ => None,
+    };
+    let mut findings = match &answered {
+        Some((_, a)) => a.findings.clone(),
+        None => caption_findings(figures),
+    };
+    findings.extend(pareto_sentence(figures));
+    findings.extend(tune_finding(figures));
     if !findings.is_empty() {
         b.push(Block::Heading(2, "Findings".into()));
         b.push(Block::List(findings));
+    }
+    if let Some((what, Answered { blocks, .. })) = answered {
+        b.push(Block::Heading(2, format!("Answer: {what}")));
+        b.extend(blocks);
+    }
+    if let Some((exp, table)) = &resolved {
+        b.push(Block::Heading(2, "Assumptions".into()));
+        b.extend(super::assumptions::section(r, exp, table));
     }
     b.push(Block::Heading(2, "Setup".into()));
     b.push(setup_table(r));
@@ -62,6 +90,17 @@ pub fn build(r: &Results, figures: &[Figure]) -> Doc {
     Doc { title: format!("{}: design review", r.name()), blocks: b }
 }
 
+/// The experiment the manifest records, resolved again from its canonical TOML, and rendered
+/// again as a table (every key written out, whatever the manifest's text left to defaults);
+/// `None` without a manifest, or when this version no longer reads it.
+fn resolved(r: &Results) -> Option<(Experiment, toml::Table)> {
+    let text = r.manifest.as_ref()?.experiment.as_ref()?;
+    let table = crate::config::parse_table(text, "manifest.json").ok()?;
+    let exp = crate::config::resolve(&table, "manifest.json").ok()?;
+    let full = crate::config::parse_table(&crate::config::render(&exp), "manifest.json").ok()?;
+    Some((exp, full))
+}
+
 /// replay.json: what was replayed, the what-if results as a table, the winner.
 fn replay_blocks(v: &serde_json::Value) -> Vec<Block> {
     let text = |k: &str| v.get(k).map(json_text).unwrap_or_else(|| "?".into());
@@ -78,14 +117,14 @@ fn replay_blocks(v: &serde_json::Value) -> Vec<Block> {
     let rows: Vec<Vec<String>> = results
         .iter()
         .map(|r| {
-            let pct = |k: &str| f(r, k).map(|x| num(x * 100.0)).unwrap_or_else(|| "–".into());
-            let usd = |k: &str| f(r, k).map(num).unwrap_or_else(|| "–".into());
+            let pct = |k: &str| f(r, k).map_or("–".into(), |x| format!("{:.1}", x * 100.0));
+            let usd = |k: &str| f(r, k).map_or("–".into(), |x| sig(x, 3));
             vec![
                 format!("`{}`", r.get("label").map(json_text).unwrap_or_default()),
                 pct("hit_rate"),
                 usd("cost_usd"),
                 usd("saving_usd"),
-                usd("redundant_writes"),
+                f(r, "redundant_writes").map_or("–".into(), count_text),
             ]
         })
         .collect();
@@ -110,21 +149,85 @@ fn replay_blocks(v: &serde_json::Value) -> Vec<Block> {
     out
 }
 
-/// The headline sentences, from the figures that answer the usual question: cost, p99 launch
-/// wait, the Pareto frontier and tune's objective (the first figure of each kind).
-fn findings(figures: &[Figure]) -> Vec<String> {
-    let stems = ["cost_vs_", "launch_wait_p99_vs_", "pareto_cost_makespan", "tune_objective"];
+/// Without a declared answer, the headline comparisons the figures' captions make: cost and
+/// the per-replication p99 launch wait (the first figure of each kind).
+fn caption_findings(figures: &[Figure]) -> Vec<String> {
+    let stems = ["cost_vs_", "launch_wait_p99_vs_"];
     stems
         .iter()
         .filter_map(|stem| figures.iter().find(|f| f.name.starts_with(stem)))
         .filter(|f| !f.caption.is_empty())
-        .map(|f| {
-            f.caption
-                .trim_end_matches("; bands are 95% confidence intervals of the mean.")
-                .to_string()
-        })
-        .map(|c| if c.ends_with('.') { c } else { format!("{c}.") })
+        .map(|f| sentence(&f.caption))
         .collect()
+}
+
+fn sentence(caption: &str) -> String {
+    let c = caption.trim_end_matches("; bands are 95% confidence intervals of the mean.");
+    if c.ends_with('.') {
+        c.to_string()
+    } else {
+        format!("{c}.")
+    }
+}
+
+/// tune's objective figure, when there is one.
+fn tune_finding(figures: &[Figure]) -> Option<String> {
+    let f = figures.iter().find(|f| f.name.starts_with("tune_objective"))?;
+    (!f.caption.is_empty()).then(|| sentence(&f.caption))
+}
+
+/// The Pareto frontier of cost against p99 makespan, in words: how many points are on it,
+/// which, and which strategies never are.
+fn pareto_sentence(figures: &[Figure]) -> Option<String> {
+    let f = figures.iter().find(|f| f.name == "pareto_cost_makespan")?;
+    let Spec::Pareto(s) = &f.spec else { return None };
+    if s.points.len() < 2 {
+        return None; // one point is trivially the cheapest and the fastest
+    }
+    let mut front: Vec<_> = s.points.iter().filter(|p| p.on_frontier).collect();
+    front.sort_by(|a, b| a.x_s.total_cmp(&b.x_s));
+    let name = |p: &crate::plot::pareto::ParetoPoint| match p.at.is_empty() {
+        true => format!("`{}`", p.strategy),
+        false => format!("`{}` at {}", p.strategy, p.at),
+    };
+    let what = |p: &crate::plot::pareto::ParetoPoint| {
+        format!("{} ({} p99 makespan, {})", name(p), secs(p.x_s), usd(p.cost_usd))
+    };
+    let slice = f
+        .title
+        .rsplit_once(" (")
+        .and_then(|(_, t)| t.strip_suffix(')'))
+        .map_or(String::new(), |t| format!("At {t}, "));
+    let n = front.len();
+    let mut text = format!(
+        "{slice}{} of {} {} on the cost against p99 makespan Pareto frontier",
+        n,
+        count(s.points.len(), "point", "points"),
+        is_are(n)
+    );
+    match front.as_slice() {
+        [] => return None,
+        [one] => text.push_str(&format!(": {} is both the fastest and the cheapest.", what(one))),
+        many => {
+            let shown: Vec<String> = many.iter().take(4).map(|p| what(p)).collect();
+            let more = if n > 4 { format!(" and {} more", n - 4) } else { String::new() };
+            text.push_str(&format!(", fastest first: {}{more}.", shown.join("; ")));
+        }
+    }
+    let off: Vec<String> = s
+        .strategies
+        .iter()
+        .filter(|(st, _)| !front.iter().any(|p| &p.strategy == st))
+        .map(|(st, _)| format!("`{st}`"))
+        .collect();
+    if !off.is_empty() {
+        let verb = if off.len() == 1 { "is" } else { "are" };
+        text.push_str(&format!(
+            " {} {verb} off it: another point is as cheap or cheaper and faster.",
+            and_list(&off)
+        ));
+    }
+    Some(text)
 }
 
 fn pretty(v: &serde_json::Value) -> String {
@@ -190,6 +293,15 @@ fn setup_table(r: &Results) -> Block {
     Block::Table(vec!["setting".into(), "value".into()], rows)
 }
 
+/// A count: an integer as is, a mean to 3 significant digits.
+fn count_text(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else {
+        sig(x, 3)
+    }
+}
+
 /// A JSON scalar as plain text (strings unquoted).
 pub fn json_text(v: &serde_json::Value) -> String {
     match v {
@@ -204,11 +316,25 @@ pub fn reference(r: &Results) -> Option<String> {
     s.iter().find(|x| *x == "eager").or(s.first()).cloned()
 }
 
-fn mean_ci(row: &SummaryRow, m: &str, scale: f64) -> String {
-    match (row.get(&format!("{m}_mean")), row.get(&format!("{m}_ci95"))) {
-        (Some(mean), Some(ci)) => format!("{} ± {}", num(mean * scale), num(ci * scale)),
-        (Some(mean), None) => num(mean * scale),
-        _ => "–".into(),
+/// How a mean and its CI are written in the comparison table.
+#[derive(Clone, Copy)]
+enum Unit {
+    Usd,
+    /// A share, written as a percentage to one decimal.
+    Percent,
+    Seconds,
+    Count,
+}
+
+fn mean_ci(row: &SummaryRow, m: &str, unit: Unit) -> String {
+    let (Some(mean), ci) = (row.get(&format!("{m}_mean")), row.get(&format!("{m}_ci95"))) else {
+        return "–".into();
+    };
+    let ci = ci.unwrap_or(0.0);
+    match unit {
+        Unit::Usd => usd_ci(mean, ci),
+        Unit::Percent => format!("{:.1} ± {:.1}", mean * 100.0, ci * 100.0),
+        Unit::Seconds | Unit::Count => format!("{} ± {}", sig(mean, 3), sig(ci, 2)),
     }
 }
 
@@ -219,10 +345,10 @@ fn comparison(r: &Results) -> Vec<Block> {
         [
             "strategy",
             "cost (USD)",
-            &format!("cost vs {refs}"),
+            &format!("cost vs `{refs}`"),
             "hit rate (%)",
             "makespan (s)",
-            "per-replication p99 launch wait (s)",
+            "mean per-replication p99 launch wait (s)",
             "redundant writes",
         ]
         .map(String::from),
@@ -234,18 +360,18 @@ fn comparison(r: &Results) -> Vec<Block> {
             let base = r.row(point, &refs).and_then(|b| b.get("cost_usd_mean"));
             let vs = match (row.get("cost_usd_mean"), base) {
                 _ if s == refs => "–".to_string(),
-                (Some(c), Some(b)) if b > 0.0 => format!("{:+}%", num((c - b) / b * 100.0)),
+                (Some(c), Some(b)) if b > 0.0 => format!("{:+.1}%", (c - b) / b * 100.0),
                 _ => "–".into(),
             };
             let mut cells = row.axis_values.clone();
             cells.extend([
                 format!("`{s}`"),
-                mean_ci(row, "cost_usd", 1.0),
+                mean_ci(row, "cost_usd", Unit::Usd),
                 vs,
-                mean_ci(row, "hit_rate", 100.0),
-                mean_ci(row, "makespan_s", 1.0),
-                mean_ci(row, "launch_wait_p99_s", 1.0),
-                mean_ci(row, "redundant_writes", 1.0),
+                mean_ci(row, "hit_rate", Unit::Percent),
+                mean_ci(row, "makespan_s", Unit::Seconds),
+                mean_ci(row, "launch_wait_p99_s", Unit::Seconds),
+                mean_ci(row, "redundant_writes", Unit::Count),
             ]);
             rows.push(cells);
         }
@@ -303,7 +429,7 @@ fn recommendation(r: &Results) -> Vec<Block> {
         text.push_str(&format!(
             "Lowest mean cost, by number of points (of {}): {}.",
             points.len(),
-            parts.join(", ")
+            and_list(&parts)
         ));
     }
     vec![Block::Para(text)]
@@ -320,12 +446,12 @@ fn cheapest(r: &Results, point: u32) -> Option<&SummaryRow> {
 fn single_point(r: &Results, point: u32) -> String {
     let Some(best) = cheapest(r, point) else { return String::new() };
     let c = best.get("cost_usd_mean").unwrap_or(0.0);
-    let mut s = format!("Lowest mean cost: `{}` ({} USD", best.strategy, num(c));
+    let mut s = format!("Lowest mean cost: `{}` ({}", best.strategy, usd(c));
     if let Some(base) = reference(r).filter(|x| *x != best.strategy).and_then(|x| r.row(point, &x))
     {
         let b = base.get("cost_usd_mean").unwrap_or(0.0);
         if b > 0.0 {
-            s.push_str(&format!(", {}% less than `{}`", num((b - c) / b * 100.0), base.strategy));
+            s.push_str(&format!(", {} less than `{}`", pct((b - c) / b), base.strategy));
         }
         let ci = |row: &SummaryRow| row.get("cost_usd_ci95").unwrap_or(0.0);
         let apart = c + ci(best) < b - ci(base);
@@ -337,9 +463,9 @@ fn single_point(r: &Results, point: u32) -> String {
     });
     if let Some(f) = fastest {
         s.push_str(&format!(
-            " Shortest mean makespan: `{}` ({} s).",
+            " Shortest mean makespan: `{}` ({}).",
             f.strategy,
-            num(f.get("makespan_s_mean").unwrap_or(0.0))
+            secs(f.get("makespan_s_mean").unwrap_or(0.0))
         ));
     }
     s

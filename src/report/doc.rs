@@ -159,7 +159,7 @@ figcaption{font-style:italic;margin-top:.4em}";
 
 /// A table cell: numbers (and "–") right-aligned, words left.
 fn td(c: &str) -> String {
-    let numeric = c.starts_with(|ch: char| ch.is_ascii_digit() || "+-–".contains(ch));
+    let numeric = c.starts_with(|ch: char| ch.is_ascii_digit() || "+-–$".contains(ch));
     if numeric {
         format!("<td class=\"n\">{}</td>", inline(c))
     } else {

@@ -4,6 +4,11 @@
 //! file formats), never from a live simulation, except `table` (terminal tables of `run`).
 
 #[cfg(feature = "plot")]
+pub mod answer;
+#[cfg(feature = "plot")]
+pub mod assumptions;
+#[cfg(feature = "plot")]
 pub mod build;
 pub mod doc;
 pub mod table;
+pub mod words;

@@ -16,6 +16,7 @@ mod model;
 mod plot;
 mod providers;
 mod replay;
+mod report;
 mod results;
 mod scenarios;
 mod serve;

@@ -732,7 +732,7 @@ fn tune_and_replay_results_have_figures_and_report_sections() {
     assert!(f.caption.contains("66.7% of reuses come within 5 min"), "{}", f.caption);
     let md = prefixsim::report::build::build(&r, &figs).to_markdown();
     assert!(md.contains("`tune` recommends `max_wait` = 4s for `wait_first(max_wait=5s)`"), "{md}");
-    assert!(md.contains("| `cache.ttl=5m` | 30 | 4.5 | 0.4 | 1 |"), "{md}");
+    assert!(md.contains("| `cache.ttl=5m` | 30.0 | 4.50 | 0.400 | 1 |"), "{md}");
     // A wait_first tune: the share of runs whose cap fired first, as a figure and a column.
     let Spec::Metric(p) = &figure(&figs, "tune_p_cap_before_first_token").spec else {
         panic!("a metric figure")

@@ -1,0 +1,562 @@
+//! The report's answer to the experiment's question, as `[report] answer` declares it:
+//! `hold_cap` (the cap to use per swept value, its price in latency, how often it saves
+//! nothing) or `cost` (the cheaper option per slice, by how much, with 95% CIs).
+//!
+//! Read off summary.csv and runs.csv; a hold "saves nothing" in a replication that made a
+//! redundant write (`redundant_writes > 0` in runs.csv): the first writer's first token came
+//! after the cap, as `tune`'s `p_cap_before_first_token` counts it.
+
+use super::doc::Block;
+use super::words::{count, pct, secs, secs_delta, usd, usd_ci};
+use crate::config::ReportSpec;
+use crate::results::{strategy_cells, t_975, Results, SummaryRow};
+
+/// Sentences for the findings and the blocks of the "Answer" section.
+#[derive(Debug, Default)]
+pub struct Answered {
+    pub findings: Vec<String>,
+    pub blocks: Vec<Block>,
+}
+
+/// A hold the report can recommend: no hold (`eager`, cap 0) or `wait_first` released on ready.
+struct Cap {
+    label: String,
+    cap_s: f64,
+}
+
+impl Cap {
+    fn text(&self) -> String {
+        if self.cap_s == 0.0 {
+            "no hold (`eager`)".into()
+        } else {
+            format!("{} s", crate::numfmt::num(self.cap_s))
+        }
+    }
+}
+
+fn caps(r: &Results) -> Vec<Cap> {
+    let mut out: Vec<Cap> = r
+        .strategies()
+        .into_iter()
+        .filter_map(|label| {
+            let [family, max_wait, release, _] = strategy_cells(&label);
+            let cap_s = match family.as_str() {
+                "eager" => 0.0,
+                "wait_first" if release == "on_ready" => max_wait.parse().ok()?,
+                _ => return None,
+            };
+            Some(Cap { label, cap_s })
+        })
+        .collect();
+    out.sort_by(|a, b| a.cap_s.total_cmp(&b.cap_s));
+    out
+}
+
+/// Share of the replications of (`point`, `strategy`) in which the hold saved nothing: it made
+/// as many redundant writes as `eager` in the same replication (the strategies share their
+/// random numbers), which is what a cap that fires before the first writer's first token
+/// does; without `eager`, any redundant write. `None` without runs.csv rows for it.
+pub fn share_saving_nothing(r: &Results, point: u32, strategy: &str) -> Option<f64> {
+    let writes = |s: &str| -> Vec<(u32, f64)> {
+        r.runs
+            .iter()
+            .filter(|u| u.point == point && u.strategy == s)
+            .filter_map(|u| Some((u.replication, *u.values.get("redundant_writes")?)))
+            .collect()
+    };
+    let (held, eager) = (writes(strategy), writes("eager"));
+    if held.is_empty() {
+        return None;
+    }
+    let nothing = |(rep, w): &(u32, f64)| match eager.iter().find(|e| e.0 == *rep) {
+        Some((_, e)) => w >= e,
+        None => *w > 0.0,
+    };
+    Some(held.iter().filter(|x| nothing(x)).count() as f64 / held.len() as f64)
+}
+
+fn cost(row: &SummaryRow) -> Option<f64> {
+    row.get("cost_usd_mean")
+}
+
+/// `[report] answer = "hold_cap"`.
+pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
+    let caps = caps(r);
+    if caps.iter().all(|c| c.cap_s == 0.0) {
+        let why = "`[report] answer = \"hold_cap\"`, but no `wait_first` strategy was run.";
+        return Answered { findings: Vec::new(), blocks: vec![Block::Para(why.into())] };
+    }
+    let tol = spec.tolerance;
+    let mut picks: Vec<(u32, String)> = Vec::new();
+    let (mut rows, mut nothing_rows) = (Vec::new(), Vec::new());
+    let (mut p99s, mut done_deltas, mut nothing) = (Vec::new(), Vec::new(), Vec::new());
+    for point in r.points() {
+        let here: Vec<&SummaryRow> = r.summary.iter().filter(|s| s.point == point).collect();
+        let Some(cheapest) = here
+            .iter()
+            .filter(|s| cost(s).is_some())
+            .min_by(|a, b| cost(a).unwrap_or(0.0).total_cmp(&cost(b).unwrap_or(0.0)))
+        else {
+            continue;
+        };
+        let best = cost(cheapest).unwrap_or(0.0);
+        let eager = r.row(point, "eager");
+        let pick = caps.iter().find(|c| {
+            r.row(point, &c.label).and_then(cost).is_some_and(|x| x <= best * (1.0 + tol))
+        });
+        let mut cells = cheapest.axis_values.clone();
+        match pick.and_then(|c| Some((c, r.row(point, &c.label)?))) {
+            Some((c, row)) => {
+                picks.push((point, c.text()));
+                cells.extend(pick_cells(r, point, c, row, eager));
+                if let Some(x) = row.get("launch_wait_pooled_p99_s") {
+                    p99s.push(x);
+                }
+                let done = |s: &SummaryRow| s.get("completion_pooled_p99_s");
+                if let (Some(a), Some(b)) = (done(row), eager.and_then(done)) {
+                    done_deltas.push(a - b);
+                }
+                if c.cap_s > 0.0 {
+                    nothing.extend(share_saving_nothing(r, point, &c.label));
+                }
+            }
+            None => {
+                // No cap is close enough: say so, and show the cheapest cap for its price.
+                let nearest = caps
+                    .iter()
+                    .filter_map(|c| Some((c, r.row(point, &c.label)?)))
+                    .min_by(|a, b| cost(a.1).unwrap_or(0.0).total_cmp(&cost(b.1).unwrap_or(0.0)));
+                match nearest {
+                    Some((c, row)) => {
+                        picks.push((point, format!("none (the cheapest cap is {})", c.text())));
+                        let mut more = pick_cells(r, point, c, row, eager);
+                        more[0] = format!("none within {}; cheapest cap {}", pct(tol), c.text());
+                        cells.extend(more);
+                    }
+                    None => {
+                        picks.push((point, "none".into()));
+                        cells.extend(["none".to_string()].into_iter().chain(dashes(5)));
+                    }
+                }
+            }
+        }
+        cells.push(format!("`{}` ({})", cheapest.strategy, usd(best)));
+        rows.push(cells);
+        let mut shares = cheapest.axis_values.clone();
+        for c in caps.iter().filter(|c| c.cap_s > 0.0) {
+            shares.push(share_saving_nothing(r, point, &c.label).map_or("–".into(), pct));
+        }
+        nothing_rows.push(shares);
+    }
+    let at = if r.points().len() > 1 { " at that point" } else { "" };
+    let rule = format!(
+        "the smallest cap whose mean cost is within {} of the cheapest strategy's{at}",
+        pct(tol)
+    );
+    let mut findings = vec![format!("The cap to use, {rule}: {}.", grouped(r, &picks))];
+    if let Some(s) = price_sentence(&p99s, &done_deltas) {
+        findings.push(s);
+    }
+    if !nothing.is_empty() {
+        let worst = nothing.iter().copied().fold(0.0, f64::max);
+        findings.push(if worst == 0.0 {
+            "The cap to use outlasted the first writer's time to first token in every \
+             replication: it never saved nothing."
+                .to_string()
+        } else {
+            format!(
+                "The cap to use saves nothing (the first writer's first token came after it, so \
+                 the held agents wrote the prefix again) in up to {} of the replications.",
+                pct(worst)
+            )
+        });
+    }
+    findings.extend(default_cap_sentence(r, &caps));
+    let mut blocks = vec![Block::Para(format!(
+        "The cap to use is {rule} (`[report] tolerance` = {}); no hold (`eager`) counts as a \
+         cap of 0 s. Its price: the launch wait pooled over every agent of every replication \
+         (p50 / p99), and the pooled p99 agent completion time against `eager`'s.",
+        crate::numfmt::num(tol)
+    ))];
+    let mut head: Vec<String> = r.axis_keys.iter().map(|k| format!("`{k}`")).collect();
+    head.extend(
+        [
+            "cap to use",
+            "mean cost (USD, 95% CI)",
+            "vs `eager`",
+            "launch wait p50 / p99 (pooled)",
+            "completion p99 (pooled), vs `eager`",
+            "replications where it saved nothing",
+            "cheapest strategy",
+        ]
+        .map(String::from),
+    );
+    blocks.push(Block::Table(head, rows));
+    blocks.push(Block::Para(
+        "How often each cap saves nothing: the share of replications in which the hold made as \
+         many redundant writes as `eager` (the first writer's first token came after the cap, \
+         or the policy gives the held agents nothing to read)."
+            .into(),
+    ));
+    let mut head: Vec<String> = r.axis_keys.iter().map(|k| format!("`{k}`")).collect();
+    head.extend(caps.iter().filter(|c| c.cap_s > 0.0).map(|c| format!("`{}`", c.label)));
+    blocks.push(Block::Table(head, nothing_rows));
+    Answered { findings, blocks }
+}
+
+fn dashes(n: usize) -> impl Iterator<Item = String> {
+    std::iter::repeat_n("–".to_string(), n)
+}
+
+/// The cells of the chosen cap: cap, cost, vs eager, launch wait, completion, saved nothing.
+fn pick_cells(
+    r: &Results,
+    point: u32,
+    c: &Cap,
+    row: &SummaryRow,
+    eager: Option<&SummaryRow>,
+) -> Vec<String> {
+    let get = |s: &SummaryRow, k: &str| s.get(k).unwrap_or(0.0);
+    let base = eager.and_then(cost).filter(|b| *b > 0.0);
+    let vs = match base {
+        Some(b) if c.cap_s > 0.0 => format!("{:+.1}%", (get(row, "cost_usd_mean") - b) / b * 100.0),
+        _ => "–".into(),
+    };
+    let done = get(row, "completion_pooled_p99_s");
+    let done_vs = match eager {
+        Some(e) if c.cap_s > 0.0 => {
+            format!("{} ({})", secs(done), secs_delta(done - get(e, "completion_pooled_p99_s")))
+        }
+        _ => secs(done),
+    };
+    let nothing = match c.cap_s > 0.0 {
+        true => share_saving_nothing(r, point, &c.label).map_or("–".into(), pct),
+        false => "–".into(),
+    };
+    vec![
+        c.text(),
+        usd_ci(get(row, "cost_usd_mean"), get(row, "cost_usd_ci95")),
+        vs,
+        format!(
+            "{} / {}",
+            secs(get(row, "launch_wait_pooled_p50_s")),
+            secs(get(row, "launch_wait_pooled_p99_s"))
+        ),
+        done_vs,
+        nothing,
+    ]
+}
+
+/// `5 s for `key` = 5000 to 100000, 10 s for 150000 and 30 s for 500000`: each pick with the
+/// run of consecutive points that share it, in point order. With one axis the key is named
+/// once; a run (no axis) gives the pick alone.
+fn grouped(r: &Results, picks: &[(u32, String)]) -> String {
+    let one_axis = r.axis_keys.len() == 1;
+    let name = |point: u32| -> String {
+        let Some(row) = r.summary.iter().find(|s| s.point == point) else { return String::new() };
+        if r.axis_keys.is_empty() {
+            return String::new();
+        }
+        match one_axis {
+            true => row.axis_values[0].clone(),
+            false => format!("({})", row.axis_values.join(", ")),
+        }
+    };
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for (point, pick) in picks {
+        match groups.last_mut() {
+            Some((p, names)) if p == pick => names.push(name(*point)),
+            _ => groups.push((pick.clone(), vec![name(*point)])),
+        }
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .enumerate()
+        .map(|(i, (pick, names))| {
+            let keys: Vec<String> = r.axis_keys.iter().map(|k| format!("`{k}`")).collect();
+            let lead = match (i, one_axis) {
+                (0, true) => format!("{} = ", keys[0]),
+                (0, false) => format!("({}) = ", keys.join(", ")),
+                _ => String::new(),
+            };
+            match names.as_slice() {
+                [one] if one.is_empty() => pick.clone(),
+                [one] => format!("{pick} for {lead}{one}"),
+                [first, second] if one_axis => format!("{pick} for {lead}{first} and {second}"),
+                [first, .., last] if one_axis => format!("{pick} for {lead}{first} to {last}"),
+                many => format!("{pick} for {lead}{}", super::words::and_list(many)),
+            }
+        })
+        .collect();
+    match one_axis || r.axis_keys.is_empty() {
+        true => super::words::and_list(&parts),
+        false => parts.join("; "),
+    }
+}
+
+fn price_sentence(p99s: &[f64], done_deltas: &[f64]) -> Option<String> {
+    let lo = p99s.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = p99s.iter().copied().fold(0.0, f64::max);
+    if p99s.is_empty() {
+        return None;
+    }
+    let wait = if (hi - lo).abs() < 1e-9 {
+        format!("a pooled p99 launch wait of {}", secs(hi))
+    } else {
+        format!("a pooled p99 launch wait of {} to {}", secs(lo), secs(hi))
+    };
+    let done = done_deltas.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let done = match done_deltas.is_empty() {
+        true => String::new(),
+        false if done <= 0.0 => {
+            ", and a pooled p99 agent completion time no longer than `eager`'s".into()
+        }
+        false => format!(
+            ", and a pooled p99 agent completion time up to {} longer than `eager`'s",
+            secs(done)
+        ),
+    };
+    Some(format!("Its price in latency: {wait}{done}."))
+}
+
+/// Claude Code's documented default cap (5 s), when run: how often it saves nothing, by point.
+fn default_cap_sentence(r: &Results, caps: &[Cap]) -> Option<String> {
+    let c = caps.iter().find(|c| c.cap_s == 5.0)?;
+    let mut shares: Vec<(u32, String)> = Vec::new();
+    for point in r.points() {
+        let share = share_saving_nothing(r, point, &c.label)?;
+        shares.push((point, pct(share)));
+    }
+    Some(format!(
+        "The documented default cap, 5 s, saves nothing in this share of the replications: {}.",
+        grouped(r, &shares)
+    ))
+}
+
+/// `[report] answer = "cost"`: per slice, the cheaper option and by how much.
+pub fn cost_answer(r: &Results, spec: &ReportSpec) -> Answered {
+    let axis = spec.compare.as_ref().and_then(|k| r.axis_keys.iter().position(|a| a == k));
+    let mut blocks = Vec::new();
+    if let (Some(k), None) = (&spec.compare, axis) {
+        blocks.push(Block::Para(format!(
+            "`[report] compare` = `{k}` is not a swept key of these results: the strategies \
+             are compared instead."
+        )));
+    }
+    let strategies: Vec<String> = match &spec.strategy {
+        Some(s) => vec![s.clone()],
+        None => r.strategies(),
+    };
+    let slices = slices(r, axis, &strategies);
+    let options: Vec<String> = match axis {
+        Some(a) => distinct(r.summary.iter().map(|s| s.axis_values[a].clone())),
+        None => strategies.clone(),
+    };
+    let (mut rows, mut ties) = (Vec::new(), 0);
+    let mut wins: Vec<(String, Vec<Win>)> =
+        options.iter().map(|o| (o.clone(), Vec::new())).collect();
+    for slice in &slices {
+        let mut cells = vec![slice.values.clone()];
+        for row in &slice.rows {
+            cells.push(match row {
+                Some(s) => usd_ci(cost(s).unwrap_or(0.0), s.get("cost_usd_ci95").unwrap_or(0.0)),
+                None => "–".into(),
+            });
+        }
+        let mut ranked: Vec<(usize, &SummaryRow)> =
+            slice.rows.iter().enumerate().filter_map(|(i, s)| Some((i, (*s)?))).collect();
+        ranked.sort_by(|a, b| cost(a.1).unwrap_or(0.0).total_cmp(&cost(b.1).unwrap_or(0.0)));
+        match ranked.as_slice() {
+            [(_, best), (_, next), ..] if cost(best) == cost(next) => {
+                let tied: Vec<String> = ranked
+                    .iter()
+                    .filter(|(_, s)| cost(s) == cost(best))
+                    .map(|(i, _)| format!("`{}`", options[*i]))
+                    .collect();
+                cells.push(format!("tie: {}", tied.join(", ")));
+                cells.push("$0 (the same cost)".into());
+                ties += 1;
+            }
+            [(i, best), (_, next), ..] => {
+                let (d, ci) = paired_saving(r, best, next);
+                let share = d / cost(next).unwrap_or(1.0).max(f64::MIN_POSITIVE);
+                cells.push(format!("`{}`", options[*i]));
+                cells.push(format!(
+                    "{} ({}) less than `{}`",
+                    usd_ci(d, ci),
+                    pct(share),
+                    options[slice.option_of(next)]
+                ));
+                wins[*i].1.push(Win { saving: d, share, ci, clear: d - ci > 0.0 });
+            }
+            _ => cells.extend(dashes(2)),
+        }
+        rows.push(cells);
+    }
+    let mut head = vec![slice_head(r, axis, strategies.len())];
+    head.extend(options.iter().map(|o| format!("`{o}` (USD)")));
+    head.extend(["cheapest".to_string(), "saving vs the next cheapest (95% CI)".to_string()]);
+    blocks.push(Block::Para(
+        "Mean cost per run ± the 95% confidence half-width; the saving is the mean of the \
+         per-replication differences (the options share their random numbers)."
+            .into(),
+    ));
+    blocks.push(Block::Table(head, rows));
+    let mut findings = cost_findings(&wins, slices.len());
+    if ties > 0 {
+        findings.push(format!(
+            "In {ties} of {} the options cost exactly the same.",
+            count(slices.len(), "slice", "slices")
+        ));
+    }
+    Answered { findings, blocks }
+}
+
+/// One slice an option is the cheapest in: its saving over the next cheapest (USD, share, 95%
+/// CI half-width) and whether that CI excludes zero.
+struct Win {
+    saving: f64,
+    share: f64,
+    ci: f64,
+    clear: bool,
+}
+
+fn cost_findings(wins: &[(String, Vec<Win>)], slices: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for (option, w) in wins.iter().filter(|w| !w.1.is_empty()) {
+        let lo = w.iter().map(|x| x.saving).fold(f64::INFINITY, f64::min);
+        let hi = w.iter().map(|x| x.saving).fold(0.0, f64::max);
+        let plo = w.iter().map(|x| x.share).fold(f64::INFINITY, f64::min);
+        let phi = w.iter().map(|x| x.share).fold(0.0, f64::max);
+        let clear = w.iter().filter(|x| x.clear).count();
+        let by = match w.as_slice() {
+            [one] => format!("by {} ({})", usd_ci(one.saving, one.ci), pct(one.share)),
+            _ => format!("by {} to {} ({} to {})", usd(lo), usd(hi), pct(plo), pct(phi)),
+        };
+        out.push(format!(
+            "`{option}` is the cheapest in {} of {}, {by} less than the next cheapest; the 95% \
+             CI of that saving excludes zero in {clear} of them.",
+            w.len(),
+            count(slices, "slice", "slices"),
+        ));
+    }
+    out
+}
+
+/// One row of the cost table: the summary rows of each option (in option order).
+struct Slice<'a> {
+    /// The values of the other axes (and the strategy), as the table's first cell.
+    values: String,
+    rows: Vec<Option<&'a SummaryRow>>,
+    axis: Option<usize>,
+    options: Vec<String>,
+}
+
+impl Slice<'_> {
+    fn option_of(&self, row: &SummaryRow) -> usize {
+        let key = match self.axis {
+            Some(a) => &row.axis_values[a],
+            None => &row.strategy,
+        };
+        self.options.iter().position(|o| o == key).unwrap_or(0)
+    }
+}
+
+fn distinct(it: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for v in it {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+fn slice_head(r: &Results, axis: Option<usize>, strategies: usize) -> String {
+    let mut keys: Vec<String> = (0..r.axis_keys.len())
+        .filter(|&a| Some(a) != axis)
+        .map(|a| format!("`{}`", r.axis_keys[a]))
+        .collect();
+    if axis.is_some() && strategies > 1 {
+        keys.push("strategy".into());
+    }
+    if keys.is_empty() {
+        "slice".into()
+    } else {
+        keys.join(", ")
+    }
+}
+
+/// The slices in point order: the points that differ only in the compared axis, per strategy.
+fn slices<'a>(r: &'a Results, axis: Option<usize>, strategies: &[String]) -> Vec<Slice<'a>> {
+    let options: Vec<String> = match axis {
+        Some(a) => distinct(r.summary.iter().map(|s| s.axis_values[a].clone())),
+        None => strategies.to_vec(),
+    };
+    let key = |s: &SummaryRow| -> Vec<String> {
+        (0..s.axis_values.len())
+            .filter(|&a| Some(a) != axis)
+            .map(|a| s.axis_values[a].clone())
+            .collect()
+    };
+    let mut out: Vec<Slice<'a>> = Vec::new();
+    let groups = distinct(r.summary.iter().map(|s| key(s).join("\u{1f}")));
+    for g in groups {
+        let members: Vec<&SummaryRow> =
+            r.summary.iter().filter(|s| key(s).join("\u{1f}") == g).collect();
+        let Some(first) = members.first() else { continue };
+        let others: Vec<String> = (0..r.axis_keys.len())
+            .filter(|&a| Some(a) != axis)
+            .map(|a| first.axis_values[a].clone())
+            .collect();
+        let base = others.join(", ");
+        let per_strategy: Vec<Option<&String>> = match axis {
+            Some(_) => strategies.iter().map(Some).collect(),
+            None => vec![None],
+        };
+        for s in per_strategy {
+            let rows = options
+                .iter()
+                .map(|o| {
+                    members.iter().copied().find(|m| match (axis, s) {
+                        (Some(a), Some(s)) => &m.axis_values[a] == o && &m.strategy == s,
+                        _ => &m.strategy == o,
+                    })
+                })
+                .collect();
+            let mut name = base.clone();
+            if let (Some(s), true) = (s, strategies.len() > 1) {
+                name = if name.is_empty() { format!("`{s}`") } else { format!("{name}, `{s}`") };
+            }
+            if name.is_empty() {
+                name = "all".into();
+            }
+            out.push(Slice { values: name, rows, axis, options: options.clone() });
+        }
+    }
+    out
+}
+
+/// `next` minus `best` in cost: the mean of the per-replication differences and its 95% CI
+/// half-width (runs.csv); from the two means and CIs when runs.csv lacks the replications.
+fn paired_saving(r: &Results, best: &SummaryRow, next: &SummaryRow) -> (f64, f64) {
+    let costs = |s: &SummaryRow| -> Vec<(u32, f64)> {
+        r.runs
+            .iter()
+            .filter(|u| u.point == s.point && u.strategy == s.strategy)
+            .filter_map(|u| Some((u.replication, *u.values.get("cost_usd")?)))
+            .collect()
+    };
+    let (a, b) = (costs(best), costs(next));
+    let diffs: Vec<f64> =
+        b.iter().filter_map(|(rep, nb)| a.iter().find(|x| x.0 == *rep).map(|x| nb - x.1)).collect();
+    if diffs.len() >= 2 {
+        let n = diffs.len() as f64;
+        let mean = diffs.iter().sum::<f64>() / n;
+        let var = diffs.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        return (mean, t_975(diffs.len() as u64 - 1) * (var / n).sqrt());
+    }
+    let ci = |s: &SummaryRow| s.get("cost_usd_ci95").unwrap_or(0.0);
+    let d = cost(next).unwrap_or(0.0) - cost(best).unwrap_or(0.0);
+    (d, (ci(best).powi(2) + ci(next).powi(2)).sqrt())
+}
