@@ -12,7 +12,7 @@ use super::covered::TickedAxis;
 use super::scale;
 use super::slice::{combos, groups};
 use super::style::{self, num};
-use super::{builder, err, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
+use super::{builder, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
 use crate::results::{Results, SummaryRow};
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
@@ -430,7 +430,7 @@ pub fn draw<DB: DrawingBackend>(
     }
     let area = frame(root, title, &legend)?;
     let x = x_scale_max(&s.x, scale::ticks_for_width(area.dim_in_pixel().0));
-    let mut chart = builder(&area).build_cartesian_2d(x.ranged(), y.ranged()).map_err(err)?;
+    let mut chart = builder(&area).build_cartesian_2d(x.ranged(), y.ranged())?;
     let x_title = s.x.title.clone();
     let (xs, ys) = (x.clone(), y.clone());
     mesh_style(&mut chart)
@@ -438,8 +438,7 @@ pub fn draw<DB: DrawingBackend>(
         .y_desc(s.y_title.as_str())
         .x_label_formatter(&|v| xs.label(*v))
         .y_label_formatter(&|v| ys.label(*v))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     draw_lines(&mut chart, &s.series)?;
     draw_markers(&mut chart, s, y.lo, y.hi)
 }
@@ -471,13 +470,13 @@ fn draw_lines<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, series: &[Series]) 
     for se in series {
         let mut band: Vec<(f64, f64)> = se.points.iter().map(|p| (p.0, p.1 + p.2)).collect();
         band.extend(se.points.iter().rev().map(|p| (p.0, p.1 - p.2)));
-        chart.draw_series(std::iter::once(Polygon::new(band, se.color.mix(0.15)))).map_err(err)?;
+        chart.draw_series(std::iter::once(Polygon::new(band, se.color.mix(0.15))))?;
     }
     for se in series {
         let c = se.color;
         let line =
             LineSeries::new(se.points.iter().map(|p| (p.0, p.1)), c.stroke_width(style::LINE_PX));
-        chart.draw_series(line).map_err(err)?;
+        chart.draw_series(line)?;
         for p in &se.points {
             marker(chart.plotting_area(), (p.0, p.1), se.shape, c, 7)?;
         }
@@ -497,10 +496,10 @@ fn draw_markers<DB: DrawingBackend>(
     for (mark, ink, drop) in lines {
         let Some((x, label)) = mark else { continue };
         let line = PathElement::new(vec![(*x, y0), (*x, y1)], ink.stroke_width(2));
-        chart.draw_series(std::iter::once(line)).map_err(err)?;
+        chart.draw_series(std::iter::once(line))?;
         let font = (style::FONT, style::TICK_PX).into_font().color(&ink);
         let text = Text::new(format!(" {label}"), (*x, y1 - (y1 - y0) * drop), font);
-        chart.draw_series(std::iter::once(text)).map_err(err)?;
+        chart.draw_series(std::iter::once(text))?;
     }
     Ok(())
 }
@@ -527,8 +526,7 @@ fn draw_dots<DB: DrawingBackend>(
     let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
     let mut chart = builder(&area)
         .y_label_area_size(label_px as u32)
-        .build_cartesian_2d(v.ranged(), -0.5..n as f64 - 0.5)
-        .map_err(err)?;
+        .build_cartesian_2d(v.ranged(), -0.5..n as f64 - 0.5)?;
     let labels = s.x.labels.clone();
     let fmt_y = move |v: &f64| {
         let i = v.round();
@@ -544,8 +542,7 @@ fn draw_dots<DB: DrawingBackend>(
         .y_labels(n + 1)
         .x_label_formatter(&|t| v.label(*t))
         .y_label_formatter(&fmt_y)
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     let k = s.series.len().max(1) as f64;
     for (j, se) in s.series.iter().enumerate() {
         let off = if k > 1.0 { 0.3 * (j as f64 / (k - 1.0) - 0.5) } else { 0.0 };
@@ -554,7 +551,7 @@ fn draw_dots<DB: DrawingBackend>(
         let bars = se.points.iter().map(|p| {
             PathElement::new(vec![(p.1 - p.2, row(p)), (p.1 + p.2, row(p))], c.stroke_width(3))
         });
-        chart.draw_series(bars).map_err(err)?;
+        chart.draw_series(bars)?;
         for p in &se.points {
             marker(chart.plotting_area(), (p.1, row(p)), se.shape, c, 8)?;
         }

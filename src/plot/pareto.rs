@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, err, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use super::{builder, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::results::Results;
 
 #[derive(Debug, Clone)]
@@ -184,14 +184,13 @@ pub fn draw<DB: DrawingBackend>(
             .map(|(i, (st, c))| (st.clone(), Mark::Point(*c, style::shape(i)))),
     );
     let area = frame(root, title, &legend)?;
-    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1)?;
     mesh_style(&mut chart)
         .x_desc(s.x_title.as_str())
         .y_desc("Mean cost per run (USD)")
         .x_label_formatter(&|v| num(*v))
         .y_label_formatter(&|v| num(*v))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     let mut front: Vec<(f64, f64)> =
         s.points.iter().filter(|p| p.on_frontier).map(|p| (p.x_s, p.cost_usd)).collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -205,9 +204,7 @@ pub fn draw<DB: DrawingBackend>(
     if let Some(last) = front.last() {
         steps.push((x1, last.1));
     }
-    chart
-        .draw_series(std::iter::once(PathElement::new(steps, style::INK.stroke_width(2))))
-        .map_err(err)?;
+    chart.draw_series(std::iter::once(PathElement::new(steps, style::INK.stroke_width(2))))?;
     // Points that coincide stay visible: each strategy its own shape, drawn in order.
     for (i, (st, c)) in s.strategies.iter().enumerate() {
         for p in s.points.iter().filter(|p| &p.strategy == st) {
@@ -219,6 +216,6 @@ pub fn draw<DB: DrawingBackend>(
         .iter()
         .filter(|p| p.on_frontier)
         .map(|p| Circle::new((p.x_s, p.cost_usd), 12, style::INK.stroke_width(2)));
-    chart.draw_series(ring).map_err(err)?;
+    chart.draw_series(ring)?;
     Ok(())
 }
