@@ -144,7 +144,7 @@ pub fn strategy_cells(label: &str) -> [String; 4] {
 /// rest `{:.6}` (`1.500000`).
 pub fn seconds_text(us: u64) -> String {
     let us_per_s = crate::time::US_PER_S;
-    if us % us_per_s == 0 {
+    if us.is_multiple_of(us_per_s) {
         (us / us_per_s).to_string()
     } else {
         fmt_f(crate::time::secs(us))
