@@ -8,7 +8,7 @@ use plotters::prelude::*;
 
 use super::estimate::{Calibration, ModelFit};
 use crate::plot::style::{self, num};
-use crate::plot::{err, frame, PlotError};
+use crate::plot::{frame, DrawResult, PlotError};
 
 const TITLE: &str = "Measured vs fitted time to first token (log axes)";
 const NAME: &str = "ttft_fit";
@@ -27,33 +27,16 @@ const PALETTE: [RGBColor; 8] = [
 
 /// The figure as an SVG document.
 pub fn svg(cal: &Calibration) -> Result<String, PlotError> {
-    style::register_fonts();
-    let mut svg = String::new();
-    {
-        let root =
-            SVGBackend::with_string(&mut svg, (style::WIDTH, style::HEIGHT)).into_drawing_area();
-        draw(cal, &root).map_err(|msg| PlotError::Draw { figure: NAME.into(), msg })?;
-    }
-    Ok(svg)
+    crate::plot::svg_of(NAME, |root| draw(cal, root))
 }
 
 /// The figure as a PNG file.
 pub fn png(cal: &Calibration) -> Result<Vec<u8>, PlotError> {
-    style::register_fonts();
-    let (w, h) = (style::WIDTH, style::HEIGHT);
-    let mut rgb = vec![255u8; (w * h * 3) as usize];
-    {
-        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        draw(cal, &root).map_err(|msg| PlotError::Draw { figure: NAME.into(), msg })?;
-    }
-    crate::plot::encode_png(&rgb, w, h).map_err(|msg| PlotError::Png { figure: NAME.into(), msg })
+    crate::plot::png_of(NAME, |root| draw(cal, root))
 }
 
-fn draw<DB: DrawingBackend>(
-    cal: &Calibration,
-    root: &DrawingArea<DB, Shift>,
-) -> Result<(), String> {
-    root.fill(&WHITE).map_err(err)?;
+fn draw<DB: DrawingBackend>(cal: &Calibration, root: &DrawingArea<DB, Shift>) -> DrawResult {
+    root.fill(&WHITE)?;
     let area = frame(root, TITLE, &[])?;
     let n = cal.models.len().max(1);
     let cols = n.min(3);
@@ -63,7 +46,7 @@ fn draw<DB: DrawingBackend>(
     for (i, (m, panel)) in cal.models.iter().zip(&panels).enumerate() {
         draw_panel(panel, m, PALETTE[i % PALETTE.len()], lo, hi)?;
     }
-    root.present().map_err(err)
+    Ok(root.present()?)
 }
 
 /// Common log-axis bounds over every point, padded by a factor of 1.3 (never below 10 ms).
@@ -84,7 +67,7 @@ fn draw_panel<DB: DrawingBackend>(
     color: RGBColor,
     lo: f64,
     hi: f64,
-) -> Result<(), String> {
+) -> DrawResult {
     let caption = format!(
         "{} ({} req., MAE {} s)",
         m.preset.unwrap_or(&m.model),
@@ -96,8 +79,7 @@ fn draw_panel<DB: DrawingBackend>(
         .caption(caption, (style::FONT, 22).into_font().color(&style::INK))
         .x_label_area_size(44)
         .y_label_area_size(56)
-        .build_cartesian_2d((lo..hi).log_scale(), (lo..hi).log_scale())
-        .map_err(err)?;
+        .build_cartesian_2d((lo..hi).log_scale(), (lo..hi).log_scale())?;
     chart
         .configure_mesh()
         .x_desc("fitted (s)")
@@ -111,14 +93,9 @@ fn draw_panel<DB: DrawingBackend>(
         .light_line_style(TRANSPARENT)
         .bold_line_style(style::GRID)
         .axis_style(style::INK)
-        .draw()
-        .map_err(err)?;
-    chart
-        .draw_series(LineSeries::new([(lo, lo), (hi, hi)], style::INK.stroke_width(2)))
-        .map_err(err)?;
+        .draw()?;
+    chart.draw_series(LineSeries::new([(lo, lo), (hi, hi)], style::INK.stroke_width(2)))?;
     let pts = m.points.iter().filter(|(f, y)| *f > 0.0 && *y > 0.0);
-    chart
-        .draw_series(pts.map(|&(f, y)| Circle::new((f, y), 3, color.mix(0.6).filled())))
-        .map_err(err)?;
+    chart.draw_series(pts.map(|&(f, y)| Circle::new((f, y), 3, color.mix(0.6).filled())))?;
     Ok(())
 }

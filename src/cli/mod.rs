@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 pub mod calibrate;
 pub mod completions;
+pub mod export;
 pub mod guard;
 pub mod merge;
 pub mod models;
@@ -115,6 +116,8 @@ pub enum Command {
     Plot(plot::Args),
     /// Write a design-review report (Markdown and HTML) from a results directory.
     Report(report::Args),
+    /// Write summary.csv in long form (one row per point, strategy and metric).
+    Export(export::Args),
     /// Replay a real trace through the cache, with what-if cache choices.
     Replay(replay::Args),
     /// List the model presets: API ids, prices, minimum cacheable length, latency.
@@ -202,6 +205,7 @@ pub fn main() -> ExitCode {
         Some(Command::Tune(a)) => tune::run(a),
         Some(Command::Plot(a)) => plot::run(a),
         Some(Command::Report(a)) => report::run(a),
+        Some(Command::Export(a)) => export::run(a),
         Some(Command::Replay(a)) => replay::run(a),
         Some(Command::Models(a)) => models::run(a),
         Some(Command::Calibrate(a)) => calibrate::run(a),

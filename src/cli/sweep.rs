@@ -280,7 +280,9 @@ fn summary_table(dir: &Path, axes: usize, max_rows: usize) -> std::io::Result<St
     let wanted = ["cost_usd_mean", "hit_rate_mean", "launch_wait_pooled_p99_s", "makespan_s_mean"];
     let idx: Vec<usize> =
         wanted.iter().filter_map(|w| header.iter().position(|h| h == w)).collect();
-    let keep: Vec<usize> = (0..=axes + 1).chain(idx).collect();
+    // Up to the strategy: the axes and the seconds columns of duration axes.
+    let strategy = header.iter().position(|h| h == "strategy").unwrap_or(axes + 1);
+    let keep: Vec<usize> = (0..=strategy).chain(idx).collect();
     let mut rows: Vec<Vec<String>> =
         vec![keep.iter().map(|&i| header.get(i).cloned().unwrap_or_default()).collect()];
     let mut more = 0usize;

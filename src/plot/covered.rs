@@ -19,7 +19,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::style::{self, num};
-use super::{builder, err, frame, mesh_style, DrawResult, Figure, Mark, Spec};
+use super::{builder, frame, mesh_style, DrawResult, Figure, Mark, Spec};
 use crate::config::latency_presets::{self, Fit, LatencyPreset, FITS};
 use crate::config::parse_dist;
 use crate::config::LatencyParams;
@@ -470,14 +470,13 @@ pub fn draw<DB: DrawingBackend>(
     let (lx0, lx1) = (s.x_range.0.log10(), s.x_range.1.log10());
     let x = TickedAxis { lo: lx0, hi: lx1, ticks: s.x_ticks.iter().map(|v| v.log10()).collect() };
     let y = TickedAxis { lo: 0.0, hi: s.y_max, ticks: s.y_ticks.clone() };
-    let mut chart = builder(&area).build_cartesian_2d(x, y).map_err(err)?;
+    let mut chart = builder(&area).build_cartesian_2d(x, y)?;
     mesh_style(&mut chart)
         .x_desc("Prefill rate (uncached tokens per second, log scale)")
         .y_desc("Cold prefix covered by the cap (tokens)")
         .x_label_formatter(&|v| tokens_label(10f64.powf(*v)))
         .y_label_formatter(&|v| tokens_label(*v))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     draw_reference(&mut chart, s)?;
     draw_caps(&mut chart, s)?;
     draw_points(&mut chart, s)?;
@@ -521,7 +520,7 @@ fn draw_reference<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec
         let b = a + (lx1 - lx0) * 0.6 / dashes as f64;
         PathElement::new(vec![(a, y), (b, y)], REFERENCE.stroke_width(2))
     });
-    chart.draw_series(dash).map_err(err)?;
+    chart.draw_series(dash)?;
     Ok(())
 }
 
@@ -559,12 +558,12 @@ fn draw_caps<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec) -> 
             })
             .collect();
         let line = PathElement::new(pts, color.stroke_width(style::LINE_PX));
-        chart.draw_series(std::iter::once(line)).map_err(err)?;
+        chart.draw_series(std::iter::once(line))?;
         let Some((lx, y, below)) = cap_label_at(s, cap) else { continue };
         let v = if below { VPos::Top } else { VPos::Bottom };
         let font = (style::FONT, style::TICK_PX, FontStyle::Bold).into_font().color(&color);
         let label = Text::new(cap_label(cap), (lx, y), font.pos(Pos::new(HPos::Right, v)));
-        chart.draw_series(std::iter::once(label)).map_err(err)?;
+        chart.draw_series(std::iter::once(label))?;
     }
     Ok(())
 }
@@ -577,7 +576,7 @@ fn draw_points<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec) -
                 vec![(x, lo.min(s.y_max)), (x, hi.min(s.y_max))],
                 style::INK.stroke_width(2),
             );
-            chart.draw_series(std::iter::once(w)).map_err(err)?;
+            chart.draw_series(std::iter::once(w))?;
         }
         let at = (x, p.covered_tokens);
         let r = match p.kind {
@@ -591,7 +590,7 @@ fn draw_points<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec) -
                 chart.draw_series(std::iter::once(Cross::new(at, 9, EXPERIMENT.stroke_width(4))))
             }
         };
-        r.map_err(err)?;
+        r?;
     }
     Ok(())
 }
@@ -680,13 +679,12 @@ fn draw_labels<DB: DrawingBackend>(chart: &Chart<'_, DB>, s: &CoveredSpec) -> Dr
     area.draw(&Rectangle::new(
         [(r.0 - 3, r.1 + 2), (r.0 + r.2 + 3, r.1 + r.3 - 3)],
         WHITE.filled(),
-    ))
-    .map_err(err)?;
+    ))?;
     let font = (style::FONT, style::TICK_PX)
         .into_font()
         .color(&REFERENCE)
         .pos(Pos::new(HPos::Right, VPos::Bottom));
-    area.draw(&Text::new(s.reference.1.clone(), (r.0 + r.2, r.1 + r.3 - 3), font)).map_err(err)?;
+    area.draw(&Text::new(s.reference.1.clone(), (r.0 + r.2, r.1 + r.3 - 3), font))?;
     for l in place_labels(s, w, h) {
         let hpos = if l.left { HPos::Right } else { HPos::Left };
         let font = (style::FONT, style::TICK_PX)
@@ -696,14 +694,14 @@ fn draw_labels<DB: DrawingBackend>(chart: &Chart<'_, DB>, s: &CoveredSpec) -> Dr
         if (l.y - l.point.1).abs() > 4 {
             let from = (l.point.0 + if l.left { -8 } else { 8 }, l.point.1);
             let to = (l.x + if l.left { 4 } else { -4 }, l.y);
-            area.draw(&PathElement::new(vec![from, to], REFERENCE.stroke_width(1))).map_err(err)?;
+            area.draw(&PathElement::new(vec![from, to], REFERENCE.stroke_width(1)))?;
         }
         let tw = text_width(&l.text, style::TICK_PX);
         let x0 = if l.left { l.x - tw - 3 } else { l.x - 3 };
         let half = (style::TICK_PX as f64 / 1.24 * 0.6).ceil() as i32;
         let bg = Rectangle::new([(x0, l.y - half), (x0 + tw + 6, l.y + half)], WHITE.filled());
-        area.draw(&bg).map_err(err)?;
-        area.draw(&Text::new(l.text, (l.x, l.y), font)).map_err(err)?;
+        area.draw(&bg)?;
+        area.draw(&Text::new(l.text, (l.x, l.y), font))?;
     }
     Ok(())
 }

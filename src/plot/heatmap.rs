@@ -10,7 +10,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use super::metric::slice_text;
 use super::slice::{combos, groups};
 use super::style::{self, num};
-use super::{err, frame, mesh_style, DrawResult, Figure, Spec};
+use super::{frame, mesh_style, DrawResult, Figure, Spec};
 use crate::results::Results;
 
 #[derive(Debug, Clone)]
@@ -153,8 +153,7 @@ pub fn draw<DB: DrawingBackend>(
     let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
     let mut chart = super::builder(&main)
         .y_label_area_size(label_px as u32)
-        .build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5)
-        .map_err(err)?;
+        .build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5)?;
     let (xl, yl) = (s.x_labels.clone(), s.y_labels.clone());
     mesh_style(&mut chart)
         .disable_mesh()
@@ -164,13 +163,12 @@ pub fn draw<DB: DrawingBackend>(
         .y_labels(s.y_labels.len() + 1)
         .x_label_formatter(&|v| label_at(&xl, *v))
         .y_label_formatter(&|v| label_at(&yl, *v))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     let cells = s.cells.iter().map(|&(i, j, v)| {
         let (x, y) = (i as f64, j as f64);
         Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], style::colormap(t(v)).filled())
     });
-    chart.draw_series(cells).map_err(err)?;
+    chart.draw_series(cells)?;
     let texts = s.cells.iter().map(|&(i, j, v)| {
         let ink = if t(v) > 0.6 { BLACK } else { WHITE };
         let font = (style::FONT, style::TICK_PX)
@@ -179,7 +177,7 @@ pub fn draw<DB: DrawingBackend>(
             .pos(Pos::new(HPos::Center, VPos::Center));
         Text::new(num(v), (i as f64, j as f64), font)
     });
-    chart.draw_series(texts).map_err(err)?;
+    chart.draw_series(texts)?;
     draw_colorbar(&bar, lo, lo + span, &s.value_title)
 }
 
@@ -197,16 +195,14 @@ fn draw_colorbar<DB: DrawingBackend>(
         .build_cartesian_2d(0.0..1.0, {
             let (lo, hi) = super::axis_range(lo, hi);
             lo..hi
-        })
-        .map_err(err)?;
+        })?;
     let short = if title.starts_with("Cost saved") { "Cost saved (%)" } else { "Mean cost (USD)" };
     mesh_style(&mut chart)
         .disable_mesh()
         .disable_x_axis()
         .y_desc(short)
         .y_label_formatter(&|v| num(*v))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     const STEPS: usize = 100;
     let step = (hi - lo) / STEPS as f64;
     let bars = (0..STEPS).map(|k| {
@@ -216,6 +212,6 @@ fn draw_colorbar<DB: DrawingBackend>(
             style::colormap(k as f64 / (STEPS - 1) as f64).filled(),
         )
     });
-    chart.draw_series(bars).map_err(err)?;
+    chart.draw_series(bars)?;
     Ok(())
 }

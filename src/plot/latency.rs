@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, err, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use super::{builder, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::results::Results;
 
 /// Histogram bars per figure.
@@ -241,7 +241,7 @@ pub fn draw_percentiles<DB: DrawingBackend>(
             .collect()
     };
     let area = frame(root, title, &legend)?;
-    let mut chart = builder(&area).build_cartesian_2d(0.0..xmax, y.ranged()).map_err(err)?;
+    let mut chart = builder(&area).build_cartesian_2d(0.0..xmax, y.ranged())?;
     let y_title = match log {
         Some(_) => format!("{} (s, log scale; 0 at the bottom)", s.what),
         None => format!("{} (s)", s.what),
@@ -253,15 +253,12 @@ pub fn draw_percentiles<DB: DrawingBackend>(
         .x_labels(xmax as usize + 1)
         .x_label_formatter(&|v| nines_label(*v))
         .y_label_formatter(&|v| ys.label(*v))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     let at = |v: f64| y.pos(v.max(y.value(y.lo)));
     for (i, se) in s.series.iter().enumerate() {
         let c = se.color;
         let pts: Vec<(f64, f64)> = se.percentiles.iter().map(|p| (p.0, at(p.1))).collect();
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(style::LINE_PX)))
-            .map_err(err)?;
+        chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(style::LINE_PX)))?;
         // A marker at each whole nine (and the last point) tells overlapping lines apart.
         for p in pts.iter().filter(|p| (p.0 - p.0.round()).abs() < 1e-9).chain(pts.last()) {
             marker(chart.plotting_area(), *p, style::shape(i), c, 7)?;
@@ -285,14 +282,13 @@ pub fn draw_histogram<DB: DrawingBackend>(
         s.series.iter().map(|x| (x.label.clone(), Mark::Outline(x.color))).collect()
     };
     let area = frame(root, title, &legend)?;
-    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1)?;
     mesh_style(&mut chart)
         .x_desc(format!("{} (s)", s.what))
         .y_desc("Share of samples (%)")
         .x_label_formatter(&|v| num(*v))
         .y_label_formatter(&|v| num(*v))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     let n = s.series.len().max(1) as f64;
     for (k, se) in s.series.iter().enumerate() {
         let c = se.color;
@@ -305,9 +301,10 @@ pub fn draw_histogram<DB: DrawingBackend>(
             steps.push((s.edges_s[i + 1], h));
         }
         steps.push((s.edges_s[s.edges_s.len() - 1], 0.0));
-        chart
-            .draw_series(std::iter::once(PathElement::new(steps, c.stroke_width(style::LINE_PX))))
-            .map_err(err)?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            steps,
+            c.stroke_width(style::LINE_PX),
+        )))?;
     }
     Ok(())
 }

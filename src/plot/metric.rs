@@ -12,7 +12,7 @@ use super::covered::TickedAxis;
 use super::scale;
 use super::slice::{combos, groups};
 use super::style::{self, num};
-use super::{builder, err, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
+use super::{builder, frame, marker, mesh_style, text_width, wrap, DrawResult, Figure, Mark, Spec};
 use crate::results::{Results, SummaryRow};
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
@@ -408,15 +408,18 @@ pub fn draw<DB: DrawingBackend>(
     if s.x.words {
         return draw_dots(root, title, s);
     }
-    let pts = s.series.iter().flat_map(|se| se.points.iter());
-    let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
-    let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
+    if s.series.len() > DIRECT_LABELS_MAX {
+        return draw_panels(root, title, s);
+    }
+    let (lo, hi) = y_extent(s);
     // Room at the top for the marker lines' labels.
     let marks = s.x.marker.iter().chain(s.highlight.iter()).count();
     let probe = scale::linear(lo, hi, lo >= 0.0);
     let hi = hi + (probe.hi - probe.lo) * 0.08 * marks as f64;
     let y = scale::linear(lo, hi, lo >= 0.0);
-    let mut legend: Vec<(String, Mark)> = if s.series.len() > 1 {
+    // Few lines are labelled at their ends; many keep the legend column.
+    let direct = (2..=DIRECT_LABELS_MAX).contains(&s.series.len());
+    let mut legend: Vec<(String, Mark)> = if s.series.len() > 1 && !direct {
         s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
     } else {
         Vec::new()
@@ -428,9 +431,25 @@ pub fn draw<DB: DrawingBackend>(
         }
         legend.push((n.clone(), Mark::Note));
     }
-    let area = frame(root, title, &legend)?;
+    let framed = frame(root, title, &legend)?;
+    let labels: Vec<Vec<String>> = if direct {
+        s.series
+            .iter()
+            .map(|se| wrap(&framed, &se.label, style::LEGEND_PX, END_LABEL_MAX_PX))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let strip_w = labels
+        .iter()
+        .flatten()
+        .map(|l| text_width(&framed, l, style::LEGEND_PX, false) as i32 + END_LABEL_TEXT_X + 8)
+        .max()
+        .unwrap_or(0);
+    let (area, strip) =
+        framed.split_horizontally((framed.dim_in_pixel().0 as i32 - strip_w).max(0));
     let x = x_scale_max(&s.x, scale::ticks_for_width(area.dim_in_pixel().0));
-    let mut chart = builder(&area).build_cartesian_2d(x.ranged(), y.ranged()).map_err(err)?;
+    let mut chart = builder(&area).build_cartesian_2d(x.ranged(), y.ranged())?;
     let x_title = s.x.title.clone();
     let (xs, ys) = (x.clone(), y.clone());
     mesh_style(&mut chart)
@@ -438,10 +457,148 @@ pub fn draw<DB: DrawingBackend>(
         .y_desc(s.y_title.as_str())
         .x_label_formatter(&|v| xs.label(*v))
         .y_label_formatter(&|v| ys.label(*v))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     draw_lines(&mut chart, &s.series)?;
-    draw_markers(&mut chart, s, y.lo, y.hi)
+    draw_markers(&mut chart, s, y.lo, y.hi)?;
+    if direct {
+        let (top, bottom) =
+            (chart.backend_coord(&(x.lo, y.hi)).1, chart.backend_coord(&(x.lo, y.lo)).1);
+        let base = strip.get_base_pixel().1;
+        let ends: Vec<i32> = s
+            .series
+            .iter()
+            .map(|se| {
+                se.points.last().map_or(bottom, |p| chart.backend_coord(&(p.0, p.1)).1) - base
+            })
+            .collect();
+        draw_end_labels(&strip, &s.series, &labels, &ends, (top - base, bottom - base))?;
+    }
+    Ok(())
+}
+
+/// Many lines: small multiples, one panel per series on shared axes, the series in its
+/// colour with its band and markers, every other series a thin grey line behind it (so each
+/// is seen whole and against the rest). The axis titles are said once.
+fn draw_panels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &MetricSpec,
+) -> DrawResult {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let (lo, hi) = y_extent(s);
+    let y = scale::linear_max(lo, hi, lo >= 0.0, 4);
+    let note: Vec<(String, Mark)> = s.x.note.iter().map(|n| (n.clone(), Mark::Note)).collect();
+    let area = frame(root, title, &note)?;
+    let (w, h) = area.dim_in_pixel();
+    let title_font = |rotated: bool| {
+        let f = (style::FONT, style::AXIS_TITLE_PX).into_font().color(&style::INK);
+        let f = if rotated { f.transform(FontTransform::Rotate270) } else { f };
+        f.pos(Pos::new(HPos::Center, VPos::Center))
+    };
+    let mut x_title = s.x.title.clone();
+    if let Some((_, label)) = &s.x.marker {
+        x_title.push_str(&format!("; vertical line: {label}"));
+    }
+    area.draw(&Text::new(x_title, (w as i32 / 2, h as i32 - 22), title_font(false)))?;
+    area.draw(&Text::new(s.y_title.clone(), (22, h as i32 / 2), title_font(true)))?;
+    let grid = area.margin(0, 50, 50, 0);
+    let n = s.series.len();
+    let cols = (n as f64).sqrt().ceil() as usize;
+    let panels = grid.split_evenly((n.div_ceil(cols), cols));
+    // A panel's width holds about one tick label per 90 px: a log axis keeps every k-th.
+    let fit = (grid.dim_in_pixel().0 as usize / cols / 90).max(2);
+    let mut x = x_scale_max(&s.x, fit);
+    let step = x.ticks.len().div_ceil(fit).max(1);
+    x.ticks = x.ticks.iter().copied().step_by(step).collect();
+    for (i, (panel, se)) in panels.iter().zip(&s.series).enumerate() {
+        let mut chart = ChartBuilder::on(panel)
+            .margin(6)
+            .margin_right(24)
+            .caption(&se.label, (style::FONT, style::TICK_PX).into_font().color(&style::INK))
+            .x_label_area_size(34)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x.ranged(), y.ranged())?;
+        let (xs, ys) = (x.clone(), y.clone());
+        mesh_style(&mut chart)
+            .x_label_formatter(&|v| xs.label(*v))
+            .y_label_formatter(&|v| ys.label(*v))
+            .draw()?;
+        for other in s.series.iter().filter(|o| o.label != se.label) {
+            let pts = other.points.iter().map(|p| (p.0, p.1));
+            chart.draw_series(LineSeries::new(pts, style::CONTEXT.stroke_width(2)))?;
+        }
+        if let Some((mx, _)) = s.x.marker {
+            let line = PathElement::new(vec![(mx, y.lo), (mx, y.hi)], style::INK.stroke_width(1));
+            chart.draw_series(std::iter::once(line))?;
+        }
+        draw_lines(&mut chart, std::slice::from_ref(&s.series[i]))?;
+    }
+    Ok(())
+}
+
+/// The lowest and highest value a figure's bands reach.
+fn y_extent(s: &MetricSpec) -> (f64, f64) {
+    let pts = s.series.iter().flat_map(|se| se.points.iter());
+    let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
+    let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
+    (lo, hi)
+}
+
+/// Up to this many lines are labelled at their right ends instead of in a legend.
+pub const DIRECT_LABELS_MAX: usize = 6;
+/// The widest line of an end label (pixels); longer labels wrap.
+const END_LABEL_MAX_PX: u32 = 300;
+/// Pixels left of an end label's text (its leader and marker).
+const END_LABEL_TEXT_X: i32 = 40;
+const END_LABEL_LINE_PX: i32 = 26;
+
+/// Each series' label beside its line's last point (`ends`: its pixel row in `strip`), the
+/// series' marker before it; labels that would overlap are pushed apart within `rows` and
+/// joined to their line's end by a short leader in the series' colour.
+fn draw_end_labels<DB: DrawingBackend>(
+    strip: &DrawingArea<DB, Shift>,
+    series: &[Series],
+    labels: &[Vec<String>],
+    ends: &[i32],
+    rows: (i32, i32),
+) -> DrawResult {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let heights: Vec<i32> =
+        labels.iter().map(|l| l.len().max(1) as i32 * END_LABEL_LINE_PX).collect();
+    let mut order: Vec<usize> = (0..series.len()).collect();
+    order.sort_by_key(|&i| (ends[i], i));
+    // Top of each label block: centred on its line's end, then pushed down past the one
+    // above, then the whole column pulled up if it runs below the plot.
+    let mut tops = vec![0i32; series.len()];
+    let mut next = rows.0 - END_LABEL_LINE_PX / 2;
+    for &i in &order {
+        tops[i] = (ends[i] - END_LABEL_LINE_PX / 2).max(next);
+        next = tops[i] + heights[i];
+    }
+    let overflow = next - (rows.1 + END_LABEL_LINE_PX / 2);
+    if overflow > 0 {
+        let mut limit = rows.1 + END_LABEL_LINE_PX / 2;
+        for &i in order.iter().rev() {
+            tops[i] = tops[i].min(limit - heights[i]);
+            limit = tops[i];
+        }
+    }
+    let font = (style::FONT, style::LEGEND_PX)
+        .into_font()
+        .color(&style::INK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, se) in series.iter().enumerate() {
+        let y = tops[i] + END_LABEL_LINE_PX / 2;
+        let leader =
+            PathElement::new(vec![(0, ends[i]), (10, y), (16, y)], se.color.stroke_width(2));
+        strip.draw(&leader)?;
+        marker(strip, (27, y), se.shape, se.color, 7)?;
+        for (k, line) in labels[i].iter().enumerate() {
+            let at = (END_LABEL_TEXT_X, y + k as i32 * END_LABEL_LINE_PX);
+            strip.draw(&Text::new(line.clone(), at, font.clone()))?;
+        }
+    }
+    Ok(())
 }
 
 /// The x axis drawn to scale: log10 positions get a log axis, plain ones a linear axis.
@@ -471,13 +628,13 @@ fn draw_lines<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, series: &[Series]) 
     for se in series {
         let mut band: Vec<(f64, f64)> = se.points.iter().map(|p| (p.0, p.1 + p.2)).collect();
         band.extend(se.points.iter().rev().map(|p| (p.0, p.1 - p.2)));
-        chart.draw_series(std::iter::once(Polygon::new(band, se.color.mix(0.15)))).map_err(err)?;
+        chart.draw_series(std::iter::once(Polygon::new(band, se.color.mix(0.15))))?;
     }
     for se in series {
         let c = se.color;
         let line =
             LineSeries::new(se.points.iter().map(|p| (p.0, p.1)), c.stroke_width(style::LINE_PX));
-        chart.draw_series(line).map_err(err)?;
+        chart.draw_series(line)?;
         for p in &se.points {
             marker(chart.plotting_area(), (p.0, p.1), se.shape, c, 7)?;
         }
@@ -497,10 +654,10 @@ fn draw_markers<DB: DrawingBackend>(
     for (mark, ink, drop) in lines {
         let Some((x, label)) = mark else { continue };
         let line = PathElement::new(vec![(*x, y0), (*x, y1)], ink.stroke_width(2));
-        chart.draw_series(std::iter::once(line)).map_err(err)?;
+        chart.draw_series(std::iter::once(line))?;
         let font = (style::FONT, style::TICK_PX).into_font().color(&ink);
         let text = Text::new(format!(" {label}"), (*x, y1 - (y1 - y0) * drop), font);
-        chart.draw_series(std::iter::once(text)).map_err(err)?;
+        chart.draw_series(std::iter::once(text))?;
     }
     Ok(())
 }
@@ -527,8 +684,7 @@ fn draw_dots<DB: DrawingBackend>(
     let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
     let mut chart = builder(&area)
         .y_label_area_size(label_px as u32)
-        .build_cartesian_2d(v.ranged(), -0.5..n as f64 - 0.5)
-        .map_err(err)?;
+        .build_cartesian_2d(v.ranged(), -0.5..n as f64 - 0.5)?;
     let labels = s.x.labels.clone();
     let fmt_y = move |v: &f64| {
         let i = v.round();
@@ -544,8 +700,7 @@ fn draw_dots<DB: DrawingBackend>(
         .y_labels(n + 1)
         .x_label_formatter(&|t| v.label(*t))
         .y_label_formatter(&fmt_y)
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     let k = s.series.len().max(1) as f64;
     for (j, se) in s.series.iter().enumerate() {
         let off = if k > 1.0 { 0.3 * (j as f64 / (k - 1.0) - 0.5) } else { 0.0 };
@@ -554,7 +709,7 @@ fn draw_dots<DB: DrawingBackend>(
         let bars = se.points.iter().map(|p| {
             PathElement::new(vec![(p.1 - p.2, row(p)), (p.1 + p.2, row(p))], c.stroke_width(3))
         });
-        chart.draw_series(bars).map_err(err)?;
+        chart.draw_series(bars)?;
         for p in &se.points {
             marker(chart.plotting_area(), (p.1, row(p)), se.shape, c, 8)?;
         }

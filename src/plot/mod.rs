@@ -22,6 +22,7 @@ pub mod replay;
 pub mod scale;
 pub mod slice;
 pub mod style;
+pub mod svgtext;
 pub mod timeline;
 pub mod tune;
 
@@ -30,10 +31,36 @@ pub use slice::SliceError;
 /// Why a figure could not be drawn (a bug or a resource problem, not the user's input).
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
-    #[error("drawing figure `{figure}`: {msg}")]
-    Draw { figure: String, msg: String },
-    #[error("encoding PNG of figure `{figure}`: {msg}")]
-    Png { figure: String, msg: String },
+    #[error("drawing figure `{figure}`")]
+    Draw {
+        figure: String,
+        #[source]
+        source: DrawError,
+    },
+    #[error("encoding PNG of figure `{figure}`")]
+    Png {
+        figure: String,
+        #[source]
+        source: png::EncodingError,
+    },
+    #[error("outlining the text of figure `{figure}`")]
+    SvgText {
+        figure: String,
+        #[source]
+        source: svgtext::SvgTextError,
+    },
+}
+
+/// A drawing call plotters refused. Its error type is generic over the backend (SVG, bitmap),
+/// so one figure drawn to both keeps the backend's message.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct DrawError(String);
+
+impl<E: std::error::Error + Send + Sync> From<DrawingAreaErrorKind<E>> for DrawError {
+    fn from(e: DrawingAreaErrorKind<E>) -> Self {
+        DrawError(e.to_string())
+    }
 }
 
 /// One figure: a file stem, its title, a sentence saying what it shows, and its data.
@@ -98,15 +125,10 @@ fn figures_held(r: &Results, held: &[String]) -> Vec<Figure> {
     out
 }
 
-type DrawResult = Result<(), String>;
-
-/// Map any plotters error to a message (plotters' errors are generic over the backend).
-pub(crate) fn err<E: std::fmt::Debug>(e: E) -> String {
-    format!("{e:?}")
-}
+pub(crate) type DrawResult<T = ()> = Result<T, DrawError>;
 
 fn draw<DB: DrawingBackend>(f: &Figure, root: &DrawingArea<DB, Shift>) -> DrawResult {
-    root.fill(&WHITE).map_err(err)?;
+    root.fill(&WHITE)?;
     match &f.spec {
         Spec::Metric(s) => metric::draw(root, &f.title, s),
         Spec::Percentiles(s) => latency::draw_percentiles(root, &f.title, s),
@@ -116,43 +138,61 @@ fn draw<DB: DrawingBackend>(f: &Figure, root: &DrawingArea<DB, Shift>) -> DrawRe
         Spec::Timeline(s) => timeline::draw(root, &f.title, s),
         Spec::Covered(s) => covered::draw(root, &f.title, s),
     }?;
-    root.present().map_err(err)
+    Ok(root.present()?)
 }
 
 /// The figure as an SVG document.
 pub fn render_svg(f: &Figure) -> Result<String, PlotError> {
+    svg_of(&f.name, |root| draw(f, root))
+}
+
+/// The figure as a PNG file (RGB, 8 bit), encoded here so the bytes are ours to keep stable.
+pub fn render_png(f: &Figure) -> Result<Vec<u8>, PlotError> {
+    png_of(&f.name, |root| draw(f, root))
+}
+
+/// What `draw` paints, as an SVG document whose text is outlines of the embedded font
+/// (`svgtext`): it renders as the PNG does, whatever fonts the viewer has.
+pub(crate) fn svg_of<F>(figure: &str, draw: F) -> Result<String, PlotError>
+where
+    F: FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
+{
     style::register_fonts();
     let mut svg = String::new();
     {
         let root =
             SVGBackend::with_string(&mut svg, (style::WIDTH, style::HEIGHT)).into_drawing_area();
-        draw(f, &root).map_err(|msg| PlotError::Draw { figure: f.name.clone(), msg })?;
+        draw(&root).map_err(|source| PlotError::Draw { figure: figure.into(), source })?;
     }
-    Ok(svg)
+    svgtext::outline_text(&svg)
+        .map_err(|source| PlotError::SvgText { figure: figure.into(), source })
 }
 
-/// The figure as a PNG file (RGB, 8 bit), encoded here so the bytes are ours to keep stable.
-pub fn render_png(f: &Figure) -> Result<Vec<u8>, PlotError> {
+/// What `draw` paints, as a PNG file.
+pub(crate) fn png_of<F>(figure: &str, draw: F) -> Result<Vec<u8>, PlotError>
+where
+    F: FnOnce(&DrawingArea<BitMapBackend<'_>, Shift>) -> DrawResult,
+{
     style::register_fonts();
     let (w, h) = (style::WIDTH, style::HEIGHT);
     let mut rgb = vec![255u8; (w * h * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        draw(f, &root).map_err(|msg| PlotError::Draw { figure: f.name.clone(), msg })?;
+        draw(&root).map_err(|source| PlotError::Draw { figure: figure.into(), source })?;
     }
-    encode_png(&rgb, w, h).map_err(|msg| PlotError::Png { figure: f.name.clone(), msg })
+    encode_png(&rgb, w, h).map_err(|source| PlotError::Png { figure: figure.into(), source })
 }
 
-pub(crate) fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, String> {
+fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, png::EncodingError> {
     let mut out = Vec::new();
     {
         let mut enc = png::Encoder::new(&mut out, w, h);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
         enc.set_compression(png::Compression::Default);
-        let mut writer = enc.write_header().map_err(err)?;
-        writer.write_image_data(rgb).map_err(err)?;
-        writer.finish().map_err(err)?;
+        let mut writer = enc.write_header()?;
+        writer.write_image_data(rgb)?;
+        writer.finish()?;
     }
     Ok(out)
 }
@@ -248,7 +288,7 @@ pub(crate) fn frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     legend: &[(String, Mark)],
-) -> Result<DrawingArea<DB, Shift>, String> {
+) -> DrawResult<DrawingArea<DB, Shift>> {
     use plotters::style::text_anchor::{HPos, Pos, VPos};
     let max_w = style::WIDTH - 40;
     let center = Pos::new(HPos::Center, VPos::Top);
@@ -275,7 +315,7 @@ pub(crate) fn frame<DB: DrawingBackend>(
     for (t, px, bold) in &lines {
         let style = if *bold { FontStyle::Bold } else { FontStyle::Normal };
         let font = (style::FONT, *px, style).into_font().color(&style::INK).pos(center);
-        root.draw(&Text::new(t.clone(), ((style::WIDTH / 2) as i32, y), font)).map_err(err)?;
+        root.draw(&Text::new(t.clone(), ((style::WIDTH / 2) as i32, y), font))?;
         y += (*px as f64 * 1.05) as i32;
     }
     let body = root.margin(y as u32 + 6, 0, 0, 0);
@@ -284,10 +324,9 @@ pub(crate) fn frame<DB: DrawingBackend>(
     }
     let rows = legend_rows(root, legend);
     let widest = rows.iter().map(|r| text_width(root, &r.0, style::LEGEND_PX, false)).max();
-    // 15% over the embedded font's measure: an SVG viewer draws `sans-serif` with its own
-    // font, which may run wider than DejaVu Sans.
-    let text = (widest.unwrap_or(0) as f64 * 1.15) as u32;
-    let width = (text + LEGEND_TEXT_X as u32 + 16).clamp(160, LEGEND_MAX_PX * 23 / 20 + 66);
+    // The measure is exact: the SVG draws the same font's outlines (`svgtext`).
+    let text = widest.unwrap_or(0);
+    let width = (text + LEGEND_TEXT_X as u32 + 16).clamp(160, LEGEND_MAX_PX + 66);
     let (plot, side) = body.split_horizontally(body.dim_in_pixel().0.saturating_sub(width));
     draw_legend(&side, &rows)?;
     Ok(plot)
@@ -329,7 +368,7 @@ fn draw_legend<DB: DrawingBackend>(
             )),
             Mark::Series(c, shape) => {
                 let l = PathElement::new(vec![(x0, y), (x1, y)], c.stroke_width(style::LINE_PX));
-                area.draw(&l).map_err(err)?;
+                area.draw(&l)?;
                 marker(area, (xm, y), shape, c, 7)?;
                 Ok(())
             }
@@ -346,7 +385,7 @@ fn draw_legend<DB: DrawingBackend>(
             Mark::Triangle(c) => area.draw(&TriangleMarker::new((xm, y), 10, c.filled())),
             Mark::Note => Ok(()),
         };
-        r.map_err(err)?;
+        r?;
         let text = if i + 1 == LEGEND_MAX_ROWS && legend.len() > LEGEND_MAX_ROWS {
             format!("… and {} more rows", legend.len() - i)
         } else {
@@ -356,7 +395,7 @@ fn draw_legend<DB: DrawingBackend>(
             Some(Mark::Note) => (x0, font.clone().color(&style::NOTE)),
             _ => (LEGEND_TEXT_X, font.clone()),
         };
-        area.draw(&Text::new(text, (x, y), font)).map_err(err)?;
+        area.draw(&Text::new(text, (x, y), font))?;
     }
     Ok(())
 }
@@ -393,7 +432,7 @@ where
                 + Cross::new((0, 0), r - 2, line)),
         ),
     };
-    drawn.map_err(err)
+    Ok(drawn?)
 }
 
 /// A chart builder on the area `frame` left, with the usual margins and label areas.

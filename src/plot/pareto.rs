@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, err, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use super::{builder, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::results::Results;
 
 #[derive(Debug, Clone)]
@@ -183,15 +183,16 @@ pub fn draw<DB: DrawingBackend>(
             .enumerate()
             .map(|(i, (st, c))| (st.clone(), Mark::Point(*c, style::shape(i)))),
     );
+    legend.push((String::new(), Mark::Note));
+    legend.push(("Points at one place are drawn side by side.".to_string(), Mark::Note));
     let area = frame(root, title, &legend)?;
-    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1).map_err(err)?;
+    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1)?;
     mesh_style(&mut chart)
         .x_desc(s.x_title.as_str())
         .y_desc("Mean cost per run (USD)")
         .x_label_formatter(&|v| num(*v))
         .y_label_formatter(&|v| num(*v))
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     let mut front: Vec<(f64, f64)> =
         s.points.iter().filter(|p| p.on_frontier).map(|p| (p.x_s, p.cost_usd)).collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -205,20 +206,30 @@ pub fn draw<DB: DrawingBackend>(
     if let Some(last) = front.last() {
         steps.push((x1, last.1));
     }
-    chart
-        .draw_series(std::iter::once(PathElement::new(steps, style::INK.stroke_width(2))))
-        .map_err(err)?;
-    // Points that coincide stay visible: each strategy its own shape, drawn in order.
-    for (i, (st, c)) in s.strategies.iter().enumerate() {
+    chart.draw_series(std::iter::once(PathElement::new(steps, style::INK.stroke_width(2))))?;
+    // Points that coincide (within a marker of each other) are drawn side by side, in
+    // strategy order, centred on their place: each one seen, none moved at random.
+    let px_per_x = chart.plotting_area().dim_in_pixel().0.max(1) as f64 / (x1 - x0);
+    let mut drawn: Vec<(f64, f64, usize)> = Vec::new();
+    for (i, (st, _)) in s.strategies.iter().enumerate() {
         for p in s.points.iter().filter(|p| &p.strategy == st) {
-            marker(chart.plotting_area(), (p.x_s, p.cost_usd), style::shape(i), *c, 9)?;
+            drawn.push((p.x_s, p.cost_usd, i));
         }
+    }
+    let at = |p: &(f64, f64, usize)| chart.backend_coord(&(p.0, p.1));
+    let near = |a: (i32, i32), b: (i32, i32)| (a.0 - b.0).abs() < 12 && (a.1 - b.1).abs() < 12;
+    for (k, p) in drawn.iter().enumerate() {
+        let group: Vec<usize> = (0..drawn.len()).filter(|&j| near(at(&drawn[j]), at(p))).collect();
+        let rank = group.iter().position(|&j| j == k).unwrap_or(0) as f64;
+        let dx_px = (rank - (group.len() - 1) as f64 / 2.0) * 20.0;
+        let (i, c) = (p.2, s.strategies[p.2].1);
+        marker(chart.plotting_area(), (p.0 + dx_px / px_per_x, p.1), style::shape(i), c, 9)?;
     }
     let ring = s
         .points
         .iter()
         .filter(|p| p.on_frontier)
         .map(|p| Circle::new((p.x_s, p.cost_usd), 12, style::INK.stroke_width(2)));
-    chart.draw_series(ring).map_err(err)?;
+    chart.draw_series(ring)?;
     Ok(())
 }

@@ -25,6 +25,8 @@ pub const GRID: RGBColor = RGBColor(225, 225, 225);
 pub const INK: RGBColor = RGBColor(40, 40, 40);
 /// Explanatory text (legend notes).
 pub const NOTE: RGBColor = RGBColor(95, 95, 95);
+/// The other series behind a small multiple's own.
+pub const CONTEXT: RGBColor = RGBColor(200, 200, 200);
 /// A second marker line (tune's recommendation).
 pub const HIGHLIGHT: RGBColor = RGBColor(120, 0, 160);
 /// The documented default of the hold cap (docs/model.md: 5000 ms).

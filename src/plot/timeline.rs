@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, err, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use super::{builder, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::results::{slug, Results};
 
 /// Drawn segment kinds, in legend order.
@@ -197,7 +197,7 @@ fn draw_panel<DB: DrawingBackend>(
     if !agent_labels {
         b.y_label_area_size(20);
     }
-    let mut chart = b.build_cartesian_2d(x.ranged(), -0.7..n as f64 - 0.3).map_err(err)?;
+    let mut chart = b.build_cartesian_2d(x.ranged(), -0.7..n as f64 - 0.3)?;
     let agents = s.agents.clone();
     let fmt_y = move |v: &f64| {
         let i = v.round();
@@ -214,8 +214,7 @@ fn draw_panel<DB: DrawingBackend>(
         .y_labels(n.min(16) + 1)
         .x_label_formatter(&|v| xs.label(*v))
         .y_label_formatter(&fmt_y)
-        .draw()
-        .map_err(err)?;
+        .draw()?;
     let h = 0.3;
     let clip = |t: f64| t.min(x1);
     for kind in LANE_KINDS {
@@ -227,7 +226,7 @@ fn draw_panel<DB: DrawingBackend>(
         let bars = mine.iter().map(|x| {
             Rectangle::new([(x.2, y_of(x.0) - h), (clip(x.3), y_of(x.0) + h)], c.filled())
         });
-        chart.draw_series(bars).map_err(err)?;
+        chart.draw_series(bars)?;
     }
     let marks: Vec<(f64, f64, &str)> = s
         .marks
@@ -238,12 +237,10 @@ fn draw_panel<DB: DrawingBackend>(
     draw_marks(&mut chart, &marks, if n > 24 { 4 } else { 7 })?;
     if let Some(t) = s.ready_s.filter(|t| *t <= x1) {
         let ink = style::HIGHLIGHT;
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![(t, -0.7), (t, n as f64 - 0.3)],
-                ink.stroke_width(2),
-            )))
-            .map_err(err)?;
+        chart.draw_series(std::iter::once(PathElement::new(
+            vec![(t, -0.7), (t, n as f64 - 0.3)],
+            ink.stroke_width(2),
+        )))?;
     }
     Ok(())
 }
@@ -271,7 +268,7 @@ fn draw_marks<DB: DrawingBackend>(
                 .draw_series(mine.map(|p| TriangleMarker::new(p, size + 1, c.filled()).into_dyn())),
             _ => chart.draw_series(mine.map(|p| Circle::new(p, size, c.filled()).into_dyn())),
         };
-        series.map_err(err)?;
+        series?;
     }
     Ok(())
 }

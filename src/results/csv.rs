@@ -7,10 +7,11 @@
 //! field either. It knows nothing of what the columns mean.
 
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::read::ResultsError;
-use super::schema::{axis_text, fmt_f};
+use super::schema::{axis_text, fmt_f, STRATEGY_COLUMNS};
 
 /// A CSV cell: quoted (with doubled quotes) when it holds a comma, a quote or a line break, or
 /// parentheses that do not pair up (which `split_fields` would otherwise carry into the next
@@ -144,6 +145,34 @@ impl Csv {
             msg: format!("column `{}`: `{text}` is not a valid number", self.header[col]),
         })
     }
+}
+
+/// `summary.csv` in long form, for pandas, R and spreadsheets: one row per (point, strategy,
+/// metric), columns `point,<axis columns>,strategy,<STRATEGY_COLUMNS>,metric,value`. The
+/// metrics are `replications` and every value column, in the file's order; every cell is
+/// copied as written (no number is reformatted), so each value cell of the wide file is one
+/// row of the long one.
+pub fn summary_long(summary: &Csv) -> Result<String, ResultsError> {
+    let reps = summary.column("replications")?;
+    let n = STRATEGY_COLUMNS.len();
+    let has_strategy_columns =
+        summary.header.get(reps + 1..reps + 1 + n) == Some(&STRATEGY_COLUMNS.map(String::from)[..]);
+    let id_cols: Vec<usize> =
+        (0..reps).chain(if has_strategy_columns { reps + 1..reps + 1 + n } else { 0..0 }).collect();
+    let metric_cols: Vec<usize> =
+        (reps..summary.header.len()).filter(|c| !id_cols.contains(c)).collect();
+    let line = |cells: &mut dyn Iterator<Item = &String>| {
+        cells.map(|c| csv_cell(c).into_owned()).collect::<Vec<_>>().join(",")
+    };
+    let mut out = line(&mut id_cols.iter().map(|&c| &summary.header[c]));
+    out.push_str(",metric,value\n");
+    for (_, f) in &summary.rows {
+        let id = line(&mut id_cols.iter().map(|&c| &f[c]));
+        for &c in &metric_cols {
+            let _ = writeln!(out, "{id},{},{}", csv_cell(&summary.header[c]), csv_cell(&f[c]));
+        }
+    }
+    Ok(out)
 }
 
 /// Why `x`, the value of a field called `name`, cannot be in a result file (`None`: it can).

@@ -12,8 +12,8 @@ use hdrhistogram::Histogram;
 
 use super::csv::Csv;
 use super::schema::{
-    histogram_tag, parse_histogram_tag, parse_label, Manifest, RunRow, SummaryRow, TraceRow,
-    HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
+    histogram_tag, is_seconds_column, parse_histogram_tag, parse_label, Manifest, RunRow,
+    SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
 };
 use super::write::decode_histogram;
 use crate::metrics::LATENCY_NAMES;
@@ -320,7 +320,8 @@ fn parse_summary(csv: &Csv) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsErr
             msg: "the header must start `point,<axis keys...>,strategy,replications,`".into(),
         });
     }
-    let keys = csv.header[1..strat].to_vec();
+    let axes = axis_indices(&csv.header[..strat], 1);
+    let keys = axes.iter().map(|&c| csv.header[c].clone()).collect();
     let first_value = reps + 1 + strategy_columns_at(csv, reps + 1);
     let mut rows = Vec::with_capacity(csv.rows.len());
     for (line, f) in &csv.rows {
@@ -330,7 +331,7 @@ fn parse_summary(csv: &Csv) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsErr
         }
         rows.push(SummaryRow {
             point: csv.parse_field(*line, f, point)?,
-            axis_values: f[1..strat].to_vec(),
+            axis_values: axes.iter().map(|&c| f[c].clone()).collect(),
             strategy: f[strat].clone(),
             replications: csv.parse_field(*line, f, reps)?,
             values,
@@ -343,6 +344,7 @@ fn parse_runs(csv: &Csv) -> Result<Vec<RunRow>, ResultsError> {
     let (point, rep, strat) =
         (csv.column("point")?, csv.column("replication")?, csv.column("strategy")?);
     let first_value = strat + 1 + strategy_columns_at(csv, strat + 1);
+    let axes = if point < rep { axis_indices(&csv.header[..rep], point + 1) } else { Vec::new() };
     let mut rows = Vec::with_capacity(csv.rows.len());
     for (line, f) in &csv.rows {
         let mut values = BTreeMap::new();
@@ -351,13 +353,19 @@ fn parse_runs(csv: &Csv) -> Result<Vec<RunRow>, ResultsError> {
         }
         rows.push(RunRow {
             point: csv.parse_field(*line, f, point)?,
-            axis_values: if point < rep { f[point + 1..rep].to_vec() } else { Vec::new() },
+            axis_values: axes.iter().map(|&c| f[c].clone()).collect(),
             replication: csv.parse_field(*line, f, rep)?,
             strategy: f[strat].clone(),
             values,
         });
     }
     Ok(rows)
+}
+
+/// The axis columns of `header` from `from` on: every column but the seconds column of a
+/// duration axis (`cache.ttl_s` after `cache.ttl`), which restates its axis.
+fn axis_indices(header: &[String], from: usize) -> Vec<usize> {
+    (from..header.len()).filter(|&c| !(c > from && is_seconds_column(header, c))).collect()
 }
 
 /// How many of `STRATEGY_COLUMNS` the header has at `at` (all or none: files written before

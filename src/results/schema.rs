@@ -122,21 +122,87 @@ pub fn pooled_column(l: &str, p: &str) -> String {
 /// parsing `wait_first(max_wait=10s)`. A parameter the family does not have is an empty cell.
 pub const STRATEGY_COLUMNS: [&str; 4] = ["strategy_family", "max_wait_s", "release", "interval_s"];
 
-/// The cells of `STRATEGY_COLUMNS` for `label`: durations in seconds (`{:.6}`), `release`
-/// `on_ready` or `timer` for `wait_first`. A swept label (`max_wait=x`) leaves its cell empty.
+/// The cells of `STRATEGY_COLUMNS` for `label`: durations in seconds (`seconds_text`),
+/// `release` `on_ready` or `timer` for `wait_first`. A swept label (`max_wait=x`) leaves its
+/// cell empty.
 pub fn strategy_cells(label: &str) -> [String; 4] {
     let (family, params) = parse_label(label);
     let param = |k: &str| params.iter().find(|p| p.0 == k).map(|p| p.1.as_str());
     let secs = |k: &str| {
         param(k)
             .and_then(|v| crate::time::parse_duration_us(v).ok())
-            .map_or(String::new(), |us| fmt_f(crate::time::secs(us)))
+            .map_or(String::new(), seconds_text)
     };
     let release = match family.as_str() {
         "wait_first" => param("release").unwrap_or("on_ready").to_string(),
         _ => String::new(),
     };
     [family, secs("max_wait"), release, secs("interval")]
+}
+
+/// A duration in seconds as a result file writes it: whole seconds as an integer (`300`), the
+/// rest `{:.6}` (`1.500000`).
+pub fn seconds_text(us: u64) -> String {
+    let us_per_s = crate::time::US_PER_S;
+    if us.is_multiple_of(us_per_s) {
+        (us / us_per_s).to_string()
+    } else {
+        fmt_f(crate::time::secs(us))
+    }
+}
+
+/// A duration-valued sweep axis (every value a duration such as `"5m"` or `"500ms"`) has a
+/// numeric column of its own right after its key's, named `<key>_s`, holding the value in
+/// seconds (`cache.ttl` = `5m`, `cache.ttl_s` = `300`), so that no reader parses `5m`.
+pub fn has_seconds_column(values: &[toml::Value]) -> bool {
+    !values.is_empty() && values.iter().all(|v| duration_us(v).is_some())
+}
+
+fn duration_us(v: &toml::Value) -> Option<u64> {
+    v.as_str().and_then(|s| crate::time::parse_duration_us(s).ok())
+}
+
+/// The name of the seconds column of axis `key`.
+pub fn seconds_column(key: &str) -> String {
+    format!("{key}_s")
+}
+
+/// The axis columns of `summary.csv` and `runs.csv` for axes (key, values): each key, then
+/// its seconds column when it has one.
+pub fn axis_columns<'a>(
+    axes: impl IntoIterator<Item = (&'a str, &'a [toml::Value])>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (key, values) in axes {
+        out.push(key.to_string());
+        if has_seconds_column(values) {
+            out.push(seconds_column(key));
+        }
+    }
+    out
+}
+
+/// The axis cells of one point, in `axis_columns` order: `value` of each axis, then its
+/// seconds (an integer when whole) where `seconds[i]` says the axis has the column.
+pub fn axis_cells(values: &[toml::Value], seconds: &[bool]) -> Vec<toml::Value> {
+    let mut out = Vec::new();
+    for (v, &s) in values.iter().zip(seconds) {
+        out.push(v.clone());
+        if s {
+            let us = duration_us(v).unwrap_or(0);
+            out.push(match seconds_text(us).parse::<i64>() {
+                Ok(whole) => toml::Value::Integer(whole),
+                Err(_) => toml::Value::Float(crate::time::secs(us)),
+            });
+        }
+    }
+    out
+}
+
+/// Whether column `i` of `columns` (a header's axis part) is the seconds column of the axis
+/// before it; the readers skip it (it restates that axis).
+pub fn is_seconds_column(columns: &[String], i: usize) -> bool {
+    i > 0 && columns[i] == seconds_column(&columns[i - 1])
 }
 
 /// The scalars of `runs.csv` that count things (`requests` through `output`, and
@@ -273,11 +339,23 @@ mod tests {
             strategy_cells("wait_first(max_wait=1500ms, release=timer)"),
             ["wait_first", "1.500000", "timer", ""]
         );
-        assert_eq!(
-            strategy_cells("wait_first(max_wait=5s)"),
-            ["wait_first", "5.000000", "on_ready", ""]
-        );
-        assert_eq!(strategy_cells("stagger(interval=1s)"), ["stagger", "", "", "1.000000"]);
+        assert_eq!(strategy_cells("wait_first(max_wait=5s)"), ["wait_first", "5", "on_ready", ""]);
+        assert_eq!(strategy_cells("stagger(interval=1s)"), ["stagger", "", "", "1"]);
         assert_eq!(strategy_cells("wait_first(max_wait=x)")[1], "");
+    }
+
+    #[test]
+    fn a_duration_axis_gets_a_seconds_column_in_whole_seconds_where_whole() {
+        let ttl = [toml::Value::from("5m"), toml::Value::from("1h")];
+        let agents = [toml::Value::from(4), toml::Value::from(8)];
+        let cap = [toml::Value::from("1500ms")];
+        let cols = axis_columns([("cache.ttl", &ttl[..]), ("workload.agents", &agents[..])]);
+        assert_eq!(cols, ["cache.ttl", "cache.ttl_s", "workload.agents"]);
+        assert!(is_seconds_column(&cols, 1) && !is_seconds_column(&cols, 2));
+        let cells = axis_cells(&[ttl[0].clone(), agents[0].clone()], &[true, false]);
+        assert_eq!(cells, [ttl[0].clone(), toml::Value::Integer(300), agents[0].clone()]);
+        assert_eq!(axis_cells(&cap, &[true])[1], toml::Value::Float(1.5));
+        // A value that is not a plain duration (a distribution) leaves the axis without one.
+        assert!(!has_seconds_column(&[toml::Value::from("2s"), toml::Value::from("exp(2s)")]));
     }
 }

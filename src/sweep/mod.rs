@@ -132,6 +132,21 @@ impl Plan {
         self.grid.axes.iter().map(|a| a.key.clone()).collect()
     }
 
+    /// The axis columns of summary.csv and runs.csv: each key, and `<key>_s` after a
+    /// duration-valued one (`results::axis_columns`).
+    fn csv_axis_columns(&self) -> Vec<String> {
+        crate::results::axis_columns(self.grid.axes.iter().map(|a| (a.key.as_str(), &a.values[..])))
+    }
+
+    /// The axis cells of point `index`, in `csv_axis_columns` order.
+    fn csv_axis_cells(&self, index: u64) -> Vec<toml::Value> {
+        let values: Vec<toml::Value> =
+            self.grid.point(index).into_iter().map(|(_, v)| v.clone()).collect();
+        let seconds: Vec<bool> =
+            self.grid.axes.iter().map(|a| crate::results::has_seconds_column(&a.values)).collect();
+        crate::results::axis_cells(&values, &seconds)
+    }
+
     /// manifest.json's text for this sweep (or one shard of it).
     pub fn manifest(&self, shard: Option<Shard>) -> String {
         let m = crate::results::Manifest {
@@ -164,7 +179,7 @@ impl Plan {
             self.content_hash.clone(),
             self.grid.points(),
             shard,
-            self.axis_keys(),
+            self.csv_axis_columns(),
             self.manifest(None),
         )
     }
@@ -202,9 +217,7 @@ pub fn run_sweep<S: Simulator>(
     let work = |point: u64| -> Result<PointRecord, RunError> {
         let t = plan.point_table(point).map_err(|e| RunError::Internal(e.to_string()))?;
         let exp = sim.resolve(&t).map_err(|e| RunError::Input(e.to_string()))?;
-        let values: Vec<toml::Value> =
-            plan.grid.point(point).into_iter().map(|(_, v)| v.clone()).collect();
-        point::run_point(sim, &exp, point, &values)
+        point::run_point(sim, &exp, point, &plan.csv_axis_cells(point))
     };
     let outcome = match exec::execute(seq, first, &work, writer, opts.exec) {
         Ok(o) => o,

@@ -56,8 +56,7 @@ fn jobs_shards_and_resume_give_the_same_bytes() {
     assert_eq!(reference.len(), 5, "journal, manifest, 2 csv, one histogram log");
     let summary = String::from_utf8(reference["/summary.csv"].clone()).unwrap();
     assert_eq!(summary.lines().count(), 1 + 10 * 2);
-    assert!(summary
-        .starts_with("point,workload.agents,max_wait,strategy,replications,strategy_family,"));
+    assert!(summary.starts_with("point,workload.agents,max_wait,max_wait_s,strategy,replications,"));
     let two = tmp("two");
     run(&two, 2, None, false);
     assert_eq!(files(&two), reference, "--jobs 2 == --jobs 1");

@@ -306,7 +306,7 @@ fn result_files_have_the_documented_format() {
     // Costs of the timer strategy: 2, 4, 6 -> mean 4, sd 2, ci95 = 4.302653 * 2 / sqrt(3).
     assert!(
         lines[2].starts_with(
-            "0,\"wait_first(max_wait=5s, release=timer)\",3,wait_first,5.000000,timer,,4.000000,2.000000,4.968275,"
+            "0,\"wait_first(max_wait=5s, release=timer)\",3,wait_first,5,timer,,4.000000,2.000000,4.968275,"
         ),
         "{}",
         lines[2]

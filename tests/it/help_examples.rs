@@ -107,7 +107,11 @@ fn serve_example(dir: &Path, path: &str, example: &str) {
     conn.read_to_string(&mut reply).unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(reply.starts_with("HTTP/1.1 200"), "serve: `{example}`: {}", &reply[..reply.len().min(200)]);
+    assert!(
+        reply.starts_with("HTTP/1.1 200"),
+        "serve: `{example}`: {}",
+        &reply[..reply.len().min(200)]
+    );
 }
 
 #[test]

@@ -9,6 +9,7 @@ use std::process::Command;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use prefixsim::metrics::{LATENCY_NAMES, SCALAR_NAMES};
+use prefixsim::plot::svgtext::DrawnText;
 use prefixsim::plot::{self, Spec};
 use prefixsim::results::{slug, Results};
 
@@ -745,42 +746,16 @@ fn tune_and_replay_results_have_figures_and_report_sections() {
 
 // ---------------------------------------------------------------- the covered-prefix figure
 
-/// One `<text>` of an SVG as plotters writes it.
-#[derive(Debug)]
-struct SvgText {
-    x: f64,
-    y: f64,
-    anchor: String,
-    size: f64,
-    /// plotters' vertical anchor: `0.76em` (top), `0.5ex` (centre), none (baseline).
-    dy: String,
-    rotated: bool,
-    text: String,
+/// Every text of a figure's SVG as drawn (outlined glyphs): its string, anchor and the box
+/// its glyphs occupy, measured in the embedded font. The one measure of text in these tests.
+fn svg_texts(svg: &str) -> Vec<DrawnText> {
+    prefixsim::plot::svgtext::drawn_texts(svg)
 }
 
 fn attr(tag: &str, name: &str) -> Option<String> {
     let key = format!(" {name}=\"");
     let start = tag.find(&key)? + key.len();
     Some(tag[start..].split('"').next()?.to_string())
-}
-
-fn svg_texts(svg: &str) -> Vec<SvgText> {
-    let mut out = Vec::new();
-    for part in svg.split("<text").skip(1) {
-        let (tag, rest) = part.split_once('>').unwrap();
-        let text = rest.split("</text>").next().unwrap().trim().to_string();
-        let num = |n: &str| attr(tag, n).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-        out.push(SvgText {
-            x: num("x"),
-            y: num("y"),
-            anchor: attr(tag, "text-anchor").unwrap_or_default(),
-            size: num("font-size"),
-            dy: attr(tag, "dy").unwrap_or_default(),
-            rotated: tag.contains("transform"),
-            text,
-        });
-    }
-    out
 }
 
 /// (cx, cy, r) of every `<circle>`.
@@ -810,7 +785,7 @@ fn fit_line(pairs: &[(f64, f64)]) -> (f64, f64, f64) {
 
 /// The axis ticks as drawn: the labels of `values` that share one x (y axis) or one y (x axis)
 /// with the most members, as (value, pixel position along the axis).
-fn drawn_ticks(texts: &[SvgText], values: &[f64], x_axis: bool) -> Vec<(f64, f64)> {
+fn drawn_ticks(texts: &[DrawnText], values: &[f64], x_axis: bool) -> Vec<(f64, f64)> {
     use prefixsim::plot::covered::tokens_label;
     let mut groups: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
     for t in texts.iter().filter(|t| !t.rotated) {
@@ -894,25 +869,11 @@ fn covered_prefix_is_drawn_to_scale_with_its_text_inside_the_canvas() {
             "drawn {d:?}, expected {p:?}"
         );
     }
-    // Every text lies inside the 1200 x 750 canvas (width estimated at 0.62 em per char), and
+    // Every text lies inside the 1200 x 750 canvas (its glyphs' box, turned texts too), and
     // every model is labelled directly.
     for t in &texts {
-        let w = t.text.chars().count() as f64 * 0.62 * t.size;
-        let (x0, x1) = match t.anchor.as_str() {
-            "end" => (t.x - w, t.x),
-            "middle" => (t.x - w / 2.0, t.x + w / 2.0),
-            _ => (t.x, t.x + w),
-        };
-        let (y0, y1) = match t.dy.as_str() {
-            "0.76em" => (t.y, t.y + t.size),
-            "0.5ex" => (t.y - t.size / 2.0, t.y + t.size / 2.0),
-            _ => (t.y - t.size, t.y),
-        };
-        let inside = if t.rotated {
-            t.x >= 0.0 && t.x <= 1200.0 && t.y >= 0.0 && t.y <= 750.0
-        } else {
-            x0 >= 0.0 && x1 <= 1200.0 && y0 >= 0.0 && y1 <= 750.0
-        };
+        let (x0, y0, x1, y1) = t.bbox;
+        let inside = x0 >= 0.0 && x1 <= 1200.0 && y0 >= 0.0 && y1 <= 750.0;
         assert!(inside, "text `{}` leaves the canvas: {t:?}", t.text);
     }
     for p in &s.points {
@@ -1009,25 +970,6 @@ fn covered_prefix_alone_through_the_cli_same_bytes() {
 
 // ------------------------------------------------ properties of every drawn figure
 
-/// The box of a text as drawn (DejaVu Sans is at most 0.62 em a char on average; `&apos;`
-/// and friends count as one char): (x0, y0, x1, y1).
-fn text_box(t: &SvgText) -> (f64, f64, f64, f64) {
-    let chars = t.text.replace("&apos;", "'").replace("&amp;", "&").replace("&quot;", "\"");
-    let chars = chars.replace("&lt;", "<").replace("&gt;", ">");
-    let w = chars.chars().count() as f64 * 0.58 * t.size;
-    let (x0, x1) = match t.anchor.as_str() {
-        "end" => (t.x - w, t.x),
-        "middle" => (t.x - w / 2.0, t.x + w / 2.0),
-        _ => (t.x, t.x + w),
-    };
-    let (y0, y1) = match t.dy.as_str() {
-        "0.76em" => (t.y, t.y + t.size),
-        "0.5ex" => (t.y - t.size / 2.0, t.y + t.size / 2.0),
-        _ => (t.y - t.size * 0.8, t.y + t.size * 0.2),
-    };
-    (x0, y0, x1, y1)
-}
-
 /// Every figure of the fixtures: sweeps (two axes, a zip, a hold-cap family) and a run.
 /// `test` names the fixtures' directories (tests run in parallel).
 fn every_fixture_figure(test: &str) -> Vec<plot::Figure> {
@@ -1047,9 +989,9 @@ fn every_fixture_figure(test: &str) -> Vec<plot::Figure> {
 fn no_text_leaves_the_canvas_or_overlaps_another() {
     for f in every_fixture_figure("text") {
         let svg = plot::render_svg(&f).unwrap();
-        let texts: Vec<SvgText> =
-            svg_texts(&svg).into_iter().filter(|t| !t.rotated && !t.text.is_empty()).collect();
-        let boxes: Vec<(f64, f64, f64, f64)> = texts.iter().map(text_box).collect();
+        let texts: Vec<DrawnText> =
+            svg_texts(&svg).into_iter().filter(|t| !t.text.trim().is_empty()).collect();
+        let boxes: Vec<(f64, f64, f64, f64)> = texts.iter().map(|t| t.bbox).collect();
         for (t, b) in texts.iter().zip(&boxes) {
             let inside = b.0 >= -0.5 && b.2 <= 1200.5 && b.1 >= -0.5 && b.3 <= 750.5;
             assert!(inside, "{}: text `{}` leaves the canvas: {b:?}", f.name, t.text);
@@ -1071,19 +1013,44 @@ fn no_text_leaves_the_canvas_or_overlaps_another() {
 }
 
 #[test]
+fn svg_text_is_the_embedded_font_outlined_as_in_the_png() {
+    for f in every_fixture_figure("font") {
+        let svg = plot::render_svg(&f).unwrap();
+        // No text left for a viewer to draw in a font of its own choosing.
+        assert!(!svg.contains("<text") && !svg.contains("font-family"), "{}", f.name);
+        let defined: std::collections::BTreeSet<&str> =
+            svg.split("<path id=\"").skip(1).filter_map(|p| p.split('"').next()).collect();
+        for u in svg.split("<use href=\"#").skip(1) {
+            let id = u.split('"').next().unwrap();
+            assert!(defined.contains(id), "{}: glyph `{id}` used, not defined", f.name);
+        }
+        // The title, as written, is among the drawn texts.
+        let texts = svg_texts(&svg);
+        let head = f.title.split(" (").next().unwrap();
+        let drawn = |t: &DrawnText| t.text.starts_with(head) || head.starts_with(&t.text);
+        assert!(texts.iter().any(|t| !t.text.is_empty() && drawn(t)), "{}: {head}", f.name);
+    }
+}
+
+/// A text centred on its anchor (an x tick label), not turned.
+fn centred(t: &DrawnText) -> bool {
+    !t.rotated && ((t.bbox.0 + t.bbox.2) / 2.0 - t.x).abs() <= 2.0
+}
+
+#[test]
 fn numeric_x_ticks_sit_in_proportion_to_their_values() {
     let mut checked = 0;
     for f in every_fixture_figure("ticks") {
         let Spec::Metric(m) = &f.spec else { continue };
-        if m.x.words {
+        // Small multiples (many series) repeat the axis per panel, side by side in a row.
+        if m.x.words || m.series.len() > plot::metric::DIRECT_LABELS_MAX {
             continue;
         }
         let svg = plot::render_svg(&f).unwrap();
         let texts = svg_texts(&svg);
         // The axis as drawn: the tick count fits the plot's width, so try each.
         let drawn = |s: &plot::scale::Scale| {
-            let x_labels = texts.iter().filter(|t| t.anchor == "middle" && !t.rotated);
-            let drawn: Vec<&SvgText> = x_labels.collect();
+            let drawn: Vec<&DrawnText> = texts.iter().filter(|t| centred(t)).collect();
             s.ticks.iter().all(|p| drawn.iter().any(|t| t.text == s.label(*p)))
         };
         let Some(scale) = (4..=8).rev().map(|n| plot::metric::x_scale_max(&m.x, n)).find(drawn)
@@ -1092,7 +1059,7 @@ fn numeric_x_ticks_sit_in_proportion_to_their_values() {
         };
         // The x tick labels: one row of texts, each the label of one of the scale's ticks.
         let mut rows: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
-        for t in texts.iter().filter(|t| !t.rotated && t.anchor == "middle") {
+        for t in texts.iter().filter(|t| centred(t)) {
             if let Some(p) = scale.ticks.iter().find(|p| scale.label(**p) == t.text) {
                 rows.entry(t.y.round() as i64).or_default().push((*p, t.x));
             }

@@ -312,7 +312,97 @@ fn the_strategy_is_in_numeric_columns_and_counts_are_integers() {
     assert!(rows.iter().all(|r| r[requests].parse::<u64>().is_ok()), "requests as integers");
     let summary = std::fs::read_to_string(dir.path().join("summary.csv")).unwrap();
     let line = summary.lines().find(|l| l.contains("max_wait=2s")).unwrap();
-    assert!(line.contains(",20,wait_first,2.000000,on_ready,,"), "{line}");
+    assert!(line.contains(",20,wait_first,2,on_ready,,"), "whole seconds as integers: {line}");
+}
+
+/// A small sweep over a duration axis (`cache.ttl`) and a number axis, through the binary.
+fn ttl_sweep() -> TempDir {
+    let dir = tempdir();
+    let exp = dir.path().join("ttl.toml");
+    let toml = "name = \"ttl\"\nreplications = 2\n\
+                strategies = [\"eager\", \"wait_first(max_wait=1500ms)\"]\n\
+                [workload]\nkind = \"fork\"\nagents = 3\nparent_tokens = 20000\n\
+                turns = \"const(1)\"\n[sweep]\n\"cache.ttl\" = [\"5m\", \"1h\"]\n\
+                \"workload.agents\" = [2, 3]\n";
+    std::fs::write(&exp, toml).unwrap();
+    let out = dir.path().join("out");
+    let o = super::common::bin().arg("sweep").arg(&exp).arg("--out").arg(&out).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir
+}
+
+#[test]
+fn a_duration_axis_has_a_numeric_seconds_column_that_the_reader_skips() {
+    let dir = ttl_sweep();
+    let out = dir.path().join("out");
+    for file in ["summary.csv", "runs.csv"] {
+        let text = std::fs::read_to_string(out.join(file)).unwrap();
+        let mut lines = text.lines();
+        let header = results::split_fields(lines.next().unwrap());
+        assert_eq!(header[1..4], ["cache.ttl", "cache.ttl_s", "workload.agents"], "{file}");
+        let ttls: std::collections::BTreeSet<(String, String)> =
+            lines.map(results::split_fields).map(|f| (f[1].clone(), f[2].clone())).collect();
+        let want = [("1h", "3600"), ("5m", "300")].map(|(a, b)| (a.to_string(), b.to_string()));
+        assert_eq!(ttls, want.into_iter().collect(), "{file}");
+    }
+    let r = Results::load(&out).unwrap();
+    assert_eq!(r.axis_keys, ["cache.ttl", "workload.agents"]);
+    assert!(r.summary.iter().all(|row| row.axis_values.len() == 2));
+    assert!(r.runs.iter().all(|row| row.axis_values.len() == 2));
+}
+
+#[test]
+fn the_long_format_holds_every_summary_cell_once() {
+    let dir = ttl_sweep();
+    let out = dir.path().join("out");
+    let long_path = dir.path().join("long.csv");
+    let o = super::common::bin()
+        .args(["export", out.to_str().unwrap(), "--format", "long", "--out"])
+        .arg(&long_path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!dir.path().join("long.csv.tmp").exists(), "written atomically");
+    let wide = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let long = std::fs::read_to_string(&long_path).unwrap();
+    let mut wide_lines = wide.lines().map(results::split_fields);
+    let wide_head = wide_lines.next().unwrap();
+    let mut long_lines = long.lines().map(results::split_fields);
+    let long_head = long_lines.next().unwrap();
+    let n = long_head.len();
+    assert_eq!(long_head[n - 2..], ["metric", "value"]);
+    // Every (row id, column) cell of the wide file, and the long file's rows, as a multiset.
+    let ids = &long_head[..n - 2];
+    let mut cells: BTreeMap<(Vec<String>, String), Vec<String>> = BTreeMap::new();
+    for f in wide_lines {
+        let id: Vec<String> =
+            ids.iter().map(|k| f[wide_head.iter().position(|h| h == k).unwrap()].clone()).collect();
+        for (h, v) in wide_head.iter().zip(&f) {
+            if !ids.contains(h) {
+                cells.entry((id.clone(), h.clone())).or_default().push(v.clone());
+            }
+        }
+    }
+    let mut rows = 0;
+    for f in long_lines {
+        let key = (f[..n - 2].to_vec(), f[n - 2].clone());
+        let left = cells.get_mut(&key).unwrap_or_else(|| panic!("{key:?} is no summary cell"));
+        assert_eq!(left.pop().as_ref(), Some(&f[n - 1]), "{key:?}");
+        rows += 1;
+    }
+    assert!(cells.values().all(Vec::is_empty), "summary cells missing from the long form");
+    assert_eq!(rows, (wide.lines().count() - 1) * (wide_head.len() - ids.len()));
+    assert!(
+        long_head.contains(&"cache.ttl_s".to_string())
+            && long_head.contains(&"strategy".to_string())
+    );
+    // Bad input: a directory without results is exit 2 and writes nothing.
+    let o = super::common::bin()
+        .args(["export", dir.path().to_str().unwrap(), "--format", "long"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!dir.path().join("summary_long.csv").exists());
 }
 
 #[test]

@@ -206,8 +206,9 @@ fn a_sweep_point_equals_a_run_of_that_point() {
     // Point 4 is workload.agents = 4, max_wait = 1s (the second axis varies fastest).
     let sweep_rows: Vec<String> = summary
         .lines()
-        .filter(|l| l.starts_with("4,4,1s,"))
-        .map(|l| l.splitn(4, ',').nth(3).unwrap().to_string())
+        .filter(|l| l.starts_with("4,4,1s,1,"))
+        // After point, agents, max_wait and its seconds column (`max_wait_s`).
+        .map(|l| l.splitn(5, ',').nth(4).unwrap().to_string())
         .collect();
     assert_eq!(sweep_rows.len(), 2);
     // The same experiment run on its own, as `run --out` does (point 0, no axes).
@@ -245,7 +246,7 @@ fn a_sweep_point_equals_a_run_of_that_point() {
     assert_eq!(run_rows, sweep_rows);
     let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
     let sweep_runs: Vec<&str> =
-        runs.lines().filter(|l| l.starts_with("4,4,1s,")).map(|l| &l[7..]).collect();
+        runs.lines().filter(|l| l.starts_with("4,4,1s,1,")).map(|l| &l[9..]).collect();
     let run_runs = std::fs::read_to_string(run_dir.join("runs.csv")).unwrap();
     let run_runs: Vec<&str> = run_runs.lines().skip(1).map(|l| &l[2..]).collect();
     assert_eq!(run_runs, sweep_runs);

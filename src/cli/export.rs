@@ -1,0 +1,70 @@
+//! `prefixsim export DIR --format long`: summary.csv in long form (one row per point, strategy
+//! and metric), for pandas, R and spreadsheets. Reads only the result files.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use anyhow::anyhow;
+
+use super::{CliError, CliResult};
+use crate::results::csv::{summary_long, Csv};
+use crate::results::write_atomic;
+
+const EXAMPLES: &str = "Examples:
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+  prefixsim export results/hold --format long          # results/hold/summary_long.csv
+  prefixsim export results/hold --format long --out -  # to stdout
+
+Columns: point, the axes (and `<axis>_s`, the seconds of a duration axis), strategy, its
+family and parameters (strategy_family, max_wait_s, release, interval_s), metric, value.
+The metrics are `replications` and every value column of summary.csv, cells copied as
+written. In pandas: pd.read_csv(\"summary_long.csv\").pivot_table(index=[\"point\",
+\"strategy\"], columns=\"metric\", values=\"value\") gives the wide table back.";
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One row per (point, strategy, metric).
+    Long,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = EXAMPLES)]
+pub struct Args {
+    /// A directory written by `run --out` or `sweep --out`.
+    pub dir: PathBuf,
+    /// The layout to write.
+    #[arg(long, value_enum)]
+    pub format: Format,
+    /// Where to write (default: DIR/summary_long.csv; `-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> CliResult {
+    let Args { dir, format: Format::Long, out } = args;
+    // Load the directory as plot does: an unfinished or malformed one is refused (exit 2).
+    let results = super::plot::load(&dir)?;
+    if results.summary.is_empty() {
+        return Err(CliError::input(anyhow!(
+            "{}: no summary.csv rows to export (export reads a `run --out` or `sweep --out` directory)",
+            dir.display()
+        )));
+    }
+    let path = dir.join("summary.csv");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| CliError::internal(anyhow!("{}: {e}", path.display())))?;
+    let long = Csv::parse(&path, &text).and_then(|csv| summary_long(&csv));
+    let long = long.map_err(CliError::input)?;
+    match out {
+        Some(p) if p.as_os_str() == "-" => std::io::stdout()
+            .write_all(long.as_bytes())
+            .map_err(|e| CliError::internal(anyhow!("writing to stdout: {e}"))),
+        p => {
+            let p = p.unwrap_or_else(|| dir.join("summary_long.csv"));
+            write_atomic(&p, &long).map_err(CliError::internal)?;
+            let rows = long.lines().count().saturating_sub(1);
+            println!("wrote {} ({rows} rows: point, axes, strategy, metric, value)", p.display());
+            Ok(())
+        }
+    }
+}
