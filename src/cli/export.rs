@@ -10,11 +10,13 @@ use super::{CliError, CliResult};
 use crate::results::csv::{summary_long, Csv};
 use crate::results::write_atomic;
 
-const EXAMPLES: &str = "Examples:
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+pub const EXAMPLES: &str =
+    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
   prefixsim export results/hold --format long          # results/hold/summary_long.csv
   prefixsim export results/hold --format long --out -  # to stdout
+";
 
+const AFTER_HELP: &str = "\
 Columns: point, the axes (and `<axis>_s`, the seconds of a duration axis), strategy, its
 family and parameters (strategy_family, max_wait_s, release, interval_s), metric, value.
 The metrics are `replications` and every value column of summary.csv, cells copied as
@@ -28,7 +30,7 @@ pub enum Format {
 }
 
 #[derive(clap::Args, Debug)]
-#[command(after_help = EXAMPLES)]
+#[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
     /// A directory written by `run --out` or `sweep --out`.
     pub dir: PathBuf,

@@ -161,6 +161,7 @@ pub fn examples(command: Option<&str>) -> Option<&'static str> {
         Some("completions") => completions::EXAMPLES,
         Some("man") => completions::MAN_EXAMPLES,
         Some("serve") => serve::EXAMPLES,
+        Some("export") => export::EXAMPLES,
         _ => return None,
     })
 }

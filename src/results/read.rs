@@ -35,8 +35,10 @@ pub enum ResultsError {
     Incomplete { dir: PathBuf, msg: String },
 }
 
-/// Merged latency histograms by (point, strategy label, latency name), microseconds.
-pub type Histograms = BTreeMap<(u32, String, String), Histogram<u64>>;
+/// A histogram's place: (point, strategy label, latency name).
+pub type HistogramKey = (u32, String, String);
+/// Merged latency histograms by their place, in microseconds.
+pub type Histograms = BTreeMap<HistogramKey, Histogram<u64>>;
 
 /// Everything a results directory holds.
 #[derive(Debug, Default)]
@@ -471,7 +473,7 @@ fn read_histogram_log(
 fn parse_interval(
     line: &str,
     strategies: &[String],
-) -> Result<((u32, String, String), Histogram<u64>), String> {
+) -> Result<(HistogramKey, Histogram<u64>), String> {
     let fields: Vec<&str> = line.split(',').collect();
     let [tag, start, length, max, encoded] = fields[..] else {
         return Err(format!(
