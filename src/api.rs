@@ -9,7 +9,7 @@ use crate::calibrate::{self, CalibrateError};
 use crate::config::{self, ConfigError};
 use crate::exec::{self, ModelSim, Summary};
 use crate::limits::{self, LimitError, RunError, WorkLimits};
-use crate::replay::{self, CacheChoice, ReplaySettings, TraceError};
+use crate::replay::{self, CacheChoice, ReplaySettings, SetError, SettingError, TraceError};
 #[cfg(feature = "sweep")]
 use crate::sweep::SweepError;
 
@@ -41,9 +41,24 @@ pub enum Error {
     /// A calibration input could not be read or parsed (names the file and line).
     #[error(transparent)]
     Calibrate(#[from] CalibrateError),
-    /// A replay setting or choice is wrong.
-    #[error("{0}")]
-    Setting(String),
+    /// A replay `set` or `what_if` assignment is wrong (names the assignment); `via` says
+    /// which (`--set` or `what-if`).
+    #[error("{via} {source}")]
+    Set {
+        /// `--set` or `what-if`.
+        via: &'static str,
+        /// The assignment and why it was refused.
+        source: SetError,
+    },
+    /// The replay's settings, or one what-if choice (`choice`, when not the base), are
+    /// refused as a whole.
+    #[error("{}{source}", choice.as_ref().map(|c| format!("what-if `{c}`: ")).unwrap_or_default())]
+    Setting {
+        /// The what-if choice refused (`None`: the base settings).
+        choice: Option<String>,
+        /// Why.
+        source: SettingError,
+    },
     /// The results of a run could not be written.
     #[error("writing results to {path}: {source}")]
     Write {
@@ -63,7 +78,8 @@ impl Error {
             | Error::Limits(_)
             | Error::Trace(_)
             | Error::Calibrate(_)
-            | Error::Setting(_) => true,
+            | Error::Set { .. }
+            | Error::Setting { .. } => true,
             Error::Run(e) => e.is_input(),
             #[cfg(feature = "sweep")]
             Error::Sweep(e) => matches!(e, SweepError::Input(_)),
@@ -222,7 +238,9 @@ impl TraceReplay {
 
     /// Apply one setting, as `replay --set` does: `set("block_size=16")`.
     pub fn set(mut self, assignment: &str) -> Result<TraceReplay, Error> {
-        self.settings.apply_set(assignment).map_err(|e| Error::Setting(format!("--set {e}")))?;
+        self.settings
+            .apply_set(assignment)
+            .map_err(|source| Error::Set { via: "--set", source })?;
         if assignment.trim().starts_with("cache.") {
             self.cache_sets.push(assignment.trim().to_string());
         }
@@ -249,15 +267,14 @@ impl TraceReplay {
         for spec in &self.what_if {
             let mut s = base.clone();
             for a in spec.split(',') {
-                s.apply_set(a).map_err(|e| Error::Setting(format!("what-if {e}")))?;
+                s.apply_set(a).map_err(|source| Error::Set { via: "what-if", source })?;
             }
             if s.model != base.model || s.latency != base.latency || s.block_size != base.block_size
             {
-                return Err(Error::Setting(format!(
-                    "what-if `{spec}`: a choice may change only cache.* keys"
-                )));
+                let choice = Some(spec.clone());
+                return Err(Error::Setting { choice, source: SettingError::WhatIfNotCache });
             }
-            s.validate().map_err(|e| Error::Setting(format!("what-if `{spec}`: {e}")))?;
+            s.validate().map_err(|source| Error::Setting { choice: Some(spec.clone()), source })?;
             s.cache.label = spec.trim().to_string();
             out.push(s.cache);
         }
@@ -266,7 +283,7 @@ impl TraceReplay {
 
     /// Replay the trace once through every choice.
     pub fn run(&self) -> Result<ReplaySummary, Error> {
-        self.settings.validate().map_err(|e| Error::Setting(e.to_string()))?;
+        self.settings.validate().map_err(|source| Error::Setting { choice: None, source })?;
         let r = replay::replay(&self.path, &self.settings, &self.choices()?)?;
         let choices = r
             .choices

@@ -216,7 +216,7 @@ pub mod errors {
     pub use crate::config::latency_file::LatencyFileError;
     pub use crate::config::ConfigError;
     pub use crate::limits::{LimitError, RunError};
-    pub use crate::replay::{SettingError, TraceError};
+    pub use crate::replay::{SetError, SettingError, TraceError};
     #[cfg(feature = "sweep")]
     pub use crate::sweep::SweepError;
 }

@@ -124,8 +124,14 @@ pub enum SettingError {
     NotAnAssignment,
     #[error("unknown key `{0}` (replay keys: {keys})", keys = KEYS)]
     UnknownKey(String),
-    #[error("cache.ttl must be 5m, 1h or none, not `{0}`")]
+    #[error("cache.ttl must be a positive duration (5m, 1h, 90s, ...) or none, not `{0}`")]
     Ttl(String),
+    #[error(
+        "cache.ttl={0}: the Anthropic API offers 5m and 1h only (cache_control.ttl, \
+         https://platform.claude.com/docs/en/build-with-claude/prompt-caching); another TTL \
+         needs cache.policy=every-block"
+    )]
+    TtlNotOffered(String),
     #[error("expected a positive whole number, not `{0}`")]
     NotPositive(String),
     #[error("cache.policy must be anthropic or every-block, not `{0}`")]
@@ -148,6 +154,8 @@ pub enum SettingError {
          block hash ids, replayed as a block-level prefix cache (every-block)"
     )]
     PolicyNeedsBodies(&'static str),
+    #[error("a choice may change only cache.* keys")]
+    WhatIfNotCache,
 }
 
 /// The default model whose prices a replay charges.
@@ -288,6 +296,10 @@ impl ReplaySettings {
         if self.format.is_hash_ids() && self.policy_set && self.cache.policy != Policy::EveryBlock {
             return Err(SettingError::PolicyNeedsBodies(self.format.name()));
         }
+        let api_ttl = self.cache.is_api_ttl() || self.cache.ttl_us.is_none();
+        if self.cache.policy == Policy::Anthropic && !api_ttl {
+            return Err(SettingError::TtlNotOffered(self.cache.ttl_text()));
+        }
         Ok(())
     }
 }
@@ -306,13 +318,15 @@ fn unquote(v: &str) -> &str {
     }
 }
 
-/// `5m`, `1h` or `none` (the API's two TTLs, and a cache that never expires).
+/// A positive duration (`5m`, `1h`, `90s`) or `none` (a cache that never expires). Whether
+/// the policy offers it is `ReplaySettings::validate`'s question.
 pub fn parse_ttl(value: &str) -> Result<Option<u64>, SettingError> {
     match value {
-        "5m" | "5min" => Ok(Some(5 * US_PER_MIN)),
-        "1h" | "60m" | "60min" => Ok(Some(US_PER_H)),
         "none" => Ok(None),
-        _ => Err(SettingError::Ttl(value.to_string())),
+        _ => match crate::time::parse_duration_us(value) {
+            Ok(us) if us > 0 => Ok(Some(us)),
+            _ => Err(SettingError::Ttl(value.to_string())),
+        },
     }
 }
 
@@ -363,8 +377,10 @@ mod tests {
         assert!(!s.latency.decode_rate.is_const());
         s.apply_set("model=\"claude-opus-4.5\"").unwrap();
         assert_eq!(s.model.input_usd_per_mtok, 5.0);
-        let e = s.apply_set("cache.ttl=2m").unwrap_err();
-        assert!(e.to_string().contains("5m, 1h or none"), "{e}");
+        let e = s.apply_set("cache.ttl=-2m").unwrap_err();
+        assert!(e.to_string().contains("positive duration (5m, 1h, 90s, ...) or none"), "{e}");
+        s.apply_set("cache.ttl=2m").unwrap();
+        assert_eq!(s.cache.ttl_us, Some(2 * US_PER_MIN));
         assert!(s.apply_set("cache.size=3").unwrap_err().to_string().contains("unknown key"));
         assert!(s.apply_set("block_size=0").is_err());
         s.apply_set("cache.policy=anthropic").unwrap();
@@ -377,5 +393,18 @@ mod tests {
         assert!(!cc.per_request_prices);
         assert!(!ReplaySettings::new(Format::Mooncake).per_request_prices);
         assert!(cc.apply_set("block_size=64").unwrap_err().to_string().contains("mooncake"));
+    }
+
+    #[test]
+    fn a_ttl_the_api_does_not_sell_replays_only_under_every_block() {
+        let mut s = ReplaySettings::new(Format::Requests);
+        s.apply_set("cache.ttl=7m").unwrap();
+        let e = s.validate().unwrap_err();
+        assert_eq!(e, SettingError::TtlNotOffered("7min".into()));
+        assert!(e.to_string().contains("5m and 1h only"), "{e}");
+        s.apply_set("cache.policy=every-block").unwrap();
+        s.validate().unwrap();
+        assert!(!s.cache.is_api_ttl());
+        assert!(s.cache.bills_1h(), "above 5 minutes: the 1-hour write price");
     }
 }
