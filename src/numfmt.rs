@@ -21,9 +21,42 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A tick label on a linear axis spanning `span`: `num`'s 3 significant digits, or more
+/// decimals where the span needs them to tell neighbouring ticks apart (about ten ticks: a
+/// span of 4 s near 276 s gives `276.5`, not a row of `276`s).
+pub fn tick(v: f64, span: f64) -> String {
+    let plain = num(v);
+    if !(span.is_finite() && span > 0.0 && v.is_finite()) {
+        return plain;
+    }
+    let needed = (-(span / 10.0).log10().floor()).clamp(0.0, 6.0) as usize;
+    let have = plain.split_once('.').map_or(0, |(_, d)| d.len());
+    if needed <= have {
+        return plain;
+    }
+    let s = format!("{v:.needed$}");
+    let s = s.trim_end_matches('0').trim_end_matches('.').to_string();
+    if s == "-0" {
+        "0".into()
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ticks_keep_the_digits_that_tell_them_apart() {
+        assert_eq!(tick(276.5, 4.0), "276.5");
+        assert_eq!(tick(276.0, 4.0), "276");
+        assert_eq!(tick(0.35, 0.4), "0.35");
+        assert_eq!(tick(12345.0, 20000.0), "12345");
+        let labels: Vec<String> = (0..9).map(|i| tick(276.0 + 0.5 * i as f64, 4.0)).collect();
+        let distinct: std::collections::BTreeSet<_> = labels.iter().collect();
+        assert_eq!(distinct.len(), labels.len(), "{labels:?}");
+    }
 
     #[test]
     fn numbers_have_three_significant_digits() {

@@ -286,8 +286,9 @@ pub fn draw_histogram<DB: DrawingBackend>(
     mesh_style(&mut chart)
         .x_desc(format!("{} (s)", s.what))
         .y_desc("Share of samples (%)")
-        .x_label_formatter(&|v| num(*v))
-        .y_label_formatter(&|v| num(*v))
+        .x_labels(super::scale::ticks_for_width(area.dim_in_pixel().0))
+        .x_label_formatter(&|v| crate::numfmt::tick(*v, x1 - x0))
+        .y_label_formatter(&|v| crate::numfmt::tick(*v, y1 - y0))
         .draw()?;
     let n = s.series.len().max(1) as f64;
     for (k, se) in s.series.iter().enumerate() {

@@ -11,6 +11,7 @@ use plotters::prelude::*;
 
 use super::style::{self, num};
 use super::{builder, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use crate::numfmt::tick;
 use crate::results::Results;
 
 #[derive(Debug, Clone)]
@@ -190,8 +191,9 @@ pub fn draw<DB: DrawingBackend>(
     mesh_style(&mut chart)
         .x_desc(s.x_title.as_str())
         .y_desc("Mean cost per run (USD)")
-        .x_label_formatter(&|v| num(*v))
-        .y_label_formatter(&|v| num(*v))
+        .x_labels(super::scale::ticks_for_width(area.dim_in_pixel().0))
+        .x_label_formatter(&|v| tick(*v, x1 - x0))
+        .y_label_formatter(&|v| tick(*v, y1 - y0))
         .draw()?;
     let mut front: Vec<(f64, f64)> =
         s.points.iter().filter(|p| p.on_frontier).map(|p| (p.x_s, p.cost_usd)).collect();
