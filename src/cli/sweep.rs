@@ -92,6 +92,7 @@ fn load_checked(file: &Path, sets: &[String], force: bool) -> Result<(ModelSim, 
     for s in sets {
         config::apply_set(&mut table, s).map_err(CliError::input)?;
     }
+    blame_a_set(&table, &origin, sets)?;
     let sim = ModelSim { origin: origin.clone() };
     let order = sweep::spec::key_order(&text);
     let limits = WorkLimits::from_table(&table);
@@ -112,6 +113,18 @@ fn load_checked(file: &Path, sets: &[String], force: bool) -> Result<(ModelSim, 
         check_work(&estimate(&sim, &plan)?, &limits, force).map_err(named)?;
     }
     Ok((sim, plan))
+}
+
+/// An error in the base experiment (before the grid) about a key a `--set` assigned names
+/// that `--set`, as `run` does; other errors are left to the points, which say where.
+fn blame_a_set(table: &toml::Table, origin: &str, sets: &[String]) -> Result<(), CliError> {
+    if sets.is_empty() {
+        return Ok(());
+    }
+    match config::resolve(table, origin).map_err(|e| e.blame_set(sets)) {
+        Err(e @ config::ConfigError::FromSet { .. }) => Err(CliError::input(e)),
+        _ => Ok(()),
+    }
 }
 
 /// The sweep's estimate: every point resolved (the grid is within `limits.max_points`).

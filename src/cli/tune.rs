@@ -318,12 +318,12 @@ impl Report {
             self.param, self.strategy, self.objective, self.replications
         );
         s.push_str(&format!(
-            "{:>12} {:>14} {:>12} {:>12} {:>16} {:>14} {:>9}\n",
+            "{:>12} {:>14} {:>12} {:>12} {:>22} {:>14} {:>9}\n",
             "value",
             "objective",
             "±95% CI",
             "cost_usd",
-            "launch_wait_p99",
+            "launch_wait_pooled_p99",
             "makespan_p95",
             "p_capped"
         ));
@@ -333,7 +333,7 @@ impl Report {
             let mark = if Some(i) == rec { "  <- recommended" } else { "" };
             let capped = c.p_cap_before_first_token.map_or("-".to_string(), |p| format!("{p:.2}"));
             s.push_str(&format!(
-                "{:>12} {:>14} {:>12.6} {:>12.6} {:>15.3}s {:>13.3}s {capped:>9}{mark}\n",
+                "{:>12} {:>14} {:>12.6} {:>12.6} {:>21.3}s {:>13.3}s {capped:>9}{mark}\n",
                 c.label,
                 obj,
                 c.objective_ci95,

@@ -598,9 +598,17 @@ fn malformed_traces_exit_2_naming_the_line_and_print_nothing() {
         let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         assert!(v["requests"].as_u64().unwrap() >= 1);
     }
-    let (code, stdout, stderr) = prefixsim(&["replay", &mooncake(), "--set", "cache.ttl=2m"]);
+    let (code, stdout, stderr) =
+        prefixsim(&["replay", &mooncake(), "--set", "cache.ttl=2 parsecs"]);
     assert_eq!((code, stdout.as_str()), (2, ""));
-    assert!(stderr.contains("cache.ttl must be 5m, 1h or none"), "{stderr}");
+    assert!(stderr.contains("cache.ttl must be a positive duration"), "{stderr}");
+    // Any positive TTL replays under every-block; under anthropic only the API's two.
+    let (code, _, stderr) = prefixsim(&["replay", &mooncake(), "--set", "cache.ttl=2m"]);
+    assert_eq!(code, 0, "{stderr}");
+    let requests = data("samples/requests.jsonl");
+    let (code, stdout, stderr) = prefixsim(&["replay", &requests, "--set", "cache.ttl=2m"]);
+    assert_eq!((code, stdout.as_str()), (2, ""));
+    assert!(stderr.contains("the Anthropic API offers 5m and 1h only"), "{stderr}");
     // A what-if choice may not reprice or retime (claude-code's default prices per request).
     let (code, stdout, stderr) =
         prefixsim(&["replay", &claude_code(), "--what-if", "model=claude-sonnet-4.5"]);
