@@ -10,7 +10,11 @@ pub fn num(v: f64) -> String {
         return "0".into();
     }
     let mag = v.abs().log10().floor() as i32;
-    let decimals = (2 - mag).clamp(0, 6) as usize;
+    fixed((2 - mag).clamp(0, 6) as usize, v)
+}
+
+/// `v` to `decimals` places, without trailing zeros (and never `-0`).
+fn fixed(decimals: usize, v: f64) -> String {
     let s = format!("{v:.decimals$}");
     let s =
         if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
@@ -34,13 +38,7 @@ pub fn tick(v: f64, span: f64) -> String {
     if needed <= have {
         return plain;
     }
-    let s = format!("{v:.needed$}");
-    let s = s.trim_end_matches('0').trim_end_matches('.').to_string();
-    if s == "-0" {
-        "0".into()
-    } else {
-        s
-    }
+    fixed(needed, v)
 }
 
 #[cfg(test)]
