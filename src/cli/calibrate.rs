@@ -80,7 +80,7 @@ pub fn run(args: Args) -> CliResult {
         write_all(dir, &files).map_err(CliError::internal)?;
     }
     let text = if args.json { report::json(&cal) } else { report::text(&cal, &inputs) };
-    print_stdout(&text)
+    super::stdout(text.as_bytes())
 }
 
 /// The command as typed (paths as given), for the header of latency.toml.
@@ -120,13 +120,4 @@ fn write_all(dir: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<()> {
             .with_context(|| format!("cannot rename {}", tmp(name).display()))?;
     }
     Ok(())
-}
-
-/// Print to stdout; a closed pipe (`| head`) is not an error.
-fn print_stdout(text: &str) -> CliResult {
-    use std::io::Write as _;
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(e)),
-        _ => Ok(()),
-    }
 }

@@ -2,7 +2,6 @@
 //! (clap_complete) and man pages (clap_mangen), generated from the same definition that parses
 //! the command line, so they never disagree with it.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use clap::CommandFactory;
@@ -43,21 +42,21 @@ pub fn completions(args: CompletionsArgs) -> CliResult {
     let mut cmd = super::Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "prefixsim", &mut script);
-    write_stdout(&script)
+    super::stdout(&script)
 }
 
 pub fn man(args: ManArgs) -> CliResult {
     let mut cmd = super::Cli::command();
     cmd.build();
     let Some(dir) = &args.out else {
-        return write_stdout(&page(&cmd, super::examples(None))?);
+        return super::stdout(&page(&cmd, super::examples(None))?);
     };
     let mut written = vec![write_page(dir, &cmd, super::examples(None))?];
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
         written.push(write_page(dir, sub, super::examples(Some(sub.get_name())))?);
     }
     let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-    println!("wrote {}", names.join(", "));
+    outln!("wrote {}", names.join(", "))?;
     Ok(())
 }
 
@@ -89,13 +88,4 @@ fn write_page(
         .map_err(|e| CliError::internal(anyhow::anyhow!("--out {}: {e}", dir.display())))?;
     write_atomic(&path, &page(cmd, examples)?).map_err(CliError::internal)?;
     Ok(path)
-}
-
-/// Print bytes; a closed pipe (`| head`) is not an error.
-fn write_stdout(bytes: &[u8]) -> CliResult {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(e)),
-        _ => Ok(()),
-    }
 }

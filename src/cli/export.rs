@@ -1,7 +1,6 @@
 //! `prefixsim export DIR --format long`: summary.csv in long form (one row per point, strategy
 //! and metric), for pandas, R and spreadsheets. Reads only the result files.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use anyhow::anyhow;
@@ -58,14 +57,12 @@ pub fn run(args: Args) -> CliResult {
     let long = Csv::parse(&path, &text).and_then(|csv| summary_long(&csv));
     let long = long.map_err(CliError::input)?;
     match out {
-        Some(p) if p.as_os_str() == "-" => std::io::stdout()
-            .write_all(long.as_bytes())
-            .map_err(|e| CliError::internal(anyhow!("writing to stdout: {e}"))),
+        Some(p) if p.as_os_str() == "-" => super::stdout(long.as_bytes()),
         p => {
             let p = p.unwrap_or_else(|| dir.join("summary_long.csv"));
             write_atomic(&p, &long).map_err(CliError::internal)?;
             let rows = long.lines().count().saturating_sub(1);
-            println!("wrote {} ({rows} rows: point, axes, strategy, metric, value)", p.display());
+            outln!("wrote {} ({rows} rows: point, axes, strategy, metric, value)", p.display())?;
             Ok(())
         }
     }

@@ -50,14 +50,14 @@ pub fn run(args: Args) -> CliResult {
             "shards": rep.shards,
             "points": rep.points,
         });
-        println!("{}", serde_json::to_string_pretty(&v).expect("a report serializes"));
+        outln!("{}", serde_json::to_string_pretty(&v).expect("a report serializes"))?;
     } else {
-        println!(
+        outln!(
             "merged {} shards, {} points -> {}/{{summary.csv, runs.csv, histograms/, manifest.json}}",
             rep.shards,
             rep.points,
             args.out.display()
-        );
+        )?;
     }
     Ok(())
 }

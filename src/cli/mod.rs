@@ -7,6 +7,17 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// `print!` that returns a [`CliResult`]: a closed pipe (`| head`) is not an error, where
+/// `print!` would panic.
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::cli::stdout(format!($($arg)*).as_bytes()) };
+}
+
+/// `println!` that returns a [`CliResult`] (see [`out!`]).
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::cli::stdout(format!("{}\n", format_args!($($arg)*)).as_bytes()) };
+}
+
 pub mod calibrate;
 pub mod completions;
 pub mod export;
@@ -176,12 +187,23 @@ fn help_target(args: &[String]) -> Option<String> {
     }
 }
 
+/// Write to stdout and flush. A closed pipe (`| head`) is not an error: the reader has what it
+/// wanted, and the work behind the output (files written, a run finished) is done.
+pub fn stdout(bytes: &[u8]) -> CliResult {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(e)),
+        _ => Ok(()),
+    }
+}
+
 /// Print clap's help, then the command's examples verbatim (exit 0).
 fn print_help(e: &clap::Error) -> ExitCode {
     let _ = e.print();
     let args: Vec<String> = std::env::args().collect();
     if let Some(ex) = examples(help_target(&args).as_deref()) {
-        println!("\nExamples:\n{}", ex.trim_end());
+        let _ = outln!("\nExamples:\n{}", ex.trim_end());
     }
     ExitCode::SUCCESS
 }

@@ -70,9 +70,9 @@ pub fn run(args: Args) -> CliResult {
     if args.json {
         let text =
             serde_json::to_string_pretty(&Models { models: rows }).map_err(CliError::internal)?;
-        println!("{text}");
+        outln!("{text}")?;
     } else {
-        print!("{}", table(&rows));
+        out!("{}", table(&rows))?;
     }
     Ok(())
 }

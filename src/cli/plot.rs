@@ -159,13 +159,13 @@ pub fn run(args: Args) -> CliResult {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list).map_err(CliError::internal)?);
+        outln!("{}", serde_json::to_string_pretty(&list).map_err(CliError::internal)?)?;
         return Ok(());
     }
     let width = figures.iter().map(|f| f.name.len()).max().unwrap_or(0);
-    println!("{} figures in {}", figures.len(), out.display());
+    outln!("{} figures in {}", figures.len(), out.display())?;
     for f in &figures {
-        println!("  {:width$}  {}", f.name, f.title);
+        outln!("  {:width$}  {}", f.name, f.title)?;
     }
     Ok(())
 }

@@ -135,16 +135,7 @@ pub fn run(mut args: Args) -> CliResult {
     } else {
         output::text(&result, &settings, &name)
     };
-    print_stdout(&text)
-}
-
-/// Print to stdout; a closed pipe (`| head`) is not an error.
-fn print_stdout(text: &str) -> CliResult {
-    use std::io::Write as _;
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(e)),
-        _ => Ok(()),
-    }
+    super::stdout(text.as_bytes())
 }
 
 fn parse_format(f: &str) -> Format {

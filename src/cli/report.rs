@@ -63,15 +63,15 @@ pub fn run(args: Args) -> CliResult {
             "html": html_path.display().to_string(),
             "figures": figures.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&v).map_err(CliError::internal)?);
+        outln!("{}", serde_json::to_string_pretty(&v).map_err(CliError::internal)?)?;
     } else {
-        println!(
+        outln!(
             "{}\n{}\n({} figures in {})",
             md_path.display(),
             html_path.display(),
             figures.len(),
             out_dir.display()
-        );
+        )?;
     }
     Ok(())
 }

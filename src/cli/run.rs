@@ -142,14 +142,14 @@ pub fn execute_and_print(exp: &Experiment, args: &Args, sim: &ModelSim) -> CliRe
     } else {
         exec::table_text_with_overrides(exp, &outcomes, &args.overrides.as_typed())
     };
-    print!("{text}");
+    out!("{text}")?;
     if let Some(dir) = &args.out {
         // After the JSON, on stderr: stdout stays one JSON document.
         let wrote = wrote_lines(dir, args.trace);
         if args.json {
             eprint!("{wrote}");
         } else {
-            print!("{wrote}");
+            out!("{wrote}")?;
         }
     }
     Ok(())

@@ -83,15 +83,5 @@ pub fn run(args: Args) -> CliResult {
     } else {
         render::table(&report)
     };
-    write_stdout(&text)
-}
-
-/// Print `text`; a closed pipe (`| head`) is not an error.
-fn write_stdout(text: &str) -> CliResult {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(e)),
-        _ => Ok(()),
-    }
+    super::stdout(text.as_bytes())
 }

@@ -98,7 +98,7 @@ pub fn run(args: Args) -> CliResult {
     let workers = crate::exec::default_jobs();
     let config = Config { base, origin, table, calibrations, budget: args.budget, workers };
     let url = format!("http://{addr}/");
-    println!("prefixsim serve: {url} (from {}; Ctrl-C stops)", config.origin);
+    outln!("prefixsim serve: {url} (from {}; Ctrl-C stops)", config.origin)?;
     let _ = std::io::stdout().flush();
     if args.open {
         open_browser(&url);

@@ -227,9 +227,9 @@ pub fn run(args: Args) -> CliResult {
             shard,
             content_hash: &plan.content_hash,
         };
-        println!("{}", serde_json::to_string_pretty(&r).expect("a report serializes"));
+        outln!("{}", serde_json::to_string_pretty(&r).expect("a report serializes"))?;
     } else if rep.outcome == Outcome::Complete {
-        print_done(&plan, &dir, rep.points, rep.resumed_from);
+        print_done(&plan, &dir, rep.points, rep.resumed_from)?;
     }
     if let Outcome::Interrupted { done } = rep.outcome {
         let how = resume_command(&args, &dir);
@@ -255,9 +255,9 @@ fn default_dir(name: &str, shard: Option<sweep::Shard>) -> PathBuf {
     }
 }
 
-fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) {
+fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) -> CliResult {
     let d = &plan.desc;
-    println!(
+    outln!(
         "sweep {}: {points} points x {} strategies x {} replications{}",
         d.name,
         d.strategies.len(),
@@ -267,7 +267,7 @@ fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) {
         } else {
             String::new()
         }
-    );
+    )?;
     for a in &plan.grid.axes {
         let vals: Vec<String> = a.values.iter().map(sweep::spec::value_text).collect();
         let shown = if vals.len() > 8 {
@@ -275,13 +275,13 @@ fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) {
         } else {
             vals.join(", ")
         };
-        println!("  axis {:<32} {shown}", a.key);
+        outln!("  axis {:<32} {shown}", a.key)?;
     }
     if let Ok(table) = summary_table(dir, plan.grid.axes.len(), 20) {
-        print!("{table}");
+        out!("{table}")?;
     }
-    println!("wrote {}/{{summary.csv, runs.csv, histograms/, manifest.json}}", dir.display());
-    println!("next: prefixsim plot {0}   prefixsim report {0}", dir.display());
+    outln!("wrote {}/{{summary.csv, runs.csv, histograms/, manifest.json}}", dir.display())?;
+    outln!("next: prefixsim plot {0}   prefixsim report {0}", dir.display())
 }
 
 /// The first `max_rows` rows of DIR/summary.csv as a table for people.

@@ -164,9 +164,9 @@ pub fn run(args: Args) -> CliResult {
             .map_err(|e| CliError::internal(anyhow::anyhow!(e)))?;
     }
     if args.json {
-        print!("{json}");
+        out!("{json}")?;
     } else {
-        print!("{}", report.table(&tuned));
+        out!("{}", report.table(&tuned))?;
     }
     if tuned.verdict.is_none() {
         return Err(input(format!(

@@ -446,3 +446,31 @@ fn a_second_writer_is_refused_and_sigterm_sighup_stop_cleanly() {
         }
     }
 }
+
+/// `prefixsim ... | head` closes the pipe early: the output stops there, with no panic and exit 0
+/// (as `cat`/`grep` under a shell's SIGPIPE would end, but without a signal). The read end is
+/// closed before the child writes, so the first write already fails with EPIPE.
+#[test]
+fn a_closed_stdout_pipe_is_not_a_crash() {
+    let cases: [&[&str]; 5] = [
+        &["plot", "--help"],
+        &["models"],
+        &["run", "experiments/default.toml", "--set", "replications=2"],
+        &["scenarios", "--json"],
+        &["man"],
+    ];
+    for args in cases {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = wait_deadline(child, Duration::from_secs(60), &args.join(" "));
+        let err = stderr(&out);
+        assert!(!err.contains("panicked"), "{args:?} panicked on a closed pipe:\n{err}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {err}");
+    }
+}
