@@ -13,6 +13,7 @@ use crate::config;
 use crate::exec::{self, ModelSim, Simulator};
 use crate::limits::{self, WorkLimits};
 use crate::results::split_fields;
+use crate::sweep::journal::PointSeq;
 use crate::sweep::{self, ExecOptions, Outcome, Plan, SweepError};
 use crate::sweep::{Grid, SweepOptions};
 
@@ -79,12 +80,18 @@ pub struct Args {
 
 /// Read FILE, apply `--set`, and validate the sweep (every bad key or range is an input error).
 pub fn load_plan(file: &Path, sets: &[String]) -> Result<(ModelSim, Plan), CliError> {
-    load_checked(file, sets, true)
+    load_checked(file, sets, true, None)
 }
 
 /// As `load_plan`; unless `force`, refuse a grid or a sweep above the work limits (the grid's
-/// size first, before a point is looked at).
-fn load_checked(file: &Path, sets: &[String], force: bool) -> Result<(ModelSim, Plan), CliError> {
+/// size first, before a point is looked at). Under `--shard` the limits apply to the shard's
+/// points, the work of this machine.
+fn load_checked(
+    file: &Path,
+    sets: &[String],
+    force: bool,
+    shard: Option<sweep::Shard>,
+) -> Result<(ModelSim, Plan), CliError> {
     let origin = file.display().to_string();
     let text = config::read_experiment(file)
         .map_err(|e| CliError::input(anyhow::anyhow!("cannot read {origin}: {e}")))?;
@@ -104,13 +111,14 @@ fn load_checked(file: &Path, sets: &[String], force: bool) -> Result<(ModelSim, 
         let axes: Vec<(String, usize)> =
             grid.axes.iter().map(|a| (format!("[sweep] {}", a.key), a.values.len())).collect();
         let sizes: Vec<String> = axes.iter().map(|a| a.1.to_string()).collect();
-        let how = format!("the [sweep] grid, {}", sizes.join(" x "));
-        check_work(&limits::estimate_grid(grid.points(), &how, &axes), &limits, force)
+        let seq = PointSeq::of(grid.points(), shard);
+        let how = format!("the [sweep] grid, {}{}", sizes.join(" x "), shard_text(shard, seq));
+        check_work(&limits::estimate_grid(seq.len(), &how, &axes), &limits, force)
             .map_err(named)?;
     }
     let plan = Plan::new(&sim, table, &order).map_err(|e| sweep_err(&origin, e))?;
     if !force {
-        check_work(&estimate(&sim, &plan)?, &limits, force).map_err(named)?;
+        check_work(&estimate(&sim, &plan, shard)?, &limits, force).map_err(named)?;
     }
     Ok((sim, plan))
 }
@@ -127,13 +135,26 @@ fn blame_a_set(table: &toml::Table, origin: &str, sets: &[String]) -> Result<(),
     }
 }
 
-/// The sweep's estimate: every point resolved (the grid is within `limits.max_points`).
-fn estimate(sim: &ModelSim, plan: &Plan) -> Result<limits::Estimate, CliError> {
-    let n = plan.grid.points();
+/// `" (shard 0/4: 25 of 100 points)"`, or nothing without a shard.
+fn shard_text(shard: Option<sweep::Shard>, seq: PointSeq) -> String {
+    match shard {
+        Some(s) => format!(" (shard {}/{}: {} of {} points)", s.index, s.count, seq.len(), seq.end),
+        None => String::new(),
+    }
+}
+
+/// The estimate of the sweep's (or the shard's) points, every one resolved (they are within
+/// `limits.max_points`).
+fn estimate(
+    sim: &ModelSim,
+    plan: &Plan,
+    shard: Option<sweep::Shard>,
+) -> Result<limits::Estimate, CliError> {
+    let seq = PointSeq::of(plan.grid.points(), shard);
     let mut failed = None;
     // Streamed: one point's experiment at a time. A point that does not resolve (a
     // combination of axis values the experiment refuses) is bad input, found before any work.
-    let exps = (0..n).map_while(|i| {
+    let exps = seq.iter().map_while(|i| {
         let exp = plan
             .point_table(i)
             .map_err(|e| e.to_string())
@@ -146,7 +167,11 @@ fn estimate(sim: &ModelSim, plan: &Plan) -> Result<limits::Estimate, CliError> {
             }
         }
     });
-    let e = limits::estimate_points("[sweep]", n, exps, 0, plan.grid.axes.len(), true);
+    let what = match shard {
+        Some(s) => format!("[sweep] shard {}/{}", s.index, s.count),
+        None => "[sweep]".to_string(),
+    };
+    let e = limits::estimate_points(&what, seq.len(), exps, 0, plan.grid.axes.len(), true);
     match failed {
         Some(m) => Err(CliError::input(anyhow::anyhow!(m))),
         None => Ok(e),
@@ -189,11 +214,11 @@ struct Report<'a> {
 
 pub fn run(args: Args) -> CliResult {
     let sets = args.overrides.assignments()?;
-    let (sim, plan) = load_checked(&args.file, &sets, args.force)?;
     let shard = match &args.shard {
         Some(s) => Some(sweep::parse_shard(s).map_err(CliError::input)?),
         None => None,
     };
+    let (sim, plan) = load_checked(&args.file, &sets, args.force, shard)?;
     let dir = args.out.clone().unwrap_or_else(|| default_dir(&plan.desc.name, shard));
     let lock = lock_dir(&dir, "--out")?;
     let opts = SweepOptions {

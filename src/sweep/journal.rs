@@ -46,10 +46,7 @@ impl Header {
 
     /// The point indices this journal covers, in order.
     pub fn point_seq(&self) -> PointSeq {
-        match self.shard {
-            None => PointSeq { start: 0, stride: 1, end: self.points },
-            Some(s) => PointSeq { start: s.index, stride: s.count, end: self.points },
-        }
+        PointSeq::of(self.points, self.shard)
     }
 }
 
@@ -62,6 +59,19 @@ pub struct PointSeq {
 }
 
 impl PointSeq {
+    /// The points of a grid of `points` that `shard` runs (all of them without one).
+    pub fn of(points: u64, shard: Option<Shard>) -> PointSeq {
+        match shard {
+            None => PointSeq { start: 0, stride: 1, end: points },
+            Some(s) => PointSeq { start: s.index, stride: s.count, end: points },
+        }
+    }
+
+    /// The point indices in order.
+    pub fn iter(self) -> impl Iterator<Item = u64> {
+        (0..self.len()).map(move |i| self.nth(i))
+    }
+
     pub fn len(&self) -> u64 {
         if self.start >= self.end {
             0

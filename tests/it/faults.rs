@@ -224,6 +224,24 @@ fn sweeps_that_cannot_finish_are_refused() {
     }
 }
 
+/// The limits are one machine's: a shard is checked on its own points. 12 points exceed
+/// `max_points = 5`; `--shard 0/3` runs points 0, 3, 6, 9 (4 of 12) and is let through, and its
+/// refusal at `--shard 0/2` (6 points) says which shard and how many points.
+#[test]
+fn a_shard_is_checked_on_its_own_points() {
+    let d = scratch("shard-limits");
+    let spec = "[limits]\nmax_points = 5\n[sweep]\n\"workload.parent_tokens\" = \"1000..12000 step 1000\"\n";
+    let f = write(&d, "g.toml", &format!("{SMALL}{spec}"));
+    check_2(&run(&["sweep", s(&f), "--out", s(&d.join("all"))]), &["12 points", "max_points"]);
+    check_2(
+        &run(&["sweep", s(&f), "--shard", "0/2", "--out", s(&d.join("half"))]),
+        &["shard 0/2: 6 of 12 points", "max_points"],
+    );
+    ok(&["sweep", s(&f), "--shard", "0/3", "--out", s(&d.join("third"))]);
+    let summary = std::fs::read_to_string(d.join("third/summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 1 + 4 * 2, "4 points x 2 strategies:\n{summary}");
+}
+
 // 4. A warm parent with nothing to cache.
 
 #[test]
