@@ -102,31 +102,41 @@ impl Dist {
 }
 
 /// A distribution ready to draw from: what `Dist::sample` would recompute on every draw (a
-/// lognormal's sigma, a logarithm) computed once. Its draws are `Dist::sample`'s, bit for
-/// bit, and consume the same random numbers.
+/// lognormal's sigma, a logarithm) computed once, and its kind in a tag of its own (a `Dist`'s
+/// kind is folded into its list's capacity, which costs a decode at every draw). Its draws
+/// are `Dist::sample`'s, bit for bit, and consume the same random numbers.
 #[derive(Debug, Clone, Copy)]
 pub struct Sampler<'d> {
-    dist: &'d Dist,
-    /// The lognormal's sigma (unused by the other kinds).
-    sigma: f64,
+    kind: Kind<'d>,
+}
+
+/// The kinds a `Sampler` draws without `Dist::sample`, and the rest.
+#[derive(Debug, Clone, Copy)]
+enum Kind<'d> {
+    Const(f64),
+    LogNormal { median: f64, sigma: f64 },
+    Other(&'d Dist),
 }
 
 impl<'d> Sampler<'d> {
     pub fn new(dist: &'d Dist) -> Self {
-        let sigma = match dist {
-            Dist::LogNormal { median, p90 } => lognormal_sigma(*median, *p90),
-            _ => 0.0,
+        let kind = match dist {
+            Dist::Const(x) => Kind::Const(*x),
+            Dist::LogNormal { median, p90 } => {
+                Kind::LogNormal { median: *median, sigma: lognormal_sigma(*median, *p90) }
+            }
+            other => Kind::Other(other),
         };
-        Sampler { dist, sigma }
+        Sampler { kind }
     }
 
     /// Draw one value, as `Dist::sample`.
     #[inline]
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> f64 {
-        match self.dist {
-            Dist::Const(x) => *x,
-            Dist::LogNormal { median, .. } => lognormal(*median, self.sigma, rng),
-            other => other.sample(rng),
+        match self.kind {
+            Kind::Const(x) => x,
+            Kind::LogNormal { median, sigma } => lognormal(median, sigma, rng),
+            Kind::Other(dist) => dist.sample(rng),
         }
     }
 

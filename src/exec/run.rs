@@ -73,11 +73,15 @@ pub fn execute<S: Simulator>(
             w.add(x);
         }
         o.runs.push(scalars);
-        bar.inc(1);
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
         Ok(())
     };
     let result = ordered(total, jobs, &AtomicBool::new(false), init, work, fold);
-    bar.finish_and_clear();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
     let workers = result.map_err(|(k, e)| {
         let label = &desc.strategies[k / reps];
         e.map(|m| format!("strategy {label}, replication {}: {m}", k % reps))
@@ -94,30 +98,32 @@ pub fn execute<S: Simulator>(
 }
 
 /// A progress bar on stderr when asked, stderr is a terminal and there is more than one task;
-/// without the `progress` feature, a bar that draws nothing.
+/// otherwise none (a hidden bar still takes a lock at every replication); without the
+/// `progress` feature, none.
 #[cfg(feature = "progress")]
-fn progress_bar(total: u64, show: bool) -> indicatif::ProgressBar {
+fn progress_bar(total: u64, show: bool) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal;
-    if show && std::io::stderr().is_terminal() && total > 1 {
-        indicatif::ProgressBar::new(total)
-    } else {
-        indicatif::ProgressBar::hidden()
-    }
+    (show && std::io::stderr().is_terminal() && total > 1)
+        .then(|| indicatif::ProgressBar::new(total))
 }
 
 #[cfg(not(feature = "progress"))]
-fn progress_bar(_total: u64, _show: bool) -> NoBar {
-    NoBar
+fn progress_bar(_total: u64, _show: bool) -> Option<NoBar> {
+    None
 }
 
-/// The progress bar's stand-in when the `progress` feature is off.
+/// The progress bar's type when the `progress` feature is off: there is none to make.
 #[cfg(not(feature = "progress"))]
-struct NoBar;
+enum NoBar {}
 
 #[cfg(not(feature = "progress"))]
 impl NoBar {
-    fn inc(&self, _n: u64) {}
-    fn finish_and_clear(&self) {}
+    fn inc(&self, _n: u64) {
+        match *self {}
+    }
+    fn finish_and_clear(self) {
+        match self {}
+    }
 }
 
 /// Every number about to be printed or written is finite: a NaN or an infinity here is a bug

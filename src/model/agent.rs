@@ -104,12 +104,13 @@ impl<'e> TurnDraws<'e> {
 /// The per-requester random streams of one replication.
 struct Streams<'e> {
     exp: &'e Experiment,
-    replication: u32,
+    /// The replication's node of the seed tree (`[replication]` below the experiment seed).
+    replication: rng::Node,
 }
 
 impl Streams<'_> {
     fn get(&self, id: u64, s: u64) -> ChaCha8Rng {
-        rng::stream(self.exp.seed, &[self.replication as u64, id, s])
+        self.replication.stream(&[id, s])
     }
 
     /// Streams for the optional draws exist only when their feature is on: a run that
@@ -152,7 +153,7 @@ pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: b
     let w = &exp.workload;
     // Each agent forks the shared prefix with room for its own turns: it needs none.
     let shared: Shared = workload::shared(exp, 0, w.thinking);
-    let streams = Streams { exp, replication };
+    let streams = Streams { exp, replication: rng::Node::new(exp.seed, &[replication as u64]) };
     let mut agents = Vec::with_capacity(w.agents as usize + 1);
     for a in 0..w.agents {
         let id = a as u64;

@@ -77,7 +77,7 @@ impl Aggregate {
 
     /// Replications added so far.
     pub fn replications(&self) -> u64 {
-        self.scalars[0].stat().n
+        self.scalars[0].count()
     }
 
     /// Stats in `SCALAR_NAMES` order.

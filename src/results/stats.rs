@@ -2,6 +2,8 @@
 //! fixed order so sums are reproducible), and the 95% confidence half-width from Student's t.
 //! Knows nothing of what the numbers measure.
 
+use std::cell::Cell;
+
 /// Mean, sample standard deviation and 95% CI half-width of `n` values.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Stat {
@@ -31,6 +33,11 @@ impl Welford {
         self.m2 += delta * (x - self.mean);
     }
 
+    /// Values added so far.
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
     pub fn stat(&self) -> Stat {
         if self.n < 2 {
             return Stat { n: self.n, mean: self.mean, sd: 0.0, ci95: 0.0 };
@@ -44,18 +51,43 @@ impl Welford {
 /// The 0.975 quantile of Student's t with `df` degrees of freedom (two-sided 95%).
 /// Solved by bisection on the exact finite-series CDF for integer df (Abramowitz & Stegun
 /// 26.7.3/26.7.4); above 100,000 df the normal quantile 1.959964 is within 1e-5.
+///
+/// The bisection costs about df/2 terms per step, and every summary of a run asks for the same
+/// df once per metric, so the last answer is kept per thread: a repeated df is a lookup.
 pub fn t_975(df: u64) -> f64 {
     assert!(df >= 1, "t quantile needs at least one degree of freedom");
     if df > 100_000 {
         return 1.959_963_984_540_054;
     }
-    let (mut lo, mut hi) = (1.9, 13.0);
+    thread_local! {
+        /// The last (df, quantile) solved on this thread; df 0 is never asked for.
+        static LAST: Cell<(u64, f64)> = const { Cell::new((0, 0.0)) };
+    }
+    LAST.with(|last| match last.get() {
+        (d, t) if d == df => t,
+        _ => {
+            let t = bisect_t_975(df);
+            last.set((df, t));
+            t
+        }
+    })
+}
+
+/// `t_975` by at most 80 halvings of [1.9, 13]. Once an interval halves into itself (its ends
+/// adjacent or equal floats, after about 55 steps) every later step repeats it, so stopping
+/// there gives the 80-step answer bit for bit.
+fn bisect_t_975(df: u64) -> f64 {
+    let (mut lo, mut hi) = (1.9f64, 13.0f64);
     for _ in 0..80 {
+        let before = (lo.to_bits(), hi.to_bits());
         let mid = 0.5 * (lo + hi);
         if central_mass(mid, df) < 0.95 {
             lo = mid;
         } else {
             hi = mid;
+        }
+        if (lo.to_bits(), hi.to_bits()) == before {
+            break;
         }
     }
     0.5 * (lo + hi)
@@ -112,6 +144,34 @@ mod tests {
             assert!((t_975(df) - t).abs() < 1e-6, "df {df}: {}", t_975(df));
         }
         assert!((t_975(1_000_000) - 1.959_964).abs() < 1e-6);
+    }
+
+    /// The bisection as first written: 80 halvings, no early stop.
+    fn t_975_80_steps(df: u64) -> f64 {
+        let (mut lo, mut hi) = (1.9, 13.0);
+        for _ in 0..80 {
+            let mid = 0.5 * (lo + hi);
+            if central_mass(mid, df) < 0.95 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        0.5 * (lo + hi)
+    }
+
+    #[test]
+    fn the_early_stop_and_the_memo_give_the_80_step_bits() {
+        let dfs = (1..=400).chain([999, 1_000, 4_999, 9_999, 65_537, 99_999]);
+        for df in dfs {
+            let exact = t_975_80_steps(df).to_bits();
+            assert_eq!(bisect_t_975(df).to_bits(), exact, "df {df}");
+            // Asked twice in a row (a lookup), then after another df (solved again).
+            assert_eq!(t_975(df).to_bits(), exact, "df {df}");
+            assert_eq!(t_975(df).to_bits(), exact, "df {df}");
+            assert_eq!(t_975(df + 1).to_bits(), t_975_80_steps(df + 1).to_bits(), "df {df}");
+            assert_eq!(t_975(df).to_bits(), exact, "df {df}");
+        }
     }
 
     #[test]
