@@ -140,9 +140,16 @@ impl Samples {
         }
         let n = self.0.len();
         let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n);
-        let mut sorted = self.0.clone();
-        let (_, v, _) = sorted.select_nth_unstable(rank - 1);
-        *v
+        // A per-thread scratch copy: the selection reorders it, and a run asks for three
+        // quantiles, so a fresh Vec each would be an allocation per quantile per run.
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        SCRATCH.with_borrow_mut(|scratch| {
+            scratch.clear();
+            scratch.extend_from_slice(&self.0);
+            *scratch.select_nth_unstable(rank - 1).1
+        })
     }
     /// Record every sample into `h` (saturating at its highest trackable value).
     pub fn record_into(&self, h: &mut Histogram<u64>) {
