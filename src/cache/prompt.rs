@@ -22,6 +22,7 @@
 use super::{Block, Digest, Layer};
 use crate::rng::mix64;
 use sha2::{Digest as _, Sha256};
+use std::cell::RefCell;
 use std::fmt;
 
 /// Domain separation of the chain's bytes (bump if the folding ever changes).
@@ -138,6 +139,36 @@ fn seed_bytes(scope: &str, model: &str, out: &mut impl FnMut(&[u8])) {
     out(model.as_bytes());
 }
 
+/// How many (scope, model) seeds of the mixed chain a thread remembers.
+const SEED_MEMO: usize = 4;
+
+/// A remembered seed: scope, model, and the lanes they start.
+type Seed = (Box<str>, Box<str>, [u64; 4]);
+
+thread_local! {
+    /// The mixed chain's seeds last computed on this thread: every run builds its prompts
+    /// afresh, and hashing the seed bytes with SHA-256 each time cost more than the run's
+    /// other setup (a run uses one or two models, a process one scope).
+    static SEEDS: RefCell<Vec<Seed>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The starting lanes of a mixed chain: the SHA-256 of `seed_bytes(scope, model)`, as words.
+fn synthetic_seed(scope: &str, model: &str) -> [u64; 4] {
+    SEEDS.with_borrow_mut(|seeds| {
+        if let Some((_, _, lanes)) = seeds.iter().find(|(s, m, _)| **s == *scope && **m == *model) {
+            return *lanes;
+        }
+        let mut seed = Vec::with_capacity(64);
+        seed_bytes(scope, model, &mut |b| seed.extend_from_slice(b));
+        let lanes = words(&Digest::of(&seed));
+        if seeds.len() == SEED_MEMO {
+            seeds.remove(0);
+        }
+        seeds.push((scope.into(), model.into(), lanes));
+        lanes
+    })
+}
+
 /// The bytes folded when a layer starts.
 fn layer_bytes(layer: Layer, params: &Digest, out: &mut impl FnMut(&[u8])) {
     out(&[b'L', layer as u8]);
@@ -166,9 +197,7 @@ impl Prompt {
     /// `blocks` blocks, on the cheaper mixed chain (module docs). Its lanes start from the
     /// SHA-256 of the same seed bytes as `new`'s, so scope and model still separate keys.
     pub fn synthetic(scope: &str, model: &str, blocks: usize) -> Self {
-        let mut seed = Vec::with_capacity(64);
-        seed_bytes(scope, model, &mut |b| seed.extend_from_slice(b));
-        let mut p = Self::from_state(ChainState::Mixed(words(&Digest::of(&seed))));
+        let mut p = Self::from_state(ChainState::Mixed(synthetic_seed(scope, model)));
         p.entries.reserve(blocks);
         p
     }
