@@ -55,6 +55,10 @@ impl Phase {
     }
 }
 
+/// A stream only some runs draw from. Boxed: a stream is a few hundred bytes, and an agent
+/// that carried four unused ones inline was copied whole as it was built and stored.
+pub(super) type OptionalStream = Option<Box<ChaCha8Rng>>;
+
 /// One agent (or the prewarm request) and where it is.
 pub(super) struct Agent {
     /// Its prompt as the API processes it.
@@ -72,13 +76,13 @@ pub(super) struct Agent {
     pub work: ChaCha8Rng,
     pub lat: ChaCha8Rng,
     /// 429 retry jitter (only with `[rate_limits]`).
-    pub jitter: Option<ChaCha8Rng>,
+    pub jitter: OptionalStream,
     /// Isolated-miss draws (only with `cache.miss_probability` > 0).
-    pub miss: Option<ChaCha8Rng>,
+    pub miss: OptionalStream,
     /// Gemini implicit hit draws (only under the `gemini` policy in implicit mode).
-    pub implicit: Option<ChaCha8Rng>,
+    pub implicit: OptionalStream,
     /// 529 draws and backoff jitter (only with `[overload]`).
-    pub overload: Option<ChaCha8Rng>,
+    pub overload: OptionalStream,
     /// 529s received for the current request so far.
     pub overload_retries: u32,
 }
@@ -112,6 +116,11 @@ impl Streams<'_> {
         rng::stream(self.exp.seed, &[self.replication as u64, id, s])
     }
 
+    /// Stream `s` of requester `id`, boxed, when `on`.
+    fn optional(&self, on: bool, id: u64, s: u64) -> OptionalStream {
+        on.then(|| Box::new(self.get(id, s)))
+    }
+
     /// Streams for the optional draws exist only when their feature is on: a run that
     /// enables nothing draws exactly what it drew before. The agent is built in one piece
     /// (its streams are a few hundred bytes each: no copy of it is made to change a field).
@@ -136,11 +145,14 @@ impl Streams<'_> {
             grown: [0; 2],
             work,
             lat: self.get(id, site::LATENCY),
-            jitter: self.exp.rate_limits.is_some().then(|| self.get(id, site::RATE_LIMIT)),
-            miss: misses.then(|| self.get(id, site::MISS)),
-            implicit: super::admission::draws_implicit(self.exp)
-                .then(|| self.get(id, site::IMPLICIT_HIT)),
-            overload: overloads.then(|| self.get(id, site::OVERLOAD)),
+            jitter: self.optional(self.exp.rate_limits.is_some(), id, site::RATE_LIMIT),
+            miss: self.optional(misses, id, site::MISS),
+            implicit: self.optional(
+                super::admission::draws_implicit(self.exp),
+                id,
+                site::IMPLICIT_HIT,
+            ),
+            overload: self.optional(overloads, id, site::OVERLOAD),
             overload_retries: 0,
         }
     }

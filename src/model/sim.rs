@@ -446,8 +446,8 @@ impl Run<'_> {
             return self.backoff(who);
         }
         let ag = &mut self.agents[i];
-        let miss = draw_miss(self.exp.cache.miss_probability, ag.miss.as_mut())
-            | draw_implicit_miss(self.exp, ag.implicit.as_mut());
+        let miss = draw_miss(self.exp.cache.miss_probability, ag.miss.as_deref_mut())
+            | draw_implicit_miss(self.exp, ag.implicit.as_deref_mut());
         let ask = Ask { prompt: &ag.chain.prompt, bps, out, miss, now, who: shown, request };
         let admit = self.limiters.ask(self.exp, m, &self.caches[m], &ask)?;
         if let Admit::Retry(wait) = admit {
@@ -526,7 +526,7 @@ impl Run<'_> {
     fn overloaded(&mut self, who: Requester) -> bool {
         let Some(o) = &self.exp.overload else { return false };
         let i = self.index(who);
-        let rng = self.agents[i].overload.as_mut().expect("a stream with [overload]");
+        let rng = self.agents[i].overload.as_deref_mut().expect("a stream with [overload]");
         rng.random::<f64>() < o.probability
     }
 
@@ -542,7 +542,7 @@ impl Run<'_> {
         let n = ag.overload_retries.min(62);
         ag.overload_retries += 1;
         let base_us = o.initial_backoff_us.saturating_mul(1 << n).min(o.max_backoff_us);
-        let rng = ag.overload.as_mut().expect("a stream with [overload]");
+        let rng = ag.overload.as_deref_mut().expect("a stream with [overload]");
         let jitter = 1.0 - 0.25 * rng.random::<f64>();
         let delay = SimDuration::from_us((base_us as f64 * jitter).round() as u64);
         self.engine.schedule_in(delay, Ev::Send(who));
@@ -576,7 +576,7 @@ impl Run<'_> {
         let now = self.engine.now();
         let exp = self.exp;
         let ag = self.agent_mut(who);
-        let jitter = match (&exp.rate_limits, ag.jitter.as_mut()) {
+        let jitter = match (&exp.rate_limits, ag.jitter.as_deref_mut()) {
             (Some(r), Some(rng)) => SimDuration::from_us(r.retry_jitter_us.sample_u64(rng)),
             _ => SimDuration::ZERO,
         };
