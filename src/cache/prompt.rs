@@ -109,6 +109,10 @@ impl ChainState {
     }
 }
 
+/// The block memory of a prompt done with (`Prompt::take_memory`), reused by
+/// `Prompt::fork_into`.
+pub struct PromptMemory(Vec<Entry>);
+
 /// A request rendered as blocks with running prefix digests; `clone` + `push` builds a fork.
 #[derive(Clone)]
 pub struct Prompt {
@@ -231,6 +235,22 @@ impl Prompt {
         let mut entries = Vec::with_capacity(self.entries.len() + additional);
         entries.extend_from_slice(&self.entries);
         Prompt { entries, ..self.clone_head() }
+    }
+
+    /// `fork` into `memory` (a finished prompt's, `take_memory`; none: `fork`): a run's
+    /// agents start from the memory of the last run's, not from fresh allocations.
+    pub fn fork_into(&self, additional: usize, memory: Option<PromptMemory>) -> Prompt {
+        let Some(PromptMemory(mut entries)) = memory else { return self.fork(additional) };
+        entries.clear();
+        entries.reserve(self.entries.len() + additional);
+        entries.extend_from_slice(&self.entries);
+        Prompt { entries, ..self.clone_head() }
+    }
+
+    /// The memory of the blocks, for a later `fork_into`; this prompt is left without blocks
+    /// (a prompt done with).
+    pub fn take_memory(&mut self) -> PromptMemory {
+        PromptMemory(std::mem::take(&mut self.entries))
     }
 
     /// Everything but the blocks.

@@ -3,6 +3,7 @@
 
 use super::workload::{self, Chain, Shared, TurnTokens, WORKFLOW_ID};
 use super::SimError;
+use crate::cache::PromptMemory;
 use crate::config::{AgentKind, Experiment, ModelParams, Workload};
 use crate::dist::Sampler;
 use crate::rng::{self, site, ChaCha8Rng, RngExt};
@@ -158,14 +159,25 @@ impl Streams<'_> {
     }
 }
 
-/// The run's agents in index order, then the prewarm request when `prewarm` (at index
-/// `n`). `strips`: the agents' chains keep a bare history (`Chain::new`).
-pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: bool) -> Vec<Agent> {
+/// Into `agents`, the run's agents in index order, then the prewarm request when `prewarm`
+/// (at index `n`). `strips`: the agents' chains keep a bare history (`Chain::new`). The
+/// agents already in `agents` (the last run's) are dropped, their prompts' memory kept in
+/// `spare` for the new agents' prompts.
+pub(super) fn build_into(
+    (agents, spare): (&mut Vec<Agent>, &mut Vec<PromptMemory>),
+    exp: &Experiment,
+    replication: u32,
+    prewarm: bool,
+    strips: bool,
+) {
     let w = &exp.workload;
+    // Taken in place: an agent is large, and moving each one out would cost more than it saves.
+    agents.iter_mut().for_each(|ag| ag.chain.give_memory(spare));
+    agents.clear();
     // Each agent forks the shared prefix with room for its own turns: it needs none.
     let shared: Shared = workload::shared(exp, 0, w.thinking);
     let streams = Streams { exp, replication };
-    let mut agents = Vec::with_capacity(w.agents as usize + 1);
+    agents.reserve(w.agents as usize + 1);
     for a in 0..w.agents {
         let id = a as u64;
         let mut work = streams.get(id, site::WORKLOAD);
@@ -175,7 +187,8 @@ pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: b
             (w.turns.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
         };
         let output_tokens = w.output_tokens.sample_u64(&mut work).min(w.output_max_tokens);
-        let mut prompt = shared.prompt.fork(1 + workload::turn_room(exp, turns - 1));
+        let room = 1 + workload::turn_room(exp, turns - 1);
+        let mut prompt = shared.prompt.fork_into(room, spare.pop());
         workload::push_task(&mut prompt, id, w.task_tokens);
         let chain = Chain::new(prompt, strips);
         agents.push(streams.agent((id, turns, output_tokens), work, chain, &shared));
@@ -193,7 +206,6 @@ pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: b
         let chain = Chain::new(prompt, false);
         agents.push(streams.agent((WORKFLOW_ID, 1, 0), work, chain, &shared));
     }
-    agents
 }
 
 impl Agent {
@@ -293,7 +305,9 @@ mod tests {
     /// Agent 0 of the default experiment.
     fn agent() -> Agent {
         let (_, exp) = crate::config::load_default(&[]).expect("the default experiment loads");
-        build(&exp, 0, false, false).swap_remove(0)
+        let mut agents = Vec::new();
+        build_into((&mut agents, &mut Vec::new()), &exp, 0, false, false);
+        agents.swap_remove(0)
     }
 
     #[test]

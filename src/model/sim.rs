@@ -26,7 +26,7 @@ use super::recorder::{Recorder, Served};
 use super::server::Server;
 use super::workload::{self, Chain};
 use super::{Detailed, Outcome, SegmentKind, SimError};
-use crate::cache::{self, Breakpoint, Cache, Prompt, Usage};
+use crate::cache::{self, Breakpoint, Cache, Prompt, PromptMemory, Usage};
 use crate::config::{
     AgentKind, BlockKind, Experiment, ModelParams, Strategy, ThinkingHistory, Ttl,
 };
@@ -71,6 +71,9 @@ pub struct Simulator {
     caches: Vec<Cache>,
     /// The self-hosted server's replicas (`vllm`, `sglang` only).
     server: Server,
+    /// The last run's agents, and prompts done with: their memory serves the next run's.
+    agents: Vec<Agent>,
+    spare: Vec<PromptMemory>,
 }
 
 impl Default for Simulator {
@@ -86,6 +89,8 @@ impl Simulator {
             launch: Launch::default(),
             caches: Vec::new(),
             server: Server::default(),
+            agents: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -130,7 +135,7 @@ pub(super) struct Run<'a> {
     /// Number of agents.
     pub n: u32,
     /// The agents in index order, then the prewarm request (at `n`) under `prewarm`.
-    pub(super) agents: Vec<Agent>,
+    pub(super) agents: &'a mut Vec<Agent>,
     pub caches: &'a mut Vec<Cache>,
     /// The experiment's model, then `fork_other_model`'s.
     pub models: Vec<ModelParams>,
@@ -187,7 +192,8 @@ impl<'a> Run<'a> {
         }
         metrics.agents = w.agents as u64;
         let prewarm = *strategy == Strategy::Prewarm;
-        let agents = agent::build(exp, replication, prewarm, agents_strip_own(exp, &models));
+        let agents = (&mut sim.agents, &mut sim.spare);
+        agent::build_into(agents, exp, replication, prewarm, agents_strip_own(exp, &models));
         let mut run = Run {
             exp,
             strategy,
@@ -196,7 +202,7 @@ impl<'a> Run<'a> {
             rec: Recorder::new(metrics, traced, t0, w.agents),
             t0,
             n: w.agents,
-            agents,
+            agents: &mut sim.agents,
             caches: &mut sim.caches,
             limiters: Limiters::new(exp, &models),
             parent: Parent::new(exp, &models, replication),

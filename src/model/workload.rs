@@ -15,7 +15,7 @@
 //! user block that is not a tool result drops every thinking block before it from what the API
 //! processes ([`Chain`]).
 
-use crate::cache::{Block, Breakpoint, Digest, Layer, Prompt};
+use crate::cache::{Block, Breakpoint, Digest, Layer, Prompt, PromptMemory};
 use crate::config::{AgentKind, BlockKind, Experiment, Ttl};
 
 /// Share of `parent_tokens` that is the tool list, in per mille (assumption).
@@ -120,6 +120,15 @@ impl Chain {
         Chain { bare: strips.then(|| prompt.clone()), prompt }
     }
 
+    /// Give its prompts' memory to `spare` (the chain is done with).
+    pub fn give_memory(&mut self, spare: &mut Vec<PromptMemory>) {
+        spare.push(self.prompt.take_memory());
+        if let Some(bare) = &mut self.bare {
+            spare.push(bare.take_memory());
+        }
+    }
+
+    #[inline]
     pub fn push(&mut self, kind: BlockKind, block: Block) {
         match (&mut self.bare, kind) {
             (_, BlockKind::Thinking) => self.prompt.push(block),
