@@ -22,6 +22,7 @@
 use super::{Block, Digest, Layer};
 use crate::rng::mix64;
 use sha2::{Digest as _, Sha256};
+use std::cell::RefCell;
 use std::fmt;
 
 /// Domain separation of the chain's bytes (bump if the folding ever changes).
@@ -108,6 +109,10 @@ impl ChainState {
     }
 }
 
+/// The block memory of a prompt done with (`Prompt::take_memory`), reused by
+/// `Prompt::fork_into`.
+pub struct PromptMemory(Vec<Entry>);
+
 /// A request rendered as blocks with running prefix digests; `clone` + `push` builds a fork.
 #[derive(Clone)]
 pub struct Prompt {
@@ -138,6 +143,36 @@ fn seed_bytes(scope: &str, model: &str, out: &mut impl FnMut(&[u8])) {
     out(model.as_bytes());
 }
 
+/// How many (scope, model) seeds of the mixed chain a thread remembers.
+const SEED_MEMO: usize = 4;
+
+/// A remembered seed: scope, model, and the lanes they start.
+type Seed = (Box<str>, Box<str>, [u64; 4]);
+
+thread_local! {
+    /// The mixed chain's seeds last computed on this thread: every run builds its prompts
+    /// afresh, and hashing the seed bytes with SHA-256 each time cost more than the run's
+    /// other setup (a run uses one or two models, a process one scope).
+    static SEEDS: RefCell<Vec<Seed>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The starting lanes of a mixed chain: the SHA-256 of `seed_bytes(scope, model)`, as words.
+fn synthetic_seed(scope: &str, model: &str) -> [u64; 4] {
+    SEEDS.with_borrow_mut(|seeds| {
+        if let Some((_, _, lanes)) = seeds.iter().find(|(s, m, _)| **s == *scope && **m == *model) {
+            return *lanes;
+        }
+        let mut seed = Vec::with_capacity(64);
+        seed_bytes(scope, model, &mut |b| seed.extend_from_slice(b));
+        let lanes = words(&Digest::of(&seed));
+        if seeds.len() == SEED_MEMO {
+            seeds.remove(0);
+        }
+        seeds.push((scope.into(), model.into(), lanes));
+        lanes
+    })
+}
+
 /// The bytes folded when a layer starts.
 fn layer_bytes(layer: Layer, params: &Digest, out: &mut impl FnMut(&[u8])) {
     out(&[b'L', layer as u8]);
@@ -166,9 +201,7 @@ impl Prompt {
     /// `blocks` blocks, on the cheaper mixed chain (module docs). Its lanes start from the
     /// SHA-256 of the same seed bytes as `new`'s, so scope and model still separate keys.
     pub fn synthetic(scope: &str, model: &str, blocks: usize) -> Self {
-        let mut seed = Vec::with_capacity(64);
-        seed_bytes(scope, model, &mut |b| seed.extend_from_slice(b));
-        let mut p = Self::from_state(ChainState::Mixed(words(&Digest::of(&seed))));
+        let mut p = Self::from_state(ChainState::Mixed(synthetic_seed(scope, model)));
         p.entries.reserve(blocks);
         p
     }
@@ -202,6 +235,22 @@ impl Prompt {
         let mut entries = Vec::with_capacity(self.entries.len() + additional);
         entries.extend_from_slice(&self.entries);
         Prompt { entries, ..self.clone_head() }
+    }
+
+    /// `fork` into `memory` (a finished prompt's, `take_memory`; none: `fork`): a run's
+    /// agents start from the memory of the last run's, not from fresh allocations.
+    pub fn fork_into(&self, additional: usize, memory: Option<PromptMemory>) -> Prompt {
+        let Some(PromptMemory(mut entries)) = memory else { return self.fork(additional) };
+        entries.clear();
+        entries.reserve(self.entries.len() + additional);
+        entries.extend_from_slice(&self.entries);
+        Prompt { entries, ..self.clone_head() }
+    }
+
+    /// The memory of the blocks, for a later `fork_into`; this prompt is left without blocks
+    /// (a prompt done with).
+    pub fn take_memory(&mut self) -> PromptMemory {
+        PromptMemory(std::mem::take(&mut self.entries))
     }
 
     /// Everything but the blocks.

@@ -15,6 +15,7 @@ use super::lifecycle::{held_state, state, State};
 use super::lru::{Link, Linked, Lru};
 use super::{ttl_duration, Ttl};
 use crate::time::{SimDuration, SimTime};
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 
@@ -232,40 +233,38 @@ impl<K: StoreKey> EntryStore<K> {
         ttl: Option<SimDuration>,
     ) -> WriteOutcome {
         let ready_at = ready_at.max(now);
-        if let Some(&i) = self.index.get(&key) {
-            let s = &mut self.slots[i as usize];
-            if s.residency == Residency::Live && !s.expired(now) {
-                // Keep the longer TTL (`None` = never expires is the longest).
-                s.ttl = match (s.ttl, ttl) {
-                    (Some(a), Some(b)) => Some(a.max(b)),
-                    _ => None,
-                };
-                let pending = now < s.ready_at;
-                s.ready_at = s.ready_at.min(ready_at);
-                self.use_slot(i, now);
-                if pending {
-                    self.stats.redundant_writes += 1;
-                    return WriteOutcome::Redundant;
-                }
-                return WriteOutcome::Refreshed;
+        // One hash lookup whether the key is new or not (a new key is the common case).
+        let next = self.slots.len() as u32;
+        let i = match self.index.entry(key) {
+            Entry::Occupied(seen) => *seen.get(),
+            Entry::Vacant(free) => {
+                free.insert(next);
+                let link = Link::UNLINKED;
+                let (last_use, residency) = (now, Residency::Evicted);
+                self.slots.push(Slot { key, tokens, ready_at, last_use, ttl, residency, link });
+                return self.store(next, tokens, now, ready_at, ttl, WriteOutcome::New);
             }
-            if s.residency == Residency::Live {
-                self.remove(i, Residency::Reclaimed);
+        };
+        let s = &mut self.slots[i as usize];
+        if s.residency == Residency::Live && !s.expired(now) {
+            // Keep the longer TTL (`None` = never expires is the longest).
+            s.ttl = match (s.ttl, ttl) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            };
+            let pending = now < s.ready_at;
+            s.ready_at = s.ready_at.min(ready_at);
+            self.use_slot(i, now);
+            if pending {
+                self.stats.redundant_writes += 1;
+                return WriteOutcome::Redundant;
             }
-            return self.store(i, tokens, now, ready_at, ttl, WriteOutcome::Rewritten);
+            return WriteOutcome::Refreshed;
         }
-        let i = self.slots.len() as u32;
-        self.slots.push(Slot {
-            key,
-            tokens,
-            ready_at,
-            last_use: now,
-            ttl,
-            residency: Residency::Evicted,
-            link: Link::UNLINKED,
-        });
-        self.index.insert(key, i);
-        self.store(i, tokens, now, ready_at, ttl, WriteOutcome::New)
+        if s.residency == Residency::Live {
+            self.remove(i, Residency::Reclaimed);
+        }
+        self.store(i, tokens, now, ready_at, ttl, WriteOutcome::Rewritten)
     }
 
     /// Make slot `i` (not in the list) a live entry, making room first.

@@ -3,6 +3,7 @@
 
 use super::workload::{self, Chain, Shared, TurnTokens, WORKFLOW_ID};
 use super::SimError;
+use crate::cache::PromptMemory;
 use crate::config::{AgentKind, Experiment, ModelParams, Workload};
 use crate::dist::Sampler;
 use crate::rng::{self, site, ChaCha8Rng, RngExt};
@@ -55,6 +56,10 @@ impl Phase {
     }
 }
 
+/// A stream only some runs draw from. Boxed: a stream is a few hundred bytes, and an agent
+/// that carried four unused ones inline was copied whole as it was built and stored.
+pub(super) type OptionalStream = Option<Box<ChaCha8Rng>>;
+
 /// One agent (or the prewarm request) and where it is.
 pub(super) struct Agent {
     /// Its prompt as the API processes it.
@@ -72,13 +77,13 @@ pub(super) struct Agent {
     pub work: ChaCha8Rng,
     pub lat: ChaCha8Rng,
     /// 429 retry jitter (only with `[rate_limits]`).
-    pub jitter: Option<ChaCha8Rng>,
+    pub jitter: OptionalStream,
     /// Isolated-miss draws (only with `cache.miss_probability` > 0).
-    pub miss: Option<ChaCha8Rng>,
+    pub miss: OptionalStream,
     /// Gemini implicit hit draws (only under the `gemini` policy in implicit mode).
-    pub implicit: Option<ChaCha8Rng>,
+    pub implicit: OptionalStream,
     /// 529 draws and backoff jitter (only with `[overload]`).
-    pub overload: Option<ChaCha8Rng>,
+    pub overload: OptionalStream,
     /// 529s received for the current request so far.
     pub overload_retries: u32,
 }
@@ -113,6 +118,11 @@ impl Streams<'_> {
         self.replication.stream(&[id, s])
     }
 
+    /// Stream `s` of requester `id`, boxed, when `on`.
+    fn optional(&self, on: bool, id: u64, s: u64) -> OptionalStream {
+        on.then(|| Box::new(self.get(id, s)))
+    }
+
     /// Streams for the optional draws exist only when their feature is on: a run that
     /// enables nothing draws exactly what it drew before. The agent is built in one piece
     /// (its streams are a few hundred bytes each: no copy of it is made to change a field).
@@ -137,24 +147,38 @@ impl Streams<'_> {
             grown: [0; 2],
             work,
             lat: self.get(id, site::LATENCY),
-            jitter: self.exp.rate_limits.is_some().then(|| self.get(id, site::RATE_LIMIT)),
-            miss: misses.then(|| self.get(id, site::MISS)),
-            implicit: super::admission::draws_implicit(self.exp)
-                .then(|| self.get(id, site::IMPLICIT_HIT)),
-            overload: overloads.then(|| self.get(id, site::OVERLOAD)),
+            jitter: self.optional(self.exp.rate_limits.is_some(), id, site::RATE_LIMIT),
+            miss: self.optional(misses, id, site::MISS),
+            implicit: self.optional(
+                super::admission::draws_implicit(self.exp),
+                id,
+                site::IMPLICIT_HIT,
+            ),
+            overload: self.optional(overloads, id, site::OVERLOAD),
             overload_retries: 0,
         }
     }
 }
 
-/// The run's agents in index order, then the prewarm request when `prewarm` (at index
-/// `n`). `strips`: the agents' chains keep a bare history (`Chain::new`).
-pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: bool) -> Vec<Agent> {
+/// Into `agents`, the run's agents in index order, then the prewarm request when `prewarm`
+/// (at index `n`). `strips`: the agents' chains keep a bare history (`Chain::new`). The
+/// agents already in `agents` (the last run's) are dropped, their prompts' memory kept in
+/// `spare` for the new agents' prompts.
+pub(super) fn build_into(
+    (agents, spare): (&mut Vec<Agent>, &mut Vec<PromptMemory>),
+    exp: &Experiment,
+    replication: u32,
+    prewarm: bool,
+    strips: bool,
+) {
     let w = &exp.workload;
+    // Taken in place: an agent is large, and moving each one out would cost more than it saves.
+    agents.iter_mut().for_each(|ag| ag.chain.give_memory(spare));
+    agents.clear();
     // Each agent forks the shared prefix with room for its own turns: it needs none.
     let shared: Shared = workload::shared(exp, 0, w.thinking);
     let streams = Streams { exp, replication: rng::Node::new(exp.seed, &[replication as u64]) };
-    let mut agents = Vec::with_capacity(w.agents as usize + 1);
+    agents.reserve(w.agents as usize + 1);
     for a in 0..w.agents {
         let id = a as u64;
         let mut work = streams.get(id, site::WORKLOAD);
@@ -164,7 +188,8 @@ pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: b
             (w.turns.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
         };
         let output_tokens = w.output_tokens.sample_u64(&mut work).min(w.output_max_tokens);
-        let mut prompt = shared.prompt.fork(1 + workload::turn_room(exp, turns - 1));
+        let room = 1 + workload::turn_room(exp, turns - 1);
+        let mut prompt = shared.prompt.fork_into(room, spare.pop());
         workload::push_task(&mut prompt, id, w.task_tokens);
         let chain = Chain::new(prompt, strips);
         agents.push(streams.agent((id, turns, output_tokens), work, chain, &shared));
@@ -182,7 +207,6 @@ pub(super) fn build(exp: &Experiment, replication: u32, prewarm: bool, strips: b
         let chain = Chain::new(prompt, false);
         agents.push(streams.agent((WORKFLOW_ID, 1, 0), work, chain, &shared));
     }
-    agents
 }
 
 impl Agent {
@@ -282,7 +306,9 @@ mod tests {
     /// Agent 0 of the default experiment.
     fn agent() -> Agent {
         let (_, exp) = crate::config::load_default(&[]).expect("the default experiment loads");
-        build(&exp, 0, false, false).swap_remove(0)
+        let mut agents = Vec::new();
+        build_into((&mut agents, &mut Vec::new()), &exp, 0, false, false);
+        agents.swap_remove(0)
     }
 
     #[test]

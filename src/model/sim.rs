@@ -26,7 +26,7 @@ use super::recorder::{Recorder, Served};
 use super::server::Server;
 use super::workload::{self, Chain};
 use super::{Detailed, Outcome, SegmentKind, SimError};
-use crate::cache::{self, Breakpoint, Cache, Prompt, Usage};
+use crate::cache::{self, Breakpoint, Cache, Prompt, PromptMemory, Usage};
 use crate::config::{
     AgentKind, BlockKind, Experiment, ModelParams, Strategy, ThinkingHistory, Ttl,
 };
@@ -71,6 +71,9 @@ pub struct Simulator {
     caches: Vec<Cache>,
     /// The self-hosted server's replicas (`vllm`, `sglang` only).
     server: Server,
+    /// The last run's agents, and prompts done with: their memory serves the next run's.
+    agents: Vec<Agent>,
+    spare: Vec<PromptMemory>,
 }
 
 impl Default for Simulator {
@@ -86,6 +89,8 @@ impl Simulator {
             launch: Launch::default(),
             caches: Vec::new(),
             server: Server::default(),
+            agents: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -130,7 +135,7 @@ pub(super) struct Run<'a> {
     /// Number of agents.
     pub n: u32,
     /// The agents in index order, then the prewarm request (at `n`) under `prewarm`.
-    pub(super) agents: Vec<Agent>,
+    pub(super) agents: &'a mut Vec<Agent>,
     pub caches: &'a mut Vec<Cache>,
     /// The experiment's model, then `fork_other_model`'s.
     pub models: Vec<ModelParams>,
@@ -187,7 +192,8 @@ impl<'a> Run<'a> {
         }
         metrics.agents = w.agents as u64;
         let prewarm = *strategy == Strategy::Prewarm;
-        let agents = agent::build(exp, replication, prewarm, agents_strip_own(exp, &models));
+        let agents = (&mut sim.agents, &mut sim.spare);
+        agent::build_into(agents, exp, replication, prewarm, agents_strip_own(exp, &models));
         let mut run = Run {
             exp,
             strategy,
@@ -196,7 +202,7 @@ impl<'a> Run<'a> {
             rec: Recorder::new(metrics, traced, t0, w.agents),
             t0,
             n: w.agents,
-            agents,
+            agents: &mut sim.agents,
             caches: &mut sim.caches,
             limiters: Limiters::new(exp, &models),
             parent: Parent::new(exp, &models, replication),
@@ -446,8 +452,8 @@ impl Run<'_> {
             return self.backoff(who);
         }
         let ag = &mut self.agents[i];
-        let miss = draw_miss(self.exp.cache.miss_probability, ag.miss.as_mut())
-            | draw_implicit_miss(self.exp, ag.implicit.as_mut());
+        let miss = draw_miss(self.exp.cache.miss_probability, ag.miss.as_deref_mut())
+            | draw_implicit_miss(self.exp, ag.implicit.as_deref_mut());
         let ask = Ask { prompt: &ag.chain.prompt, bps, out, miss, now, who: shown, request };
         let admit = self.limiters.ask(self.exp, m, &self.caches[m], &ask)?;
         if let Admit::Retry(wait) = admit {
@@ -526,7 +532,7 @@ impl Run<'_> {
     fn overloaded(&mut self, who: Requester) -> bool {
         let Some(o) = &self.exp.overload else { return false };
         let i = self.index(who);
-        let rng = self.agents[i].overload.as_mut().expect("a stream with [overload]");
+        let rng = self.agents[i].overload.as_deref_mut().expect("a stream with [overload]");
         rng.random::<f64>() < o.probability
     }
 
@@ -542,7 +548,7 @@ impl Run<'_> {
         let n = ag.overload_retries.min(62);
         ag.overload_retries += 1;
         let base_us = o.initial_backoff_us.saturating_mul(1 << n).min(o.max_backoff_us);
-        let rng = ag.overload.as_mut().expect("a stream with [overload]");
+        let rng = ag.overload.as_deref_mut().expect("a stream with [overload]");
         let jitter = 1.0 - 0.25 * rng.random::<f64>();
         let delay = SimDuration::from_us((base_us as f64 * jitter).round() as u64);
         self.engine.schedule_in(delay, Ev::Send(who));
@@ -576,7 +582,7 @@ impl Run<'_> {
         let now = self.engine.now();
         let exp = self.exp;
         let ag = self.agent_mut(who);
-        let jitter = match (&exp.rate_limits, ag.jitter.as_mut()) {
+        let jitter = match (&exp.rate_limits, ag.jitter.as_deref_mut()) {
             (Some(r), Some(rng)) => SimDuration::from_us(r.retry_jitter_us.sample_u64(rng)),
             _ => SimDuration::ZERO,
         };

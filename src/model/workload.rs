@@ -15,7 +15,7 @@
 //! user block that is not a tool result drops every thinking block before it from what the API
 //! processes ([`Chain`]).
 
-use crate::cache::{Block, Breakpoint, Digest, Layer, Prompt};
+use crate::cache::{Block, Breakpoint, Digest, Layer, Prompt, PromptMemory};
 use crate::config::{AgentKind, BlockKind, Experiment, Ttl};
 
 /// Share of `parent_tokens` that is the tool list, in per mille (assumption).
@@ -120,6 +120,15 @@ impl Chain {
         Chain { bare: strips.then(|| prompt.clone()), prompt }
     }
 
+    /// Give its prompts' memory to `spare` (the chain is done with).
+    pub fn give_memory(&mut self, spare: &mut Vec<PromptMemory>) {
+        spare.push(self.prompt.take_memory());
+        if let Some(bare) = &mut self.bare {
+            spare.push(bare.take_memory());
+        }
+    }
+
+    #[inline]
     pub fn push(&mut self, kind: BlockKind, block: Block) {
         match (&mut self.bare, kind) {
             (_, BlockKind::Thinking) => self.prompt.push(block),
@@ -141,29 +150,29 @@ fn part(total: u64, n: u64, i: u64) -> u64 {
     total / n + u64::from(i < total % n)
 }
 
-/// The blocks of one turn of `shape`: the kinds present (thinking only when on), each with its
-/// tokens from `tokens(kind, index among the assistant blocks, assistant count)`; empty blocks
-/// are not sent (the API refuses empty text blocks).
-fn turn_of(
+/// The blocks of one turn of `shape`, handed to `push` in order: the kinds present (thinking
+/// only when on), each with its tokens from `tokens(kind, index among the assistant blocks,
+/// assistant count)`; empty blocks are not sent (the API refuses empty text blocks). Blocks
+/// go straight to `push`: no array of them is built and copied per turn (the hot path).
+fn for_turn_blocks(
     shape: &[BlockKind],
     thinking: bool,
     tags: &[u64; 5],
     (a, b): (u64, u64),
     tokens: impl Fn(BlockKind, u64, u64) -> u64,
-) -> [Option<(BlockKind, Block)>; 5] {
+    mut push: impl FnMut(BlockKind, Block),
+) {
     let present = |k: &&BlockKind| thinking || **k != BlockKind::Thinking;
     let n_assistant = shape.iter().filter(present).filter(|k| k.is_assistant()).count() as u64;
-    let mut out = [None; 5];
     let mut assistant_index = 0;
-    for (slot, &kind) in out.iter_mut().zip(shape.iter().filter(present)) {
+    for &kind in shape.iter().filter(present).take(5) {
         let n = tokens(kind, assistant_index, n_assistant);
         assistant_index += u64::from(kind.is_assistant());
         if n > 0 {
             let digest = identity_of(tags[kind as usize], a, b);
-            *slot = Some((kind, Block { layer: Layer::Messages, tokens: n, digest }));
+            push(kind, Block { layer: Layer::Messages, tokens: n, digest });
         }
     }
-    out
 }
 
 fn block(layer: Layer, tokens: u64, tag: &str, a: u64, b: u64) -> Block {
@@ -337,15 +346,13 @@ pub struct TurnTokens {
 /// `exp.workload.turn_blocks`, each block its own position; empty blocks are not sent.
 pub fn push_turn(chain: &mut Chain, exp: &Experiment, agent: u64, turn: u64, t: TurnTokens) {
     let w = &exp.workload;
-    let blocks =
-        turn_of(&w.turn_blocks, w.thinking, &AGENT_BLOCK, (agent, turn), |k, i, n| match k {
-            BlockKind::User => t.user,
-            BlockKind::ToolResult => t.result,
-            _ => part(t.output, n, i),
-        });
-    for (kind, block) in blocks.into_iter().flatten() {
-        chain.push(kind, block);
-    }
+    let tokens = |k, i, n| match k {
+        BlockKind::User => t.user,
+        BlockKind::ToolResult => t.result,
+        _ => part(t.output, n, i),
+    };
+    let push = |kind, block| chain.push(kind, block);
+    for_turn_blocks(&w.turn_blocks, w.thinking, &AGENT_BLOCK, (agent, turn), tokens, push);
 }
 
 /// The closed-form fan-out the tests derive by hand and the benches start from: `agents`
