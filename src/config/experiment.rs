@@ -196,6 +196,41 @@ pub enum Ttl {
     Other(u64),
 }
 
+/// A TTL's names, one per place it is written (each output keeps its spelling).
+impl Ttl {
+    /// As the API's `cache_control.ttl` spells its two TTLs: `5m`, `1h`; `none`; any other
+    /// lifetime exactly (`90s`). Experiment files accept it.
+    pub fn api_name(self) -> String {
+        match self {
+            Ttl::FiveMin => "5m".into(),
+            Ttl::OneHour => "1h".into(),
+            _ => self.duration_name(),
+        }
+    }
+
+    /// The lifetime as an exact duration: `5min`, `1h`, `90s`; `none`. Experiment files
+    /// accept it.
+    pub fn duration_name(self) -> String {
+        match self {
+            Ttl::FiveMin => "5min".into(),
+            Ttl::OneHour => "1h".into(),
+            Ttl::None => "none".into(),
+            Ttl::Other(us) => crate::time::exact_duration(us),
+        }
+    }
+
+    /// In words, for prose: `5 minutes`, `1 hour`, `none (entries never expire)`; any other
+    /// lifetime exactly (`90s`).
+    pub fn words(self) -> String {
+        match self {
+            Ttl::FiveMin => "5 minutes".into(),
+            Ttl::OneHour => "1 hour".into(),
+            Ttl::None => "none (entries never expire)".into(),
+            Ttl::Other(_) => self.duration_name(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct CacheParams {
     pub policy: Policy,

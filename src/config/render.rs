@@ -124,28 +124,19 @@ fn model_table(m: &ModelParams) -> Table {
     t
 }
 
-fn ttl_name(ttl: Ttl) -> String {
-    match ttl {
-        Ttl::FiveMin => "5min".into(),
-        Ttl::OneHour => "1h".into(),
-        Ttl::None => "none".into(),
-        Ttl::Other(us) => crate::time::exact_duration(us),
-    }
-}
-
 fn cache_table(c: &CacheParams) -> Table {
     let mut t = Table::new();
     t.insert("policy".into(), c.policy.name().into());
-    t.insert("ttl".into(), ttl_name(c.ttl).into());
+    t.insert("ttl".into(), c.ttl.duration_name().into());
     if let Some(cap) = c.capacity_tokens {
         t.insert("capacity_tokens".into(), int(cap));
     }
     if let Some(ttl) = c.parent_ttl {
-        t.insert("parent_ttl".into(), ttl_name(ttl).into());
+        t.insert("parent_ttl".into(), ttl.duration_name().into());
     }
     if !c.ttl_by_kind.is_empty() {
         let kinds: Table =
-            c.ttl_by_kind.iter().map(|(k, ttl)| (k.clone(), ttl_name(*ttl).into())).collect();
+            c.ttl_by_kind.iter().map(|(k, ttl)| (k.clone(), ttl.duration_name().into())).collect();
         t.insert("ttl_by_kind".into(), kinds.into());
     }
     if c.miss_probability > 0.0 {

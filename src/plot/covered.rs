@@ -18,6 +18,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::labels::{self, Placed, PxBox};
 use super::style::{self, num};
 use super::{builder, frame, mesh_style, DrawResult, Figure, Mark, Spec};
 use crate::config::latency_presets::{self, Fit, LatencyPreset, FITS};
@@ -461,12 +462,22 @@ impl Ranged for TickedAxis {
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>;
 
+/// Every line and point is labelled where it is drawn (caps at their lines' ends, models
+/// beside their points); what the lines and points assume is a note in the plot's empty top
+/// left corner, or in a column on the right when data fills that corner.
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     s: &CoveredSpec,
 ) -> DrawResult {
-    let area = frame(root, title, &legend(s))?;
+    // Where the plot would be with no column: if the note fits inside it, no column.
+    let (w, h) = plot_size(title);
+    let inside = note_box(s, w, h);
+    let column: Vec<(String, Mark)> = match inside {
+        Some(_) => Vec::new(),
+        None => note_lines(s).into_iter().map(|l| (l, Mark::Note)).collect(),
+    };
+    let area = frame(root, title, &column)?;
     let (lx0, lx1) = (s.x_range.0.log10(), s.x_range.1.log10());
     let x = TickedAxis { lo: lx0, hi: lx1, ticks: s.x_ticks.iter().map(|v| v.log10()).collect() };
     let y = TickedAxis { lo: 0.0, hi: s.y_max, ticks: s.y_ticks.clone() };
@@ -480,30 +491,28 @@ pub fn draw<DB: DrawingBackend>(
     draw_reference(&mut chart, s)?;
     draw_caps(&mut chart, s)?;
     draw_points(&mut chart, s)?;
-    draw_labels(&chart, s)
+    draw_labels(&chart, s, inside)
 }
 
-fn legend(s: &CoveredSpec) -> Vec<(String, Mark)> {
-    let name = |c: f64| match cap_span(s, c) {
-        Some(_) => format!("cap {} s", num(c)),
-        None => format!("cap {} s: covers nothing", num(c)),
-    };
-    let mut l: Vec<(String, Mark)> =
-        s.caps.iter().map(|(c, col)| (name(*c), Mark::Line(*col))).collect();
-    l.push((format!("calibrated, {} s cap", num(POINT_CAP_S)), Mark::Dot(style::INK)));
-    l.push((format!("launch 2024, {} s cap", num(POINT_CAP_S)), Mark::Triangle(LAUNCH)));
-    if s.points.iter().any(|p| p.kind == PointKind::Experiment) {
-        l.push((format!("this experiment, {} s cap", num(POINT_CAP_S)), Mark::Cross(EXPERIMENT)));
-    }
-    l.push((String::new(), Mark::Note));
-    l.push((format!("Lines: overhead {} s,", num(s.line_overhead_s)), Mark::Note));
-    l.push((format!("the median of {} fits.", FITS.len()), Mark::Note));
-    l.push(("Points: each model's".into(), Mark::Note));
-    l.push(("own median overhead;".into(), Mark::Note));
-    l.push((
+/// The plotting area's size (pixels) with no column: the canvas less the title (one line,
+/// as `frame` draws it) and `builder`'s margins and label areas.
+fn plot_size(title: &str) -> (i32, i32) {
+    let title_h = 14 + (style::title_px(title) as f64 * 1.05) as i32 + 6;
+    (style::WIDTH as i32 - 20 - 130 - 40, style::HEIGHT as i32 - title_h - 10 - 20 - 90)
+}
+
+/// What the lines and points assume, one short line each.
+fn note_lines(s: &CoveredSpec) -> Vec<String> {
+    let mut l = vec![
+        format!("Lines: overhead {} s,", num(s.line_overhead_s)),
+        format!("the median of {} fits.", FITS.len()),
+        format!("Points: a {} s cap at each", num(POINT_CAP_S)),
+        "model's own median overhead;".to_string(),
         format!("bars: its p{}-p{}.", num(WHISKER_P.0 * 100.0), num(WHISKER_P.1 * 100.0)),
-        Mark::Note,
-    ));
+    ];
+    for &(c, _) in s.caps.iter().filter(|(c, _)| cap_span(s, *c).is_none()) {
+        l.push(format!("A cap of {} s covers nothing.", num(c)));
+    }
     l
 }
 
@@ -543,7 +552,7 @@ fn cap_label_at(s: &CoveredSpec, cap_s: f64) -> Option<(f64, f64, bool)> {
 }
 
 fn cap_label(cap_s: f64) -> String {
-    format!("{} s ", num(cap_s))
+    format!("cap {} s ", num(cap_s))
 }
 
 /// Each cap's line, clipped to the axes, labelled at its far end.
@@ -560,6 +569,15 @@ fn draw_caps<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec) -> 
         let line = PathElement::new(pts, color.stroke_width(style::LINE_PX));
         chart.draw_series(std::iter::once(line))?;
         let Some((lx, y, below)) = cap_label_at(s, cap) else { continue };
+        // A white ground under the label: the dashed reference may pass behind it.
+        let area = chart.plotting_area().strip_coord_spec();
+        let (base, (px, py)) = (area.get_base_pixel(), chart.backend_coord(&(lx, y)));
+        let (px, py) = (px - base.0, py - base.1);
+        let (tw, row) = (text_width(&cap_label(cap), style::TICK_PX), row_px());
+        let top = if below { py } else { py - row + 2 };
+        // Short of the label's trailing space, so the line's end stays drawn.
+        let right = px - text_width(" ", style::TICK_PX);
+        area.draw(&Rectangle::new([(px - tw, top), (right, top + row - 4)], WHITE.filled()))?;
         let v = if below { VPos::Top } else { VPos::Bottom };
         let font = (style::FONT, style::TICK_PX, FontStyle::Bold).into_font().color(&color);
         let label = Text::new(cap_label(cap), (lx, y), font.pos(Pos::new(HPos::Right, v)));
@@ -595,86 +613,121 @@ fn draw_points<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec) -
     Ok(())
 }
 
-/// A point's label in the plotting area's pixels: anchor x, centre y, which side of the point
-/// it sits on, and the point itself (a leader line joins them when the label was moved).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Placed {
-    pub text: String,
-    pub x: i32,
-    pub y: i32,
-    pub left: bool,
-    pub point: (i32, i32),
-}
-
 /// Estimated width of `text` drawn at `px` (DejaVu Sans: ~0.6 em per char, drawn at 1/1.24).
 pub fn text_width(text: &str, px: u32) -> i32 {
     (text.chars().count() as f64 * 0.6 * px as f64 / 1.24).ceil() as i32
 }
 
-/// A box: x, y (top), width, height, in pixels.
-type PxBox = (i32, i32, i32, i32);
+/// One row of text at the tick size (pixels).
+fn row_px() -> i32 {
+    (style::TICK_PX as f64 / 1.24 * 1.25).ceil() as i32
+}
 
-/// Put every point's label beside it, right of the point unless that leaves the area, moved
-/// up or down (bounded tries) until it overlaps no earlier label, point or the reference's
-/// text; top to bottom, so the labels keep the points' order.
-pub fn place_labels(s: &CoveredSpec, w: i32, h: i32) -> Vec<Placed> {
+/// The data's boxes in a `w` x `h` plot: points, whiskers, and the cap lines sampled every
+/// few pixels.
+fn data_boxes(s: &CoveredSpec, w: i32, h: i32) -> Vec<PxBox> {
     let (lx0, lx1) = (s.x_range.0.log10(), s.x_range.1.log10());
-    let px = |rate: f64| ((rate.log10() - lx0) / (lx1 - lx0) * w as f64).round() as i32;
+    let px = |lx: f64| ((lx - lx0) / (lx1 - lx0) * w as f64).round() as i32;
     let py = |tokens: f64| ((1.0 - tokens / s.y_max) * h as f64).round() as i32;
-    let row = (style::TICK_PX as f64 / 1.24 * 1.25).ceil() as i32;
-    let at: Vec<(i32, i32)> =
-        s.points.iter().map(|p| (px(p.prefill_rate), py(p.covered_tokens))).collect();
-    let mut taken: Vec<PxBox> = at.iter().map(|&(x, y)| (x - 10, y - 10, 20, 20)).collect();
-    taken.push(reference_box(s, w, h));
+    let mut out = Vec::new();
+    for p in &s.points {
+        let (x, y) = (px(p.prefill_rate.log10()), py(p.covered_tokens));
+        out.push((x - 10, y - 10, 20, 20));
+        if let Some((lo, hi)) = p.whisker {
+            let (top, bottom) = (py(hi.min(s.y_max)), py(lo.min(s.y_max)));
+            out.push((x - 2, top, 4, bottom - top));
+        }
+    }
+    for &(cap, _) in &s.caps {
+        let Some((k, x0, x1)) = cap_span(s, cap) else { continue };
+        let steps = 120;
+        for i in 0..=steps {
+            let lx = x0.log10() + (x1.log10() - x0.log10()) * i as f64 / steps as f64;
+            out.push((px(lx) - 3, py(k * 10f64.powf(lx)) - 3, 6, 6));
+        }
+    }
+    out
+}
+
+/// The text already drawn in a `w` x `h` plot: the reference's label and the caps' labels.
+fn text_boxes(s: &CoveredSpec, w: i32, h: i32) -> Vec<PxBox> {
+    let (lx0, lx1) = (s.x_range.0.log10(), s.x_range.1.log10());
+    let py = |tokens: f64| ((1.0 - tokens / s.y_max) * h as f64).round() as i32;
+    let row = row_px();
+    let mut out = vec![reference_box(s, w, h)];
     for &(cap, _) in &s.caps {
         let Some((lx, y, below)) = cap_label_at(s, cap) else { continue };
         let tw = text_width(&cap_label(cap), style::TICK_PX);
         let (x, y) = (((lx - lx0) / (lx1 - lx0) * w as f64).round() as i32, py(y));
-        taken.push((x - tw, if below { y } else { y - row }, tw, row));
+        out.push((x - tw, if below { y } else { y - row }, tw, row));
     }
-    let mut order: Vec<usize> = (0..s.points.len()).collect();
-    order.sort_by_key(|&i| (at[i].1, at[i].0));
-    let mut out: Vec<Option<Placed>> = vec![None; s.points.len()];
-    for i in order {
-        let (x, y) = at[i];
-        let text = &s.points[i].label;
-        let tw = text_width(text, style::TICK_PX);
-        let fits = |left: bool| if left { x - 14 - tw >= 0 } else { x + 14 + tw <= w - 4 };
-        let sides: Vec<bool> = [false, true].into_iter().filter(|&l| fits(l)).collect();
-        let free = |left: bool, yy: i32, taken: &[PxBox]| {
-            let x0 = if left { x - 14 - tw } else { x + 14 };
-            let r = (x0, yy - row / 2, tw, row);
-            r.1 >= 0 && r.1 + r.3 <= h && !taken.iter().any(|t| overlaps(r, *t))
-        };
-        let (left, yy) = (0..24)
-            .flat_map(|k| [y + k * row / 2, y - k * row / 2])
-            .flat_map(|yy| sides.iter().map(move |&l| (l, yy)))
-            .find(|&(l, yy)| free(l, yy, &taken))
-            .unwrap_or((sides.first() == Some(&true), y));
-        let x0 = if left { x - 14 - tw } else { x + 14 };
-        taken.push((x0, yy - row / 2, tw, row));
-        let ax = if left { x - 14 } else { x + 14 };
-        out[i] = Some(Placed { text: text.clone(), x: ax, y: yy, left, point: (x, y) });
-    }
-    out.into_iter().flatten().collect()
+    out
+}
+
+/// The note's size in pixels.
+fn note_size(s: &CoveredSpec) -> (i32, i32) {
+    let lines = note_lines(s);
+    let tw = lines.iter().map(|l| text_width(l, style::TICK_PX)).max().unwrap_or(0);
+    (tw + 8, lines.len() as i32 * row_px() + 4)
+}
+
+/// The note's box in the plot's top left corner, 8 px in, moved down by rows until it
+/// overlaps no data and no drawn text (`None` when it never does above the middle).
+pub fn note_box(s: &CoveredSpec, w: i32, h: i32) -> Option<PxBox> {
+    let (nw, nh) = note_size(s);
+    let mut all = data_boxes(s, w, h);
+    all.extend(text_boxes(s, w, h));
+    (0..)
+        .map(|k| (8, 8 + k * row_px(), nw, nh))
+        .take_while(|b| b.1 + b.3 <= h / 2 && b.0 + b.2 <= w)
+        .find(|b| !all.iter().any(|t| labels::overlaps(*b, *t)))
+}
+
+/// Every point's label beside it (`labels::place_beside`), clear of the data, the drawn
+/// text, the note (when in the plot) and one another.
+pub fn place_labels(s: &CoveredSpec, w: i32, h: i32) -> Vec<Placed> {
+    let (lx0, lx1) = (s.x_range.0.log10(), s.x_range.1.log10());
+    let px = |rate: f64| ((rate.log10() - lx0) / (lx1 - lx0) * w as f64).round() as i32;
+    let py = |tokens: f64| ((1.0 - tokens / s.y_max) * h as f64).round() as i32;
+    let mut taken = data_boxes(s, w, h);
+    taken.extend(text_boxes(s, w, h));
+    taken.extend(note_box(s, w, h));
+    let wanted: Vec<((i32, i32), String, i32)> = s
+        .points
+        .iter()
+        .map(|p| {
+            let at = (px(p.prefill_rate), py(p.covered_tokens));
+            (at, p.label.clone(), text_width(&p.label, style::TICK_PX))
+        })
+        .collect();
+    labels::place_beside(&wanted, row_px(), (w, h), &mut taken)
 }
 
 /// The reference's label: right-aligned at 99% of the width, just above its line.
 fn reference_box(s: &CoveredSpec, w: i32, h: i32) -> PxBox {
     let tw = text_width(&s.reference.1, style::TICK_PX);
-    let row = (style::TICK_PX as f64 / 1.24 * 1.25).ceil() as i32;
+    let row = row_px();
     let y = ((1.0 - s.reference.0 / s.y_max) * h as f64).round() as i32;
     (w - w / 100 - tw, y - row, tw, row)
 }
 
-fn overlaps(a: PxBox, b: PxBox) -> bool {
-    a.0 < b.0 + b.2 && b.0 < a.0 + a.2 && a.1 < b.1 + b.3 && b.1 < a.1 + a.3
-}
-
-fn draw_labels<DB: DrawingBackend>(chart: &Chart<'_, DB>, s: &CoveredSpec) -> DrawResult {
+fn draw_labels<DB: DrawingBackend>(
+    chart: &Chart<'_, DB>,
+    s: &CoveredSpec,
+    note: Option<PxBox>,
+) -> DrawResult {
     let area = chart.plotting_area().strip_coord_spec();
     let (w, h) = area.dim_in_pixel();
     let (w, h) = (w as i32, h as i32);
+    if let Some(b) = note {
+        let font = (style::FONT, style::TICK_PX)
+            .into_font()
+            .color(&style::NOTE)
+            .pos(Pos::new(HPos::Left, VPos::Top));
+        for (i, l) in note_lines(s).into_iter().enumerate() {
+            area.draw(&Text::new(l, (b.0 + 4, b.1 + 2 + i as i32 * row_px()), font.clone()))?;
+        }
+    }
     let r = reference_box(s, w, h);
     area.draw(&Rectangle::new(
         [(r.0 - 3, r.1 + 2), (r.0 + r.2 + 3, r.1 + r.3 - 3)],

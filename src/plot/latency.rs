@@ -1,6 +1,7 @@
 //! Latency distributions from the HdrHistograms: percentile plots on the classic log
 //! "nines" axis (x = log10(1 / (1 - p)), labelled 0%, 90%, 99%, 99.9%, ...) and plain
-//! histograms (bars drawn as rectangles, in order, for byte-stable output), strategies overlaid.
+//! histograms (step outlines), strategies labelled at the curves' ends or, when many (and for
+//! histograms, from two), one small panel each.
 //!
 //! A run has one point; for a sweep, the point where every axis sits at its middle value is
 //! drawn, and the title says which.
@@ -10,7 +11,12 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use plotters::coord::types::RangedCoordf64;
+
+use super::covered::TickedAxis;
+use super::labels::{self, DIRECT_LABELS_MAX};
+use super::scale::Scale;
+use super::{builder, frame, marker, mesh_style, padded, DrawResult, Figure, Spec};
 use crate::results::Results;
 
 /// Histogram bars per figure.
@@ -218,55 +224,147 @@ pub fn percentile_y_log(s: &LatencySpec) -> Option<f64> {
     Some(floor.max(ymax * 1e-4).min(ymax / 10.0))
 }
 
+/// The percentile figure's axes: the nines across (0 to the deepest reached, so the curves
+/// end at the right edge, by their labels), the latency up (log when `percentile_y_log` says
+/// so), and the y title.
+fn percentile_axes(s: &LatencySpec) -> (f64, Scale, String) {
+    let xmax = s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max);
+    let ymax = s.series.iter().flat_map(|x| x.percentiles.iter()).map(|p| p.1).fold(0.0, f64::max);
+    match percentile_y_log(s) {
+        Some(floor) => (
+            xmax,
+            super::scale::log_scale(floor, ymax),
+            format!("{} (s, log scale; 0 at the bottom)", s.what),
+        ),
+        None => (xmax, super::scale::linear(0.0, ymax, true), format!("{} (s)", s.what)),
+    }
+}
+
+const NINES_TITLE: &str = "Percentile (log scale of 1/(1-p))";
+
+/// One curve per strategy; up to `DIRECT_LABELS_MAX` labelled at their ends, more drawn as
+/// small multiples (`percentile_panels`).
 pub fn draw_percentiles<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     s: &LatencySpec,
 ) -> DrawResult {
-    let xmax =
-        s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max).ceil();
-    let ymax = s.series.iter().flat_map(|x| x.percentiles.iter()).map(|p| p.1).fold(0.0, f64::max);
-    let log = percentile_y_log(s);
-    let y = match log {
-        Some(floor) => super::scale::log_scale(floor, ymax),
-        None => super::scale::linear(0.0, ymax, true),
-    };
-    let legend: Vec<(String, Mark)> = if s.series.len() < 2 {
-        Vec::new()
-    } else {
-        s.series
+    if s.series.len() > DIRECT_LABELS_MAX {
+        return percentile_panels(root, title, s);
+    }
+    let (xmax, y, y_title) = percentile_axes(s);
+    let framed = frame(root, title, &[])?;
+    let named: Vec<(String, RGBColor, style::Shape)> = match s.series.len() {
+        1 => Vec::new(),
+        _ => s
+            .series
             .iter()
             .enumerate()
-            .map(|(i, x)| (x.label.clone(), Mark::Series(x.color, style::shape(i))))
-            .collect()
+            .map(|(i, x)| (x.label.clone(), x.color, style::shape(i)))
+            .collect(),
     };
-    let area = frame(root, title, &legend)?;
+    let (area, strip, end_labels) = labels::end_strip(&framed, &named);
     let mut chart = builder(&area).build_cartesian_2d(0.0..xmax, y.ranged())?;
-    let y_title = match log {
-        Some(_) => format!("{} (s, log scale; 0 at the bottom)", s.what),
-        None => format!("{} (s)", s.what),
-    };
     let ys = y.clone();
     mesh_style(&mut chart)
-        .x_desc("Percentile (log scale of 1/(1-p))")
+        .x_desc(NINES_TITLE)
         .y_desc(y_title)
         .x_labels(xmax as usize + 1)
         .x_label_formatter(&|v| nines_label(*v))
         .y_label_formatter(&|v| ys.label(*v))
         .draw()?;
-    let at = |v: f64| y.pos(v.max(y.value(y.lo)));
+    let mut ends = Vec::new();
     for (i, se) in s.series.iter().enumerate() {
-        let c = se.color;
-        let pts: Vec<(f64, f64)> = se.percentiles.iter().map(|p| (p.0, at(p.1))).collect();
-        chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(style::LINE_PX)))?;
-        // A marker at each whole nine (and the last point) tells overlapping lines apart.
-        for p in pts.iter().filter(|p| (p.0 - p.0.round()).abs() < 1e-9).chain(pts.last()) {
-            marker(chart.plotting_area(), *p, style::shape(i), c, 7)?;
-        }
+        let pts = percentile_points(se, &y);
+        draw_curve(&mut chart, &pts, se.color, (Some(style::shape(i)), 0.15))?;
+        ends.push(pts.last().copied().unwrap_or((0.0, y.lo)));
+    }
+    if end_labels.is_empty() {
+        return Ok(());
+    }
+    // The leaders start just past each curve's last marker.
+    let base = framed.get_base_pixel();
+    let strip_x = strip.get_base_pixel().0 - base.0;
+    let ends: Vec<(i32, i32)> = ends
+        .iter()
+        .map(|p| {
+            let (px, py) = chart.backend_coord(p);
+            (px - base.0 + 10, py - base.1)
+        })
+        .collect();
+    let (top, bottom) = (chart.backend_coord(&(0.0, y.hi)).1, chart.backend_coord(&(0.0, y.lo)).1);
+    let rows = (top - base.1, bottom - base.1);
+    labels::draw_end_labels(&framed, strip_x, &end_labels, &ends, rows)
+}
+
+/// A series' (nines, y position) points, values below the axis held at its bottom.
+fn percentile_points(se: &LatSeries, y: &Scale) -> Vec<(f64, f64)> {
+    let floor = y.value(y.lo);
+    se.percentiles.iter().map(|p| (p.0, y.pos(p.1.max(floor)))).collect()
+}
+
+type NinesChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, TickedAxis>>;
+
+/// A curve in `c`; with a shape, its marker at each whole nine (and at the last point when it
+/// is more than `gap` nines past the last whole one, so two markers never run together),
+/// which tells overlapping lines apart.
+fn draw_curve<DB: DrawingBackend>(
+    chart: &mut NinesChart<'_, DB>,
+    pts: &[(f64, f64)],
+    c: RGBColor,
+    (shape, gap): (Option<style::Shape>, f64),
+) -> DrawResult {
+    let width = if shape.is_some() { style::LINE_PX } else { 2 };
+    chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(width)))?;
+    let Some(shape) = shape else { return Ok(()) };
+    let last = pts.last().filter(|p| p.0 - p.0.floor() > gap);
+    for p in pts.iter().filter(|p| (p.0 - p.0.round()).abs() < 1e-9).chain(last) {
+        marker(chart.plotting_area(), *p, shape, c, 7)?;
     }
     Ok(())
 }
 
+/// Too many curves to label: one panel per strategy on shared axes, its curve in colour over
+/// the others in light grey.
+fn percentile_panels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    s: &LatencySpec,
+) -> DrawResult {
+    let (xmax, y, y_title) = percentile_axes(s);
+    let titles = (NINES_TITLE, y_title.as_str());
+    let (panels, fit) = labels::grid(root, title, None, titles, s.series.len())?;
+    let y = Scale {
+        ticks: y.ticks.iter().copied().step_by(y.ticks.len().div_ceil(5).max(1)).collect(),
+        ..y
+    };
+    let step = ((xmax as usize + 1).div_ceil(fit)).max(1);
+    for (i, (panel, se)) in panels.iter().zip(&s.series).enumerate() {
+        let mut chart =
+            labels::panel_builder(panel, &se.label).build_cartesian_2d(0.0..xmax, y.ranged())?;
+        let ys = y.clone();
+        mesh_style(&mut chart)
+            .x_labels(xmax as usize + 1)
+            .x_label_formatter(&|v| match (v.round() as usize) % step {
+                0 => nines_label(*v),
+                _ => String::new(),
+            })
+            .y_label_formatter(&|v| ys.label(*v))
+            .draw()?;
+        for other in s.series.iter().filter(|o| o.label != se.label) {
+            draw_curve(&mut chart, &percentile_points(other, &y), style::CONTEXT, (None, 0.0))?;
+        }
+        // A small panel: markers closer than 0.5 nines would touch.
+        let own = (Some(style::shape(i)), 0.5);
+        draw_curve(&mut chart, &percentile_points(se, &y), se.color, own)?;
+    }
+    Ok(())
+}
+
+/// Step outlines of the shares per bin: one strategy alone, or one small panel per strategy
+/// (its outline in colour, the others' in light grey). Overlaid outlines of several
+/// distributions cross each other all along the axis and have no free end to label, so
+/// even two are drawn side by side.
 pub fn draw_histogram<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -275,37 +373,57 @@ pub fn draw_histogram<DB: DrawingBackend>(
     let (x0, x1) = super::axis_range(s.edges_s[0], s.edges_s[s.edges_s.len() - 1]);
     let ymax = s.series.iter().flat_map(|x| x.shares.iter()).copied().fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);
-    // Step outlines, not filled bars: overlaid distributions hide nothing of each other.
-    let legend: Vec<(String, Mark)> = if s.series.len() < 2 {
-        Vec::new()
-    } else {
-        s.series.iter().map(|x| (x.label.clone(), Mark::Outline(x.color))).collect()
-    };
-    let area = frame(root, title, &legend)?;
-    let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1)?;
-    mesh_style(&mut chart)
-        .x_desc(format!("{} (s)", s.what))
-        .y_desc("Share of samples (%)")
-        .x_labels(super::scale::ticks_for_width(area.dim_in_pixel().0))
-        .x_label_formatter(&|v| crate::numfmt::tick(*v, x1 - x0))
-        .y_label_formatter(&|v| crate::numfmt::tick(*v, y1 - y0))
-        .draw()?;
-    let n = s.series.len().max(1) as f64;
-    for (k, se) in s.series.iter().enumerate() {
-        let c = se.color;
-        // Each series a little higher than the previous one, so equal steps stay apart.
-        let lift = (y1 - y0) * 0.004 * (k as f64 - (n - 1.0) / 2.0);
-        let mut steps = vec![(s.edges_s[0], 0.0)];
-        for (i, v) in se.shares.iter().enumerate() {
-            let h = if *v > 0.0 { v + lift } else { 0.0 };
-            steps.push((s.edges_s[i], h));
-            steps.push((s.edges_s[i + 1], h));
+    let x_title = format!("{} (s)", s.what);
+    let y_title = "Share of samples (%)";
+    let x_fmt = |v: &f64| crate::numfmt::tick(*v, x1 - x0);
+    let y_fmt = |v: &f64| crate::numfmt::tick(*v, y1 - y0);
+    if s.series.len() < 2 {
+        let area = frame(root, title, &[])?;
+        let mut chart = builder(&area).build_cartesian_2d(x0..x1, y0..y1)?;
+        mesh_style(&mut chart)
+            .x_desc(x_title)
+            .y_desc(y_title)
+            .x_labels(super::scale::ticks_for_width(area.dim_in_pixel().0))
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .draw()?;
+        for se in &s.series {
+            draw_steps(&mut chart, &s.edges_s, &se.shares, se.color, style::LINE_PX)?;
         }
-        steps.push((s.edges_s[s.edges_s.len() - 1], 0.0));
-        chart.draw_series(std::iter::once(PathElement::new(
-            steps,
-            c.stroke_width(style::LINE_PX),
-        )))?;
+        return Ok(());
     }
+    let (panels, fit) = labels::grid(root, title, None, (&x_title, y_title), s.series.len())?;
+    for (panel, se) in panels.iter().zip(&s.series) {
+        let mut chart =
+            labels::panel_builder(panel, &se.label).build_cartesian_2d(x0..x1, y0..y1)?;
+        mesh_style(&mut chart)
+            .x_labels(fit)
+            .y_labels(5)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&y_fmt)
+            .draw()?;
+        for other in s.series.iter().filter(|o| o.label != se.label) {
+            draw_steps(&mut chart, &s.edges_s, &other.shares, style::CONTEXT, 2)?;
+        }
+        draw_steps(&mut chart, &s.edges_s, &se.shares, se.color, style::LINE_PX)?;
+    }
+    Ok(())
+}
+
+/// The outline of `shares` over the bins `edges`, from and back to zero.
+fn draw_steps<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    edges: &[f64],
+    shares: &[f64],
+    c: RGBColor,
+    width: u32,
+) -> DrawResult {
+    let mut steps = vec![(edges[0], 0.0)];
+    for (i, v) in shares.iter().enumerate() {
+        steps.push((edges[i], *v));
+        steps.push((edges[i + 1], *v));
+    }
+    steps.push((edges[edges.len() - 1], 0.0));
+    chart.draw_series(std::iter::once(PathElement::new(steps, c.stroke_width(width))))?;
     Ok(())
 }

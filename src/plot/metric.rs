@@ -9,10 +9,11 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::covered::TickedAxis;
+use super::labels::{self, DIRECT_LABELS_MAX};
 use super::scale;
 use super::slice::{combos, groups};
 use super::style::{self, num};
-use super::{builder, frame, marker, mesh_style, text_width, wrap, DrawResult, Figure, Mark, Spec};
+use super::{builder, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
 use crate::results::{Results, SummaryRow};
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
@@ -432,22 +433,11 @@ pub fn draw<DB: DrawingBackend>(
         legend.push((n.clone(), Mark::Note));
     }
     let framed = frame(root, title, &legend)?;
-    let labels: Vec<Vec<String>> = if direct {
-        s.series
-            .iter()
-            .map(|se| wrap(&framed, &se.label, style::LEGEND_PX, END_LABEL_MAX_PX))
-            .collect()
-    } else {
-        Vec::new()
+    let named: Vec<(String, RGBColor, style::Shape)> = match direct {
+        true => s.series.iter().map(|se| (se.label.clone(), se.color, se.shape)).collect(),
+        false => Vec::new(),
     };
-    let strip_w = labels
-        .iter()
-        .flatten()
-        .map(|l| text_width(&framed, l, style::LEGEND_PX, false) as i32 + END_LABEL_TEXT_X + 8)
-        .max()
-        .unwrap_or(0);
-    let (area, strip) =
-        framed.split_horizontally((framed.dim_in_pixel().0 as i32 - strip_w).max(0));
+    let (area, strip, end_labels) = labels::end_strip(&framed, &named);
     let x = x_scale_max(&s.x, scale::ticks_for_width(area.dim_in_pixel().0));
     let mut chart = builder(&area).build_cartesian_2d(x.ranged(), y.ranged())?;
     let x_title = s.x.title.clone();
@@ -463,15 +453,18 @@ pub fn draw<DB: DrawingBackend>(
     if direct {
         let (top, bottom) =
             (chart.backend_coord(&(x.lo, y.hi)).1, chart.backend_coord(&(x.lo, y.lo)).1);
-        let base = strip.get_base_pixel().1;
-        let ends: Vec<i32> = s
+        let base = framed.get_base_pixel();
+        let strip_x = strip.get_base_pixel().0 - base.0;
+        let ends: Vec<(i32, i32)> = s
             .series
             .iter()
             .map(|se| {
-                se.points.last().map_or(bottom, |p| chart.backend_coord(&(p.0, p.1)).1) - base
+                let y = se.points.last().map_or(bottom, |p| chart.backend_coord(&(p.0, p.1)).1);
+                (strip_x, y - base.1)
             })
             .collect();
-        draw_end_labels(&strip, &s.series, &labels, &ends, (top - base, bottom - base))?;
+        let rows = (top - base.1, bottom - base.1);
+        labels::draw_end_labels(&framed, strip_x, &end_labels, &ends, rows)?;
     }
     Ok(())
 }
@@ -484,40 +477,21 @@ fn draw_panels<DB: DrawingBackend>(
     title: &str,
     s: &MetricSpec,
 ) -> DrawResult {
-    use plotters::style::text_anchor::{HPos, Pos, VPos};
     let (lo, hi) = y_extent(s);
     let y = scale::linear_max(lo, hi, lo >= 0.0, 4);
-    let note: Vec<(String, Mark)> = s.x.note.iter().map(|n| (n.clone(), Mark::Note)).collect();
-    let area = frame(root, title, &note)?;
-    let (w, h) = area.dim_in_pixel();
-    let title_font = |rotated: bool| {
-        let f = (style::FONT, style::AXIS_TITLE_PX).into_font().color(&style::INK);
-        let f = if rotated { f.transform(FontTransform::Rotate270) } else { f };
-        f.pos(Pos::new(HPos::Center, VPos::Center))
-    };
     let mut x_title = s.x.title.clone();
     if let Some((_, label)) = &s.x.marker {
         x_title.push_str(&format!("; vertical line: {label}"));
     }
-    area.draw(&Text::new(x_title, (w as i32 / 2, h as i32 - 22), title_font(false)))?;
-    area.draw(&Text::new(s.y_title.clone(), (22, h as i32 / 2), title_font(true)))?;
-    let grid = area.margin(0, 50, 50, 0);
-    let n = s.series.len();
-    let cols = (n as f64).sqrt().ceil() as usize;
-    let panels = grid.split_evenly((n.div_ceil(cols), cols));
-    // A panel's width holds about one tick label per 90 px: a log axis keeps every k-th.
-    let fit = (grid.dim_in_pixel().0 as usize / cols / 90).max(2);
+    let titles = (x_title.as_str(), s.y_title.as_str());
+    let (panels, fit) = labels::grid(root, title, s.x.note.as_ref(), titles, s.series.len())?;
+    // A log axis keeps every k-th tick the panel's width holds.
     let mut x = x_scale_max(&s.x, fit);
     let step = x.ticks.len().div_ceil(fit).max(1);
     x.ticks = x.ticks.iter().copied().step_by(step).collect();
     for (i, (panel, se)) in panels.iter().zip(&s.series).enumerate() {
-        let mut chart = ChartBuilder::on(panel)
-            .margin(6)
-            .margin_right(24)
-            .caption(&se.label, (style::FONT, style::TICK_PX).into_font().color(&style::INK))
-            .x_label_area_size(34)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x.ranged(), y.ranged())?;
+        let mut chart =
+            labels::panel_builder(panel, &se.label).build_cartesian_2d(x.ranged(), y.ranged())?;
         let (xs, ys) = (x.clone(), y.clone());
         mesh_style(&mut chart)
             .x_label_formatter(&|v| xs.label(*v))
@@ -542,63 +516,6 @@ fn y_extent(s: &MetricSpec) -> (f64, f64) {
     let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
     let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
     (lo, hi)
-}
-
-/// Up to this many lines are labelled at their right ends instead of in a legend.
-pub const DIRECT_LABELS_MAX: usize = 6;
-/// The widest line of an end label (pixels); longer labels wrap.
-const END_LABEL_MAX_PX: u32 = 300;
-/// Pixels left of an end label's text (its leader and marker).
-const END_LABEL_TEXT_X: i32 = 40;
-const END_LABEL_LINE_PX: i32 = 26;
-
-/// Each series' label beside its line's last point (`ends`: its pixel row in `strip`), the
-/// series' marker before it; labels that would overlap are pushed apart within `rows` and
-/// joined to their line's end by a short leader in the series' colour.
-fn draw_end_labels<DB: DrawingBackend>(
-    strip: &DrawingArea<DB, Shift>,
-    series: &[Series],
-    labels: &[Vec<String>],
-    ends: &[i32],
-    rows: (i32, i32),
-) -> DrawResult {
-    use plotters::style::text_anchor::{HPos, Pos, VPos};
-    let heights: Vec<i32> =
-        labels.iter().map(|l| l.len().max(1) as i32 * END_LABEL_LINE_PX).collect();
-    let mut order: Vec<usize> = (0..series.len()).collect();
-    order.sort_by_key(|&i| (ends[i], i));
-    // Top of each label block: centred on its line's end, then pushed down past the one
-    // above, then the whole column pulled up if it runs below the plot.
-    let mut tops = vec![0i32; series.len()];
-    let mut next = rows.0 - END_LABEL_LINE_PX / 2;
-    for &i in &order {
-        tops[i] = (ends[i] - END_LABEL_LINE_PX / 2).max(next);
-        next = tops[i] + heights[i];
-    }
-    let overflow = next - (rows.1 + END_LABEL_LINE_PX / 2);
-    if overflow > 0 {
-        let mut limit = rows.1 + END_LABEL_LINE_PX / 2;
-        for &i in order.iter().rev() {
-            tops[i] = tops[i].min(limit - heights[i]);
-            limit = tops[i];
-        }
-    }
-    let font = (style::FONT, style::LEGEND_PX)
-        .into_font()
-        .color(&style::INK)
-        .pos(Pos::new(HPos::Left, VPos::Center));
-    for (i, se) in series.iter().enumerate() {
-        let y = tops[i] + END_LABEL_LINE_PX / 2;
-        let leader =
-            PathElement::new(vec![(0, ends[i]), (10, y), (16, y)], se.color.stroke_width(2));
-        strip.draw(&leader)?;
-        marker(strip, (27, y), se.shape, se.color, 7)?;
-        for (k, line) in labels[i].iter().enumerate() {
-            let at = (END_LABEL_TEXT_X, y + k as i32 * END_LABEL_LINE_PX);
-            strip.draw(&Text::new(line.clone(), at, font.clone()))?;
-        }
-    }
-    Ok(())
 }
 
 /// The x axis drawn to scale: log10 positions get a log axis, plain ones a linear axis.

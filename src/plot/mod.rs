@@ -14,6 +14,7 @@ use crate::results::Results;
 
 pub mod covered;
 pub mod heatmap;
+pub mod labels;
 pub mod latency;
 pub mod metric;
 pub mod param;
@@ -226,8 +227,6 @@ pub(crate) enum Mark {
     Box(RGBColor),
     /// The series' marker alone (scatter plots).
     Point(RGBColor, style::Shape),
-    /// A box's outline (step histograms).
-    Outline(RGBColor),
     Dot(RGBColor),
     Cross(RGBColor),
     Triangle(RGBColor),
@@ -377,9 +376,6 @@ fn draw_legend<DB: DrawingBackend>(
                 Ok(())
             }
             Mark::Box(c) => area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.filled())),
-            Mark::Outline(c) => {
-                area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.stroke_width(3)))
-            }
             Mark::Dot(c) => area.draw(&Circle::new((xm, y), 9, c.filled())),
             Mark::Cross(c) => area.draw(&Cross::new((xm, y), 8, c.stroke_width(3))),
             Mark::Triangle(c) => area.draw(&TriangleMarker::new((xm, y), 10, c.filled())),

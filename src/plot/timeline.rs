@@ -273,7 +273,10 @@ fn draw_marks<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Segment kinds and outcomes present, and the entry-ready line.
+/// Segment kinds and outcomes present, and the entry-ready line: a key, not series. Each kind
+/// and outcome recurs in every lane, many times, so no one bar or marker could carry its name
+/// (direct labels name lines; here they would cover the lanes they explain), and the key is
+/// short (at most ten rows) beside the lanes.
 fn legend(s: &TimelineSpec) -> Vec<(String, Mark)> {
     let mut out: Vec<(String, Mark)> = LANE_KINDS
         .iter()

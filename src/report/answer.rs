@@ -79,7 +79,8 @@ fn cost(row: &SummaryRow) -> Option<f64> {
     row.get("cost_usd_mean")
 }
 
-/// `[report] answer = "hold_cap"`.
+/// `[report] answer = "hold_cap"`: the rule, the pivot of the cap to use per point, and how
+/// often each cap saves nothing.
 pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
     let caps = caps(r);
     if caps.iter().all(|c| c.cap_s == 0.0) {
@@ -87,78 +88,116 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
         return Answered { findings: Vec::new(), blocks: vec![Block::Para(why.into())] };
     }
     let tol = spec.tolerance;
-    let mut picks: Vec<(u32, String)> = Vec::new();
-    let (mut rows, mut nothing_rows) = (Vec::new(), Vec::new());
-    let (mut p99s, mut done_deltas, mut nothing) = (Vec::new(), Vec::new(), Vec::new());
-    for point in r.points() {
-        let here: Vec<&SummaryRow> = r.summary.iter().filter(|s| s.point == point).collect();
-        let Some(cheapest) = here
-            .iter()
-            .filter(|s| cost(s).is_some())
-            .min_by(|a, b| cost(a).unwrap_or(0.0).total_cmp(&cost(b).unwrap_or(0.0)))
-        else {
-            continue;
-        };
-        let best = cost(cheapest).unwrap_or(0.0);
+    let pivot = Pivot::of(r, &caps, tol);
+    let rule = rule(r, tol);
+    let findings = hold_findings(r, &caps, &pivot, &rule);
+    let mut blocks = vec![Block::Para(rule_para(&rule, tol))];
+    blocks.push(pivot_table(r, pivot.rows));
+    blocks.extend(nothing_table(r, &caps, pivot.nothing_rows));
+    Answered { findings, blocks }
+}
+
+/// What the hold-cap answer collects point by point: the pivot's rows, the probability
+/// table's rows, and the numbers its findings summarise.
+#[derive(Default)]
+struct Pivot {
+    /// (point, the cap to use as words).
+    picks: Vec<(u32, String)>,
+    rows: Vec<Vec<String>>,
+    nothing_rows: Vec<Vec<String>>,
+    /// The picked caps' pooled p99 launch waits, seconds.
+    p99s: Vec<f64>,
+    /// The picked caps' pooled p99 completion minus `eager`'s, seconds.
+    done_deltas: Vec<f64>,
+    /// The picked (non-zero) caps' shares of replications that saved nothing.
+    nothing: Vec<f64>,
+}
+
+impl Pivot {
+    fn of(r: &Results, caps: &[Cap], tol: f64) -> Pivot {
+        let mut p = Pivot::default();
+        for point in r.points() {
+            let here: Vec<&SummaryRow> = r.summary.iter().filter(|s| s.point == point).collect();
+            let Some(cheapest) = here
+                .iter()
+                .filter(|s| cost(s).is_some())
+                .min_by(|a, b| cost(a).unwrap_or(0.0).total_cmp(&cost(b).unwrap_or(0.0)))
+            else {
+                continue;
+            };
+            let best = cost(cheapest).unwrap_or(0.0);
+            let mut cells = cheapest.axis_values.clone();
+            cells.extend(p.pick(r, caps, point, best, tol));
+            cells.push(format!("`{}` ({})", cheapest.strategy, usd(best)));
+            p.rows.push(cells);
+            let mut shares = cheapest.axis_values.clone();
+            for c in caps.iter().filter(|c| c.cap_s > 0.0) {
+                shares.push(share_saving_nothing(r, point, &c.label).map_or("–".into(), pct));
+            }
+            p.nothing_rows.push(shares);
+        }
+        p
+    }
+
+    /// The pivot cells of `point`'s cap to use (the smallest whose cost is within `tol` of
+    /// `best`), recording it and its price; without one, the cheapest cap's cells, so marked.
+    fn pick(&mut self, r: &Results, caps: &[Cap], point: u32, best: f64, tol: f64) -> Vec<String> {
         let eager = r.row(point, "eager");
         let pick = caps.iter().find(|c| {
             r.row(point, &c.label).and_then(cost).is_some_and(|x| x <= best * (1.0 + tol))
         });
-        let mut cells = cheapest.axis_values.clone();
-        match pick.and_then(|c| Some((c, r.row(point, &c.label)?))) {
-            Some((c, row)) => {
-                picks.push((point, c.text()));
-                cells.extend(pick_cells(r, point, c, row, eager));
-                if let Some(x) = row.get("launch_wait_pooled_p99_s") {
-                    p99s.push(x);
-                }
-                let done = |s: &SummaryRow| s.get("completion_pooled_p99_s");
-                if let (Some(a), Some(b)) = (done(row), eager.and_then(done)) {
-                    done_deltas.push(a - b);
-                }
-                if c.cap_s > 0.0 {
-                    nothing.extend(share_saving_nothing(r, point, &c.label));
-                }
-            }
-            None => {
-                // No cap is close enough: say so, and show the cheapest cap for its price.
-                let nearest = caps
-                    .iter()
-                    .filter_map(|c| Some((c, r.row(point, &c.label)?)))
-                    .min_by(|a, b| cost(a.1).unwrap_or(0.0).total_cmp(&cost(b.1).unwrap_or(0.0)));
-                match nearest {
-                    Some((c, row)) => {
-                        picks.push((point, format!("none (the cheapest cap is {})", c.text())));
-                        let mut more = pick_cells(r, point, c, row, eager);
-                        more[0] = format!("none within {}; cheapest cap {}", pct(tol), c.text());
-                        cells.extend(more);
-                    }
-                    None => {
-                        picks.push((point, "none".into()));
-                        cells.extend(["none".to_string()].into_iter().chain(dashes(5)));
-                    }
-                }
-            }
+        let Some((c, row)) = pick.and_then(|c| Some((c, r.row(point, &c.label)?))) else {
+            return self.no_pick(r, caps, point, tol);
+        };
+        self.picks.push((point, c.text()));
+        if let Some(x) = row.get("launch_wait_pooled_p99_s") {
+            self.p99s.push(x);
         }
-        cells.push(format!("`{}` ({})", cheapest.strategy, usd(best)));
-        rows.push(cells);
-        let mut shares = cheapest.axis_values.clone();
-        for c in caps.iter().filter(|c| c.cap_s > 0.0) {
-            shares.push(share_saving_nothing(r, point, &c.label).map_or("–".into(), pct));
+        let done = |s: &SummaryRow| s.get("completion_pooled_p99_s");
+        if let (Some(a), Some(b)) = (done(row), eager.and_then(done)) {
+            self.done_deltas.push(a - b);
         }
-        nothing_rows.push(shares);
+        if c.cap_s > 0.0 {
+            self.nothing.extend(share_saving_nothing(r, point, &c.label));
+        }
+        pick_cells(r, point, c, row, eager)
     }
+
+    /// No cap is close enough: say so, and show the cheapest cap for its price.
+    fn no_pick(&mut self, r: &Results, caps: &[Cap], point: u32, tol: f64) -> Vec<String> {
+        let nearest = caps
+            .iter()
+            .filter_map(|c| Some((c, r.row(point, &c.label)?)))
+            .min_by(|a, b| cost(a.1).unwrap_or(0.0).total_cmp(&cost(b.1).unwrap_or(0.0)));
+        let Some((c, row)) = nearest else {
+            self.picks.push((point, "none".into()));
+            return ["none".to_string()].into_iter().chain(dashes(5)).collect();
+        };
+        self.picks.push((point, format!("none (the cheapest cap is {})", c.text())));
+        let mut cells = pick_cells(r, point, c, row, r.row(point, "eager"));
+        cells[0] = format!("none within {}; cheapest cap {}", pct(tol), c.text());
+        cells
+    }
+}
+
+/// The rule that picks the cap to use, as words.
+fn rule(r: &Results, tol: f64) -> String {
     let at = if r.points().len() > 1 { " at that point" } else { "" };
-    let rule = format!(
+    format!(
         "the smallest cap whose mean cost is within {} of the cheapest strategy's{at}",
         pct(tol)
-    );
-    let mut findings = vec![format!("The cap to use, {rule}: {}.", grouped(r, &picks))];
-    if let Some(s) = price_sentence(&p99s, &done_deltas) {
+    )
+}
+
+/// The findings: the cap to use per point, its price, how often it saves nothing, and what
+/// the documented default cap costs.
+fn hold_findings(r: &Results, caps: &[Cap], p: &Pivot, rule: &str) -> Vec<String> {
+    let mut findings = vec![format!("The cap to use, {rule}: {}.", grouped(r, &p.picks))];
+    if let Some(s) = price_sentence(&p.p99s, &p.done_deltas) {
         findings.push(s);
     }
-    if !nothing.is_empty() {
-        let worst = nothing.iter().copied().fold(0.0, f64::max);
+    if !p.nothing.is_empty() {
+        let worst = p.nothing.iter().copied().fold(0.0, f64::max);
         findings.push(if worst == 0.0 {
             "The cap to use outlasted the first writer's time to first token in every \
              replication: it never saved nothing."
@@ -171,13 +210,21 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
             )
         });
     }
-    findings.extend(default_cap_sentence(r, &caps));
-    let mut blocks = vec![Block::Para(format!(
+    findings.extend(default_cap_sentence(r, caps));
+    findings
+}
+
+fn rule_para(rule: &str, tol: f64) -> String {
+    format!(
         "The cap to use is {rule} (`[report] tolerance` = {}); no hold (`eager`) counts as a \
          cap of 0 s. Its price: the launch wait pooled over every agent of every replication \
          (p50 / p99), and the pooled p99 agent completion time against `eager`'s.",
         crate::numfmt::num(tol)
-    ))];
+    )
+}
+
+/// The pivot: per point, the cap to use, its cost and price, and the cheapest strategy.
+fn pivot_table(r: &Results, rows: Vec<Vec<String>>) -> Block {
     let mut head: Vec<String> = r.axis_keys.iter().map(|k| format!("`{k}`")).collect();
     head.extend(
         [
@@ -191,17 +238,21 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
         ]
         .map(String::from),
     );
-    blocks.push(Block::Table(head, rows));
-    blocks.push(Block::Para(
+    Block::Table(head, rows)
+}
+
+/// The probability table (with the paragraph saying what it counts): per point, the share of
+/// replications in which each cap saved nothing.
+fn nothing_table(r: &Results, caps: &[Cap], rows: Vec<Vec<String>>) -> [Block; 2] {
+    let para = Block::Para(
         "How often each cap saves nothing: the share of replications in which the hold made as \
          many redundant writes as `eager` (the first writer's first token came after the cap, \
          or the policy gives the held agents nothing to read)."
             .into(),
-    ));
+    );
     let mut head: Vec<String> = r.axis_keys.iter().map(|k| format!("`{k}`")).collect();
     head.extend(caps.iter().filter(|c| c.cap_s > 0.0).map(|c| format!("`{}`", c.label)));
-    blocks.push(Block::Table(head, nothing_rows));
-    Answered { findings, blocks }
+    [para, Block::Table(head, rows)]
 }
 
 fn dashes(n: usize) -> impl Iterator<Item = String> {

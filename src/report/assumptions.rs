@@ -7,7 +7,7 @@
 use super::doc::Block;
 use super::words::{and_list, usd};
 use crate::config::latency_presets::{self, LatencyPreset};
-use crate::config::{dist_label, Experiment, LatencyParams, Policy, Quantity, Ttl};
+use crate::config::{dist_label, Experiment, LatencyParams, Policy, Quantity};
 use crate::results::Results;
 
 /// A key the simulator needs but no provider documents, the policies it applies to (empty:
@@ -142,20 +142,11 @@ fn differing(a: &LatencyParams, b: &LatencyParams) -> Vec<&'static str> {
     pairs.into_iter().filter(|p| !p.1).map(|p| p.0).collect()
 }
 
-fn ttl_name(t: Ttl) -> String {
-    match t {
-        Ttl::FiveMin => "5 minutes".into(),
-        Ttl::OneHour => "1 hour".into(),
-        Ttl::None => "none (entries never expire)".into(),
-        Ttl::Other(us) => crate::time::exact_duration(us),
-    }
-}
-
 fn ttl_text(exp: &Experiment) -> String {
     let c = &exp.cache;
-    let mut s = format!("the agents' {}", ttl_name(c.ttl));
+    let mut s = format!("the agents' {}", c.ttl.words());
     if let Some(p) = c.parent_ttl {
-        s.push_str(&format!(", the parent's {}", ttl_name(p)));
+        s.push_str(&format!(", the parent's {}", p.words()));
     }
     if matches!(c.policy, Policy::Vllm | Policy::Sglang) {
         s = "none: a server keeps blocks until it needs the memory".into();

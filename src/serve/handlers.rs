@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use super::figures::{self, SWEEP_METRICS};
 use super::settings::{self, Refusal, Settings, SET_KEYS};
 use super::{App, Stats, PAGE_CSS, PAGE_HTML, PAGE_JS};
-use crate::config::{self, Ttl};
+use crate::config;
 
 pub async fn page() -> Response {
     text("text/html; charset=utf-8", PAGE_HTML.to_string())
@@ -61,16 +61,6 @@ pub fn refused(app: &App, r: &Refusal) -> Response {
     refusal(status, r.message())
 }
 
-/// The canonical spelling of a TTL in experiment files.
-fn ttl_name(t: Ttl) -> String {
-    match t {
-        Ttl::FiveMin => "5m".into(),
-        Ttl::OneHour => "1h".into(),
-        Ttl::None => "none".into(),
-        Ttl::Other(us) => crate::time::exact_duration(us),
-    }
-}
-
 /// The key of the shared prefix's size for the experiment's kind of agent.
 pub fn prefix_key(exp: &config::Experiment) -> &'static str {
     match exp.workload.kind {
@@ -114,7 +104,7 @@ pub async fn controls(State(app): State<Arc<App>>) -> Response {
             "workload.concurrency": e.workload.concurrency,
             "model": e.model.name,
             "cache.policy": e.cache.policy.name(),
-            "cache.ttl": ttl_name(e.cache.ttl),
+            "cache.ttl": e.cache.ttl.api_name(),
             "latency.preset": preset.unwrap_or("calibrated"),
             "strategies": strategies,
             "replications": e.replications,

@@ -291,6 +291,31 @@ fn run_fixture(name: &str) -> PathBuf {
     dir
 }
 
+/// A run of seven strategies: more than can be labelled directly.
+fn many_fixture(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let f = Fixture {
+        name: "toy-many",
+        kind: "run",
+        strategies: &MANY,
+        axes: vec![],
+        replications: 3,
+        keep: every_point,
+    };
+    write_fixture(&dir, &f);
+    dir
+}
+
+const MANY: [&str; 7] = [
+    "eager",
+    "wait_first(max_wait=1s)",
+    "wait_first(max_wait=2s)",
+    "wait_first(max_wait=5s)",
+    "wait_first(max_wait=10s)",
+    "stagger(interval=1s)",
+    "prewarm",
+];
+
 fn hold_fixture(name: &str) -> PathBuf {
     let dir = scratch(name);
     let f = Fixture {
@@ -979,6 +1004,7 @@ fn every_fixture_figure(test: &str) -> Vec<plot::Figure> {
         hold_fixture(&format!("{test}-hold")),
         run_fixture(&format!("{test}-run")),
         one_strategy_zip_fixture(&format!("{test}-zip")),
+        many_fixture(&format!("{test}-many")),
     ] {
         out.extend(plot::figures(&Results::load(&dir).unwrap()));
     }
@@ -1012,6 +1038,81 @@ fn no_text_leaves_the_canvas_or_overlaps_another() {
     }
 }
 
+/// The series a figure names by its own label (a line's end label, a small multiple's
+/// caption, a point's label), and whether they are drawn as small multiples.
+fn named_series(f: &plot::Figure) -> Option<(Vec<String>, bool)> {
+    use prefixsim::plot::labels::DIRECT_LABELS_MAX;
+    match &f.spec {
+        Spec::Metric(m) if !m.x.words && m.series.len() >= 2 => Some((
+            m.series.iter().map(|s| s.label.clone()).collect(),
+            m.series.len() > DIRECT_LABELS_MAX,
+        )),
+        Spec::Percentiles(l) if l.series.len() >= 2 => Some((
+            l.series.iter().map(|s| s.label.clone()).collect(),
+            l.series.len() > DIRECT_LABELS_MAX,
+        )),
+        Spec::Histogram(l) if l.series.len() >= 2 => {
+            Some((l.series.iter().map(|s| s.label.clone()).collect(), true))
+        }
+        Spec::Covered(c) => Some((c.points.iter().map(|p| p.label.clone()).collect(), false)),
+        _ => None,
+    }
+}
+
+#[test]
+fn every_series_is_labelled_once_where_it_is_drawn_and_no_legend_repeats_it() {
+    let (mut direct, mut panels) = (0, 0);
+    let mut figs = every_fixture_figure("labels");
+    figs.push(plot::covered::standalone());
+    for f in figs {
+        let Some((names, multiples)) = named_series(&f) else { continue };
+        let svg = plot::render_svg(&f).unwrap();
+        let texts = svg_texts(&svg);
+        // A long label wraps (after a space, `,`, `(` or `=`): its first line starts it.
+        let starts = |t: &DrawnText, name: &str| {
+            let t = t.text.trim();
+            let cut = |rest: &str| rest.starts_with(' ') || t.ends_with([',', '(', '=']);
+            t == name || (t.len() >= 4 && name.strip_prefix(t).is_some_and(cut))
+        };
+        for name in &names {
+            let n = texts.iter().filter(|t| starts(t, name)).count();
+            assert_eq!(n, 1, "{}: `{name}` labelled {n} times", f.name);
+        }
+        // A small multiple's caption sits above its panel: captions in rows, left to right.
+        if multiples {
+            let at: Vec<&DrawnText> =
+                names.iter().map(|n| texts.iter().find(|t| t.text.trim() == n).unwrap()).collect();
+            for w in at.windows(2) {
+                let next_row = w[1].bbox.1 > w[0].bbox.3;
+                assert!(w[1].x > w[0].x || next_row, "{}: panels out of order", f.name);
+            }
+            panels += 1;
+        } else {
+            direct += 1;
+        }
+    }
+    assert!(direct >= 6 && panels >= 3, "direct {direct}, small multiples {panels}");
+}
+
+#[test]
+fn the_percentile_curves_end_at_the_plot_edge_by_their_labels() {
+    let dir = sweep2_fixture("ends");
+    let figs = plot::figures(&Results::load(&dir).unwrap());
+    let f = figure(&figs, "launch_wait_percentiles");
+    let Spec::Percentiles(l) = &f.spec else { panic!("percentiles") };
+    let texts = svg_texts(&plot::render_svg(f).unwrap());
+    let labels: Vec<&DrawnText> = l
+        .series
+        .iter()
+        .map(|s| texts.iter().find(|t| t.text == s.label).expect("labelled"))
+        .collect();
+    // One column, right of everything else drawn but the title.
+    let x0 = labels[0].bbox.0;
+    assert!(labels.iter().all(|t| (t.bbox.0 - x0).abs() < 1.0), "one column");
+    let others = texts.iter().filter(|t| !labels.iter().any(|l| l.text == t.text));
+    assert!(others.filter(|t| t.bbox.1 > 80.0).all(|t| t.bbox.2 <= x0), "labels beside the plot");
+}
+
 #[test]
 fn svg_text_is_the_embedded_font_outlined_as_in_the_png() {
     for f in every_fixture_figure("font") {
@@ -1043,7 +1144,7 @@ fn numeric_x_ticks_sit_in_proportion_to_their_values() {
     for f in every_fixture_figure("ticks") {
         let Spec::Metric(m) = &f.spec else { continue };
         // Small multiples (many series) repeat the axis per panel, side by side in a row.
-        if m.x.words || m.series.len() > plot::metric::DIRECT_LABELS_MAX {
+        if m.x.words || m.series.len() > plot::labels::DIRECT_LABELS_MAX {
             continue;
         }
         let svg = plot::render_svg(&f).unwrap();
