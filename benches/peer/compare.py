@@ -8,7 +8,10 @@ Both run as whole processes on one core (`taskset -c 0` when present; prefixsim 
 side's mean, the relative difference (peer vs prefixsim) and the half-width of its 95%
 confidence interval (what sampling alone can explain). Then each side's requests per second of
 CPU time and of wall-clock time, and their ratio. Exit code 1 when cost, makespan or cache
-reads differ by more than 3% (checked only from 200 replications up: fewer cannot resolve 3%).
+reads differ by more than 3%. A metric whose sampling half-width is itself above 3% cannot be
+judged at that many replications: it is marked with the replications that would resolve it and
+not counted as a disagreement (at the file's 1,000, the makespan's half-width is about 3-4%;
+`--replications 5000` resolves every metric).
 """
 
 import argparse
@@ -27,7 +30,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TOLERANCE = 0.03
 CHECKED = ("cost", "makespan", "read")
-MIN_CHECKED_REPLICATIONS = 200
 
 # (peer metric, label, prefixsim mean, prefixsim 95% half-width or None, number format)
 METRICS = [
@@ -77,24 +79,24 @@ def main():
     ps_requests = sum(r["requests"] for r in ps["results"]) * n
     speed(ps_requests, ps_cpu, ps_wall, peer, peer_cpu, peer_wall)
     exact = compare_constant(args)
-    if n < MIN_CHECKED_REPLICATIONS:
-        print(f"\n{n} replications: too few to resolve {TOLERANCE:.0%}; means not checked")
-        failures = []
+    failures, unresolved = failures
     if failures or exact:
         print("\nDISAGREE: " + ", ".join(failures + exact))
         sys.exit(1)
-    checked = "" if n < MIN_CHECKED_REPLICATIONS else f"within {TOLERANCE:.0%} on cost, " \
-        "makespan and cache reads, and "
-    print(f"\nagree {checked}exactly on constant draws")
+    checked = f"within {TOLERANCE:.0%} on cost, makespan and cache reads"
+    if unresolved:
+        checked += f" where {n} replications resolve {TOLERANCE:.0%} (not: {', '.join(unresolved)})"
+    print(f"\nagree {checked}, and exactly on constant draws")
 
 def compare_means(ps, peer, n):
-    """Print the side-by-side table; return the checked metrics that differ by more than 3%."""
+    """Print the side-by-side table; return (the checked metrics that differ by more than 3%,
+    those whose sampling half-width is too wide to tell)."""
     print(f"{ps['name']}: {n} replications, means per replication "
           f"(diff = peer / prefixsim - 1; +- = 95% half-width of diff from sampling)\n")
     head = f"{'strategy':<26}{'metric':<13}{'prefixsim':>14}{'SimPy peer':>14}{'diff':>9}{'+-':>8}"
     print(head)
     print("-" * len(head))
-    failures = []
+    failures, unresolved = [], []
     peer_by = {r["strategy"]: r for r in peer["results"]}
     for r in ps["results"]:
         p = peer_by[r["strategy"]]
@@ -107,12 +109,18 @@ def compare_means(ps, peer, n):
             diff = b / a - 1 if a else 0.0
             noise = 1.96 * math.hypot(se_ps, se_peer) / a if a else 0.0
             flag = ""
-            if key in CHECKED and abs(diff) > TOLERANCE:
+            if key in CHECKED and noise > TOLERANCE:
+                # The half-width shrinks as 1/sqrt(n): the replications that bring it to 2/3
+                # of the tolerance, so that a 3% difference would stand out of the noise.
+                need = math.ceil(n * (noise / (TOLERANCE * 2 / 3)) ** 2 / 100) * 100
+                flag = f"  (+- over 3%: ~{need} replications resolve it)"
+                unresolved.append(f"{r['strategy']} {label}")
+            elif key in CHECKED and abs(diff) > TOLERANCE:
                 flag = "  <-- over 3%"
                 failures.append(f"{r['strategy']} {label}")
             print(f"{r['strategy']:<26}{label:<13}{a:>14{fmt}}{b:>14{fmt}}"
                   f"{diff:>+9.2%}{noise:>8.2%}{flag}")
-    return failures
+    return failures, unresolved
 
 
 # Every distribution a constant: both models are deterministic and must agree exactly. Each
