@@ -7,6 +7,21 @@ use std::path::Path;
 
 use super::csv::{split_fields, Csv};
 use super::read::ResultsError;
+use super::schema::{Columns, Values};
+
+/// The file at `path` opened for reading; `None` if there is none, an error naming it if a
+/// directory is there.
+pub fn open_opt(path: &Path) -> Result<Option<std::fs::File>, ResultsError> {
+    if path.is_dir() {
+        let msg = "a directory where a file should be".to_string();
+        return Err(ResultsError::Malformed { path: path.to_path_buf(), line: 1, msg });
+    }
+    match std::fs::File::open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ResultsError::Io { path: path.to_path_buf(), source: e }),
+    }
+}
 
 pub struct CsvLines {
     /// The header, and no rows: `column`, `parse_number` and `parse_field` name this file.
@@ -22,16 +37,9 @@ impl CsvLines {
     /// Open `path` and read its header; `None` if there is no such file. A directory in its
     /// place, bytes that are not UTF-8 and an empty file are malformed input.
     pub fn open(path: &Path) -> Result<Option<CsvLines>, ResultsError> {
+        let Some(file) = open_opt(path)? else { return Ok(None) };
         let malformed =
             |line, msg: String| ResultsError::Malformed { path: path.to_path_buf(), line, msg };
-        if path.is_dir() {
-            return Err(malformed(1, "a directory where a file should be".into()));
-        }
-        let file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(ResultsError::Io { path: path.to_path_buf(), source: e }),
-        };
         let csv = Csv { path: path.to_path_buf(), header: Vec::new(), rows: Vec::new() };
         let reader = BufReader::with_capacity(1 << 16, file);
         let mut lines = CsvLines { csv, reader, buf: Vec::new(), line: 0, offset: 0 };
@@ -40,6 +48,19 @@ impl CsvLines {
         };
         lines.csv.header = split_fields(&head).into_iter().map(|f| f.trim().into()).collect();
         Ok(Some(lines))
+    }
+
+    /// Fields `first..` of the row `fields` on `line` as numbers, by the column names `names`.
+    pub fn values(
+        &self,
+        line: usize,
+        fields: &[String],
+        first: usize,
+        names: &Columns,
+    ) -> Result<Values, ResultsError> {
+        let numbers: Result<Vec<f64>, _> =
+            (first..fields.len()).map(|c| self.csv.parse_number(line, fields, c)).collect();
+        Ok(Values::new(names.clone(), numbers?))
     }
 
     /// The next non-blank line (1-based line number, text without its line break).

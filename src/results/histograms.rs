@@ -4,9 +4,10 @@
 //! A sweep of 100,000 points holds 1,800,000 histograms (0.58 GB of `latency.hlog`); decoded,
 //! each is 216 KB (1 us..10 h at 3 digits), so reading them all is out of the question. The
 //! index keeps, per histogram, where its text is (the byte offset and line of its interval in
-//! `HISTOGRAM_LOG`, or its `.hdr` file in the earlier layout): 48 bytes, a tenth of the text.
-//! Every interval's structure, tag and base64 are checked when the index is built; a histogram
-//! that does not decode when asked for is remembered and reported by `check`.
+//! `HISTOGRAM_LOG`, or its `.hdr` file in the earlier layout): about 50 bytes, a sixth of its
+//! text. Every interval's structure, tag and base64 are checked when the index is built; a
+//! histogram that does not decode when asked for is remembered and reported by `check`. The
+//! files are read again on demand, so they must stay in place while the index is in use.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};

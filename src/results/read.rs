@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 use base64::Engine as _;
 
 use super::csv::Csv;
-use super::csv_lines::CsvLines;
+use super::csv_lines::{open_opt, CsvLines};
 pub use super::histograms::{HistogramKey, Histograms};
 use super::schema::{
     column_index, histogram_tag, is_seconds_column, parse_label, slug, split_histogram_tag,
-    Manifest, RunRow, SummaryRow, TraceRow, Values, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
+    Manifest, RunRow, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
 };
 use super::write::HistogramError;
 use crate::metrics::LATENCY_NAMES;
@@ -332,9 +332,7 @@ fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>),
     let names = column_index(&csv.header[first_value..]);
     let mut rows = Vec::new();
     while let Some((line, f)) = lines.next_row()? {
-        let numbers: Result<Vec<f64>, _> =
-            (first_value..f.len()).map(|c| csv.parse_number(line, &f, c)).collect();
-        let values = Values::new(names.clone(), numbers?);
+        let values = lines.values(line, &f, first_value, &names)?;
         rows.push(SummaryRow {
             point: csv.parse_field(line, &f, point)?,
             axis_values: axes.iter().map(|&c| f[c].clone()).collect(),
@@ -355,9 +353,7 @@ fn parse_runs(lines: &mut CsvLines) -> Result<Vec<RunRow>, ResultsError> {
     let names = column_index(&csv.header[first_value..]);
     let mut rows = Vec::new();
     while let Some((line, f)) = lines.next_row()? {
-        let numbers: Result<Vec<f64>, _> =
-            (first_value..f.len()).map(|c| csv.parse_number(line, &f, c)).collect();
-        let values = Values::new(names.clone(), numbers?);
+        let values = lines.values(line, &f, first_value, &names)?;
         rows.push(RunRow {
             point: csv.parse_field(line, &f, point)?,
             axis_values: axes.iter().map(|&c| f[c].clone()).collect(),
@@ -442,17 +438,10 @@ fn index_histogram_log(
     strategies: &[String],
     out: &mut Histograms,
 ) -> Result<(), ResultsError> {
+    let Some(file) = open_opt(path)? else { return Ok(()) };
     let io = |e| ResultsError::Io { path: path.to_path_buf(), source: e };
     let malformed =
         |line, msg: String| ResultsError::Malformed { path: path.to_path_buf(), line, msg };
-    if path.is_dir() {
-        return Err(malformed(1, "a directory where a file should be".into()));
-    }
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io(e)),
-    };
     let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
     let mut lines = BufReader::new(file);
     let (mut buf, mut scratch, mut line, mut offset) = (Vec::new(), Vec::new(), 0, 0u64);
