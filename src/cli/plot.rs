@@ -88,6 +88,12 @@ pub fn load(dir: &Path) -> Result<Results, CliError> {
     })
 }
 
+/// After the figures are made: a histogram they asked for that did not decode is the user's
+/// input (exit 2), before anything is written.
+pub fn decoded(results: &Results) -> Result<(), CliError> {
+    results.histograms.check().map_err(CliError::input)
+}
+
 /// Draw `figures` into `out` in each format; the paths written, per figure.
 pub fn write_figures(
     figures: &[Figure],
@@ -133,6 +139,7 @@ fn chosen(args: &Args) -> Result<(Vec<Figure>, PathBuf), CliError> {
     let results = load(dir)?;
     let figures = plot::figures_at(&results, &at)
         .map_err(|e| CliError::input(anyhow::anyhow!("{}: {e}", dir.display())))?;
+    decoded(&results)?;
     if figures.is_empty() {
         return Err(CliError::input(anyhow::anyhow!(
             "{}: the results hold nothing to draw (no summary.csv rows, histograms or trace.csv)",

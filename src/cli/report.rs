@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::plot::{load, write_figures, Format};
+use super::plot::{decoded, load, write_figures, Format};
 use super::{CliError, CliResult};
 use crate::plot;
 use crate::report::build::build;
@@ -40,6 +40,7 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     let results = load(&args.dir)?;
     let figures = plot::figures(&results);
+    decoded(&results)?;
     let md_path = args.out.clone().unwrap_or_else(|| args.dir.join("plots").join("report.md"));
     let md_path = md_path.with_extension("md");
     let html_path = md_path.with_extension("html");

@@ -353,13 +353,19 @@ fn comparison(r: &Results) -> Vec<Block> {
         ]
         .map(String::from),
     );
-    let mut rows = Vec::new();
+    // Rows past the cut are counted, not formatted: a sweep may have millions.
+    let (mut rows, mut total) = (Vec::new(), 0);
+    let strategies = r.strategies();
     for point in r.points() {
-        for s in r.strategies() {
-            let Some(row) = r.row(point, &s) else { continue };
+        for s in &strategies {
+            let Some(row) = r.row(point, s) else { continue };
+            total += 1;
+            if rows.len() == MAX_TABLE_ROWS {
+                continue;
+            }
             let base = r.row(point, &refs).and_then(|b| b.get("cost_usd_mean"));
             let vs = match (row.get("cost_usd_mean"), base) {
-                _ if s == refs => "–".to_string(),
+                _ if *s == refs => "–".to_string(),
                 (Some(c), Some(b)) if b > 0.0 => format!("{:+.1}%", (c - b) / b * 100.0),
                 _ => "–".into(),
             };
@@ -376,8 +382,6 @@ fn comparison(r: &Results) -> Vec<Block> {
             rows.push(cells);
         }
     }
-    let total = rows.len();
-    rows.truncate(MAX_TABLE_ROWS);
     let mut out =
         vec![Block::Para("Means over replications ± the 95% confidence half-width.".into())];
     out.push(Block::Table(head, rows));
@@ -436,11 +440,9 @@ fn recommendation(r: &Results) -> Vec<Block> {
 }
 
 fn cheapest(r: &Results, point: u32) -> Option<&SummaryRow> {
-    r.summary.iter().filter(|row| row.point == point && row.get("cost_usd_mean").is_some()).min_by(
-        |a, b| {
-            a.get("cost_usd_mean").unwrap_or(0.0).total_cmp(&b.get("cost_usd_mean").unwrap_or(0.0))
-        },
-    )
+    r.rows_at(point).iter().filter(|row| row.get("cost_usd_mean").is_some()).min_by(|a, b| {
+        a.get("cost_usd_mean").unwrap_or(0.0).total_cmp(&b.get("cost_usd_mean").unwrap_or(0.0))
+    })
 }
 
 fn single_point(r: &Results, point: u32) -> String {
@@ -458,7 +460,7 @@ fn single_point(r: &Results, point: u32) -> String {
         s.push_str(if apart { "; the 95% CIs do not overlap" } else { "; the 95% CIs overlap" });
     }
     s.push_str(").");
-    let fastest = r.summary.iter().filter(|row| row.point == point).min_by(|a, b| {
+    let fastest = r.rows_at(point).iter().min_by(|a, b| {
         a.get("makespan_s_mean").unwrap_or(0.0).total_cmp(&b.get("makespan_s_mean").unwrap_or(0.0))
     });
     if let Some(f) = fastest {

@@ -9,6 +9,8 @@
 
 pub mod aggregate;
 pub mod csv;
+pub mod csv_lines;
+pub mod histograms;
 pub mod read;
 pub mod schema;
 pub mod stats;
@@ -16,7 +18,7 @@ pub mod write;
 
 pub use aggregate::Aggregate;
 pub use csv::{axis_cell, csv_cell, split_fields};
-pub use read::{Histograms, Results, ResultsError};
+pub use read::{HistogramKey, Histograms, Results, ResultsError};
 pub use schema::*;
 pub use stats::{t_975, Stat, Welford};
 pub use write::*;

@@ -1,4 +1,5 @@
-//! Reading a results directory (README.md, "Result files") into memory, strictly.
+//! Reading a results directory (README.md, "Result files"), strictly: the tables into memory,
+//! the histograms into an index (`Histograms`) that decodes one only when it is asked for.
 //!
 //! Every file is optional, but what is present must parse: a malformed file is an error
 //! naming the file and line. A directory with none of the known files holds no results.
@@ -8,14 +9,16 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use hdrhistogram::Histogram;
+use base64::Engine as _;
 
 use super::csv::Csv;
+use super::csv_lines::{open_opt, CsvLines};
+pub use super::histograms::{HistogramKey, Histograms};
 use super::schema::{
-    histogram_tag, is_seconds_column, parse_histogram_tag, parse_label, Manifest, RunRow,
-    SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
+    column_index, histogram_tag, is_seconds_column, parse_label, slug, split_histogram_tag,
+    Manifest, RunRow, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
 };
-use super::write::decode_histogram;
+use super::write::HistogramError;
 use crate::metrics::LATENCY_NAMES;
 
 /// Why a results directory could not be read. Every variant is the user's input (exit 2).
@@ -35,11 +38,6 @@ pub enum ResultsError {
     Incomplete { dir: PathBuf, msg: String },
 }
 
-/// A histogram's place: (point, strategy label, latency name).
-pub type HistogramKey = (u32, String, String);
-/// Merged latency histograms by their place, in microseconds.
-pub type Histograms = BTreeMap<HistogramKey, Histogram<u64>>;
-
 /// Everything a results directory holds.
 #[derive(Debug, Default)]
 pub struct Results {
@@ -47,9 +45,11 @@ pub struct Results {
     pub manifest: Option<Manifest>,
     /// Axis keys (summary.csv columns between `point` and `strategy`).
     pub axis_keys: Vec<String>,
+    /// The rows of summary.csv, by point (in file order within a point).
     pub summary: Vec<SummaryRow>,
     pub runs: Vec<RunRow>,
-    /// (point, strategy label, latency name) -> merged histogram, microseconds.
+    /// (point, strategy label, latency name) -> merged histogram, microseconds: indexed,
+    /// decoded when asked for.
     pub histograms: Histograms,
     pub trace: Vec<TraceRow>,
     pub tune: Option<serde_json::Value>,
@@ -130,19 +130,20 @@ impl Results {
                 *slot = Some(read_json(&p, &t)?);
             }
         }
-        let p = dir.join("summary.csv");
-        if let Some(t) = read_opt(&p)? {
-            let (keys, rows) = parse_summary(&Csv::parse(&p, &t)?)?;
+        if let Some(mut lines) = CsvLines::open(&dir.join("summary.csv"))? {
+            let (keys, mut rows) = parse_summary(&mut lines)?;
+            // Writers order rows by point already; a file that does not is read as if it did.
+            if !rows.is_sorted_by_key(|row| row.point) {
+                rows.sort_by_key(|row| row.point);
+            }
             r.axis_keys = keys;
             r.summary = rows;
         }
-        let p = dir.join("runs.csv");
-        if let Some(t) = read_opt(&p)? {
-            r.runs = parse_runs(&Csv::parse(&p, &t)?)?;
+        if let Some(mut lines) = CsvLines::open(&dir.join("runs.csv"))? {
+            r.runs = parse_runs(&mut lines)?;
         }
-        let p = dir.join("trace.csv");
-        if let Some(t) = read_opt(&p)? {
-            r.trace = parse_trace(&Csv::parse(&p, &t)?)?;
+        if let Some(mut lines) = CsvLines::open(&dir.join("trace.csv"))? {
+            r.trace = parse_trace(&mut lines)?;
         }
         r.histograms = load_histograms(dir, &r.strategies())?;
         r.check_complete()?;
@@ -264,13 +265,7 @@ impl Results {
         }
         self.summary.iter_mut().for_each(|r| rename(&mut r.strategy));
         self.runs.iter_mut().for_each(|r| rename(&mut r.strategy));
-        self.histograms = std::mem::take(&mut self.histograms)
-            .into_iter()
-            .map(|((p, mut s, l), h)| {
-                rename(&mut s);
-                ((p, s, l), h)
-            })
-            .collect();
+        self.histograms.relabel(|s| map.get(s).cloned());
     }
 
     /// Strategy labels in the manifest's order, else in order of first appearance.
@@ -305,13 +300,22 @@ impl Results {
         p
     }
 
+    /// The summary rows of `point`, in file order (a binary search: `load` leaves the
+    /// summary sorted by point).
+    pub fn rows_at(&self, point: u32) -> &[SummaryRow] {
+        let lo = self.summary.partition_point(|r| r.point < point);
+        let hi = lo + self.summary[lo..].partition_point(|r| r.point == point);
+        &self.summary[lo..hi]
+    }
+
     /// The summary row of (`point`, `strategy`).
     pub fn row(&self, point: u32, strategy: &str) -> Option<&SummaryRow> {
-        self.summary.iter().find(|r| r.point == point && r.strategy == strategy)
+        self.rows_at(point).iter().find(|r| r.strategy == strategy)
     }
 }
 
-fn parse_summary(csv: &Csv) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsError> {
+fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsError> {
+    let csv = &lines.csv.clone();
     let point = csv.column("point")?;
     let strat = csv.column("strategy")?;
     let reps = csv.column("replications")?;
@@ -325,38 +329,35 @@ fn parse_summary(csv: &Csv) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsErr
     let axes = axis_indices(&csv.header[..strat], 1);
     let keys = axes.iter().map(|&c| csv.header[c].clone()).collect();
     let first_value = reps + 1 + strategy_columns_at(csv, reps + 1);
-    let mut rows = Vec::with_capacity(csv.rows.len());
-    for (line, f) in &csv.rows {
-        let mut values = BTreeMap::new();
-        for c in first_value..f.len() {
-            values.insert(csv.header[c].clone(), csv.parse_number(*line, f, c)?);
-        }
+    let names = column_index(&csv.header[first_value..]);
+    let mut rows = Vec::new();
+    while let Some((line, f)) = lines.next_row()? {
+        let values = lines.values(line, &f, first_value, &names)?;
         rows.push(SummaryRow {
-            point: csv.parse_field(*line, f, point)?,
+            point: csv.parse_field(line, &f, point)?,
             axis_values: axes.iter().map(|&c| f[c].clone()).collect(),
             strategy: f[strat].clone(),
-            replications: csv.parse_field(*line, f, reps)?,
+            replications: csv.parse_field(line, &f, reps)?,
             values,
         });
     }
     Ok((keys, rows))
 }
 
-fn parse_runs(csv: &Csv) -> Result<Vec<RunRow>, ResultsError> {
+fn parse_runs(lines: &mut CsvLines) -> Result<Vec<RunRow>, ResultsError> {
+    let csv = &lines.csv.clone();
     let (point, rep, strat) =
         (csv.column("point")?, csv.column("replication")?, csv.column("strategy")?);
     let first_value = strat + 1 + strategy_columns_at(csv, strat + 1);
     let axes = if point < rep { axis_indices(&csv.header[..rep], point + 1) } else { Vec::new() };
-    let mut rows = Vec::with_capacity(csv.rows.len());
-    for (line, f) in &csv.rows {
-        let mut values = BTreeMap::new();
-        for c in first_value..f.len() {
-            values.insert(csv.header[c].clone(), csv.parse_number(*line, f, c)?);
-        }
+    let names = column_index(&csv.header[first_value..]);
+    let mut rows = Vec::new();
+    while let Some((line, f)) = lines.next_row()? {
+        let values = lines.values(line, &f, first_value, &names)?;
         rows.push(RunRow {
-            point: csv.parse_field(*line, f, point)?,
+            point: csv.parse_field(line, &f, point)?,
             axis_values: axes.iter().map(|&c| f[c].clone()).collect(),
-            replication: csv.parse_field(*line, f, rep)?,
+            replication: csv.parse_field(line, &f, rep)?,
             strategy: f[strat].clone(),
             values,
         });
@@ -382,35 +383,36 @@ fn strategy_columns_at(csv: &Csv, at: usize) -> usize {
     }
 }
 
-fn parse_trace(csv: &Csv) -> Result<Vec<TraceRow>, ResultsError> {
+fn parse_trace(lines: &mut CsvLines) -> Result<Vec<TraceRow>, ResultsError> {
+    let csv = &lines.csv.clone();
     let cols = ["strategy", "agent", "request", "segment", "start_s", "end_s", "outcome"];
     let mut idx = [0usize; 7];
     for (i, c) in cols.iter().enumerate() {
         idx[i] = csv.column(c)?;
     }
-    let mut rows = Vec::with_capacity(csv.rows.len());
-    for (line, f) in &csv.rows {
+    let mut rows = Vec::new();
+    while let Some((line, f)) = lines.next_row()? {
         let segment = f[idx[3]].clone();
         if !SEGMENT_KINDS.contains(&segment.as_str()) {
             return Err(ResultsError::Malformed {
                 path: csv.path.clone(),
-                line: *line,
+                line,
                 msg: format!("segment `{segment}` is not one of {}", SEGMENT_KINDS.join("|")),
             });
         }
         let row = TraceRow {
             strategy: f[idx[0]].clone(),
-            agent: csv.parse_field(*line, f, idx[1])?,
-            request: csv.parse_field(*line, f, idx[2])?,
+            agent: csv.parse_field(line, &f, idx[1])?,
+            request: csv.parse_field(line, &f, idx[2])?,
             segment,
-            start_s: csv.parse_number(*line, f, idx[4])?,
-            end_s: csv.parse_number(*line, f, idx[5])?,
+            start_s: csv.parse_number(line, &f, idx[4])?,
+            end_s: csv.parse_number(line, &f, idx[5])?,
             outcome: f[idx[6]].clone(),
         };
         if row.end_s < row.start_s || row.end_s.is_nan() || row.start_s.is_nan() {
             return Err(ResultsError::Malformed {
                 path: csv.path.clone(),
-                line: *line,
+                line,
                 msg: format!("end_s {} is before start_s {}", row.end_s, row.start_s),
             });
         }
@@ -419,39 +421,38 @@ fn parse_trace(csv: &Csv) -> Result<Vec<TraceRow>, ResultsError> {
     Ok(rows)
 }
 
-/// Read `histograms/latency.hlog` and the `.hdr` files of the earlier layout (one file per
+/// Index `histograms/latency.hlog` and the `.hdr` files of the earlier layout (one file per
 /// histogram). An interval or file of an unknown strategy, or a histogram named twice, is an
-/// error.
+/// error; no histogram is decoded here.
 fn load_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, ResultsError> {
-    let mut out = load_legacy_histograms(&dir.join("histograms"), strategies)?;
-    read_histogram_log(&dir.join(HISTOGRAM_LOG), strategies, &mut out)?;
+    let log = dir.join(HISTOGRAM_LOG);
+    let mut out = Histograms::new(log.clone(), strategies);
+    index_legacy_histograms(&dir.join("histograms"), strategies, &mut out)?;
+    index_histogram_log(&log, strategies, &mut out)?;
     Ok(out)
 }
 
-/// Stream the intervals of an interval log into `out`, one line in memory at a time.
-fn read_histogram_log(
+/// Index the intervals of an interval log into `out`, one line in memory at a time.
+fn index_histogram_log(
     path: &Path,
     strategies: &[String],
     out: &mut Histograms,
 ) -> Result<(), ResultsError> {
+    let Some(file) = open_opt(path)? else { return Ok(()) };
     let io = |e| ResultsError::Io { path: path.to_path_buf(), source: e };
     let malformed =
         |line, msg: String| ResultsError::Malformed { path: path.to_path_buf(), line, msg };
-    if path.is_dir() {
-        return Err(malformed(1, "a directory where a file should be".into()));
-    }
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io(e)),
-    };
+    let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
     let mut lines = BufReader::new(file);
-    let (mut buf, mut line) = (Vec::new(), 0);
+    let (mut buf, mut scratch, mut line, mut offset) = (Vec::new(), Vec::new(), 0, 0u64);
     loop {
         buf.clear();
-        if lines.read_until(b'\n', &mut buf).map_err(io)? == 0 {
+        let n = lines.read_until(b'\n', &mut buf).map_err(io)?;
+        if n == 0 {
             return Ok(());
         }
+        let at = offset;
+        offset += n as u64;
         line += 1;
         let text = std::str::from_utf8(&buf)
             .map_err(|e| malformed(line, format!("not UTF-8 text (at byte {})", e.valid_up_to())))?
@@ -460,20 +461,19 @@ fn read_histogram_log(
         if text.is_empty() || text.starts_with('#') || text.starts_with('"') {
             continue;
         }
-        let (key, hist) = parse_interval(text, strategies).map_err(|m| malformed(line, m))?;
-        if out.contains_key(&key) {
-            let tag = histogram_tag(key.0, &key.1, &key.2);
-            return Err(malformed(line, format!("histogram `{tag}` appears twice")));
-        }
-        out.insert(key, hist);
+        let key = check_interval(text, &slugs, &mut scratch).map_err(|m| malformed(line, m))?;
+        out.add_interval(key, at, line).map_err(|m| malformed(line, m))?;
     }
 }
 
-/// One interval line: `Tag=<tag>,<start s>,<length s>,<max>,<base64 V2 histogram>`.
-fn parse_interval(
+/// Check one interval line, `Tag=<tag>,<start s>,<length s>,<max>,<base64 V2 histogram>`,
+/// and return its place (point, strategy index, latency index). The histogram is left encoded
+/// (its base64 is checked, decoded into `scratch`).
+fn check_interval(
     line: &str,
-    strategies: &[String],
-) -> Result<(HistogramKey, Histogram<u64>), String> {
+    slugs: &[String],
+    scratch: &mut Vec<u8>,
+) -> Result<(u32, usize, usize), String> {
     let fields: Vec<&str> = line.split(',').collect();
     let [tag, start, length, max, encoded] = fields[..] else {
         return Err(format!(
@@ -491,23 +491,35 @@ fn parse_interval(
             return Err(format!("tag `{tag}`: {name} `{v}` is not a number >= 0"));
         }
     }
-    let key = parse_histogram_tag(tag, strategies).ok_or_else(|| {
+    let key = tag_place(tag, slugs).ok_or_else(|| {
         format!(
             "tag `{tag}`: expected p<point:05>_<strategy slug>_<latency name>, with a strategy \
              of the manifest or summary.csv"
         )
     })?;
-    let hist = decode_histogram(encoded).map_err(|e| format!("tag `{tag}`: {e}"))?;
-    Ok((key, hist))
+    scratch.clear();
+    base64::engine::general_purpose::STANDARD
+        .decode_vec(encoded.trim(), scratch)
+        .map_err(|e| format!("tag `{tag}`: {}", HistogramError::NotBase64(e.to_string())))?;
+    Ok(key)
 }
 
-/// Read `histograms/p<point>_<slug>_<latency>.hdr` (one base64 histogram per file, as
+/// (point, strategy index, latency index) of a tag whose strategy slug is one of `slugs`.
+fn tag_place(tag: &str, slugs: &[String]) -> Option<(u32, usize, usize)> {
+    let (point, slug, latency) = split_histogram_tag(tag)?;
+    Some((point, slugs.iter().position(|s| s == slug)?, latency))
+}
+
+/// Index `histograms/p<point>_<slug>_<latency>.hdr` (one base64 histogram per file, as
 /// written before `latency.hlog`); files of unknown strategies are an error.
-fn load_legacy_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, ResultsError> {
-    let mut out = BTreeMap::new();
+fn index_legacy_histograms(
+    dir: &Path,
+    strategies: &[String],
+    out: &mut Histograms,
+) -> Result<(), ResultsError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(ResultsError::Io { path: dir.to_path_buf(), source: e }),
     };
     let mut names: Vec<String> = entries
@@ -515,22 +527,21 @@ fn load_legacy_histograms(dir: &Path, strategies: &[String]) -> Result<Histogram
         .filter(|n| n.ends_with(".hdr"))
         .collect();
     names.sort();
+    let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
+    let mut scratch = Vec::new();
     for name in names {
         let path = dir.join(&name);
         let stem = name.strip_suffix(".hdr").unwrap_or(&name);
-        let key = parse_histogram_tag(stem, strategies)
-            .ok_or_else(|| ResultsError::Malformed {
-                path: path.clone(),
-                line: 1,
-                msg: "expected p<point:05>_<strategy slug>_<latency name>.hdr, with a strategy of the manifest or summary.csv".into(),
-            })?;
-        let text = read_opt(&path)?.unwrap_or_default();
-        let hist = decode_histogram(&text).map_err(|e| ResultsError::Malformed {
-            path: path.clone(),
-            line: 1,
-            msg: e.to_string(),
+        let malformed = |msg: String| ResultsError::Malformed { path: path.clone(), line: 1, msg };
+        let key = tag_place(stem, &slugs).ok_or_else(|| {
+            malformed("expected p<point:05>_<strategy slug>_<latency name>.hdr, with a strategy of the manifest or summary.csv".into())
         })?;
-        out.insert(key, hist);
+        let text = read_opt(&path)?.unwrap_or_default();
+        scratch.clear();
+        base64::engine::general_purpose::STANDARD
+            .decode_vec(text.trim(), &mut scratch)
+            .map_err(|e| malformed(HistogramError::NotBase64(e.to_string()).to_string()))?;
+        out.add_legacy(key, path);
     }
-    Ok(out)
+    Ok(())
 }

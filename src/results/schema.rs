@@ -3,6 +3,7 @@
 //! files together (strategy slugs in histogram tags, the segment kinds of `trace.csv`).
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -63,7 +64,66 @@ pub struct SummaryRow {
     pub replications: u32,
     /// By column name (`summary_columns`): `<metric>_mean`, `_sd`, `_ci95`,
     /// `<latency>_pooled_p99_s`, ...
-    pub values: BTreeMap<String, f64>,
+    pub values: Values,
+}
+
+/// The numbers of one row by column name. The names live once per file (`Columns`, shared by
+/// its rows), the row holds 8 bytes a number: a sweep's summary.csv has 600,000 rows of ~100
+/// numbers at 100,000 points, and a map of names per row would take 10x the memory.
+#[derive(Clone, Default)]
+pub struct Values {
+    columns: Columns,
+    numbers: Vec<f64>,
+}
+
+/// Column name -> position in a row's numbers, shared by every row of a file.
+pub type Columns = Arc<BTreeMap<String, usize>>;
+
+/// The `Columns` of `names`, in order (of a name given twice, the last).
+pub fn column_index(names: &[String]) -> Columns {
+    Arc::new(names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect())
+}
+
+impl Values {
+    /// `numbers[i]` is the value of the column `columns` maps to `i`.
+    pub fn new(columns: Columns, numbers: Vec<f64>) -> Values {
+        Values { columns, numbers }
+    }
+
+    pub fn get(&self, column: &str) -> Option<&f64> {
+        self.numbers.get(*self.columns.get(column)?)
+    }
+
+    /// (name, value) in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, f64)> + '_ {
+        self.columns.iter().filter_map(|(n, &i)| Some((n, *self.numbers.get(i)?)))
+    }
+}
+
+impl FromIterator<(String, f64)> for Values {
+    fn from_iter<I: IntoIterator<Item = (String, f64)>>(pairs: I) -> Values {
+        let (names, numbers): (Vec<String>, Vec<f64>) = pairs.into_iter().unzip();
+        Values { columns: column_index(&names), numbers }
+    }
+}
+
+impl From<BTreeMap<String, f64>> for Values {
+    fn from(map: BTreeMap<String, f64>) -> Values {
+        map.into_iter().collect()
+    }
+}
+
+/// Equal when they map the same names to the same numbers (as maps are).
+impl PartialEq for Values {
+    fn eq(&self, other: &Values) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl std::fmt::Debug for Values {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
 }
 
 impl SummaryRow {
@@ -84,7 +144,7 @@ impl SummaryRow {
             axis_values: axis_values.iter().map(axis_text).collect(),
             strategy: strategy.to_string(),
             replications: agg.replications() as u32,
-            values: summary_columns().into_iter().zip(stats.chain(ladders)).collect(),
+            values: Values::new(summary_column_index(), stats.chain(ladders).collect()),
         }
     }
 
@@ -110,6 +170,12 @@ pub fn summary_columns() -> Vec<String> {
         cols.extend([format!("{l}_min_s"), format!("{l}_max_s")]);
     }
     cols
+}
+
+/// `column_index(&summary_columns())`, made once.
+fn summary_column_index() -> Columns {
+    static INDEX: OnceLock<Columns> = OnceLock::new();
+    INDEX.get_or_init(|| column_index(&summary_columns())).clone()
 }
 
 /// The column of percentile `p` (`p99`) of latency `l` pooled over all agents and replications.
@@ -221,7 +287,7 @@ pub struct RunRow {
     pub replication: u32,
     pub strategy: String,
     /// By column name (one of `SCALAR_NAMES`).
-    pub values: BTreeMap<String, f64>,
+    pub values: Values,
 }
 
 /// One row of `trace.csv`: a segment of an agent's life in replication 0.
@@ -285,12 +351,19 @@ pub fn legacy_histogram_file_name(point: u32, strategy: &str, latency: &str) -> 
 /// The (point, strategy, latency) of a tag (or a legacy file stem), the strategy being the one
 /// of `strategies` whose slug the tag holds; `None` if the tag is not one prefixsim writes.
 pub fn parse_histogram_tag(tag: &str, strategies: &[String]) -> Option<(u32, String, String)> {
+    let (point, s, latency) = split_histogram_tag(tag)?;
+    let strategy = strategies.iter().find(|label| slug(label) == s)?;
+    Some((point, strategy.clone(), LATENCY_NAMES[latency].to_string()))
+}
+
+/// The point, strategy slug and index in `LATENCY_NAMES` of a tag of `histogram_tag`'s form.
+pub fn split_histogram_tag(tag: &str) -> Option<(u32, &str, usize)> {
     let (point, rest) = tag.strip_prefix('p')?.split_once('_')?;
     let point: u32 = point.parse().ok()?;
-    let latency = LATENCY_NAMES.iter().find(|l| rest.ends_with(&format!("_{l}")))?;
-    let s = &rest[..rest.len() - latency.len() - 1];
-    let strategy = strategies.iter().find(|label| slug(label) == s)?;
-    Some((point, strategy.clone(), latency.to_string()))
+    let latency = LATENCY_NAMES
+        .iter()
+        .position(|l| rest.strip_suffix(l).is_some_and(|s| s.ends_with('_')))?;
+    Some((point, &rest[..rest.len() - LATENCY_NAMES[latency].len() - 1], latency))
 }
 
 /// `wait_first(max_wait=5s,release=timer)` -> ("wait_first", [("max_wait","5s"), ("release","timer")]).

@@ -199,7 +199,7 @@ pub fn run_row_line(row: &RunRow) -> String {
     let axes: String = row.axis_values.iter().map(|v| format!("{},", csv_cell(v))).collect();
     let values = SCALAR_NAMES
         .iter()
-        .map(|m| *row.values.get(*m).unwrap_or_else(|| panic!("runs row without `{m}`")));
+        .map(|m| *row.values.get(m).unwrap_or_else(|| panic!("runs row without `{m}`")));
     runs_cells(row.point, &axes, row.replication, &row.strategy, values)
 }
 

@@ -10,6 +10,7 @@ mod faults;
 mod help_examples;
 mod hold_edge;
 mod input;
+mod large_results;
 mod latency;
 mod library;
 mod model;

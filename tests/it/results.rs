@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use prefixsim::metrics::{new_histogram, LATENCY_NAMES, SCALAR_NAMES};
 use prefixsim::results::{
     self, summary_columns, write_atomic, Manifest, ManifestAxis, Results, RunRow, Shard,
-    SummaryRow, TraceRow, SEGMENT_KINDS,
+    SummaryRow, TraceRow, Values, SEGMENT_KINDS,
 };
 use proptest::prelude::*;
 
@@ -44,7 +44,7 @@ fn axis_text() -> impl Strategy<Value = String> {
 }
 
 /// Scalars of runs.csv: counts are whole numbers (written as integers).
-fn scalars() -> impl Strategy<Value = BTreeMap<String, f64>> {
+fn scalars() -> impl Strategy<Value = Values> {
     prop::collection::vec(value(), SCALAR_NAMES.len()).prop_map(|v| {
         let whole = |name: &str, x: f64| {
             if results::INTEGER_SCALARS.contains(&name) {
@@ -57,7 +57,7 @@ fn scalars() -> impl Strategy<Value = BTreeMap<String, f64>> {
     })
 }
 
-fn summary_values() -> impl Strategy<Value = BTreeMap<String, f64>> {
+fn summary_values() -> impl Strategy<Value = Values> {
     let cols = summary_columns();
     prop::collection::vec(value(), cols.len())
         .prop_map(move |v| cols.iter().cloned().zip(v).collect())

@@ -1,0 +1,115 @@
+//! A CSV result file read one line at a time, so that reading a sweep's `runs.csv` (1.1 GB at
+//! 100,000 points) holds one row's text, not the file's. Same dialect and same errors as
+//! `Csv::parse` (`csv.rs`), whose field parsers it lends through a header-only `Csv`.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use super::csv::{split_fields, Csv};
+use super::read::ResultsError;
+use super::schema::{Columns, Values};
+
+/// The file at `path` opened for reading; `None` if there is none, an error naming it if a
+/// directory is there.
+pub fn open_opt(path: &Path) -> Result<Option<std::fs::File>, ResultsError> {
+    if path.is_dir() {
+        let msg = "a directory where a file should be".to_string();
+        return Err(ResultsError::Malformed { path: path.to_path_buf(), line: 1, msg });
+    }
+    match std::fs::File::open(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ResultsError::Io { path: path.to_path_buf(), source: e }),
+    }
+}
+
+pub struct CsvLines {
+    /// The header, and no rows: `column`, `parse_number` and `parse_field` name this file.
+    pub csv: Csv,
+    reader: BufReader<std::fs::File>,
+    buf: Vec<u8>,
+    /// 0-based index of the next line, and its byte offset.
+    line: usize,
+    offset: usize,
+}
+
+impl CsvLines {
+    /// Open `path` and read its header; `None` if there is no such file. A directory in its
+    /// place, bytes that are not UTF-8 and an empty file are malformed input.
+    pub fn open(path: &Path) -> Result<Option<CsvLines>, ResultsError> {
+        let Some(file) = open_opt(path)? else { return Ok(None) };
+        let malformed =
+            |line, msg: String| ResultsError::Malformed { path: path.to_path_buf(), line, msg };
+        let csv = Csv { path: path.to_path_buf(), header: Vec::new(), rows: Vec::new() };
+        let reader = BufReader::with_capacity(1 << 16, file);
+        let mut lines = CsvLines { csv, reader, buf: Vec::new(), line: 0, offset: 0 };
+        let Some((_, head)) = lines.next_line()? else {
+            return Err(malformed(1, "the file is empty (expected a header row)".into()));
+        };
+        lines.csv.header = split_fields(&head).into_iter().map(|f| f.trim().into()).collect();
+        Ok(Some(lines))
+    }
+
+    /// Fields `first..` of the row `fields` on `line` as numbers, by the column names `names`.
+    pub fn values(
+        &self,
+        line: usize,
+        fields: &[String],
+        first: usize,
+        names: &Columns,
+    ) -> Result<Values, ResultsError> {
+        let numbers: Result<Vec<f64>, _> =
+            (first..fields.len()).map(|c| self.csv.parse_number(line, fields, c)).collect();
+        Ok(Values::new(names.clone(), numbers?))
+    }
+
+    /// The next non-blank line (1-based line number, text without its line break).
+    fn next_line(&mut self) -> Result<Option<(usize, String)>, ResultsError> {
+        let path = &self.csv.path;
+        loop {
+            self.buf.clear();
+            let n = self
+                .reader
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| ResultsError::Io { path: path.clone(), source: e })?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let (at, start) = (self.line + 1, self.offset);
+            self.line += 1;
+            self.offset += n;
+            let text = std::str::from_utf8(&self.buf).map_err(|e| {
+                let bad = self.buf[e.valid_up_to()];
+                let msg = format!(
+                    "not UTF-8 text (byte 0x{bad:02x} at offset {})",
+                    start + e.valid_up_to()
+                );
+                ResultsError::Malformed { path: path.clone(), line: at, msg }
+            })?;
+            let text = text.strip_suffix('\n').unwrap_or(text);
+            let text = text.strip_suffix('\r').unwrap_or(text);
+            if !text.trim().is_empty() {
+                return Ok(Some((at, text.to_string())));
+            }
+        }
+    }
+
+    /// The next row's fields, trimmed, with its line number; a row whose width is not the
+    /// header's is an error naming the line.
+    pub fn next_row(&mut self) -> Result<Option<(usize, Vec<String>)>, ResultsError> {
+        let Some((line, text)) = self.next_line()? else { return Ok(None) };
+        let fields: Vec<String> = split_fields(text.trim_end_matches('\r'))
+            .into_iter()
+            .map(|f| f.trim().into())
+            .collect();
+        if fields.len() != self.csv.header.len() {
+            let msg = format!(
+                "{} fields, but the header has {} columns: `{text}`",
+                fields.len(),
+                self.csv.header.len()
+            );
+            return Err(ResultsError::Malformed { path: self.csv.path.clone(), line, msg });
+        }
+        Ok(Some((line, fields)))
+    }
+}
