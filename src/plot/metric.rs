@@ -134,9 +134,12 @@ pub fn x_axis(key: &str, values: &[String]) -> XAxis {
 
 /// The distinct values of axis `a` in the summary, in first-seen order.
 pub fn axis_values(r: &Results, a: usize) -> Vec<String> {
+    // The set only answers "seen?" (linear in rows, where a scan of `vals` was quadratic in a
+    // long axis); the order is `vals`', first appearance.
+    let mut seen = std::collections::HashSet::new();
     let mut vals: Vec<String> = Vec::new();
     for row in &r.summary {
-        if !vals.contains(&row.axis_values[a]) {
+        if seen.insert(row.axis_values[a].as_str()) {
             vals.push(row.axis_values[a].clone());
         }
     }
