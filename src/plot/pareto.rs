@@ -73,9 +73,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     for row in r.summary.iter().filter(|row| fixed.iter().all(|&a| row.axis_values[a] == held[a])) {
         let x = if from_runs {
             let ms: Vec<f64> = r
-                .runs
-                .iter()
-                .filter(|u| u.point == row.point && u.strategy == row.strategy)
+                .runs_of(row.point, &row.strategy)
                 .filter_map(|u| u.values.get("makespan_s").copied())
                 .collect();
             nearest_rank(ms, 0.99)

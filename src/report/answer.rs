@@ -58,9 +58,7 @@ fn caps(r: &Results) -> Vec<Cap> {
 /// does; without `eager`, any redundant write. `None` without runs.csv rows for it.
 pub fn share_saving_nothing(r: &Results, point: u32, strategy: &str) -> Option<f64> {
     let writes = |s: &str| -> Vec<(u32, f64)> {
-        r.runs
-            .iter()
-            .filter(|u| u.point == point && u.strategy == s)
+        r.runs_of(point, s)
             .filter_map(|u| Some((u.replication, *u.values.get("redundant_writes")?)))
             .collect()
     };
@@ -592,9 +590,7 @@ fn slices<'a>(r: &'a Results, axis: Option<usize>, strategies: &[String]) -> Vec
 /// half-width (runs.csv); from the two means and CIs when runs.csv lacks the replications.
 fn paired_saving(r: &Results, best: &SummaryRow, next: &SummaryRow) -> (f64, f64) {
     let costs = |s: &SummaryRow| -> Vec<(u32, f64)> {
-        r.runs
-            .iter()
-            .filter(|u| u.point == s.point && u.strategy == s.strategy)
+        r.runs_of(s.point, &s.strategy)
             .filter_map(|u| Some((u.replication, *u.values.get("cost_usd")?)))
             .collect()
     };

@@ -140,7 +140,12 @@ impl Results {
             r.summary = rows;
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("runs.csv"))? {
-            r.runs = parse_runs(&mut lines)?;
+            let mut runs = parse_runs(&mut lines)?;
+            // As the summary: by point (stable), so `runs_of` can search.
+            if !runs.is_sorted_by_key(|run| run.point) {
+                runs.sort_by_key(|run| run.point);
+            }
+            r.runs = runs;
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("trace.csv"))? {
             r.trace = parse_trace(&mut lines)?;
@@ -306,6 +311,19 @@ impl Results {
         let lo = self.summary.partition_point(|r| r.point < point);
         let hi = lo + self.summary[lo..].partition_point(|r| r.point == point);
         &self.summary[lo..hi]
+    }
+
+    /// The runs.csv rows of (`point`, `strategy`), in file order (a binary search for the
+    /// point: figures and answers ask per point, and a scan of every run each time was
+    /// quadratic in a sweep's points).
+    pub fn runs_of<'a>(
+        &'a self,
+        point: u32,
+        strategy: &'a str,
+    ) -> impl Iterator<Item = &'a RunRow> {
+        let lo = self.runs.partition_point(|r| r.point < point);
+        let hi = lo + self.runs[lo..].partition_point(|r| r.point == point);
+        self.runs[lo..hi].iter().filter(move |r| r.strategy == strategy)
     }
 
     /// The summary row of (`point`, `strategy`).

@@ -55,6 +55,21 @@ fn the_report_of_a_sweep_decodes_only_the_histograms_it_draws() {
     r.histograms.check().unwrap();
 }
 
+/// A (point, strategy)'s runs, found by a search for the point, are the rows a scan finds, in
+/// the same order, for every point and strategy of a sweep.
+#[test]
+fn the_runs_of_a_point_are_found_by_search_as_by_scan() {
+    let r = Results::load(&sweep("runs-of", 40)).unwrap();
+    assert!(!r.runs.is_empty());
+    for row in &r.summary {
+        let found: Vec<_> = r.runs_of(row.point, &row.strategy).collect();
+        let scanned: Vec<_> =
+            r.runs.iter().filter(|u| u.point == row.point && u.strategy == row.strategy).collect();
+        assert_eq!(found, scanned, "point {} {}", row.point, row.strategy);
+        assert!(!found.is_empty(), "point {} {} has runs", row.point, row.strategy);
+    }
+}
+
 /// Each interval of the log, as (tag, base64 histogram).
 fn intervals(dir: &Path) -> Vec<(String, String)> {
     let text = std::fs::read_to_string(dir.join(results::HISTOGRAM_LOG)).unwrap();
