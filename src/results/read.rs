@@ -132,19 +132,13 @@ impl Results {
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("summary.csv"))? {
             let (keys, mut rows) = parse_summary(&mut lines)?;
-            // Writers order rows by point already; a file that does not is read as if it did.
-            if !rows.is_sorted_by_key(|row| row.point) {
-                rows.sort_by_key(|row| row.point);
-            }
+            sort_by_point(&mut rows, |row| row.point);
             r.axis_keys = keys;
             r.summary = rows;
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("runs.csv"))? {
             let mut runs = parse_runs(&mut lines)?;
-            // As the summary: by point (stable), so `runs_of` can search.
-            if !runs.is_sorted_by_key(|run| run.point) {
-                runs.sort_by_key(|run| run.point);
-            }
+            sort_by_point(&mut runs, |run| run.point);
             r.runs = runs;
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("trace.csv"))? {
@@ -308,9 +302,7 @@ impl Results {
     /// The summary rows of `point`, in file order (a binary search: `load` leaves the
     /// summary sorted by point).
     pub fn rows_at(&self, point: u32) -> &[SummaryRow] {
-        let lo = self.summary.partition_point(|r| r.point < point);
-        let hi = lo + self.summary[lo..].partition_point(|r| r.point == point);
-        &self.summary[lo..hi]
+        at_point(&self.summary, point, |r| r.point)
     }
 
     /// The runs.csv rows of (`point`, `strategy`), in file order (a binary search for the
@@ -321,15 +313,28 @@ impl Results {
         point: u32,
         strategy: &'a str,
     ) -> impl Iterator<Item = &'a RunRow> {
-        let lo = self.runs.partition_point(|r| r.point < point);
-        let hi = lo + self.runs[lo..].partition_point(|r| r.point == point);
-        self.runs[lo..hi].iter().filter(move |r| r.strategy == strategy)
+        at_point(&self.runs, point, |r| r.point).iter().filter(move |r| r.strategy == strategy)
     }
 
     /// The summary row of (`point`, `strategy`).
     pub fn row(&self, point: u32, strategy: &str) -> Option<&SummaryRow> {
         self.rows_at(point).iter().find(|r| r.strategy == strategy)
     }
+}
+
+/// Order rows by point, stably (file order within a point), so `at_point` can search. Writers
+/// order them so already; a file that does not is read as if it did.
+fn sort_by_point<T>(rows: &mut [T], point: impl Fn(&T) -> u32) {
+    if !rows.is_sorted_by_key(&point) {
+        rows.sort_by_key(point);
+    }
+}
+
+/// The rows of `point` in rows sorted by point (`sort_by_point`): a binary search.
+fn at_point<T>(rows: &[T], point: u32, of: impl Fn(&T) -> u32) -> &[T] {
+    let lo = rows.partition_point(|r| of(r) < point);
+    let hi = lo + rows[lo..].partition_point(|r| of(r) == point);
+    &rows[lo..hi]
 }
 
 fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsError> {
