@@ -155,13 +155,7 @@ fn glyphs(e: &TextElem, out: &mut String, used: &mut BTreeSet<(bool, u16)>) {
         e.y
     );
     let face = if e.bold { 'b' } else { 'r' };
-    let mut pen = 0f32;
-    let mut prev: Option<char> = None;
-    for c in e.text.chars() {
-        if let Some(p) = prev {
-            pen += scaled.kern(scaled.glyph_id(p), scaled.glyph_id(c));
-        }
-        prev = Some(c);
+    pen_walk(&scaled, &e.text, |c, pen| {
         let glyph = scaled.scaled_glyph(c);
         let id = glyph.id;
         if let Some(q) = scaled.outline_glyph(glyph) {
@@ -174,22 +168,32 @@ fn glyphs(e: &TextElem, out: &mut String, used: &mut BTreeSet<(bool, u16)>) {
             let _ = write!(out, "<use href=\"#{face}{}\" x=\"{ux:.1}\" y=\"{uy:.1}\"/>", id.0);
             used.insert((e.bold, id.0));
         }
-        pen += scaled.h_advance(id);
-    }
+    });
     out.push_str("</g>");
+}
+
+/// Walk `text` as it is set: `at(c, pen)` for each character at its pen position (the
+/// advances before it, kerned against the character before); returns the whole width.
+fn pen_walk<F: Font>(scaled: &impl ScaleFont<F>, text: &str, mut at: impl FnMut(char, f32)) -> f32 {
+    let mut pen = 0f32;
+    let mut prev: Option<GlyphId> = None;
+    for c in text.chars() {
+        let id = scaled.glyph_id(c);
+        if let Some(p) = prev {
+            pen += scaled.kern(p, id);
+        }
+        at(c, pen);
+        pen += scaled.h_advance(id);
+        prev = Some(id);
+    }
+    pen
 }
 
 /// The shift from the anchor point to the top left of the text's box, as plotters measures
 /// the box (`estimate_layout`: the advances' sum wide, the size over 1.24 high).
 fn anchor_offset(e: &TextElem) -> (i32, i32) {
     let scaled = faces()[e.bold as usize].as_scaled(e.size as f32);
-    let mut width = 0f32;
-    let mut prev: Option<GlyphId> = None;
-    for c in e.text.chars() {
-        let id = scaled.glyph_id(c);
-        width += scaled.h_advance(id) + prev.map_or(0.0, |p| scaled.kern(p, id));
-        prev = Some(id);
-    }
+    let width = pen_walk(&scaled, &e.text, |_, _| {});
     let (w, h) = (width as i32, (e.size / 1.24) as i32);
     ([0, -w / 2, -w][(e.h + 1) as usize], [0, -h / 2, -h][(e.v + 1) as usize])
 }
