@@ -173,13 +173,13 @@ impl Member {
 /// True when axis `o` follows axis `a` (a `zip`): in every summary row, each value of `a` goes
 /// with one value of `o`.
 pub fn follows(r: &Results, o: usize, a: usize) -> bool {
-    let mut seen: Vec<(&str, &str)> = Vec::new();
+    // Value of `a` -> the value of `o` first seen with it (a map: a list was quadratic in a
+    // long axis).
+    let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
     for row in &r.summary {
-        let p = (row.axis_values[a].as_str(), row.axis_values[o].as_str());
-        match seen.iter().find(|q| q.0 == p.0) {
-            Some(q) if q.1 != p.1 => return false,
-            Some(_) => {}
-            None => seen.push(p),
+        let (va, vo) = (row.axis_values[a].as_str(), row.axis_values[o].as_str());
+        if *seen.entry(va).or_insert(vo) != vo {
+            return false;
         }
     }
     true
@@ -275,6 +275,9 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
             continue;
         }
         let x = group_axis(r, g, &cs);
+        // Combination -> its index in `cs` (a search of `cs` per row was quadratic in points).
+        let at: std::collections::HashMap<&[String], usize> =
+            cs.iter().enumerate().map(|(i, c)| (c.as_slice(), i)).collect();
         let line_group = group_lines(r, &groups, gi, strategies.len());
         let mut free: Vec<usize> = g.clone();
         if let Some(lg) = line_group {
@@ -316,7 +319,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
                 let mut points = Vec::new();
                 for row in r.summary.iter().filter(|row| line.member.has(row) && slice(row)) {
                     let c: Vec<String> = g.iter().map(|&a| row.axis_values[a].clone()).collect();
-                    let i = cs.iter().position(|v| *v == c).unwrap_or(0);
+                    let i = at.get(c.as_slice()).copied().unwrap_or(0);
                     let (Some(m), ci) =
                         (row.get(&format!("{metric}_mean")), row.get(&format!("{metric}_ci95")))
                     else {

@@ -72,10 +72,8 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     let mut points = Vec::new();
     for row in r.summary.iter().filter(|row| fixed.iter().all(|&a| row.axis_values[a] == held[a])) {
         let x = if from_runs {
-            let ms: Vec<f64> = r
-                .runs_of(row.point, &row.strategy)
-                .filter_map(|u| u.values.get("makespan_s").copied())
-                .collect();
+            let ms: Vec<f64> =
+                r.runs_of(row.point, &row.strategy).filter_map(|u| u.get("makespan_s")).collect();
             nearest_rank(ms, 0.99)
         } else {
             row.get("completion_pooled_p99_s")

@@ -59,11 +59,15 @@ pub fn groups(r: &Results) -> Vec<Vec<usize>> {
 
 /// The distinct combinations of the group's axes in the summary, in first-seen order.
 pub fn combos(r: &Results, group: &[usize]) -> Vec<Vec<String>> {
+    // The set only answers "seen?" (a scan of `out` was quadratic in a long axis); the order
+    // is `out`'s, first appearance.
+    let mut seen = std::collections::HashSet::new();
     let mut out: Vec<Vec<String>> = Vec::new();
     for row in &r.summary {
-        let c: Vec<String> = group.iter().map(|&a| row.axis_values[a].clone()).collect();
-        if !out.contains(&c) {
-            out.push(c);
+        let c: Vec<&str> = group.iter().map(|&a| row.axis_values[a].as_str()).collect();
+        if !seen.contains(&c) {
+            out.push(c.iter().map(|v| v.to_string()).collect());
+            seen.insert(c);
         }
     }
     out

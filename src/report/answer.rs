@@ -59,7 +59,7 @@ fn caps(r: &Results) -> Vec<Cap> {
 pub fn share_saving_nothing(r: &Results, point: u32, strategy: &str) -> Option<f64> {
     let writes = |s: &str| -> Vec<(u32, f64)> {
         r.runs_of(point, s)
-            .filter_map(|u| Some((u.replication, *u.values.get("redundant_writes")?)))
+            .filter_map(|u| Some((u.replication, u.get("redundant_writes")?)))
             .collect()
     };
     let (held, eager) = (writes(strategy), writes("eager"));
@@ -591,7 +591,7 @@ fn slices<'a>(r: &'a Results, axis: Option<usize>, strategies: &[String]) -> Vec
 fn paired_saving(r: &Results, best: &SummaryRow, next: &SummaryRow) -> (f64, f64) {
     let costs = |s: &SummaryRow| -> Vec<(u32, f64)> {
         r.runs_of(s.point, &s.strategy)
-            .filter_map(|u| Some((u.replication, *u.values.get("cost_usd")?)))
+            .filter_map(|u| Some((u.replication, u.get("cost_usd")?)))
             .collect()
     };
     let (a, b) = (costs(best), costs(next));

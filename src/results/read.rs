@@ -14,9 +14,10 @@ use base64::Engine as _;
 use super::csv::Csv;
 use super::csv_lines::{open_opt, CsvLines};
 pub use super::histograms::{HistogramKey, Histograms};
+use super::runs::{Run, Runs};
 use super::schema::{
     column_index, histogram_tag, is_seconds_column, parse_label, slug, split_histogram_tag,
-    Manifest, RunRow, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
+    Manifest, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
 };
 use super::write::HistogramError;
 use crate::metrics::LATENCY_NAMES;
@@ -47,7 +48,8 @@ pub struct Results {
     pub axis_keys: Vec<String>,
     /// The rows of summary.csv, by point (in file order within a point).
     pub summary: Vec<SummaryRow>,
-    pub runs: Vec<RunRow>,
+    /// The runs of runs.csv: their place and the columns `plot` and `report` read.
+    pub runs: Runs,
     /// (point, strategy label, latency name) -> merged histogram, microseconds: indexed,
     /// decoded when asked for.
     pub histograms: Histograms,
@@ -137,9 +139,7 @@ impl Results {
             r.summary = rows;
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("runs.csv"))? {
-            let mut runs = parse_runs(&mut lines)?;
-            sort_by_point(&mut runs, |run| run.point);
-            r.runs = runs;
+            r.runs = parse_runs(&mut lines)?;
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("trace.csv"))? {
             r.trace = parse_trace(&mut lines)?;
@@ -263,7 +263,7 @@ impl Results {
             m.strategies.dedup();
         }
         self.summary.iter_mut().for_each(|r| rename(&mut r.strategy));
-        self.runs.iter_mut().for_each(|r| rename(&mut r.strategy));
+        self.runs.relabel(|s| map.get(s).cloned());
         self.histograms.relabel(|s| map.get(s).cloned());
     }
 
@@ -305,15 +305,9 @@ impl Results {
         at_point(&self.summary, point, |r| r.point)
     }
 
-    /// The runs.csv rows of (`point`, `strategy`), in file order (a binary search for the
-    /// point: figures and answers ask per point, and a scan of every run each time was
-    /// quadratic in a sweep's points).
-    pub fn runs_of<'a>(
-        &'a self,
-        point: u32,
-        strategy: &'a str,
-    ) -> impl Iterator<Item = &'a RunRow> {
-        at_point(&self.runs, point, |r| r.point).iter().filter(move |r| r.strategy == strategy)
+    /// The runs.csv rows of (`point`, `strategy`), in file order (`Runs::of`).
+    pub fn runs_of<'a>(&'a self, point: u32, strategy: &'a str) -> impl Iterator<Item = Run<'a>> {
+        self.runs.of(point, strategy)
     }
 
     /// The summary row of (`point`, `strategy`).
@@ -332,9 +326,17 @@ fn sort_by_point<T>(rows: &mut [T], point: impl Fn(&T) -> u32) {
 
 /// The rows of `point` in rows sorted by point (`sort_by_point`): a binary search.
 fn at_point<T>(rows: &[T], point: u32, of: impl Fn(&T) -> u32) -> &[T] {
+    &rows[point_range(rows, point, of)]
+}
+
+/// Where the rows of `point` are in rows sorted by point: a binary search.
+pub(super) fn point_range<T>(
+    rows: &[T],
+    point: u32,
+    of: impl Fn(&T) -> u32,
+) -> std::ops::Range<usize> {
     let lo = rows.partition_point(|r| of(r) < point);
-    let hi = lo + rows[lo..].partition_point(|r| of(r) == point);
-    &rows[lo..hi]
+    lo..lo + rows[lo..].partition_point(|r| of(r) == point)
 }
 
 fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsError> {
@@ -367,25 +369,25 @@ fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>),
     Ok((keys, rows))
 }
 
-fn parse_runs(lines: &mut CsvLines) -> Result<Vec<RunRow>, ResultsError> {
+/// Every number of every row is checked; each run keeps its place and `RUN_COLUMNS` (the
+/// axis values it repeats are the summary's, and no figure reads its other columns).
+fn parse_runs(lines: &mut CsvLines) -> Result<Runs, ResultsError> {
     let csv = &lines.csv.clone();
     let (point, rep, strat) =
         (csv.column("point")?, csv.column("replication")?, csv.column("strategy")?);
     let first_value = strat + 1 + strategy_columns_at(csv, strat + 1);
-    let axes = if point < rep { axis_indices(&csv.header[..rep], point + 1) } else { Vec::new() };
-    let names = column_index(&csv.header[first_value..]);
-    let mut rows = Vec::new();
+    let mut runs = Runs::new(&csv.header[first_value..]);
+    let mut numbers = Vec::new();
     while let Some((line, f)) = lines.next_row()? {
-        let values = lines.values(line, &f, first_value, &names)?;
-        rows.push(RunRow {
-            point: csv.parse_field(line, &f, point)?,
-            axis_values: axes.iter().map(|&c| f[c].clone()).collect(),
-            replication: csv.parse_field(line, &f, rep)?,
-            strategy: f[strat].clone(),
-            values,
-        });
+        numbers.clear();
+        for c in first_value..f.len() {
+            numbers.push(csv.parse_number(line, &f, c)?);
+        }
+        let (p, r) = (csv.parse_field(line, &f, point)?, csv.parse_field(line, &f, rep)?);
+        runs.push(p, r, &f[strat], &numbers);
     }
-    Ok(rows)
+    runs.finish();
+    Ok(runs)
 }
 
 /// The axis columns of `header` from `from` on: every column but the seconds column of a
