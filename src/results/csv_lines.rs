@@ -50,19 +50,23 @@ impl CsvLines {
         Ok(Some(lines))
     }
 
-    /// Fields `first..` of the row `fields` on `line` as numbers, by the column names `names`.
+    /// Fields `first..` of the row `fields` on `line` as numbers, by the column names `names`:
+    /// each is checked, those `keep` marks are kept.
     pub fn values(
         &self,
         line: usize,
         fields: &[String],
         first: usize,
-        names: &Columns,
+        (names, keep): &(Columns, Vec<bool>),
     ) -> Result<Values, ResultsError> {
-        // Sized up front: a collect through `Result` grows by doubling, and the spare
-        // capacity was 40% of a sweep's summary in memory.
-        let mut numbers = Vec::with_capacity(fields.len().saturating_sub(first));
-        for c in first..fields.len() {
-            numbers.push(self.csv.parse_number(line, fields, c)?);
+        // Sized up front: a collect grows by doubling, and the spare capacity was 40% of a
+        // sweep's summary in memory.
+        let mut numbers = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
+        for (c, &k) in (first..fields.len()).zip(keep) {
+            let x = self.csv.parse_number(line, fields, c)?;
+            if k {
+                numbers.push(x);
+            }
         }
         Ok(Values::new(names.clone(), numbers))
     }

@@ -16,8 +16,9 @@ use super::csv_lines::{open_opt, CsvLines};
 pub use super::histograms::{HistogramKey, Histograms};
 use super::runs::{Run, Runs};
 use super::schema::{
-    column_index, histogram_tag, is_seconds_column, parse_label, slug, split_histogram_tag,
+    histogram_tag, is_seconds_column, kept_column_index, parse_label, slug, split_histogram_tag,
     Manifest, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
+    SUMMARY_COLUMNS_READ,
 };
 use super::write::HistogramError;
 use crate::metrics::LATENCY_NAMES;
@@ -354,7 +355,7 @@ fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>),
     let axes = axis_indices(&csv.header[..strat], 1);
     let keys = axes.iter().map(|&c| csv.header[c].clone()).collect();
     let first_value = reps + 1 + strategy_columns_at(csv, reps + 1);
-    let names = column_index(&csv.header[first_value..]);
+    let names = kept_column_index(&csv.header[first_value..], &SUMMARY_COLUMNS_READ);
     let mut rows = Vec::new();
     while let Some((line, f)) = lines.next_row()? {
         let values = lines.values(line, &f, first_value, &names)?;

@@ -84,14 +84,61 @@ pub fn column_index(names: &[String]) -> Columns {
     Arc::new(names.iter().enumerate().map(|(i, n)| (n.clone(), i)).collect())
 }
 
+/// The columns of `summary.csv` that `plot` and `report` read, and all the reader keeps of a
+/// row's ~70 numbers (a sweep's summary would otherwise be most of the memory of reading it
+/// back). Asking a row read from a file for another of its columns is a bug of the caller.
+pub const SUMMARY_COLUMNS_READ: [&str; 15] = [
+    "cost_usd_mean",
+    "cost_usd_ci95",
+    "hit_rate_mean",
+    "hit_rate_ci95",
+    "makespan_s_mean",
+    "makespan_s_ci95",
+    "launch_wait_p99_s_mean",
+    "launch_wait_p99_s_ci95",
+    "throughput_agents_per_min_mean",
+    "throughput_agents_per_min_ci95",
+    "redundant_writes_mean",
+    "redundant_writes_ci95",
+    "launch_wait_pooled_p50_s",
+    "launch_wait_pooled_p99_s",
+    "completion_pooled_p99_s",
+];
+
+/// Where `Columns` puts a column of the file that the reader does not keep.
+const NOT_KEPT: usize = usize::MAX;
+
+/// The `Columns` of a file whose value columns are `names`, of which a row keeps those in
+/// `kept` (of a name given twice, the last), and which of `names` those are.
+pub fn kept_column_index(names: &[String], kept: &[&str]) -> (Columns, Vec<bool>) {
+    let keep: Vec<bool> = (0..names.len())
+        .map(|i| {
+            kept.contains(&names[i].as_str())
+                && names.iter().rposition(|n| *n == names[i]) == Some(i)
+        })
+        .collect();
+    let mut columns = BTreeMap::new();
+    let mut next = 0;
+    for (name, &k) in names.iter().zip(&keep) {
+        columns.insert(name.clone(), if k { next } else { NOT_KEPT });
+        next += k as usize;
+    }
+    (Arc::new(columns), keep)
+}
+
 impl Values {
     /// `numbers[i]` is the value of the column `columns` maps to `i`.
     pub fn new(columns: Columns, numbers: Vec<f64>) -> Values {
         Values { columns, numbers }
     }
 
+    /// The value of `column`; `None` if the row has no such column. Panics on a column of
+    /// its file that the reader did not keep (`SUMMARY_COLUMNS_READ`).
     pub fn get(&self, column: &str) -> Option<&f64> {
-        self.numbers.get(*self.columns.get(column)?)
+        match *self.columns.get(column)? {
+            NOT_KEPT => panic!("column `{column}` is not kept: add it to SUMMARY_COLUMNS_READ"),
+            i => self.numbers.get(i),
+        }
     }
 
     /// (name, value) in name order.
@@ -384,6 +431,38 @@ pub fn parse_label(label: &str) -> (String, Vec<(String, String)>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn names(n: &[&str]) -> Vec<String> {
+        n.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_row_read_keeps_the_columns_read_and_knows_the_others() {
+        let (columns, keep) = kept_column_index(
+            &names(&["cost_usd_mean", "cost_usd_sd", "hit_rate_mean"]),
+            &SUMMARY_COLUMNS_READ,
+        );
+        assert_eq!(keep, [true, false, true]);
+        let v = Values::new(columns, vec![1.5, 0.25]);
+        assert_eq!((v.get("cost_usd_mean"), v.get("hit_rate_mean")), (Some(&1.5), Some(&0.25)));
+        assert_eq!(v.get("makespan_s_mean"), None, "a column the file lacks");
+        assert_eq!(v.iter().count(), 2, "the columns kept");
+    }
+
+    #[test]
+    #[should_panic(expected = "not kept")]
+    fn asking_a_row_read_for_a_column_not_kept_is_a_bug() {
+        let (columns, _) = kept_column_index(&names(&["cost_usd_sd"]), &SUMMARY_COLUMNS_READ);
+        Values::new(columns, Vec::new()).get("cost_usd_sd");
+    }
+
+    #[test]
+    fn of_a_column_named_twice_the_last_is_kept() {
+        let (columns, keep) =
+            kept_column_index(&names(&["cost_usd_mean", "cost_usd_mean"]), &SUMMARY_COLUMNS_READ);
+        assert_eq!(keep, [false, true]);
+        assert_eq!(Values::new(columns, vec![2.0]).get("cost_usd_mean"), Some(&2.0));
+    }
 
     #[test]
     fn slugs() {
