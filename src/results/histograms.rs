@@ -4,12 +4,13 @@
 //! A sweep of 100,000 points holds 1,800,000 histograms (0.58 GB of `latency.hlog`); decoded,
 //! each is 216 KB (1 us..10 h at 3 digits), so reading them all is out of the question. The
 //! index keeps, per histogram, where its text is (the byte offset and line of its interval in
-//! `HISTOGRAM_LOG`, or its `.hdr` file in the earlier layout): about 50 bytes, a sixth of its
-//! text. Every interval's structure, tag and base64 are checked when the index is built; a
-//! histogram that does not decode when asked for is remembered and reported by `check`. The
-//! files are read again on demand, so they must stay in place while the index is in use.
+//! `HISTOGRAM_LOG`, or its `.hdr` file in the earlier layout): 40 bytes in a sorted vector,
+//! an eighth of its text. Every interval's structure, tag and base64 are checked when the
+//! index is built; a histogram that does not decode when asked for is remembered and reported
+//! by `check`. The files are read again on demand, so they must stay in place while the index
+//! is in use.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,7 +51,11 @@ pub struct Histograms {
     log: PathBuf,
     legacy: Vec<PathBuf>,
     labels: Vec<String>,
-    index: BTreeMap<Slot, Entry>,
+    /// Sorted by slot once read (`finish`); a map took ~70 bytes a histogram.
+    index: Vec<(Slot, Entry)>,
+    /// The slots indexed, while reading a file whose histograms came out of slot order (the
+    /// log's writers keep the order; `.hdr` files come in name order).
+    seen: Option<BTreeSet<Slot>>,
     decodes: AtomicUsize,
     /// The first histogram that did not decode: (file, line, message).
     failed: Mutex<Option<(PathBuf, usize, String)>>,
@@ -94,12 +99,34 @@ impl Histograms {
 
     fn add(&mut self, (point, s, l): (u32, usize, usize), source: Source) -> Result<(), String> {
         let slot = (point, s as u16, l as u8);
-        if self.index.contains_key(&slot) {
+        let fresh = match &mut self.seen {
+            Some(seen) => seen.insert(slot),
+            None if self.index.last().is_none_or(|(last, _)| *last < slot) => true,
+            None => {
+                let seen = self.seen.insert(self.index.iter().map(|(s, _)| *s).collect());
+                seen.insert(slot)
+            }
+        };
+        if !fresh {
             let tag = histogram_tag(point, &self.labels[s], LATENCY_NAMES[l]);
             return Err(format!("histogram `{tag}` appears twice"));
         }
-        self.index.insert(slot, Entry { source, decoded: OnceLock::new() });
+        self.index.push((slot, Entry { source, decoded: OnceLock::new() }));
         Ok(())
+    }
+
+    /// Done indexing: sort the index by slot (if the files did not) and give back the spare
+    /// capacity.
+    pub(super) fn finish(&mut self) {
+        if self.seen.take().is_some() {
+            self.index.sort_by_key(|(slot, _)| *slot);
+        }
+        self.index.shrink_to_fit();
+    }
+
+    fn entry(&self, slot: &Slot) -> Option<&Entry> {
+        let i = self.index.binary_search_by_key(slot, |(s, _)| *s).ok()?;
+        Some(&self.index[i].1)
     }
 
     fn slot(&self, (point, strategy, latency): &HistogramKey) -> Option<Slot> {
@@ -114,13 +141,13 @@ impl Histograms {
 
     /// Whether the directory has a histogram at `key` (decodes nothing).
     pub fn contains_key(&self, key: &HistogramKey) -> bool {
-        self.slot(key).is_some_and(|s| self.index.contains_key(&s))
+        self.slot(key).is_some_and(|s| self.entry(&s).is_some())
     }
 
     /// The histogram at `key`, decoded on the first call; `None` if there is none or it does
     /// not decode (then `check` says why).
     pub fn get(&self, key: &HistogramKey) -> Option<&Histogram<u64>> {
-        let entry = self.index.get(&self.slot(key)?)?;
+        let entry = self.entry(&self.slot(key)?)?;
         entry.decoded.get_or_init(|| self.decode(key, entry.source)).as_deref()
     }
 
@@ -172,7 +199,7 @@ impl Histograms {
 
     /// The places of every histogram, ascending by point, strategy, latency (decodes nothing).
     pub fn keys(&self) -> impl Iterator<Item = HistogramKey> + '_ {
-        self.index.keys().map(|s| self.key(s))
+        self.index.iter().map(|(s, _)| self.key(s))
     }
 
     /// Give the strategies new labels (`rename(old)`, or the old one where it is `None`);
@@ -188,8 +215,16 @@ impl Histograms {
             });
             to.push(i as u16);
         }
-        let index = std::mem::take(&mut self.index);
-        self.index = index.into_iter().map(|((p, s, l), e)| ((p, to[s as usize], l), e)).collect();
+        let mut index = std::mem::take(&mut self.index);
+        index.iter_mut().for_each(|((_, s, _), _)| *s = to[*s as usize]);
+        index.sort_by_key(|(slot, _)| *slot);
+        // Of histograms that come to one place, the last (as a map built from them keeps).
+        for (slot, e) in index {
+            match self.index.last_mut() {
+                Some(last) if last.0 == slot => last.1 = e,
+                _ => self.index.push((slot, e)),
+            }
+        }
         self.labels = labels;
     }
 }

@@ -455,6 +455,7 @@ fn load_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, Resu
     let mut out = Histograms::new(log.clone(), strategies);
     index_legacy_histograms(&dir.join("histograms"), strategies, &mut out)?;
     index_histogram_log(&log, strategies, &mut out)?;
+    out.finish();
     Ok(out)
 }
 

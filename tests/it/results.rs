@@ -481,6 +481,36 @@ fn a_malformed_interval_log_is_an_error_naming_its_line() {
     }
 }
 
+/// Intervals out of their written order read to the same histograms; one named twice, however
+/// far apart, is an error naming the second.
+#[test]
+fn an_interval_log_out_of_order_reads_the_same_and_a_repeat_is_found() {
+    let dir = capped_run();
+    let path = dir.path().join(results::HISTOGRAM_LOG);
+    let good = std::fs::read_to_string(&path).unwrap();
+    let want = Results::load(dir.path()).unwrap();
+    let (head, mut intervals): (Vec<&str>, Vec<&str>) =
+        good.lines().partition(|l| !l.starts_with("Tag="));
+    intervals.reverse();
+    std::fs::write(&path, [head.clone(), intervals.clone()].concat().join("\n") + "\n").unwrap();
+    let got = Results::load(dir.path()).unwrap();
+    assert_eq!(
+        got.histograms.keys().collect::<Vec<_>>(),
+        want.histograms.keys().collect::<Vec<_>>()
+    );
+    for key in want.histograms.keys() {
+        assert_eq!(got.histograms[&key], want.histograms[&key], "{key:?}");
+    }
+    intervals.push(intervals[1]);
+    let text = [head.clone(), intervals].concat();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    let e = Results::load(dir.path()).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("latency.hlog:{}: ", text.len())) && e.contains("appears twice"),
+        "{e}"
+    );
+}
+
 fn base64_decode(text: &str) -> Vec<u8> {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.decode(text).unwrap()
