@@ -4,10 +4,11 @@
 //! [`super::lifecycle::state`]. With a capacity (in tokens), a write that would overflow it
 //! first reclaims expired entries and then evicts the least recently used live ones from the
 //! old end of an intrusive recency list threaded through a slab ([`super::lru`]; O(1), no
-//! allocation per lookup). Keys are remembered after eviction or expiry, so
-//! [`EntryStore::probe`] can say why a key misses (an evicted entry probes `Evicted` until it
-//! would have expired, as in the replay's block cache). With one TTL and monotonic time, LRU
-//! order is `last_use` order, so expired entries are always at the old end.
+//! allocation per lookup). Without a capacity nothing is ever evicted, so no recency list is
+//! kept (a hit then costs one hash lookup and one store). Keys are remembered after eviction
+//! or expiry, so [`EntryStore::probe`] can say why a key misses (an evicted entry probes
+//! `Evicted` until it would have expired, as in the replay's block cache). With one TTL and
+//! monotonic time, LRU order is `last_use` order, so expired entries are always at the old end.
 //!
 //! Generic key: `Digest` (the API cache), `u64` hash ids (trace replay). Knows no prompts.
 
@@ -207,7 +208,9 @@ impl<K: StoreKey> EntryStore<K> {
     fn use_slot(&mut self, i: u32, now: SimTime) {
         let s = &mut self.slots[i as usize];
         s.last_use = s.last_use.max(now);
-        self.lru.touch(&mut self.slots, i);
+        if self.capacity_tokens.is_some() {
+            self.lru.touch(&mut self.slots, i);
+        }
     }
 
     /// Write `key` (a miss) at `now`, readable from `ready_at`, with `ttl`.
@@ -284,31 +287,48 @@ impl<K: StoreKey> EntryStore<K> {
         s.ttl = ttl;
         if let Some(cap) = self.capacity_tokens {
             if tokens > cap {
-                s.residency = Residency::Evicted;
-                self.stats.evictions += 1;
-                self.stats.evicted_tokens += tokens;
-                return WriteOutcome::TooLarge;
+                return self.too_large(i, tokens);
             }
-            while self.used_tokens + tokens > cap {
-                let t = self.lru.oldest().expect("used tokens are held by listed entries");
-                let state = if self.slots[t as usize].expired(now) {
-                    Residency::Reclaimed
-                } else {
-                    Residency::Evicted
-                };
-                self.remove(t, state);
+            if self.used_tokens + tokens > cap {
+                self.make_room(cap - tokens, now);
             }
+            self.lru.push_newest(&mut self.slots, i);
         }
         self.slots[i as usize].residency = Residency::Live;
         self.used_tokens += tokens;
-        self.lru.push_newest(&mut self.slots, i);
         self.stats.writes += 1;
         outcome
     }
 
+    /// Slot `i` does not fit in the whole capacity: not stored, counted as an eviction.
+    #[cold]
+    fn too_large(&mut self, i: u32, tokens: u64) -> WriteOutcome {
+        self.slots[i as usize].residency = Residency::Evicted;
+        self.stats.evictions += 1;
+        self.stats.evicted_tokens += tokens;
+        WriteOutcome::TooLarge
+    }
+
+    /// Bring `used_tokens` down to `target` from the LRU tail: expired entries are reclaimed,
+    /// live ones evicted.
+    #[cold]
+    fn make_room(&mut self, target: u64, now: SimTime) {
+        while self.used_tokens > target {
+            let t = self.lru.oldest().expect("used tokens are held by listed entries");
+            let state = if self.slots[t as usize].expired(now) {
+                Residency::Reclaimed
+            } else {
+                Residency::Evicted
+            };
+            self.remove(t, state);
+        }
+    }
+
     /// Take live slot `i` out of the list, as `residency`.
     fn remove(&mut self, i: u32, residency: Residency) {
-        self.lru.unlink(&mut self.slots, i);
+        if self.capacity_tokens.is_some() {
+            self.lru.unlink(&mut self.slots, i);
+        }
         let s = &mut self.slots[i as usize];
         s.residency = residency;
         self.used_tokens -= s.tokens;
@@ -322,7 +342,8 @@ impl<K: StoreKey> EntryStore<K> {
         }
     }
 
-    /// Live keys from most to least recently used (for tests and diagnostics; O(n)).
+    /// Live keys from most to least recently used (for tests and diagnostics; O(n)). Empty
+    /// without a capacity: no recency is kept where nothing is evicted.
     pub fn lru_order(&self) -> Vec<K> {
         self.lru.newest_first(&self.slots).map(|i| self.slots[i as usize].key).collect()
     }
