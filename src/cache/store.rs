@@ -90,6 +90,11 @@ impl<K> Linked for Slot<K> {
     }
 }
 
+/// An entry's place in its store, as a lookup found it ([`EntryStore::ready_slot`]), so that
+/// refreshing the hit needs no second hash lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotId(u32);
+
 /// What a write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteOutcome {
@@ -183,7 +188,16 @@ impl<K: StoreKey> EntryStore<K> {
 
     /// Whether `key` is ready and alive at `now` (a hit).
     pub fn is_ready(&self, key: K, now: SimTime) -> bool {
-        self.probe(key, now) == State::Ready
+        self.ready_slot(key, now).is_some()
+    }
+
+    /// The slot of `key` if it is ready and alive at `now` (a hit), for [`Self::touch_slot`].
+    /// Inlined: a prefix search calls it once per position, mostly on absent keys.
+    #[inline]
+    pub fn ready_slot(&self, key: K, now: SimTime) -> Option<SlotId> {
+        let &i = self.index.get(&key)?;
+        let s = &self.slots[i as usize];
+        (s.residency == Residency::Live && s.state(now) == State::Ready).then_some(SlotId(i))
     }
 
     /// The tokens and ready time last written for `key` (whatever its state now).
@@ -203,6 +217,12 @@ impl<K: StoreKey> EntryStore<K> {
         }
         self.use_slot(i, now);
         true
+    }
+
+    /// [`Self::touch`] on the slot `ready_slot(key, now)` found, the store unchanged since.
+    pub fn touch_slot(&mut self, slot: SlotId, now: SimTime) {
+        debug_assert_eq!(self.slots[slot.0 as usize].state(now), State::Ready);
+        self.use_slot(slot.0, now);
     }
 
     fn use_slot(&mut self, i: u32, now: SimTime) {
