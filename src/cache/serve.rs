@@ -173,7 +173,9 @@ impl Cache {
         Ok(self.plan(&Lookup { prompt, breakpoints, now, miss })?.1)
     }
 
-    /// The lookup `serve` and `peek` share (no side effect): the hit and the bill.
+    /// The lookup `serve` and `peek` share (no side effect): the hit and the bill. Inlined,
+    /// so the plan and the bill are built where they are used, not copied out.
+    #[inline]
     fn plan(&self, ask: &Lookup) -> Result<(Plan, Usage), CacheError> {
         let Lookup { prompt, breakpoints, now, miss } = *ask;
         match self.policy {
@@ -360,14 +362,22 @@ fn anthropic_usage(
     hit: Option<usize>,
 ) -> Usage {
     let a = hit.map_or(0, |h| prompt.prefix_tokens(h));
-    let after_hit = |bp: &&Breakpoint| {
-        hit.is_none_or(|h| bp.index > h) && prompt.prefix_tokens(bp.index) >= min
-    };
-    let c = breakpoints.iter().rfind(after_hit).map_or(a, |bp| prompt.prefix_tokens(bp.index));
-    let b = breakpoints
-        .iter()
-        .rfind(|bp| after_hit(bp) && bp.ttl == Ttl::OneHour)
-        .map_or(a, |bp| prompt.prefix_tokens(bp.index));
+    // The breakpoints written (after the hit, at or past the minimum) are a suffix: indices
+    // increase and so do prefix tokens. C is the suffix's last, B its last 1h one, and 1h
+    // breakpoints come first: one pass from the end finds both.
+    let (mut b, mut c) = (a, None);
+    for bp in breakpoints.iter().rev() {
+        let tokens = prompt.prefix_tokens(bp.index);
+        if hit.is_some_and(|h| bp.index <= h) || tokens < min {
+            break;
+        }
+        c = c.or(Some(tokens));
+        if bp.ttl == Ttl::OneHour {
+            b = tokens;
+            break;
+        }
+    }
+    let c = c.unwrap_or(a);
     Usage {
         cache_read: a,
         cache_write_1h: b - a,

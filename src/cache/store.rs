@@ -59,9 +59,10 @@ enum Residency {
     Reclaimed,
 }
 
+/// An entry's times and size. Its key lives only in the index (the lookups compare keys
+/// there), which keeps the slots small.
 #[derive(Debug, Clone)]
-struct Slot<K> {
-    key: K,
+struct Slot {
     tokens: u64,
     ready_at: SimTime,
     last_use: SimTime,
@@ -70,7 +71,7 @@ struct Slot<K> {
     link: Link,
 }
 
-impl<K> Slot<K> {
+impl Slot {
     /// The lifecycle state of a `Live` slot.
     fn state(&self, now: SimTime) -> State {
         state(self.ready_at, self.last_use, self.ttl, now)
@@ -81,7 +82,7 @@ impl<K> Slot<K> {
     }
 }
 
-impl<K> Linked for Slot<K> {
+impl Linked for Slot {
     fn link(&self) -> &Link {
         &self.link
     }
@@ -127,7 +128,7 @@ pub struct StoreStats {
 #[derive(Debug, Clone)]
 pub struct EntryStore<K> {
     index: HashMap<K, u32, BuildHasherDefault<KeyHasher>>,
-    slots: Vec<Slot<K>>,
+    slots: Vec<Slot>,
     /// `Live` slots by recency.
     lru: Lru,
     capacity_tokens: Option<u64>,
@@ -193,7 +194,7 @@ impl<K: StoreKey> EntryStore<K> {
 
     /// The slot of `key` if it is ready and alive at `now` (a hit), for [`Self::touch_slot`].
     /// Inlined: a prefix search calls it once per position, mostly on absent keys.
-    #[inline]
+    #[inline(always)]
     pub fn ready_slot(&self, key: K, now: SimTime) -> Option<SlotId> {
         let &i = self.index.get(&key)?;
         let s = &self.slots[i as usize];
@@ -225,6 +226,7 @@ impl<K: StoreKey> EntryStore<K> {
         self.use_slot(slot.0, now);
     }
 
+    #[inline]
     fn use_slot(&mut self, i: u32, now: SimTime) {
         let s = &mut self.slots[i as usize];
         s.last_use = s.last_use.max(now);
@@ -264,7 +266,7 @@ impl<K: StoreKey> EntryStore<K> {
                 free.insert(next);
                 let link = Link::UNLINKED;
                 let (last_use, residency) = (now, Residency::Evicted);
-                self.slots.push(Slot { key, tokens, ready_at, last_use, ttl, residency, link });
+                self.slots.push(Slot { tokens, ready_at, last_use, ttl, residency, link });
                 return self.store(next, tokens, now, ready_at, ttl, WriteOutcome::New);
             }
         };
@@ -365,6 +367,10 @@ impl<K: StoreKey> EntryStore<K> {
     /// Live keys from most to least recently used (for tests and diagnostics; O(n)). Empty
     /// without a capacity: no recency is kept where nothing is evicted.
     pub fn lru_order(&self) -> Vec<K> {
-        self.lru.newest_first(&self.slots).map(|i| self.slots[i as usize].key).collect()
+        let mut keys = vec![None; self.slots.len()];
+        for (&key, &i) in &self.index {
+            keys[i as usize] = Some(key);
+        }
+        self.lru.newest_first(&self.slots).filter_map(|i| keys[i as usize]).collect()
     }
 }
