@@ -226,7 +226,7 @@ impl<K: StoreKey> EntryStore<K> {
         self.use_slot(slot.0, now);
     }
 
-    #[inline]
+    #[inline(always)]
     fn use_slot(&mut self, i: u32, now: SimTime) {
         let s = &mut self.slots[i as usize];
         s.last_use = s.last_use.max(now);
@@ -236,6 +236,7 @@ impl<K: StoreKey> EntryStore<K> {
     }
 
     /// Write `key` (a miss) at `now`, readable from `ready_at`, with `ttl`.
+    #[inline]
     pub fn write(
         &mut self,
         key: K,
