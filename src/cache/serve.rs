@@ -332,7 +332,9 @@ fn validate_breakpoints(breakpoints: &[Breakpoint], len: usize) -> Result<(), Ca
 }
 
 /// The hit boundary: per breakpoint from the last, the first ready entry among the breakpoint
-/// and the 19 boundaries before it; prefixes below `min` tokens are never read.
+/// and the 19 boundaries before it; prefixes below `min` tokens are never read. Each position
+/// is probed at most once (the windows of breakpoints closer than 20 blocks overlap), and the
+/// search ends at the first prefix below `min`: every earlier one is shorter still.
 fn anthropic_hit(
     store: &EntryStore<Digest>,
     prompt: &Prompt,
@@ -340,16 +342,20 @@ fn anthropic_hit(
     min: u64,
     now: SimTime,
 ) -> Option<Hit> {
+    // Positions from `probed` on are already known not to hit.
+    let mut probed = prompt.len();
     for bp in breakpoints.iter().rev() {
         let lowest = bp.index.saturating_sub(LOOKBACK_POSITIONS - 1);
-        for index in (lowest..=bp.index).rev() {
+        let highest = bp.index.min(probed.checked_sub(1)?);
+        for index in (lowest..=highest).rev() {
             if prompt.prefix_tokens(index) < min {
-                break;
+                return None;
             }
             if let Some(slot) = store.ready_slot(prompt.prefix_digest(index), now) {
                 return Some(Hit { index, slot });
             }
         }
+        probed = probed.min(lowest);
     }
     None
 }
