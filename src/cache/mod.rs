@@ -45,7 +45,7 @@ pub use model_ids::preset_for_api_id;
 pub use presets::{cost_usd, is_long_context, storage_usd, uncached_cost_usd};
 pub use prompt::{reference_prefix_digest, Prompt, PromptMemory};
 pub use serve::{stepped, Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
-pub use store::{EntryStore, KeyHasher, StoreKey, StoreStats, WriteOutcome};
+pub use store::{EntryStore, KeyHasher, SlotId, StoreKey, StoreStats, WriteOutcome};
 
 use crate::time::SimDuration;
 use sha2::Digest as _;

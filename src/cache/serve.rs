@@ -24,7 +24,7 @@
 //! paged cache stores it); `anthropic` counts an entry's whole prefix.
 
 use super::router::Router;
-use super::store::{EntryStore, WriteOutcome};
+use super::store::{EntryStore, SlotId, WriteOutcome};
 use super::{Breakpoint, CacheError, Digest, Policy, Prompt, Ttl, Usage};
 use crate::config::{CacheParams, HostedParams, ModelParams};
 use crate::time::SimTime;
@@ -173,13 +173,15 @@ impl Cache {
         Ok(self.plan(&Lookup { prompt, breakpoints, now, miss })?.1)
     }
 
-    /// The lookup `serve` and `peek` share (no side effect): the hit and the bill.
+    /// The lookup `serve` and `peek` share (no side effect): the hit and the bill. Inlined,
+    /// so the plan and the bill are built where they are used, not copied out.
+    #[inline]
     fn plan(&self, ask: &Lookup) -> Result<(Plan, Usage), CacheError> {
         let Lookup { prompt, breakpoints, now, miss } = *ask;
         match self.policy {
             Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
                 let hit = if miss { None } else { self.every_block_hit(prompt, now) };
-                Ok((Plan::local(hit), self.every_block_usage(prompt, hit)))
+                Ok((Plan::local(hit), self.every_block_usage(prompt, Hit::index(hit))))
             }
             Policy::Anthropic => {
                 validate_breakpoints(breakpoints, prompt.len())?;
@@ -188,20 +190,20 @@ impl Cache {
                     true => None,
                     false => anthropic_hit(&self.store, prompt, breakpoints, min, now),
                 };
-                Ok((Plan::local(hit), anthropic_usage(prompt, breakpoints, min, hit)))
+                Ok((Plan::local(hit), anthropic_usage(prompt, breakpoints, min, Hit::index(hit))))
             }
             Policy::OpenAi | Policy::Gemini => self.hosted_plan(ask),
         }
     }
 
     /// Refresh the hit and write every boundary after it; the redundant writes.
-    fn commit_every_block(&mut self, ask: &Lookup, hit: Option<usize>, ready: SimTime) -> u32 {
+    fn commit_every_block(&mut self, ask: &Lookup, hit: Option<Hit>, ready: SimTime) -> u32 {
         let (prompt, now) = (ask.prompt, ask.now);
         if let Some(h) = hit {
-            self.store.touch(prompt.prefix_digest(h), now);
+            self.store.touch_slot(h.slot, now);
         }
         let mut redundant = 0;
-        for i in hit.map_or(0, |h| h + 1)..prompt.len() {
+        for i in hit.map_or(0, |h| h.index + 1)..prompt.len() {
             let (key, tokens) = (prompt.prefix_digest(i), prompt.block_tokens(i));
             let outcome = self.store.write(key, tokens, now, ready, self.default_ttl);
             redundant += u32::from(outcome == WriteOutcome::Redundant);
@@ -209,8 +211,11 @@ impl Cache {
         redundant
     }
 
-    fn every_block_hit(&self, prompt: &Prompt, now: SimTime) -> Option<usize> {
-        (0..prompt.len()).rev().find(|&i| self.store.is_ready(prompt.prefix_digest(i), now))
+    fn every_block_hit(&self, prompt: &Prompt, now: SimTime) -> Option<Hit> {
+        (0..prompt.len()).rev().find_map(|index| {
+            let slot = self.store.ready_slot(prompt.prefix_digest(index), now)?;
+            Some(Hit { index, slot })
+        })
     }
 
     fn every_block_usage(&self, prompt: &Prompt, hit: Option<usize>) -> Usage {
@@ -232,15 +237,16 @@ impl Cache {
 
     /// Refresh the hit and the breakpoints inside it, write the breakpoints after it (at or
     /// past the minimum); the redundant writes.
-    fn commit_anthropic(&mut self, ask: &Lookup, hit: Option<usize>, ready: SimTime) -> u32 {
+    fn commit_anthropic(&mut self, ask: &Lookup, hit: Option<Hit>, ready: SimTime) -> u32 {
         let Lookup { prompt, breakpoints, now, .. } = *ask;
         let min = self.model.min_cacheable_tokens;
         if let Some(h) = hit {
-            self.store.touch(prompt.prefix_digest(h), now);
-            for bp in breakpoints.iter().filter(|bp| bp.index < h) {
+            self.store.touch_slot(h.slot, now);
+            for bp in breakpoints.iter().filter(|bp| bp.index < h.index) {
                 self.store.touch(prompt.prefix_digest(bp.index), now);
             }
         }
+        let hit = Hit::index(hit);
         let mut redundant = 0;
         for bp in breakpoints {
             if hit.is_some_and(|h| bp.index <= h) || prompt.prefix_tokens(bp.index) < min {
@@ -265,18 +271,31 @@ struct Lookup<'a> {
 }
 
 /// What a request finds: the machine it is routed to (and its route key; hosted policies
-/// only), and its hit boundary.
+/// only), and its hit.
 #[derive(Debug, Clone, Copy)]
 struct Plan {
     route: Option<Digest>,
     machine: u32,
-    hit: Option<usize>,
+    hit: Option<Hit>,
 }
 
 impl Plan {
     /// A cache of one machine, no routing.
-    fn local(hit: Option<usize>) -> Plan {
+    fn local(hit: Option<Hit>) -> Plan {
         Plan { route: None, machine: 0, hit }
+    }
+}
+
+/// The hit boundary and its entry's slot: the commit refreshes the slot the lookup found.
+#[derive(Debug, Clone, Copy)]
+struct Hit {
+    index: usize,
+    slot: SlotId,
+}
+
+impl Hit {
+    fn index(hit: Option<Hit>) -> Option<usize> {
+        hit.map(|h| h.index)
     }
 }
 
@@ -313,24 +332,30 @@ fn validate_breakpoints(breakpoints: &[Breakpoint], len: usize) -> Result<(), Ca
 }
 
 /// The hit boundary: per breakpoint from the last, the first ready entry among the breakpoint
-/// and the 19 boundaries before it; prefixes below `min` tokens are never read.
+/// and the 19 boundaries before it; prefixes below `min` tokens are never read. Each position
+/// is probed at most once (the windows of breakpoints closer than 20 blocks overlap), and the
+/// search ends at the first prefix below `min`: every earlier one is shorter still.
 fn anthropic_hit(
     store: &EntryStore<Digest>,
     prompt: &Prompt,
     breakpoints: &[Breakpoint],
     min: u64,
     now: SimTime,
-) -> Option<usize> {
+) -> Option<Hit> {
+    // Positions from `probed` on are already known not to hit.
+    let mut probed = prompt.len();
     for bp in breakpoints.iter().rev() {
         let lowest = bp.index.saturating_sub(LOOKBACK_POSITIONS - 1);
-        for j in (lowest..=bp.index).rev() {
-            if prompt.prefix_tokens(j) < min {
-                break;
+        let highest = bp.index.min(probed.checked_sub(1)?);
+        for index in (lowest..=highest).rev() {
+            if prompt.prefix_tokens(index) < min {
+                return None;
             }
-            if store.is_ready(prompt.prefix_digest(j), now) {
-                return Some(j);
+            if let Some(slot) = store.ready_slot(prompt.prefix_digest(index), now) {
+                return Some(Hit { index, slot });
             }
         }
+        probed = probed.min(lowest);
     }
     None
 }
@@ -343,14 +368,22 @@ fn anthropic_usage(
     hit: Option<usize>,
 ) -> Usage {
     let a = hit.map_or(0, |h| prompt.prefix_tokens(h));
-    let after_hit = |bp: &&Breakpoint| {
-        hit.is_none_or(|h| bp.index > h) && prompt.prefix_tokens(bp.index) >= min
-    };
-    let c = breakpoints.iter().rfind(after_hit).map_or(a, |bp| prompt.prefix_tokens(bp.index));
-    let b = breakpoints
-        .iter()
-        .rfind(|bp| after_hit(bp) && bp.ttl == Ttl::OneHour)
-        .map_or(a, |bp| prompt.prefix_tokens(bp.index));
+    // The breakpoints written (after the hit, at or past the minimum) are a suffix: indices
+    // increase and so do prefix tokens. C is the suffix's last, B its last 1h one, and 1h
+    // breakpoints come first: one pass from the end finds both.
+    let (mut b, mut c) = (a, None);
+    for bp in breakpoints.iter().rev() {
+        let tokens = prompt.prefix_tokens(bp.index);
+        if hit.is_some_and(|h| bp.index <= h) || tokens < min {
+            break;
+        }
+        c = c.or(Some(tokens));
+        if bp.ttl == Ttl::OneHour {
+            b = tokens;
+            break;
+        }
+    }
+    let c = c.unwrap_or(a);
     Usage {
         cache_read: a,
         cache_write_1h: b - a,

@@ -4,10 +4,11 @@
 //! [`super::lifecycle::state`]. With a capacity (in tokens), a write that would overflow it
 //! first reclaims expired entries and then evicts the least recently used live ones from the
 //! old end of an intrusive recency list threaded through a slab ([`super::lru`]; O(1), no
-//! allocation per lookup). Keys are remembered after eviction or expiry, so
-//! [`EntryStore::probe`] can say why a key misses (an evicted entry probes `Evicted` until it
-//! would have expired, as in the replay's block cache). With one TTL and monotonic time, LRU
-//! order is `last_use` order, so expired entries are always at the old end.
+//! allocation per lookup). Without a capacity nothing is ever evicted, so no recency list is
+//! kept (a hit then costs one hash lookup and one store). Keys are remembered after eviction
+//! or expiry, so [`EntryStore::probe`] can say why a key misses (an evicted entry probes
+//! `Evicted` until it would have expired, as in the replay's block cache). With one TTL and
+//! monotonic time, LRU order is `last_use` order, so expired entries are always at the old end.
 //!
 //! Generic key: `Digest` (the API cache), `u64` hash ids (trace replay). Knows no prompts.
 
@@ -58,9 +59,10 @@ enum Residency {
     Reclaimed,
 }
 
+/// An entry's times and size. Its key lives only in the index (the lookups compare keys
+/// there), which keeps the slots small.
 #[derive(Debug, Clone)]
-struct Slot<K> {
-    key: K,
+struct Slot {
     tokens: u64,
     ready_at: SimTime,
     last_use: SimTime,
@@ -69,7 +71,7 @@ struct Slot<K> {
     link: Link,
 }
 
-impl<K> Slot<K> {
+impl Slot {
     /// The lifecycle state of a `Live` slot.
     fn state(&self, now: SimTime) -> State {
         state(self.ready_at, self.last_use, self.ttl, now)
@@ -80,7 +82,7 @@ impl<K> Slot<K> {
     }
 }
 
-impl<K> Linked for Slot<K> {
+impl Linked for Slot {
     fn link(&self) -> &Link {
         &self.link
     }
@@ -88,6 +90,11 @@ impl<K> Linked for Slot<K> {
         &mut self.link
     }
 }
+
+/// An entry's place in its store, as a lookup found it ([`EntryStore::ready_slot`]), so that
+/// refreshing the hit needs no second hash lookup.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotId(u32);
 
 /// What a write did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +128,7 @@ pub struct StoreStats {
 #[derive(Debug, Clone)]
 pub struct EntryStore<K> {
     index: HashMap<K, u32, BuildHasherDefault<KeyHasher>>,
-    slots: Vec<Slot<K>>,
+    slots: Vec<Slot>,
     /// `Live` slots by recency.
     lru: Lru,
     capacity_tokens: Option<u64>,
@@ -182,7 +189,16 @@ impl<K: StoreKey> EntryStore<K> {
 
     /// Whether `key` is ready and alive at `now` (a hit).
     pub fn is_ready(&self, key: K, now: SimTime) -> bool {
-        self.probe(key, now) == State::Ready
+        self.ready_slot(key, now).is_some()
+    }
+
+    /// The slot of `key` if it is ready and alive at `now` (a hit), for [`Self::touch_slot`].
+    /// Inlined: a prefix search calls it once per position, mostly on absent keys.
+    #[inline(always)]
+    pub fn ready_slot(&self, key: K, now: SimTime) -> Option<SlotId> {
+        let &i = self.index.get(&key)?;
+        let s = &self.slots[i as usize];
+        (s.residency == Residency::Live && s.state(now) == State::Ready).then_some(SlotId(i))
     }
 
     /// The tokens and ready time last written for `key` (whatever its state now).
@@ -204,13 +220,23 @@ impl<K: StoreKey> EntryStore<K> {
         true
     }
 
+    /// [`Self::touch`] on the slot `ready_slot(key, now)` found, the store unchanged since.
+    pub fn touch_slot(&mut self, slot: SlotId, now: SimTime) {
+        debug_assert_eq!(self.slots[slot.0 as usize].state(now), State::Ready);
+        self.use_slot(slot.0, now);
+    }
+
+    #[inline(always)]
     fn use_slot(&mut self, i: u32, now: SimTime) {
         let s = &mut self.slots[i as usize];
         s.last_use = s.last_use.max(now);
-        self.lru.touch(&mut self.slots, i);
+        if self.capacity_tokens.is_some() {
+            self.lru.touch(&mut self.slots, i);
+        }
     }
 
     /// Write `key` (a miss) at `now`, readable from `ready_at`, with `ttl`.
+    #[inline]
     pub fn write(
         &mut self,
         key: K,
@@ -241,7 +267,7 @@ impl<K: StoreKey> EntryStore<K> {
                 free.insert(next);
                 let link = Link::UNLINKED;
                 let (last_use, residency) = (now, Residency::Evicted);
-                self.slots.push(Slot { key, tokens, ready_at, last_use, ttl, residency, link });
+                self.slots.push(Slot { tokens, ready_at, last_use, ttl, residency, link });
                 return self.store(next, tokens, now, ready_at, ttl, WriteOutcome::New);
             }
         };
@@ -284,31 +310,48 @@ impl<K: StoreKey> EntryStore<K> {
         s.ttl = ttl;
         if let Some(cap) = self.capacity_tokens {
             if tokens > cap {
-                s.residency = Residency::Evicted;
-                self.stats.evictions += 1;
-                self.stats.evicted_tokens += tokens;
-                return WriteOutcome::TooLarge;
+                return self.too_large(i, tokens);
             }
-            while self.used_tokens + tokens > cap {
-                let t = self.lru.oldest().expect("used tokens are held by listed entries");
-                let state = if self.slots[t as usize].expired(now) {
-                    Residency::Reclaimed
-                } else {
-                    Residency::Evicted
-                };
-                self.remove(t, state);
+            if self.used_tokens + tokens > cap {
+                self.make_room(cap - tokens, now);
             }
+            self.lru.push_newest(&mut self.slots, i);
         }
         self.slots[i as usize].residency = Residency::Live;
         self.used_tokens += tokens;
-        self.lru.push_newest(&mut self.slots, i);
         self.stats.writes += 1;
         outcome
     }
 
+    /// Slot `i` does not fit in the whole capacity: not stored, counted as an eviction.
+    #[cold]
+    fn too_large(&mut self, i: u32, tokens: u64) -> WriteOutcome {
+        self.slots[i as usize].residency = Residency::Evicted;
+        self.stats.evictions += 1;
+        self.stats.evicted_tokens += tokens;
+        WriteOutcome::TooLarge
+    }
+
+    /// Bring `used_tokens` down to `target` from the LRU tail: expired entries are reclaimed,
+    /// live ones evicted.
+    #[cold]
+    fn make_room(&mut self, target: u64, now: SimTime) {
+        while self.used_tokens > target {
+            let t = self.lru.oldest().expect("used tokens are held by listed entries");
+            let state = if self.slots[t as usize].expired(now) {
+                Residency::Reclaimed
+            } else {
+                Residency::Evicted
+            };
+            self.remove(t, state);
+        }
+    }
+
     /// Take live slot `i` out of the list, as `residency`.
     fn remove(&mut self, i: u32, residency: Residency) {
-        self.lru.unlink(&mut self.slots, i);
+        if self.capacity_tokens.is_some() {
+            self.lru.unlink(&mut self.slots, i);
+        }
         let s = &mut self.slots[i as usize];
         s.residency = residency;
         self.used_tokens -= s.tokens;
@@ -322,8 +365,13 @@ impl<K: StoreKey> EntryStore<K> {
         }
     }
 
-    /// Live keys from most to least recently used (for tests and diagnostics; O(n)).
+    /// Live keys from most to least recently used (for tests and diagnostics; O(n)). Empty
+    /// without a capacity: no recency is kept where nothing is evicted.
     pub fn lru_order(&self) -> Vec<K> {
-        self.lru.newest_first(&self.slots).map(|i| self.slots[i as usize].key).collect()
+        let mut keys = vec![None; self.slots.len()];
+        for (&key, &i) in &self.index {
+            keys[i as usize] = Some(key);
+        }
+        self.lru.newest_first(&self.slots).filter_map(|i| keys[i as usize]).collect()
     }
 }

@@ -21,7 +21,7 @@
 
 use super::super::router::machine_key;
 use super::super::store::WriteOutcome;
-use super::{validate_breakpoints, Cache, Lookup, Plan};
+use super::{validate_breakpoints, Cache, Hit, Lookup, Plan};
 use crate::cache::{Breakpoint, CacheError, Digest, Prompt, Usage};
 use crate::config::{GeminiMode, OpenAiContract, OpenAiRetention, Policy};
 use crate::time::{SimTime, US_PER_S};
@@ -72,23 +72,24 @@ impl Cache {
         };
         let machine = route.map_or(0, |r| self.router.pick(r, now));
         let min = self.model.min_cacheable_tokens;
-        let ready = |i: usize| {
-            prompt.prefix_tokens(i) >= min
-                && self.store.is_ready(machine_key(prompt.prefix_digest(i), machine), now)
+        let ready = |index: usize| {
+            if prompt.prefix_tokens(index) < min {
+                return None;
+            }
+            let key = machine_key(prompt.prefix_digest(index), machine);
+            Some(Hit { index, slot: self.store.ready_slot(key, now)? })
         };
         let hit = match (miss, rule) {
             (true, _) => None,
             (false, Rule::Longest { .. }) => (0..prompt.len())
                 .rev()
                 .take_while(|&i| prompt.prefix_tokens(i) >= min)
-                .find(|&i| ready(i)),
-            (false, Rule::Breakpoints) => {
-                breakpoints.iter().rev().map(|bp| bp.index).find(|&i| ready(i))
-            }
-            (false, Rule::Explicit) => explicit_object(breakpoints).filter(|&i| ready(i)),
+                .find_map(ready),
+            (false, Rule::Breakpoints) => breakpoints.iter().rev().find_map(|bp| ready(bp.index)),
+            (false, Rule::Explicit) => explicit_object(breakpoints).and_then(ready),
         };
         let plan = Plan { route, machine, hit };
-        Ok((plan, self.hosted_usage(prompt, breakpoints, rule, hit)))
+        Ok((plan, self.hosted_usage(prompt, breakpoints, rule, Hit::index(hit))))
     }
 
     fn hosted_usage(
@@ -137,9 +138,9 @@ impl Cache {
         let rule = self.rule();
         let m = plan.machine;
         if let Some(h) = plan.hit.filter(|_| rule != Rule::Explicit) {
-            self.store.touch(machine_key(prompt.prefix_digest(h), m), now);
+            self.store.touch_slot(h.slot, now);
             if rule == Rule::Breakpoints {
-                for bp in breakpoints.iter().filter(|bp| bp.index < h) {
+                for bp in breakpoints.iter().filter(|bp| bp.index < h.index) {
                     self.store.touch(machine_key(prompt.prefix_digest(bp.index), m), now);
                 }
             }
@@ -149,8 +150,9 @@ impl Cache {
         }
         let ttl = Some(crate::time::SimDuration::from_us(self.hosted_ttl_us()));
         let min = self.model.min_cacheable_tokens;
-        let first = plan.hit.map_or(0, |h| h + 1);
-        let mut previous = plan.hit.map_or(0, |h| prompt.prefix_tokens(h));
+        let hit = Hit::index(plan.hit);
+        let first = hit.map_or(0, |h| h + 1);
+        let mut previous = hit.map_or(0, |h| prompt.prefix_tokens(h));
         let mut redundant = 0;
         let write = |store: &mut super::EntryStore<Digest>, i: usize, tokens: u64| {
             let key = machine_key(prompt.prefix_digest(i), m);
@@ -174,7 +176,7 @@ impl Cache {
                 }
             }
             Rule::Explicit => {
-                if let Some(i) = explicit_object(breakpoints).filter(|_| plan.hit.is_none()) {
+                if let Some(i) = explicit_object(breakpoints).filter(|_| hit.is_none()) {
                     let t = prompt.prefix_tokens(i);
                     if t >= min {
                         redundant += write(&mut self.store, i, t);
