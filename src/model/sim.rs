@@ -62,6 +62,9 @@ pub(super) enum Ev {
     Step(u32),
 }
 
+// An event is a heap entry's payload: one word, so that an entry is three.
+const _: () = assert!(std::mem::size_of::<Ev>() <= 8);
+
 /// Reusable simulation buffers: the event heap, the launch strategy's buffers and the caches
 /// keep their capacity across runs.
 pub struct Simulator {
@@ -660,7 +663,10 @@ fn agents_strip_own(exp: &Experiment, models: &[ModelParams]) -> bool {
 
 /// Serve `prompt` at `now` and draw its timing from `rng`: the entries it writes become ready
 /// at send + TTFT + ready delay. The draw happens inside `serve` when it writes (it needs the
-/// usage first), else right after: one draw per request either way.
+/// usage first), else right after: one draw per request either way. Inlined into its callers:
+/// its arguments and its result then stay in registers, where a call would pass them through
+/// memory and stall the reads that follow the writes.
+#[inline(always)]
 pub(super) fn serve_timed(
     cache: &mut Cache,
     (prompt, bps, miss): (&Prompt, &[Breakpoint], bool),
