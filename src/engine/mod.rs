@@ -193,11 +193,10 @@ impl<E: Copy> Engine<E> {
             if first >= len {
                 break;
             }
-            let end = (first + ARITY).min(len);
-            let mut child = first;
-            let mut child_key = self.heap[first].key();
-            for c in first + 1..end {
-                let k = self.heap[c].key();
+            let kids = &self.heap[first..(first + ARITY).min(len)];
+            let (mut child, mut child_key) = (0, kids[0].key());
+            for (c, kid) in kids.iter().enumerate().skip(1) {
+                let k = kid.key();
                 if k < child_key {
                     (child, child_key) = (c, k);
                 }
@@ -205,8 +204,8 @@ impl<E: Copy> Engine<E> {
             if key < child_key {
                 break;
             }
-            self.heap[hole] = self.heap[child];
-            hole = child;
+            self.heap[hole] = kids[child];
+            hole = first + child;
         }
         self.heap[hole] = last;
     }

@@ -463,8 +463,7 @@ impl Run<'_> {
             return self.throttle(who, request, wait);
         }
         if miss {
-            let would_read = would_have_read(&self.caches[m], &ask)?;
-            self.rec.metrics.isolated_misses += u64::from(would_read);
+            self.rec.metrics.isolated_misses += isolated_miss(&self.caches[m], &ask)?;
         }
         ag.overload_retries = 0;
         let (usage, timing) = serve_timed(
@@ -493,7 +492,9 @@ impl Run<'_> {
     }
 
     /// The prewarm request was served at `now`: its entries are readable after its first
-    /// token and ready delay; it counts toward the makespan.
+    /// token and ready delay; it counts toward the makespan. Once a run: out of line.
+    #[cold]
+    #[inline(never)]
     pub(super) fn prewarm_served(&mut self, now: SimTime, t: latency::Timing) {
         self.agent_mut(Requester::Prewarm).enter(Phase::Done);
         self.engine.schedule_at(now + t.ttft + t.ready_delay, Ev::PrewarmReady);
@@ -510,10 +511,8 @@ impl Run<'_> {
         now: SimTime,
         t: latency::Timing,
     ) -> Result<(), SimError> {
-        let wait_first = matches!(self.strategy, Strategy::WaitFirst { .. });
-        if a == 0 && request == 0 && wait_first {
-            let since_slot = now + t.ttft - self.agents[0].slot;
-            self.rec.metrics.hold_first_token_us = Some(since_slot.as_us());
+        if a == 0 && request == 0 {
+            self.note_first_writer(now + t.ttft);
         }
         if self.launch.listens_to_first_token(a, request) {
             self.engine.schedule_at(now + t.ttft, Ev::FirstToken(a));
@@ -530,6 +529,16 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Under `wait_first`, when the first writer's response began, from its slot (once a run).
+    #[cold]
+    #[inline(never)]
+    fn note_first_writer(&mut self, first_token: SimTime) {
+        if matches!(self.strategy, Strategy::WaitFirst { .. }) {
+            let since_slot = first_token - self.agents[0].slot;
+            self.rec.metrics.hold_first_token_us = Some(since_slot.as_us());
+        }
+    }
+
     /// Whether the API answers `who`'s attempt with a 529 (one draw per attempt, from its
     /// overload stream; never without `[overload]`).
     fn overloaded(&mut self, who: Requester) -> bool {
@@ -541,6 +550,8 @@ impl Run<'_> {
 
     /// A 529: the client retries after the SDK's backoff, `min(initial * 2^n, max) * (1 -
     /// 0.25 U)` before retry n + 1; after `max_retries` retries the requester gives up.
+    #[cold]
+    #[inline(never)]
     fn backoff(&mut self, who: Requester) -> Result<(), SimError> {
         let o = self.exp.overload.as_ref().expect("a 529 needs [overload]");
         self.rec.metrics.overloaded += 1;
@@ -561,6 +572,8 @@ impl Run<'_> {
     /// `who` gave up after its last 529: its remaining turns are not sent, its slot is freed,
     /// and whoever waited for it goes on (the prewarm's agents are released uncached; under
     /// `sequential` the next agent starts).
+    #[cold]
+    #[inline(never)]
     fn give_up(&mut self, who: Requester) -> Result<(), SimError> {
         self.agent_mut(who).enter(Phase::Failed);
         let Requester::Agent(a) = who else {
@@ -576,6 +589,8 @@ impl Run<'_> {
     }
 
     /// A 429: retry after `wait` plus jitter from the requester's own stream.
+    #[cold]
+    #[inline(never)]
     fn throttle(
         &mut self,
         who: Requester,
@@ -630,6 +645,13 @@ impl Run<'_> {
         self.rec.segment(tool, SegmentKind::Tool, (end, end + tool_time), Outcome::None);
         self.engine.schedule_at(end + tool_time, Ev::Send(Requester::Agent(a)));
     }
+}
+
+/// An isolated miss: 1 if the request would have read an entry (`RunMetrics::isolated_misses`).
+#[cold]
+#[inline(never)]
+fn isolated_miss(cache: &Cache, ask: &Ask<'_>) -> Result<u64, SimError> {
+    Ok(u64::from(would_have_read(cache, ask)?))
 }
 
 /// The models of a run: the experiment's, then `fork_other_model`'s.
