@@ -7,15 +7,21 @@
 //! backwards (asserted). Once warmed, the heap's capacity is reused: `reset` keeps it, so a run
 //! allocates nothing per event.
 //!
-//! The queue is a 4-ary min-heap (half the depth of a binary one: a model keeps a few dozen
-//! events in flight, so a pop is two or three levels), sifted with a hole: the entry that moves
-//! stays in registers and is written once, where it lands. Keys `(time, seq)` are unique, so any
-//! correct priority queue pops the same sequence: the order is the one a binary heap gave.
+//! The queue (`Queue`): a model keeps a few events in flight (one per agent, mostly), and a
+//! short sorted run serves them best: a pop advances its front, a push walks in from the back
+//! (a new event usually lands near it), shifting the later entries by one. Past `SORTED_MAX`
+//! pending events it turns into a 4-ary min-heap until it empties (a sorted array is a heap
+//! already); the heap is sifted with a hole, the moving entry written once.
+//! Keys `(time, seq)` are unique, so any correct priority queue pops the same sequence.
 
 use crate::time::{SimDuration, SimTime};
 
 /// Children per node of the heap.
 const ARITY: usize = 4;
+
+/// Pending events the sorted run holds before the queue becomes a heap: an insertion shifts
+/// at most this many.
+const SORTED_MAX: usize = 32;
 
 /// Bounds on one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,10 +63,10 @@ impl<E> Entry<E> {
     }
 }
 
-/// A simulated clock and its event queue. Events are small plain values (`Copy`): the heap
+/// A simulated clock and its event queue. Events are small plain values (`Copy`): the queue
 /// moves them by value.
 pub struct Engine<E> {
-    heap: Vec<Entry<E>>,
+    queue: Queue<E>,
     now: SimTime,
     seq: u64,
     delivered: u64,
@@ -76,12 +82,18 @@ impl<E: Copy> Engine<E> {
     /// An empty engine whose queue can hold `capacity` events without reallocating.
     pub fn with_capacity(bounds: Bounds, capacity: usize) -> Self {
         let now = SimTime::ZERO;
-        Engine { heap: Vec::with_capacity(capacity), now, seq: 0, delivered: 0, bounds }
+        let queue = Queue {
+            sorted: Vec::with_capacity(2 * SORTED_MAX),
+            front: 0,
+            heap: Vec::with_capacity(capacity),
+            heaped: false,
+        };
+        Engine { queue, now, seq: 0, delivered: 0, bounds }
     }
 
     /// Empty the queue and rewind the clock to `start`, keeping the queue's capacity.
     pub fn reset(&mut self, bounds: Bounds, start: SimTime) {
-        self.heap.clear();
+        self.queue.clear();
         self.now = start;
         self.seq = 0;
         self.delivered = 0;
@@ -100,7 +112,7 @@ impl<E: Copy> Engine<E> {
 
     /// Events still queued.
     pub fn pending(&self) -> usize {
-        self.heap.len()
+        self.queue.len()
     }
 
     /// Schedule `event` at the absolute time `at`, which must not be in the past.
@@ -111,7 +123,7 @@ impl<E: Copy> Engine<E> {
         }
         let entry = Entry { time: at, seq: self.seq, event };
         self.seq += 1;
-        self.push(entry);
+        self.queue.push(entry);
     }
 
     /// Schedule `event` `delay` after now (saturating at the end of time).
@@ -124,14 +136,14 @@ impl<E: Copy> Engine<E> {
     /// Stops with an error, leaving the event queued, at the event limit or past the horizon.
     #[inline]
     pub fn pop(&mut self) -> Result<Option<(SimTime, E)>, EngineError> {
-        let Some(head) = self.heap.first() else { return Ok(None) };
+        let Some(head) = self.queue.first() else { return Ok(None) };
         let next = head.time;
         if next > self.bounds.horizon || self.delivered >= self.bounds.max_events {
             return Err(self.stop(next));
         }
         let event = head.event;
-        self.remove_head();
-        // A heap never yields an earlier key than the last one: kept as a check of the heap.
+        self.queue.remove_first();
+        // A queue never yields an earlier key than the last one: kept as a check of the queue.
         assert!(next >= self.now, "time went backwards: {:?} < {:?}", next, self.now);
         self.now = next;
         self.delivered += 1;
@@ -158,10 +170,104 @@ impl<E: Copy> Engine<E> {
         }
         EngineError::EventLimit { max_events: self.bounds.max_events, now_us: self.now }
     }
+}
+
+/// The pending events: a sorted run while short, a 4-ary min-heap beyond `SORTED_MAX`.
+struct Queue<E> {
+    /// `sorted[front..]`, earliest first, are pending; empty once `heaped`. The delivered ones
+    /// before `front` are dropped when the run moves back to the start (`compact`).
+    sorted: Vec<Entry<E>>,
+    front: usize,
+    heap: Vec<Entry<E>>,
+    heaped: bool,
+}
+
+impl<E: Copy> Queue<E> {
+    fn clear(&mut self) {
+        self.sorted.clear();
+        self.front = 0;
+        self.heap.clear();
+        self.heaped = false;
+    }
+
+    fn len(&self) -> usize {
+        self.sorted.len() - self.front + self.heap.len()
+    }
+
+    /// The earliest entry.
+    #[inline]
+    fn first(&self) -> Option<&Entry<E>> {
+        match self.heaped {
+            false => self.sorted.get(self.front),
+            true => self.heap.first(),
+        }
+    }
+
+    /// Drop the earliest entry (there is one). An emptied heap is a sorted run again.
+    #[inline]
+    fn remove_first(&mut self) {
+        if !self.heaped {
+            self.front += 1;
+            return;
+        }
+        self.heap_remove_first();
+        self.heaped = !self.heap.is_empty();
+    }
+
+    #[inline]
+    fn push(&mut self, entry: Entry<E>) {
+        if !self.heaped {
+            if self.sorted.len() - self.front < SORTED_MAX {
+                self.sorted_push(entry);
+                return;
+            }
+            self.make_heap();
+        }
+        self.heap_push(entry);
+    }
+
+    /// Insert into the sorted run: later entries move up by one from the back, then `entry`
+    /// is written once. The run starts over at index 0 when its front has moved far enough:
+    /// its buffer stays within `2 * SORTED_MAX` entries and never grows per event.
+    #[inline]
+    fn sorted_push(&mut self, entry: Entry<E>) {
+        if self.front >= SORTED_MAX || self.front == self.sorted.len() {
+            self.compact();
+        }
+        let key = entry.key();
+        let mut hole = self.sorted.len();
+        self.sorted.push(entry);
+        while hole > self.front {
+            let before = self.sorted[hole - 1];
+            if before.key() < key {
+                break;
+            }
+            self.sorted[hole] = before;
+            hole -= 1;
+        }
+        self.sorted[hole] = entry;
+    }
+
+    /// Move the pending run to the start of its buffer.
+    fn compact(&mut self) {
+        self.sorted.drain(..self.front);
+        self.front = 0;
+    }
+
+    /// The sorted run becomes the heap: sorted is heap-ordered already.
+    #[cold]
+    #[inline(never)]
+    fn make_heap(&mut self) {
+        self.heap.clear();
+        self.heap.extend_from_slice(&self.sorted[self.front..]);
+        self.sorted.clear();
+        self.front = 0;
+        self.heaped = true;
+    }
 
     /// Add `entry`: parents later than it move down into the hole, then it is written once.
     #[inline]
-    fn push(&mut self, entry: Entry<E>) {
+    fn heap_push(&mut self, entry: Entry<E>) {
         let key = entry.key();
         let mut hole = self.heap.len();
         self.heap.push(entry);
@@ -180,7 +286,7 @@ impl<E: Copy> Engine<E> {
     /// Drop the head (the heap is not empty): the last entry fills the hole the head leaves,
     /// the smallest child moving up while it is earlier than that entry.
     #[inline]
-    fn remove_head(&mut self) {
+    fn heap_remove_first(&mut self) {
         let last = self.heap.pop().expect("the head is present");
         let len = self.heap.len();
         if len == 0 {

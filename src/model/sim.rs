@@ -137,9 +137,10 @@ pub(super) struct Run<'a> {
     pub t0: SimTime,
     /// Number of agents.
     pub n: u32,
-    /// The agents in index order, then the prewarm request (at `n`) under `prewarm`.
-    pub(super) agents: &'a mut Vec<Agent>,
-    pub caches: &'a mut Vec<Cache>,
+    /// The agents in index order, then the prewarm request (at `n`) under `prewarm`. Slices,
+    /// not the `Simulator`'s vectors: one pointer less to follow per request.
+    pub(super) agents: &'a mut [Agent],
+    pub caches: &'a mut [Cache],
     /// The experiment's model, then `fork_other_model`'s.
     pub models: Vec<ModelParams>,
     /// Each model's latency parameters, ready to draw from (`fork_other_model` runs at its
@@ -205,8 +206,8 @@ impl<'a> Run<'a> {
             rec: Recorder::new(metrics, traced, t0, w.agents),
             t0,
             n: w.agents,
-            agents: &mut sim.agents,
-            caches: &mut sim.caches,
+            agents: &mut sim.agents[..],
+            caches: &mut sim.caches[..],
             limiters: Limiters::new(exp, &models),
             parent: Parent::new(exp, &models, replication),
             models,
