@@ -1,23 +1,21 @@
-//! The discrete-event kernel: a clock in integer microseconds and a min-heap of events keyed by
+//! The discrete-event kernel: a clock in integer microseconds and a queue of events keyed by
 //! `(time, seq)`, so that events at the same instant run in the order they were scheduled (FIFO).
 //!
 //! It knows nothing of caches, agents or requests: it is generic over the event type `E`, and the
 //! model drives it with `schedule_at` / `schedule_in` and `next`. Every run is bounded by a
 //! maximum number of events and a horizon (TigerBeetle's "a limit on everything"). Time never goes
-//! backwards (asserted). Once warmed, the heap's capacity is reused: `reset` keeps it, so a run
+//! backwards (asserted). Once warmed, the queue's capacity is reused: `reset` keeps it, so a run
 //! allocates nothing per event.
 //!
 //! The queue (`Queue`): a model keeps a few events in flight (one per agent, mostly), and a
 //! short sorted run serves them best: a pop advances its front, a push walks in from the back
 //! (a new event usually lands near it), shifting the later entries by one. Past `SORTED_MAX`
-//! pending events it turns into a 4-ary min-heap until it empties (a sorted array is a heap
-//! already); the heap is sifted with a hole, the moving entry written once.
-//! Keys `(time, seq)` are unique, so any correct priority queue pops the same sequence.
+//! pending events it moves into a binary heap until that empties. Keys `(time, seq)` are
+//! unique, so any correct priority queue pops the same sequence.
 
 use crate::time::{SimDuration, SimTime};
-
-/// Children per node of the heap.
-const ARITY: usize = 4;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 /// Pending events the sorted run holds before the queue becomes a heap: an insertion shifts
 /// at most this many.
@@ -63,6 +61,29 @@ impl<E> Entry<E> {
     }
 }
 
+// Ordered by key only, reversed: `BinaryHeap` (a max-heap) pops the earliest first.
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+
+    // The heap compares with `<=`: one wide comparison, no `Ordering` in between.
+    fn le(&self, other: &Self) -> bool {
+        other.key() <= self.key()
+    }
+}
+impl<E> Ord for Entry<E> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.key().cmp(&self.key())
+    }
+}
+
 /// A simulated clock and its event queue. Events are small plain values (`Copy`): the queue
 /// moves them by value.
 pub struct Engine<E> {
@@ -85,7 +106,7 @@ impl<E: Copy> Engine<E> {
         let queue = Queue {
             sorted: Vec::with_capacity(2 * SORTED_MAX),
             front: 0,
-            heap: Vec::with_capacity(capacity),
+            heap: BinaryHeap::with_capacity(capacity),
             heaped: false,
         };
         Engine { queue, now, seq: 0, delivered: 0, bounds }
@@ -172,13 +193,13 @@ impl<E: Copy> Engine<E> {
     }
 }
 
-/// The pending events: a sorted run while short, a 4-ary min-heap beyond `SORTED_MAX`.
+/// The pending events: a sorted run while short, a heap beyond `SORTED_MAX`.
 struct Queue<E> {
     /// `sorted[front..]`, earliest first, are pending; empty once `heaped`. The delivered ones
     /// before `front` are dropped when the run moves back to the start (`compact`).
     sorted: Vec<Entry<E>>,
     front: usize,
-    heap: Vec<Entry<E>>,
+    heap: BinaryHeap<Entry<E>>,
     heaped: bool,
 }
 
@@ -199,7 +220,7 @@ impl<E: Copy> Queue<E> {
     fn first(&self) -> Option<&Entry<E>> {
         match self.heaped {
             false => self.sorted.get(self.front),
-            true => self.heap.first(),
+            true => self.heap.peek(),
         }
     }
 
@@ -210,7 +231,7 @@ impl<E: Copy> Queue<E> {
             self.front += 1;
             return;
         }
-        self.heap_remove_first();
+        self.heap.pop();
         self.heaped = !self.heap.is_empty();
     }
 
@@ -223,7 +244,7 @@ impl<E: Copy> Queue<E> {
             }
             self.make_heap();
         }
-        self.heap_push(entry);
+        self.heap.push(entry);
     }
 
     /// Insert into the sorted run: later entries move up by one from the back, then `entry`
@@ -254,66 +275,15 @@ impl<E: Copy> Queue<E> {
         self.front = 0;
     }
 
-    /// The sorted run becomes the heap: sorted is heap-ordered already.
+    /// The sorted run moves into the heap.
     #[cold]
     #[inline(never)]
     fn make_heap(&mut self) {
         self.heap.clear();
-        self.heap.extend_from_slice(&self.sorted[self.front..]);
+        self.heap.extend(self.sorted[self.front..].iter().copied());
         self.sorted.clear();
         self.front = 0;
         self.heaped = true;
-    }
-
-    /// Add `entry`: parents later than it move down into the hole, then it is written once.
-    #[inline]
-    fn heap_push(&mut self, entry: Entry<E>) {
-        let key = entry.key();
-        let mut hole = self.heap.len();
-        self.heap.push(entry);
-        while hole > 0 {
-            let parent = (hole - 1) / ARITY;
-            let up = self.heap[parent];
-            if up.key() < key {
-                break;
-            }
-            self.heap[hole] = up;
-            hole = parent;
-        }
-        self.heap[hole] = entry;
-    }
-
-    /// Drop the head (the heap is not empty): the last entry fills the hole the head leaves,
-    /// the smallest child moving up while it is earlier than that entry.
-    #[inline]
-    fn heap_remove_first(&mut self) {
-        let last = self.heap.pop().expect("the head is present");
-        let len = self.heap.len();
-        if len == 0 {
-            return;
-        }
-        let key = last.key();
-        let mut hole = 0;
-        loop {
-            let first = hole * ARITY + 1;
-            if first >= len {
-                break;
-            }
-            let kids = &self.heap[first..(first + ARITY).min(len)];
-            let (mut child, mut child_key) = (0, kids[0].key());
-            for (c, kid) in kids.iter().enumerate().skip(1) {
-                let k = kid.key();
-                if k < child_key {
-                    (child, child_key) = (c, k);
-                }
-            }
-            if key < child_key {
-                break;
-            }
-            self.heap[hole] = kids[child];
-            hole = first + child;
-        }
-        self.heap[hole] = last;
     }
 }
 
