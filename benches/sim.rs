@@ -1,6 +1,8 @@
 //! Benchmarks of the engine and the fan-out model (`cargo bench --bench sim`).
 //!
 //! - `engine_events`: a heap loop of 10k events in flight, each rescheduling one more.
+//! - `engine_events_few`: the same with 16 in flight, as a fan-out of 16 agents keeps them
+//!   (the engine's short sorted run, not its heap).
 //! - `default_workload`: experiments/default.toml's fan-out (10 cold forks, 50k-token prefix,
 //!   3-8 turns), 16 replications per iteration, per strategy (0 eager .. 4 prewarm).
 //! - `fanout_64x20`: 64 agents, 20 turns each (1,280 requests), one replication.
@@ -31,12 +33,21 @@ fn main() {
 
 #[divan::bench]
 fn engine_events(bencher: Bencher) {
-    const IN_FLIGHT: u64 = 10_000;
+    events_in_flight(bencher, 10_000);
+}
+
+#[divan::bench]
+fn engine_events_few(bencher: Bencher) {
+    events_in_flight(bencher, 16);
+}
+
+/// 1 M events through the engine, `in_flight` of them queued at any time.
+fn events_in_flight(bencher: Bencher, in_flight: u64) {
     const EVENTS: u64 = 1_000_000;
-    let mut engine = Engine::with_capacity(Bounds::UNBOUNDED, IN_FLIGHT as usize + 1);
+    let mut engine = Engine::with_capacity(Bounds::UNBOUNDED, in_flight as usize + 1);
     bencher.counter(ItemsCount::new(EVENTS)).bench_local(|| {
         engine.reset(Bounds { max_events: EVENTS, horizon: SimTime::MAX }, SimTime::ZERO);
-        for i in 0..IN_FLIGHT {
+        for i in 0..in_flight {
             engine.schedule_at(SimTime::from_us(i * 7 % 1000), i);
         }
         let mut x = 0u64;

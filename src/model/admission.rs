@@ -36,6 +36,8 @@ pub(super) enum Admit {
 pub(super) struct Limiters {
     by_class: Vec<Option<RateLimiter>>,
     of_model: [usize; 2],
+    /// `[rate_limits]` is set: fixed per run, so a run without limits asks nothing per request.
+    on: bool,
 }
 
 impl Limiters {
@@ -49,14 +51,29 @@ impl Limiters {
                 .map(|r| RateLimiter::with_interval(r.rpm, r.itpm, r.otpm, r.interval_us))
         };
         let by_class = (0..models.len() - usize::from(same_class)).map(|_| limiter()).collect();
-        Limiters { by_class, of_model }
+        Limiters { by_class, of_model, on: exp.rate_limits.is_some() }
     }
 
     /// Ask model `m`'s limiter about a request. When even the worst case (every input token
     /// counted) fits, it is charged later with the actual usage (`ChargeAfter`); otherwise its
     /// exact usage is found by `Cache::peek_with`, so that a refused request leaves the cache
     /// untouched.
+    #[inline]
     pub(super) fn ask(
+        &mut self,
+        exp: &Experiment,
+        m: usize,
+        cache: &Cache,
+        ask: &Ask<'_>,
+    ) -> Result<Admit, SimError> {
+        match self.on {
+            true => self.ask_limited(exp, m, cache, ask),
+            false => Ok(Admit::ChargeAfter),
+        }
+    }
+
+    #[inline(never)]
+    fn ask_limited(
         &mut self,
         exp: &Experiment,
         m: usize,
@@ -90,6 +107,7 @@ impl Limiters {
 
     /// A request admitted as `ChargeAfter` was served with `usage`: charge model `m`'s
     /// limiter with it now.
+    #[inline]
     pub(super) fn settle(
         &mut self,
         exp: &Experiment,
@@ -98,6 +116,9 @@ impl Limiters {
         usage: &Usage,
         out: u64,
     ) {
+        if !self.on {
+            return;
+        }
         if let (Admit::ChargeAfter, Some(limiter)) =
             (admit, self.by_class[self.of_model[m]].as_mut())
         {

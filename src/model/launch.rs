@@ -36,6 +36,9 @@ pub(super) struct Released(usize);
 #[derive(Debug, Default)]
 pub(super) struct Launch {
     strategy: Option<Strategy>,
+    /// Asked after every response: the strategy's kind, fixed per run.
+    sequential: bool,
+    on_ready: bool,
     t0: SimTime,
     /// `wait_first`: held agents are waiting for the release.
     hold_open: bool,
@@ -55,6 +58,8 @@ impl Launch {
     /// A new run of `strategy` over `n` agents from `t0` (buffers kept).
     pub(super) fn reset(&mut self, strategy: &Strategy, t0: SimTime, n: u32) {
         self.strategy = Some(strategy.clone());
+        self.sequential = *strategy == Strategy::Sequential;
+        self.on_ready = matches!(strategy, Strategy::WaitFirst { release: Release::OnReady, .. });
         self.t0 = t0;
         self.hold_open = false;
         self.prewarm_ready = false;
@@ -113,10 +118,9 @@ impl Launch {
     /// Whether agent `a`'s request `request`, just served, must report its first token
     /// (`Ev::FirstToken`): the first writer's first request while a `release = on_ready`
     /// hold is open.
+    #[inline]
     pub(super) fn listens_to_first_token(&self, a: u32, request: u32) -> bool {
-        let on_ready =
-            matches!(self.strategy(), Strategy::WaitFirst { release: Release::OnReady, .. });
-        a == 0 && request == 0 && self.hold_open && on_ready
+        a == 0 && request == 0 && self.hold_open && self.on_ready
     }
 
     /// Agent `a`'s response began.
@@ -129,8 +133,9 @@ impl Launch {
 
     /// Whether someone waits for the end of agent `a`'s current response besides the agent
     /// itself: under `sequential`, until its first response ends.
+    #[inline]
     pub(super) fn listens_to_end(&self, a: u32) -> bool {
-        *self.strategy() == Strategy::Sequential && !self.first_done[a as usize]
+        self.sequential && !self.first_done[a as usize]
     }
 
     /// Agent `a`'s response ended (or it gave up): after its first, under `sequential`, the
@@ -143,10 +148,7 @@ impl Launch {
         }
         self.first_done[ai] = true;
         let next = ai + 1;
-        if *self.strategy() == Strategy::Sequential
-            && next < self.waiting_prev.len()
-            && self.waiting_prev[next]
-        {
+        if self.sequential && next < self.waiting_prev.len() && self.waiting_prev[next] {
             self.waiting_prev[next] = false;
             self.out.push(next as u32);
         }

@@ -46,7 +46,9 @@ impl<'a> Recorder<'a> {
 
     /// Count one served request of an agent (or the prewarm) into the metrics (and the
     /// trace): `uncached_usd` is what it would have cost uncached, `launch_wait` is set on
-    /// an agent's first request.
+    /// an agent's first request. Inlined: `s` is built by the caller just before, and read
+    /// through a call it would be read back from memory right after being written.
+    #[inline(always)]
     pub(super) fn request(
         &mut self,
         s: &Served,

@@ -298,7 +298,9 @@ pub(super) fn gpu_usd(gpu_us: u64, usd_per_hour: f64) -> f64 {
 // ---- The run's side: requests to the server and back (called from `sim.rs`) ----
 
 impl Run<'_> {
-    /// Send `who`'s request `request` (`out` output tokens) to the server now.
+    /// Send `who`'s request `request` (`out` output tokens) to the server now. Out of line:
+    /// the API's requests, the common case, skip it.
+    #[inline(never)]
     pub(super) fn server_send(&mut self, who: Requester, request: u32, out: u64) {
         let exp = self.exp;
         let p = exp.server.as_ref().expect("a server policy has [server]");

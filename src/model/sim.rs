@@ -62,6 +62,9 @@ pub(super) enum Ev {
     Step(u32),
 }
 
+// An event is a heap entry's payload: one word, so that an entry is three.
+const _: () = assert!(std::mem::size_of::<Ev>() <= 8);
+
 /// Reusable simulation buffers: the event heap, the launch strategy's buffers and the caches
 /// keep their capacity across runs.
 pub struct Simulator {
@@ -134,9 +137,10 @@ pub(super) struct Run<'a> {
     pub t0: SimTime,
     /// Number of agents.
     pub n: u32,
-    /// The agents in index order, then the prewarm request (at `n`) under `prewarm`.
-    pub(super) agents: &'a mut Vec<Agent>,
-    pub caches: &'a mut Vec<Cache>,
+    /// The agents in index order, then the prewarm request (at `n`) under `prewarm`. Slices,
+    /// not the `Simulator`'s vectors: one pointer less to follow per request.
+    pub(super) agents: &'a mut [Agent],
+    pub caches: &'a mut [Cache],
     /// The experiment's model, then `fork_other_model`'s.
     pub models: Vec<ModelParams>,
     /// Each model's latency parameters, ready to draw from (`fork_other_model` runs at its
@@ -202,8 +206,8 @@ impl<'a> Run<'a> {
             rec: Recorder::new(metrics, traced, t0, w.agents),
             t0,
             n: w.agents,
-            agents: &mut sim.agents,
-            caches: &mut sim.caches,
+            agents: &mut sim.agents[..],
+            caches: &mut sim.caches[..],
             limiters: Limiters::new(exp, &models),
             parent: Parent::new(exp, &models, replication),
             models,
@@ -460,8 +464,7 @@ impl Run<'_> {
             return self.throttle(who, request, wait);
         }
         if miss {
-            let would_read = would_have_read(&self.caches[m], &ask)?;
-            self.rec.metrics.isolated_misses += u64::from(would_read);
+            self.rec.metrics.isolated_misses += isolated_miss(&self.caches[m], &ask)?;
         }
         ag.overload_retries = 0;
         let (usage, timing) = serve_timed(
@@ -490,7 +493,9 @@ impl Run<'_> {
     }
 
     /// The prewarm request was served at `now`: its entries are readable after its first
-    /// token and ready delay; it counts toward the makespan.
+    /// token and ready delay; it counts toward the makespan. Once a run: out of line.
+    #[cold]
+    #[inline(never)]
     pub(super) fn prewarm_served(&mut self, now: SimTime, t: latency::Timing) {
         self.agent_mut(Requester::Prewarm).enter(Phase::Done);
         self.engine.schedule_at(now + t.ttft + t.ready_delay, Ev::PrewarmReady);
@@ -507,10 +512,8 @@ impl Run<'_> {
         now: SimTime,
         t: latency::Timing,
     ) -> Result<(), SimError> {
-        let wait_first = matches!(self.strategy, Strategy::WaitFirst { .. });
-        if a == 0 && request == 0 && wait_first {
-            let since_slot = now + t.ttft - self.agents[0].slot;
-            self.rec.metrics.hold_first_token_us = Some(since_slot.as_us());
+        if a == 0 && request == 0 {
+            self.note_first_writer(now + t.ttft);
         }
         if self.launch.listens_to_first_token(a, request) {
             self.engine.schedule_at(now + t.ttft, Ev::FirstToken(a));
@@ -527,6 +530,16 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Under `wait_first`, when the first writer's response began, from its slot (once a run).
+    #[cold]
+    #[inline(never)]
+    fn note_first_writer(&mut self, first_token: SimTime) {
+        if matches!(self.strategy, Strategy::WaitFirst { .. }) {
+            let since_slot = first_token - self.agents[0].slot;
+            self.rec.metrics.hold_first_token_us = Some(since_slot.as_us());
+        }
+    }
+
     /// Whether the API answers `who`'s attempt with a 529 (one draw per attempt, from its
     /// overload stream; never without `[overload]`).
     fn overloaded(&mut self, who: Requester) -> bool {
@@ -538,6 +551,8 @@ impl Run<'_> {
 
     /// A 529: the client retries after the SDK's backoff, `min(initial * 2^n, max) * (1 -
     /// 0.25 U)` before retry n + 1; after `max_retries` retries the requester gives up.
+    #[cold]
+    #[inline(never)]
     fn backoff(&mut self, who: Requester) -> Result<(), SimError> {
         let o = self.exp.overload.as_ref().expect("a 529 needs [overload]");
         self.rec.metrics.overloaded += 1;
@@ -558,6 +573,8 @@ impl Run<'_> {
     /// `who` gave up after its last 529: its remaining turns are not sent, its slot is freed,
     /// and whoever waited for it goes on (the prewarm's agents are released uncached; under
     /// `sequential` the next agent starts).
+    #[cold]
+    #[inline(never)]
     fn give_up(&mut self, who: Requester) -> Result<(), SimError> {
         self.agent_mut(who).enter(Phase::Failed);
         let Requester::Agent(a) = who else {
@@ -573,6 +590,8 @@ impl Run<'_> {
     }
 
     /// A 429: retry after `wait` plus jitter from the requester's own stream.
+    #[cold]
+    #[inline(never)]
     fn throttle(
         &mut self,
         who: Requester,
@@ -629,6 +648,13 @@ impl Run<'_> {
     }
 }
 
+/// An isolated miss: 1 if the request would have read an entry (`RunMetrics::isolated_misses`).
+#[cold]
+#[inline(never)]
+fn isolated_miss(cache: &Cache, ask: &Ask<'_>) -> Result<u64, SimError> {
+    Ok(u64::from(would_have_read(cache, ask)?))
+}
+
 /// The models of a run: the experiment's, then `fork_other_model`'s.
 fn run_models(exp: &Experiment) -> Result<Vec<ModelParams>, SimError> {
     let mut models = vec![exp.model.clone()];
@@ -660,7 +686,10 @@ fn agents_strip_own(exp: &Experiment, models: &[ModelParams]) -> bool {
 
 /// Serve `prompt` at `now` and draw its timing from `rng`: the entries it writes become ready
 /// at send + TTFT + ready delay. The draw happens inside `serve` when it writes (it needs the
-/// usage first), else right after: one draw per request either way.
+/// usage first), else right after: one draw per request either way. Inlined into its callers:
+/// its arguments and its result then stay in registers, where a call would pass them through
+/// memory and stall the reads that follow the writes.
+#[inline(always)]
 pub(super) fn serve_timed(
     cache: &mut Cache,
     (prompt, bps, miss): (&Prompt, &[Breakpoint], bool),
