@@ -1,9 +1,9 @@
 //! The synthetic prompts of a fan-out (docs/model.md): which blocks each agent kind sends,
 //! their identities (digests) and sizes, and the default breakpoints of the anthropic policy.
 //!
-//! Knows nothing of time or strategies. Block identities are digests of stable names
-//! ("parent/tools", ("agent/result", 3, 2), ...), computed without allocation; equal names are
-//! equal content. Named assumptions (documented in docs/model.md):
+//! Knows nothing of time or strategies. Block identities are stable names ("parent/tools",
+//! ("agent/result", 3, 2), ...) written as 256-bit digests without allocation (`identity`);
+//! equal names are equal content. Named assumptions (documented in docs/model.md):
 //! the parent's `parent_tokens` split 30% tools, 10% system, 60% history; a subagent type's
 //! `subagent_tokens` split 75% tools, 25% system; a denied call returns `DENIED_RESULT_TOKENS`;
 //! a turn's response tokens are divided evenly among its assistant blocks, a parent exchange's
@@ -47,24 +47,21 @@ pub const fn name_hash(tag: &str) -> u64 {
     h
 }
 
-/// The identity digest of a stable name `tag/a/b`: 256 bits derived from the name by the
-/// SplitMix64 mixer (no allocation, a few ns). It stands for content the simulator does not
-/// render, so it need not be cryptographic, nor need the prefix chain over it
-/// (`Prompt::synthetic`).
+/// The identity digest of a stable name `tag/a/b`: its words as they are, the tag's FNV-1a
+/// hash, `a` and `b` (little-endian), then a zero word. Not a hash: identities only feed the
+/// synthetic prefix chain (`Prompt::synthetic`), which mixes them, and an injective identity
+/// lets that chain prove that one prefix followed by two different blocks never meets
+/// (module docs of `cache::prompt`). Two names share an identity only if their tags' FNV-1a
+/// hashes agree.
 pub fn identity(tag: &str, a: u64, b: u64) -> Digest {
     identity_of(name_hash(tag), a, b)
 }
 
 fn identity_of(tag_hash: u64, a: u64, b: u64) -> Digest {
-    use crate::rng::mix64;
-    let w0 = mix64(tag_hash ^ mix64(a));
-    let w1 = mix64(w0 ^ b);
-    let w2 = mix64(w1 ^ 0x2545_f491_4f6c_dd1d);
-    let w3 = mix64(w2 ^ 0x9e37_79b9_7f4a_7c15);
     let mut out = [0u8; 32];
-    for (chunk, w) in out.chunks_exact_mut(8).zip([w0, w1, w2, w3]) {
-        chunk.copy_from_slice(&w.to_le_bytes());
-    }
+    out[..8].copy_from_slice(&tag_hash.to_le_bytes());
+    out[8..16].copy_from_slice(&a.to_le_bytes());
+    out[16..24].copy_from_slice(&b.to_le_bytes());
     Digest(out)
 }
 
