@@ -67,12 +67,12 @@ use std::fmt;
 /// Domain separation of the chain's bytes (bump if the folding ever changes).
 const CHAIN_TAG: &[u8] = b"prefixsim-prompt-v1\0";
 
+/// One block: its key and the tokens up to it (40 bytes; a block's own tokens and its layer
+/// are found from its neighbour and the prompt's layer starts, so forks copy less).
 #[derive(Clone, Copy)]
 struct Entry {
-    layer: Layer,
-    block_tokens: u64,
-    prefix_tokens: u64,
     prefix: Digest,
+    prefix_tokens: u64,
 }
 
 /// The running state of a prefix chain.
@@ -165,14 +165,30 @@ impl ChainState {
 pub struct PromptMemory(Vec<Entry>);
 
 /// A request rendered as blocks with running prefix digests; `clone` + `push` builds a fork.
-#[derive(Clone)]
 pub struct Prompt {
     state: ChainState,
     /// The layer entered last (`None` before the first block).
     layer: Option<Layer>,
+    /// Index of the first system block and of the first message block (`usize::MAX` while
+    /// the layer has not started): layers come in order, so these place every block's layer.
+    starts: [usize; 2],
     system_params: Digest,
     message_params: Digest,
     entries: Vec<Entry>,
+}
+
+impl Clone for Prompt {
+    fn clone(&self) -> Self {
+        Prompt { entries: self.entries.clone(), ..self.clone_head() }
+    }
+
+    /// Into this prompt's block memory: a chain that strips thinking resets its prompt from
+    /// the bare history at every user block, without allocating.
+    fn clone_from(&mut self, source: &Self) {
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.clone_from(&source.entries);
+        *self = Prompt { entries, ..source.clone_head() };
+    }
 }
 
 impl fmt::Debug for Prompt {
@@ -261,6 +277,7 @@ impl Prompt {
         Prompt {
             state,
             layer: None,
+            starts: [usize::MAX; 2],
             system_params: Digest::default(),
             message_params: Digest::default(),
             entries: Vec::new(),
@@ -309,6 +326,7 @@ impl Prompt {
         Prompt {
             state: self.state.clone(),
             layer: self.layer,
+            starts: self.starts,
             system_params: self.system_params,
             message_params: self.message_params,
             entries: Vec::new(),
@@ -337,16 +355,24 @@ impl Prompt {
         }
     }
 
-    /// Fold the start of every layer from the current one (exclusive) up to `layer`.
+    /// Fold the start of every layer from the current one (exclusive) up to `layer`, and
+    /// record where they start. Out of line: a prompt enters each layer once, and its pushes
+    /// stay in the messages layer.
+    #[inline(never)]
     fn enter(&mut self, layer: Layer) {
-        if self.layer == Some(layer) {
-            return;
-        }
+        assert!(
+            self.layer.is_none_or(|l| l <= layer),
+            "block of layer {layer:?} after layer {:?}",
+            self.layer
+        );
         let first = self.layer.map_or(0, |l| l as u8 + 1);
         for l in [Layer::Tools, Layer::System, Layer::Messages] {
             if (l as u8) >= first && l <= layer {
                 let params = self.params(l);
                 self.state.fold_layer(l, &params);
+                if l != Layer::Tools {
+                    self.starts[l as usize - 1] = self.entries.len();
+                }
             }
         }
         self.layer = Some(layer);
@@ -355,22 +381,12 @@ impl Prompt {
     /// Append one block, hashing only it. Blocks must come in layer order (tools, system,
     /// messages); a block of an earlier layer than the last one panics (a caller bug).
     pub fn push(&mut self, block: Block) {
-        assert!(
-            self.layer.is_none_or(|l| l <= block.layer),
-            "block of layer {:?} after layer {:?}",
-            block.layer,
-            self.layer
-        );
-        self.enter(block.layer);
+        if self.layer != Some(block.layer) {
+            self.enter(block.layer);
+        }
         self.state.fold_block(&block);
-        let prefix = self.state.digest();
         let prefix_tokens = self.tokens() + block.tokens;
-        self.entries.push(Entry {
-            layer: block.layer,
-            block_tokens: block.tokens,
-            prefix_tokens,
-            prefix,
-        });
+        self.entries.push(Entry { prefix: self.state.digest(), prefix_tokens });
     }
 
     /// Number of blocks.
@@ -399,12 +415,17 @@ impl Prompt {
 
     /// Tokens of block `i` alone.
     pub fn block_tokens(&self, i: usize) -> u64 {
-        self.entries[i].block_tokens
+        self.prefix_tokens(i) - i.checked_sub(1).map_or(0, |j| self.prefix_tokens(j))
     }
 
     /// Layer of block `i`.
     pub fn layer(&self, i: usize) -> Layer {
-        self.entries[i].layer
+        assert!(i < self.len(), "block {i} of a prompt of {} blocks", self.len());
+        match self.starts {
+            [_, messages] if i >= messages => Layer::Messages,
+            [system, _] if i >= system => Layer::System,
+            _ => Layer::Tools,
+        }
     }
 
     /// Number of leading blocks the two prompts share (equal prefix digests).
@@ -501,6 +522,54 @@ mod tests {
         thinking.set_message_params(Digest::of(b"thinking"));
         base.iter().for_each(|&b| thinking.push(b));
         assert_eq!(p.common_prefix_len(&thinking), 2);
+    }
+
+    #[test]
+    fn a_block_knows_its_layer_and_its_own_tokens_from_its_neighbours() {
+        let p = chain(&[
+            block(Layer::Tools, 100, b"tools"),
+            block(Layer::Tools, 20, b"more tools"),
+            block(Layer::System, 50, b"system"),
+            block(Layer::Messages, 10, b"a"),
+            block(Layer::Messages, 7, b"b"),
+        ]);
+        let layers: Vec<Layer> = (0..p.len()).map(|i| p.layer(i)).collect();
+        use Layer::{Messages, System, Tools};
+        assert_eq!(layers, [Tools, Tools, System, Messages, Messages]);
+        assert_eq!(
+            (0..p.len()).map(|i| p.block_tokens(i)).collect::<Vec<_>>(),
+            [100, 20, 50, 10, 7]
+        );
+        // A layer skipped, or a prompt opening on a later layer.
+        let p = chain(&[block(Layer::Tools, 1, b"t"), block(Layer::Messages, 2, b"m")]);
+        assert_eq!((p.layer(0), p.layer(1), p.block_tokens(1)), (Tools, Messages, 2));
+        let p = chain(&[block(Layer::System, 3, b"s"), block(Layer::Messages, 4, b"m")]);
+        assert_eq!((p.layer(0), p.layer(1), p.block_tokens(0)), (System, Messages, 3));
+    }
+
+    #[test]
+    #[should_panic(expected = "block of layer System after layer Some(Messages)")]
+    fn a_block_of_an_earlier_layer_is_a_caller_bug() {
+        chain(&[block(Layer::Messages, 1, b"m"), block(Layer::System, 1, b"s")]);
+    }
+
+    #[test]
+    fn clone_from_is_a_clone_into_the_memory_it_has() {
+        let long = chain(&[
+            block(Layer::Tools, 1, b"t"),
+            block(Layer::System, 2, b"s"),
+            block(Layer::Messages, 3, b"m"),
+        ]);
+        let short = chain(&[block(Layer::Tools, 1, b"t")]);
+        let mut copy = long.clone();
+        copy.clone_from(&short);
+        assert_eq!((copy.len(), copy.tokens(), copy.layer(0)), (1, 1, Layer::Tools));
+        // It continues as the source would: same keys, same layers.
+        let (mut a, mut b) = (short.clone(), copy);
+        a.push(block(Layer::Messages, 5, b"x"));
+        b.push(block(Layer::Messages, 5, b"x"));
+        assert_eq!(a.common_prefix_len(&b), 2);
+        assert_eq!((b.layer(1), b.block_tokens(1)), (Layer::Messages, 5));
     }
 
     /// The inverse of `x <- x ^ (x >> k)`.
