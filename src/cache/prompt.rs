@@ -67,11 +67,14 @@ use std::fmt;
 /// Domain separation of the chain's bytes (bump if the folding ever changes).
 const CHAIN_TAG: &[u8] = b"prefixsim-prompt-v1\0";
 
-/// One block: its key and the tokens up to it (40 bytes; a block's own tokens and its layer
-/// are found from its neighbour and the prompt's layer starts, so forks copy less).
+/// One block: its key, as the digest's four little-endian words, and the tokens up to it
+/// (40 bytes; a block's own tokens and its layer are found from its neighbour and the
+/// prompt's layer starts, so forks copy less). Words, not bytes: `push` writes the lanes it
+/// folded straight from registers, where bytes went through the stack and stalled the store
+/// forwarding (four 8-byte stores read back as 16-byte loads).
 #[derive(Clone, Copy)]
 struct Entry {
-    prefix: Digest,
+    key: [u64; 4],
     prefix_tokens: u64,
 }
 
@@ -109,13 +112,14 @@ fn cross([a, b, c, d]: [u64; 4]) -> [u64; 4] {
     [a, b, c, d]
 }
 
-/// Fold the input words `e` into the lanes: `s <- P(s ^ e)`, `P = M . X . M`.
+/// The lanes after folding the input words `e` into `s`: `P(s ^ e)`, `P = M . X . M`.
 #[inline(always)]
-fn fold(s: &mut [u64; 4], e: [u64; 4]) {
+fn fold(s: [u64; 4], e: [u64; 4]) -> [u64; 4] {
     let x = [s[0] ^ e[0], s[1] ^ e[1], s[2] ^ e[2], s[3] ^ e[3]];
-    *s = mix_lanes(cross(mix_lanes(x)));
+    mix_lanes(cross(mix_lanes(x)))
 }
 
+/// The four little-endian words of a digest.
 fn words(d: &Digest) -> [u64; 4] {
     let mut w = [0u64; 4];
     for (w, chunk) in w.iter_mut().zip(d.0.chunks_exact(8)) {
@@ -130,34 +134,28 @@ impl ChainState {
             ChainState::Sha256(state) => layer_bytes(layer, params, &mut |b| state.update(b)),
             ChainState::Mixed(s) => {
                 let [p0, p1, p2, p3] = if layer == Layer::Tools { [0; 4] } else { words(params) };
-                fold(s, [p0 ^ LAYER_TAG ^ layer as u64, p1, p2, p3]);
+                *s = fold(*s, [p0 ^ LAYER_TAG ^ layer as u64, p1, p2, p3]);
             }
         }
     }
+}
 
-    fn fold_block(&mut self, block: &Block) {
-        match self {
-            ChainState::Sha256(state) => block_bytes(block, &mut |b| state.update(b)),
-            ChainState::Mixed(s) => {
-                // A block's size is part of its key: `E(B)` (module docs).
-                let [w0, w1, w2, w3] = words(&block.digest);
-                fold(s, [w0, w1, w2, w3 ^ block.tokens]);
-            }
-        }
-    }
+/// Fold one block's bytes into a SHA-256 chain; the key after it, as words.
+fn sha256_block(state: &mut Sha256, block: &Block) -> [u64; 4] {
+    block_bytes(block, &mut |b| state.update(b));
+    let mut out = Digest::default();
+    out.0.copy_from_slice(&state.clone().finalize());
+    words(&out)
+}
 
-    fn digest(&self) -> Digest {
-        let mut out = Digest::default();
-        match self {
-            ChainState::Sha256(state) => out.0.copy_from_slice(&state.clone().finalize()),
-            ChainState::Mixed(s) => {
-                for (chunk, w) in out.0.chunks_exact_mut(8).zip(s) {
-                    chunk.copy_from_slice(&w.to_le_bytes());
-                }
-            }
-        }
-        out
+/// The digest of four words, little-endian (`words` inverted).
+#[inline(always)]
+fn lanes_digest(s: [u64; 4]) -> Digest {
+    let mut out = Digest::default();
+    for (chunk, w) in out.0.chunks_exact_mut(8).zip(s) {
+        chunk.copy_from_slice(&w.to_le_bytes());
     }
+    out
 }
 
 /// The block memory of a prompt done with (`Prompt::take_memory`), reused by
@@ -196,7 +194,7 @@ impl fmt::Debug for Prompt {
         f.debug_struct("Prompt")
             .field("blocks", &self.entries.len())
             .field("tokens", &self.tokens())
-            .field("last", &self.entries.last().map(|e| e.prefix))
+            .field("last", &self.entries.last().map(|e| lanes_digest(e.key)))
             .finish()
     }
 }
@@ -384,9 +382,29 @@ impl Prompt {
         if self.layer != Some(block.layer) {
             self.enter(block.layer);
         }
-        self.state.fold_block(&block);
-        let prefix_tokens = self.tokens() + block.tokens;
-        self.entries.push(Entry { prefix: self.state.digest(), prefix_tokens });
+        let ChainState::Mixed(lanes) = self.state else { return self.push_sha256(&block) };
+        // A block's size is part of its key: `E(B)` (module docs).
+        let [w0, w1, w2, w3] = words(&block.digest);
+        let key = fold(lanes, [w0, w1, w2, w3 ^ block.tokens]);
+        // The entry first, from the lanes in registers, then the state: the other way round
+        // the entry's copy was read back from the state as 16-byte loads of 8-byte stores
+        // (a store-forwarding stall per block).
+        self.append(key, block.tokens);
+        self.state = ChainState::Mixed(key);
+    }
+
+    /// `push` on a SHA-256 chain (out of line: replayed content only).
+    #[inline(never)]
+    fn push_sha256(&mut self, block: &Block) {
+        let ChainState::Sha256(state) = &mut self.state else { unreachable!("a SHA-256 chain") };
+        let key = sha256_block(state, block);
+        self.append(key, block.tokens);
+    }
+
+    #[inline(always)]
+    fn append(&mut self, key: [u64; 4], block_tokens: u64) {
+        let prefix_tokens = self.tokens() + block_tokens;
+        self.entries.push(Entry { key, prefix_tokens });
     }
 
     /// Number of blocks.
@@ -405,7 +423,7 @@ impl Prompt {
 
     /// The running digest over blocks `0..=i` (the cache key at boundary `i`).
     pub fn prefix_digest(&self, i: usize) -> Digest {
-        self.entries[i].prefix
+        lanes_digest(self.entries[i].key)
     }
 
     /// Tokens of blocks `0..=i`.
@@ -435,7 +453,7 @@ impl Prompt {
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.entries[mid].prefix == other.entries[mid].prefix {
+            if self.entries[mid].key == other.entries[mid].key {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -614,8 +632,7 @@ mod tests {
         // Every state comes back from its image: the fold loses nothing.
         for i in 0..10_000 {
             let (state, e) = (words_at(2 * i), words_at(2 * i + 1));
-            let mut s = state;
-            fold(&mut s, e);
+            let s = fold(state, e);
             assert_ne!(s, state);
             assert_eq!(unfold(s, e), state, "state {i}");
         }
@@ -627,8 +644,7 @@ mod tests {
                 .map(|v| {
                     let mut s = base;
                     flip(&mut s, v);
-                    fold(&mut s, e);
-                    s
+                    fold(s, e)
                 })
                 .collect();
             out.sort_unstable();
