@@ -12,12 +12,51 @@
 //!
 //! Two chains. `Prompt::new` is SHA-256 over the bytes: the chain of real request content
 //! (replayed bodies), where a key must be a content hash. `Prompt::synthetic` is for the
-//! simulator's own blocks, whose identities are already uniform 256-bit names
-//! (`model::workload::identity`) and need no cryptographic strength: it folds the same
-//! fields as words into four 64-bit lanes with SplitMix64's finaliser, about thirty times
-//! cheaper per block. For a fixed block the fold is a bijection of the 256-bit state, so two
-//! different prefixes followed by the same block never meet; keys are only compared for
-//! equality and never shown, so which chain a run uses changes nothing it outputs.
+//! simulator's own blocks, whose identities are names, not content
+//! (`model::workload::identity`), and need no cryptographic strength: the mixed chain below.
+//! Keys are only compared for equality and never shown, so which chain a run uses changes
+//! nothing it outputs.
+//!
+//! # The mixed chain
+//!
+//! The state is four 64-bit lanes `s`, started from the SHA-256 of the seed bytes (scope and
+//! model). A block `B` (identity words `w0..w3`, `tokens`) is folded as
+//! `s <- P(s ^ E(B))` with `E(B) = (w0, w1, w2, w3 ^ tokens)`, and a layer start with
+//! parameters `p` as `s <- P(s ^ (p0 ^ LAYER_TAG ^ layer, p1, p2, p3))`. The key after a block
+//! is the state. `P = M . X . M`: `M` puts every lane through SplitMix64's finaliser
+//! (`rng::mix64`, a bijection of `u64`), the four lanes independently, so the two `M` are two
+//! multiply chains deep, not eight as a lane-after-lane fold; `X` is the cross step
+//! `x <- A x (mod 2^64)` with `A = H (x) H`, `H = [[1, 1], [1, 2]]` (a pseudo-Hadamard
+//! transform on lanes (0, 1), (2, 3), then (0, 2), (1, 3)): every entry of `A` is 1, 2 or 4
+//! and `det A = 1`, so `X` is a bijection of the 256-bit state that spreads every lane into
+//! every other.
+//!
+//! What keys must never do, and why they do not (exactly, no probability):
+//! - Two different prefixes followed by the same block never meet: for a fixed block the fold
+//!   is `P` after a fixed xor, a composition of bijections of the state, so equal keys after
+//!   the block mean equal states before it. By induction, two chains that diverge never meet
+//!   again while they receive the same blocks.
+//! - One prefix followed by two different blocks never meets either: `P` is a bijection, so
+//!   equal keys need `E(B) = E(B')`, and `E` is injective on the simulator's identities
+//!   (`(tag hash, a, b, 0)` words: `E = (tag hash, a, b, tokens)`). For uniform identities
+//!   (content digests) `E(B) = E(B')` for `B != B'` needs 192 equal bits: probability 2^-192.
+//!
+//! Otherwise (different states `s != s'` and different blocks), keys meet iff
+//! `s ^ s' = E(B) ^ E(B') =: D`, a fixed nonzero value, and `s`, `s'` are outputs of `P` (or
+//! the SHA-256 seeds) on different inputs. Model `mix64` as a random permutation of `u64`
+//! (a heuristic: it is not one, but it passes avalanche tests; the inputs here are names,
+//! never chosen against it). The first `M` gives the lanes where the inputs differ uniform,
+//! independent differences. Lane `j` of `X`'s output then differs unless
+//! `sum_i A[j][i] u_i = 0 (mod 2^64)` for the additive differences `u`: with `A[j][i]` in
+//! {1, 2, 4} that has at most 4 solutions for one uniform `u_i`, probability <= 2^-62, so all
+//! four lanes differ except with probability <= 2^-60. The second `M` then makes each lane's
+//! difference uniform over the 2^64 - 1 nonzero values, so
+//! `Pr[s ^ s' = D] <= (2^64 - 1)^-4 + 2^-60 (2^64 - 1)^-3`, about 2^-250: n = 250 bits for any
+//! one pair, and a run of `K` keys has a collision with probability below `K^2 2^-251`.
+//!
+//! The cost per block is eight `mix64`, four by four in parallel, and a few adds: the lanes
+//! give the processor independent multiplies to overlap (each `mix64` is two dependent
+//! multiplies), where a lane-after-lane fold waits for each.
 
 use super::{Block, Digest, Layer};
 use crate::rng::mix64;
@@ -28,12 +67,15 @@ use std::fmt;
 /// Domain separation of the chain's bytes (bump if the folding ever changes).
 const CHAIN_TAG: &[u8] = b"prefixsim-prompt-v1\0";
 
+/// One block: its key, as the digest's four little-endian words, and the tokens up to it
+/// (40 bytes; a block's own tokens and its layer are found from its neighbour and the
+/// prompt's layer starts, so forks copy less). Words, not bytes: `push` writes the lanes it
+/// folded straight from registers, where bytes went through the stack and stalled the store
+/// forwarding (four 8-byte stores read back as 16-byte loads).
 #[derive(Clone, Copy)]
 struct Entry {
-    layer: Layer,
-    block_tokens: u64,
+    key: [u64; 4],
     prefix_tokens: u64,
-    prefix: Digest,
 }
 
 /// The running state of a prefix chain.
@@ -45,25 +87,39 @@ enum ChainState {
     Mixed([u64; 4]),
 }
 
-/// Word tags of the mixed chain's folds (a layer start, a block).
-const MIXED_LAYER: u64 = 0x4c41_5945_5200_0000;
-const MIXED_BLOCK: u64 = 0x424c_4f43_4b00_0000;
+/// Tag of a layer start in the mixed chain, xored into lane 0 with the layer (module docs).
+const LAYER_TAG: u64 = 0x4c41_5945_5200_0000;
 
-/// Fold four words and a tag into the lanes. Each pass is a bijection of the lanes for fixed
-/// input (lane k is a bijective mix of old lane k xored with what precedes it), and after the
-/// two passes every lane depends on every input word and every old lane.
-#[inline]
-fn fold(s: &mut [u64; 4], w: [u64; 4], tag: u64) {
-    let a = mix64(s[0] ^ w[0] ^ tag);
-    let b = mix64(s[1] ^ w[1] ^ a);
-    let c = mix64(s[2] ^ w[2] ^ b);
-    let d = mix64(s[3] ^ w[3] ^ c);
-    s[0] = mix64(a ^ d);
-    s[1] = mix64(b ^ s[0]);
-    s[2] = mix64(c ^ s[1]);
-    s[3] = mix64(d ^ s[2]);
+/// `M`: every lane through `mix64`, the four independently (module docs).
+#[inline(always)]
+fn mix_lanes(s: [u64; 4]) -> [u64; 4] {
+    s.map(mix64)
 }
 
+/// The pseudo-Hadamard transform `(x, y) -> (x + y, x + 2y)`: determinant 1, a bijection.
+#[inline(always)]
+fn pht(x: u64, y: u64) -> (u64, u64) {
+    (x.wrapping_add(y), x.wrapping_add(y.wrapping_mul(2)))
+}
+
+/// `X`: the cross step `A = H (x) H` (module docs), every output lane a sum of all four.
+#[inline(always)]
+fn cross([a, b, c, d]: [u64; 4]) -> [u64; 4] {
+    let (a, b) = pht(a, b);
+    let (c, d) = pht(c, d);
+    let (a, c) = pht(a, c);
+    let (b, d) = pht(b, d);
+    [a, b, c, d]
+}
+
+/// The lanes after folding the input words `e` into `s`: `P(s ^ e)`, `P = M . X . M`.
+#[inline(always)]
+fn fold(s: [u64; 4], e: [u64; 4]) -> [u64; 4] {
+    let x = [s[0] ^ e[0], s[1] ^ e[1], s[2] ^ e[2], s[3] ^ e[3]];
+    mix_lanes(cross(mix_lanes(x)))
+}
+
+/// The four little-endian words of a digest.
 fn words(d: &Digest) -> [u64; 4] {
     let mut w = [0u64; 4];
     for (w, chunk) in w.iter_mut().zip(d.0.chunks_exact(8)) {
@@ -77,36 +133,29 @@ impl ChainState {
         match self {
             ChainState::Sha256(state) => layer_bytes(layer, params, &mut |b| state.update(b)),
             ChainState::Mixed(s) => {
-                let w = if layer == Layer::Tools { [0; 4] } else { words(params) };
-                fold(s, w, MIXED_LAYER | layer as u64);
+                let [p0, p1, p2, p3] = if layer == Layer::Tools { [0; 4] } else { words(params) };
+                *s = fold(*s, [p0 ^ LAYER_TAG ^ layer as u64, p1, p2, p3]);
             }
         }
     }
+}
 
-    fn fold_block(&mut self, block: &Block) {
-        match self {
-            ChainState::Sha256(state) => block_bytes(block, &mut |b| state.update(b)),
-            ChainState::Mixed(s) => {
-                // A block's size is part of its key: mixed into one identity word, so two
-                // blocks meet only if their uniform identities agree on the other 192 bits.
-                let [w0, w1, w2, w3] = words(&block.digest);
-                fold(s, [w0, w1 ^ mix64(block.tokens), w2, w3], MIXED_BLOCK);
-            }
-        }
-    }
+/// Fold one block's bytes into a SHA-256 chain; the key after it, as words.
+fn sha256_block(state: &mut Sha256, block: &Block) -> [u64; 4] {
+    block_bytes(block, &mut |b| state.update(b));
+    let mut out = Digest::default();
+    out.0.copy_from_slice(&state.clone().finalize());
+    words(&out)
+}
 
-    fn digest(&self) -> Digest {
-        let mut out = Digest::default();
-        match self {
-            ChainState::Sha256(state) => out.0.copy_from_slice(&state.clone().finalize()),
-            ChainState::Mixed(s) => {
-                for (chunk, w) in out.0.chunks_exact_mut(8).zip(s) {
-                    chunk.copy_from_slice(&w.to_le_bytes());
-                }
-            }
-        }
-        out
+/// The digest of four words, little-endian (`words` inverted).
+#[inline(always)]
+fn lanes_digest(s: [u64; 4]) -> Digest {
+    let mut out = Digest::default();
+    for (chunk, w) in out.0.chunks_exact_mut(8).zip(s) {
+        chunk.copy_from_slice(&w.to_le_bytes());
     }
+    out
 }
 
 /// The block memory of a prompt done with (`Prompt::take_memory`), reused by
@@ -114,14 +163,30 @@ impl ChainState {
 pub struct PromptMemory(Vec<Entry>);
 
 /// A request rendered as blocks with running prefix digests; `clone` + `push` builds a fork.
-#[derive(Clone)]
 pub struct Prompt {
     state: ChainState,
     /// The layer entered last (`None` before the first block).
     layer: Option<Layer>,
+    /// Index of the first system block and of the first message block (`usize::MAX` while
+    /// the layer has not started): layers come in order, so these place every block's layer.
+    starts: [usize; 2],
     system_params: Digest,
     message_params: Digest,
     entries: Vec<Entry>,
+}
+
+impl Clone for Prompt {
+    fn clone(&self) -> Self {
+        Prompt { entries: self.entries.clone(), ..self.clone_head() }
+    }
+
+    /// Into this prompt's block memory: a chain that strips thinking resets its prompt from
+    /// the bare history at every user block, without allocating.
+    fn clone_from(&mut self, source: &Self) {
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.clone_from(&source.entries);
+        *self = Prompt { entries, ..source.clone_head() };
+    }
 }
 
 impl fmt::Debug for Prompt {
@@ -129,7 +194,7 @@ impl fmt::Debug for Prompt {
         f.debug_struct("Prompt")
             .field("blocks", &self.entries.len())
             .field("tokens", &self.tokens())
-            .field("last", &self.entries.last().map(|e| e.prefix))
+            .field("last", &self.entries.last().map(|e| lanes_digest(e.key)))
             .finish()
     }
 }
@@ -210,6 +275,7 @@ impl Prompt {
         Prompt {
             state,
             layer: None,
+            starts: [usize::MAX; 2],
             system_params: Digest::default(),
             message_params: Digest::default(),
             entries: Vec::new(),
@@ -258,6 +324,7 @@ impl Prompt {
         Prompt {
             state: self.state.clone(),
             layer: self.layer,
+            starts: self.starts,
             system_params: self.system_params,
             message_params: self.message_params,
             entries: Vec::new(),
@@ -286,16 +353,24 @@ impl Prompt {
         }
     }
 
-    /// Fold the start of every layer from the current one (exclusive) up to `layer`.
+    /// Fold the start of every layer from the current one (exclusive) up to `layer`, and
+    /// record where they start. Out of line: a prompt enters each layer once, and its pushes
+    /// stay in the messages layer.
+    #[inline(never)]
     fn enter(&mut self, layer: Layer) {
-        if self.layer == Some(layer) {
-            return;
-        }
+        assert!(
+            self.layer.is_none_or(|l| l <= layer),
+            "block of layer {layer:?} after layer {:?}",
+            self.layer
+        );
         let first = self.layer.map_or(0, |l| l as u8 + 1);
         for l in [Layer::Tools, Layer::System, Layer::Messages] {
             if (l as u8) >= first && l <= layer {
                 let params = self.params(l);
                 self.state.fold_layer(l, &params);
+                if l != Layer::Tools {
+                    self.starts[l as usize - 1] = self.entries.len();
+                }
             }
         }
         self.layer = Some(layer);
@@ -304,22 +379,32 @@ impl Prompt {
     /// Append one block, hashing only it. Blocks must come in layer order (tools, system,
     /// messages); a block of an earlier layer than the last one panics (a caller bug).
     pub fn push(&mut self, block: Block) {
-        assert!(
-            self.layer.is_none_or(|l| l <= block.layer),
-            "block of layer {:?} after layer {:?}",
-            block.layer,
-            self.layer
-        );
-        self.enter(block.layer);
-        self.state.fold_block(&block);
-        let prefix = self.state.digest();
-        let prefix_tokens = self.tokens() + block.tokens;
-        self.entries.push(Entry {
-            layer: block.layer,
-            block_tokens: block.tokens,
-            prefix_tokens,
-            prefix,
-        });
+        if self.layer != Some(block.layer) {
+            self.enter(block.layer);
+        }
+        let ChainState::Mixed(lanes) = self.state else { return self.push_sha256(&block) };
+        // A block's size is part of its key: `E(B)` (module docs).
+        let [w0, w1, w2, w3] = words(&block.digest);
+        let key = fold(lanes, [w0, w1, w2, w3 ^ block.tokens]);
+        // The entry first, from the lanes in registers, then the state: the other way round
+        // the entry's copy was read back from the state as 16-byte loads of 8-byte stores
+        // (a store-forwarding stall per block).
+        self.append(key, block.tokens);
+        self.state = ChainState::Mixed(key);
+    }
+
+    /// `push` on a SHA-256 chain (out of line: replayed content only).
+    #[inline(never)]
+    fn push_sha256(&mut self, block: &Block) {
+        let ChainState::Sha256(state) = &mut self.state else { unreachable!("a SHA-256 chain") };
+        let key = sha256_block(state, block);
+        self.append(key, block.tokens);
+    }
+
+    #[inline(always)]
+    fn append(&mut self, key: [u64; 4], block_tokens: u64) {
+        let prefix_tokens = self.tokens() + block_tokens;
+        self.entries.push(Entry { key, prefix_tokens });
     }
 
     /// Number of blocks.
@@ -338,7 +423,7 @@ impl Prompt {
 
     /// The running digest over blocks `0..=i` (the cache key at boundary `i`).
     pub fn prefix_digest(&self, i: usize) -> Digest {
-        self.entries[i].prefix
+        lanes_digest(self.entries[i].key)
     }
 
     /// Tokens of blocks `0..=i`.
@@ -348,12 +433,17 @@ impl Prompt {
 
     /// Tokens of block `i` alone.
     pub fn block_tokens(&self, i: usize) -> u64 {
-        self.entries[i].block_tokens
+        self.prefix_tokens(i) - i.checked_sub(1).map_or(0, |j| self.prefix_tokens(j))
     }
 
     /// Layer of block `i`.
     pub fn layer(&self, i: usize) -> Layer {
-        self.entries[i].layer
+        assert!(i < self.len(), "block {i} of a prompt of {} blocks", self.len());
+        match self.starts {
+            [_, messages] if i >= messages => Layer::Messages,
+            [system, _] if i >= system => Layer::System,
+            _ => Layer::Tools,
+        }
     }
 
     /// Number of leading blocks the two prompts share (equal prefix digests).
@@ -363,7 +453,7 @@ impl Prompt {
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.entries[mid].prefix == other.entries[mid].prefix {
+            if self.entries[mid].key == other.entries[mid].key {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -450,6 +540,159 @@ mod tests {
         thinking.set_message_params(Digest::of(b"thinking"));
         base.iter().for_each(|&b| thinking.push(b));
         assert_eq!(p.common_prefix_len(&thinking), 2);
+    }
+
+    #[test]
+    fn a_block_knows_its_layer_and_its_own_tokens_from_its_neighbours() {
+        let p = chain(&[
+            block(Layer::Tools, 100, b"tools"),
+            block(Layer::Tools, 20, b"more tools"),
+            block(Layer::System, 50, b"system"),
+            block(Layer::Messages, 10, b"a"),
+            block(Layer::Messages, 7, b"b"),
+        ]);
+        let layers: Vec<Layer> = (0..p.len()).map(|i| p.layer(i)).collect();
+        use Layer::{Messages, System, Tools};
+        assert_eq!(layers, [Tools, Tools, System, Messages, Messages]);
+        assert_eq!(
+            (0..p.len()).map(|i| p.block_tokens(i)).collect::<Vec<_>>(),
+            [100, 20, 50, 10, 7]
+        );
+        // A layer skipped, or a prompt opening on a later layer.
+        let p = chain(&[block(Layer::Tools, 1, b"t"), block(Layer::Messages, 2, b"m")]);
+        assert_eq!((p.layer(0), p.layer(1), p.block_tokens(1)), (Tools, Messages, 2));
+        let p = chain(&[block(Layer::System, 3, b"s"), block(Layer::Messages, 4, b"m")]);
+        assert_eq!((p.layer(0), p.layer(1), p.block_tokens(0)), (System, Messages, 3));
+    }
+
+    #[test]
+    #[should_panic(expected = "block of layer System after layer Some(Messages)")]
+    fn a_block_of_an_earlier_layer_is_a_caller_bug() {
+        chain(&[block(Layer::Messages, 1, b"m"), block(Layer::System, 1, b"s")]);
+    }
+
+    #[test]
+    fn clone_from_is_a_clone_into_the_memory_it_has() {
+        let long = chain(&[block(Layer::System, 2, b"s"), block(Layer::Messages, 3, b"m")]);
+        let short = chain(&[block(Layer::Tools, 1, b"t")]);
+        let mut copy = long.clone();
+        copy.clone_from(&short);
+        assert_eq!((copy.len(), copy.tokens(), copy.layer(0)), (1, 1, Layer::Tools));
+        // It continues as the source would: same keys, same layers.
+        let (mut a, mut b) = (short.clone(), copy);
+        a.push(block(Layer::Messages, 5, b"x"));
+        b.push(block(Layer::Messages, 5, b"x"));
+        assert_eq!(a.common_prefix_len(&b), 2);
+        assert_eq!((b.layer(1), b.block_tokens(1)), (Layer::Messages, 5));
+    }
+
+    /// The inverse of `x <- x ^ (x >> k)`.
+    fn unshift(z: u64, k: u32) -> u64 {
+        (0..64 / k).fold(z, |x, _| z ^ (x >> k))
+    }
+
+    /// The inverse of an odd multiplier modulo 2^64 (Newton's iteration).
+    fn inverse(c: u64) -> u64 {
+        (0..5).fold(c, |x, _| x.wrapping_mul(2u64.wrapping_sub(c.wrapping_mul(x))))
+    }
+
+    fn unmix64(z: u64) -> u64 {
+        let z = unshift(z, 31).wrapping_mul(inverse(0x94D0_49BB_1331_11EB));
+        let z = unshift(z, 27).wrapping_mul(inverse(0xBF58_476D_1CE4_E5B9));
+        unshift(z, 30).wrapping_sub(0x9E37_79B9_7F4A_7C15)
+    }
+
+    fn unpht(p: u64, q: u64) -> (u64, u64) {
+        let y = q.wrapping_sub(p);
+        (p.wrapping_sub(y), y)
+    }
+
+    /// `fold` run backwards: the state before, from the state after and the words folded.
+    fn unfold(s: [u64; 4], e: [u64; 4]) -> [u64; 4] {
+        let [a, b, c, d] = s.map(unmix64);
+        let (a, c) = unpht(a, c);
+        let (b, d) = unpht(b, d);
+        let (a, b) = unpht(a, b);
+        let (c, d) = unpht(c, d);
+        let x = [a, b, c, d].map(unmix64);
+        [x[0] ^ e[0], x[1] ^ e[1], x[2] ^ e[2], x[3] ^ e[3]]
+    }
+
+    /// Pseudo-random words for the tests (not the simulator's streams).
+    fn words_at(i: u64) -> [u64; 4] {
+        [1, 2, 3, 4].map(|k| mix64(i.wrapping_mul(4).wrapping_add(k)))
+    }
+
+    #[test]
+    fn for_a_fixed_block_the_fold_is_a_bijection_of_the_state() {
+        // Every state comes back from its image: the fold loses nothing.
+        for i in 0..10_000 {
+            let (state, e) = (words_at(2 * i), words_at(2 * i + 1));
+            let s = fold(state, e);
+            assert_ne!(s, state);
+            assert_eq!(unfold(s, e), state, "state {i}");
+        }
+        // Exhaustively on small sets of states (nearby states, the hardest to keep apart):
+        // all 2^16 values of lane 2's low bits, then 2^8 x 2^8 of lanes 0 and 3, one block.
+        let (e, base) = (words_at(7), words_at(9));
+        let distinct_images = |flip: fn(&mut [u64; 4], u64)| {
+            let mut out: Vec<[u64; 4]> = (0..1u64 << 16)
+                .map(|v| {
+                    let mut s = base;
+                    flip(&mut s, v);
+                    fold(s, e)
+                })
+                .collect();
+            out.sort_unstable();
+            out.dedup();
+            out.len()
+        };
+        assert_eq!(distinct_images(|s, v| s[2] ^= v), 1 << 16);
+        assert_eq!(
+            distinct_images(|s, v| (s[0], s[3]) = (s[0] ^ v & 0xff, s[3] ^ v >> 8)),
+            1 << 16
+        );
+    }
+
+    /// Every prefix of a tree of synthetic blocks `depth` deep where each prefix is followed
+    /// by `tags` x `sizes` children: blocks that differ in one word of their identity or in
+    /// their size by one token, after prefixes that differ as little.
+    fn tree_keys(depth: u32, tags: u64, sizes: u64) -> Vec<Digest> {
+        let root = chain(&[block(Layer::Tools, 100, b"tools"), block(Layer::System, 50, b"s")]);
+        let mut keys = Vec::new();
+        let mut level = vec![root];
+        for d in 0..depth {
+            let mut next = Vec::new();
+            for p in &level {
+                for (tag, tokens) in (0..tags).flat_map(|t| (1..=sizes).map(move |n| (t, n))) {
+                    let mut child = p.fork(1);
+                    let digest = crate::model::workload::identity("agent/result", tag, d.into());
+                    child.push(Block { layer: Layer::Messages, tokens, digest });
+                    keys.push(child.prefix_digest(child.len() - 1));
+                    next.push(child);
+                }
+            }
+            level = next;
+        }
+        keys
+    }
+
+    #[test]
+    fn no_two_prefixes_of_a_large_family_share_a_key_or_a_lane() {
+        let keys = tree_keys(4, 4, 4);
+        assert_eq!(keys.len(), 16 + 256 + 4096 + 65536);
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), keys.len(), "two prefixes share a key");
+        // Stronger than the keys: no two share even one of the four 64-bit lanes (random
+        // lanes collide here with probability about 2^-33), so every lane mixes every input.
+        for lane in 0..4 {
+            let mut lanes: Vec<u64> = keys.iter().map(|k| words(k)[lane]).collect();
+            lanes.sort_unstable();
+            lanes.dedup();
+            assert_eq!(lanes.len(), keys.len(), "two prefixes share lane {lane}");
+        }
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! The synthetic prompts of a fan-out (docs/model.md): which blocks each agent kind sends,
 //! their identities (digests) and sizes, and the default breakpoints of the anthropic policy.
 //!
-//! Knows nothing of time or strategies. Block identities are digests of stable names
-//! ("parent/tools", ("agent/result", 3, 2), ...), computed without allocation; equal names are
-//! equal content. Named assumptions (documented in docs/model.md):
+//! Knows nothing of time or strategies. Block identities are stable names ("parent/tools",
+//! ("agent/result", 3, 2), ...) written as 256-bit digests without allocation (`identity`);
+//! equal names are equal content. Named assumptions (documented in docs/model.md):
 //! the parent's `parent_tokens` split 30% tools, 10% system, 60% history; a subagent type's
 //! `subagent_tokens` split 75% tools, 25% system; a denied call returns `DENIED_RESULT_TOKENS`;
 //! a turn's response tokens are divided evenly among its assistant blocks, a parent exchange's
@@ -47,24 +47,21 @@ pub const fn name_hash(tag: &str) -> u64 {
     h
 }
 
-/// The identity digest of a stable name `tag/a/b`: 256 bits derived from the name by the
-/// SplitMix64 mixer (no allocation, a few ns). It stands for content the simulator does not
-/// render, so it need not be cryptographic, nor need the prefix chain over it
-/// (`Prompt::synthetic`).
+/// The identity digest of a stable name `tag/a/b`: its words as they are, the tag's FNV-1a
+/// hash, `a` and `b` (little-endian), then a zero word. Not a hash: identities only feed the
+/// synthetic prefix chain (`Prompt::synthetic`), which mixes them, and an injective identity
+/// lets that chain prove that one prefix followed by two different blocks never meets
+/// (module docs of `cache::prompt`). Two names share an identity only if their tags' FNV-1a
+/// hashes agree.
 pub fn identity(tag: &str, a: u64, b: u64) -> Digest {
     identity_of(name_hash(tag), a, b)
 }
 
 fn identity_of(tag_hash: u64, a: u64, b: u64) -> Digest {
-    use crate::rng::mix64;
-    let w0 = mix64(tag_hash ^ mix64(a));
-    let w1 = mix64(w0 ^ b);
-    let w2 = mix64(w1 ^ 0x2545_f491_4f6c_dd1d);
-    let w3 = mix64(w2 ^ 0x9e37_79b9_7f4a_7c15);
     let mut out = [0u8; 32];
-    for (chunk, w) in out.chunks_exact_mut(8).zip([w0, w1, w2, w3]) {
-        chunk.copy_from_slice(&w.to_le_bytes());
-    }
+    out[..8].copy_from_slice(&tag_hash.to_le_bytes());
+    out[8..16].copy_from_slice(&a.to_le_bytes());
+    out[16..24].copy_from_slice(&b.to_le_bytes());
     Digest(out)
 }
 
@@ -148,31 +145,6 @@ impl Chain {
 /// Tokens of the `i`-th of `n` parts of `total` (the remainder to the first parts).
 fn part(total: u64, n: u64, i: u64) -> u64 {
     total / n + u64::from(i < total % n)
-}
-
-/// The blocks of one turn of `shape`, handed to `push` in order: the kinds present (thinking
-/// only when on), each with its tokens from `tokens(kind, index among the assistant blocks,
-/// assistant count)`; empty blocks are not sent (the API refuses empty text blocks). Blocks
-/// go straight to `push`: no array of them is built and copied per turn (the hot path).
-fn for_turn_blocks(
-    shape: &[BlockKind],
-    thinking: bool,
-    tags: &[u64; 5],
-    (a, b): (u64, u64),
-    tokens: impl Fn(BlockKind, u64, u64) -> u64,
-    mut push: impl FnMut(BlockKind, Block),
-) {
-    let present = |k: &&BlockKind| thinking || **k != BlockKind::Thinking;
-    let n_assistant = shape.iter().filter(present).filter(|k| k.is_assistant()).count() as u64;
-    let mut assistant_index = 0;
-    for &kind in shape.iter().filter(present).take(5) {
-        let n = tokens(kind, assistant_index, n_assistant);
-        assistant_index += u64::from(kind.is_assistant());
-        if n > 0 {
-            let digest = identity_of(tags[kind as usize], a, b);
-            push(kind, Block { layer: Layer::Messages, tokens: n, digest });
-        }
-    }
 }
 
 fn block(layer: Layer, tokens: u64, tag: &str, a: u64, b: u64) -> Block {
@@ -343,16 +315,32 @@ pub struct TurnTokens {
 }
 
 /// Append agent `agent`'s turn `turn` (its response, then its tool result), shaped by
-/// `exp.workload.turn_blocks`, each block its own position; empty blocks are not sent.
+/// `exp.workload.turn_blocks`: the kinds present (thinking only when on), each block its own
+/// position, the output tokens divided evenly among the assistant blocks (`part`); empty
+/// blocks are not sent (the API refuses empty text blocks). Blocks go straight to the chain:
+/// no array of them is built and copied per turn (the hot path).
 pub fn push_turn(chain: &mut Chain, exp: &Experiment, agent: u64, turn: u64, t: TurnTokens) {
     let w = &exp.workload;
-    let tokens = |k, i, n| match k {
-        BlockKind::User => t.user,
-        BlockKind::ToolResult => t.result,
-        _ => part(t.output, n, i),
-    };
-    let push = |kind, block| chain.push(kind, block);
-    for_turn_blocks(&w.turn_blocks, w.thinking, &AGENT_BLOCK, (agent, turn), tokens, push);
+    let present = |k: &BlockKind| w.thinking || *k != BlockKind::Thinking;
+    let kinds = w.turn_blocks.iter().copied().filter(present);
+    // `part` for every assistant block, with one division a turn (a shape has one at least).
+    let n_assistant = kinds.clone().filter(|k| k.is_assistant()).count().max(1) as u64;
+    let (share, rest) = (t.output / n_assistant, t.output % n_assistant);
+    let mut assistant_index = 0;
+    for kind in kinds.take(5) {
+        let tokens = match kind {
+            BlockKind::User => t.user,
+            BlockKind::ToolResult => t.result,
+            _ => {
+                assistant_index += 1;
+                share + u64::from(assistant_index <= rest)
+            }
+        };
+        if tokens > 0 {
+            let digest = identity_of(AGENT_BLOCK[kind as usize], agent, turn);
+            chain.push(kind, Block { layer: Layer::Messages, tokens, digest });
+        }
+    }
 }
 
 /// The closed-form fan-out the tests derive by hand and the benches start from: `agents`
@@ -437,6 +425,27 @@ mod tests {
         assert_eq!(&out[..2].iter().map(|b| b.index).collect::<Vec<_>>(), &[1, 2]);
         // A subagent without brief: the system end is the shared end.
         assert_eq!(breakpoints(1, 1, 2, Ttl::FiveMin, &mut out), 2);
+    }
+
+    #[test]
+    fn a_turn_divides_its_output_among_its_assistant_blocks_and_drops_empty_ones() {
+        let mut exp = closed_form_experiment(1);
+        exp.workload.thinking = true;
+        let mut chain = Chain::new(new_prompt("m", true, 8), false);
+        let turn = |output, result| TurnTokens { output, result, user: 0 };
+        push_turn(&mut chain, &exp, 3, 1, turn(101, 500));
+        // Thinking, text, tool_use share 101 (the remainder to the first), then the result.
+        let p = &chain.prompt;
+        assert_eq!((0..p.len()).map(|i| p.block_tokens(i)).collect::<Vec<_>>(), [34, 34, 33, 500]);
+        // Two output tokens fill two of the three assistant blocks; no result is no block.
+        push_turn(&mut chain, &exp, 3, 2, turn(2, 0));
+        let p = &chain.prompt;
+        assert_eq!((4..p.len()).map(|i| p.block_tokens(i)).collect::<Vec<_>>(), [1, 1]);
+        // Thinking off: text and tool_use share the output.
+        exp.workload.thinking = false;
+        push_turn(&mut chain, &exp, 3, 3, turn(5, 7));
+        let p = &chain.prompt;
+        assert_eq!((6..p.len()).map(|i| p.block_tokens(i)).collect::<Vec<_>>(), [3, 2, 7]);
     }
 
     #[test]
