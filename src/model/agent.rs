@@ -177,6 +177,8 @@ pub(super) fn build_into(
     // Each agent forks the shared prefix with room for its own turns: it needs none.
     let shared: Shared = workload::shared(exp, 0, w.thinking);
     let streams = Streams { exp, replication: rng::Node::new(exp.seed, &[replication as u64]) };
+    // Once per run, not per agent: a lognormal's sigma is a logarithm (`Sampler`).
+    let (turns_draw, output_draw) = (Sampler::new(&w.turns), Sampler::new(&w.output_tokens));
     agents.reserve(w.agents as usize + 1);
     for a in 0..w.agents {
         let id = a as u64;
@@ -185,9 +187,9 @@ pub(super) fn build_into(
         let turns = if w.kind == AgentKind::Btw {
             1
         } else {
-            (w.turns.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
+            (turns_draw.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
         };
-        let output_tokens = w.output_tokens.sample_u64(&mut work).min(w.output_max_tokens);
+        let output_tokens = output_draw.sample_u64(&mut work).min(w.output_max_tokens);
         let room = 1 + workload::turn_room(exp, turns - 1);
         let mut prompt = shared.prompt.fork_into(room, spare.pop());
         workload::push_task(&mut prompt, id, w.task_tokens);
