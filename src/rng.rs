@@ -40,10 +40,46 @@ impl Node {
         Node(path.iter().fold(mix64(root), descend))
     }
 
+    /// Child `i` of this node: `node.child(i).stream(rest)` is `node.stream(&[i, rest..])`, so
+    /// the streams of one requester share the step to it.
+    pub fn child(self, i: u64) -> Node {
+        Node(descend(self.0, &i))
+    }
+
     /// The generator for the stream at `rest` below this node.
     pub fn stream(self, rest: &[u64]) -> ChaCha8Rng {
-        ChaCha8Rng::seed_from_u64(rest.iter().fold(self.0, descend))
+        ChaCha8Rng::from_seed(chacha_key(rest.iter().fold(self.0, descend)))
     }
+}
+
+/// PCG32's multiplier and increment, as rand_core's `seed_from_u64` uses them.
+const PCG_MUL: u64 = 0x5851_F42D_4C95_7F2D;
+const PCG_INC: u64 = 0xA176_54E4_6FBE_17F3;
+
+/// `(a, c)` such that PCG32's state after `k + 1` steps from `s` is `a * s + c` (wrapping:
+/// arithmetic mod 2^64 is a ring, so composing the steps is exact).
+const PCG_STEPS: [(u64, u64); 8] = {
+    let (mut steps, mut a, mut c, mut k) = ([(0, 0); 8], 1u64, 0u64, 0);
+    while k < 8 {
+        a = a.wrapping_mul(PCG_MUL);
+        c = c.wrapping_mul(PCG_MUL).wrapping_add(PCG_INC);
+        steps[k] = (a, c);
+        k += 1;
+    }
+    steps
+};
+
+/// The key `ChaCha8Rng::seed_from_u64(seed)` uses: eight PCG32 outputs (XSH RR), little-endian.
+/// Each state comes from the seed by its own multiply (`PCG_STEPS`), not from the state
+/// before it: eight independent multiplies instead of a chain of eight.
+fn chacha_key(seed: u64) -> [u8; 32] {
+    let mut key = [0u8; 32];
+    for (word, (a, c)) in key.chunks_exact_mut(4).zip(PCG_STEPS) {
+        let state = seed.wrapping_mul(a).wrapping_add(c);
+        let xorshifted = (((state >> 18) ^ state) >> 27) as u32;
+        word.copy_from_slice(&xorshifted.rotate_right((state >> 59) as u32).to_le_bytes());
+    }
+    key
 }
 
 /// One step down the seed tree, to child `i`.
@@ -84,6 +120,23 @@ mod tests {
     }
 
     #[test]
+    fn the_direct_key_is_seed_from_u64s() {
+        let mut seeds = vec![0, 1, 2, 42, u64::MAX, 1 << 63, PCG_MUL, PCG_INC.wrapping_neg()];
+        seeds.extend((0..10_000).map(|i| mix64(i) ^ (i << 40)));
+        for seed in seeds {
+            let (direct, reference) =
+                (ChaCha8Rng::from_seed(chacha_key(seed)), ChaCha8Rng::seed_from_u64(seed));
+            assert_eq!(direct.get_seed(), reference.get_seed(), "{seed}");
+            assert!(direct == reference, "{seed}");
+        }
+        let (mut a, mut b) =
+            (stream(7, &[1, 2]), ChaCha8Rng::seed_from_u64(derive_seed(7, &[1, 2])));
+        for _ in 0..1000 {
+            assert_eq!(a.random::<u64>(), b.random::<u64>());
+        }
+    }
+
+    #[test]
     fn a_node_continues_the_path_it_stands_on() {
         for (root, path) in
             [(42, vec![0, 1, 2]), (7, vec![9]), (0, vec![]), (u64::MAX, vec![3, 5, 8, 13])]
@@ -93,6 +146,13 @@ mod tests {
                 let (mut a, mut b) = (Node::new(root, head).stream(rest), stream(root, &path));
                 for _ in 0..100 {
                     assert_eq!(a.random::<u64>(), b.random::<u64>(), "{root} {path:?} at {split}");
+                }
+                if let Some((&i, below)) = rest.split_first() {
+                    let node = Node::new(root, head);
+                    assert!(
+                        node.child(i).stream(below) == node.stream(rest),
+                        "{path:?} at {split}"
+                    );
                 }
             }
         }

@@ -114,13 +114,15 @@ struct Streams<'e> {
 }
 
 impl Streams<'_> {
-    fn get(&self, id: u64, s: u64) -> ChaCha8Rng {
-        self.replication.stream(&[id, s])
+    /// Requester `id`'s node of the seed tree: its streams are the node's children, one per
+    /// draw site (`[replication, id, site]` below the experiment seed), stepped to once.
+    fn of(&self, id: u64) -> rng::Node {
+        self.replication.child(id)
     }
 
-    /// Stream `s` of requester `id`, boxed, when `on`.
-    fn optional(&self, on: bool, id: u64, s: u64) -> OptionalStream {
-        on.then(|| Box::new(self.get(id, s)))
+    /// Stream `s` below a requester's `node`, boxed, when `on`.
+    fn optional(on: bool, node: rng::Node, s: u64) -> OptionalStream {
+        on.then(|| Box::new(node.stream(&[s])))
     }
 
     /// Streams for the optional draws exist only when their feature is on: a run that
@@ -128,13 +130,14 @@ impl Streams<'_> {
     /// (its streams are a few hundred bytes each: no copy of it is made to change a field).
     fn agent(
         &self,
-        (id, turns, output_tokens): (u64, u32, u64),
+        (node, turns, output_tokens): (rng::Node, u32, u64),
         work: ChaCha8Rng,
         chain: Chain,
         shared: &Shared,
     ) -> Agent {
         let (misses, overloads) =
             (self.exp.cache.miss_probability > 0.0, self.exp.overload.is_some());
+        let optional = |on, s| Self::optional(on, node, s);
         Agent {
             chain,
             shared_end: shared.prompt.len() - 1,
@@ -146,15 +149,11 @@ impl Streams<'_> {
             phase: Phase::Queued,
             grown: [0; 2],
             work,
-            lat: self.get(id, site::LATENCY),
-            jitter: self.optional(self.exp.rate_limits.is_some(), id, site::RATE_LIMIT),
-            miss: self.optional(misses, id, site::MISS),
-            implicit: self.optional(
-                super::admission::draws_implicit(self.exp),
-                id,
-                site::IMPLICIT_HIT,
-            ),
-            overload: self.optional(overloads, id, site::OVERLOAD),
+            lat: node.stream(&[site::LATENCY]),
+            jitter: optional(self.exp.rate_limits.is_some(), site::RATE_LIMIT),
+            miss: optional(misses, site::MISS),
+            implicit: optional(super::admission::draws_implicit(self.exp), site::IMPLICIT_HIT),
+            overload: optional(overloads, site::OVERLOAD),
             overload_retries: 0,
         }
     }
@@ -178,21 +177,24 @@ pub(super) fn build_into(
     // Each agent forks the shared prefix with room for its own turns: it needs none.
     let shared: Shared = workload::shared(exp, 0, w.thinking);
     let streams = Streams { exp, replication: rng::Node::new(exp.seed, &[replication as u64]) };
+    // Once per run, not per agent: a lognormal's sigma is a logarithm (`Sampler`).
+    let (turns_draw, output_draw) = (Sampler::new(&w.turns), Sampler::new(&w.output_tokens));
     agents.reserve(w.agents as usize + 1);
     for a in 0..w.agents {
         let id = a as u64;
-        let mut work = streams.get(id, site::WORKLOAD);
+        let node = streams.of(id);
+        let mut work = node.stream(&[site::WORKLOAD]);
         let turns = if w.kind == AgentKind::Btw {
             1
         } else {
-            (w.turns.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
+            (turns_draw.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
         };
-        let output_tokens = w.output_tokens.sample_u64(&mut work).min(w.output_max_tokens);
+        let output_tokens = output_draw.sample_u64(&mut work).min(w.output_max_tokens);
         let room = 1 + workload::turn_room(exp, turns - 1);
         let mut prompt = shared.prompt.fork_into(room, spare.pop());
         workload::push_task(&mut prompt, id, w.task_tokens);
         let chain = Chain::new(prompt, strips);
-        agents.push(streams.agent((id, turns, output_tokens), work, chain, &shared));
+        agents.push(streams.agent((node, turns, output_tokens), work, chain, &shared));
     }
     if prewarm {
         // The warming request: the shared prefix, max_tokens = 0, on the workflow's streams.
@@ -202,10 +204,11 @@ pub(super) fn build_into(
             true => workload::shared(exp, 0, false).prompt,
             false => shared.prompt.clone(),
         };
-        let work = streams.get(WORKFLOW_ID, site::WORKLOAD);
+        let node = streams.of(WORKFLOW_ID);
+        let work = node.stream(&[site::WORKLOAD]);
         // One request of no output.
         let chain = Chain::new(prompt, false);
-        agents.push(streams.agent((WORKFLOW_ID, 1, 0), work, chain, &shared));
+        agents.push(streams.agent((node, 1, 0), work, chain, &shared));
     }
 }
 
