@@ -52,7 +52,9 @@ use sha2::Digest as _;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-/// A SHA-256 digest (of a block's canonical bytes, or of a prefix chain).
+/// A 256-bit key: the SHA-256 of a real block's canonical bytes or of a real prefix chain;
+/// for the simulator's synthetic blocks, their identity words or the mixed chain's lanes
+/// (`cache::prompt`). Keys are only compared, never shown.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Digest(pub [u8; 32]);
 

@@ -131,6 +131,7 @@ impl Cache {
     }
 
     /// `serve`, with `miss = true` for an isolated miss: the lookup finds nothing.
+    #[inline]
     pub fn serve_with(
         &mut self,
         prompt: &Prompt,

@@ -125,7 +125,7 @@ impl Chain {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, kind: BlockKind, block: Block) {
         match (&mut self.bare, kind) {
             (_, BlockKind::Thinking) => self.prompt.push(block),
