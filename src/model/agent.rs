@@ -174,6 +174,10 @@ pub(super) fn build_into(
     // Taken in place: an agent is large, and moving each one out would cost more than it saves.
     agents.iter_mut().for_each(|ag| ag.chain.give_memory(spare));
     agents.clear();
+    // The agents below take one memory each; the prewarm request's and the bare histories'
+    // come back too but are never taken, so keep no more than will be: a reused `Simulator`
+    // must not grow run after run (a 100,000-point sweep held 2.6 GB of them).
+    spare.truncate(w.agents as usize);
     // Each agent forks the shared prefix with room for its own turns: it needs none.
     let shared: Shared = workload::shared(exp, 0, w.thinking);
     let streams = Streams { exp, replication: rng::Node::new(exp.seed, &[replication as u64]) };
@@ -312,6 +316,21 @@ mod tests {
         let mut agents = Vec::new();
         build_into((&mut agents, &mut Vec::new()), &exp, 0, false, false);
         agents.swap_remove(0)
+    }
+
+    /// Run after run, the spare prompt memories stay bounded by the agents that take them,
+    /// with a prewarm request and bare histories (which give memory back but take none).
+    #[test]
+    fn reused_agents_keep_no_more_spare_memory_than_they_take() {
+        let (_, exp) = crate::config::load_default(&[]).expect("the default experiment loads");
+        let (mut agents, mut spare) = (Vec::new(), Vec::new());
+        for r in 0..50 {
+            build_into((&mut agents, &mut spare), &exp, r, true, true);
+        }
+        // 1 agent's memory per chain and bare history, plus the prewarm's: at most 2n + 1
+        // come back each run; without the bound 50 runs would leave ~50 more than that.
+        let n = exp.workload.agents as usize;
+        assert!(spare.len() <= n, "{} spare memories for {n} agents", spare.len());
     }
 
     #[test]
