@@ -107,7 +107,6 @@ impl<E: Copy> Engine<E> {
             sorted: Vec::with_capacity(2 * SORTED_MAX),
             front: 0,
             heap: BinaryHeap::with_capacity(capacity),
-            heaped: false,
         };
         Engine { queue, now, seq: 0, delivered: 0, bounds }
     }
@@ -195,12 +194,12 @@ impl<E: Copy> Engine<E> {
 
 /// The pending events: a sorted run while short, a heap beyond `SORTED_MAX`.
 struct Queue<E> {
-    /// `sorted[front..]`, earliest first, are pending; empty once `heaped`. The delivered ones
+    /// `sorted[front..]`, earliest first, are pending; empty while the heap holds any. The delivered ones
     /// before `front` are dropped when the run moves back to the start (`compact`).
     sorted: Vec<Entry<E>>,
     front: usize,
+    /// Non-empty only past `SORTED_MAX` pending events, until it empties again.
     heap: BinaryHeap<Entry<E>>,
-    heaped: bool,
 }
 
 impl<E: Copy> Queue<E> {
@@ -208,17 +207,22 @@ impl<E: Copy> Queue<E> {
         self.sorted.clear();
         self.front = 0;
         self.heap.clear();
-        self.heaped = false;
     }
 
     fn len(&self) -> usize {
         self.sorted.len() - self.front + self.heap.len()
     }
 
+    /// Whether the pending events are in the heap (there are some there) or the sorted run.
+    #[inline(always)]
+    fn heaped(&self) -> bool {
+        !self.heap.is_empty()
+    }
+
     /// The earliest entry.
     #[inline]
     fn first(&self) -> Option<&Entry<E>> {
-        match self.heaped {
+        match self.heaped() {
             false => self.sorted.get(self.front),
             true => self.heap.peek(),
         }
@@ -227,17 +231,16 @@ impl<E: Copy> Queue<E> {
     /// Drop the earliest entry (there is one). An emptied heap is a sorted run again.
     #[inline]
     fn remove_first(&mut self) {
-        if !self.heaped {
+        if !self.heaped() {
             self.front += 1;
             return;
         }
         self.heap.pop();
-        self.heaped = !self.heap.is_empty();
     }
 
     #[inline]
     fn push(&mut self, entry: Entry<E>) {
-        if !self.heaped {
+        if !self.heaped() {
             if self.sorted.len() - self.front < SORTED_MAX {
                 self.sorted_push(entry);
                 return;
@@ -283,7 +286,6 @@ impl<E: Copy> Queue<E> {
         self.heap.extend(self.sorted[self.front..].iter().copied());
         self.sorted.clear();
         self.front = 0;
-        self.heaped = true;
     }
 }
 
