@@ -327,8 +327,8 @@ mod tests {
         for r in 0..50 {
             build_into((&mut agents, &mut spare), &exp, r, true, true);
         }
-        // 1 agent's memory per chain and bare history, plus the prewarm's: at most 2n + 1
-        // come back each run; without the bound 50 runs would leave ~50 more than that.
+        // Each run gives back 2n + 1 memories (n chains, n bare histories, the prewarm's) and
+        // takes n: without the bound the spare grows by n + 1 a run (196 after 50 runs of 3).
         let n = exp.workload.agents as usize;
         assert!(spare.len() <= n, "{} spare memories for {n} agents", spare.len());
     }
