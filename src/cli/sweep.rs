@@ -117,8 +117,19 @@ fn load_checked(
             .map_err(named)?;
     }
     let plan = Plan::new(&sim, table, &order).map_err(|e| sweep_err(&origin, e))?;
-    if !force {
-        check_work(&estimate(&sim, &plan, shard)?, &limits, force).map_err(named)?;
+    // Values that pass alone may not pass together: this shard's points are checked before
+    // any runs, by the estimate (which resolves each) or, under --force, on their own.
+    match force {
+        false => check_work(&estimate(&sim, &plan, shard)?, &limits, force).map_err(named)?,
+        // Worded as the estimate words it, so --force changes nothing of the message.
+        true => {
+            plan.check_points(&sim, PointSeq::of(plan.grid.points(), shard)).map_err(
+                |e| match e {
+                    SweepError::Input(m) => CliError::input(anyhow::anyhow!(m)),
+                    e => sweep_err(&origin, e),
+                },
+            )?
+        }
     }
     Ok((sim, plan))
 }
@@ -160,9 +171,9 @@ fn estimate(
             .map_err(|e| e.to_string())
             .and_then(|t| sim.resolve(&t).map_err(|e| e.to_string()));
         match exp {
-            Ok(exp) => Some((point_label(plan, i), exp)),
+            Ok(exp) => Some((plan.point_label(i), exp)),
             Err(e) => {
-                failed = Some(format!("[sweep] {}: {e}", point_label(plan, i)));
+                failed = Some(format!("[sweep] {}: {e}", plan.point_label(i)));
                 None
             }
         }
@@ -176,17 +187,6 @@ fn estimate(
         Some(m) => Err(CliError::input(anyhow::anyhow!(m))),
         None => Ok(e),
     }
-}
-
-/// `point 3 (workload.agents = 4, max_wait = 1s)`.
-fn point_label(plan: &Plan, i: u64) -> String {
-    let values: Vec<String> = plan
-        .grid
-        .point(i)
-        .iter()
-        .map(|(k, v)| format!("{k} = {}", sweep::spec::value_text(v)))
-        .collect();
-    format!("point {i} ({})", values.join(", "))
 }
 
 /// Map a sweep error to the CLI's exit codes, naming the file on input errors.

@@ -31,7 +31,7 @@ pub use experiment::*;
 pub use hosted::*;
 pub use names::{kind_label, parse_kind, parse_strategy, strategy_label, NameError};
 pub use render::render;
-pub use resolve::{lookup, resolve};
+pub use resolve::{check_changed, lookup, resolve};
 pub use server::{Router, ServerParams, Sharing};
 pub use set::{apply_set, set_key};
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::call::did_you_mean;
-use super::dist_syntax::{dist_label, parse_dist_in};
+use super::dist_syntax::{dist_label, parse_dist_in, DistError};
 use super::experiment::*;
 use super::latency_file::LatencyFile;
 use super::names::{parse_kind, parse_strategy, strategy_label};
@@ -105,7 +105,7 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
     exp.report = report::resolve_report(&mut top.section("report")?, table, &exp.strategies)?;
     let server = resolve_server(&mut top.section("server")?, exp.cache.policy)?;
     if server::is_server(exp.cache.policy) {
-        check_server_experiment(&top, &exp)?;
+        check_server_experiment(&top, &exp, &exp.workload)?;
         exp.server = Some(server);
     }
     let other = match &exp.workload.kind {
@@ -118,18 +118,49 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
         },
         _ => None,
     };
-    check_thinking(&top, &exp, other.as_ref())?;
-    check_first_request_fits(&top, &exp, other.as_ref())?;
+    check_thinking(&top, &exp, &exp.workload, other.as_ref())?;
+    check_first_request_fits(&top, &exp, &exp.workload, other.as_ref())?;
     Ok(exp)
+}
+
+/// Whether `resolve` of `table` succeeds, where `table` is a table that resolved as `base`
+/// with the dotted keys `changed` set (in full, as `sweep::table::canonical_key` writes them).
+/// The same answer and the same error as `resolve(table, origin)`, for less: when every changed
+/// key is a plain key of `[workload]` other than `kind`, only `[workload]` and the checks that
+/// read it run again, because the other sections read nothing of `[workload]` (the latency of
+/// a `fork_other_model` depends on `kind` only) and resolved as in `base`. Any other key
+/// resolves the whole table.
+pub fn check_changed(
+    base: &Experiment,
+    table: &toml::Table,
+    origin: &str,
+    changed: &[&str],
+) -> Result<(), ConfigError> {
+    let workload_only =
+        |k: &&str| k.strip_prefix("workload.").is_some_and(|k| k != "kind" && !k.contains('.'));
+    if changed.is_empty() || !changed.iter().all(workload_only) {
+        return resolve(table, origin).map(drop);
+    }
+    let mut top = Section::new(origin, "", table, Path::new(origin).parent());
+    let w = resolve_workload(&mut top.section("workload")?)?;
+    if server::is_server(base.cache.policy) {
+        check_server_experiment(&top, base, &w)?;
+    }
+    let other = match &w.kind {
+        AgentKind::ForkOtherModel { model } => presets::preset(model),
+        _ => None,
+    };
+    check_thinking(&top, base, &w, other.as_ref())?;
+    check_first_request_fits(&top, base, &w, other.as_ref())
 }
 
 /// Thinking on needs a model with extended thinking (the agents' and the parent's).
 fn check_thinking(
     top: &Section<'_>,
     exp: &Experiment,
+    w: &Workload,
     other: Option<&ModelParams>,
 ) -> Result<(), ConfigError> {
-    let w = &exp.workload;
     let agents_model = other.unwrap_or(&exp.model);
     let checks = [
         ("workload.thinking", w.thinking, agents_model),
@@ -150,9 +181,9 @@ fn check_thinking(
 fn check_first_request_fits(
     top: &Section<'_>,
     exp: &Experiment,
+    w: &Workload,
     other: Option<&ModelParams>,
 ) -> Result<(), ConfigError> {
-    let w = &exp.workload;
     let model = other.unwrap_or(&exp.model);
     let (key, prefix) = match w.kind {
         AgentKind::Subagent => ("workload.subagent_tokens", w.subagent_tokens),
@@ -531,6 +562,38 @@ struct Section<'t> {
 
 static EMPTY: std::sync::OnceLock<toml::Table> = std::sync::OnceLock::new();
 
+thread_local! {
+    /// Distributions already parsed on this thread, by quantity and text: a sweep resolves its
+    /// experiment once per axis value, with the same distribution texts each time.
+    static PARSED: std::cell::RefCell<Vec<(Quantity, String, Dist)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Most distributions `PARSED` keeps (an experiment has about a dozen).
+const PARSED_MAX: usize = 64;
+
+/// `parse_dist_in`, remembered: a text that names no file always parses to the same value, so
+/// a text seen before is not parsed again (one that reads a file is, and errors are not kept).
+fn parse_dist_cached(text: &str, q: Quantity, base: Option<&Path>) -> Result<Dist, DistError> {
+    if text.contains("file") {
+        return parse_dist_in(text, q, base);
+    }
+    let seen = PARSED.with_borrow(|p| {
+        p.iter().find(|(pq, t, _)| *pq == q && t == text).map(|(_, _, d)| d.clone())
+    });
+    if let Some(d) = seen {
+        return Ok(d);
+    }
+    let d = parse_dist_in(text, q, base)?;
+    PARSED.with_borrow_mut(|p| {
+        if p.len() >= PARSED_MAX {
+            p.clear();
+        }
+        p.push((q, text.to_string(), d.clone()));
+    });
+    Ok(d)
+}
+
 impl<'t> Section<'t> {
     fn new(origin: &'t str, prefix: &str, table: &'t toml::Table, base: Option<&'t Path>) -> Self {
         Section { origin, prefix: prefix.to_string(), table, base, used: Vec::new() }
@@ -747,7 +810,7 @@ impl<'t> Section<'t> {
             }
             Some(v) => return Err(self.bad(key, v.to_string(), "expected a distribution string")),
         };
-        parse_dist_in(&text, q, self.base).map_err(|e| self.bad_str(key, &text, &e.to_string()))
+        parse_dist_cached(&text, q, self.base).map_err(|e| self.bad_str(key, &text, &e.to_string()))
     }
 
     fn strategies(&mut self) -> Result<Vec<Strategy>, ConfigError> {
@@ -852,7 +915,12 @@ fn server_count(s: &mut Section<'_>, key: &'static str, default: u32) -> Result<
 
 /// What the server model does not cover: one model, no API rate limits or 529s, no isolated
 /// misses, a frozen parent.
-fn check_server_experiment(top: &Section<'_>, exp: &Experiment) -> Result<(), ConfigError> {
+/// `w` is the workload to check (`exp.workload`, or one a sweep value changed).
+fn check_server_experiment(
+    top: &Section<'_>,
+    exp: &Experiment,
+    w: &Workload,
+) -> Result<(), ConfigError> {
     let why = "not modelled with cache.policy = \"vllm\" or \"sglang\" (a self-hosted server has no API limits, one model, and a frozen parent)";
     if exp.rate_limits.is_some() {
         return Err(top.bad_at("rate_limits", "[rate_limits]".into(), why));
@@ -864,12 +932,12 @@ fn check_server_experiment(top: &Section<'_>, exp: &Experiment) -> Result<(), Co
         let v = exp.cache.miss_probability.to_string();
         return Err(top.bad_at("cache.miss_probability", v, why));
     }
-    if let AgentKind::ForkOtherModel { .. } = &exp.workload.kind {
-        let value = format!("\"{}\"", super::kind_label(&exp.workload.kind));
+    if let AgentKind::ForkOtherModel { .. } = &w.kind {
+        let value = format!("\"{}\"", super::kind_label(&w.kind));
         return Err(top.bad_at("workload.kind", value, why));
     }
-    if exp.workload.parent_turn_every_us > 0 {
-        let v = format!("\"{}\"", crate::time::exact_duration(exp.workload.parent_turn_every_us));
+    if w.parent_turn_every_us > 0 {
+        let v = format!("\"{}\"", crate::time::exact_duration(w.parent_turn_every_us));
         return Err(top.bad_at("workload.parent_turn_every", v, why));
     }
     Ok(())

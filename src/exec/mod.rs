@@ -48,6 +48,19 @@ pub trait Simulator: Send + Sync {
     type Exp: Send + Sync;
     /// Resolve and validate; the error names the key and the value.
     fn resolve(&self, table: &toml::Table) -> Result<Self::Exp, ResolveError>;
+    /// Whether `table` resolves, where `table` is a table that resolved as `base` with the
+    /// dotted keys `changed` set: the same answer and error as `resolve`, which a simulator may
+    /// reach for less by reusing what the changed keys cannot affect (a sweep checks every
+    /// value of every axis this way).
+    fn check_changed(
+        &self,
+        base: &Self::Exp,
+        table: &toml::Table,
+        changed: &[&str],
+    ) -> Result<(), ResolveError> {
+        let _ = (base, changed);
+        self.resolve(table).map(drop)
+    }
     fn describe(&self, exp: &Self::Exp) -> Description;
     /// The resolved experiment as canonical TOML (hashed into the manifest).
     fn render(&self, exp: &Self::Exp) -> String;

@@ -25,6 +25,15 @@ impl Simulator for ModelSim {
         Ok(config::resolve(table, &self.origin)?)
     }
 
+    fn check_changed(
+        &self,
+        base: &Experiment,
+        table: &toml::Table,
+        changed: &[&str],
+    ) -> Result<(), ResolveError> {
+        Ok(config::check_changed(base, table, &self.origin, changed)?)
+    }
+
     fn describe(&self, exp: &Experiment) -> Description {
         Description {
             name: exp.name.clone(),

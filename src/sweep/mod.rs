@@ -18,7 +18,7 @@ pub mod tune;
 use std::path::{Path, PathBuf};
 
 pub use exec::{ExecOptions, Outcome};
-pub use journal::{Shard, JOURNAL_FILE};
+pub use journal::{PointSeq, Shard, JOURNAL_FILE};
 pub use point::PointRecord;
 pub use spec::Grid;
 
@@ -49,6 +49,9 @@ pub struct Plan {
     /// The experiment file (after `--set`) as TOML, `[sweep]` included.
     pub experiment_text: String,
     pub desc: Description,
+    /// Per axis, whether it has a seconds column (`results::has_seconds_column`), found once
+    /// rather than from every value for every point.
+    seconds: Vec<bool>,
 }
 
 /// SHA-256 of `text`, hex (the manifest's `content_hash`, as `run --out` computes it).
@@ -58,7 +61,9 @@ pub fn sha256_hex(text: &str) -> String {
 
 impl Plan {
     /// Validate the sweep of `table`; `order` is the `[sweep]` keys' file order
-    /// (`spec::key_order`). Every value of every axis is checked by resolving a point with it.
+    /// (`spec::key_order`). Every value of every axis is checked (`check_axes`), then the first
+    /// point: the work is linear in the axes' lengths, whatever their product, so a shard of
+    /// a large grid does not pay for the other shards' points.
     pub fn new<S: Simulator>(
         sim: &S,
         table: toml::Table,
@@ -78,26 +83,37 @@ impl Plan {
         let sweep_text = toml::to_string(&sweep_only).map_err(SweepError::internal)?;
         let experiment_text = format!("{}\n{sweep_text}", sim.render(&exp));
         let grid = Grid::from_table(&sweep, order).map_err(|e| SweepError::Input(e.to_string()))?;
+        let seconds = grid.axes.iter().map(|a| crate::results::has_seconds_column(&a.values));
         let plan = Plan {
+            seconds: seconds.collect(),
             base,
             grid,
             content_hash: sha256_hex(&experiment_text),
             experiment_text,
             desc: sim.describe(&exp),
         };
-        // Each value alone (with its zip partners) on the base experiment, so an error names
-        // the axis that causes it; then the first point, every axis set, for combinations.
-        for (a, axis) in plan.grid.axes.iter().enumerate() {
+        plan.check_axes(sim, &exp)?;
+        let first = plan.point_table(0).map_err(|e| SweepError::Input(e.to_string()))?;
+        sim.resolve(&first)
+            .map_err(|e| SweepError::Input(format!("[sweep] {}: {e}", plan.point_label(0))))?;
+        Ok(plan)
+    }
+
+    /// Each value of each axis (with its zip partners) set alone on the base experiment, so an
+    /// error names the axis that causes it: every shard checks every value, and refuses a bad
+    /// one before any point runs. One table is set and put back value after value, and the
+    /// simulator checks only what the value can change (`Simulator::check_changed`).
+    fn check_axes<S: Simulator>(&self, sim: &S, base: &S::Exp) -> Result<(), SweepError> {
+        let mut t = self.base.clone();
+        for (a, axis) in self.grid.axes.iter().enumerate() {
+            let group = self.grid.group_of(a);
+            let keys: Vec<String> =
+                group.iter().map(|&b| table::canonical_key(&self.grid.axes[b].key)).collect();
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             for (i, v) in axis.values.iter().enumerate() {
-                let point = plan.grid.axis_point(a, i);
-                let mut t = plan.base.clone();
-                for (key, value) in plan.grid.point(point) {
-                    if plan.grid.same_group(a, key) {
-                        table::set_value(&mut t, key, value.clone())
-                            .map_err(|e| SweepError::Input(format!("[sweep] {key}: {e}")))?;
-                    }
-                }
-                sim.resolve(&t).map_err(|e| {
+                let sets = group.iter().map(|&b| &self.grid.axes[b]);
+                let sets = sets.map(|b| (b.key.as_str(), &b.values[i]));
+                check_set(sim, base, &mut t, sets, &keys)?.map_err(|e| {
                     SweepError::Input(format!(
                         "[sweep] {} = {}: {e}",
                         axis.key,
@@ -106,17 +122,34 @@ impl Plan {
                 })?;
             }
         }
-        let first = plan.point_table(0).map_err(|e| SweepError::Input(e.to_string()))?;
-        sim.resolve(&first).map_err(|e| {
-            let values: Vec<String> = plan
-                .grid
-                .point(0)
-                .iter()
-                .map(|(k, v)| format!("{k} = {}", spec::value_text(v)))
-                .collect();
-            SweepError::Input(format!("[sweep] point 0 ({}): {e}", values.join(", ")))
-        })?;
-        Ok(plan)
+        Ok(())
+    }
+
+    /// Every point of `seq` with all its values set, checked as `check_axes` checks one value:
+    /// a combination the experiment refuses is bad input, found before any point runs. The
+    /// points are this shard's, so the work is linear in the shard, not the grid.
+    pub fn check_points<S: Simulator>(&self, sim: &S, seq: PointSeq) -> Result<(), SweepError> {
+        let base = sim.resolve(&self.base).map_err(|e| SweepError::Input(e.to_string()))?;
+        let keys: Vec<String> =
+            self.grid.axes.iter().map(|a| table::canonical_key(&a.key)).collect();
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let mut t = self.base.clone();
+        for i in seq.iter() {
+            check_set(sim, &base, &mut t, self.grid.point(i).into_iter(), &keys)?
+                .map_err(|e| SweepError::Input(format!("[sweep] {}: {e}", self.point_label(i))))?;
+        }
+        Ok(())
+    }
+
+    /// `point 3 (workload.agents = 4, max_wait = 1s)`.
+    pub fn point_label(&self, index: u64) -> String {
+        let values: Vec<String> = self
+            .grid
+            .point(index)
+            .iter()
+            .map(|(k, v)| format!("{k} = {}", spec::value_text(v)))
+            .collect();
+        format!("point {index} ({})", values.join(", "))
     }
 
     /// The experiment table of point `index`.
@@ -142,9 +175,7 @@ impl Plan {
     fn csv_axis_cells(&self, index: u64) -> Vec<toml::Value> {
         let values: Vec<toml::Value> =
             self.grid.point(index).into_iter().map(|(_, v)| v.clone()).collect();
-        let seconds: Vec<bool> =
-            self.grid.axes.iter().map(|a| crate::results::has_seconds_column(&a.values)).collect();
-        crate::results::axis_cells(&values, &seconds)
+        crate::results::axis_cells(&values, &self.seconds)
     }
 
     /// manifest.json's text for this sweep (or one shard of it).
@@ -183,6 +214,27 @@ impl Plan {
             self.manifest(None),
         )
     }
+}
+
+/// Whether `t` with the (key, value) `sets` resolves (`Simulator::check_changed`; `keys` are
+/// the keys set, in full), putting `t` back after. The outer error: a value that cannot be set.
+fn check_set<'v, S: Simulator>(
+    sim: &S,
+    base: &S::Exp,
+    t: &mut toml::Table,
+    sets: impl Iterator<Item = (&'v str, &'v toml::Value)>,
+    keys: &[&str],
+) -> Result<Result<(), ResolveError>, SweepError> {
+    let mut undo = Vec::with_capacity(keys.len());
+    for (key, value) in sets {
+        match table::set_value_undoable(t, key, value.clone()) {
+            Ok(u) => undo.push(u),
+            Err(e) => return Err(SweepError::Input(format!("[sweep] {key}: {e}"))),
+        }
+    }
+    let checked = sim.check_changed(base, t, keys);
+    undo.into_iter().rev().for_each(|u| u.restore(t));
+    Ok(checked)
 }
 
 /// Where and how to run a sweep.

@@ -85,19 +85,9 @@ impl Grid {
         self.points
     }
 
-    /// The point where axis `axis` (and its zip group) takes its value `i` and every other
-    /// group its first value: checking these points checks every value of every axis.
-    pub fn axis_point(&self, axis: usize, i: usize) -> u64 {
-        let g = self.groups.iter().position(|g| g.contains(&axis)).expect("every axis has a group");
-        let stride: u64 =
-            self.groups[g + 1..].iter().map(|h| self.axes[h[0]].values.len() as u64).product();
-        i as u64 * stride
-    }
-
-    /// Whether the axis called `key` moves with axis `axis` (itself or a zip partner).
-    pub fn same_group(&self, axis: usize, key: &str) -> bool {
-        let g = self.groups.iter().find(|g| g.contains(&axis)).expect("every axis has a group");
-        g.iter().any(|&b| self.axes[b].key == key)
+    /// The axes that move with axis `axis` (itself and its zip partners), in axis order.
+    pub fn group_of(&self, axis: usize) -> &[usize] {
+        self.groups.iter().find(|g| g.contains(&axis)).expect("every axis has a group")
     }
 
     /// The (key, value) assignments of point `index`, in axis order.

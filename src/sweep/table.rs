@@ -59,6 +59,61 @@ pub fn set_value(table: &mut toml::Table, key: &str, value: toml::Value) -> Resu
     Ok(())
 }
 
+/// What `set_value` replaced, so a table can be set value after value and put back each time
+/// instead of cloned for each (`Undo::restore`).
+#[derive(Debug)]
+pub struct Undo {
+    /// The path of the entry to put back: the key set, or the first table the set created.
+    path: Vec<String>,
+    /// Its value before (`None`: it did not exist).
+    old: Option<toml::Value>,
+}
+
+/// `set_value`, returning what puts `table` back as it was.
+pub fn set_value_undoable(
+    table: &mut toml::Table,
+    key: &str,
+    value: toml::Value,
+) -> Result<Undo, KeyError> {
+    let full = canonical_key(key);
+    let parts: Vec<&str> = match full.strip_prefix("strategy.") {
+        Some(_) => vec!["strategies"],
+        None => full.split('.').collect(),
+    };
+    let mut cut = parts.len();
+    let mut old = None;
+    let mut t = &*table;
+    for (depth, part) in parts.iter().enumerate() {
+        match t.get(*part) {
+            None => {
+                cut = depth + 1;
+                break;
+            }
+            Some(v) if depth + 1 == parts.len() => old = Some(v.clone()),
+            Some(toml::Value::Table(sub)) => t = sub,
+            // Not a table: `set_value` refuses it below.
+            Some(_) => break,
+        }
+    }
+    set_value(table, key, value)?;
+    Ok(Undo { path: parts[..cut].iter().map(|p| p.to_string()).collect(), old })
+}
+
+impl Undo {
+    /// Put back what the set replaced (the table must be as the set left it).
+    pub fn restore(self, table: &mut toml::Table) {
+        let (last, parents) = self.path.split_last().expect("a key has a part");
+        let mut t = table;
+        for p in parents {
+            t = t.get_mut(p).and_then(toml::Value::as_table_mut).expect("the set made it a table");
+        }
+        match self.old {
+            Some(v) => t.insert(last.clone(), v),
+            None => t.remove(last),
+        };
+    }
+}
+
 fn set_strategy_param(
     table: &mut toml::Table,
     rest: &str,
@@ -146,5 +201,28 @@ mod tests {
             set_value(&mut t, "workload.agents.x", 1.into()),
             Err(KeyError::NotATable { key: "workload.agents.x".into(), part: "agents".into() })
         );
+    }
+
+    #[test]
+    fn an_undone_set_leaves_the_table_as_it_was() {
+        let text =
+            "strategies = [\"eager\", \"wait_first(max_wait=1s)\"]\n[workload]\nagents = 1\n";
+        let before: toml::Table = text.parse().unwrap();
+        let mut t = before.clone();
+        let sets = [
+            ("workload.agents", toml::Value::from(8)),
+            ("workload.concurrency", 2.into()),
+            ("latency.overhead", "const(1s)".into()),
+            ("cache.ttl.fork", "1h".into()),
+            ("max_wait", "2s".into()),
+        ];
+        for (key, value) in sets {
+            let undo = set_value_undoable(&mut t, key, value.clone()).unwrap();
+            let mut want = before.clone();
+            set_value(&mut want, key, value).unwrap();
+            assert_eq!(t, want, "{key} is set as set_value sets it");
+            undo.restore(&mut t);
+            assert_eq!(t, before, "{key} undone");
+        }
     }
 }

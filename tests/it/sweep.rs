@@ -294,6 +294,85 @@ fn bad_specs_exit_2_name_the_problem_and_write_nothing() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A bad value is refused by every shard, also one none of whose points has it, with the same
+/// message and exit code 2 before anything is written: no shard succeeds while another fails.
+#[test]
+fn every_shard_refuses_a_bad_value_the_same_way() {
+    let d = scratch("bad-shards");
+    let head = TINY.split("[sweep]").next().unwrap();
+    // 9 points each; the bad value is in points 6-8 (agents = 0) or 2, 5, 8 (max_wait).
+    let specs = [
+        "\"workload.agents\" = [2, 4, 0]\nmax_wait = \"0s..2s step 1s\"",
+        "\"workload.agents\" = [2, 3, 4]\nmax_wait = [\"0s\", \"1s\", \"fast\"]",
+    ];
+    for (i, spec) in specs.iter().enumerate() {
+        let f = write_file(&d, &format!("bad{i}.toml"), &format!("{head}[sweep]\n{spec}\n"));
+        let mut first: Option<String> = None;
+        for (shard, force) in [("0/9", false), ("4/9", false), ("8/9", false), ("0/9", true)] {
+            let out = d.join(format!("out{i}"));
+            let mut args = vec!["sweep", s(&f), "--shard", shard, "--out", s(&out)];
+            args.extend(force.then_some("--force"));
+            let o = run(&args);
+            let err = String::from_utf8_lossy(&o.stderr).to_string();
+            assert_eq!(o.status.code(), Some(2), "{spec} --shard {shard}: {err}");
+            assert!(!out.exists(), "{spec} --shard {shard} wrote {}", out.display());
+            match &first {
+                None => first = Some(err),
+                Some(e) => assert_eq!(&err, e, "{spec}: --shard {shard} says otherwise"),
+            }
+        }
+        let first = first.unwrap();
+        assert!(first.contains("[sweep] workload.agents = 0") || first.contains("max_wait = fast"));
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Values that pass one at a time but not together (with a 150,000-token prefix, a 60,000-token
+/// task puts the first request past the model's 200k window): every shard checks its own
+/// points before running any, so the shard with that point exits 2 naming the point and its
+/// values and writes nothing, with or without --force; a shard without it runs.
+#[test]
+fn a_combination_refused_together_stops_the_shards_that_run_it() {
+    let d = scratch("combo");
+    let f = write_file(
+        &d,
+        "combo.toml",
+        r#"name = "combo"
+seed = 1
+replications = 1
+model = "claude-haiku-4.5"
+strategies = ["eager"]
+[workload]
+kind = "subagent"
+agents = 2
+subagent_tokens = 8500
+brief_tokens = 0
+turns = "const(1)"
+[sweep]
+"workload.subagent_tokens" = [8500, 150000]
+"workload.task_tokens" = [100, 60000]
+"#,
+    );
+    let want = "[sweep] point 3 (workload.subagent_tokens = 150000, workload.task_tokens = \
+                60000): ";
+    let mut errs = Vec::new();
+    for args in [&["--shard", "1/2"][..], &["--shard", "1/2", "--force"], &[], &["--force"]] {
+        let out = d.join("bad");
+        let o = run(&[&["sweep", s(&f), "--out", s(&out)][..], args].concat());
+        let err = String::from_utf8_lossy(&o.stderr).to_string();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want) && err.contains("context window"), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+        errs.push(err);
+    }
+    assert!(errs.iter().all(|e| e == &errs[0]), "one message with and without --force: {errs:?}");
+    let out = d.join("good");
+    ok(&["sweep", s(&f), "--shard", "0/2", "--out", s(&out)]);
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), 1 + 2, "points 0 and 2");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 /// Closed form (const latencies, one turn, cold parent, anthropic policy, Sonnet 4.5 at
 /// $3 / $15 per Mtok): the first writer's TTFT is 0.5 s + (50000 + 100) / 20000 tok/s = 3.005 s.
 /// A cap W < 3.005 s releases the 3 held agents before the entry is ready: all 4 write
