@@ -572,10 +572,11 @@ thread_local! {
 /// Most distributions `PARSED` keeps (an experiment has about a dozen).
 const PARSED_MAX: usize = 64;
 
-/// `parse_dist_in`, remembered: a text that names no file always parses to the same value, so
-/// a text seen before is not parsed again (one that reads a file is, and errors are not kept).
+/// `parse_dist_in`, remembered: a text that reads no file always parses to the same value, so
+/// a text seen before is not parsed again. `empirical` is always parsed (a positional argument
+/// that is not a list is a file name, relative to `base`), and errors are not kept.
 fn parse_dist_cached(text: &str, q: Quantity, base: Option<&Path>) -> Result<Dist, DistError> {
-    if text.contains("file") {
+    if text.contains("empirical") {
         return parse_dist_in(text, q, base);
     }
     let seen = PARSED.with_borrow(|p| {
@@ -976,6 +977,27 @@ fn unknown(origin: &str, key: &str, prefix: &str, known: &[&str]) -> ConfigError
 mod tests {
     use super::super::{parse_table, render, DEFAULT_EXPERIMENT};
     use super::*;
+
+    /// Remembered distributions are the ones that read no file: a values file is read again at
+    /// every resolve, named as `file=` or as a bare positional argument.
+    #[test]
+    fn a_values_file_is_read_at_every_resolve() {
+        let dir = std::env::temp_dir().join(format!("prefixsim-dist-memo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let origin = dir.join("x.toml").display().to_string();
+        for spelling in ["empirical(file=v.txt)", "empirical(v.txt)"] {
+            let text = format!("[workload]\nturns = \"{spelling}\"\n");
+            let t = parse_table(&text, &origin).unwrap();
+            std::fs::write(dir.join("v.txt"), "1\n2\n").unwrap();
+            assert_eq!(
+                resolve(&t, &origin).unwrap().workload.turns,
+                Dist::Empirical(vec![1.0, 2.0])
+            );
+            std::fs::write(dir.join("v.txt"), "3\n").unwrap();
+            assert_eq!(resolve(&t, &origin).unwrap().workload.turns, Dist::Empirical(vec![3.0]));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn check_err(text: &str, key: &str, value_part: &str) {
         let t = parse_table(text, "x.toml").unwrap();
