@@ -53,6 +53,12 @@ impl Node {
         ChaCha8Rng::from_key(self.key(rest))
     }
 
+    /// Make `rng` the generator for the stream at `rest` below this node, in place (as
+    /// `*rng = self.stream(rest)`, without building a generator to copy over it).
+    pub fn reseed(self, rest: &[u64], rng: &mut ChaCha8Rng) {
+        rng.rekey(self.key(rest));
+    }
+
     fn key(self, rest: &[u64]) -> [u32; 8] {
         chacha_key(rest.iter().fold(self.0, descend))
     }
@@ -152,6 +158,13 @@ mod tests {
                 let (mut a, mut b) = (Node::new(root, head).stream(rest), stream(root, &path));
                 for _ in 0..100 {
                     assert_eq!(a.random::<u64>(), b.random::<u64>(), "{root} {path:?} at {split}");
+                }
+                let mut reseeded = stream(u64::MAX, &[]);
+                reseeded.random::<u64>();
+                Node::new(root, head).reseed(rest, &mut reseeded);
+                let mut b = stream(root, &path);
+                for _ in 0..100 {
+                    assert_eq!(reseeded.random::<u64>(), b.random::<u64>(), "{path:?} at {split}");
                 }
                 if let Some((&i, below)) = rest.split_first() {
                     let node = Node::new(root, head);

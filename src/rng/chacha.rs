@@ -46,6 +46,13 @@ impl ChaCha8 {
         ChaCha8 { block: [0; BUFFER], index: BUFFER, key, counter: 0 }
     }
 
+    /// Start over as the generator of `key`, in place: the words left in the buffer are never
+    /// read (the buffer is marked used up), so they need not be cleared.
+    #[inline]
+    pub fn rekey(&mut self, key: [u32; 8]) {
+        (self.key, self.counter, self.index) = (key, 0, BUFFER);
+    }
+
     /// The next word of the keystream.
     #[inline]
     pub fn word(&mut self) -> u32 {
