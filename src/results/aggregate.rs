@@ -27,8 +27,11 @@ pub struct Aggregate {
     /// four scans of a histogram's 27,648 counts, and the summary, the table and the result
     /// files each ask for every ladder. Cleared by every change made here; the count also
     /// catches a change made to `histograms` directly.
-    ladders: Cell<[Option<(u64, [f64; 5])>; LATENCY_NAMES.len()]>,
+    ladders: Cell<[Option<Ladder>; LATENCY_NAMES.len()]>,
 }
+
+/// A latency's ladder (`Aggregate::ladder_s`) and its histogram's sample count when computed.
+type Ladder = (u64, [f64; 5]);
 
 impl Default for Aggregate {
     fn default() -> Self {
