@@ -7,9 +7,11 @@
 //! leaves every other stream unchanged, and every strategy or sweep point of one replication
 //! sees the same numbers (common random numbers).
 
-pub use rand::rngs::ChaCha8Rng;
+mod chacha;
+
+/// The simulator's generator: rand's `ChaCha8Rng` stream, one block at a time (`chacha`).
+pub use chacha::ChaCha8 as ChaCha8Rng;
 pub use rand::RngExt;
-use rand::SeedableRng;
 
 /// SplitMix64's finaliser: a bijective, well-mixing function on `u64`.
 pub fn mix64(mut z: u64) -> u64 {
@@ -48,7 +50,17 @@ impl Node {
 
     /// The generator for the stream at `rest` below this node.
     pub fn stream(self, rest: &[u64]) -> ChaCha8Rng {
-        ChaCha8Rng::from_seed(chacha_key(rest.iter().fold(self.0, descend)))
+        ChaCha8Rng::from_key(self.key(rest))
+    }
+
+    /// Make `rng` the generator for the stream at `rest` below this node, in place (as
+    /// `*rng = self.stream(rest)`, without building a generator to copy over it).
+    pub fn reseed(self, rest: &[u64], rng: &mut ChaCha8Rng) {
+        rng.rekey(self.key(rest));
+    }
+
+    fn key(self, rest: &[u64]) -> [u32; 8] {
+        chacha_key(rest.iter().fold(self.0, descend))
     }
 }
 
@@ -69,17 +81,16 @@ const PCG_STEPS: [(u64, u64); 8] = {
     steps
 };
 
-/// The key `ChaCha8Rng::seed_from_u64(seed)` uses: eight PCG32 outputs (XSH RR), little-endian.
-/// Each state comes from the seed by its own multiply (`PCG_STEPS`), not from the state
-/// before it: eight independent multiplies instead of a chain of eight.
-fn chacha_key(seed: u64) -> [u8; 32] {
-    let mut key = [0u8; 32];
-    for (word, (a, c)) in key.chunks_exact_mut(4).zip(PCG_STEPS) {
+/// The key `ChaCha8Rng::seed_from_u64(seed)` uses, as eight words: eight PCG32 outputs (XSH
+/// RR), which it writes little-endian and reads back as the key's words. Each state comes
+/// from the seed by its own multiply (`PCG_STEPS`), not from the state before it: eight
+/// independent multiplies instead of a chain of eight.
+fn chacha_key(seed: u64) -> [u32; 8] {
+    PCG_STEPS.map(|(a, c)| {
         let state = seed.wrapping_mul(a).wrapping_add(c);
         let xorshifted = (((state >> 18) ^ state) >> 27) as u32;
-        word.copy_from_slice(&xorshifted.rotate_right((state >> 59) as u32).to_le_bytes());
-    }
-    key
+        xorshifted.rotate_right((state >> 59) as u32)
+    })
 }
 
 /// One step down the seed tree, to child `i`.
@@ -119,18 +130,19 @@ mod tests {
         assert_ne!(derive_seed(1, &[2, 3]), derive_seed(1, &[3, 2]));
     }
 
+    use rand::rngs::ChaCha8Rng as Reference;
+    use rand::SeedableRng;
+
     #[test]
     fn the_direct_key_is_seed_from_u64s() {
         let mut seeds = vec![0, 1, 2, 42, u64::MAX, 1 << 63, PCG_MUL, PCG_INC.wrapping_neg()];
         seeds.extend((0..10_000).map(|i| mix64(i) ^ (i << 40)));
         for seed in seeds {
-            let (direct, reference) =
-                (ChaCha8Rng::from_seed(chacha_key(seed)), ChaCha8Rng::seed_from_u64(seed));
-            assert_eq!(direct.get_seed(), reference.get_seed(), "{seed}");
-            assert!(direct == reference, "{seed}");
+            let key: Vec<u8> = chacha_key(seed).iter().flat_map(|w| w.to_le_bytes()).collect();
+            assert_eq!(key, Reference::seed_from_u64(seed).get_seed(), "{seed}");
         }
         let (mut a, mut b) =
-            (stream(7, &[1, 2]), ChaCha8Rng::seed_from_u64(derive_seed(7, &[1, 2])));
+            (stream(7, &[1, 2]), Reference::seed_from_u64(derive_seed(7, &[1, 2])));
         for _ in 0..1000 {
             assert_eq!(a.random::<u64>(), b.random::<u64>());
         }
@@ -147,12 +159,17 @@ mod tests {
                 for _ in 0..100 {
                     assert_eq!(a.random::<u64>(), b.random::<u64>(), "{root} {path:?} at {split}");
                 }
+                let mut reseeded = stream(u64::MAX, &[]);
+                reseeded.random::<u64>();
+                Node::new(root, head).reseed(rest, &mut reseeded);
+                let mut b = stream(root, &path);
+                for _ in 0..100 {
+                    assert_eq!(reseeded.random::<u64>(), b.random::<u64>(), "{path:?} at {split}");
+                }
                 if let Some((&i, below)) = rest.split_first() {
                     let node = Node::new(root, head);
-                    assert!(
-                        node.child(i).stream(below) == node.stream(rest),
-                        "{path:?} at {split}"
-                    );
+                    let (mut a, mut b) = (node.child(i).stream(below), node.stream(rest));
+                    assert_eq!(a.random::<u64>(), b.random::<u64>(), "{path:?} at {split}");
                 }
             }
         }

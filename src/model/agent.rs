@@ -3,7 +3,7 @@
 
 use super::workload::{self, Chain, Shared, TurnTokens, WORKFLOW_ID};
 use super::SimError;
-use crate::cache::PromptMemory;
+use crate::cache::{Prompt, PromptMemory};
 use crate::config::{AgentKind, Experiment, ModelParams, Workload};
 use crate::dist::Sampler;
 use crate::rng::{self, site, ChaCha8Rng, RngExt};
@@ -120,49 +120,53 @@ impl Streams<'_> {
         self.replication.child(id)
     }
 
-    /// Stream `s` below a requester's `node`, boxed, when `on`.
-    fn optional(on: bool, node: rng::Node, s: u64) -> OptionalStream {
-        on.then(|| Box::new(node.stream(&[s])))
-    }
-
-    /// Streams for the optional draws exist only when their feature is on: a run that
-    /// enables nothing draws exactly what it drew before. The agent is built in one piece
-    /// (its streams are a few hundred bytes each: no copy of it is made to change a field).
-    fn agent(
-        &self,
-        (node, turns, output_tokens): (rng::Node, u32, u64),
-        work: ChaCha8Rng,
-        chain: Chain,
-        shared: &Shared,
-    ) -> Agent {
-        let (misses, overloads) =
-            (self.exp.cache.miss_probability > 0.0, self.exp.overload.is_some());
-        let optional = |on, s| Self::optional(on, node, s);
-        Agent {
-            chain,
-            shared_end: shared.prompt.len() - 1,
-            model: shared.model,
-            turns,
-            turn: 0,
-            output_tokens,
-            slot: SimTime::ZERO,
-            phase: Phase::Queued,
-            grown: [0; 2],
-            work,
-            lat: node.stream(&[site::LATENCY]),
-            jitter: optional(self.exp.rate_limits.is_some(), site::RATE_LIMIT),
-            miss: optional(misses, site::MISS),
-            implicit: optional(super::admission::draws_implicit(self.exp), site::IMPLICIT_HIT),
-            overload: optional(overloads, site::OVERLOAD),
-            overload_retries: 0,
+    /// Stream `s` below a requester's `node` into `slot` when `on` (reseeded in place when
+    /// the slot already holds one: no allocation), else none.
+    fn optional(slot: &mut OptionalStream, on: bool, node: rng::Node, s: u64) {
+        match (on, slot) {
+            (false, slot) => *slot = None,
+            (true, Some(rng)) => node.reseed(&[s], rng),
+            (true, slot) => *slot = Some(Box::new(node.stream(&[s]))),
         }
     }
+
+    /// Everything of requester `node`'s agent but its chain and work stream (set by the
+    /// caller), written into `ag` in place: an agent is large (two streams and two prompts),
+    /// and one built aside would be copied into its place. Streams for the optional draws
+    /// exist only when their feature is on: a run that enables nothing draws exactly what it
+    /// drew before.
+    fn fill(
+        &self,
+        ag: &mut Agent,
+        (node, turns, output_tokens): (rng::Node, u32, u64),
+        shared: &Shared,
+    ) {
+        let exp = self.exp;
+        (ag.shared_end, ag.model) = (shared.prompt.len() - 1, shared.model);
+        (ag.turns, ag.turn, ag.output_tokens) = (turns, 0, output_tokens);
+        (ag.slot, ag.phase, ag.grown, ag.overload_retries) =
+            (SimTime::ZERO, Phase::Queued, [0; 2], 0);
+        node.reseed(&[site::LATENCY], &mut ag.lat);
+        Self::optional(&mut ag.jitter, exp.rate_limits.is_some(), node, site::RATE_LIMIT);
+        Self::optional(&mut ag.miss, exp.cache.miss_probability > 0.0, node, site::MISS);
+        let implicit = super::admission::draws_implicit(exp);
+        Self::optional(&mut ag.implicit, implicit, node, site::IMPLICIT_HIT);
+        Self::optional(&mut ag.overload, exp.overload.is_some(), node, site::OVERLOAD);
+    }
+}
+
+/// Agent `i` of `agents` to build in place: the last run's, or a blank one added.
+fn slot(agents: &mut Vec<Agent>, i: usize) -> &mut Agent {
+    if i == agents.len() {
+        agents.push(Agent::blank());
+    }
+    &mut agents[i]
 }
 
 /// Into `agents`, the run's agents in index order, then the prewarm request when `prewarm`
 /// (at index `n`). `strips`: the agents' chains keep a bare history (`Chain::new`). The
-/// agents already in `agents` (the last run's) are dropped, their prompts' memory kept in
-/// `spare` for the new agents' prompts.
+/// agents already in `agents` (the last run's) are built over in place, their prompts'
+/// memory kept in `spare` for the new agents' prompts.
 pub(super) fn build_into(
     (agents, spare): (&mut Vec<Agent>, &mut Vec<PromptMemory>),
     exp: &Experiment,
@@ -171,9 +175,8 @@ pub(super) fn build_into(
     strips: bool,
 ) {
     let w = &exp.workload;
-    // Taken in place: an agent is large, and moving each one out would cost more than it saves.
     agents.iter_mut().for_each(|ag| ag.chain.give_memory(spare));
-    agents.clear();
+    agents.truncate(w.agents as usize + usize::from(prewarm));
     // The agents below take one memory each; the prewarm request's and the bare histories'
     // come back too but are never taken, so keep no more than will be: a reused `Simulator`
     // must not grow run after run (a 100,000-point sweep held 2.6 GB of them).
@@ -187,18 +190,19 @@ pub(super) fn build_into(
     for a in 0..w.agents {
         let id = a as u64;
         let node = streams.of(id);
-        let mut work = node.stream(&[site::WORKLOAD]);
+        let ag = slot(agents, a as usize);
+        node.reseed(&[site::WORKLOAD], &mut ag.work);
         let turns = if w.kind == AgentKind::Btw {
             1
         } else {
-            (turns_draw.sample_u64(&mut work).max(1)).min(u32::MAX as u64) as u32
+            (turns_draw.sample_u64(&mut ag.work).max(1)).min(u32::MAX as u64) as u32
         };
-        let output_tokens = output_draw.sample_u64(&mut work).min(w.output_max_tokens);
+        let output_tokens = output_draw.sample_u64(&mut ag.work).min(w.output_max_tokens);
         let room = 1 + workload::turn_room(exp, turns - 1);
         let mut prompt = shared.prompt.fork_into(room, spare.pop());
         workload::push_task(&mut prompt, id, w.task_tokens);
-        let chain = Chain::new(prompt, strips);
-        agents.push(streams.agent((node, turns, output_tokens), work, chain, &shared));
+        ag.chain = Chain::new(prompt, strips);
+        streams.fill(ag, (node, turns, output_tokens), &shared);
     }
     if prewarm {
         // The warming request: the shared prefix, max_tokens = 0, on the workflow's streams.
@@ -209,14 +213,37 @@ pub(super) fn build_into(
             false => shared.prompt.clone(),
         };
         let node = streams.of(WORKFLOW_ID);
-        let work = node.stream(&[site::WORKLOAD]);
+        let ag = slot(agents, w.agents as usize);
+        node.reseed(&[site::WORKLOAD], &mut ag.work);
         // One request of no output.
-        let chain = Chain::new(prompt, false);
-        agents.push(streams.agent((node, 1, 0), work, chain, &shared));
+        ag.chain = Chain::new(prompt, false);
+        streams.fill(ag, (node, 1, 0), &shared);
     }
 }
 
 impl Agent {
+    /// An agent to build over (`build_into`): no prompt blocks, streams of key 0.
+    fn blank() -> Agent {
+        Agent {
+            chain: Chain::new(Prompt::synthetic("", "", 0), false),
+            shared_end: 0,
+            model: 0,
+            turns: 0,
+            turn: 0,
+            output_tokens: 0,
+            slot: SimTime::ZERO,
+            phase: Phase::Queued,
+            grown: [0; 2],
+            work: ChaCha8Rng::from_key([0; 8]),
+            lat: ChaCha8Rng::from_key([0; 8]),
+            jitter: None,
+            miss: None,
+            implicit: None,
+            overload: None,
+            overload_retries: 0,
+        }
+    }
+
     pub(super) fn phase(&self) -> Phase {
         self.phase
     }

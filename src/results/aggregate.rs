@@ -3,6 +3,8 @@
 //! exact smallest and largest value (a histogram only knows its buckets' edges, which can lie
 //! above a hold's cap: 2.000895 s for a 2 s cap).
 
+use std::cell::Cell;
+
 use hdrhistogram::Histogram;
 
 use super::stats::{Stat, Welford};
@@ -21,7 +23,15 @@ pub struct Aggregate {
     pub histograms: [Histogram<u64>; LATENCY_NAMES.len()],
     /// Exact (min, max) of each latency in microseconds, `None` before its first sample.
     extremes: [Option<(u64, u64)>; LATENCY_NAMES.len()],
+    /// Each latency's last `ladder_s`, with its histogram's sample count then: a ladder is
+    /// four scans of a histogram's 27,648 counts, and the summary, the table and the result
+    /// files each ask for every ladder. Cleared by every change made here; the count also
+    /// catches a change made to `histograms` directly.
+    ladders: Cell<[Option<Ladder>; LATENCY_NAMES.len()]>,
 }
+
+/// A latency's ladder (`Aggregate::ladder_s`) and its histogram's sample count when computed.
+type Ladder = (u64, [f64; 5]);
 
 impl Default for Aggregate {
     fn default() -> Self {
@@ -35,6 +45,7 @@ impl Aggregate {
             scalars: [Welford::default(); SCALAR_NAMES.len()],
             histograms: [new_histogram(), new_histogram(), new_histogram()],
             extremes: [None; LATENCY_NAMES.len()],
+            ladders: Cell::new([None; LATENCY_NAMES.len()]),
         }
     }
 
@@ -43,10 +54,11 @@ impl Aggregate {
     /// place; `new` zeroes as much in freshly allocated memory (an allocation, and page faults
     /// when the allocator maps it), three histograms per strategy per point.
     pub fn reset(&mut self) {
-        let Aggregate { scalars, histograms, extremes } = self;
+        let Aggregate { scalars, histograms, extremes, ladders } = self;
         *scalars = [Welford::default(); SCALAR_NAMES.len()];
         histograms.iter_mut().for_each(Histogram::reset);
         *extremes = [None; LATENCY_NAMES.len()];
+        ladders.set([None; LATENCY_NAMES.len()]);
     }
 
     /// Add one replication (call in replication order).
@@ -57,6 +69,7 @@ impl Aggregate {
 
     /// Record one replication's latency samples (in `LATENCY_NAMES` order) into the histograms.
     pub fn add_samples(&mut self, samples: [&Samples; 3]) {
+        self.ladders.set([None; LATENCY_NAMES.len()]);
         for ((h, s), ext) in self.histograms.iter_mut().zip(samples).zip(&mut self.extremes) {
             s.record_into(h);
             if !s.is_empty() {
@@ -69,6 +82,7 @@ impl Aggregate {
     /// are integers, so merging is exact and its order does not matter (unlike the scalars'
     /// floating-point sums, which `other` does not carry over).
     pub fn add_latencies(&mut self, other: &Aggregate) {
+        self.ladders.set([None; LATENCY_NAMES.len()]);
         for (mine, theirs) in self.histograms.iter_mut().zip(&other.histograms) {
             mine.add(theirs).expect("latency histograms share one range (metrics::new_histogram)");
         }
@@ -111,11 +125,20 @@ impl Aggregate {
     /// beyond the exact extremes.
     pub fn ladder_s(&self, index: usize) -> [f64; 5] {
         let h = &self.histograms[index];
+        let mut ladders = self.ladders.get();
+        if let Some((count, ladder)) = ladders[index] {
+            if count == h.len() {
+                return ladder;
+            }
+        }
         let Some((lo, hi)) = self.extremes[index].filter(|_| !h.is_empty()) else {
             return [0.0; 5];
         };
         let q = |p: f64| secs(h.value_at_quantile(p).clamp(lo, hi));
-        [q(0.50), q(0.90), q(0.99), q(0.999), secs(hi)]
+        let ladder = [q(0.50), q(0.90), q(0.99), q(0.999), secs(hi)];
+        ladders[index] = Some((h.len(), ladder));
+        self.ladders.set(ladders);
+        ladder
     }
 
     /// The exact smallest value of latency `index`, in seconds (0 when there is none).
@@ -161,6 +184,30 @@ mod tests {
         assert!(ladder.iter().all(|&x| x <= 2.0), "{ladder:?}");
         assert_eq!(a.min_s(0), 0.999_999);
         assert_eq!(Aggregate::new().ladder_s(0), [0.0; 5]);
+    }
+
+    /// A ladder asked for again is the one computed, and one asked for after any change is
+    /// computed anew (as a fresh aggregate of the same runs computes it).
+    #[test]
+    fn a_ladder_follows_every_change() {
+        let mut run = RunMetrics::new();
+        let (mut a, mut same) = (Aggregate::new(), Aggregate::new());
+        for (i, us) in [5_000, 1_000_000, 70_000_000, 3, 2_000_000].into_iter().enumerate() {
+            run.ttft_us.record(us);
+            for agg in [&mut a, &mut same] {
+                agg.add(&run);
+            }
+            let fresh = same.clone();
+            assert_eq!(a.ladder_s(1), Aggregate { ladders: Cell::default(), ..fresh }.ladder_s(1));
+            assert_eq!(a.ladder_s(1), same.ladder_s(1), "step {i}");
+        }
+        let before = a.ladder_s(1);
+        a.add_latencies(&same);
+        assert_eq!(a.ladder_s(1)[4], before[4]);
+        a.histograms[1].saturating_record_n(36_000_000_000, 100);
+        assert_ne!(a.ladder_s(1)[0], before[0], "a change made to the histogram directly");
+        a.reset();
+        assert_eq!(a.ladder_s(1), [0.0; 5]);
     }
 
     /// The V2 encoding of every histogram, as the result files hold them.
