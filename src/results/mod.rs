@@ -10,6 +10,7 @@
 pub mod aggregate;
 pub mod csv;
 pub mod csv_lines;
+pub mod deflate;
 pub mod histograms;
 pub mod read;
 pub mod runs;

@@ -19,6 +19,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::aggregate::Aggregate;
 use super::csv::{axis_cell, csv_cell};
+use super::deflate::ReusedDeflate;
 use super::schema::*;
 use crate::config::{strategy_label, Experiment};
 use crate::metrics::{LATENCY_NAMES, SCALAR_NAMES};
@@ -255,7 +256,7 @@ impl RunsWriter {
 /// HdrHistogram V2 + deflate, base64 (standard alphabet, padded), one line.
 pub fn encode_histogram(h: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();
-    V2DeflateSerializer::new().serialize(h, &mut bytes).expect("serialising to memory succeeds");
+    ReusedDeflate::with(|s| s.serialize(h, &mut bytes)).expect("serialising to memory succeeds");
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
@@ -305,16 +306,17 @@ pub fn histogram_intervals(
     hists: &[Histogram<u64>; LATENCY_NAMES.len()],
 ) -> String {
     let mut out = Vec::new();
-    let mut serializer = V2DeflateSerializer::new();
-    let mut log = IntervalLogWriterBuilder::new()
-        .begin_log_with(&mut out, &mut serializer)
-        .expect("writing to memory succeeds");
-    for (name, h) in LATENCY_NAMES.iter().zip(hists) {
-        let tag = histogram_tag(point, strategy, name);
-        let tag = Tag::new(&tag).expect("a slug holds no comma, space or newline");
-        log.write_histogram(h, Duration::ZERO, Duration::ZERO, Some(tag))
-            .expect("serialising to memory succeeds");
-    }
+    ReusedDeflate::with(|serializer| {
+        let mut log = IntervalLogWriterBuilder::new()
+            .begin_log_with(&mut out, serializer)
+            .expect("writing to memory succeeds");
+        for (name, h) in LATENCY_NAMES.iter().zip(hists) {
+            let tag = histogram_tag(point, strategy, name);
+            let tag = Tag::new(&tag).expect("a slug holds no comma, space or newline");
+            log.write_histogram(h, Duration::ZERO, Duration::ZERO, Some(tag))
+                .expect("serialising to memory succeeds");
+        }
+    });
     String::from_utf8(out).expect("an interval log is ASCII")
 }
 
