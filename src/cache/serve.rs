@@ -379,8 +379,11 @@ fn anthropic_hit(
     let mut probed = prompt.len();
     for bp in breakpoints.iter().rev() {
         let lowest = bp.index.saturating_sub(LOOKBACK_POSITIONS - 1);
-        let highest = bp.index.min(probed.checked_sub(1)?);
-        for index in (lowest..=highest).rev() {
+        // Down from the breakpoint to `lowest`: a plain countdown (a reversed inclusive range
+        // kept a flag and a bound per step).
+        let mut index = (bp.index + 1).min(probed);
+        while index > lowest {
+            index -= 1;
             if prompt.prefix_tokens(index) < min {
                 return None;
             }

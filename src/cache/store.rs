@@ -266,6 +266,14 @@ impl<K: StoreKey> EntryStore<K> {
             Entry::Vacant(free) => {
                 free.insert(next);
                 let link = Link::UNLINKED;
+                if self.capacity_tokens.is_none() {
+                    // Nothing to make room for: stored as it is pushed, in one write.
+                    let residency = Residency::Live;
+                    self.slots.push(Slot { tokens, ready_at, last_use: now, ttl, residency, link });
+                    self.used_tokens += tokens;
+                    self.stats.writes += 1;
+                    return WriteOutcome::New;
+                }
                 let (last_use, residency) = (now, Residency::Evicted);
                 self.slots.push(Slot { tokens, ready_at, last_use, ttl, residency, link });
                 return self.store(next, tokens, now, ready_at, ttl, WriteOutcome::New);
