@@ -53,6 +53,12 @@ pub struct Cache {
     /// nothing was written at holds no entry and its lookup is skipped. In a fan-out these
     /// are the lookback window's boundaries between breakpoints: most of a request's probes.
     written: u64,
+    /// The slot of the key last refreshed at each breakpoint position (modulo `BP_MEMO`):
+    /// a request refreshes the breakpoints inside its hit, and those are the shared prefix's
+    /// (system, brief), the same keys request after request. A key keeps its slot until the
+    /// store is cleared (`reset` empties this too), so an equal key here is its slot, found
+    /// without a hash lookup.
+    refreshed: [Option<(Digest, SlotId)>; BP_MEMO],
     default_ttl: Ttl,
     /// `[openai]` and `[gemini]` (read by those policies only), and OpenAI's machines.
     hosted: HostedParams,
@@ -68,6 +74,7 @@ impl Cache {
             model: model.clone(),
             prices: Prices::of(model),
             written: 0,
+            refreshed: [None; BP_MEMO],
             default_ttl: Ttl::FiveMin,
             hosted: HostedParams::default(),
             router: Router::default(),
@@ -99,6 +106,7 @@ impl Cache {
     pub fn reset(&mut self, params: &CacheParams, model: &ModelParams) {
         self.store.clear(params.capacity_tokens);
         self.written = 0;
+        self.refreshed = [None; BP_MEMO];
         self.policy = params.policy;
         if self.model != *model {
             self.model = model.clone();
@@ -192,8 +200,9 @@ impl Cache {
     }
 
     /// The lookup `serve` and `peek` share (no side effect): the hit and the bill. Inlined,
-    /// so the plan and the bill are built where they are used, not copied out.
-    #[inline]
+    /// so the plan and the bill are built where they are used, not copied out (a hint was
+    /// not enough: it is called from `peek` too).
+    #[inline(always)]
     fn plan(&self, ask: &Lookup) -> Result<(Plan, Usage), CacheError> {
         let Lookup { prompt, breakpoints, now, miss } = *ask;
         match self.policy {
@@ -276,7 +285,7 @@ impl Cache {
             if index < inside {
                 // Not written at this position: nothing to refresh (`written`).
                 if self.written & position_bit(bp.index) != 0 {
-                    self.store.touch(prompt.prefix_digest(bp.index), now);
+                    self.refresh(bp.index, prompt.prefix_digest(bp.index), now);
                 }
                 continue;
             }
@@ -292,6 +301,27 @@ impl Cache {
         redundant
     }
 }
+
+impl Cache {
+    /// `store.touch(key, now)` for the key at breakpoint position `index`, through
+    /// `refreshed`.
+    #[inline]
+    fn refresh(&mut self, index: usize, key: Digest, now: SimTime) {
+        let memo = &mut self.refreshed[index % BP_MEMO];
+        let slot = match *memo {
+            Some((k, slot)) if k == key => slot,
+            _ => {
+                let Some(slot) = self.store.slot_of(key) else { return };
+                *memo = Some((key, slot));
+                slot
+            }
+        };
+        self.store.touch_slot_if_ready(slot, now);
+    }
+}
+
+/// Breakpoint positions `Cache::refreshed` remembers a slot for (a request has at most 4).
+const BP_MEMO: usize = 8;
 
 /// One request as `serve` and `peek` look it up.
 #[derive(Clone, Copy)]
