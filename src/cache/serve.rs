@@ -270,7 +270,9 @@ impl Cache {
 
     /// Refresh the hit and the breakpoints inside it, write the breakpoints after it (at or
     /// past the minimum); the redundant writes. One pass over the breakpoints: they increase,
-    /// so every refresh still comes before every write (a write may evict).
+    /// so every refresh still comes before every write (a write may evict). Inlined into
+    /// `serve_with`, its one caller.
+    #[inline(always)]
     fn commit_anthropic(&mut self, ask: &Lookup, hit: Option<Hit>, ready: SimTime) -> u32 {
         let Lookup { prompt, breakpoints, now, .. } = *ask;
         let min = self.model.min_cacheable_tokens;
@@ -397,7 +399,9 @@ fn validate_breakpoints(breakpoints: &[Breakpoint], len: usize) -> Result<(), Ca
 /// The hit boundary: per breakpoint from the last, the first ready entry among the breakpoint
 /// and the 19 boundaries before it; prefixes below `min` tokens are never read. Each position
 /// is probed at most once (the windows of breakpoints closer than 20 blocks overlap), and the
-/// search ends at the first prefix below `min`: every earlier one is shorter still.
+/// search ends at the first prefix below `min`: every earlier one is shorter still. Inlined
+/// into `plan` (its one hot caller): the hit comes back in registers.
+#[inline(always)]
 fn anthropic_hit(
     (store, written): (&EntryStore<Digest>, u64),
     prompt: &Prompt,
