@@ -223,7 +223,7 @@ impl<K: StoreKey> EntryStore<K> {
     }
 
     /// [`Self::touch`] on the slot `slot_of(key)` gave: the same effect, no hash lookup.
-    #[inline]
+    #[inline(always)]
     pub fn touch_slot_if_ready(&mut self, slot: SlotId, now: SimTime) -> bool {
         let s = &self.slots[slot.0 as usize];
         if s.residency != Residency::Live || s.state(now) != State::Ready {
@@ -262,7 +262,9 @@ impl<K: StoreKey> EntryStore<K> {
     }
 
     /// `write` with a TTL of any length (`None`: never expires), for the policies whose
-    /// retentions are not Anthropic's 5 minutes or 1 hour.
+    /// retentions are not Anthropic's 5 minutes or 1 hour. Inlined: a request writes its
+    /// breakpoints from one loop, and through a call the six arguments went through memory.
+    #[inline(always)]
     pub fn write_ttl(
         &mut self,
         key: K,
