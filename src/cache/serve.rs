@@ -307,7 +307,7 @@ impl Cache {
 impl Cache {
     /// `store.touch(key, now)` for the key at breakpoint position `index`, through
     /// `refreshed`.
-    #[inline]
+    #[inline(always)]
     fn refresh(&mut self, index: usize, key: Digest, now: SimTime) {
         let memo = &mut self.refreshed[index % BP_MEMO];
         let slot = match *memo {
