@@ -42,7 +42,7 @@ pub use gpu::GpuCache;
 pub use json::Json;
 pub use lifecycle::State;
 pub use model_ids::preset_for_api_id;
-pub use presets::{cost_usd, is_long_context, storage_usd, uncached_cost_usd};
+pub use presets::{cost_usd, is_long_context, storage_usd, uncached_cost_usd, Bill, Prices};
 pub use prompt::{reference_prefix_digest, Prompt, PromptMemory};
 pub use serve::{stepped, Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
 pub use store::{EntryStore, KeyHasher, SlotId, StoreKey, StoreStats, WriteOutcome};

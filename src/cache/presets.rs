@@ -10,41 +10,152 @@ use crate::config::ModelParams;
 /// (`use_long_context`), a request whose input (read + written + uncached) exceeds the
 /// threshold pays the long-context prices on all its tokens.
 pub fn cost_usd(model: &ModelParams, usage: &Usage, output_tokens: u64) -> f64 {
-    let input_units = usage.uncached as f64
-        + model.write_5m_multiplier * usage.cache_write_5m as f64
-        + model.write_1h_multiplier * usage.cache_write_1h as f64
-        + model.read_multiplier * usage.cache_read as f64;
-    let (input, output) = prices(model, usage.total());
-    (input * input_units + output * output_tokens as f64) / 1e6 + storage_usd(model, usage)
+    Prices::of(model).bill(usage, output_tokens).cost_usd
 }
 
 /// The explicit cache storage a request bought (0 unless it created a Gemini cache object).
 pub fn storage_usd(model: &ModelParams, usage: &Usage) -> f64 {
+    storage(model.storage_usd_per_mtok_hour, usage)
+}
+
+fn storage(usd_per_mtok_hour: f64, usage: &Usage) -> f64 {
     match usage.storage_token_s {
         0 => 0.0,
-        s => model.storage_usd_per_mtok_hour * s as f64 / 3600.0 / 1e6,
+        s => usd_per_mtok_hour * s as f64 / 3600.0 / 1e6,
     }
 }
 
 /// What the same request would cost with no caching at all (every input token at base price).
 pub fn uncached_cost_usd(model: &ModelParams, usage: &Usage, output_tokens: u64) -> f64 {
-    let (input, output) = prices(model, usage.total());
-    (input * usage.total() as f64 + output * output_tokens as f64) / 1e6
-}
-
-/// The input and output prices ($/MTok) of a request with `input_tokens` of input.
-fn prices(model: &ModelParams, input_tokens: u64) -> (f64, f64) {
-    match &model.long_context {
-        Some(l) if model.use_long_context && input_tokens > l.threshold_tokens => (
-            model.input_usd_per_mtok * l.input_multiplier,
-            model.output_usd_per_mtok * l.output_multiplier,
-        ),
-        _ => (model.input_usd_per_mtok, model.output_usd_per_mtok),
-    }
+    Prices::of(model).bill(usage, output_tokens).uncached_usd
 }
 
 /// Whether a request of `input_tokens` pays the long-context prices.
 pub fn is_long_context(model: &ModelParams, input_tokens: u64) -> bool {
-    model.use_long_context
-        && model.long_context.as_ref().is_some_and(|l| input_tokens > l.threshold_tokens)
+    Prices::of(model).is_long(input_tokens)
+}
+
+/// A model's prices with what no request changes worked out once (a run bills all its
+/// requests to a model at the same prices): the long-context prices multiplied out, and a
+/// threshold no request exceeds when the long window is not in use. The bill is bit for bit
+/// the formula's: the same operations on the same values in the same order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prices {
+    /// Input and output $/MTok up to the threshold, and above it.
+    base: (f64, f64),
+    long: (f64, f64),
+    /// Requests of more input tokens than this pay `long` (`u64::MAX`: none do).
+    threshold_tokens: u64,
+    write_5m: f64,
+    write_1h: f64,
+    read: f64,
+    storage_usd_per_mtok_hour: f64,
+}
+
+/// What one request costs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bill {
+    pub cost_usd: f64,
+    /// What it would cost with no caching at all.
+    pub uncached_usd: f64,
+    /// Whether it paid the long-context prices.
+    pub long_context: bool,
+}
+
+impl Prices {
+    pub fn of(model: &ModelParams) -> Self {
+        let base = (model.input_usd_per_mtok, model.output_usd_per_mtok);
+        let (long, threshold_tokens) = match &model.long_context {
+            Some(l) if model.use_long_context => {
+                ((base.0 * l.input_multiplier, base.1 * l.output_multiplier), l.threshold_tokens)
+            }
+            _ => (base, u64::MAX),
+        };
+        Prices {
+            base,
+            long,
+            threshold_tokens,
+            write_5m: model.write_5m_multiplier,
+            write_1h: model.write_1h_multiplier,
+            read: model.read_multiplier,
+            storage_usd_per_mtok_hour: model.storage_usd_per_mtok_hour,
+        }
+    }
+
+    fn is_long(&self, input_tokens: u64) -> bool {
+        input_tokens > self.threshold_tokens
+    }
+
+    /// The bill of a request of `usage` and `output_tokens` (`cost_usd`, `uncached_cost_usd`
+    /// and `is_long_context` at once: the output's price is worked out once for both costs).
+    #[inline]
+    pub fn bill(&self, usage: &Usage, output_tokens: u64) -> Bill {
+        let total = usage.total();
+        let long_context = self.is_long(total);
+        let (input, output) = if long_context { self.long } else { self.base };
+        let input_units = usage.uncached as f64
+            + self.write_5m * usage.cache_write_5m as f64
+            + self.write_1h * usage.cache_write_1h as f64
+            + self.read * usage.cache_read as f64;
+        let output_usd = output * output_tokens as f64;
+        Bill {
+            cost_usd: (input * input_units + output_usd) / 1e6
+                + storage(self.storage_usd_per_mtok_hour, usage),
+            uncached_usd: (input * total as f64 + output_usd) / 1e6,
+            long_context,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The formula as docs/cache.md writes it, term by term, for the bill to match bit for bit.
+    fn formula(model: &ModelParams, u: &Usage, out: u64) -> (f64, f64) {
+        let (input, output) = match &model.long_context {
+            Some(l) if model.use_long_context && u.total() > l.threshold_tokens => (
+                model.input_usd_per_mtok * l.input_multiplier,
+                model.output_usd_per_mtok * l.output_multiplier,
+            ),
+            _ => (model.input_usd_per_mtok, model.output_usd_per_mtok),
+        };
+        let units = u.uncached as f64
+            + model.write_5m_multiplier * u.cache_write_5m as f64
+            + model.write_1h_multiplier * u.cache_write_1h as f64
+            + model.read_multiplier * u.cache_read as f64;
+        let cost = (input * units + output * out as f64) / 1e6 + storage_usd(model, u);
+        (cost, (input * u.total() as f64 + output * out as f64) / 1e6)
+    }
+
+    #[test]
+    fn a_bill_is_the_formula_bit_for_bit_on_either_side_of_the_long_threshold() {
+        let mut model = crate::cache::preset("claude-sonnet-4.5").expect("preset exists");
+        model.use_long_context = true;
+        let threshold = model.long_context.as_ref().expect("a long window").threshold_tokens;
+        for (i, total) in
+            [0, 1, 777, threshold, threshold + 1, 3 * threshold].into_iter().enumerate()
+        {
+            let read = total / 3;
+            let u = Usage {
+                cache_read: read,
+                cache_write_5m: (total - read) / 2,
+                cache_write_1h: (total - read) / 7,
+                uncached: total - read - (total - read) / 2 - (total - read) / 7,
+                storage_token_s: 3600 * i as u64,
+                ..Usage::default()
+            };
+            let bill = Prices::of(&model).bill(&u, 1234 + i as u64);
+            let (cost, uncached) = formula(&model, &u, 1234 + i as u64);
+            assert_eq!(bill.cost_usd.to_bits(), cost.to_bits(), "cost at {total} tokens");
+            assert_eq!(bill.uncached_usd.to_bits(), uncached.to_bits(), "uncached at {total}");
+            assert_eq!(bill.long_context, total > threshold);
+        }
+        model.use_long_context = false;
+        assert!(
+            !Prices::of(&model)
+                .bill(&Usage { uncached: u64::MAX, ..Usage::default() }, 0)
+                .long_context
+        );
+    }
 }

@@ -378,6 +378,9 @@ impl Prompt {
 
     /// Append one block, hashing only it. Blocks must come in layer order (tools, system,
     /// messages); a block of an earlier layer than the last one panics (a caller bug).
+    /// Inlined: an agent's turn pushes its blocks from one call site, and through a call
+    /// each block went to the stack and back.
+    #[inline(always)]
     pub fn push(&mut self, block: Block) {
         if self.layer != Some(block.layer) {
             self.enter(block.layer);

@@ -25,7 +25,7 @@
 
 use super::router::Router;
 use super::store::{EntryStore, SlotId, WriteOutcome};
-use super::{Breakpoint, CacheError, Digest, Policy, Prompt, Ttl, Usage};
+use super::{Breakpoint, CacheError, Digest, Policy, Prices, Prompt, Ttl, Usage};
 use crate::config::{CacheParams, HostedParams, ModelParams};
 use crate::time::SimTime;
 
@@ -45,6 +45,20 @@ pub struct Cache {
     store: EntryStore<Digest>,
     policy: Policy,
     model: ModelParams,
+    /// The model's prices, worked out once for every request's bill.
+    prices: Prices,
+    /// Which boundary positions an entry was ever written at (`position_bit`): a key is one
+    /// prefix's, and prefixes of different lengths never share a key (the chains' collision
+    /// bounds, `cache::prompt`, which every lookup here already relies on), so a position
+    /// nothing was written at holds no entry and its lookup is skipped. In a fan-out these
+    /// are the lookback window's boundaries between breakpoints: most of a request's probes.
+    written: u64,
+    /// The slot of the key last refreshed at each breakpoint position (modulo `BP_MEMO`):
+    /// a request refreshes the breakpoints inside its hit, and those are the shared prefix's
+    /// (system, brief), the same keys request after request. A key keeps its slot until the
+    /// store is cleared (`reset` empties this too), so an equal key here is its slot, found
+    /// without a hash lookup.
+    refreshed: [Option<(Digest, SlotId)>; BP_MEMO],
     default_ttl: Ttl,
     /// `[openai]` and `[gemini]` (read by those policies only), and OpenAI's machines.
     hosted: HostedParams,
@@ -58,6 +72,9 @@ impl Cache {
             store: EntryStore::new(capacity_tokens),
             policy,
             model: model.clone(),
+            prices: Prices::of(model),
+            written: 0,
+            refreshed: [None; BP_MEMO],
             default_ttl: Ttl::FiveMin,
             hosted: HostedParams::default(),
             router: Router::default(),
@@ -88,9 +105,12 @@ impl Cache {
     /// Empty this cache and make it `from_params(params, model)` again, keeping its memory.
     pub fn reset(&mut self, params: &CacheParams, model: &ModelParams) {
         self.store.clear(params.capacity_tokens);
+        self.written = 0;
+        self.refreshed = [None; BP_MEMO];
         self.policy = params.policy;
         if self.model != *model {
             self.model = model.clone();
+            self.prices = Prices::of(model);
         }
         self.default_ttl = default_ttl(params);
         if self.hosted != params.hosted {
@@ -111,6 +131,11 @@ impl Cache {
 
     pub fn model(&self) -> &ModelParams {
         &self.model
+    }
+
+    /// The model's prices (`Prices::of(self.model())`, worked out once).
+    pub fn prices(&self) -> &Prices {
+        &self.prices
     }
 
     pub fn store(&self) -> &EntryStore<Digest> {
@@ -175,8 +200,9 @@ impl Cache {
     }
 
     /// The lookup `serve` and `peek` share (no side effect): the hit and the bill. Inlined,
-    /// so the plan and the bill are built where they are used, not copied out.
-    #[inline]
+    /// so the plan and the bill are built where they are used, not copied out (a hint was
+    /// not enough: it is called from `peek` too).
+    #[inline(always)]
     fn plan(&self, ask: &Lookup) -> Result<(Plan, Usage), CacheError> {
         let Lookup { prompt, breakpoints, now, miss } = *ask;
         match self.policy {
@@ -189,7 +215,9 @@ impl Cache {
                 let min = self.model.min_cacheable_tokens;
                 let hit = match miss {
                     true => None,
-                    false => anthropic_hit(&self.store, prompt, breakpoints, min, now),
+                    false => {
+                        anthropic_hit((&self.store, self.written), prompt, breakpoints, min, now)
+                    }
                 };
                 Ok((Plan::local(hit), anthropic_usage(prompt, breakpoints, min, Hit::index(hit))))
             }
@@ -206,6 +234,7 @@ impl Cache {
         let mut redundant = 0;
         for i in hit.map_or(0, |h| h.index + 1)..prompt.len() {
             let (key, tokens) = (prompt.prefix_digest(i), prompt.block_tokens(i));
+            self.written |= position_bit(i);
             let outcome = self.store.write(key, tokens, now, ready, self.default_ttl);
             redundant += u32::from(outcome == WriteOutcome::Redundant);
         }
@@ -214,6 +243,9 @@ impl Cache {
 
     fn every_block_hit(&self, prompt: &Prompt, now: SimTime) -> Option<Hit> {
         (0..prompt.len()).rev().find_map(|index| {
+            if self.written & position_bit(index) == 0 {
+                return None;
+            }
             let slot = self.store.ready_slot(prompt.prefix_digest(index), now)?;
             Some(Hit { index, slot })
         })
@@ -237,29 +269,61 @@ impl Cache {
     }
 
     /// Refresh the hit and the breakpoints inside it, write the breakpoints after it (at or
-    /// past the minimum); the redundant writes.
+    /// past the minimum); the redundant writes. One pass over the breakpoints: they increase,
+    /// so every refresh still comes before every write (a write may evict). Inlined into
+    /// `serve_with`, its one caller.
+    #[inline(always)]
     fn commit_anthropic(&mut self, ask: &Lookup, hit: Option<Hit>, ready: SimTime) -> u32 {
         let Lookup { prompt, breakpoints, now, .. } = *ask;
         let min = self.model.min_cacheable_tokens;
         if let Some(h) = hit {
             self.store.touch_slot(h.slot, now);
-            for bp in breakpoints.iter().filter(|bp| bp.index < h.index) {
-                self.store.touch(prompt.prefix_digest(bp.index), now);
-            }
         }
-        let hit = Hit::index(hit);
+        // Boundaries up to `inside` are in the hit prefix (none without a hit).
+        let inside = hit.map_or(-1, |h| h.index as isize);
         let mut redundant = 0;
         for bp in breakpoints {
-            if hit.is_some_and(|h| bp.index <= h) || prompt.prefix_tokens(bp.index) < min {
+            let index = bp.index as isize;
+            if index < inside {
+                // Not written at this position: nothing to refresh (`written`).
+                if self.written & position_bit(bp.index) != 0 {
+                    self.refresh(bp.index, prompt.prefix_digest(bp.index), now);
+                }
                 continue;
             }
-            let (key, tokens) = (prompt.prefix_digest(bp.index), prompt.prefix_tokens(bp.index));
-            let outcome = self.store.write(key, tokens, now, ready, bp.ttl);
+            let tokens = prompt.prefix_tokens(bp.index);
+            if index == inside || tokens < min {
+                continue;
+            }
+            self.written |= position_bit(bp.index);
+            let outcome =
+                self.store.write(prompt.prefix_digest(bp.index), tokens, now, ready, bp.ttl);
             redundant += u32::from(outcome == WriteOutcome::Redundant);
         }
         redundant
     }
 }
+
+impl Cache {
+    /// `store.touch(key, now)` for the key at breakpoint position `index`, through
+    /// `refreshed`.
+    #[inline(always)]
+    fn refresh(&mut self, index: usize, key: Digest, now: SimTime) {
+        let memo = &mut self.refreshed[index % BP_MEMO];
+        let slot = match *memo {
+            Some((k, slot)) if k == key => slot,
+            _ => {
+                let Some(slot) = self.store.slot_of(key) else { return };
+                *memo = Some((key, slot));
+                slot
+            }
+        };
+        self.store.touch_slot_if_ready(slot, now);
+    }
+}
+
+/// Breakpoint positions `Cache::refreshed` remembers a slot for (a request has at most 4).
+const BP_MEMO: usize = 8;
 
 /// One request as `serve` and `peek` look it up.
 #[derive(Clone, Copy)]
@@ -335,9 +399,11 @@ fn validate_breakpoints(breakpoints: &[Breakpoint], len: usize) -> Result<(), Ca
 /// The hit boundary: per breakpoint from the last, the first ready entry among the breakpoint
 /// and the 19 boundaries before it; prefixes below `min` tokens are never read. Each position
 /// is probed at most once (the windows of breakpoints closer than 20 blocks overlap), and the
-/// search ends at the first prefix below `min`: every earlier one is shorter still.
+/// search ends at the first prefix below `min`: every earlier one is shorter still. Inlined
+/// into `plan` (its one hot caller): the hit comes back in registers.
+#[inline(always)]
 fn anthropic_hit(
-    store: &EntryStore<Digest>,
+    (store, written): (&EntryStore<Digest>, u64),
     prompt: &Prompt,
     breakpoints: &[Breakpoint],
     min: u64,
@@ -347,10 +413,16 @@ fn anthropic_hit(
     let mut probed = prompt.len();
     for bp in breakpoints.iter().rev() {
         let lowest = bp.index.saturating_sub(LOOKBACK_POSITIONS - 1);
-        let highest = bp.index.min(probed.checked_sub(1)?);
-        for index in (lowest..=highest).rev() {
+        // Down from the breakpoint to `lowest`: a plain countdown (a reversed inclusive range
+        // kept a flag and a bound per step).
+        let mut index = (bp.index + 1).min(probed);
+        while index > lowest {
+            index -= 1;
             if prompt.prefix_tokens(index) < min {
                 return None;
+            }
+            if written & position_bit(index) == 0 {
+                continue;
             }
             if let Some(slot) = store.ready_slot(prompt.prefix_digest(index), now) {
                 return Some(Hit { index, slot });
@@ -359,6 +431,12 @@ fn anthropic_hit(
         probed = probed.min(lowest);
     }
     None
+}
+
+/// Position `i`'s bit in `Cache::written`; the positions from 63 on share the last bit.
+#[inline(always)]
+fn position_bit(i: usize) -> u64 {
+    1 << i.min(63)
 }
 
 /// The A/B/C bill of the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching) for hit boundary `hit`.

@@ -211,12 +211,25 @@ impl<K: StoreKey> EntryStore<K> {
     /// A hit: refresh `key`'s TTL from `now` and make it the most recently used. Returns false
     /// (and does nothing) if the key is not ready and alive.
     pub fn touch(&mut self, key: K, now: SimTime) -> bool {
-        let Some(&i) = self.index.get(&key) else { return false };
-        let s = &self.slots[i as usize];
+        let Some(slot) = self.slot_of(key) else { return false };
+        self.touch_slot_if_ready(slot, now)
+    }
+
+    /// The slot of `key` whatever its state (`None`: never written), for
+    /// [`Self::touch_slot_if_ready`]. A key keeps its slot until [`Self::clear`].
+    #[inline]
+    pub fn slot_of(&self, key: K) -> Option<SlotId> {
+        self.index.get(&key).map(|&i| SlotId(i))
+    }
+
+    /// [`Self::touch`] on the slot `slot_of(key)` gave: the same effect, no hash lookup.
+    #[inline(always)]
+    pub fn touch_slot_if_ready(&mut self, slot: SlotId, now: SimTime) -> bool {
+        let s = &self.slots[slot.0 as usize];
         if s.residency != Residency::Live || s.state(now) != State::Ready {
             return false;
         }
-        self.use_slot(i, now);
+        self.use_slot(slot.0, now);
         true
     }
 
@@ -249,7 +262,9 @@ impl<K: StoreKey> EntryStore<K> {
     }
 
     /// `write` with a TTL of any length (`None`: never expires), for the policies whose
-    /// retentions are not Anthropic's 5 minutes or 1 hour.
+    /// retentions are not Anthropic's 5 minutes or 1 hour. Inlined: a request writes its
+    /// breakpoints from one loop, and through a call the six arguments went through memory.
+    #[inline(always)]
     pub fn write_ttl(
         &mut self,
         key: K,
@@ -266,6 +281,14 @@ impl<K: StoreKey> EntryStore<K> {
             Entry::Vacant(free) => {
                 free.insert(next);
                 let link = Link::UNLINKED;
+                if self.capacity_tokens.is_none() {
+                    // Nothing to make room for: stored as it is pushed, in one write.
+                    let residency = Residency::Live;
+                    self.slots.push(Slot { tokens, ready_at, last_use: now, ttl, residency, link });
+                    self.used_tokens += tokens;
+                    self.stats.writes += 1;
+                    return WriteOutcome::New;
+                }
                 let (last_use, residency) = (now, Residency::Evicted);
                 self.slots.push(Slot { tokens, ready_at, last_use, ttl, residency, link });
                 return self.store(next, tokens, now, ready_at, ttl, WriteOutcome::New);

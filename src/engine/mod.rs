@@ -252,18 +252,21 @@ impl<E: Copy> Queue<E> {
 
     /// Insert into the sorted run: later entries move up by one from the back, then `entry`
     /// is written once. The run starts over at index 0 when its front has moved far enough:
-    /// its buffer stays within `2 * SORTED_MAX` entries and never grows per event.
+    /// its buffer stays within `2 * SORTED_MAX` entries and never grows per event. `entry`
+    /// has the largest `seq` yet (the engine numbers events as they are scheduled), so an
+    /// entry orders before it exactly when its time is not later: the walk compares times,
+    /// not whole keys.
     #[inline]
     fn sorted_push(&mut self, entry: Entry<E>) {
         if self.front >= SORTED_MAX || self.front == self.sorted.len() {
             self.compact();
         }
-        let key = entry.key();
+        debug_assert!(self.sorted[self.front..].iter().all(|e| e.seq < entry.seq));
         let mut hole = self.sorted.len();
         self.sorted.push(entry);
         while hole > self.front {
             let before = self.sorted[hole - 1];
-            if before.key() < key {
+            if before.time <= entry.time {
                 break;
             }
             self.sorted[hole] = before;

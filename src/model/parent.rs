@@ -8,7 +8,7 @@ use super::recorder::Served;
 use super::sim::{serve_timed, Ev, Run};
 use super::workload::{self, Chain};
 use super::SimError;
-use crate::cache::{self, Breakpoint, Prompt};
+use crate::cache::{Breakpoint, Prompt};
 use crate::config::{BlockKind, Experiment, ModelParams, ThinkingHistory};
 use crate::rng::{self, site, ChaCha8Rng};
 use crate::time::{SimDuration, SimTime};
@@ -185,7 +185,7 @@ impl Run<'_> {
         )
         .map_err(|source| SimError::Cache { agent: who, request, source })?;
         self.limiters.settle(exp, (0, admit), now, &usage, out);
-        let cost_usd = cache::cost_usd(&self.models[0], &usage, out);
+        let cost_usd = self.caches[0].prices().bill(&usage, out).cost_usd;
         let who = Requester::Parent;
         let served = Served { who, request, send_us: now, usage, timing, out, model: 0, cost_usd };
         self.rec.parent_request(&served, &p.own.prompt, bps);

@@ -68,7 +68,9 @@ impl<'a> Recorder<'a> {
             mx.launch_wait_us.record(wait.as_us());
         }
         if self.trace.is_some() {
-            self.trace_request(s, prompt, bps);
+            // A copy for the trace: a reference passed out of line would make the caller
+            // build `s` in memory on every request, traced or not.
+            self.trace_request(*s, prompt, bps);
         }
     }
 
@@ -78,7 +80,7 @@ impl<'a> Recorder<'a> {
         mx.parent_requests += 1;
         add_tokens(&mut mx.parent_tokens, &s.usage, s.out);
         mx.parent_cost_usd += s.cost_usd;
-        self.trace_request(s, prompt, bps);
+        self.trace_request(*s, prompt, bps);
     }
 
     /// One timeline segment from `start` to `end` (traced runs). Only the check is inlined
@@ -116,7 +118,7 @@ impl<'a> Recorder<'a> {
     /// prompt's size and the cache keys it touched. Out of line, as `push_segment`.
     #[cold]
     #[inline(never)]
-    fn trace_request(&mut self, s: &Served, prompt: &Prompt, bps: &[Breakpoint]) {
+    fn trace_request(&mut self, s: Served, prompt: &Prompt, bps: &[Breakpoint]) {
         if self.trace.is_none() {
             return;
         }

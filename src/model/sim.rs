@@ -476,12 +476,10 @@ impl Run<'_> {
             &mut ag.lat,
         )
         .map_err(|source| SimError::Cache { agent: shown, request, source })?;
-        let model = &self.models[m];
-        self.rec.metrics.long_context_requests +=
-            u64::from(cache::is_long_context(model, usage.total()));
+        let bill = self.caches[m].prices().bill(&usage, out);
+        self.rec.metrics.long_context_requests += u64::from(bill.long_context);
         self.limiters.settle(self.exp, (m, admit), now, &usage, out);
-        let cost_usd = cache::cost_usd(model, &usage, out);
-        let uncached_usd = cache::uncached_cost_usd(model, &usage, out);
+        let (cost_usd, uncached_usd) = (bill.cost_usd, bill.uncached_usd);
         let wait = matches!((who, request), (Requester::Agent(_), 0)).then(|| now - ag.slot);
         let served = Served { who, request, send_us: now, usage, timing, out, model: m, cost_usd };
         self.rec.request(&served, (uncached_usd, wait), &ag.chain.prompt, bps);

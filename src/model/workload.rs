@@ -125,8 +125,18 @@ impl Chain {
         }
     }
 
+    /// Append a block of `kind` as the API processes it. Without a bare history (the common
+    /// case) a plain push; the stripping out of line.
     #[inline(always)]
     pub fn push(&mut self, kind: BlockKind, block: Block) {
+        match self.bare {
+            None => self.prompt.push(block),
+            Some(_) => self.push_stripping(kind, block),
+        }
+    }
+
+    #[inline(never)]
+    fn push_stripping(&mut self, kind: BlockKind, block: Block) {
         match (&mut self.bare, kind) {
             (_, BlockKind::Thinking) => self.prompt.push(block),
             (Some(bare), BlockKind::User) => {
@@ -320,14 +330,24 @@ pub struct TurnTokens {
 /// blocks are not sent (the API refuses empty text blocks). Blocks go straight to the chain:
 /// no array of them is built and copied per turn (the hot path).
 pub fn push_turn(chain: &mut Chain, exp: &Experiment, agent: u64, turn: u64, t: TurnTokens) {
+    // The kinds present (the first five: a valid shape has no more), in one plain pass: a
+    // shape is a few kinds, and an iterator chain walked twice cost more than the pushes.
     let w = &exp.workload;
-    let present = |k: &BlockKind| w.thinking || *k != BlockKind::Thinking;
-    let kinds = w.turn_blocks.iter().copied().filter(present);
+    let (mut kinds, mut n, mut n_assistant) = ([BlockKind::User; 5], 0, 0);
+    for &kind in &w.turn_blocks {
+        if w.thinking || kind != BlockKind::Thinking {
+            if let Some(slot) = kinds.get_mut(n) {
+                *slot = kind;
+                n += 1;
+            }
+            n_assistant += u64::from(kind.is_assistant());
+        }
+    }
     // `part` for every assistant block, with one division a turn (a shape has one at least).
-    let n_assistant = kinds.clone().filter(|k| k.is_assistant()).count().max(1) as u64;
+    let n_assistant = n_assistant.max(1);
     let (share, rest) = (t.output / n_assistant, t.output % n_assistant);
     let mut assistant_index = 0;
-    for kind in kinds.take(5) {
+    for &kind in &kinds[..n] {
         let tokens = match kind {
             BlockKind::User => t.user,
             BlockKind::ToolResult => t.result,
