@@ -88,10 +88,10 @@ pub fn load(dir: &Path) -> Result<Results, CliError> {
     })
 }
 
-/// After the figures are made: a histogram they asked for that did not decode is the user's
-/// input (exit 2), before anything is written.
+/// After the figures are made: a histogram they asked for that did not decode, or runs that
+/// did not read again, are the user's input (exit 2), before anything is written.
 pub fn decoded(results: &Results) -> Result<(), CliError> {
-    results.histograms.check().map_err(CliError::input)
+    results.check_reads().map_err(CliError::input)
 }
 
 /// Draw `figures` into `out` in each format; the paths written, per figure.

@@ -14,7 +14,7 @@ use base64::Engine as _;
 use super::csv::Csv;
 use super::csv_lines::{open_opt, CsvLines};
 pub use super::histograms::{HistogramKey, Histograms};
-use super::runs::{Run, Runs};
+use super::runs::{Layout, Run, Runs};
 use super::schema::{
     histogram_tag, is_seconds_column, kept_column_index, parse_label, slug, split_histogram_tag,
     Manifest, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
@@ -311,6 +311,13 @@ impl Results {
         self.runs.of(point, strategy)
     }
 
+    /// What was read again after `load` (histograms decoded, runs looked up) and did not
+    /// parse, as the error naming its file and line: the directory changed under the reader.
+    pub fn check_reads(&self) -> Result<(), ResultsError> {
+        self.histograms.check()?;
+        self.runs.check()
+    }
+
     /// The summary row of (`point`, `strategy`).
     pub fn row(&self, point: u32, strategy: &str) -> Option<&SummaryRow> {
         self.rows_at(point).iter().find(|r| r.strategy == strategy)
@@ -370,22 +377,18 @@ fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>),
     Ok((keys, rows))
 }
 
-/// Every number of every row is checked; each run keeps its place and `RUN_COLUMNS` (the
-/// axis values it repeats are the summary's, and no figure reads its other columns).
+/// Every number of every row is checked; the runs are indexed by point, to be read again
+/// when asked for (`Runs`).
 fn parse_runs(lines: &mut CsvLines) -> Result<Runs, ResultsError> {
-    let csv = &lines.csv.clone();
-    let (point, rep, strat) =
+    let csv = &lines.csv;
+    let (point, replication, strategy) =
         (csv.column("point")?, csv.column("replication")?, csv.column("strategy")?);
-    let first_value = strat + 1 + strategy_columns_at(csv, strat + 1);
-    let mut runs = Runs::new(&csv.header[first_value..]);
-    let mut numbers = Vec::new();
-    while let Some((line, f)) = lines.next_row()? {
-        numbers.clear();
-        for c in first_value..f.len() {
-            numbers.push(csv.parse_number(line, &f, c)?);
-        }
-        let (p, r) = (csv.parse_field(line, &f, point)?, csv.parse_field(line, &f, rep)?);
-        runs.push(p, r, &f[strat], &numbers);
+    let first_value = strategy + 1 + strategy_columns_at(csv, strategy + 1);
+    let mut runs = Runs::new(csv, Layout { point, replication, strategy, first_value });
+    loop {
+        let at = lines.position();
+        let Some((line, f)) = lines.next_row()? else { break };
+        runs.index(line, &f, at)?;
     }
     runs.finish();
     Ok(runs)
