@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use super::{CliError, CliResult};
 use crate::plot::{self, Figure};
-use crate::results::{write_atomic, Results, ResultsError};
+use crate::results::{write_atomic, AtomicFile, Results, ResultsError};
 
 pub const EXAMPLES: &str =
     "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
@@ -54,6 +54,15 @@ malformed (the error names the file and line).";
 pub enum Format {
     Svg,
     Png,
+}
+
+impl Format {
+    fn ext(self) -> &'static str {
+        match self {
+            Format::Svg => "svg",
+            Format::Png => "png",
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -107,14 +116,19 @@ pub fn write_figures(
     for f in figures {
         let mut paths = Vec::new();
         for fmt in formats {
-            let (ext, bytes) = match fmt {
+            let path = out.join(format!("{}.{}", f.name, fmt.ext()));
+            match fmt {
+                // Written as it is outlined: a figure over 100,000 points is 75 MB of SVG.
                 Format::Svg => {
-                    ("svg", plot::render_svg(f).map_err(CliError::internal)?.into_bytes())
+                    let mut file = AtomicFile::create(&path).map_err(CliError::internal)?;
+                    plot::write_svg(f, file.writer()).map_err(CliError::internal)?;
+                    file.commit().map_err(CliError::internal)?;
                 }
-                Format::Png => ("png", plot::render_png(f).map_err(CliError::internal)?),
-            };
-            let path = out.join(format!("{}.{ext}", f.name));
-            write_atomic(&path, &bytes).map_err(CliError::internal)?;
+                Format::Png => {
+                    let bytes = plot::render_png(f).map_err(CliError::internal)?;
+                    write_atomic(&path, &bytes).map_err(CliError::internal)?;
+                }
+            }
             paths.push(path);
         }
         written.push(paths);

@@ -306,7 +306,8 @@ mod tests {
         let text = "point,replication,strategy,cost_usd\n0,0,a,1\n1,0,a,2\n";
         let runs = runs_of_file("changed", text);
         let path = runs.csv.as_ref().unwrap().path.clone();
-        std::fs::write(&path, "point,replication,strategy,cost_usd\n0,0,a,1\n1,0,a,oops\n").unwrap();
+        std::fs::write(&path, "point,replication,strategy,cost_usd\n0,0,a,1\n1,0,a,oops\n")
+            .unwrap();
         assert_eq!(runs.of(1, "a").count(), 0);
         let e = runs.check().unwrap_err();
         assert!(e.to_string().contains("changed.csv:3"), "{e}");
