@@ -75,8 +75,7 @@ pub fn outline_text_each(svg: &str, mut emit: impl FnMut(&str)) -> Result<(), Sv
     let mut pending = Some(defs);
     each_piece(svg, |piece| match piece {
         Piece::Raw(raw) => {
-            let open_end =
-                raw.find("<svg").and_then(|i| raw[i..].find('>').map(|j| i + j + 1));
+            let open_end = raw.find("<svg").and_then(|i| raw[i..].find('>').map(|j| i + j + 1));
             match (open_end, pending.take_if(|_| open_end.is_some())) {
                 (Some(at), Some(defs)) => {
                     emit(&raw[..at]);
