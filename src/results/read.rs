@@ -1,5 +1,6 @@
-//! Reading a results directory (README.md, "Result files"), strictly: the tables into memory,
-//! the histograms into an index (`Histograms`) that decodes one only when it is asked for.
+//! Reading a results directory (README.md, "Result files"), strictly: the summary and trace
+//! into memory, the runs and the histograms into indexes by point (`Runs`, `Histograms`) that
+//! read a point's rows or decode a histogram again only when it is asked for.
 //!
 //! Every file is optional, but what is present must parse: a malformed file is an error
 //! naming the file and line. A directory with none of the known files holds no results.
@@ -49,7 +50,8 @@ pub struct Results {
     pub axis_keys: Vec<String>,
     /// The rows of summary.csv, by point (in file order within a point).
     pub summary: Vec<SummaryRow>,
-    /// The runs of runs.csv: their place and the columns `plot` and `report` read.
+    /// The runs of runs.csv, indexed by point: read again, with the columns `plot` and
+    /// `report` read, when asked for (`runs_of`).
     pub runs: Runs,
     /// (point, strategy label, latency name) -> merged histogram, microseconds: indexed,
     /// decoded when asked for.
