@@ -16,11 +16,11 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use hdrhistogram::Histogram;
 
-use super::read::ResultsError;
+use super::read::{FirstFailure, ResultsError};
 use super::schema::{histogram_tag, slug, split_histogram_tag};
 use super::write::decode_histogram;
 use crate::metrics::LATENCY_NAMES;
@@ -69,8 +69,8 @@ pub struct Histograms {
     legacy: Vec<(Slot, PathBuf, Decoded)>,
     count: usize,
     decodes: AtomicUsize,
-    /// The first histogram that did not decode: (file, line, message).
-    failed: Mutex<Option<(PathBuf, usize, String)>>,
+    /// The first histogram that did not decode.
+    failed: FirstFailure,
 }
 
 impl std::fmt::Debug for Histograms {
@@ -255,8 +255,7 @@ impl Histograms {
         match decoded {
             Ok(h) => Some(Box::new(h)),
             Err((line, msg)) => {
-                let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-                failed.get_or_insert((path, line, msg));
+                self.failed.record(path, line, msg);
                 None
             }
         }
@@ -294,13 +293,7 @@ impl Histograms {
 
     /// The first histogram asked for that did not decode, as the error naming its file and line.
     pub fn check(&self) -> Result<(), ResultsError> {
-        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-        match &*failed {
-            Some((path, line, msg)) => {
-                Err(ResultsError::Malformed { path: path.clone(), line: *line, msg: msg.clone() })
-            }
-            None => Ok(()),
-        }
+        self.failed.check()
     }
 
     /// How many histograms have been decoded so far (each at most once): what reading the

@@ -9,13 +9,14 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use base64::Engine as _;
 
 use super::csv::Csv;
 use super::csv_lines::{open_opt, CsvLines};
 pub use super::histograms::{HistogramKey, Histograms};
-use super::runs::{Layout, Run, Runs};
+use super::runs::{Run, Runs};
 use super::schema::{
     histogram_tag, is_seconds_column, kept_column_index, parse_label, slug, split_histogram_tag,
     Manifest, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
@@ -142,7 +143,7 @@ impl Results {
             r.summary = rows;
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("runs.csv"))? {
-            r.runs = parse_runs(&mut lines)?;
+            r.runs = Runs::read(&mut lines)?;
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("trace.csv"))? {
             r.trace = parse_trace(&mut lines)?;
@@ -326,6 +327,29 @@ impl Results {
     }
 }
 
+/// The first of a reader's reads again (after `Results::load`) that failed: (file, line,
+/// message). Kept, not returned where it happens, because the figures that read ask for a
+/// histogram or runs and go on without them; `check` turns it into the error (exit 2).
+#[derive(Debug, Default)]
+pub(super) struct FirstFailure(Mutex<Option<(PathBuf, usize, String)>>);
+
+impl FirstFailure {
+    pub(super) fn record(&self, path: PathBuf, line: usize, msg: String) {
+        let mut first = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        first.get_or_insert((path, line, msg));
+    }
+
+    pub(super) fn check(&self) -> Result<(), ResultsError> {
+        let first = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match &*first {
+            Some((path, line, msg)) => {
+                Err(ResultsError::Malformed { path: path.clone(), line: *line, msg: msg.clone() })
+            }
+            None => Ok(()),
+        }
+    }
+}
+
 /// Order rows by point, stably (file order within a point), so `at_point` can search. Writers
 /// order them so already; a file that does not is read as if it did.
 fn sort_by_point<T>(rows: &mut [T], point: impl Fn(&T) -> u32) {
@@ -381,23 +405,6 @@ fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>),
     Ok((keys, rows))
 }
 
-/// Every number of every row is checked; the runs are indexed by point, to be read again
-/// when asked for (`Runs`).
-fn parse_runs(lines: &mut CsvLines) -> Result<Runs, ResultsError> {
-    let csv = &lines.csv;
-    let (point, replication, strategy) =
-        (csv.column("point")?, csv.column("replication")?, csv.column("strategy")?);
-    let first_value = strategy + 1 + strategy_columns_at(csv, strategy + 1);
-    let mut runs = Runs::new(csv, Layout { point, replication, strategy, first_value });
-    loop {
-        let at = lines.position();
-        let Some((line, f)) = lines.next_row()? else { break };
-        runs.index(line, &f, at)?;
-    }
-    runs.finish();
-    Ok(runs)
-}
-
 /// The axis columns of `header` from `from` on: every column but the seconds column of a
 /// duration axis (`cache.ttl_s` after `cache.ttl`), which restates its axis.
 fn axis_indices(header: &[String], from: usize) -> Vec<usize> {
@@ -406,7 +413,7 @@ fn axis_indices(header: &[String], from: usize) -> Vec<usize> {
 
 /// How many of `STRATEGY_COLUMNS` the header has at `at` (all or none: files written before
 /// them have none). They restate the strategy label, so the reader skips them.
-fn strategy_columns_at(csv: &Csv, at: usize) -> usize {
+pub(super) fn strategy_columns_at(csv: &Csv, at: usize) -> usize {
     let n = STRATEGY_COLUMNS.len();
     let here = csv.header.get(at..at + n);
     if here.is_some_and(|h| h.iter().zip(STRATEGY_COLUMNS).all(|(a, b)| a == b)) {

@@ -11,12 +11,10 @@
 //! anything is drawn; a file that changes under the index is reported by `check`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::Mutex;
 
 use super::csv::Csv;
 use super::csv_lines::CsvLines;
-use super::read::ResultsError;
+use super::read::{strategy_columns_at, FirstFailure, ResultsError};
 
 /// The columns of `runs.csv` that `plot` and `report` read; a `Run` holds these and no other.
 /// `cost_usd`: the paired saving of one strategy over another (`report::answer`);
@@ -26,12 +24,12 @@ pub const RUN_COLUMNS: [&str; 3] = ["cost_usd", "makespan_s", "redundant_writes"
 
 /// Where a run's fields are in a row of `runs.csv`.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Layout {
-    pub point: usize,
-    pub replication: usize,
-    pub strategy: usize,
+struct Layout {
+    point: usize,
+    replication: usize,
+    strategy: usize,
     /// The first number column (after the strategy and its restating columns).
-    pub first_value: usize,
+    first_value: usize,
 }
 
 /// Consecutive rows of one point: where the first starts.
@@ -58,8 +56,8 @@ pub struct Runs {
     /// leave it.
     stretches: Vec<Stretch>,
     len: usize,
-    /// The first read again that failed: (file, line, message).
-    failed: Mutex<Option<(PathBuf, usize, String)>>,
+    /// The first read again that failed.
+    failed: FirstFailure,
 }
 
 /// One run: its place and the values of `RUN_COLUMNS`.
@@ -86,8 +84,24 @@ impl Run<'_> {
 type Row<'f> = (u32, u32, &'f str, [Option<f64>; RUN_COLUMNS.len()]);
 
 impl Runs {
+    /// Index the rows of `lines` (runs.csv, its header read), checking every number of each.
+    pub(super) fn read(lines: &mut CsvLines) -> Result<Runs, ResultsError> {
+        let csv = &lines.csv;
+        let (point, replication, strategy) =
+            (csv.column("point")?, csv.column("replication")?, csv.column("strategy")?);
+        let first_value = strategy + 1 + strategy_columns_at(csv, strategy + 1);
+        let mut runs = Runs::new(csv, Layout { point, replication, strategy, first_value });
+        loop {
+            let at = lines.position();
+            let Some((line, f)) = lines.next_row()? else { break };
+            runs.index(line, &f, at)?;
+        }
+        runs.finish();
+        Ok(runs)
+    }
+
     /// No runs yet, of the file whose header is `csv` and whose rows are laid out so.
-    pub(super) fn new(csv: &Csv, layout: Layout) -> Runs {
+    fn new(csv: &Csv, layout: Layout) -> Runs {
         // Of a name given twice, the last (as `Values` reads it).
         let names = &csv.header[layout.first_value..];
         let at = RUN_COLUMNS.map(|c| names.iter().rposition(|n| n == c));
@@ -97,7 +111,7 @@ impl Runs {
 
     /// Check the row `fields` on `line` (1-based), which starts at `position` (as
     /// `CsvLines::position` gives it before the row is read), and index it.
-    pub(super) fn index(
+    fn index(
         &mut self,
         line: usize,
         fields: &[String],
@@ -135,7 +149,7 @@ impl Runs {
 
     /// Done indexing: order the stretches by point, stably (a file out of point order is read
     /// as if it were in order), and give back the spare capacity.
-    pub(super) fn finish(&mut self) {
+    fn finish(&mut self) {
         if !self.stretches.is_sorted_by_key(|s| s.point) {
             self.stretches.sort_by_key(|s| s.point);
         }
@@ -157,15 +171,16 @@ impl Runs {
         let range = super::read::point_range(&self.stretches, point, |s| s.point);
         for s in &self.stretches[range] {
             if let Err(e) = self.read_stretch(s, &mut out) {
-                let failed = match e {
-                    ResultsError::Malformed { path, line, msg } => (path, line, msg),
+                match e {
+                    ResultsError::Malformed { path, line, msg } => {
+                        self.failed.record(path, line, msg)
+                    }
                     other => {
                         let path = self.csv.as_ref().map(|c| c.path.clone()).unwrap_or_default();
-                        (path, s.line as usize + 1, format!("reading it again: {other}"))
+                        let msg = format!("reading it again: {other}");
+                        self.failed.record(path, s.line as usize + 1, msg)
                     }
-                };
-                let mut slot = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-                slot.get_or_insert(failed);
+                }
                 break;
             }
         }
@@ -193,13 +208,7 @@ impl Runs {
     /// The first read again that failed (the file changed since it was indexed), as the
     /// error naming its file and line.
     pub fn check(&self) -> Result<(), ResultsError> {
-        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-        match &*failed {
-            Some((path, line, msg)) => {
-                Err(ResultsError::Malformed { path: path.clone(), line: *line, msg: msg.clone() })
-            }
-            None => Ok(()),
-        }
+        self.failed.check()
     }
 
     /// Every run, by point (each point's rows read again: tests and small directories).
@@ -241,16 +250,7 @@ mod tests {
     }
 
     fn index(path: &Path) -> Result<Runs, ResultsError> {
-        let mut lines = CsvLines::open(path)?.unwrap();
-        let layout = Layout { point: 0, replication: 1, strategy: 2, first_value: 3 };
-        let mut runs = Runs::new(&lines.csv, layout);
-        loop {
-            let at = lines.position();
-            let Some((line, f)) = lines.next_row()? else { break };
-            runs.index(line, &f, at)?;
-        }
-        runs.finish();
-        Ok(runs)
+        Runs::read(&mut CsvLines::open(path)?.unwrap())
     }
 
     #[test]
