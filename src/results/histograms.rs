@@ -122,7 +122,7 @@ impl Histograms {
         let bit = s * LATENCIES + l;
         let slot = (point, s as u16, l as u8);
         let twice = self.legacy.binary_search_by_key(&slot, |e| e.0).is_ok()
-            || self.stretches_of_while_reading(point).any(|st| self.has_bit(st, bit));
+            || self.indexed_while_reading(point, bit);
         if twice {
             let tag = histogram_tag(point, &self.raw_labels[s], LATENCY_NAMES[l]);
             return Err(format!("histogram `{tag}` appears twice"));
@@ -156,13 +156,15 @@ impl Histograms {
         self.stretches.push(Stretch { point, line, offset, first_bit, decoded });
     }
 
-    /// The stretches of `point` indexed so far (before `finish`).
-    fn stretches_of_while_reading(&self, point: u32) -> Box<dyn Iterator<Item = &Stretch> + '_> {
+    /// Whether (`point`, `bit`) is indexed already (before `finish`).
+    fn indexed_while_reading(&self, point: u32, bit: usize) -> bool {
         match &self.seen {
-            Some(seen) => Box::new(
-                seen.get(&point).into_iter().flatten().map(|&i| &self.stretches[i as usize]),
-            ),
-            None => Box::new(self.stretches.last().filter(|st| st.point == point).into_iter()),
+            Some(seen) => seen.get(&point).is_some_and(|st| {
+                st.iter().any(|&i| self.has_bit(&self.stretches[i as usize], bit))
+            }),
+            None => {
+                self.stretches.last().is_some_and(|st| st.point == point && self.has_bit(st, bit))
+            }
         }
     }
 
