@@ -9,7 +9,7 @@ use anyhow::Context;
 
 use super::{CliError, CliResult};
 use crate::plot::{self, Figure};
-use crate::results::{write_atomic, Results, ResultsError};
+use crate::results::{write_atomic, AtomicFile, Results, ResultsError};
 
 pub const EXAMPLES: &str =
     "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
@@ -56,6 +56,15 @@ pub enum Format {
     Png,
 }
 
+impl Format {
+    fn ext(self) -> &'static str {
+        match self {
+            Format::Svg => "svg",
+            Format::Png => "png",
+        }
+    }
+}
+
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
@@ -88,10 +97,10 @@ pub fn load(dir: &Path) -> Result<Results, CliError> {
     })
 }
 
-/// After the figures are made: a histogram they asked for that did not decode is the user's
-/// input (exit 2), before anything is written.
+/// After the figures are made: a histogram they asked for that did not decode, or runs that
+/// did not read again, are the user's input (exit 2), before anything is written.
 pub fn decoded(results: &Results) -> Result<(), CliError> {
-    results.histograms.check().map_err(CliError::input)
+    results.check_reads().map_err(CliError::input)
 }
 
 /// Draw `figures` into `out` in each format; the paths written, per figure.
@@ -107,14 +116,19 @@ pub fn write_figures(
     for f in figures {
         let mut paths = Vec::new();
         for fmt in formats {
-            let (ext, bytes) = match fmt {
+            let path = out.join(format!("{}.{}", f.name, fmt.ext()));
+            match fmt {
+                // Written as it is outlined: a figure over 100,000 points is 75 MB of SVG.
                 Format::Svg => {
-                    ("svg", plot::render_svg(f).map_err(CliError::internal)?.into_bytes())
+                    let mut file = AtomicFile::create(&path).map_err(CliError::internal)?;
+                    plot::write_svg(f, file.writer()).map_err(CliError::internal)?;
+                    file.commit().map_err(CliError::internal)?;
                 }
-                Format::Png => ("png", plot::render_png(f).map_err(CliError::internal)?),
-            };
-            let path = out.join(format!("{}.{ext}", f.name));
-            write_atomic(&path, &bytes).map_err(CliError::internal)?;
+                Format::Png => {
+                    let bytes = plot::render_png(f).map_err(CliError::internal)?;
+                    write_atomic(&path, &bytes).map_err(CliError::internal)?;
+                }
+            }
             paths.push(path);
         }
         written.push(paths);

@@ -58,7 +58,7 @@ pub fn latency_title(name: &str) -> &'static str {
 /// The point whose latencies are drawn, and how to name it ("" for a run).
 fn chosen_point(r: &Results, held: &[String]) -> Option<(u32, String)> {
     if r.summary.is_empty() {
-        let p = r.histograms.keys().map(|k| k.0).min()?;
+        let p = r.histograms.first_point()?;
         return Some((p, String::new()));
     }
     let row = r.summary.iter().find(|row| row.axis_values == held)?;

@@ -5,6 +5,8 @@
 //! is the hold cap (`max_wait`/`stagger` in the key), the documented default 5 s is marked.
 //! For sweeps with several axes, the other axes are held at their middle value.
 
+use std::sync::Arc;
+
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -32,7 +34,8 @@ pub struct XAxis {
     pub title: String,
     /// Position of each value on the axis (the value itself, or its index).
     pub positions: Vec<f64>,
-    pub labels: Vec<String>,
+    /// Shared: the figures of one axis (a metric each) have the same labels, one a point.
+    pub labels: Arc<[String]>,
     /// True when positions are indices (labels are then drawn at integer positions).
     pub categorical: bool,
     /// True when positions are log10 of the values (a numeric axis spanning 20x or more).
@@ -92,7 +95,7 @@ pub fn x_axis(key: &str, values: &[String]) -> XAxis {
     } else {
         ""
     };
-    let labels: Vec<String> = values.to_vec();
+    let labels: Arc<[String]> = values.into();
     let secs: Option<Vec<f64>> = nums.as_ref().map(|n| n.iter().map(|x| x.0).collect());
     let log = secs.as_ref().is_some_and(|v| scale::wants_log(v));
     let positions = match &secs {
@@ -230,7 +233,7 @@ fn group_axis(r: &Results, g: &[usize], cs: &[Vec<String>]) -> XAxis {
         return x;
     }
     let keys: Vec<&str> = g.iter().map(|&a| r.axis_keys[a].as_str()).collect();
-    let labels: Vec<String> = cs.iter().map(|c| combo_label(c)).collect();
+    let labels: Arc<[String]> = cs.iter().map(|c| combo_label(c)).collect();
     XAxis {
         key: keys.join(" / "),
         title: keys.join(" / "),
@@ -328,6 +331,9 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
                     points.push((x.positions[i], m * scale, ci.unwrap_or(0.0) * scale));
                 }
                 points.sort_by(|p, q| p.0.total_cmp(&q.0));
+                // Held until every figure is drawn: no spare capacity (up to half, grown
+                // by doubling) at one point per row.
+                points.shrink_to_fit();
                 if !points.is_empty() {
                     series.push(Series {
                         label: line.label.clone(),

@@ -50,6 +50,12 @@ pub enum PlotError {
         #[source]
         source: svgtext::SvgTextError,
     },
+    #[error("writing figure `{figure}`")]
+    Write {
+        figure: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// A drawing call plotters refused. Its error type is generic over the backend (SVG, bitmap),
@@ -152,9 +158,32 @@ pub fn render_png(f: &Figure) -> Result<Vec<u8>, PlotError> {
     png_of(&f.name, |root| draw(f, root))
 }
 
+/// The figure as an SVG document, written to `out` as its text is outlined: the document is
+/// held once (as plotters draws it), not twice (`render_svg`).
+pub fn write_svg(f: &Figure, out: &mut dyn std::io::Write) -> Result<(), PlotError> {
+    let svg = plain_svg(&f.name, |root| draw(f, root))?;
+    let mut failed = None;
+    svgtext::outline_text_each(&svg, |piece| {
+        if failed.is_none() {
+            failed = out.write_all(piece.as_bytes()).err();
+        }
+    })
+    .map_err(|source| PlotError::SvgText { figure: f.name.clone(), source })?;
+    failed.map_or(Ok(()), |source| Err(PlotError::Write { figure: f.name.clone(), source }))
+}
+
 /// What `draw` paints, as an SVG document whose text is outlines of the embedded font
 /// (`svgtext`): it renders as the PNG does, whatever fonts the viewer has.
 pub(crate) fn svg_of<F>(figure: &str, draw: F) -> Result<String, PlotError>
+where
+    F: FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
+{
+    svgtext::outline_text(&plain_svg(figure, draw)?)
+        .map_err(|source| PlotError::SvgText { figure: figure.into(), source })
+}
+
+/// What `draw` paints, as plotters writes it (text as `<text>` elements).
+fn plain_svg<F>(figure: &str, draw: F) -> Result<String, PlotError>
 where
     F: FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
 {
@@ -165,8 +194,7 @@ where
             SVGBackend::with_string(&mut svg, (style::WIDTH, style::HEIGHT)).into_drawing_area();
         draw(&root).map_err(|source| PlotError::Draw { figure: figure.into(), source })?;
     }
-    svgtext::outline_text(&svg)
-        .map_err(|source| PlotError::SvgText { figure: figure.into(), source })
+    Ok(svg)
 }
 
 /// What `draw` paints, as a PNG file.

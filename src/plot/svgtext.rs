@@ -49,35 +49,71 @@ struct TextElem {
 
 /// `svg` with every `<text>` element drawn as outlines, the glyphs used defined once.
 pub fn outline_text(svg: &str) -> Result<String, SvgTextError> {
-    let mut body = String::with_capacity(svg.len() * 2);
-    let mut used = BTreeSet::new();
-    let mut rest = svg;
-    let mut index = 0;
-    while let Some(start) = rest.find("<text ") {
-        body.push_str(&rest[..start]);
-        let close = rest[start..]
-            .find("</text>")
-            .ok_or_else(|| SvgTextError { index, what: "no closing </text>".into() })?;
-        let elem = parse(&rest[start..start + close], index)?;
-        glyphs(&elem, &mut body, &mut used);
-        rest = &rest[start + close + "</text>".len()..];
-        index += 1;
-    }
-    body.push_str(rest);
-    let Some(open_end) = body.find("<svg").and_then(|i| body[i..].find('>').map(|j| i + j + 1))
-    else {
-        return Ok(body);
-    };
-    // The definitions go into the body in place: a third copy of a 100,000-point figure's
-    // text (75 MB) was the peak of drawing it.
+    let mut out = String::with_capacity(svg.len() + svg.len() / 2);
+    outline_text_each(svg, |piece| out.push_str(piece))?;
+    Ok(out)
+}
+
+/// `outline_text`, handed to `emit` piece by piece instead of built: a figure of 100,000
+/// points is 75 MB of SVG, and a second copy of it was the peak of drawing it. The text is
+/// read twice, first for the glyphs used (their definitions go right after the `<svg>` tag),
+/// then to emit it; a malformed text element is an error before anything is emitted.
+pub fn outline_text_each(svg: &str, mut emit: impl FnMut(&str)) -> Result<(), SvgTextError> {
+    let (mut used, mut scratch) = (BTreeSet::new(), String::new());
+    each_piece(svg, |piece| {
+        if let Piece::Text(elem) = piece {
+            scratch.clear();
+            glyphs(&elem, &mut scratch, &mut used);
+        }
+    })?;
     let mut defs = String::with_capacity(used.len() * 600 + 16);
     defs.push_str("\n<defs>");
     for &(bold, id) in &used {
         write_glyph_def(&mut defs, bold, GlyphId(id));
     }
     defs.push_str("</defs>");
-    body.insert_str(open_end, &defs);
-    Ok(body)
+    let mut pending = Some(defs);
+    each_piece(svg, |piece| match piece {
+        Piece::Raw(raw) => {
+            let open_end = raw.find("<svg").and_then(|i| raw[i..].find('>').map(|j| i + j + 1));
+            match (open_end, pending.take_if(|_| open_end.is_some())) {
+                (Some(at), Some(defs)) => {
+                    emit(&raw[..at]);
+                    emit(&defs);
+                    emit(&raw[at..]);
+                }
+                _ => emit(raw),
+            }
+        }
+        Piece::Text(elem) => {
+            scratch.clear();
+            glyphs(&elem, &mut scratch, &mut used);
+            emit(&scratch);
+        }
+    })
+}
+
+/// A stretch of an SVG document: text outside `<text>` elements, or one parsed element.
+enum Piece<'a> {
+    Raw(&'a str),
+    Text(TextElem),
+}
+
+/// Hand `f` the pieces of `svg` in order; a `<text>` element that does not parse is an error.
+fn each_piece(svg: &str, mut f: impl FnMut(Piece<'_>)) -> Result<(), SvgTextError> {
+    let mut rest = svg;
+    let mut index = 0;
+    while let Some(start) = rest.find("<text ") {
+        f(Piece::Raw(&rest[..start]));
+        let close = rest[start..]
+            .find("</text>")
+            .ok_or_else(|| SvgTextError { index, what: "no closing </text>".into() })?;
+        f(Piece::Text(parse(&rest[start..start + close], index)?));
+        rest = &rest[start + close + "</text>".len()..];
+        index += 1;
+    }
+    f(Piece::Raw(rest));
+    Ok(())
 }
 
 /// Read the `index`-th element, from `<text ` up to (not including) `</text>`.

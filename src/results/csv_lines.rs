@@ -50,6 +50,25 @@ impl CsvLines {
         Ok(Some(lines))
     }
 
+    /// The file `csv.path` (whose header `csv` is) read again from byte `offset`, the start of
+    /// the 0-based line `line`: the rows from there on, as the first read found them.
+    pub fn reopen(csv: &Csv, offset: u64, line: usize) -> Result<CsvLines, ResultsError> {
+        use std::io::{Seek, SeekFrom};
+        let io = |e| ResultsError::Io { path: csv.path.clone(), source: e };
+        let mut file = std::fs::File::open(&csv.path).map_err(io)?;
+        file.seek(SeekFrom::Start(offset)).map_err(io)?;
+        let csv = Csv { path: csv.path.clone(), header: csv.header.clone(), rows: Vec::new() };
+        // A point's rows are ~10 KB in a sweep's runs.csv; the first read's 64 KB is more than
+        // one look-up needs.
+        let reader = BufReader::with_capacity(1 << 14, file);
+        Ok(CsvLines { csv, reader, buf: Vec::new(), line, offset: offset as usize })
+    }
+
+    /// Where the next line starts: (byte offset, 0-based line), for `reopen`.
+    pub fn position(&self) -> (u64, usize) {
+        (self.offset as u64, self.line)
+    }
+
     /// Fields `first..` of the row `fields` on `line` as numbers, by the column names `names`:
     /// each is checked, those `keep` marks are kept.
     pub fn values(

@@ -3,183 +3,299 @@
 //!
 //! A sweep of 100,000 points holds 1,800,000 histograms (0.58 GB of `latency.hlog`); decoded,
 //! each is 216 KB (1 us..10 h at 3 digits), so reading them all is out of the question. The
-//! index keeps, per histogram, where its text is (the byte offset and line of its interval in
-//! `HISTOGRAM_LOG`, or its `.hdr` file in the earlier layout): 40 bytes in a sorted vector,
-//! an eighth of its text. Every interval's structure, tag and base64 are checked when the
-//! index is built; a histogram that does not decode when asked for is remembered and reported
-//! by `check`. The files are read again on demand, so they must stay in place while the index
-//! is in use.
+//! log's writers put a point's intervals together, so the index keeps, per point, where its
+//! first interval is (byte offset and line) and one bit per (strategy, latency) it holds:
+//! ~50 bytes a point, where an entry per histogram took 40 bytes each (720 a point). Asking for
+//! a histogram reads its point's lines again from there. The `.hdr` files of the earlier
+//! layout (one histogram a file) are indexed one entry a file. Every interval's structure, tag
+//! and base64 are checked when the index is built; a histogram that does not decode when
+//! asked for is remembered and reported by `check`. The files are read again on demand, so
+//! they must stay in place while the index is in use.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use hdrhistogram::Histogram;
 
-use super::read::ResultsError;
-use super::schema::histogram_tag;
+use super::read::{FirstFailure, ResultsError};
+use super::schema::{histogram_tag, slug, split_histogram_tag};
 use super::write::decode_histogram;
 use crate::metrics::LATENCY_NAMES;
 
 /// A histogram's place: (point, strategy label, latency name).
 pub type HistogramKey = (u32, String, String);
 
-/// (point, index into `labels`, index into `LATENCY_NAMES`): the index's own key.
+/// (point, index into the labels as the files name them, index into `LATENCY_NAMES`).
 type Slot = (u32, u16, u8);
 
-/// Where a histogram's base64 text is.
-#[derive(Debug, Clone, Copy)]
-enum Source {
-    /// The interval line starting at byte `offset` (1-based `line`) of the log.
-    Log { offset: u64, line: u32 },
-    /// The `.hdr` file `legacy[i]`.
-    Legacy(u32),
-}
+const LATENCIES: usize = LATENCY_NAMES.len();
 
+/// A histogram decoded on first use; `None` if it did not decode (the error is in
+/// `Histograms::failed`).
+type Decoded = OnceLock<Option<Box<Histogram<u64>>>>;
+
+/// Consecutive intervals of the log at one point: where the first is, and which (strategy,
+/// latency) pairs they hold (bits `first_bit + strategy * LATENCIES + latency` of `present`).
 #[derive(Debug)]
-struct Entry {
-    source: Source,
-    /// Decoded on first use; `None` if it did not decode (the error is in `Histograms::failed`).
-    decoded: OnceLock<Option<Box<Histogram<u64>>>>,
+struct Stretch {
+    point: u32,
+    /// 1-based line and byte offset of its first interval.
+    line: u32,
+    offset: u64,
+    first_bit: u32,
+    /// Its histograms once one is asked for, by bit (strategy * LATENCIES + latency).
+    decoded: OnceLock<Box<[Decoded]>>,
 }
 
 /// Merged latency histograms by their place, in microseconds, decoded on first use.
 #[derive(Default)]
 pub struct Histograms {
     log: PathBuf,
-    legacy: Vec<PathBuf>,
+    /// Strategy labels as the files name them; an index's strategy numbers are into these.
+    raw_labels: Vec<String>,
+    /// The labels as they are asked for (`relabel`), and which of them each raw label is.
     labels: Vec<String>,
-    /// Sorted by slot once read (`finish`); a map took ~70 bytes a histogram.
-    index: Vec<(Slot, Entry)>,
-    /// The slots indexed, while reading a file whose histograms came out of slot order (the
-    /// log's writers keep the order; `.hdr` files come in name order).
-    seen: Option<BTreeSet<Slot>>,
+    to: Vec<u16>,
+    /// The log's points, sorted by point (stably) once read (`finish`).
+    stretches: Vec<Stretch>,
+    present: Vec<u64>,
+    /// Point -> its stretches, while reading a log whose points came out of order (writers
+    /// keep them in order, one stretch a point).
+    seen: Option<BTreeMap<u32, Vec<u32>>>,
+    /// `.hdr` files of the earlier layout (one histogram each), sorted by slot.
+    legacy: Vec<(Slot, PathBuf, Decoded)>,
+    count: usize,
     decodes: AtomicUsize,
-    /// The first histogram that did not decode: (file, line, message).
-    failed: Mutex<Option<(PathBuf, usize, String)>>,
+    /// The first histogram that did not decode.
+    failed: FirstFailure,
 }
 
 impl std::fmt::Debug for Histograms {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Histograms")
             .field("log", &self.log)
-            .field("indexed", &self.index.len())
+            .field("indexed", &self.count)
             .field("decoded", &self.decodes())
             .finish()
     }
 }
 
+/// Where a histogram is.
+enum Source<'a> {
+    Log(&'a Stretch, usize),
+    Legacy(&'a (Slot, PathBuf, Decoded)),
+}
+
 impl Histograms {
     /// An empty index over the strategy `labels`, whose log (if any) is `log`.
     pub(super) fn new(log: PathBuf, labels: &[String]) -> Histograms {
-        Histograms { log, labels: labels.to_vec(), ..Histograms::default() }
+        let to = (0..labels.len() as u16).collect();
+        Histograms {
+            log,
+            raw_labels: labels.to_vec(),
+            labels: labels.to_vec(),
+            to,
+            ..Histograms::default()
+        }
+    }
+
+    fn bits(&self) -> usize {
+        self.raw_labels.len() * LATENCIES
+    }
+
+    fn has_bit(&self, stretch: &Stretch, bit: usize) -> bool {
+        let b = stretch.first_bit as usize + bit;
+        self.present[b / 64] & (1 << (b % 64)) != 0
     }
 
     /// Index the interval starting at `offset` on `line` of the log. `Err` names the tag if
     /// the place already has a histogram.
     pub(super) fn add_interval(
         &mut self,
-        key: (u32, usize, usize),
+        (point, s, l): (u32, usize, usize),
         offset: u64,
         line: usize,
     ) -> Result<(), String> {
-        let source = Source::Log { offset, line: line as u32 };
-        self.add(key, source)
-    }
-
-    /// Index the `.hdr` file `path` of the earlier layout.
-    pub(super) fn add_legacy(&mut self, key: (u32, usize, usize), path: PathBuf) {
-        let source = Source::Legacy(self.legacy.len() as u32);
-        self.legacy.push(path);
-        // `.hdr` names are unique in a directory, and legacy files are indexed first.
-        let _ = self.add(key, source);
-    }
-
-    fn add(&mut self, (point, s, l): (u32, usize, usize), source: Source) -> Result<(), String> {
+        let bit = s * LATENCIES + l;
         let slot = (point, s as u16, l as u8);
-        let fresh = match &mut self.seen {
-            Some(seen) => seen.insert(slot),
-            None if self.index.last().is_none_or(|(last, _)| *last < slot) => true,
-            None => {
-                let seen = self.seen.insert(self.index.iter().map(|(s, _)| *s).collect());
-                seen.insert(slot)
-            }
-        };
-        if !fresh {
-            let tag = histogram_tag(point, &self.labels[s], LATENCY_NAMES[l]);
+        let twice = self.legacy.binary_search_by_key(&slot, |e| e.0).is_ok()
+            || self.indexed_while_reading(point, bit);
+        if twice {
+            let tag = histogram_tag(point, &self.raw_labels[s], LATENCY_NAMES[l]);
             return Err(format!("histogram `{tag}` appears twice"));
         }
-        self.index.push((slot, Entry { source, decoded: OnceLock::new() }));
+        if self.stretches.last().is_none_or(|st| st.point != point) {
+            self.open_stretch(point, offset, line);
+        }
+        let Some(last) = self.stretches.last() else { unreachable!("a stretch was opened") };
+        let b = last.first_bit as usize + bit;
+        self.present[b / 64] |= 1 << (b % 64);
+        self.count += 1;
         Ok(())
     }
 
-    /// Done indexing: sort the index by slot (if the files did not) and give back the spare
-    /// capacity.
+    fn open_stretch(&mut self, point: u32, offset: u64, line: usize) {
+        let in_order = self.stretches.last().is_none_or(|st| st.point < point);
+        if !in_order && self.seen.is_none() {
+            let mut seen: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+            for (i, st) in self.stretches.iter().enumerate() {
+                seen.entry(st.point).or_default().push(i as u32);
+            }
+            self.seen = Some(seen);
+        }
+        let i = self.stretches.len() as u32;
+        if let Some(seen) = &mut self.seen {
+            seen.entry(point).or_default().push(i);
+        }
+        let first_bit = (self.stretches.len() * self.bits()) as u32;
+        self.present.resize((first_bit as usize + self.bits()).div_ceil(64), 0);
+        let (line, decoded) = (line as u32, OnceLock::new());
+        self.stretches.push(Stretch { point, line, offset, first_bit, decoded });
+    }
+
+    /// Whether (`point`, `bit`) is indexed already (before `finish`).
+    fn indexed_while_reading(&self, point: u32, bit: usize) -> bool {
+        match &self.seen {
+            Some(seen) => seen.get(&point).is_some_and(|st| {
+                st.iter().any(|&i| self.has_bit(&self.stretches[i as usize], bit))
+            }),
+            None => {
+                self.stretches.last().is_some_and(|st| st.point == point && self.has_bit(st, bit))
+            }
+        }
+    }
+
+    /// Index the `.hdr` file `path` of the earlier layout (before the log, which `add_interval`
+    /// checks against them once `finish` has sorted them).
+    pub(super) fn add_legacy(&mut self, (point, s, l): (u32, usize, usize), path: PathBuf) {
+        // `.hdr` names are unique in a directory, and legacy files are indexed first.
+        self.legacy.push(((point, s as u16, l as u8), path, OnceLock::new()));
+        self.count += 1;
+    }
+
+    /// Done indexing: sort the stretches by point and the legacy files by slot (if the files
+    /// did not), and give back the spare capacity.
     pub(super) fn finish(&mut self) {
         if self.seen.take().is_some() {
-            self.index.sort_by_key(|(slot, _)| *slot);
+            self.stretches.sort_by_key(|st| st.point);
         }
-        self.index.shrink_to_fit();
+        if !self.legacy.is_sorted_by_key(|e| e.0) {
+            self.legacy.sort_by_key(|e| e.0);
+        }
+        self.stretches.shrink_to_fit();
+        self.present.shrink_to_fit();
     }
 
-    fn entry(&self, slot: &Slot) -> Option<&Entry> {
-        let i = self.index.binary_search_by_key(slot, |(s, _)| *s).ok()?;
-        Some(&self.index[i].1)
+    /// Where the histogram at (point, label number as asked for, latency) is. Of raw labels
+    /// that `relabel` made one, the last that has it (as a map built from them keeps).
+    fn source(&self, point: u32, s: usize, l: usize) -> Option<Source<'_>> {
+        let range = super::read::point_range(&self.stretches, point, |st| st.point);
+        (0..self.raw_labels.len()).rev().filter(|&raw| self.to[raw] as usize == s).find_map(|raw| {
+            let bit = raw * LATENCIES + l;
+            let slot = (point, raw as u16, l as u8);
+            if let Ok(i) = self.legacy.binary_search_by_key(&slot, |e| e.0) {
+                return Some(Source::Legacy(&self.legacy[i]));
+            }
+            let st = self.stretches[range.clone()].iter().find(|st| self.has_bit(st, bit))?;
+            Some(Source::Log(st, bit))
+        })
     }
 
-    fn slot(&self, (point, strategy, latency): &HistogramKey) -> Option<Slot> {
+    fn place(&self, (point, strategy, latency): &HistogramKey) -> Option<(u32, usize, usize)> {
         let s = self.labels.iter().position(|l| l == strategy)?;
         let l = LATENCY_NAMES.iter().position(|n| n == latency)?;
-        Some((*point, s as u16, l as u8))
-    }
-
-    fn key(&self, &(point, s, l): &Slot) -> HistogramKey {
-        (point, self.labels[s as usize].clone(), LATENCY_NAMES[l as usize].to_string())
+        Some((*point, s, l))
     }
 
     /// Whether the directory has a histogram at `key` (decodes nothing).
     pub fn contains_key(&self, key: &HistogramKey) -> bool {
-        self.slot(key).is_some_and(|s| self.entry(&s).is_some())
+        self.place(key).is_some_and(|(p, s, l)| self.source(p, s, l).is_some())
     }
 
     /// The histogram at `key`, decoded on the first call; `None` if there is none or it does
     /// not decode (then `check` says why).
     pub fn get(&self, key: &HistogramKey) -> Option<&Histogram<u64>> {
-        let entry = self.entry(&self.slot(key)?)?;
-        entry.decoded.get_or_init(|| self.decode(key, entry.source)).as_deref()
+        let (p, s, l) = self.place(key)?;
+        let cell = match self.source(p, s, l)? {
+            Source::Legacy(e) => &e.2,
+            Source::Log(st, bit) => {
+                let cells =
+                    st.decoded.get_or_init(|| (0..self.bits()).map(|_| OnceLock::new()).collect());
+                &cells[bit]
+            }
+        };
+        cell.get_or_init(|| self.decode(key, p, s, l)).as_deref()
     }
 
-    fn decode(&self, key: &HistogramKey, source: Source) -> Option<Box<Histogram<u64>>> {
+    fn decode(
+        &self,
+        key: &HistogramKey,
+        p: u32,
+        s: usize,
+        l: usize,
+    ) -> Option<Box<Histogram<u64>>> {
         self.decodes.fetch_add(1, Ordering::Relaxed);
-        let (path, line) = match source {
-            Source::Log { line, .. } => (self.log.clone(), line as usize),
-            Source::Legacy(i) => (self.legacy[i as usize].clone(), 1),
+        let tag = histogram_tag(key.0, &key.1, &key.2);
+        let (path, first_line, text) = match self.source(p, s, l) {
+            Some(Source::Legacy(e)) => {
+                (e.1.clone(), 1, std::fs::read_to_string(&e.1).map(|t| (1, t)))
+            }
+            Some(Source::Log(st, bit)) => {
+                (self.log.clone(), st.line as usize, self.interval_text(st, bit))
+            }
+            None => unreachable!("decoded only where the index has it"),
         };
-        let decoded = read_text(&path, source).and_then(|text| {
-            let tag = histogram_tag(key.0, &key.1, &key.2);
-            decode_histogram(&text).map_err(|e| format!("tag `{tag}`: {e}"))
-        });
+        let decoded = match text {
+            Ok((line, text)) => {
+                decode_histogram(&text).map_err(|e| (line, format!("tag `{tag}`: {e}")))
+            }
+            Err(e) => Err((first_line, format!("tag `{tag}`: reading it again: {e}"))),
+        };
         match decoded {
             Ok(h) => Some(Box::new(h)),
-            Err(msg) => {
-                let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-                failed.get_or_insert((path, line, msg));
+            Err((line, msg)) => {
+                self.failed.record(path, line, msg);
                 None
             }
         }
     }
 
+    /// (line, base64 text) of the interval of `stretch` at `bit`: its lines read again from
+    /// the stretch's start until the tag is found or the point ends.
+    fn interval_text(&self, stretch: &Stretch, bit: usize) -> std::io::Result<(usize, String)> {
+        let (raw, l) = (bit / LATENCIES, bit % LATENCIES);
+        let want = slug(&self.raw_labels[raw]);
+        let mut file = std::fs::File::open(&self.log)?;
+        file.seek(SeekFrom::Start(stretch.offset))?;
+        let mut lines = BufReader::with_capacity(1 << 14, file);
+        let (mut text, mut line) = (String::new(), stretch.line as usize);
+        loop {
+            text.clear();
+            if lines.read_line(&mut text)? == 0 {
+                break;
+            }
+            let tag = text.strip_prefix("Tag=").and_then(|t| t.split(',').next());
+            if let Some((point, slug, latency)) = tag.and_then(split_histogram_tag) {
+                if point != stretch.point {
+                    break;
+                }
+                if slug == want && latency == l {
+                    let encoded = text.trim_end_matches(['\n', '\r']).rsplit(',').next();
+                    return Ok((line, encoded.unwrap_or("").to_string()));
+                }
+            }
+            line += 1;
+        }
+        let e = "the interval is no longer where it was indexed";
+        Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, e))
+    }
+
     /// The first histogram asked for that did not decode, as the error naming its file and line.
     pub fn check(&self) -> Result<(), ResultsError> {
-        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-        match &*failed {
-            Some((path, line, msg)) => {
-                Err(ResultsError::Malformed { path: path.clone(), line: *line, msg: msg.clone() })
-            }
-            None => Ok(()),
-        }
+        self.failed.check()
     }
 
     /// How many histograms have been decoded so far (each at most once): what reading the
@@ -188,42 +304,59 @@ impl Histograms {
         self.decodes.load(Ordering::Relaxed)
     }
 
-    /// How many histograms the directory holds.
+    /// How many histograms the directory holds (each place counted once).
     pub fn len(&self) -> usize {
-        self.index.len()
+        if self.to.iter().enumerate().all(|(i, &t)| t as usize == i) {
+            self.count
+        } else {
+            self.slots().len()
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.count == 0
+    }
+
+    /// The smallest point with a histogram (decodes nothing).
+    pub fn first_point(&self) -> Option<u32> {
+        let log = self.stretches.first().map(|st| st.point);
+        let legacy = self.legacy.first().map(|e| e.0 .0);
+        log.into_iter().chain(legacy).min()
+    }
+
+    /// Every place with a histogram as asked for (labels after `relabel`), ascending.
+    fn slots(&self) -> Vec<Slot> {
+        let mut out: Vec<Slot> = self.legacy.iter().map(|e| e.0).collect();
+        for st in &self.stretches {
+            for bit in (0..self.bits()).filter(|&b| self.has_bit(st, b)) {
+                out.push((st.point, (bit / LATENCIES) as u16, (bit % LATENCIES) as u8));
+            }
+        }
+        out.iter_mut().for_each(|slot| slot.1 = self.to[slot.1 as usize]);
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// The places of every histogram, ascending by point, strategy, latency (decodes nothing).
     pub fn keys(&self) -> impl Iterator<Item = HistogramKey> + '_ {
-        self.index.iter().map(|(s, _)| self.key(s))
+        self.slots().into_iter().map(|(point, s, l)| {
+            (point, self.labels[s as usize].clone(), LATENCY_NAMES[l as usize].to_string())
+        })
     }
 
     /// Give the strategies new labels (`rename(old)`, or the old one where it is `None`);
     /// labels that become equal are one strategy. Decoded histograms are kept.
     pub(super) fn relabel(&mut self, rename: impl Fn(&str) -> Option<String>) {
         let mut labels: Vec<String> = Vec::new();
-        let mut to: Vec<u16> = Vec::new();
-        for old in &self.labels {
+        for t in &mut self.to {
+            let old = &self.labels[*t as usize];
             let new = rename(old).unwrap_or_else(|| old.clone());
             let i = labels.iter().position(|l| *l == new).unwrap_or_else(|| {
                 labels.push(new);
                 labels.len() - 1
             });
-            to.push(i as u16);
-        }
-        let mut index = std::mem::take(&mut self.index);
-        index.iter_mut().for_each(|((_, s, _), _)| *s = to[*s as usize]);
-        index.sort_by_key(|(slot, _)| *slot);
-        // Of histograms that come to one place, the last (as a map built from them keeps).
-        for (slot, e) in index {
-            match self.index.last_mut() {
-                Some(last) if last.0 == slot => last.1 = e,
-                _ => self.index.push((slot, e)),
-            }
+            *t = i as u16;
         }
         self.labels = labels;
     }
@@ -235,22 +368,5 @@ impl std::ops::Index<&HistogramKey> for Histograms {
     /// The histogram at `key`; panics if there is none or it does not decode (tests).
     fn index(&self, key: &HistogramKey) -> &Histogram<u64> {
         self.get(key).unwrap_or_else(|| panic!("no decodable histogram at {key:?}"))
-    }
-}
-
-/// The base64 text of the histogram at `source` in `path`: the fifth field of the interval
-/// line, or the whole `.hdr` file.
-fn read_text(path: &Path, source: Source) -> Result<String, String> {
-    let io = |e: std::io::Error| format!("reading it again: {e}");
-    match source {
-        Source::Legacy(_) => std::fs::read_to_string(path).map_err(io),
-        Source::Log { offset, .. } => {
-            let mut file = std::fs::File::open(path).map_err(io)?;
-            file.seek(SeekFrom::Start(offset)).map_err(io)?;
-            let mut line = String::new();
-            BufReader::new(file).read_line(&mut line).map_err(io)?;
-            let encoded = line.trim_end_matches(['\n', '\r']).rsplit(',').next().unwrap_or("");
-            Ok(encoded.to_string())
-        }
     }
 }

@@ -77,6 +77,11 @@ impl AtomicFile {
         self.out.write_all(text.as_bytes()).map_err(at(&self.tmp))
     }
 
+    /// The buffered `NAME.tmp`, for writers that take `std::io::Write`.
+    pub fn writer(&mut self) -> &mut (impl Write + use<>) {
+        &mut self.out
+    }
+
     pub fn commit(self) -> Result<(), WriteError> {
         let AtomicFile { out, tmp, path } = self;
         let file = out.into_inner().map_err(|e| at(&tmp)(e.into_error()))?;
