@@ -128,6 +128,13 @@ impl Limiters {
     }
 }
 
+/// Whether every request of a run is admitted as it comes, with no draw: no `[rate_limits]`,
+/// no isolated misses, no Gemini implicit draws. A run decides this once.
+pub(super) fn admits_all(exp: &Experiment) -> bool {
+    let draws_miss = exp.cache.miss_probability > 0.0;
+    exp.rate_limits.is_none() && !draws_miss && !draws_implicit(exp)
+}
+
 /// Whether the parent's own requests draw on the rate-limit buckets.
 pub(super) fn counts_parent(exp: &Experiment) -> bool {
     exp.rate_limits.as_ref().is_some_and(|r| r.parent_counts)

@@ -17,7 +17,9 @@
 //! forks the history as of its send (every exchange sent strictly before it). Thinking, context
 //! windows and TTL buckets follow docs/anthropic.md.
 
-use super::admission::{draw_implicit_miss, draw_miss, would_have_read, Admit, Ask, Limiters};
+use super::admission::{
+    admits_all, draw_implicit_miss, draw_miss, would_have_read, Admit, Ask, Limiters,
+};
 use super::agent::{self, Agent, Phase, Requester, TurnDraws};
 use super::latency::{self, Latency, Work};
 use super::launch::{Launch, OnSlot, Released};
@@ -149,6 +151,9 @@ pub(super) struct Run<'a> {
     /// The agents' per-turn distributions, ready to draw from.
     turn_draws: TurnDraws<'a>,
     pub limiters: Limiters,
+    /// No rate limits and no miss draws (`admission::admits_all`): fixed per run, so such a
+    /// run's requests skip admission altogether.
+    admits_all: bool,
     next_queued: u32,
     /// Agents that have arrived (asked for a slot); all of them at t0 unless
     /// `workload.arrival_every` spreads them.
@@ -209,6 +214,7 @@ impl<'a> Run<'a> {
             agents: &mut sim.agents[..],
             caches: &mut sim.caches[..],
             limiters: Limiters::new(exp, &models),
+            admits_all: admits_all(exp),
             parent: Parent::new(exp, &models, replication),
             models,
             latency: [
@@ -455,17 +461,14 @@ impl Run<'_> {
         if self.overloaded(who) {
             return self.backoff(who);
         }
-        let ag = &mut self.agents[i];
-        let miss = draw_miss(self.exp.cache.miss_probability, ag.miss.as_deref_mut())
-            | draw_implicit_miss(self.exp, ag.implicit.as_deref_mut());
-        let ask = Ask { prompt: &ag.chain.prompt, bps, out, miss, now, who: shown, request };
-        let admit = self.limiters.ask(self.exp, m, &self.caches[m], &ask)?;
+        let (miss, admit) = match self.admits_all {
+            true => (false, Admit::ChargeAfter),
+            false => self.admit(i, m, (bps, out, now), (shown, request))?,
+        };
         if let Admit::Retry(wait) = admit {
             return self.throttle(who, request, wait);
         }
-        if miss {
-            self.rec.metrics.isolated_misses += isolated_miss(&self.caches[m], &ask)?;
-        }
+        let ag = &mut self.agents[i];
         ag.overload_retries = 0;
         let (usage, timing) = serve_timed(
             &mut self.caches[m],
@@ -488,6 +491,28 @@ impl Run<'_> {
             return Ok(());
         };
         self.served(a, request, now, timing)
+    }
+
+    /// Agent slot `i`'s miss draws and model `m`'s limiter, for a run that has any of them:
+    /// whether the lookup misses, and what the limiter said (an isolated miss is counted
+    /// only for a request admitted).
+    #[inline(never)]
+    fn admit(
+        &mut self,
+        i: usize,
+        m: usize,
+        (bps, out, now): (&[Breakpoint], u64, SimTime),
+        (who, request): (u32, u32),
+    ) -> Result<(bool, Admit), SimError> {
+        let ag = &mut self.agents[i];
+        let miss = draw_miss(self.exp.cache.miss_probability, ag.miss.as_deref_mut())
+            | draw_implicit_miss(self.exp, ag.implicit.as_deref_mut());
+        let ask = Ask { prompt: &ag.chain.prompt, bps, out, miss, now, who, request };
+        let admit = self.limiters.ask(self.exp, m, &self.caches[m], &ask)?;
+        if miss && !matches!(admit, Admit::Retry(_)) {
+            self.rec.metrics.isolated_misses += isolated_miss(&self.caches[m], &ask)?;
+        }
+        Ok((miss, admit))
     }
 
     /// The prewarm request was served at `now`: its entries are readable after its first
