@@ -130,6 +130,14 @@ impl<'d> Sampler<'d> {
         Sampler { kind }
     }
 
+    /// The value every draw gives, for a constant (which draws nothing from the stream).
+    pub fn constant(&self) -> Option<f64> {
+        match self.kind {
+            Kind::Const(x) => Some(x),
+            _ => None,
+        }
+    }
+
     /// Draw one value, as `Dist::sample`.
     #[inline]
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> f64 {

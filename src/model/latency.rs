@@ -71,37 +71,99 @@ pub fn draw(params: &LatencyParams, work: Work, rng: &mut ChaCha8Rng) -> Timing 
 /// run that draws every request's timing from the same parameters. Draws as `draw` does.
 #[derive(Debug, Clone, Copy)]
 pub struct Latency<'p> {
-    overhead_us: Sampler<'p>,
-    prefill_rate: Sampler<'p>,
-    cached_rate: Sampler<'p>,
-    decode_rate: Sampler<'p>,
-    ready_delay_us: Sampler<'p>,
+    shape: Shape<'p>,
+}
+
+/// Which terms a run draws, decided once. A constant term draws nothing from the stream, so
+/// hoisting it out of the request changes no draw and no float.
+#[derive(Debug, Clone, Copy)]
+enum Shape<'p> {
+    /// At most the prefill rate is drawn: the other four are constants, the overhead and the
+    /// ready delay already rounded to microseconds.
+    Prefill {
+        overhead: SimDuration,
+        prefill_rate: Sampler<'p>,
+        cached_rate: f64,
+        decode_rate: f64,
+        ready_delay: SimDuration,
+    },
+    /// Any other term drawn: every term through its sampler, in `draw`'s order.
+    Drawn {
+        overhead_us: Sampler<'p>,
+        prefill_rate: Sampler<'p>,
+        cached_rate: Sampler<'p>,
+        decode_rate: Sampler<'p>,
+        ready_delay_us: Sampler<'p>,
+    },
 }
 
 impl<'p> Latency<'p> {
     pub fn new(p: &'p LatencyParams) -> Self {
-        Latency {
-            overhead_us: Sampler::new(&p.overhead_us),
-            prefill_rate: Sampler::new(&p.prefill_rate),
-            cached_rate: Sampler::new(&p.cached_rate),
-            decode_rate: Sampler::new(&p.decode_rate),
-            ready_delay_us: Sampler::new(&p.ready_delay_us),
-        }
+        let overhead_us = Sampler::new(&p.overhead_us);
+        let prefill_rate = Sampler::new(&p.prefill_rate);
+        let cached_rate = Sampler::new(&p.cached_rate);
+        let decode_rate = Sampler::new(&p.decode_rate);
+        let ready_delay_us = Sampler::new(&p.ready_delay_us);
+        let constants = (
+            overhead_us.constant(),
+            cached_rate.constant(),
+            decode_rate.constant(),
+            ready_delay_us.constant(),
+        );
+        let shape = match constants {
+            (Some(overhead), Some(cached_rate), Some(decode_rate), Some(ready)) => Shape::Prefill {
+                overhead: SimDuration::from_us(round_u64(overhead.max(0.0))),
+                prefill_rate,
+                cached_rate,
+                decode_rate,
+                ready_delay: SimDuration::from_us(round_u64(ready)),
+            },
+            _ => {
+                Shape::Drawn { overhead_us, prefill_rate, cached_rate, decode_rate, ready_delay_us }
+            }
+        };
+        Latency { shape }
     }
 
     /// Draw one request's timing for `work`, in `draw`'s order.
     pub fn draw(&self, work: Work, rng: &mut ChaCha8Rng) -> Timing {
-        let overhead_us = self.overhead_us.sample(rng).max(0.0);
-        let prefill_rate = self.prefill_rate.sample(rng);
-        let cached_rate = self.cached_rate.sample(rng);
-        let decode_rate = self.decode_rate.sample(rng);
-        let ready_delay = SimDuration::from_us(self.ready_delay_us.sample_u64(rng));
-        let ttft_s = tokens_over_rate(work.prefill_tokens, prefill_rate)
-            + tokens_over_rate(work.cached_tokens, cached_rate);
-        let ttft = SimDuration::from_us(round_u64(overhead_us)) + secs_rounded(ttft_s);
-        let decode = secs_rounded(tokens_over_rate(work.output_tokens, decode_rate));
-        Timing { ttft, decode, ready_delay }
+        match &self.shape {
+            Shape::Prefill { overhead, prefill_rate, cached_rate, decode_rate, ready_delay } => {
+                let rates = (prefill_rate.sample(rng), *cached_rate, *decode_rate);
+                timing(work, *overhead, rates, *ready_delay)
+            }
+            Shape::Drawn {
+                overhead_us,
+                prefill_rate,
+                cached_rate,
+                decode_rate,
+                ready_delay_us,
+            } => {
+                let overhead_us = overhead_us.sample(rng).max(0.0);
+                let prefill_rate = prefill_rate.sample(rng);
+                let cached_rate = cached_rate.sample(rng);
+                let decode_rate = decode_rate.sample(rng);
+                let ready_delay = SimDuration::from_us(ready_delay_us.sample_u64(rng));
+                let overhead = SimDuration::from_us(round_u64(overhead_us));
+                timing(work, overhead, (prefill_rate, cached_rate, decode_rate), ready_delay)
+            }
+        }
     }
+}
+
+/// The timing of `work` at the drawn overhead and (prefill, cached, decode) rates.
+#[inline]
+fn timing(
+    work: Work,
+    overhead: SimDuration,
+    (prefill_rate, cached_rate, decode_rate): (f64, f64, f64),
+    ready_delay: SimDuration,
+) -> Timing {
+    let ttft_s = tokens_over_rate(work.prefill_tokens, prefill_rate)
+        + tokens_over_rate(work.cached_tokens, cached_rate);
+    let ttft = overhead + secs_rounded(ttft_s);
+    let decode = secs_rounded(tokens_over_rate(work.output_tokens, decode_rate));
+    Timing { ttft, decode, ready_delay }
 }
 
 fn tokens_over_rate(tokens: u64, rate_per_s: f64) -> f64 {
@@ -145,6 +207,41 @@ mod tests {
         // 0.5 s + 50k/20k = 2.5 s + 100k/1M = 0.1 s -> 3.1 s; 100/50 = 2 s of decode.
         assert_eq!(t.ttft, SimDuration::from_ms(3_100));
         assert_eq!(t.decode, SimDuration::from_secs(2));
+    }
+
+    /// Every term through its sampler, whatever the parameters: the reference `Shape::Prefill`
+    /// must match bit for bit.
+    fn drawn(p: &LatencyParams) -> Latency<'_> {
+        let s = Sampler::new;
+        Latency {
+            shape: Shape::Drawn {
+                overhead_us: s(&p.overhead_us),
+                prefill_rate: s(&p.prefill_rate),
+                cached_rate: s(&p.cached_rate),
+                decode_rate: s(&p.decode_rate),
+                ready_delay_us: s(&p.ready_delay_us),
+            },
+        }
+    }
+
+    #[test]
+    fn constants_hoisted_draw_what_every_sampler_draws() {
+        let lognormal = Dist::LogNormal { median: 20_000.0, p90: 40_000.0 };
+        let mut constant = LatencyParams { prefill_rate: lognormal, ..LatencyParams::default() };
+        constant.overhead_us = Dist::Const(-3.0);
+        constant.ready_delay_us = Dist::Const(1_234.5);
+        let all_constant =
+            LatencyParams { cached_rate: Dist::Const(0.0), ..LatencyParams::default() };
+        for p in [LatencyParams::default(), constant, all_constant] {
+            let hoisted = Latency::new(&p);
+            assert!(matches!(hoisted.shape, Shape::Prefill { .. }));
+            let (mut a, mut b) = (crate::rng::stream(7, &[]), crate::rng::stream(7, &[]));
+            for i in 0..2_000u64 {
+                let w =
+                    Work { prefill_tokens: i * 37, cached_tokens: i % 3 * 999, output_tokens: i };
+                assert_eq!(hoisted.draw(w, &mut a), drawn(&p).draw(w, &mut b), "{p:?} {w:?}");
+            }
+        }
     }
 
     #[test]
