@@ -27,6 +27,20 @@ pub const METRICS: [(&str, &str, &str, bool); 5] = [
     ("throughput_agents_per_min", "Throughput (agents/min)", "throughput", true),
 ];
 
+/// A line of more points than this is reduced, once built, to the lowest and highest mean of
+/// each of this many equal parts of the x axis: finer than the pixel columns of any plot (the
+/// figure is this wide), so what is held and drawn is bounded by the width, not the points.
+const X_PARTS: usize = style::WIDTH as usize;
+
+/// A figure with a line of more points than this says how such lines are drawn: well under
+/// the ~700 columns of a plot and the width of a panel of the grid, so that a line reduced
+/// when drawn is said in the caption.
+const NOTE_ABOVE: usize = 200;
+
+/// What the caption of a figure with a line of more than `NOTE_ABOVE` points adds.
+const PER_COLUMN_NOTE: &str = " A line of more points than the plot has pixel columns is drawn \
+    as the lowest and highest mean in each column, without markers.";
+
 /// A swept axis as the x axis of a figure.
 #[derive(Debug, Clone)]
 pub struct XAxis {
@@ -281,6 +295,10 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         // Combination -> its index in `cs` (a search of `cs` per row was quadratic in points).
         let at: std::collections::HashMap<&[String], usize> =
             cs.iter().enumerate().map(|(i, c)| (c.as_slice(), i)).collect();
+        let span = x
+            .positions
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &p| (lo.min(p), hi.max(p)));
         let line_group = group_lines(r, &groups, gi, strategies.len());
         let mut free: Vec<usize> = g.clone();
         if let Some(lg) = line_group {
@@ -317,7 +335,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         };
         for (metric, y_title, stem, higher_better) in METRICS {
             let scale = if metric == "hit_rate" { 100.0 } else { 1.0 };
-            let mut series = Vec::new();
+            let (mut series, mut reduced) = (Vec::new(), false);
             for (li, line) in lines.iter().enumerate() {
                 let mut points = Vec::new();
                 for row in r.summary.iter().filter(|row| line.member.has(row) && slice(row)) {
@@ -331,6 +349,10 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
                     points.push((x.positions[i], m * scale, ci.unwrap_or(0.0) * scale));
                 }
                 points.sort_by(|p, q| p.0.total_cmp(&q.0));
+                reduced |= points.len() > NOTE_ABOVE;
+                if points.len() > X_PARTS {
+                    points = per_column(&points, |px| x_part(span, px));
+                }
                 // Held until every figure is drawn: no spare capacity (up to half, grown
                 // by doubling) at one point per row.
                 points.shrink_to_fit();
@@ -354,6 +376,9 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
             let spec =
                 MetricSpec { x: x.clone(), highlight: None, y_title: y_title.into(), series };
             let mut caption = caption(&spec, what, y_title, higher_better);
+            if reduced {
+                caption.push_str(PER_COLUMN_NOTE);
+            }
             if !fixed.is_empty() {
                 // Say where the other axes are held: "At agents = 8 (parent_tokens = 50000), ..."
                 if let Some((head, tail)) = caption.split_once(", ") {
@@ -362,6 +387,42 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
             }
             let name = format!("{stem}_vs_{}", crate::results::slug(&r.axis_keys[g[0]]));
             out.push(Figure { name, title, caption, spec: Spec::Metric(spec) });
+        }
+    }
+    out
+}
+
+/// Which of `X_PARTS` equal parts of the span `lo..=hi` holds `x`.
+fn x_part((lo, hi): (f64, f64), x: f64) -> i64 {
+    let at = if hi > lo { (x - lo) / (hi - lo) } else { 0.0 };
+    (at * (X_PARTS - 1) as f64).round() as i64
+}
+
+/// `points` (ascending in x) reduced to what can be seen of them: in each run of points in
+/// one `column`, the point of the lowest mean and that of the highest, in x order (one if it
+/// is both), and the first and last points. The line through them reaches every column's
+/// extremes and both ends, as the full line would.
+fn per_column(points: &[(f64, f64, f64)], column: impl Fn(f64) -> i64) -> Vec<(f64, f64, f64)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < points.len() {
+        let c = column(points[start].0);
+        let len = points[start..].iter().take_while(|p| column(p.0) == c).count();
+        let run = &points[start..start + len];
+        let lowest = (0..len).min_by(|&i, &j| run[i].1.total_cmp(&run[j].1)).unwrap_or(0);
+        let highest = (0..len).max_by(|&i, &j| run[i].1.total_cmp(&run[j].1)).unwrap_or(0);
+        out.push(run[lowest.min(highest)]);
+        if lowest != highest {
+            out.push(run[lowest.max(highest)]);
+        }
+        start += len;
+    }
+    if let (Some(&first), Some(&last)) = (points.first(), points.last()) {
+        if out.first() != Some(&first) {
+            out.insert(0, first);
+        }
+        if out.last() != Some(&last) {
+            out.push(last);
         }
     }
     out
@@ -552,20 +613,32 @@ pub fn x_scale_max(x: &XAxis, max: usize) -> scale::Scale {
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>;
 
-/// Every band first (so no band covers a line), then lines with their markers.
+/// Every band first (so no band covers a line), then lines with their markers. A line of more
+/// points than the plot has pixel columns is drawn as its extremes per column (`per_column`),
+/// without markers, which would only overlap into a band.
 fn draw_lines<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, series: &[Series]) -> DrawResult {
-    for se in series {
-        let mut band: Vec<(f64, f64)> = se.points.iter().map(|p| (p.0, p.1 + p.2)).collect();
-        band.extend(se.points.iter().rev().map(|p| (p.0, p.1 - p.2)));
+    let columns = chart.plotting_area().dim_in_pixel().0 as usize;
+    let seen: Vec<std::borrow::Cow<'_, [(f64, f64, f64)]>> = series
+        .iter()
+        .map(|se| match se.points.len() > columns {
+            true => per_column(&se.points, |x| i64::from(chart.backend_coord(&(x, 0.0)).0)).into(),
+            false => se.points.as_slice().into(),
+        })
+        .collect();
+    for (se, points) in series.iter().zip(&seen) {
+        let mut band: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1 + p.2)).collect();
+        band.extend(points.iter().rev().map(|p| (p.0, p.1 - p.2)));
         chart.draw_series(std::iter::once(Polygon::new(band, se.color.mix(0.15))))?;
     }
-    for se in series {
+    for ((se, points), all) in series.iter().zip(&seen).zip(series.iter().map(|s| &s.points)) {
         let c = se.color;
         let line =
-            LineSeries::new(se.points.iter().map(|p| (p.0, p.1)), c.stroke_width(style::LINE_PX));
+            LineSeries::new(points.iter().map(|p| (p.0, p.1)), c.stroke_width(style::LINE_PX));
         chart.draw_series(line)?;
-        for p in &se.points {
-            marker(chart.plotting_area(), (p.0, p.1), se.shape, c, 7)?;
+        if all.len() <= columns {
+            for p in points.iter() {
+                marker(chart.plotting_area(), (p.0, p.1), se.shape, c, 7)?;
+            }
         }
     }
     Ok(())
@@ -649,6 +722,23 @@ fn draw_dots<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_reduced_per_column_keeps_each_columns_lowest_and_highest_and_both_ends() {
+        let points: Vec<(f64, f64, f64)> =
+            (0..10).map(|i| (i as f64, [3., 1., 5., 2., 9., 0., 4., 4., 7., 6.][i], 0.5)).collect();
+        // Columns of 3 points: {0,1,2}, {3,4,5}, {6,7,8}, {9}.
+        let got = per_column(&points, |x| (x / 3.0).floor() as i64);
+        let xs: Vec<f64> = got.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [0.0, 1.0, 2.0, 4.0, 5.0, 6.0, 8.0, 9.0]);
+        assert!(got.iter().all(|p| points.contains(p)), "only points of the line: {got:?}");
+    }
+
+    #[test]
+    fn a_line_of_one_point_a_column_is_kept_whole() {
+        let points: Vec<(f64, f64, f64)> = (0..5).map(|i| (i as f64, i as f64, 0.0)).collect();
+        assert_eq!(per_column(&points, |x| x as i64), points);
+    }
 
     #[test]
     fn the_hold_cap_keys() {

@@ -84,7 +84,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
             .map(|a| format!("{}={}", r.axis_keys[a], row.axis_values[a]))
             .collect();
         points.push(ParetoPoint {
-            strategy: row.strategy.clone(),
+            strategy: row.strategy.to_string(),
             at: at.join(", "),
             x_s,
             cost_usd,

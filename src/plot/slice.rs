@@ -171,7 +171,7 @@ pub fn held(r: &Results, at: &[(String, String)]) -> Result<Vec<String>, SliceEr
 /// they were swept, else at its middle combination (results without a stored experiment).
 pub fn base_slice(r: &Results) -> Vec<String> {
     let Some(first) = r.summary.first() else { return Vec::new() };
-    let mut held = first.axis_values.clone();
+    let mut held = first.axis_values.to_vec();
     let groups = groups(r);
     let stored = stored_experiment(r);
     for g in &groups {

@@ -124,11 +124,11 @@ impl Pivot {
                 continue;
             };
             let best = cost(cheapest).unwrap_or(0.0);
-            let mut cells = cheapest.axis_values.clone();
+            let mut cells = cheapest.axis_values.to_vec();
             cells.extend(p.pick(r, caps, point, best, tol));
             cells.push(format!("`{}` ({})", cheapest.strategy, usd(best)));
             p.rows.push(cells);
-            let mut shares = cheapest.axis_values.clone();
+            let mut shares = cheapest.axis_values.to_vec();
             for c in caps.iter().filter(|c| c.cap_s > 0.0) {
                 shares.push(share_saving_nothing(r, point, &c.label).map_or("–".into(), pct));
             }
@@ -504,10 +504,10 @@ struct Slice<'a> {
 impl Slice<'_> {
     fn option_of(&self, row: &SummaryRow) -> usize {
         let key = match self.axis {
-            Some(a) => &row.axis_values[a],
-            None => &row.strategy,
+            Some(a) => row.axis_values[a].as_str(),
+            None => row.strategy.as_str(),
         };
-        self.options.iter().position(|o| o == key).unwrap_or(0)
+        self.options.iter().position(|o| o.as_str() == key).unwrap_or(0)
     }
 }
 

@@ -369,7 +369,7 @@ fn comparison(r: &Results) -> Vec<Block> {
                 (Some(c), Some(b)) if b > 0.0 => format!("{:+.1}%", (c - b) / b * 100.0),
                 _ => "–".into(),
             };
-            let mut cells = row.axis_values.clone();
+            let mut cells = row.axis_values.to_vec();
             cells.extend([
                 format!("`{s}`"),
                 mean_ci(row, "cost_usd", Unit::Usd),
@@ -422,7 +422,7 @@ fn recommendation(r: &Results) -> Vec<Block> {
         let mut wins: Vec<(String, usize)> = r.strategies().into_iter().map(|s| (s, 0)).collect();
         for &p in &points {
             if let Some(best) = cheapest(r, p) {
-                if let Some(w) = wins.iter_mut().find(|w| w.0 == best.strategy) {
+                if let Some(w) = wins.iter_mut().find(|w| w.0 == *best.strategy) {
                     w.1 += 1;
                 }
             }
@@ -449,7 +449,8 @@ fn single_point(r: &Results, point: u32) -> String {
     let Some(best) = cheapest(r, point) else { return String::new() };
     let c = best.get("cost_usd_mean").unwrap_or(0.0);
     let mut s = format!("Lowest mean cost: `{}` ({}", best.strategy, usd(c));
-    if let Some(base) = reference(r).filter(|x| *x != best.strategy).and_then(|x| r.row(point, &x))
+    if let Some(base) =
+        reference(r).filter(|x| **x != *best.strategy).and_then(|x| r.row(point, &x))
     {
         let b = base.get("cost_usd_mean").unwrap_or(0.0);
         if b > 0.0 {

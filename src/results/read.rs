@@ -6,7 +6,7 @@
 //! naming the file and line. A directory with none of the known files holds no results.
 //! This module knows the file formats, not what a figure or a report makes of them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -19,8 +19,8 @@ pub use super::histograms::{HistogramKey, Histograms};
 use super::runs::{Run, Runs};
 use super::schema::{
     histogram_tag, is_seconds_column, kept_column_index, parse_label, slug, split_histogram_tag,
-    Manifest, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
-    SUMMARY_COLUMNS_READ,
+    AxisValues, Label, Manifest, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS,
+    STRATEGY_COLUMNS, SUMMARY_COLUMNS_READ,
 };
 use super::write::HistogramError;
 use crate::metrics::LATENCY_NAMES;
@@ -185,7 +185,7 @@ impl Results {
             ["summary.csv", "runs.csv"].into_iter().filter(|f| !has(f)).map(String::from).collect();
         for row in &self.summary {
             for l in LATENCY_NAMES {
-                let key = (row.point, row.strategy.clone(), l.to_string());
+                let key = (row.point, row.strategy.to_string(), l.to_string());
                 if !self.histograms.contains_key(&key) {
                     let tag = histogram_tag(row.point, &row.strategy, l);
                     missing.push(format!("{HISTOGRAM_LOG} interval {tag}"));
@@ -213,9 +213,8 @@ impl Results {
     fn unify_swept_strategies(&mut self) {
         let Some(m) = &self.manifest else { return };
         let manifest = m.strategies.clone();
-        let seen: Vec<String> = self.summary.iter().map(|r| r.strategy.clone()).collect();
         let mut map: BTreeMap<String, String> = BTreeMap::new();
-        for raw in seen.iter().filter(|s| !manifest.contains(s)) {
+        for raw in labels_by_last_row(&self.summary).filter(|s| !manifest.iter().any(|m| m == s)) {
             let (fam, params) = parse_label(raw);
             let keys: Vec<&String> = params.iter().map(|p| &p.0).collect();
             let cands: Vec<&String> = manifest
@@ -234,14 +233,14 @@ impl Results {
                 .collect();
             let unified = format!("{fam}({})", parts.join(","));
             map.insert(base.clone(), unified.clone());
-            map.insert(raw.clone(), unified);
+            map.insert(raw.to_string(), unified);
         }
         // The manifest's own label is one of the swept values only if no point has it next
         // to another member of its group; otherwise it is a strategy of its own.
         let group_rows = |u: &String, point: u32| {
             self.summary
                 .iter()
-                .filter(|r| r.point == point && map.get(&r.strategy) == Some(u))
+                .filter(|r| r.point == point && map.get(r.strategy.as_str()) == Some(u))
                 .count()
         };
         let clash: Vec<String> = map
@@ -266,7 +265,13 @@ impl Results {
             m.strategies.iter_mut().for_each(rename);
             m.strategies.dedup();
         }
-        self.summary.iter_mut().for_each(|r| rename(&mut r.strategy));
+        let labels: BTreeMap<&str, Label> =
+            map.iter().map(|(k, u)| (k.as_str(), Label::from(u.as_str()))).collect();
+        for r in &mut self.summary {
+            if let Some(u) = labels.get(r.strategy.as_str()) {
+                r.strategy = u.clone();
+            }
+        }
         self.runs.relabel(|s| map.get(s).cloned());
         self.histograms.relabel(|s| map.get(s).cloned());
     }
@@ -275,11 +280,14 @@ impl Results {
     pub fn strategies(&self) -> Vec<String> {
         let mut out: Vec<String> =
             self.manifest.as_ref().map(|m| m.strategies.clone()).unwrap_or_default();
-        let seen =
-            self.summary.iter().map(|r| &r.strategy).chain(self.trace.iter().map(|t| &t.strategy));
+        let seen = self
+            .summary
+            .iter()
+            .map(|r| r.strategy.as_str())
+            .chain(self.trace.iter().map(|t| t.strategy.as_str()));
         for s in seen {
-            if !out.contains(s) {
-                out.push(s.clone());
+            if !out.iter().any(|o| o == s) {
+                out.push(s.to_string());
             }
         }
         out
@@ -350,6 +358,18 @@ impl FirstFailure {
     }
 }
 
+/// The distinct labels of `rows`, ordered by the last row that carries each: a walk over them
+/// meets each label's last row in file order, as a walk over the rows would.
+fn labels_by_last_row(rows: &[SummaryRow]) -> impl Iterator<Item = &str> {
+    let mut last: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        last.insert(r.strategy.as_str(), i);
+    }
+    let mut labels: Vec<(usize, &str)> = last.into_iter().map(|(l, i)| (i, l)).collect();
+    labels.sort_unstable();
+    labels.into_iter().map(|(_, l)| l)
+}
+
 /// Order rows by point, stably (file order within a point), so `at_point` can search. Writers
 /// order them so already; a file that does not is read as if it did.
 fn sort_by_point<T>(rows: &mut [T], point: impl Fn(&T) -> u32) {
@@ -389,13 +409,15 @@ fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>),
     let keys = axes.iter().map(|&c| csv.header[c].clone()).collect();
     let first_value = reps + 1 + strategy_columns_at(csv, reps + 1);
     let names = kept_column_index(&csv.header[first_value..], &SUMMARY_COLUMNS_READ);
-    let mut rows = Vec::new();
+    let mut rows: Vec<SummaryRow> = Vec::new();
+    let mut labels = BTreeSet::new();
     while let Some((line, f)) = lines.next_row()? {
         let values = lines.values(line, &f, first_value, &names)?;
+        let point = csv.parse_field(line, &f, point)?;
         rows.push(SummaryRow {
-            point: csv.parse_field(line, &f, point)?,
-            axis_values: axes.iter().map(|&c| f[c].clone()).collect(),
-            strategy: f[strat].clone(),
+            point,
+            axis_values: shared_axis_values(rows.last(), point, &axes, &f),
+            strategy: shared_label(&mut labels, &f[strat]),
             replications: csv.parse_field(line, &f, reps)?,
             values,
         });
@@ -403,6 +425,35 @@ fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>),
     // A vector grown by doubling is up to half spare: 600,000 rows at 100,000 points.
     rows.shrink_to_fit();
     Ok((keys, rows))
+}
+
+/// The axis values of a row at `point` whose fields are `f`: the previous row's if it is of the
+/// same point with the same values (a point's rows share them), else new.
+fn shared_axis_values(
+    prev: Option<&SummaryRow>,
+    point: u32,
+    axes: &[usize],
+    f: &[String],
+) -> AxisValues {
+    match prev {
+        Some(p)
+            if p.point == point && axes.iter().zip(&p.axis_values).all(|(&c, v)| f[c] == *v) =>
+        {
+            p.axis_values.clone()
+        }
+        _ => axes.iter().map(|&c| f[c].clone()).collect(),
+    }
+}
+
+/// The label `text`, one shared by every row that carries it (a sweep has a few labels,
+/// or one per point of a strategy's own swept parameter before they are unified).
+fn shared_label(labels: &mut BTreeSet<Label>, text: &str) -> Label {
+    if let Some(l) = labels.get(text) {
+        return l.clone();
+    }
+    let l = Label::from(text);
+    labels.insert(l.clone());
+    l
 }
 
 /// The axis columns of `header` from `from` on: every column but the seconds column of a

@@ -54,17 +54,140 @@ pub struct Manifest {
     pub experiment: Option<String>,
 }
 
-/// One row of `summary.csv`: a (point, strategy) aggregated over replications.
+/// One row of `summary.csv`: a (point, strategy) aggregated over replications. Read back, a
+/// sweep's rows share their texts: every row of a strategy holds one `Label`, every row of a
+/// point one `AxisValues`, so a row is 64 bytes and its numbers (`Values`), whatever its label.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRow {
     pub point: u32,
     /// The value of each axis at this point, as the cell's text.
-    pub axis_values: Vec<String>,
-    pub strategy: String,
+    pub axis_values: AxisValues,
+    pub strategy: Label,
     pub replications: u32,
     /// By column name (`summary_columns`): `<metric>_mean`, `_sd`, `_ci95`,
     /// `<latency>_pooled_p99_s`, ...
     pub values: Values,
+}
+
+/// A strategy label shared by the rows that carry it (a pointer a row, not a string).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Label(Arc<str>);
+
+impl std::ops::Deref for Label {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Label {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// By its text, as `Ord` compares it: a set of labels is looked up by `&str`.
+impl std::borrow::Borrow<str> for Label {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Label {
+    fn from(s: &str) -> Label {
+        Label(s.into())
+    }
+}
+
+impl From<String> for Label {
+    fn from(s: String) -> Label {
+        Label(s.into())
+    }
+}
+
+impl PartialEq<str> for Label {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for Label {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<String> for Label {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl std::fmt::Debug for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl std::fmt::Display for Label {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The axis values of a point as their cells' text, shared by the rows of that point.
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct AxisValues(Arc<[String]>);
+
+impl std::ops::Deref for AxisValues {
+    type Target = [String];
+    fn deref(&self) -> &[String] {
+        &self.0
+    }
+}
+
+impl<'a> IntoIterator for &'a AxisValues {
+    type Item = &'a String;
+    type IntoIter = std::slice::Iter<'a, String>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl FromIterator<String> for AxisValues {
+    fn from_iter<I: IntoIterator<Item = String>>(values: I) -> AxisValues {
+        AxisValues(values.into_iter().collect())
+    }
+}
+
+impl From<Vec<String>> for AxisValues {
+    fn from(values: Vec<String>) -> AxisValues {
+        AxisValues(values.into())
+    }
+}
+
+impl PartialEq<Vec<String>> for AxisValues {
+    fn eq(&self, other: &Vec<String>) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<&[String]> for AxisValues {
+    fn eq(&self, other: &&[String]) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<[String]> for AxisValues {
+    fn eq(&self, other: &[String]) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl std::fmt::Debug for AxisValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0, f)
+    }
 }
 
 /// The numbers of one row by column name. The names live once per file (`Columns`, shared by
@@ -73,7 +196,8 @@ pub struct SummaryRow {
 #[derive(Clone, Default)]
 pub struct Values {
     columns: Columns,
-    numbers: Vec<f64>,
+    /// Boxed, not a `Vec`: no capacity to carry (8 bytes a row).
+    numbers: Box<[f64]>,
 }
 
 /// Column name -> position in a row's numbers, shared by every row of a file.
@@ -129,7 +253,7 @@ pub fn kept_column_index(names: &[String], kept: &[&str]) -> (Columns, Vec<bool>
 impl Values {
     /// `numbers[i]` is the value of the column `columns` maps to `i`.
     pub fn new(columns: Columns, numbers: Vec<f64>) -> Values {
-        Values { columns, numbers }
+        Values { columns, numbers: numbers.into_boxed_slice() }
     }
 
     /// The value of `column`; `None` if the row has no such column. Panics on a column of
@@ -150,7 +274,7 @@ impl Values {
 impl FromIterator<(String, f64)> for Values {
     fn from_iter<I: IntoIterator<Item = (String, f64)>>(pairs: I) -> Values {
         let (names, numbers): (Vec<String>, Vec<f64>) = pairs.into_iter().unzip();
-        Values { columns: column_index(&names), numbers }
+        Values { columns: column_index(&names), numbers: numbers.into_boxed_slice() }
     }
 }
 
@@ -189,7 +313,7 @@ impl SummaryRow {
         SummaryRow {
             point,
             axis_values: axis_values.iter().map(axis_text).collect(),
-            strategy: strategy.to_string(),
+            strategy: strategy.into(),
             replications: agg.replications() as u32,
             values: Values::new(summary_column_index(), stats.chain(ladders).collect()),
         }

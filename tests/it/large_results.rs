@@ -63,8 +63,11 @@ fn the_runs_of_a_point_are_found_by_search_as_by_scan() {
     assert!(!r.runs.is_empty());
     for row in &r.summary {
         let found: Vec<_> = r.runs_of(row.point, &row.strategy).collect();
-        let scanned: Vec<_> =
-            r.runs.iter().filter(|u| u.point == row.point && u.strategy == row.strategy).collect();
+        let scanned: Vec<_> = r
+            .runs
+            .iter()
+            .filter(|u| u.point == row.point && u.strategy == row.strategy.as_str())
+            .collect();
         assert_eq!(found, scanned, "point {} {}", row.point, row.strategy);
         assert!(!found.is_empty(), "point {} {} has runs", row.point, row.strategy);
     }

@@ -103,6 +103,7 @@ fn rows() -> impl Strategy<Value = Rows> {
                                 values: values.clone(),
                             });
                         }
+                        let (axis_values, strategy) = (axis_values.into(), strategy.into());
                         let row = SummaryRow { point, axis_values, strategy, replications, values };
                         rows.summary.push(row);
                         cell += 1;
@@ -205,7 +206,7 @@ proptest! {
         prop_assert_eq!(r.histograms.len(), rows.summary.len() * 3);
         for (row, samples) in rows.summary.iter().zip(&rows.samples) {
             for (l, h) in LATENCY_NAMES.iter().zip(histograms(samples)) {
-                let key = (row.point, row.strategy.clone(), l.to_string());
+                let key = (row.point, row.strategy.to_string(), l.to_string());
                 prop_assert_eq!(&r.histograms[&key], &h);
             }
         }
