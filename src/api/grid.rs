@@ -58,8 +58,12 @@ impl Sweep {
 }
 
 /// Run (or resume) `sweep` into `opts.dir` (journal, then summary.csv, runs.csv, histograms/
-/// and manifest.json once every point is in).
+/// and manifest.json once every point is in). The shard's points are checked first, as the
+/// command checks them: values that pass alone but not together are an input error naming
+/// the point and its values, before any point runs or any file is written.
 pub fn run_sweep(sweep: &Sweep, opts: &sweep::SweepOptions) -> Result<SweepSummary, Error> {
+    let seq = sweep::PointSeq::of(sweep.plan.grid.points(), opts.shard);
+    sweep.plan.check_points(&sweep.sim, seq)?;
     let rep = sweep::run_sweep(&sweep.sim, &sweep.plan, opts)?;
     let (complete, points_done) = match rep.outcome {
         Outcome::Complete => (true, rep.points),

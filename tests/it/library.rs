@@ -62,6 +62,42 @@ fn run_out_writes_the_files_of_run_out() {
     }
 }
 
+/// Values that pass one at a time but not together (a 150,000-token prompt with a 60,000-token
+/// task is past claude-haiku-4.5's 200k window): the library, as the command, checks a shard's
+/// points before running any, so the error names the point and nothing is written.
+#[test]
+fn a_library_sweep_checks_its_points_before_running_any() {
+    let dir = scratch("sweep-combo");
+    let text = r#"name = "combo"
+seed = 1
+replications = 1
+model = "claude-haiku-4.5"
+strategies = ["eager"]
+[workload]
+kind = "subagent"
+agents = 2
+subagent_tokens = 8500
+brief_tokens = 0
+turns = "const(1)"
+[sweep]
+"workload.subagent_tokens" = [8500, 150000]
+"workload.task_tokens" = [100, 60000]
+"#;
+    let sweep = Experiment::from_toml(text).unwrap().sweep().unwrap();
+    let exec = ExecOptions { jobs: 1, progress: false, ctrl_c: false, throttle_ms: 0 };
+    let opts = |dir: PathBuf, shard| SweepOptions { dir, shard, resume: false, exec };
+    let bad = dir.join("bad");
+    let e = prefixsim::run_sweep(&sweep, &opts(bad.clone(), None)).unwrap_err();
+    assert!(e.is_input(), "{e}");
+    let want = "point 3 (workload.subagent_tokens = 150000, workload.task_tokens = 60000)";
+    assert!(e.to_string().contains(want) && e.to_string().contains("context window"), "{e}");
+    assert!(!bad.exists(), "wrote {}", bad.display());
+    // Shard 0/2 (points 0 and 2) does not hold point 3: it runs.
+    let shard = Some(prefixsim::sweep::parse_shard("0/2").unwrap());
+    let done = prefixsim::run_sweep(&sweep, &opts(dir.join("good"), shard)).unwrap();
+    assert!(done.complete && done.points_done == 2, "{done:?}");
+}
+
 #[test]
 fn errors_say_whose_fault() {
     let e = Experiment::from_toml("[workload]\nagnets = 4\n").unwrap_err();
