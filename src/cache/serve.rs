@@ -25,7 +25,7 @@
 
 use super::router::Router;
 use super::store::{EntryStore, SlotId, WriteOutcome};
-use super::{Breakpoint, CacheError, Digest, Policy, Prices, Prompt, Ttl, Usage};
+use super::{Breakpoint, CacheError, Key, Policy, Prices, Prompt, Ttl, Usage};
 use crate::config::{CacheParams, HostedParams, ModelParams};
 use crate::time::SimTime;
 
@@ -42,7 +42,7 @@ pub const LOOKBACK_POSITIONS: usize = 20;
 /// never hits it anyway).
 #[derive(Debug, Clone)]
 pub struct Cache {
-    store: EntryStore<Digest>,
+    store: EntryStore<Key>,
     policy: Policy,
     model: ModelParams,
     /// The model's prices, worked out once for every request's bill.
@@ -58,7 +58,7 @@ pub struct Cache {
     /// (system, brief), the same keys request after request. A key keeps its slot until the
     /// store is cleared (`reset` empties this too), so an equal key here is its slot, found
     /// without a hash lookup.
-    refreshed: [Option<(Digest, SlotId)>; BP_MEMO],
+    refreshed: [Option<(Key, SlotId)>; BP_MEMO],
     default_ttl: Ttl,
     /// `[openai]` and `[gemini]` (read by those policies only), and OpenAI's machines.
     hosted: HostedParams,
@@ -138,7 +138,7 @@ impl Cache {
         &self.prices
     }
 
-    pub fn store(&self) -> &EntryStore<Digest> {
+    pub fn store(&self) -> &EntryStore<Key> {
         &self.store
     }
 
@@ -233,7 +233,7 @@ impl Cache {
         }
         let mut redundant = 0;
         for i in hit.map_or(0, |h| h.index + 1)..prompt.len() {
-            let (key, tokens) = (prompt.prefix_digest(i), prompt.block_tokens(i));
+            let (key, tokens) = (prompt.prefix_key(i), prompt.block_tokens(i));
             self.written |= position_bit(i);
             let outcome = self.store.write(key, tokens, now, ready, self.default_ttl);
             redundant += u32::from(outcome == WriteOutcome::Redundant);
@@ -246,7 +246,7 @@ impl Cache {
             if self.written & position_bit(index) == 0 {
                 return None;
             }
-            let slot = self.store.ready_slot(prompt.prefix_digest(index), now)?;
+            let slot = self.store.ready_slot(prompt.prefix_key(index), now)?;
             Some(Hit { index, slot })
         })
     }
@@ -287,7 +287,7 @@ impl Cache {
             if index < inside {
                 // Not written at this position: nothing to refresh (`written`).
                 if self.written & position_bit(bp.index) != 0 {
-                    self.refresh(bp.index, prompt.prefix_digest(bp.index), now);
+                    self.refresh(bp.index, prompt.prefix_key(bp.index), now);
                 }
                 continue;
             }
@@ -296,8 +296,7 @@ impl Cache {
                 continue;
             }
             self.written |= position_bit(bp.index);
-            let outcome =
-                self.store.write(prompt.prefix_digest(bp.index), tokens, now, ready, bp.ttl);
+            let outcome = self.store.write(prompt.prefix_key(bp.index), tokens, now, ready, bp.ttl);
             redundant += u32::from(outcome == WriteOutcome::Redundant);
         }
         redundant
@@ -308,7 +307,7 @@ impl Cache {
     /// `store.touch(key, now)` for the key at breakpoint position `index`, through
     /// `refreshed`.
     #[inline(always)]
-    fn refresh(&mut self, index: usize, key: Digest, now: SimTime) {
+    fn refresh(&mut self, index: usize, key: Key, now: SimTime) {
         let memo = &mut self.refreshed[index % BP_MEMO];
         let slot = match *memo {
             Some((k, slot)) if k == key => slot,
@@ -339,7 +338,7 @@ struct Lookup<'a> {
 /// only), and its hit.
 #[derive(Debug, Clone, Copy)]
 struct Plan {
-    route: Option<Digest>,
+    route: Option<Key>,
     machine: u32,
     hit: Option<Hit>,
 }
@@ -403,7 +402,7 @@ fn validate_breakpoints(breakpoints: &[Breakpoint], len: usize) -> Result<(), Ca
 /// into `plan` (its one hot caller): the hit comes back in registers.
 #[inline(always)]
 fn anthropic_hit(
-    (store, written): (&EntryStore<Digest>, u64),
+    (store, written): (&EntryStore<Key>, u64),
     prompt: &Prompt,
     breakpoints: &[Breakpoint],
     min: u64,
@@ -424,7 +423,7 @@ fn anthropic_hit(
             if written & position_bit(index) == 0 {
                 continue;
             }
-            if let Some(slot) = store.ready_slot(prompt.prefix_digest(index), now) {
+            if let Some(slot) = store.ready_slot(prompt.prefix_key(index), now) {
                 return Some(Hit { index, slot });
             }
         }

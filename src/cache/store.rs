@@ -10,7 +10,7 @@
 //! `Evicted` until it would have expired, as in the replay's block cache). With one TTL and
 //! monotonic time, LRU order is `last_use` order, so expired entries are always at the old end.
 //!
-//! Generic key: `Digest` (the API cache), `u64` hash ids (trace replay). Knows no prompts.
+//! Generic key: `Key` (the API cache), `u64` hash ids (trace replay). Knows no prompts.
 
 use super::lifecycle::{held_state, state, State};
 use super::lru::{Link, Linked, Lru};
@@ -25,7 +25,7 @@ pub trait StoreKey: Copy + Eq + Hash {}
 impl<T: Copy + Eq + Hash> StoreKey for T {}
 
 /// A fast hasher for keys that are already (nearly) uniform: a folded 128-bit multiply per
-/// 8-byte word. `Digest` hashes as its first 8 bytes; `u64` ids as themselves.
+/// 8-byte word. `Key` and `Digest` hash as their first 8 bytes; `u64` ids as themselves.
 #[derive(Default, Clone, Copy)]
 pub struct KeyHasher(u64);
 

@@ -22,7 +22,7 @@
 use super::super::router::machine_key;
 use super::super::store::WriteOutcome;
 use super::{validate_breakpoints, Cache, Hit, Lookup, Plan};
-use crate::cache::{Breakpoint, CacheError, Digest, Prompt, Usage};
+use crate::cache::{Breakpoint, CacheError, Key, Prompt, Usage};
 use crate::config::{GeminiMode, OpenAiContract, OpenAiRetention, Policy};
 use crate::time::{SimTime, US_PER_S};
 
@@ -76,7 +76,7 @@ impl Cache {
             if prompt.prefix_tokens(index) < min {
                 return None;
             }
-            let key = machine_key(prompt.prefix_digest(index), machine);
+            let key = machine_key(prompt.prefix_key(index), machine);
             Some(Hit { index, slot: self.store.ready_slot(key, now)? })
         };
         let hit = match (miss, rule) {
@@ -141,7 +141,7 @@ impl Cache {
             self.store.touch_slot(h.slot, now);
             if rule == Rule::Breakpoints {
                 for bp in breakpoints.iter().filter(|bp| bp.index < h.index) {
-                    self.store.touch(machine_key(prompt.prefix_digest(bp.index), m), now);
+                    self.store.touch(machine_key(prompt.prefix_key(bp.index), m), now);
                 }
             }
         }
@@ -154,8 +154,8 @@ impl Cache {
         let first = hit.map_or(0, |h| h + 1);
         let mut previous = hit.map_or(0, |h| prompt.prefix_tokens(h));
         let mut redundant = 0;
-        let write = |store: &mut super::EntryStore<Digest>, i: usize, tokens: u64| {
-            let key = machine_key(prompt.prefix_digest(i), m);
+        let write = |store: &mut super::EntryStore<Key>, i: usize, tokens: u64| {
+            let key = machine_key(prompt.prefix_key(i), m);
             let outcome = store.write_ttl(key, tokens, now, ready, ttl);
             u32::from(outcome == WriteOutcome::Redundant)
         };
@@ -196,14 +196,14 @@ pub fn stepped(tokens: u64, min: u64, step: u64) -> u64 {
     }
 }
 
-/// The route key: the prefix digest of the first block that reaches `route_tokens` (the
+/// The route key: the prefix key of the first block that reaches `route_tokens` (the
 /// whole prompt when shorter). Blocks are compared whole, so two prompts whose first
 /// `route_tokens` tokens fall in equal blocks share a route, and any differing block that
 /// starts before `route_tokens` separates them.
-fn route_key(prompt: &Prompt, route_tokens: u64) -> Option<Digest> {
+fn route_key(prompt: &Prompt, route_tokens: u64) -> Option<Key> {
     let last = prompt.len().checked_sub(1)?;
     let i = (0..=last).find(|&i| prompt.prefix_tokens(i) >= route_tokens).unwrap_or(last);
-    Some(prompt.prefix_digest(i))
+    Some(prompt.prefix_key(i))
 }
 
 /// The block ending the explicit cache object: the second breakpoint, or the only one.
