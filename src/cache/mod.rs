@@ -8,8 +8,8 @@
 //!   ready -> expired, sliding TTL from the send time of the last request that used it), shared
 //!   with the trace replay's block cache (`lifecycle.rs`); [`lru::Lru`]: the intrusive recency
 //!   list both caches evict from (`lru.rs`).
-//! - [`EntryStore`]: entries keyed by any hashable key, following that lifecycle, optional LRU
-//!   capacity (`store.rs`).
+//! - [`EntryStore`]: entries keyed by a [`StoreKey`] (its index: `index.rs`), following that
+//!   lifecycle, optional LRU capacity (`store.rs`).
 //! - [`Cache`]: an `EntryStore<Key>` plus a [`Policy`] and a model; [`Cache::serve`] looks a
 //!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
 //! - [`GpuCache`]: a self-hosted replica's KV memory (`vllm`, `sglang`): full blocks readable as
@@ -22,6 +22,7 @@
 
 mod body;
 pub mod gpu;
+mod index;
 mod json;
 pub mod lifecycle;
 pub mod lru;
@@ -39,13 +40,14 @@ pub use body::{
     request_from_json_scoped, BodyError, Granularity, ParsedBody,
 };
 pub use gpu::GpuCache;
+pub use index::StoreKey;
 pub use json::Json;
 pub use lifecycle::State;
 pub use model_ids::preset_for_api_id;
 pub use presets::{cost_usd, is_long_context, storage_usd, uncached_cost_usd, Bill, Prices};
 pub use prompt::{reference_prefix_key, Prompt, PromptMemory};
 pub use serve::{stepped, Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
-pub use store::{EntryStore, KeyHasher, SlotId, StoreKey, StoreStats, WriteOutcome};
+pub use store::{EntryStore, KeyHasher, SlotId, StoreStats, WriteOutcome};
 
 use crate::time::SimDuration;
 use sha2::Digest as _;
