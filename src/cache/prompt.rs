@@ -92,11 +92,21 @@ const CHAIN_TAG: &[u8] = b"prefixsim-prompt-v1\0";
 
 /// One block: its key and the tokens up to it (24 bytes; a block's own tokens and its layer
 /// are found from its neighbour and the prompt's layer starts, so forks copy less). The key
-/// as words, not bytes: `push` writes the lanes it folded straight from registers.
+/// as two scalar words, not an array: `push` writes the lanes it folded straight from
+/// registers, where an array went through the stack and was read back as one 16-byte load
+/// of two 8-byte stores (a store-forwarding stall per block, a quarter of a turn's time).
 #[derive(Clone, Copy)]
 struct Entry {
-    key: Key,
+    key_low: u64,
+    key_high: u64,
     prefix_tokens: u64,
+}
+
+impl Entry {
+    #[inline(always)]
+    fn key(&self) -> Key {
+        Key([self.key_low, self.key_high])
+    }
 }
 
 /// The running state of a prefix chain.
@@ -215,7 +225,7 @@ impl fmt::Debug for Prompt {
         f.debug_struct("Prompt")
             .field("blocks", &self.entries.len())
             .field("tokens", &self.tokens())
-            .field("last", &self.entries.last().map(|e| e.key))
+            .field("last", &self.entries.last().map(Entry::key))
             .finish()
     }
 }
@@ -408,26 +418,26 @@ impl Prompt {
             self.enter(block.layer);
         }
         let ChainState::Mixed(lanes) = self.state else { return self.push_sha256(&block) };
-        let key = fold_block(lanes, &block);
+        let [low, high] = fold_block(lanes, &block);
         // The entry first, from the lanes in registers, then the state: the other way round
         // the entry's copy was read back from the state as 16-byte loads of 8-byte stores
         // (a store-forwarding stall per block).
-        self.append(Key(key), block.tokens);
-        self.state = ChainState::Mixed(key);
+        self.append(low, high, block.tokens);
+        self.state = ChainState::Mixed([low, high]);
     }
 
     /// `push` on a SHA-256 chain (out of line: replayed content only).
     #[inline(never)]
     fn push_sha256(&mut self, block: &Block) {
         let ChainState::Sha256(state) = &mut self.state else { unreachable!("a SHA-256 chain") };
-        let key = sha256_block(state, block);
-        self.append(key, block.tokens);
+        let Key([low, high]) = sha256_block(state, block);
+        self.append(low, high, block.tokens);
     }
 
     #[inline(always)]
-    fn append(&mut self, key: Key, block_tokens: u64) {
+    fn append(&mut self, key_low: u64, key_high: u64, block_tokens: u64) {
         let prefix_tokens = self.tokens() + block_tokens;
-        self.entries.push(Entry { key, prefix_tokens });
+        self.entries.push(Entry { key_low, key_high, prefix_tokens });
     }
 
     /// Number of blocks.
@@ -447,12 +457,12 @@ impl Prompt {
     /// The cache key at boundary `i`: of the chain over blocks `0..=i`.
     #[inline(always)]
     pub fn prefix_key(&self, i: usize) -> Key {
-        self.entries[i].key
+        self.entries[i].key()
     }
 
     /// `prefix_key(i)` as a digest ([`Key::digest`]), for code that keeps keys as digests.
     pub fn prefix_digest(&self, i: usize) -> Digest {
-        self.entries[i].key.digest()
+        self.entries[i].key().digest()
     }
 
     /// Tokens of blocks `0..=i`.
@@ -482,7 +492,7 @@ impl Prompt {
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.entries[mid].key == other.entries[mid].key {
+            if self.entries[mid].key() == other.entries[mid].key() {
                 lo = mid + 1;
             } else {
                 hi = mid;
