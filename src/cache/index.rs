@@ -9,32 +9,56 @@
 
 use super::Key;
 
-/// Keys an [`super::EntryStore`] accepts: compared whole, placed by `place`.
+/// Keys an [`super::EntryStore`] accepts: two words, compared whole, placed by `place`.
 pub trait StoreKey: Copy + Eq {
+    /// The key as two words (and back): the table holds them as scalars, which its writes
+    /// store straight from registers (an array went through the stack and was read back as
+    /// one 16-byte load of two 8-byte stores, a store-forwarding stall per new key).
+    fn words(self) -> (u64, u64);
+    fn from_words(words: (u64, u64)) -> Self;
     /// A word whose low bits are uniform over the keys a store holds.
-    fn place(&self) -> u64;
+    fn place(words: (u64, u64)) -> u64;
 }
 
 impl StoreKey for Key {
+    #[inline(always)]
+    fn words(self) -> (u64, u64) {
+        (self.0[0], self.0[1])
+    }
+
+    fn from_words((low, high): (u64, u64)) -> Self {
+        Key([low, high])
+    }
+
     /// Both chains' keys are uniform: the low word as it is.
     #[inline(always)]
-    fn place(&self) -> u64 {
-        self.0[0]
+    fn place((low, _): (u64, u64)) -> u64 {
+        low
     }
 }
 
 impl StoreKey for u64 {
+    #[inline(always)]
+    fn words(self) -> (u64, u64) {
+        (self, 0)
+    }
+
+    fn from_words((id, _): (u64, u64)) -> Self {
+        id
+    }
+
     /// Trace block ids are counters, not hashes: a folded 128-bit multiply spreads them.
     #[inline(always)]
-    fn place(&self) -> u64 {
-        let m = u128::from(*self) * 0x9E37_79B9_7F4A_7C15_u128;
+    fn place((id, _): (u64, u64)) -> u64 {
+        let m = u128::from(id) * 0x9E37_79B9_7F4A_7C15_u128;
         (m as u64) ^ ((m >> 64) as u64)
     }
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Bucket<K> {
-    key: K,
+struct Bucket {
+    low: u64,
+    high: u64,
     slot: u32,
     /// The table's generation when written; any other value: empty.
     generation: u32,
@@ -44,9 +68,10 @@ struct Bucket<K> {
 #[derive(Debug, Clone)]
 pub struct Index<K> {
     /// A power of two of buckets (or none before the first insert).
-    buckets: Vec<Bucket<K>>,
+    buckets: Vec<Bucket>,
     generation: u32,
     len: usize,
+    key: std::marker::PhantomData<K>,
 }
 
 /// Buckets of a table's first allocation.
@@ -54,7 +79,7 @@ const FIRST_BUCKETS: usize = 64;
 
 impl<K: StoreKey> Default for Index<K> {
     fn default() -> Self {
-        Index { buckets: Vec::new(), generation: 1, len: 0 }
+        Index { buckets: Vec::new(), generation: 1, len: 0, key: std::marker::PhantomData }
     }
 }
 
@@ -72,15 +97,15 @@ impl<K: StoreKey> Index<K> {
     /// The bucket holding `key`, or the empty one where it would go (`Err`). The table has
     /// buckets.
     #[inline(always)]
-    fn find(&self, key: K) -> Result<usize, usize> {
+    fn find(&self, (low, high): (u64, u64)) -> Result<usize, usize> {
         let mask = self.buckets.len() - 1;
-        let mut i = key.place() as usize & mask;
+        let mut i = K::place((low, high)) as usize & mask;
         loop {
             let b = &self.buckets[i];
             if b.generation != self.generation {
                 return Err(i);
             }
-            if b.key == key {
+            if (b.low, b.high) == (low, high) {
                 return Ok(i);
             }
             i = (i + 1) & mask;
@@ -93,7 +118,7 @@ impl<K: StoreKey> Index<K> {
         if self.len == 0 {
             return None;
         }
-        self.find(key).ok().map(|i| self.buckets[i].slot)
+        self.find(key.words()).ok().map(|i| self.buckets[i].slot)
     }
 
     /// The slot of `key` if it is there, else `None` after inserting it with slot `slot`: one
@@ -101,12 +126,13 @@ impl<K: StoreKey> Index<K> {
     #[inline(always)]
     pub fn get_or_insert(&mut self, key: K, slot: u32) -> Option<u32> {
         if 2 * (self.len + 1) > self.buckets.len() {
-            self.grow(key);
+            self.grow();
         }
-        match self.find(key) {
+        let (low, high) = key.words();
+        match self.find((low, high)) {
             Ok(i) => Some(self.buckets[i].slot),
             Err(i) => {
-                self.buckets[i] = Bucket { key, slot, generation: self.generation };
+                self.buckets[i] = Bucket { low, high, slot, generation: self.generation };
                 self.len += 1;
                 None
             }
@@ -117,21 +143,22 @@ impl<K: StoreKey> Index<K> {
     /// a store stops growing once it has held its largest run.
     #[cold]
     #[inline(never)]
-    fn grow(&mut self, key: K) {
+    fn grow(&mut self) {
         let size = (2 * self.buckets.len()).max(FIRST_BUCKETS);
-        let empty = Bucket { key, slot: 0, generation: 0 };
+        let empty = Bucket { low: 0, high: 0, slot: 0, generation: 0 };
         let old = std::mem::replace(&mut self.buckets, vec![empty; size]);
         let live = self.generation;
         self.generation = 1;
         for b in old.into_iter().filter(|b| b.generation == live) {
-            let Err(i) = self.find(b.key) else { unreachable!("keys are distinct") };
+            let Err(i) = self.find((b.low, b.high)) else { unreachable!("keys are distinct") };
             self.buckets[i] = Bucket { generation: 1, ..b };
         }
     }
 
     /// Every key and its slot, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (K, u32)> + '_ {
-        self.buckets.iter().filter(|b| b.generation == self.generation).map(|b| (b.key, b.slot))
+        let live = self.buckets.iter().filter(|b| b.generation == self.generation);
+        live.map(|b| (K::from_words((b.low, b.high)), b.slot))
     }
 }
 

@@ -166,16 +166,29 @@ impl Cache {
         ready_at: impl FnOnce(&Usage) -> SimTime,
     ) -> Result<Usage, CacheError> {
         let ask = Lookup { prompt, breakpoints, now, miss };
-        let (plan, mut usage) = self.plan(&ask)?;
+        self.check(&ask)?;
+        if let Policy::OpenAi | Policy::Gemini = self.policy {
+            return Ok(self.serve_hosted(&ask, ready_at));
+        }
+        // The hit, the bill and the commit of one policy at a time, not a plan of any policy
+        // built and then read: merged over the policies, the plan went to the stack and was
+        // read back as 16-byte loads of 8-byte stores (a store-forwarding stall a request).
+        let hit = self.local_hit(&ask);
+        let mut usage = self.local_usage(&ask, Hit::index(hit));
         let ready = ready_at(&usage);
         usage.redundant_writes = match self.policy {
-            Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
-                self.commit_every_block(&ask, plan.hit, ready)
-            }
-            Policy::Anthropic => self.commit_anthropic(&ask, plan.hit, ready),
-            Policy::OpenAi | Policy::Gemini => self.commit_hosted(&ask, plan, ready),
+            Policy::Anthropic => self.commit_anthropic(&ask, hit, ready),
+            _ => self.commit_every_block(&ask, hit, ready),
         };
         Ok(usage)
+    }
+
+    /// `serve_with` under a hosted policy (`openai`, `gemini`), out of line.
+    #[inline(never)]
+    fn serve_hosted(&mut self, ask: &Lookup, ready_at: impl FnOnce(&Usage) -> SimTime) -> Usage {
+        let (plan, mut usage) = self.hosted_plan(ask);
+        usage.redundant_writes = self.commit_hosted(ask, plan, ready_at(&usage));
+        usage
     }
 
     /// What `serve` would bill at `now`, without touching the cache.
@@ -196,32 +209,48 @@ impl Cache {
         now: SimTime,
         miss: bool,
     ) -> Result<Usage, CacheError> {
-        Ok(self.plan(&Lookup { prompt, breakpoints, now, miss })?.1)
+        let ask = Lookup { prompt, breakpoints, now, miss };
+        self.check(&ask)?;
+        Ok(match self.policy {
+            Policy::OpenAi | Policy::Gemini => self.hosted_plan(&ask).1,
+            _ => self.local_usage(&ask, Hit::index(self.local_hit(&ask))),
+        })
     }
 
-    /// The lookup `serve` and `peek` share (no side effect): the hit and the bill. Inlined,
-    /// so the plan and the bill are built where they are used, not copied out (a hint was
-    /// not enough: it is called from `peek` too).
+    /// The request's breakpoints, where the policy reads them: what the API refuses.
     #[inline(always)]
-    fn plan(&self, ask: &Lookup) -> Result<(Plan, Usage), CacheError> {
-        let Lookup { prompt, breakpoints, now, miss } = *ask;
+    fn check(&self, ask: &Lookup) -> Result<(), CacheError> {
         match self.policy {
-            Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
-                let hit = if miss { None } else { self.every_block_hit(prompt, now) };
-                Ok((Plan::local(hit), self.every_block_usage(prompt, Hit::index(hit))))
-            }
-            Policy::Anthropic => {
-                validate_breakpoints(breakpoints, prompt.len())?;
+            Policy::EveryBlock | Policy::Vllm | Policy::Sglang => Ok(()),
+            Policy::Anthropic => validate_breakpoints(ask.breakpoints, ask.prompt.len()),
+            Policy::OpenAi | Policy::Gemini => self.hosted_check(ask),
+        }
+    }
+
+    /// The hit under a policy of one machine (`every-block`, `vllm`, `sglang`, `anthropic`),
+    /// of a request `check` accepted; no side effect.
+    #[inline(always)]
+    fn local_hit(&self, ask: &Lookup) -> Option<Hit> {
+        let Lookup { prompt, breakpoints, now, miss } = *ask;
+        match (miss, self.policy) {
+            (true, _) => None,
+            (false, Policy::Anthropic) => {
                 let min = self.model.min_cacheable_tokens;
-                let hit = match miss {
-                    true => None,
-                    false => {
-                        anthropic_hit((&self.store, self.written), prompt, breakpoints, min, now)
-                    }
-                };
-                Ok((Plan::local(hit), anthropic_usage(prompt, breakpoints, min, Hit::index(hit))))
+                anthropic_hit((&self.store, self.written), prompt, breakpoints, min, now)
             }
-            Policy::OpenAi | Policy::Gemini => self.hosted_plan(ask),
+            (false, _) => self.every_block_hit(prompt, now),
+        }
+    }
+
+    /// The bill under a policy of one machine, for hit boundary `hit`.
+    #[inline(always)]
+    fn local_usage(&self, ask: &Lookup, hit: Option<usize>) -> Usage {
+        match self.policy {
+            Policy::Anthropic => {
+                let min = self.model.min_cacheable_tokens;
+                anthropic_usage(ask.prompt, ask.breakpoints, min, hit)
+            }
+            _ => self.every_block_usage(ask.prompt, hit),
         }
     }
 
@@ -334,20 +363,13 @@ struct Lookup<'a> {
     miss: bool,
 }
 
-/// What a request finds: the machine it is routed to (and its route key; hosted policies
-/// only), and its hit.
+/// What a request finds under a hosted policy: the machine it is routed to (and its route
+/// key, `openai` only), and its hit.
 #[derive(Debug, Clone, Copy)]
 struct Plan {
     route: Option<Key>,
     machine: u32,
     hit: Option<Hit>,
-}
-
-impl Plan {
-    /// A cache of one machine, no routing.
-    fn local(hit: Option<Hit>) -> Plan {
-        Plan { route: None, machine: 0, hit }
-    }
 }
 
 /// The hit boundary and its entry's slot: the commit refreshes the slot the lookup found.

@@ -59,13 +59,20 @@ impl Cache {
         }
     }
 
+    /// The request's breakpoints, where the rule reads them.
+    pub(super) fn hosted_check(&self, ask: &Lookup) -> Result<(), CacheError> {
+        match self.rule() {
+            Rule::Breakpoints | Rule::Explicit => {
+                validate_breakpoints(ask.breakpoints, ask.prompt.len())
+            }
+            Rule::Longest { .. } => Ok(()),
+        }
+    }
+
     /// Look the request up (no side effect): its machine and its hit.
-    pub(super) fn hosted_plan(&self, ask: &Lookup) -> Result<(Plan, Usage), CacheError> {
+    pub(super) fn hosted_plan(&self, ask: &Lookup) -> (Plan, Usage) {
         let Lookup { prompt, breakpoints, now, miss } = *ask;
         let rule = self.rule();
-        if matches!(rule, Rule::Breakpoints | Rule::Explicit) {
-            validate_breakpoints(breakpoints, prompt.len())?;
-        }
         let route = match self.policy {
             Policy::OpenAi => route_key(prompt, self.hosted.openai.route_tokens),
             _ => None,
@@ -89,7 +96,7 @@ impl Cache {
             (false, Rule::Explicit) => explicit_object(breakpoints).and_then(ready),
         };
         let plan = Plan { route, machine, hit };
-        Ok((plan, self.hosted_usage(prompt, breakpoints, rule, Hit::index(hit))))
+        (plan, self.hosted_usage(prompt, breakpoints, rule, Hit::index(hit)))
     }
 
     fn hosted_usage(
