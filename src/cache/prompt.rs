@@ -112,8 +112,9 @@ impl Entry {
 /// The running state of a prefix chain.
 #[derive(Clone)]
 enum ChainState {
-    /// SHA-256 over the chain's bytes (real content).
-    Sha256(Sha256),
+    /// SHA-256 over the chain's bytes (real content). Boxed: its 112 bytes made every prompt,
+    /// and every agent's move and fork, copy them for the synthetic chains' 16.
+    Sha256(Box<Sha256>),
     /// Two 64-bit lanes folded block by block (synthetic blocks).
     Mixed([u64; 2]),
 }
@@ -291,7 +292,7 @@ impl Prompt {
     pub fn new(scope: &str, model: &str) -> Self {
         let mut state = Sha256::new();
         seed_bytes(scope, model, &mut |b| state.update(b));
-        Self::from_state(ChainState::Sha256(state))
+        Self::from_state(ChainState::Sha256(Box::new(state)))
     }
 
     /// An empty prompt of synthetic blocks (uniform identities, not content) with room for
@@ -756,6 +757,13 @@ mod tests {
             lanes.dedup();
             assert_eq!(lanes.len(), keys.len(), "two prefixes share lane {lane}");
         }
+    }
+
+    #[test]
+    fn entries_and_prompts_stay_small() {
+        // What a fork copies per block, and what every move of an agent's prompt copies.
+        assert_eq!(std::mem::size_of::<Entry>(), 24);
+        assert!(std::mem::size_of::<Prompt>() <= 136, "{}", std::mem::size_of::<Prompt>());
     }
 
     #[test]
