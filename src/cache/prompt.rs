@@ -35,7 +35,7 @@
 //! `E` packs the block's identity words `w0..w3` and its size `n` (tokens) into two lanes:
 //! `E(B) = (w0 ^ n, w1 ^ rotl(w2, 32) ^ w3)`, for blocks of `n < 2^48` tokens. A block of
 //! `2^48` tokens or more takes a second fold: `(w0 ^ WIDE_TAG, w1 ^ rotl(w2, 32) ^ w3)`,
-//! then `(n, 0)` (never in practice: 2^48 tokens are 10^5 times any context window sold).
+//! then `(n, 0)` (never in practice: 2^48 tokens are 10^8 times any context window sold).
 //!
 //! `E` is injective on the simulator's identities, exactly. Their words are
 //! `(t, a, b, 0)` (`workload::identity`): `t` the FNV-1a hash of a tag from the fixed set of
@@ -68,8 +68,8 @@
 //! earlier). Model `mix64` as a random permutation of `u64` (a heuristic: it is not one, but
 //! it passes avalanche tests; the inputs here are names, never chosen against it). The
 //! first `M` gives the lanes where the inputs differ uniform, independent, nonzero additive
-//! differences `u`. `X` outputs the differences
-//! `(u0 + u1, u0 + 2 u1)`: with only lane 0 differing both are `u0 != 0`; with only lane 1,
+//! differences `u`. `X` outputs the differences `(u0 + u1, u0 + 2 u1)`: with only lane 0
+//! differing both are `u0 != 0`; with only lane 1,
 //! the second is 0 iff `u1 = 2^63` (probability `1/(2^64 - 1)`); with both, the first is 0 for
 //! one value of `u1` and the second for at most two, so both lanes differ except with
 //! probability at most `3/(2^64 - 1) < 2^-62`. The second `M` then makes each differing lane's
