@@ -24,7 +24,7 @@
 
 use super::lru::{Link, Linked, Lru};
 use super::store::KeyHasher;
-use super::{Digest, Prompt};
+use super::{Key, Prompt};
 use crate::time::SimTime;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -56,7 +56,7 @@ impl Linked for Node {
 #[derive(Debug, Clone, Default)]
 pub struct GpuCache {
     nodes: Vec<Node>,
-    index: HashMap<Digest, u32, BuildHasherDefault<KeyHasher>>,
+    index: HashMap<Key, u32, BuildHasherDefault<KeyHasher>>,
     lru: Lru,
     block_tokens: u64,
     capacity_tokens: u64,
@@ -101,7 +101,7 @@ impl GpuCache {
     }
 
     fn node(&self, prompt: &Prompt, i: usize) -> Option<&Node> {
-        self.index.get(&prompt.prefix_digest(i)).map(|&n| &self.nodes[n as usize])
+        self.index.get(&prompt.prefix_key(i)).map(|&n| &self.nodes[n as usize])
     }
 
     /// Tokens of `prompt` a request admitted now reads: the computed prefix, in whole KV
@@ -141,7 +141,7 @@ impl GpuCache {
     pub fn routed_prefix(&self, prompt: &Prompt) -> u64 {
         (0..prompt.len())
             .rev()
-            .find(|&i| self.index.contains_key(&prompt.prefix_digest(i)))
+            .find(|&i| self.index.contains_key(&prompt.prefix_key(i)))
             .map_or(0, |i| prompt.prefix_tokens(i))
     }
 
@@ -163,7 +163,7 @@ impl GpuCache {
 
     fn node_index(&mut self, prompt: &Prompt, i: usize) -> u32 {
         let next = self.nodes.len() as u32;
-        let n = *self.index.entry(prompt.prefix_digest(i)).or_insert(next);
+        let n = *self.index.entry(prompt.prefix_key(i)).or_insert(next);
         if n == next {
             self.nodes.push(Node {
                 tokens: prompt.block_tokens(i),
@@ -181,7 +181,7 @@ impl GpuCache {
     /// `until`.
     pub fn release(&mut self, prompt: &Prompt, until: SimTime) {
         for i in 0..prompt.len() {
-            let n = self.index[&prompt.prefix_digest(i)];
+            let n = self.index[&prompt.prefix_key(i)];
             let node = &mut self.nodes[n as usize];
             debug_assert!(node.refs > 0, "released a node nobody holds");
             node.refs -= 1;
@@ -199,7 +199,7 @@ impl GpuCache {
             if start >= to {
                 break;
             }
-            let n = self.index[&prompt.prefix_digest(i)];
+            let n = self.index[&prompt.prefix_key(i)];
             let want = to.min(prompt.prefix_tokens(i)) - start;
             let have = self.nodes[n as usize].computed;
             if want > have {

@@ -8,9 +8,9 @@
 //!   ready -> expired, sliding TTL from the send time of the last request that used it), shared
 //!   with the trace replay's block cache (`lifecycle.rs`); [`lru::Lru`]: the intrusive recency
 //!   list both caches evict from (`lru.rs`).
-//! - [`EntryStore`]: entries keyed by any hashable key, following that lifecycle, optional LRU
-//!   capacity (`store.rs`).
-//! - [`Cache`]: an `EntryStore<Digest>` plus a [`Policy`] and a model; [`Cache::serve`] looks a
+//! - [`EntryStore`]: entries keyed by a [`StoreKey`] (its index: `index.rs`), following that
+//!   lifecycle, optional LRU capacity (`store.rs`).
+//! - [`Cache`]: an `EntryStore<Key>` plus a [`Policy`] and a model; [`Cache::serve`] looks a
 //!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
 //! - [`GpuCache`]: a self-hosted replica's KV memory (`vllm`, `sglang`): full blocks readable as
 //!   they are computed, LRU among blocks no running request holds (`gpu.rs`).
@@ -22,6 +22,7 @@
 
 mod body;
 pub mod gpu;
+mod index;
 mod json;
 pub mod lifecycle;
 pub mod lru;
@@ -39,13 +40,14 @@ pub use body::{
     request_from_json_scoped, BodyError, Granularity, ParsedBody,
 };
 pub use gpu::GpuCache;
+pub use index::StoreKey;
 pub use json::Json;
 pub use lifecycle::State;
 pub use model_ids::preset_for_api_id;
 pub use presets::{cost_usd, is_long_context, storage_usd, uncached_cost_usd, Bill, Prices};
-pub use prompt::{reference_prefix_digest, Prompt, PromptMemory};
+pub use prompt::{reference_prefix_key, Prompt, PromptMemory};
 pub use serve::{stepped, Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
-pub use store::{EntryStore, KeyHasher, SlotId, StoreKey, StoreStats, WriteOutcome};
+pub use store::{EntryStore, KeyHasher, SlotId, StoreStats, WriteOutcome};
 
 use crate::time::SimDuration;
 use sha2::Digest as _;
@@ -84,6 +86,42 @@ impl Hash for Digest {
         let mut first = [0u8; 8];
         first.copy_from_slice(&self.0[..8]);
         state.write_u64(u64::from_le_bytes(first));
+    }
+}
+
+/// A cache key: 128 bits, as two little-endian words. The key of a real prefix is the first
+/// 128 bits of its SHA-256 chain digest; of a synthetic one, the mixed chain's two lanes
+/// (`cache::prompt`, which bounds the collisions of both). Keys are only compared, never shown.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Key(pub [u64; 2]);
+
+impl Key {
+    /// The first 128 bits of a digest.
+    pub fn of_digest(d: &Digest) -> Key {
+        let word = |i: usize| u64::from_le_bytes(d.0[8 * i..8 * i + 8].try_into().expect("8"));
+        Key([word(0), word(1)])
+    }
+
+    /// The key as a digest: its 16 bytes, then 16 zero bytes (equal digests exactly when the
+    /// keys are equal), for code that keeps keys as digests.
+    pub fn digest(self) -> Digest {
+        let mut d = Digest::default();
+        d.0[..8].copy_from_slice(&self.0[0].to_le_bytes());
+        d.0[8..16].copy_from_slice(&self.0[1].to_le_bytes());
+        d
+    }
+}
+
+impl Hash for Key {
+    /// Both chains' keys are already uniform: the low word is the hash.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.0[0]);
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key({:016x}..)", self.0[0])
     }
 }
 

@@ -17,48 +17,71 @@
 //! Keys are only compared for equality and never shown, so which chain a run uses changes
 //! nothing it outputs.
 //!
+//! A key ([`Key`]) is 128 bits. On the SHA-256 chain it is the first 128 bits of the running
+//! digest (the chain itself stays SHA-256 over every byte): two of a run's `K` prefixes share
+//! a key with probability below `K^2 2^-129` (the birthday bound on a uniform 128-bit value).
+//!
 //! # The mixed chain
 //!
-//! The state is four 64-bit lanes `s`, started from the SHA-256 of the seed bytes (scope and
-//! model). A block `B` (identity words `w0..w3`, `tokens`) is folded as
-//! `s <- P(s ^ E(B))` with `E(B) = (w0, w1, w2, w3 ^ tokens)`, and a layer start with
-//! parameters `p` as `s <- P(s ^ (p0 ^ LAYER_TAG ^ layer, p1, p2, p3))`. The key after a block
-//! is the state. `P = M . X . M`: `M` puts every lane through SplitMix64's finaliser
-//! (`rng::mix64`, a bijection of `u64`), the four lanes independently, so the two `M` are two
-//! multiply chains deep, not eight as a lane-after-lane fold; `X` is the cross step
-//! `x <- A x (mod 2^64)` with `A = H (x) H`, `H = [[1, 1], [1, 2]]` (a pseudo-Hadamard
-//! transform on lanes (0, 1), (2, 3), then (0, 2), (1, 3)): every entry of `A` is 1, 2 or 4
-//! and `det A = 1`, so `X` is a bijection of the 256-bit state that spreads every lane into
-//! every other.
+//! The state is two 64-bit lanes `s`, started from the first 128 bits of the SHA-256 of the
+//! seed bytes (scope and model). A block `B` is folded as `s <- P(s ^ E(B))`, and the key
+//! after it is the state. `P = M . X . M`: `M` puts both lanes through SplitMix64's finaliser
+//! (`rng::mix64`, a bijection of `u64`), the two independently, so `P` is two multiply chains
+//! deep, not four as a lane-after-lane fold; `X` is the pseudo-Hadamard transform
+//! `x <- A x (mod 2^64)`, `A = [[1, 1], [1, 2]]`: `det A = 1`, so `X` is a bijection of the
+//! 128-bit state, and each output lane is a sum of both inputs. A layer start with parameters
+//! `p` (four words) is two folds, `(p0 ^ LAYER_TAG ^ layer, p1)` then `(p2, p3)`.
+//!
+//! `E` packs the block's identity words `w0..w3` and its size `n` (tokens) into two lanes:
+//! `E(B) = (w0 ^ n, w1 ^ rotl(w2, 32) ^ w3)`, for blocks of `n < 2^48` tokens. A block of
+//! `2^48` tokens or more takes a second fold: `(w0 ^ WIDE_TAG, w1 ^ rotl(w2, 32) ^ w3)`,
+//! then `(n, 0)` (never in practice: 2^48 tokens are 10^8 times any context window sold).
+//!
+//! `E` is injective on the simulator's identities, exactly. Their words are
+//! `(t, a, b, 0)` (`workload::identity`): `t` the FNV-1a hash of a tag from the fixed set of
+//! names the workload uses, `a` and `b` numbers. Two facts, checked by tests:
+//! (i) the tags' hashes differ in their top 16 bits (19 tags; `workload` tests), and
+//! (ii) per tag, either `b = 0` always (the task, exchanges, the fixed blocks, the tool list
+//! without a tool, whose `a` is a 64-bit hash), or `a < 2^32` and `b < 2^32` always (a turn's
+//! blocks: `a` the agent, a `u32` index, `b` the request, a `u32`).
+//! Then let `E(B) = E(B')`, both under `2^48` tokens. Lane 0: `t ^ t' = n ^ n' < 2^48`, so
+//! `t` and `t'` agree in their top 16 bits, so `t = t'` by (i), then `n = n'`. Lane 1 with
+//! `w3 = 0`: `v(a, b) = a ^ rotl(b, 32)` equals `v(a', b')`; under one tag, by (ii), either
+//! `b = b' = 0` and `a = a'`, or `a, a', b, b' < 2^32`, where `v = a + 2^32 b` is the two
+//! halves of a word, so `a = a'` and `b = b'`. So `B = B'`. (Four 64-bit words cannot go into
+//! two injectively in general: this uses what the words hold.)
 //!
 //! What keys must never do, and why they do not (exactly, no probability):
 //! - Two different prefixes followed by the same block never meet: for a fixed block the fold
-//!   is `P` after a fixed xor, a composition of bijections of the state, so equal keys after
-//!   the block mean equal states before it. By induction, two chains that diverge never meet
-//!   again while they receive the same blocks.
-//! - One prefix followed by two different blocks never meets either: `P` is a bijection, so
-//!   equal keys need `E(B) = E(B')`, and `E` is injective on the simulator's identities
-//!   (`(tag hash, a, b, 0)` words: `E = (tag hash, a, b, tokens)`). For uniform identities
-//!   (content digests) `E(B) = E(B')` for `B != B'` needs 192 equal bits: probability 2^-192.
+//!   is `P` after a fixed xor (twice for a wide block), a composition of bijections of the
+//!   state, so equal keys after the block mean equal states before it. By induction, two
+//!   chains that diverge never meet again while they receive the same blocks.
+//! - One prefix followed by two different blocks (of one layer, under `2^48` tokens) never
+//!   meets either: `P` is a bijection, so equal keys need `E(B) = E(B')`, and `E` is injective
+//!   on the simulator's identities (above). For uniform identities (content digests),
+//!   `E(B) = E(B')` for `B != B'` needs 128 equal bits: probability 2^-128.
 //!
-//! Otherwise (different states `s != s'` and different blocks), keys meet iff
-//! `s ^ s' = E(B) ^ E(B') =: D`, a fixed nonzero value, and `s`, `s'` are outputs of `P` (or
-//! the SHA-256 seeds) on different inputs. Model `mix64` as a random permutation of `u64`
-//! (a heuristic: it is not one, but it passes avalanche tests; the inputs here are names,
-//! never chosen against it). The first `M` gives the lanes where the inputs differ uniform,
-//! independent differences. Lane `j` of `X`'s output then differs unless
-//! `sum_i A[j][i] u_i = 0 (mod 2^64)` for the additive differences `u`: with `A[j][i]` in
-//! {1, 2, 4} that has at most 4 solutions for one uniform `u_i`, probability <= 2^-62, so all
-//! four lanes differ except with probability <= 2^-60. The second `M` then makes each lane's
-//! difference uniform over the 2^64 - 1 nonzero values, so
-//! `Pr[s ^ s' = D] <= (2^64 - 1)^-4 + 2^-60 (2^64 - 1)^-3`, about 2^-250: n = 250 bits for any
-//! one pair, and a run of `K` keys has a collision with probability below `K^2 2^-251`.
+//! Otherwise (different states and different blocks, blocks of different layers, a wide
+//! block), two keys meet only if the states `s`, `s'` before the two last folds differ by
+//! `D`, the xor of the lanes those folds take in (fixed), where `s` and `s'` are outputs of
+//! `P` (or the SHA-256 seeds) on different inputs (equal inputs: the same question one fold
+//! earlier). Model `mix64` as a random permutation of `u64` (a heuristic: it is not one, but
+//! it passes avalanche tests; the inputs here are names, never chosen against it). The
+//! first `M` gives the lanes where the inputs differ uniform, independent, nonzero additive
+//! differences `u`. `X` outputs the differences `(u0 + u1, u0 + 2 u1)`: with only lane 0
+//! differing both are `u0 != 0`; with only lane 1,
+//! the second is 0 iff `u1 = 2^63` (probability `1/(2^64 - 1)`); with both, the first is 0 for
+//! one value of `u1` and the second for at most two, so both lanes differ except with
+//! probability at most `3/(2^64 - 1) < 2^-62`. The second `M` then makes each differing lane's
+//! xor difference uniform over the `2^64 - 1` nonzero values, so
+//! `Pr[s ^ s' = D] <= (2^64 - 1)^-2 + 2^-62 (2^64 - 1)^-1`, about `1.25 x 2^-126`: n = 125
+//! bits for any one pair, and a run of `K` keys (`K^2 / 2` pairs) has a collision with
+//! probability below `K^2 2^-126`. (The four-lane chain this replaced had `K^2 2^-251`; for a
+//! run of `K = 10^9` keys the bound is now `2^-66`.)
 //!
-//! The cost per block is eight `mix64`, four by four in parallel, and a few adds: the lanes
-//! give the processor independent multiplies to overlap (each `mix64` is two dependent
-//! multiplies), where a lane-after-lane fold waits for each.
+//! The cost per block is four `mix64`, two by two in parallel, and a few adds and xors.
 
-use super::{Block, Digest, Layer};
+use super::{Block, Digest, Key, Layer};
 use crate::rng::mix64;
 use sha2::{Digest as _, Sha256};
 use std::cell::RefCell;
@@ -67,56 +90,74 @@ use std::fmt;
 /// Domain separation of the chain's bytes (bump if the folding ever changes).
 const CHAIN_TAG: &[u8] = b"prefixsim-prompt-v1\0";
 
-/// One block: its key, as the digest's four little-endian words, and the tokens up to it
-/// (40 bytes; a block's own tokens and its layer are found from its neighbour and the
-/// prompt's layer starts, so forks copy less). Words, not bytes: `push` writes the lanes it
-/// folded straight from registers, where bytes went through the stack and stalled the store
-/// forwarding (four 8-byte stores read back as 16-byte loads).
+/// One block: its key and the tokens up to it (24 bytes; a block's own tokens and its layer
+/// are found from its neighbour and the prompt's layer starts, so forks copy less). The key
+/// as two scalar words, not an array: `push` writes the lanes it folded straight from
+/// registers, where an array went through the stack and was read back as one 16-byte load
+/// of two 8-byte stores (a store-forwarding stall per block, a quarter of a turn's time).
 #[derive(Clone, Copy)]
 struct Entry {
-    key: [u64; 4],
+    key_low: u64,
+    key_high: u64,
     prefix_tokens: u64,
+}
+
+impl Entry {
+    #[inline(always)]
+    fn key(&self) -> Key {
+        Key([self.key_low, self.key_high])
+    }
 }
 
 /// The running state of a prefix chain.
 #[derive(Clone)]
 enum ChainState {
-    /// SHA-256 over the chain's bytes (real content).
-    Sha256(Sha256),
-    /// Four 64-bit lanes folded word by word (synthetic blocks).
-    Mixed([u64; 4]),
+    /// SHA-256 over the chain's bytes (real content). Boxed: its 112 bytes made every prompt,
+    /// and every agent's move and fork, copy them for the synthetic chains' 16.
+    Sha256(Box<Sha256>),
+    /// Two 64-bit lanes folded block by block (synthetic blocks).
+    Mixed([u64; 2]),
 }
 
 /// Tag of a layer start in the mixed chain, xored into lane 0 with the layer (module docs).
 const LAYER_TAG: u64 = 0x4c41_5945_5200_0000;
+/// Tag of a wide block's first fold (module docs).
+const WIDE_TAG: u64 = 0x5749_4445_0000_0000;
+/// Blocks of this many tokens or more take a second fold (module docs).
+const WIDE_TOKENS: u64 = 1 << 48;
 
-/// `M`: every lane through `mix64`, the four independently (module docs).
+/// The lanes after folding the input words `e` into `s`: `P(s ^ e)`, `P = M . X . M`, `M`
+/// both lanes through `mix64`, `X` the pseudo-Hadamard transform `(x, y) -> (x + y, x + 2y)`
+/// (determinant 1: a bijection). Module docs.
 #[inline(always)]
-fn mix_lanes(s: [u64; 4]) -> [u64; 4] {
-    s.map(mix64)
+fn fold(s: [u64; 2], e: [u64; 2]) -> [u64; 2] {
+    let (x, y) = (mix64(s[0] ^ e[0]), mix64(s[1] ^ e[1]));
+    let (x, y) = (x.wrapping_add(y), x.wrapping_add(y.wrapping_mul(2)));
+    [mix64(x), mix64(y)]
 }
 
-/// The pseudo-Hadamard transform `(x, y) -> (x + y, x + 2y)`: determinant 1, a bijection.
+/// Lane 1 of `E`: the identity's words after the first, `w1 ^ rotl(w2, 32) ^ w3` (module
+/// docs: injective on the simulator's `(a, b)`).
 #[inline(always)]
-fn pht(x: u64, y: u64) -> (u64, u64) {
-    (x.wrapping_add(y), x.wrapping_add(y.wrapping_mul(2)))
+fn identity_lane([_, w1, w2, w3]: [u64; 4]) -> u64 {
+    w1 ^ w2.rotate_left(32) ^ w3
 }
 
-/// `X`: the cross step `A = H (x) H` (module docs), every output lane a sum of all four.
+/// The state after block `b`: one fold of `E(b)` (module docs), two for a wide block.
 #[inline(always)]
-fn cross([a, b, c, d]: [u64; 4]) -> [u64; 4] {
-    let (a, b) = pht(a, b);
-    let (c, d) = pht(c, d);
-    let (a, c) = pht(a, c);
-    let (b, d) = pht(b, d);
-    [a, b, c, d]
+fn fold_block(s: [u64; 2], b: &Block) -> [u64; 2] {
+    let w = words(&b.digest);
+    if b.tokens >= WIDE_TOKENS {
+        return fold_wide(s, w, b.tokens);
+    }
+    fold(s, [w[0] ^ b.tokens, identity_lane(w)])
 }
 
-/// The lanes after folding the input words `e` into `s`: `P(s ^ e)`, `P = M . X . M`.
-#[inline(always)]
-fn fold(s: [u64; 4], e: [u64; 4]) -> [u64; 4] {
-    let x = [s[0] ^ e[0], s[1] ^ e[1], s[2] ^ e[2], s[3] ^ e[3]];
-    mix_lanes(cross(mix_lanes(x)))
+/// `fold_block` of a block of `WIDE_TOKENS` or more: its identity, then its size.
+#[cold]
+#[inline(never)]
+fn fold_wide(s: [u64; 2], w: [u64; 4], tokens: u64) -> [u64; 2] {
+    fold(fold(s, [w[0] ^ WIDE_TAG, identity_lane(w)]), [tokens, 0])
 }
 
 /// The four little-endian words of a digest.
@@ -134,28 +175,19 @@ impl ChainState {
             ChainState::Sha256(state) => layer_bytes(layer, params, &mut |b| state.update(b)),
             ChainState::Mixed(s) => {
                 let [p0, p1, p2, p3] = if layer == Layer::Tools { [0; 4] } else { words(params) };
-                *s = fold(*s, [p0 ^ LAYER_TAG ^ layer as u64, p1, p2, p3]);
+                *s = fold(fold(*s, [p0 ^ LAYER_TAG ^ layer as u64, p1]), [p2, p3]);
             }
         }
     }
 }
 
-/// Fold one block's bytes into a SHA-256 chain; the key after it, as words.
-fn sha256_block(state: &mut Sha256, block: &Block) -> [u64; 4] {
+/// Fold one block's bytes into a SHA-256 chain; the key after it (the digest's first 128
+/// bits).
+fn sha256_block(state: &mut Sha256, block: &Block) -> Key {
     block_bytes(block, &mut |b| state.update(b));
     let mut out = Digest::default();
     out.0.copy_from_slice(&state.clone().finalize());
-    words(&out)
-}
-
-/// The digest of four words, little-endian (`words` inverted).
-#[inline(always)]
-fn lanes_digest(s: [u64; 4]) -> Digest {
-    let mut out = Digest::default();
-    for (chunk, w) in out.0.chunks_exact_mut(8).zip(s) {
-        chunk.copy_from_slice(&w.to_le_bytes());
-    }
-    out
+    Key::of_digest(&out)
 }
 
 /// The block memory of a prompt done with (`Prompt::take_memory`), reused by
@@ -194,7 +226,7 @@ impl fmt::Debug for Prompt {
         f.debug_struct("Prompt")
             .field("blocks", &self.entries.len())
             .field("tokens", &self.tokens())
-            .field("last", &self.entries.last().map(|e| lanes_digest(e.key)))
+            .field("last", &self.entries.last().map(Entry::key))
             .finish()
     }
 }
@@ -212,7 +244,7 @@ fn seed_bytes(scope: &str, model: &str, out: &mut impl FnMut(&[u8])) {
 const SEED_MEMO: usize = 4;
 
 /// A remembered seed: scope, model, and the lanes they start.
-type Seed = (Box<str>, Box<str>, [u64; 4]);
+type Seed = (Box<str>, Box<str>, [u64; 2]);
 
 thread_local! {
     /// The mixed chain's seeds last computed on this thread: every run builds its prompts
@@ -221,15 +253,16 @@ thread_local! {
     static SEEDS: RefCell<Vec<Seed>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The starting lanes of a mixed chain: the SHA-256 of `seed_bytes(scope, model)`, as words.
-fn synthetic_seed(scope: &str, model: &str) -> [u64; 4] {
+/// The starting lanes of a mixed chain: the first 128 bits of the SHA-256 of
+/// `seed_bytes(scope, model)`.
+fn synthetic_seed(scope: &str, model: &str) -> [u64; 2] {
     SEEDS.with_borrow_mut(|seeds| {
         if let Some((_, _, lanes)) = seeds.iter().find(|(s, m, _)| **s == *scope && **m == *model) {
             return *lanes;
         }
         let mut seed = Vec::with_capacity(64);
         seed_bytes(scope, model, &mut |b| seed.extend_from_slice(b));
-        let lanes = words(&Digest::of(&seed));
+        let lanes = Key::of_digest(&Digest::of(&seed)).0;
         if seeds.len() == SEED_MEMO {
             seeds.remove(0);
         }
@@ -259,7 +292,7 @@ impl Prompt {
     pub fn new(scope: &str, model: &str) -> Self {
         let mut state = Sha256::new();
         seed_bytes(scope, model, &mut |b| state.update(b));
-        Self::from_state(ChainState::Sha256(state))
+        Self::from_state(ChainState::Sha256(Box::new(state)))
     }
 
     /// An empty prompt of synthetic blocks (uniform identities, not content) with room for
@@ -386,28 +419,26 @@ impl Prompt {
             self.enter(block.layer);
         }
         let ChainState::Mixed(lanes) = self.state else { return self.push_sha256(&block) };
-        // A block's size is part of its key: `E(B)` (module docs).
-        let [w0, w1, w2, w3] = words(&block.digest);
-        let key = fold(lanes, [w0, w1, w2, w3 ^ block.tokens]);
+        let [low, high] = fold_block(lanes, &block);
         // The entry first, from the lanes in registers, then the state: the other way round
         // the entry's copy was read back from the state as 16-byte loads of 8-byte stores
         // (a store-forwarding stall per block).
-        self.append(key, block.tokens);
-        self.state = ChainState::Mixed(key);
+        self.append(low, high, block.tokens);
+        self.state = ChainState::Mixed([low, high]);
     }
 
     /// `push` on a SHA-256 chain (out of line: replayed content only).
     #[inline(never)]
     fn push_sha256(&mut self, block: &Block) {
         let ChainState::Sha256(state) = &mut self.state else { unreachable!("a SHA-256 chain") };
-        let key = sha256_block(state, block);
-        self.append(key, block.tokens);
+        let Key([low, high]) = sha256_block(state, block);
+        self.append(low, high, block.tokens);
     }
 
     #[inline(always)]
-    fn append(&mut self, key: [u64; 4], block_tokens: u64) {
+    fn append(&mut self, key_low: u64, key_high: u64, block_tokens: u64) {
         let prefix_tokens = self.tokens() + block_tokens;
-        self.entries.push(Entry { key, prefix_tokens });
+        self.entries.push(Entry { key_low, key_high, prefix_tokens });
     }
 
     /// Number of blocks.
@@ -424,9 +455,15 @@ impl Prompt {
         self.entries.last().map_or(0, |e| e.prefix_tokens)
     }
 
-    /// The running digest over blocks `0..=i` (the cache key at boundary `i`).
+    /// The cache key at boundary `i`: of the chain over blocks `0..=i`.
+    #[inline(always)]
+    pub fn prefix_key(&self, i: usize) -> Key {
+        self.entries[i].key()
+    }
+
+    /// `prefix_key(i)` as a digest ([`Key::digest`]), for code that keeps keys as digests.
     pub fn prefix_digest(&self, i: usize) -> Digest {
-        lanes_digest(self.entries[i].key)
+        self.entries[i].key().digest()
     }
 
     /// Tokens of blocks `0..=i`.
@@ -456,7 +493,7 @@ impl Prompt {
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.entries[mid].key == other.entries[mid].key {
+            if self.entries[mid].key() == other.entries[mid].key() {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -466,16 +503,17 @@ impl Prompt {
     }
 }
 
-/// The digest at boundary `i` computed from scratch: all the chain's bytes concatenated and
-/// hashed once. For tests: it must equal `Prompt::prefix_digest(i)` of the incremental chain.
-pub fn reference_prefix_digest(
+/// The key at boundary `i` of a SHA-256 chain computed from scratch: all the chain's bytes
+/// concatenated and hashed once. For tests: it must equal `Prompt::prefix_key(i)` of the
+/// incremental chain (`Prompt::new`).
+pub fn reference_prefix_key(
     scope: &str,
     model: &str,
     system_params: Digest,
     message_params: Digest,
     blocks: &[Block],
     i: usize,
-) -> Digest {
+) -> Key {
     let mut bytes = Vec::new();
     seed_bytes(scope, model, &mut |b| bytes.extend_from_slice(b));
     let mut entered: Option<Layer> = None;
@@ -493,7 +531,7 @@ pub fn reference_prefix_digest(
         entered = Some(block.layer);
         block_bytes(block, &mut |b| bytes.extend_from_slice(b));
     }
-    Digest::of(&bytes)
+    Key::of_digest(&Digest::of(&bytes))
 }
 
 #[cfg(test)]
@@ -519,7 +557,7 @@ mod tests {
             block(Layer::Messages, 20, b"b"),
         ];
         let p = chain(&base);
-        assert_eq!(chain(&base).prefix_digest(3), p.prefix_digest(3), "deterministic");
+        assert_eq!(chain(&base).prefix_key(3), p.prefix_key(3), "deterministic");
         // Another block at 2 (content, size or layer) keys 2 and everything after it apart.
         let mut other = base;
         other[2].tokens = 11;
@@ -534,7 +572,7 @@ mod tests {
         other = base;
         other[0].tokens = 99;
         let q = chain(&other);
-        assert!((0..4).all(|i| p.prefix_digest(i) != q.prefix_digest(i)));
+        assert!((0..4).all(|i| p.prefix_key(i) != q.prefix_key(i)));
         // Scope, model and the messages parameters are part of every key from their layer.
         let mut scoped = Prompt::synthetic("other", "m", 4);
         base.iter().for_each(|&b| scoped.push(b));
@@ -611,19 +649,14 @@ mod tests {
     }
 
     /// `fold` run backwards: the state before, from the state after and the words folded.
-    fn unfold(s: [u64; 4], e: [u64; 4]) -> [u64; 4] {
-        let [a, b, c, d] = s.map(unmix64);
-        let (a, c) = unpht(a, c);
-        let (b, d) = unpht(b, d);
-        let (a, b) = unpht(a, b);
-        let (c, d) = unpht(c, d);
-        let x = [a, b, c, d].map(unmix64);
-        [x[0] ^ e[0], x[1] ^ e[1], x[2] ^ e[2], x[3] ^ e[3]]
+    fn unfold(s: [u64; 2], e: [u64; 2]) -> [u64; 2] {
+        let (a, b) = unpht(unmix64(s[0]), unmix64(s[1]));
+        [unmix64(a) ^ e[0], unmix64(b) ^ e[1]]
     }
 
     /// Pseudo-random words for the tests (not the simulator's streams).
-    fn words_at(i: u64) -> [u64; 4] {
-        [1, 2, 3, 4].map(|k| mix64(i.wrapping_mul(4).wrapping_add(k)))
+    fn words_at(i: u64) -> [u64; 2] {
+        [1, 2].map(|k| mix64(i.wrapping_mul(2).wrapping_add(k)))
     }
 
     #[test]
@@ -636,10 +669,10 @@ mod tests {
             assert_eq!(unfold(s, e), state, "state {i}");
         }
         // Exhaustively on small sets of states (nearby states, the hardest to keep apart):
-        // all 2^16 values of lane 2's low bits, then 2^8 x 2^8 of lanes 0 and 3, one block.
+        // all 2^16 values of lane 1's low bits, then 2^8 x 2^8 of lanes 0 and 1, one block.
         let (e, base) = (words_at(7), words_at(9));
-        let distinct_images = |flip: fn(&mut [u64; 4], u64)| {
-            let mut out: Vec<[u64; 4]> = (0..1u64 << 16)
+        let distinct_images = |flip: fn(&mut [u64; 2], u64)| {
+            let mut out: Vec<[u64; 2]> = (0..1u64 << 16)
                 .map(|v| {
                     let mut s = base;
                     flip(&mut s, v);
@@ -650,17 +683,45 @@ mod tests {
             out.dedup();
             out.len()
         };
-        assert_eq!(distinct_images(|s, v| s[2] ^= v), 1 << 16);
+        assert_eq!(distinct_images(|s, v| s[1] ^= v), 1 << 16);
         assert_eq!(
-            distinct_images(|s, v| (s[0], s[3]) = (s[0] ^ v & 0xff, s[3] ^ v >> 8)),
+            distinct_images(|s, v| (s[0], s[1]) = (s[0] ^ v & 0xff, s[1] ^ v >> 8)),
             1 << 16
         );
+    }
+
+    #[test]
+    fn one_prefix_keys_blocks_apart_where_the_lanes_alone_would_not() {
+        use crate::model::workload::identity;
+        let tagged = |tag: &str, a: u64, b: u64, tokens: u64| Block {
+            layer: Layer::Messages,
+            tokens,
+            digest: identity(tag, a, b),
+        };
+        let key = |b: Block| chain(&[b]).prefix_key(0);
+        // A turn's `(agent, request)` are the two halves of lane 1; another tag's `a` may
+        // fill the lane (equal lane 1), and the tag in lane 0 keeps them apart.
+        let turn = tagged("agent/result", 3, 2, 10);
+        assert_ne!(key(turn), key(tagged("agent/result", 2, 3, 10)));
+        assert_ne!(key(turn), key(tagged("parent/tools-without", 3 + (2 << 32), 0, 10)));
+        // Lane 0 is the tag xor the size: the size that would cancel the tags' difference is
+        // at least 2^48 tokens (the tags differ in their top 16 bits), a wide block folded
+        // twice.
+        let (t, u) = ("agent/text", "agent/tool_use");
+        let [wt, wu] = [t, u].map(|tag| words(&identity(tag, 0, 0))[0]);
+        let cancel = wt ^ wu ^ 10;
+        assert!(cancel >= WIDE_TOKENS);
+        assert_ne!(key(tagged(t, 3, 2, 10)), key(tagged(u, 3, 2, cancel)));
+        // A wide block's size is part of its key too.
+        let wide = tagged(t, 3, 2, WIDE_TOKENS);
+        assert_ne!(key(wide), key(tagged(t, 3, 2, WIDE_TOKENS + 1)));
+        assert_eq!(chain(&[wide, turn]).tokens(), WIDE_TOKENS + 10);
     }
 
     /// Every prefix of a tree of synthetic blocks `depth` deep where each prefix is followed
     /// by `tags` x `sizes` children: blocks that differ in one word of their identity or in
     /// their size by one token, after prefixes that differ as little.
-    fn tree_keys(depth: u32, tags: u64, sizes: u64) -> Vec<Digest> {
+    fn tree_keys(depth: u32, tags: u64, sizes: u64) -> Vec<Key> {
         let root = chain(&[block(Layer::Tools, 100, b"tools"), block(Layer::System, 50, b"s")]);
         let mut keys = Vec::new();
         let mut level = vec![root];
@@ -671,7 +732,7 @@ mod tests {
                     let mut child = p.fork(1);
                     let digest = crate::model::workload::identity("agent/result", tag, d.into());
                     child.push(Block { layer: Layer::Messages, tokens, digest });
-                    keys.push(child.prefix_digest(child.len() - 1));
+                    keys.push(child.prefix_key(child.len() - 1));
                     next.push(child);
                 }
             }
@@ -688,14 +749,21 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), keys.len(), "two prefixes share a key");
-        // Stronger than the keys: no two share even one of the four 64-bit lanes (random
+        // Stronger than the keys: no two share even one of the two 64-bit lanes (random
         // lanes collide here with probability about 2^-33), so every lane mixes every input.
-        for lane in 0..4 {
-            let mut lanes: Vec<u64> = keys.iter().map(|k| words(k)[lane]).collect();
+        for lane in 0..2 {
+            let mut lanes: Vec<u64> = keys.iter().map(|k| k.0[lane]).collect();
             lanes.sort_unstable();
             lanes.dedup();
             assert_eq!(lanes.len(), keys.len(), "two prefixes share lane {lane}");
         }
+    }
+
+    #[test]
+    fn entries_and_prompts_stay_small() {
+        // What a fork copies per block, and what every move of an agent's prompt copies.
+        assert_eq!(std::mem::size_of::<Entry>(), 24);
+        assert!(std::mem::size_of::<Prompt>() <= 136, "{}", std::mem::size_of::<Prompt>());
     }
 
     #[test]
@@ -707,9 +775,9 @@ mod tests {
         assert_eq!((fast.tokens(), fast.prefix_tokens(0)), (12, 7));
         assert_eq!((sha.tokens(), sha.prefix_tokens(0)), (12, 7));
         assert_eq!(
-            sha.prefix_digest(1),
-            reference_prefix_digest("ws", "m", Digest::default(), Digest::default(), &blocks, 1)
+            sha.prefix_key(1),
+            reference_prefix_key("ws", "m", Digest::default(), Digest::default(), &blocks, 1)
         );
-        assert_ne!(fast.prefix_digest(1), sha.prefix_digest(1));
+        assert_ne!(fast.prefix_key(1), sha.prefix_key(1));
     }
 }

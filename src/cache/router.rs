@@ -9,7 +9,7 @@
 //! send times of its last `per_window` requests in a ring: the window is full exactly when the
 //! oldest of them is less than `window` old. Allocates only for a key never seen.
 
-use super::{Digest, KeyHasher};
+use super::{Key, KeyHasher};
 use crate::time::SimTime;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -20,7 +20,7 @@ pub struct Router {
     per_window: u32,
     window_us: u64,
     /// Route key -> its first (key, machine) ring.
-    index: HashMap<Digest, u32, BuildHasherDefault<KeyHasher>>,
+    index: HashMap<Key, u32, BuildHasherDefault<KeyHasher>>,
     /// `per_window` send times per (key, machine).
     times: Vec<SimTime>,
     /// Requests recorded per (key, machine), at most `per_window`.
@@ -49,13 +49,13 @@ impl Router {
     }
 
     /// The machine a request for `route` sent at `now` goes to (nothing recorded).
-    pub fn pick(&self, route: Digest, now: SimTime) -> u32 {
+    pub fn pick(&self, route: Key, now: SimTime) -> u32 {
         let Some(&first) = self.index.get(&route) else { return 0 };
         (0..self.machines).find(|&m| !self.full(first + m, now)).unwrap_or(0)
     }
 
     /// Record a request for `route` sent at `now` on `machine` (as `pick` chose it).
-    pub fn record(&mut self, route: Digest, machine: u32, now: SimTime) {
+    pub fn record(&mut self, route: Key, machine: u32, now: SimTime) {
         let first = match self.index.get(&route) {
             Some(&first) => first,
             None => {
@@ -87,26 +87,23 @@ impl Router {
     }
 }
 
-/// The store key of prefix `digest` on `machine`: machine 0 keeps the digest itself; other
-/// machines fold the machine number into the digest's hashed bytes, so each machine caches
-/// its own copy of a prefix.
+/// The store key of prefix `key` on `machine`: machine 0 keeps the key itself; other
+/// machines fold the machine number into the key's hashed word (and a tag into the other),
+/// so each machine caches its own copy of a prefix.
 #[inline]
-pub fn machine_key(digest: Digest, machine: u32) -> Digest {
+pub fn machine_key(key: Key, machine: u32) -> Key {
     if machine == 0 {
-        return digest;
+        return key;
     }
-    let mut d = digest;
-    let salt = crate::rng::mix64(u64::from(machine)).to_le_bytes();
-    for (b, s) in d.0[..8].iter_mut().zip(salt) {
-        *b ^= s;
-    }
-    d.0[31] ^= 0x80 | (machine as u8 & 0x7f);
-    d
+    let [low, high] = key.0;
+    let tag = u64::from(0x80 | (machine as u8 & 0x7f)) << 56;
+    Key([low ^ crate::rng::mix64(u64::from(machine)), high ^ tag])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cache::Digest;
 
     fn t(us: u64) -> SimTime {
         SimTime::from_us(us)
@@ -114,7 +111,7 @@ mod tests {
 
     #[test]
     fn the_sixteenth_request_in_a_minute_overflows_and_the_window_slides() {
-        let key = Digest::of(b"route");
+        let key = Key::of_digest(&Digest::of(b"route"));
         let mut r = Router::new(8, 15, 60_000_000);
         for i in 0..15 {
             assert_eq!(r.pick(key, t(i)), 0);
@@ -124,12 +121,16 @@ mod tests {
         r.record(key, 1, t(20));
         assert_eq!(r.pick(key, t(60_000_000 - 1)), 1, "still 15 in machine 0's last minute");
         assert_eq!(r.pick(key, t(60_000_000)), 0, "request 0 (sent at 0) has left the window");
-        assert_eq!(r.pick(Digest::of(b"other"), t(20)), 0, "another prefix has its own machines");
+        assert_eq!(
+            r.pick(Key::of_digest(&Digest::of(b"other")), t(20)),
+            0,
+            "another prefix has its own machines"
+        );
     }
 
     #[test]
     fn all_machines_full_falls_back_to_machine_zero() {
-        let key = Digest::of(b"k");
+        let key = Key::of_digest(&Digest::of(b"k"));
         let mut r = Router::new(2, 1, 1_000);
         r.record(key, 0, t(0));
         assert_eq!(r.pick(key, t(1)), 1);

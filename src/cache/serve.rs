@@ -25,7 +25,7 @@
 
 use super::router::Router;
 use super::store::{EntryStore, SlotId, WriteOutcome};
-use super::{Breakpoint, CacheError, Digest, Policy, Prices, Prompt, Ttl, Usage};
+use super::{Breakpoint, CacheError, Key, Policy, Prices, Prompt, Ttl, Usage};
 use crate::config::{CacheParams, HostedParams, ModelParams};
 use crate::time::SimTime;
 
@@ -42,7 +42,7 @@ pub const LOOKBACK_POSITIONS: usize = 20;
 /// never hits it anyway).
 #[derive(Debug, Clone)]
 pub struct Cache {
-    store: EntryStore<Digest>,
+    store: EntryStore<Key>,
     policy: Policy,
     model: ModelParams,
     /// The model's prices, worked out once for every request's bill.
@@ -58,7 +58,7 @@ pub struct Cache {
     /// (system, brief), the same keys request after request. A key keeps its slot until the
     /// store is cleared (`reset` empties this too), so an equal key here is its slot, found
     /// without a hash lookup.
-    refreshed: [Option<(Digest, SlotId)>; BP_MEMO],
+    refreshed: [Option<(Key, SlotId)>; BP_MEMO],
     default_ttl: Ttl,
     /// `[openai]` and `[gemini]` (read by those policies only), and OpenAI's machines.
     hosted: HostedParams,
@@ -138,7 +138,7 @@ impl Cache {
         &self.prices
     }
 
-    pub fn store(&self) -> &EntryStore<Digest> {
+    pub fn store(&self) -> &EntryStore<Key> {
         &self.store
     }
 
@@ -166,16 +166,29 @@ impl Cache {
         ready_at: impl FnOnce(&Usage) -> SimTime,
     ) -> Result<Usage, CacheError> {
         let ask = Lookup { prompt, breakpoints, now, miss };
-        let (plan, mut usage) = self.plan(&ask)?;
+        self.check(&ask)?;
+        if let Policy::OpenAi | Policy::Gemini = self.policy {
+            return Ok(self.serve_hosted(&ask, ready_at));
+        }
+        // The hit, the bill and the commit of one policy at a time, not a plan of any policy
+        // built and then read: merged over the policies, the plan went to the stack and was
+        // read back as 16-byte loads of 8-byte stores (a store-forwarding stall a request).
+        let hit = self.local_hit(&ask);
+        let mut usage = self.local_usage(&ask, Hit::index(hit));
         let ready = ready_at(&usage);
         usage.redundant_writes = match self.policy {
-            Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
-                self.commit_every_block(&ask, plan.hit, ready)
-            }
-            Policy::Anthropic => self.commit_anthropic(&ask, plan.hit, ready),
-            Policy::OpenAi | Policy::Gemini => self.commit_hosted(&ask, plan, ready),
+            Policy::Anthropic => self.commit_anthropic(&ask, hit, ready),
+            _ => self.commit_every_block(&ask, hit, ready),
         };
         Ok(usage)
+    }
+
+    /// `serve_with` under a hosted policy (`openai`, `gemini`), out of line.
+    #[inline(never)]
+    fn serve_hosted(&mut self, ask: &Lookup, ready_at: impl FnOnce(&Usage) -> SimTime) -> Usage {
+        let (plan, mut usage) = self.hosted_plan(ask);
+        usage.redundant_writes = self.commit_hosted(ask, plan, ready_at(&usage));
+        usage
     }
 
     /// What `serve` would bill at `now`, without touching the cache.
@@ -196,32 +209,48 @@ impl Cache {
         now: SimTime,
         miss: bool,
     ) -> Result<Usage, CacheError> {
-        Ok(self.plan(&Lookup { prompt, breakpoints, now, miss })?.1)
+        let ask = Lookup { prompt, breakpoints, now, miss };
+        self.check(&ask)?;
+        Ok(match self.policy {
+            Policy::OpenAi | Policy::Gemini => self.hosted_plan(&ask).1,
+            _ => self.local_usage(&ask, Hit::index(self.local_hit(&ask))),
+        })
     }
 
-    /// The lookup `serve` and `peek` share (no side effect): the hit and the bill. Inlined,
-    /// so the plan and the bill are built where they are used, not copied out (a hint was
-    /// not enough: it is called from `peek` too).
+    /// The request's breakpoints, where the policy reads them: what the API refuses.
     #[inline(always)]
-    fn plan(&self, ask: &Lookup) -> Result<(Plan, Usage), CacheError> {
-        let Lookup { prompt, breakpoints, now, miss } = *ask;
+    fn check(&self, ask: &Lookup) -> Result<(), CacheError> {
         match self.policy {
-            Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
-                let hit = if miss { None } else { self.every_block_hit(prompt, now) };
-                Ok((Plan::local(hit), self.every_block_usage(prompt, Hit::index(hit))))
-            }
-            Policy::Anthropic => {
-                validate_breakpoints(breakpoints, prompt.len())?;
+            Policy::EveryBlock | Policy::Vllm | Policy::Sglang => Ok(()),
+            Policy::Anthropic => validate_breakpoints(ask.breakpoints, ask.prompt.len()),
+            Policy::OpenAi | Policy::Gemini => self.hosted_check(ask),
+        }
+    }
+
+    /// The hit under a policy of one machine (`every-block`, `vllm`, `sglang`, `anthropic`),
+    /// of a request `check` accepted; no side effect.
+    #[inline(always)]
+    fn local_hit(&self, ask: &Lookup) -> Option<Hit> {
+        let Lookup { prompt, breakpoints, now, miss } = *ask;
+        match (miss, self.policy) {
+            (true, _) => None,
+            (false, Policy::Anthropic) => {
                 let min = self.model.min_cacheable_tokens;
-                let hit = match miss {
-                    true => None,
-                    false => {
-                        anthropic_hit((&self.store, self.written), prompt, breakpoints, min, now)
-                    }
-                };
-                Ok((Plan::local(hit), anthropic_usage(prompt, breakpoints, min, Hit::index(hit))))
+                anthropic_hit((&self.store, self.written), prompt, breakpoints, min, now)
             }
-            Policy::OpenAi | Policy::Gemini => self.hosted_plan(ask),
+            (false, _) => self.every_block_hit(prompt, now),
+        }
+    }
+
+    /// The bill under a policy of one machine, for hit boundary `hit`.
+    #[inline(always)]
+    fn local_usage(&self, ask: &Lookup, hit: Option<usize>) -> Usage {
+        match self.policy {
+            Policy::Anthropic => {
+                let min = self.model.min_cacheable_tokens;
+                anthropic_usage(ask.prompt, ask.breakpoints, min, hit)
+            }
+            _ => self.every_block_usage(ask.prompt, hit),
         }
     }
 
@@ -233,7 +262,7 @@ impl Cache {
         }
         let mut redundant = 0;
         for i in hit.map_or(0, |h| h.index + 1)..prompt.len() {
-            let (key, tokens) = (prompt.prefix_digest(i), prompt.block_tokens(i));
+            let (key, tokens) = (prompt.prefix_key(i), prompt.block_tokens(i));
             self.written |= position_bit(i);
             let outcome = self.store.write(key, tokens, now, ready, self.default_ttl);
             redundant += u32::from(outcome == WriteOutcome::Redundant);
@@ -246,7 +275,7 @@ impl Cache {
             if self.written & position_bit(index) == 0 {
                 return None;
             }
-            let slot = self.store.ready_slot(prompt.prefix_digest(index), now)?;
+            let slot = self.store.ready_slot(prompt.prefix_key(index), now)?;
             Some(Hit { index, slot })
         })
     }
@@ -287,7 +316,7 @@ impl Cache {
             if index < inside {
                 // Not written at this position: nothing to refresh (`written`).
                 if self.written & position_bit(bp.index) != 0 {
-                    self.refresh(bp.index, prompt.prefix_digest(bp.index), now);
+                    self.refresh(bp.index, prompt.prefix_key(bp.index), now);
                 }
                 continue;
             }
@@ -296,8 +325,7 @@ impl Cache {
                 continue;
             }
             self.written |= position_bit(bp.index);
-            let outcome =
-                self.store.write(prompt.prefix_digest(bp.index), tokens, now, ready, bp.ttl);
+            let outcome = self.store.write(prompt.prefix_key(bp.index), tokens, now, ready, bp.ttl);
             redundant += u32::from(outcome == WriteOutcome::Redundant);
         }
         redundant
@@ -308,7 +336,7 @@ impl Cache {
     /// `store.touch(key, now)` for the key at breakpoint position `index`, through
     /// `refreshed`.
     #[inline(always)]
-    fn refresh(&mut self, index: usize, key: Digest, now: SimTime) {
+    fn refresh(&mut self, index: usize, key: Key, now: SimTime) {
         let memo = &mut self.refreshed[index % BP_MEMO];
         let slot = match *memo {
             Some((k, slot)) if k == key => slot,
@@ -335,20 +363,13 @@ struct Lookup<'a> {
     miss: bool,
 }
 
-/// What a request finds: the machine it is routed to (and its route key; hosted policies
-/// only), and its hit.
+/// What a request finds under a hosted policy: the machine it is routed to (and its route
+/// key, `openai` only), and its hit.
 #[derive(Debug, Clone, Copy)]
 struct Plan {
-    route: Option<Digest>,
+    route: Option<Key>,
     machine: u32,
     hit: Option<Hit>,
-}
-
-impl Plan {
-    /// A cache of one machine, no routing.
-    fn local(hit: Option<Hit>) -> Plan {
-        Plan { route: None, machine: 0, hit }
-    }
 }
 
 /// The hit boundary and its entry's slot: the commit refreshes the slot the lookup found.
@@ -403,7 +424,7 @@ fn validate_breakpoints(breakpoints: &[Breakpoint], len: usize) -> Result<(), Ca
 /// into `plan` (its one hot caller): the hit comes back in registers.
 #[inline(always)]
 fn anthropic_hit(
-    (store, written): (&EntryStore<Digest>, u64),
+    (store, written): (&EntryStore<Key>, u64),
     prompt: &Prompt,
     breakpoints: &[Breakpoint],
     min: u64,
@@ -424,7 +445,7 @@ fn anthropic_hit(
             if written & position_bit(index) == 0 {
                 continue;
             }
-            if let Some(slot) = store.ready_slot(prompt.prefix_digest(index), now) {
+            if let Some(slot) = store.ready_slot(prompt.prefix_key(index), now) {
                 return Some(Hit { index, slot });
             }
         }

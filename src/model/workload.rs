@@ -52,7 +52,9 @@ pub const fn name_hash(tag: &str) -> u64 {
 /// synthetic prefix chain (`Prompt::synthetic`), which mixes them, and an injective identity
 /// lets that chain prove that one prefix followed by two different blocks never meets
 /// (module docs of `cache::prompt`). Two names share an identity only if their tags' FNV-1a
-/// hashes agree.
+/// hashes agree. What that proof uses, and the tests below check: the hashes of the tags
+/// used here differ in their top 16 bits, and each tag has `b = 0` always, or `a` and `b`
+/// below 2^32 always (a turn's blocks: a `u32` agent index and a `u32` request).
 pub fn identity(tag: &str, a: u64, b: u64) -> Digest {
     identity_of(name_hash(tag), a, b)
 }
@@ -466,6 +468,41 @@ mod tests {
         push_turn(&mut chain, &exp, 3, 3, turn(5, 7));
         let p = &chain.prompt;
         assert_eq!((6..p.len()).map(|i| p.block_tokens(i)).collect::<Vec<_>>(), [3, 2, 7]);
+    }
+
+    /// Every tag a block's identity takes in this module.
+    const BLOCK_TAGS: [&str; 19] = [
+        "parent/tools",
+        "parent/system",
+        "parent/history",
+        "parent/tools-without",
+        "parent/system-edited",
+        "subagent/tools",
+        "subagent/system",
+        "brief",
+        "agent/task",
+        "agent/user",
+        "agent/thinking",
+        "agent/text",
+        "agent/tool_use",
+        "agent/result",
+        "parent/exchange/user",
+        "parent/exchange/thinking",
+        "parent/exchange/text",
+        "parent/exchange/tool_use",
+        "parent/exchange/result",
+    ];
+
+    #[test]
+    fn the_tags_differ_in_their_top_16_bits() {
+        // What the mixed chain's injectivity proof needs (module docs of `cache::prompt`).
+        let mut tops: Vec<u64> = BLOCK_TAGS.iter().map(|t| name_hash(t) >> 48).collect();
+        tops.sort_unstable();
+        tops.dedup();
+        assert_eq!(tops.len(), BLOCK_TAGS.len());
+        // The constant tags are among them.
+        let listed = |h: &u64| BLOCK_TAGS.iter().any(|t| name_hash(t) == *h);
+        assert!([TASK].iter().chain(&AGENT_BLOCK).chain(&EXCHANGE_BLOCK).all(listed));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{RecordError, TraceError, TraceMeta, NO_CONVERSATION};
 use super::Replay;
 use crate::cache::{
-    parse_json, Breakpoint, Cache, Digest, Json, ParsedBody, Prompt, State, Ttl, Usage,
+    parse_json, Breakpoint, Cache, Json, Key, ParsedBody, Prompt, State, Ttl, Usage,
 };
 use crate::config::LatencyParams;
 use crate::time::SimTime;
@@ -51,7 +51,7 @@ struct Lane {
 struct Replayer<'s> {
     settings: &'s ReplaySettings,
     lanes: Vec<Lane>,
-    last_seen_us: HashMap<Digest, u64>,
+    last_seen_us: HashMap<Key, u64>,
     reuse_gap_us: Histogram<u64>,
     distinct_tokens: u64,
     /// The last body and prompt of each conversation (to extend its chain).
@@ -208,7 +208,7 @@ impl<'s> Replayer<'s> {
 
     fn record_gaps(&mut self, prompt: &Prompt, now: u64) {
         for i in 0..prompt.len() {
-            match self.last_seen_us.insert(prompt.prefix_digest(i), now) {
+            match self.last_seen_us.insert(prompt.prefix_key(i), now) {
                 Some(last) => self.reuse_gap_us.saturating_record(now.saturating_sub(last)),
                 None => self.distinct_tokens += prompt.block_tokens(i),
             }
@@ -253,7 +253,7 @@ fn miss_causes(cache: &Cache, prompt: &Prompt, peek: &Usage, now: SimTime) -> [u
         if peek.cache_read == 0 { 0 } else { boundary(peek.cache_read).map_or(0, |h| h + 1) };
     let mut cause = 3; // never seen
     for i in (first..=last).rev() {
-        cause = match cache.store().probe(prompt.prefix_digest(i), now) {
+        cause = match cache.store().probe(prompt.prefix_key(i), now) {
             State::Absent | State::Ready => cause,
             state => super::blocks::cause(state),
         };

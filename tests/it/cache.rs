@@ -8,7 +8,7 @@
 //! 0-based, so block 35 is index 34. Times are microseconds.
 
 use prefixsim::cache::{
-    cost_usd, preset, preset_names, reference_prefix_digest, request_from_json, Block, Breakpoint,
+    cost_usd, preset, preset_names, reference_prefix_key, request_from_json, Block, Breakpoint,
     Cache, CacheError, Digest, EntryStore, Layer, Policy, Prompt, State, Ttl, Usage, WriteOutcome,
 };
 use prefixsim::config::ModelParams;
@@ -177,7 +177,7 @@ fn expiry_is_exactly_at_last_use_plus_ttl() {
     let model = any_length_model();
     let mut cache = Cache::new(Policy::Anthropic, &model, None);
     let p = prompt_of(&model.name, &[1, 2], 1_000);
-    let key = p.prefix_digest(1);
+    let key = p.prefix_key(1);
     cache.serve(&p, &[bp(1)], at(0), |_| at(US_PER_S)).unwrap();
     let t1 = 100 * US_PER_S;
     let u = cache.serve(&p, &[bp(1)], at(t1), |_| at(t1 + 200 * US_PER_S)).unwrap();
@@ -472,7 +472,7 @@ fn markers_do_not_change_digests() {
         "system": [{"text": "s", "type": "text", "cache_control": {"type": "ephemeral"}}], "model": "m"});
     let (pa, _) = request_from_json(&a).unwrap();
     let (pb, _) = request_from_json(&b).unwrap();
-    assert_eq!(pa.prefix_digest(1), pb.prefix_digest(1));
+    assert_eq!(pa.prefix_key(1), pb.prefix_key(1));
 }
 
 /// Key order is content (the API caches the bytes it is sent; the docs warn about clients that
@@ -536,7 +536,7 @@ fn automatic_caching_reads_the_previous_turn() {
     let parsed1 = prefixsim::cache::parse_body(&turn1).unwrap();
     let parsed2 = prefixsim::cache::parse_body(&turn2).unwrap();
     let ext = parsed2.extend_prompt(&parsed1, &parsed1.prompt("default")).unwrap();
-    assert_eq!(ext.prefix_digest(ext.len() - 1), p2.prefix_digest(p2.len() - 1));
+    assert_eq!(ext.prefix_key(ext.len() - 1), p2.prefix_key(p2.len() - 1));
     // A body that changes `tool_choice` does not extend its parent.
     let mut other = turn2.clone();
     other["tool_choice"] = json!({"type": "none"});
@@ -667,8 +667,8 @@ proptest! {
         let mut fork = parent.clone();
         blocks[split..].iter().for_each(|b| fork.push(*b));
         for i in 0..blocks.len() {
-            let reference = reference_prefix_digest("ws", "claude-sonnet-4.5", sys, msg, &blocks, i);
-            prop_assert_eq!(fork.prefix_digest(i), reference);
+            let reference = reference_prefix_key("ws", "claude-sonnet-4.5", sys, msg, &blocks, i);
+            prop_assert_eq!(fork.prefix_key(i), reference);
         }
         let total: u64 = blocks.iter().map(|b| b.tokens).sum();
         prop_assert_eq!(fork.tokens(), total);

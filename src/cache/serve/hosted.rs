@@ -22,7 +22,7 @@
 use super::super::router::machine_key;
 use super::super::store::WriteOutcome;
 use super::{validate_breakpoints, Cache, Hit, Lookup, Plan};
-use crate::cache::{Breakpoint, CacheError, Digest, Prompt, Usage};
+use crate::cache::{Breakpoint, CacheError, Key, Prompt, Usage};
 use crate::config::{GeminiMode, OpenAiContract, OpenAiRetention, Policy};
 use crate::time::{SimTime, US_PER_S};
 
@@ -59,13 +59,20 @@ impl Cache {
         }
     }
 
+    /// The request's breakpoints, where the rule reads them.
+    pub(super) fn hosted_check(&self, ask: &Lookup) -> Result<(), CacheError> {
+        match self.rule() {
+            Rule::Breakpoints | Rule::Explicit => {
+                validate_breakpoints(ask.breakpoints, ask.prompt.len())
+            }
+            Rule::Longest { .. } => Ok(()),
+        }
+    }
+
     /// Look the request up (no side effect): its machine and its hit.
-    pub(super) fn hosted_plan(&self, ask: &Lookup) -> Result<(Plan, Usage), CacheError> {
+    pub(super) fn hosted_plan(&self, ask: &Lookup) -> (Plan, Usage) {
         let Lookup { prompt, breakpoints, now, miss } = *ask;
         let rule = self.rule();
-        if matches!(rule, Rule::Breakpoints | Rule::Explicit) {
-            validate_breakpoints(breakpoints, prompt.len())?;
-        }
         let route = match self.policy {
             Policy::OpenAi => route_key(prompt, self.hosted.openai.route_tokens),
             _ => None,
@@ -76,7 +83,7 @@ impl Cache {
             if prompt.prefix_tokens(index) < min {
                 return None;
             }
-            let key = machine_key(prompt.prefix_digest(index), machine);
+            let key = machine_key(prompt.prefix_key(index), machine);
             Some(Hit { index, slot: self.store.ready_slot(key, now)? })
         };
         let hit = match (miss, rule) {
@@ -89,7 +96,7 @@ impl Cache {
             (false, Rule::Explicit) => explicit_object(breakpoints).and_then(ready),
         };
         let plan = Plan { route, machine, hit };
-        Ok((plan, self.hosted_usage(prompt, breakpoints, rule, Hit::index(hit))))
+        (plan, self.hosted_usage(prompt, breakpoints, rule, Hit::index(hit)))
     }
 
     fn hosted_usage(
@@ -141,7 +148,7 @@ impl Cache {
             self.store.touch_slot(h.slot, now);
             if rule == Rule::Breakpoints {
                 for bp in breakpoints.iter().filter(|bp| bp.index < h.index) {
-                    self.store.touch(machine_key(prompt.prefix_digest(bp.index), m), now);
+                    self.store.touch(machine_key(prompt.prefix_key(bp.index), m), now);
                 }
             }
         }
@@ -154,8 +161,8 @@ impl Cache {
         let first = hit.map_or(0, |h| h + 1);
         let mut previous = hit.map_or(0, |h| prompt.prefix_tokens(h));
         let mut redundant = 0;
-        let write = |store: &mut super::EntryStore<Digest>, i: usize, tokens: u64| {
-            let key = machine_key(prompt.prefix_digest(i), m);
+        let write = |store: &mut super::EntryStore<Key>, i: usize, tokens: u64| {
+            let key = machine_key(prompt.prefix_key(i), m);
             let outcome = store.write_ttl(key, tokens, now, ready, ttl);
             u32::from(outcome == WriteOutcome::Redundant)
         };
@@ -196,14 +203,14 @@ pub fn stepped(tokens: u64, min: u64, step: u64) -> u64 {
     }
 }
 
-/// The route key: the prefix digest of the first block that reaches `route_tokens` (the
+/// The route key: the prefix key of the first block that reaches `route_tokens` (the
 /// whole prompt when shorter). Blocks are compared whole, so two prompts whose first
 /// `route_tokens` tokens fall in equal blocks share a route, and any differing block that
 /// starts before `route_tokens` separates them.
-fn route_key(prompt: &Prompt, route_tokens: u64) -> Option<Digest> {
+fn route_key(prompt: &Prompt, route_tokens: u64) -> Option<Key> {
     let last = prompt.len().checked_sub(1)?;
     let i = (0..=last).find(|&i| prompt.prefix_tokens(i) >= route_tokens).unwrap_or(last);
-    Some(prompt.prefix_digest(i))
+    Some(prompt.prefix_key(i))
 }
 
 /// The block ending the explicit cache object: the second breakpoint, or the only one.
