@@ -300,17 +300,17 @@ impl Agent {
         tool
     }
 
-    /// Its current request (input and output) must fit its model's window. The key named:
-    /// the parent's advancing history when it pushed the shared part past the window, else
-    /// its own turns. `shown`: its number in the error.
+    /// Its current request (input and output) must fit its model's window (`window`, that
+    /// model's `window_tokens`, looked up once per run). The key named: the parent's advancing
+    /// history when it pushed the shared part past the window, else its own turns. `shown`:
+    /// its number in the error.
     pub(super) fn check_window(
         &self,
         exp: &Experiment,
-        model: &ModelParams,
+        (model, window): (&ModelParams, u64),
         shown: u32,
     ) -> Result<(), SimError> {
-        let (tokens, window) =
-            (self.chain.prompt.tokens() + self.output_tokens, model.window_tokens());
+        let tokens = self.chain.prompt.tokens() + self.output_tokens;
         if tokens <= window {
             return Ok(());
         }

@@ -149,6 +149,8 @@ pub(super) struct Run<'a> {
     pub caches: &'a mut [Cache],
     /// The experiment's model, then `fork_other_model`'s.
     pub models: &'a [ModelParams],
+    /// Each model's `window_tokens` (a request checks it every time).
+    windows: [u64; 2],
     /// Each model's latency parameters, ready to draw from (`fork_other_model` runs at its
     /// own model's speed when `latency_other` is given).
     pub latency: [Latency<'a>; 2],
@@ -177,6 +179,8 @@ pub(super) struct Run<'a> {
 
 impl<'a> Run<'a> {
     /// A run of `strategy` on `sim`'s buffers, counting into `metrics` (traced or not).
+    /// Inlined into its two callers: a run is a large value, returned into their frames.
+    #[inline(always)]
     fn new(
         exp: &'a Experiment,
         strategy: &'a Strategy,
@@ -226,6 +230,7 @@ impl<'a> Run<'a> {
             limiters: Limiters::new(exp, models),
             admits_all: admits_all(exp),
             parent: Parent::new(exp, models, replication),
+            windows: [0, models.len() - 1].map(|m| models[m].window_tokens()),
             models,
             latency: [
                 Latency::new(&exp.latency),
@@ -463,7 +468,7 @@ impl Run<'_> {
         let nbps = workload::breakpoints(1, ag.shared_end, last, ttl, &mut bps);
         let bps = &bps[..nbps];
         let (m, out, request) = (ag.model, ag.output_tokens, ag.turn);
-        ag.check_window(self.exp, &self.models[m], shown)?;
+        ag.check_window(self.exp, (&self.models[m], self.windows[m]), shown)?;
         if self.exp.server.is_some() {
             self.server_send(who, request, out);
             return Ok(());
