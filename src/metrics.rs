@@ -140,6 +140,13 @@ impl Samples {
         }
         let n = self.0.len();
         let rank = ((q.clamp(0.0, 1.0) * n as f64).ceil() as usize).clamp(1, n);
+        // The ends need no selection: a run's p99 of fewer than 100 values is its largest.
+        if rank == n {
+            return self.max();
+        }
+        if rank == 1 {
+            return self.min();
+        }
         // A per-thread scratch copy: the selection reorders it, and a run asks for three
         // quantiles, so a fresh Vec each would be an allocation per quantile per run.
         thread_local! {
@@ -151,11 +158,15 @@ impl Samples {
             *scratch.select_nth_unstable(rank - 1).1
         })
     }
-    /// Record every sample into `h` (saturating at its highest trackable value).
-    pub fn record_into(&self, h: &mut Histogram<u64>) {
+    /// Record every sample into `h` (saturating at its highest trackable value); their
+    /// smallest and largest value, `None` when empty (one pass for the three).
+    pub fn record_into(&self, h: &mut Histogram<u64>) -> Option<(u64, u64)> {
+        let (mut lo, mut hi) = (u64::MAX, 0);
         for &v in &self.0 {
             h.saturating_record(v);
+            (lo, hi) = (lo.min(v), hi.max(v));
         }
+        (!self.0.is_empty()).then_some((lo, hi))
     }
 }
 
@@ -342,5 +353,35 @@ impl RunMetrics {
 impl Default for RunMetrics {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A quantile is the sorted values' entry at rank `ceil(q * n)` (at least 1), whichever
+    /// way it is found (the ends without a selection), and the range is the sorted ends.
+    #[test]
+    fn quantiles_and_range_are_the_sorted_values() {
+        let mut x = 7u64;
+        let mut next = || {
+            x = crate::rng::mix64(x);
+            x % 1_000
+        };
+        let mut h = new_histogram();
+        for n in [1, 2, 3, 16, 80, 99, 100, 101, 250] {
+            let mut s = Samples::default();
+            (0..n).for_each(|_| s.record(next()));
+            let mut sorted = s.values().to_vec();
+            sorted.sort_unstable();
+            for q in [0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0] {
+                let rank = ((q * n as f64).ceil() as usize).clamp(1, n);
+                assert_eq!(s.value_at_quantile(q), sorted[rank - 1], "n {n}, q {q}");
+            }
+            assert_eq!(s.record_into(&mut h), Some((sorted[0], sorted[n - 1])), "n {n}");
+        }
+        assert_eq!(Samples::default().value_at_quantile(0.5), 0);
+        assert_eq!(Samples::default().record_into(&mut h), None);
     }
 }

@@ -34,7 +34,9 @@ pub(super) enum Admit {
 /// The run's rate limiters: one per rate-limit class; `of_model[m]` is model `m`'s (models of
 /// one class share buckets). No limiter at all without `[rate_limits]`.
 pub(super) struct Limiters {
-    by_class: Vec<Option<RateLimiter>>,
+    /// At most two classes (a run has at most two models): an array, not a `Vec` allocated
+    /// every run.
+    by_class: [Option<RateLimiter>; 2],
     of_model: [usize; 2],
     /// `[rate_limits]` is set: fixed per run, so a run without limits asks nothing per request.
     on: bool,
@@ -50,7 +52,8 @@ impl Limiters {
                 .as_ref()
                 .map(|r| RateLimiter::with_interval(r.rpm, r.itpm, r.otpm, r.interval_us))
         };
-        let by_class = (0..models.len() - usize::from(same_class)).map(|_| limiter()).collect();
+        let classes = models.len() - usize::from(same_class);
+        let by_class = [limiter(), if classes == 2 { limiter() } else { None }];
         Limiters { by_class, of_model, on: exp.rate_limits.is_some() }
     }
 

@@ -107,13 +107,25 @@ impl<'e> TurnDraws<'e> {
 }
 
 /// The per-requester random streams of one replication.
-struct Streams<'e> {
-    exp: &'e Experiment,
+struct Streams {
     /// The replication's node of the seed tree (`[replication]` below the experiment seed).
     replication: rng::Node,
+    /// Which optional streams the run draws from, decided once per run: 429 jitter, isolated
+    /// misses, Gemini implicit hits, 529s.
+    optional: [bool; 4],
 }
 
-impl Streams<'_> {
+impl Streams {
+    fn new(exp: &Experiment, replication: u32) -> Self {
+        let optional = [
+            exp.rate_limits.is_some(),
+            exp.cache.miss_probability > 0.0,
+            super::admission::draws_implicit(exp),
+            exp.overload.is_some(),
+        ];
+        Streams { replication: rng::Node::new(exp.seed, &[replication as u64]), optional }
+    }
+
     /// Requester `id`'s node of the seed tree: its streams are the node's children, one per
     /// draw site (`[replication, id, site]` below the experiment seed), stepped to once.
     fn of(&self, id: u64) -> rng::Node {
@@ -122,6 +134,7 @@ impl Streams<'_> {
 
     /// Stream `s` below a requester's `node` into `slot` when `on` (reseeded in place when
     /// the slot already holds one: no allocation), else none.
+    #[inline]
     fn optional(slot: &mut OptionalStream, on: bool, node: rng::Node, s: u64) {
         match (on, slot) {
             (false, slot) => *slot = None,
@@ -141,17 +154,16 @@ impl Streams<'_> {
         (node, turns, output_tokens): (rng::Node, u32, u64),
         shared: &Shared,
     ) {
-        let exp = self.exp;
         (ag.shared_end, ag.model) = (shared.prompt.len() - 1, shared.model);
         (ag.turns, ag.turn, ag.output_tokens) = (turns, 0, output_tokens);
         (ag.slot, ag.phase, ag.grown, ag.overload_retries) =
             (SimTime::ZERO, Phase::Queued, [0; 2], 0);
         node.reseed(&[site::LATENCY], &mut ag.lat);
-        Self::optional(&mut ag.jitter, exp.rate_limits.is_some(), node, site::RATE_LIMIT);
-        Self::optional(&mut ag.miss, exp.cache.miss_probability > 0.0, node, site::MISS);
-        let implicit = super::admission::draws_implicit(exp);
+        let [jitter, miss, implicit, overload] = self.optional;
+        Self::optional(&mut ag.jitter, jitter, node, site::RATE_LIMIT);
+        Self::optional(&mut ag.miss, miss, node, site::MISS);
         Self::optional(&mut ag.implicit, implicit, node, site::IMPLICIT_HIT);
-        Self::optional(&mut ag.overload, exp.overload.is_some(), node, site::OVERLOAD);
+        Self::optional(&mut ag.overload, overload, node, site::OVERLOAD);
     }
 }
 
@@ -183,7 +195,7 @@ pub(super) fn build_into(
     spare.truncate(w.agents as usize);
     // Each agent forks the shared prefix with room for its own turns: it needs none.
     let shared: Shared = workload::shared(exp, 0, w.thinking);
-    let streams = Streams { exp, replication: rng::Node::new(exp.seed, &[replication as u64]) };
+    let streams = Streams::new(exp, replication);
     // Once per run, not per agent: a lognormal's sigma is a logarithm (`Sampler`).
     let (turns_draw, output_draw) = (Sampler::new(&w.turns), Sampler::new(&w.output_tokens));
     agents.reserve(w.agents as usize + 1);
@@ -288,17 +300,17 @@ impl Agent {
         tool
     }
 
-    /// Its current request (input and output) must fit its model's window. The key named:
-    /// the parent's advancing history when it pushed the shared part past the window, else
-    /// its own turns. `shown`: its number in the error.
+    /// Its current request (input and output) must fit its model's window (`window`, that
+    /// model's `window_tokens`, looked up once per run). The key named: the parent's advancing
+    /// history when it pushed the shared part past the window, else its own turns. `shown`:
+    /// its number in the error.
     pub(super) fn check_window(
         &self,
         exp: &Experiment,
-        model: &ModelParams,
+        (model, window): (&ModelParams, u64),
         shown: u32,
     ) -> Result<(), SimError> {
-        let (tokens, window) =
-            (self.chain.prompt.tokens() + self.output_tokens, model.window_tokens());
+        let tokens = self.chain.prompt.tokens() + self.output_tokens;
         if tokens <= window {
             return Ok(());
         }

@@ -79,6 +79,9 @@ pub struct Simulator {
     /// The last run's agents, and prompts done with: their memory serves the next run's.
     agents: Vec<Agent>,
     spare: Vec<PromptMemory>,
+    /// The models of a `fork_other_model` run (`run_models`); other runs borrow the
+    /// experiment's model instead of cloning it.
+    models: Vec<ModelParams>,
 }
 
 impl Default for Simulator {
@@ -96,6 +99,7 @@ impl Simulator {
             server: Server::default(),
             agents: Vec::new(),
             spare: Vec::new(),
+            models: Vec::new(),
         }
     }
 
@@ -144,7 +148,9 @@ pub(super) struct Run<'a> {
     pub(super) agents: &'a mut [Agent],
     pub caches: &'a mut [Cache],
     /// The experiment's model, then `fork_other_model`'s.
-    pub models: Vec<ModelParams>,
+    pub models: &'a [ModelParams],
+    /// Each model's `window_tokens` (a request checks it every time).
+    windows: [u64; 2],
     /// Each model's latency parameters, ready to draw from (`fork_other_model` runs at its
     /// own model's speed when `latency_other` is given).
     pub latency: [Latency<'a>; 2],
@@ -173,6 +179,8 @@ pub(super) struct Run<'a> {
 
 impl<'a> Run<'a> {
     /// A run of `strategy` on `sim`'s buffers, counting into `metrics` (traced or not).
+    /// Inlined into its two callers: a run is a large value, returned into their frames.
+    #[inline(always)]
     fn new(
         exp: &'a Experiment,
         strategy: &'a Strategy,
@@ -192,30 +200,37 @@ impl<'a> Run<'a> {
             max_events: exp.limits.max_events,
             horizon: t0.saturating_add(SimDuration::from_us(exp.limits.horizon_us)),
         };
-        sim.engine.reset(bounds, SimTime::ZERO);
-        sim.launch.reset(strategy, t0, w.agents);
-        let models = run_models(exp)?;
-        reset_caches(&mut sim.caches, exp, &models);
+        let Simulator { engine, launch, caches, server, agents, spare, models } = sim;
+        engine.reset(bounds, SimTime::ZERO);
+        launch.reset(strategy, t0, w.agents);
+        let models = run_models(exp, models)?;
+        reset_caches(caches, exp, models);
         if let Some(p) = &exp.server {
-            sim.server.reset(p);
+            server.reset(p);
         }
         metrics.agents = w.agents as u64;
         let prewarm = *strategy == Strategy::Prewarm;
-        let agents = (&mut sim.agents, &mut sim.spare);
-        agent::build_into(agents, exp, replication, prewarm, agents_strip_own(exp, &models));
+        agent::build_into(
+            (agents, spare),
+            exp,
+            replication,
+            prewarm,
+            agents_strip_own(exp, models),
+        );
         let mut run = Run {
             exp,
             strategy,
-            engine: &mut sim.engine,
-            launch: &mut sim.launch,
+            engine,
+            launch,
             rec: Recorder::new(metrics, traced, t0, w.agents),
             t0,
             n: w.agents,
-            agents: &mut sim.agents[..],
-            caches: &mut sim.caches[..],
-            limiters: Limiters::new(exp, &models),
+            agents: &mut agents[..],
+            caches: &mut caches[..],
+            limiters: Limiters::new(exp, models),
             admits_all: admits_all(exp),
-            parent: Parent::new(exp, &models, replication),
+            parent: Parent::new(exp, models, replication),
+            windows: [0, models.len() - 1].map(|m| models[m].window_tokens()),
             models,
             latency: [
                 Latency::new(&exp.latency),
@@ -228,7 +243,7 @@ impl<'a> Run<'a> {
             completed: 0,
             agent_ttl: exp.cache.agent_ttl(&w.kind),
             parent_ttl: exp.cache.parent_ttl(),
-            server: &mut sim.server,
+            server,
         };
         run.warm_parent()?;
         Ok(run)
@@ -430,7 +445,7 @@ impl<'a> Run<'a> {
             return;
         }
         let line = p.line_at(self.engine.now());
-        let strips = agents_strip_own(exp, &self.models);
+        let strips = agents_strip_own(exp, self.models);
         let ag = &mut self.agents[a as usize];
         let mut prompt = line.fork(3 + workload::turn_room(exp, ag.turns));
         workload::push_brief(&mut prompt, exp);
@@ -453,7 +468,7 @@ impl Run<'_> {
         let nbps = workload::breakpoints(1, ag.shared_end, last, ttl, &mut bps);
         let bps = &bps[..nbps];
         let (m, out, request) = (ag.model, ag.output_tokens, ag.turn);
-        ag.check_window(self.exp, &self.models[m], shown)?;
+        ag.check_window(self.exp, (&self.models[m], self.windows[m]), shown)?;
         if self.exp.server.is_some() {
             self.server_send(who, request, out);
             return Ok(());
@@ -678,13 +693,19 @@ fn isolated_miss(cache: &Cache, ask: &Ask<'_>) -> Result<u64, SimError> {
     Ok(u64::from(would_have_read(cache, ask)?))
 }
 
-/// The models of a run: the experiment's, then `fork_other_model`'s.
-fn run_models(exp: &Experiment) -> Result<Vec<ModelParams>, SimError> {
-    let mut models = vec![exp.model.clone()];
-    if let AgentKind::ForkOtherModel { model } = &exp.workload.kind {
-        models.push(cache::preset(model).ok_or_else(|| SimError::UnknownModel(model.clone()))?);
-    }
-    Ok(models)
+/// The models of a run: the experiment's, then `fork_other_model`'s (built into `both`; a
+/// run of one model borrows the experiment's, no clone of its name and prices every run).
+fn run_models<'a>(
+    exp: &'a Experiment,
+    both: &'a mut Vec<ModelParams>,
+) -> Result<&'a [ModelParams], SimError> {
+    let AgentKind::ForkOtherModel { model } = &exp.workload.kind else {
+        return Ok(std::slice::from_ref(&exp.model));
+    };
+    let other = cache::preset(model).ok_or_else(|| SimError::UnknownModel(model.clone()))?;
+    both.clear();
+    both.extend([exp.model.clone(), other]);
+    Ok(both)
 }
 
 /// One empty cache per model, reusing the ones of earlier runs.

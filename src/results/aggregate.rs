@@ -71,9 +71,8 @@ impl Aggregate {
     pub fn add_samples(&mut self, samples: [&Samples; 3]) {
         self.ladders.set([None; LATENCY_NAMES.len()]);
         for ((h, s), ext) in self.histograms.iter_mut().zip(samples).zip(&mut self.extremes) {
-            s.record_into(h);
-            if !s.is_empty() {
-                widen(ext, (s.min(), s.max()));
+            if let Some(range) = s.record_into(h) {
+                widen(ext, range);
             }
         }
     }
