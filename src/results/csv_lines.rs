@@ -78,13 +78,38 @@ impl CsvLines {
         first: usize,
         (names, keep): &(Columns, Vec<bool>),
     ) -> Result<Values, ResultsError> {
+        self.values_of(line, fields, first, (names, keep), true)
+    }
+
+    /// As `values`, parsing only the columns kept: for a row read again, which was checked
+    /// whole when it was first read (a sweep's summary is read again once per figure group).
+    pub fn kept_values(
+        &self,
+        line: usize,
+        fields: &[String],
+        first: usize,
+        (names, keep): &(Columns, Vec<bool>),
+    ) -> Result<Values, ResultsError> {
+        self.values_of(line, fields, first, (names, keep), false)
+    }
+
+    fn values_of(
+        &self,
+        line: usize,
+        fields: &[String],
+        first: usize,
+        (names, keep): (&Columns, &[bool]),
+        every: bool,
+    ) -> Result<Values, ResultsError> {
         // Sized up front: a collect grows by doubling, and the spare capacity was 40% of a
         // sweep's summary in memory.
         let mut numbers = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
         for (c, &k) in (first..fields.len()).zip(keep) {
-            let x = self.csv.parse_number(line, fields, c)?;
-            if k {
-                numbers.push(x);
+            if k || every {
+                let x = self.csv.parse_number(line, fields, c)?;
+                if k {
+                    numbers.push(x);
+                }
             }
         }
         Ok(Values::new(names.clone(), numbers))

@@ -10,7 +10,9 @@
 //! the axes (the groups, combinations and slices of the figures) reads the index; what needs
 //! the numbers streams the file (`iter`, `by_point`) or reads a point again (`rows_at`).
 //! Every row is checked when the index is built, so a malformed file is an error naming its
-//! line before anything is drawn; a file that changes under the index is reported by `check`.
+//! line before anything is drawn; a row read again is checked for what is read of it (its
+//! width, point, strategy and the numbers kept), and one that no longer reads so (the file
+//! changed under the index) is reported by `check`.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -109,7 +111,7 @@ impl Summary {
         loop {
             let at = lines.position();
             let Some((line, f)) = lines.next_row()? else { break };
-            let (point, _, _) = s.row_of(lines, line, &f)?;
+            let (point, _, _) = s.row_of(lines, (line, &f), true)?;
             s.index(&mut interning, &mut ids, point, &f, at);
         }
         s.close_stretch(&mut interning);
@@ -218,15 +220,19 @@ impl Summary {
         }
     }
 
-    /// The row `f` on `line` with every number checked, its strategy as written.
+    /// The row `f` on `line`: its point, replications and the numbers kept, with every number
+    /// checked (`every`, when indexing) or those kept (reading it again).
     fn row_of(
         &self,
         lines: &CsvLines,
-        line: usize,
-        f: &[String],
+        (line, f): (usize, &[String]),
+        every: bool,
     ) -> Result<(u32, u32, super::schema::Values), ResultsError> {
         let l = &self.layout;
-        let values = lines.values(line, f, l.first_value, &l.names)?;
+        let values = match every {
+            true => lines.values(line, f, l.first_value, &l.names)?,
+            false => lines.kept_values(line, f, l.first_value, &l.names)?,
+        };
         let point = lines.csv.parse_field(line, f, l.point)?;
         Ok((point, lines.csv.parse_field(line, f, l.replications)?, values))
     }
@@ -464,7 +470,7 @@ impl Rows<'_> {
         let Some((line, f)) = lines.next_row()? else {
             return Err(changed(at, "the end of the file"));
         };
-        let (point, replications, values) = s.row_of(lines, line, &f)?;
+        let (point, replications, values) = s.row_of(lines, (line, &f), false)?;
         let id = s.patterns[c.stretch.pattern as usize][c.read];
         let label = &f[s.layout.strategy];
         if point != c.stretch.point || *label != s.written[id as usize] {
