@@ -70,35 +70,13 @@ impl CsvLines {
     }
 
     /// Fields `first..` of the row `fields` on `line` as numbers, by the column names `names`:
-    /// each is checked, those `keep` marks are kept.
+    /// those `keep` marks are kept, and checked; with `every`, all are checked (a row read
+    /// again, checked whole when it was first read, need not be).
     pub fn values(
         &self,
-        line: usize,
-        fields: &[String],
+        (line, fields): (usize, &[String]),
         first: usize,
         (names, keep): &(Columns, Vec<bool>),
-    ) -> Result<Values, ResultsError> {
-        self.values_of(line, fields, first, (names, keep), true)
-    }
-
-    /// As `values`, parsing only the columns kept: for a row read again, which was checked
-    /// whole when it was first read (a sweep's summary is read again once per figure group).
-    pub fn kept_values(
-        &self,
-        line: usize,
-        fields: &[String],
-        first: usize,
-        (names, keep): &(Columns, Vec<bool>),
-    ) -> Result<Values, ResultsError> {
-        self.values_of(line, fields, first, (names, keep), false)
-    }
-
-    fn values_of(
-        &self,
-        line: usize,
-        fields: &[String],
-        first: usize,
-        (names, keep): (&Columns, &[bool]),
         every: bool,
     ) -> Result<Values, ResultsError> {
         // Sized up front: a collect grows by doubling, and the spare capacity was 40% of a

@@ -229,10 +229,7 @@ impl Summary {
         every: bool,
     ) -> Result<(u32, u32, super::schema::Values), ResultsError> {
         let l = &self.layout;
-        let values = match every {
-            true => lines.values(line, f, l.first_value, &l.names)?,
-            false => lines.kept_values(line, f, l.first_value, &l.names)?,
-        };
+        let values = lines.values((line, f), l.first_value, &l.names, every)?;
         let point = lines.csv.parse_field(line, f, l.point)?;
         Ok((point, lines.csv.parse_field(line, f, l.replications)?, values))
     }
