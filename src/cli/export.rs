@@ -6,8 +6,11 @@ use std::path::PathBuf;
 use anyhow::anyhow;
 
 use super::{CliError, CliResult};
-use crate::results::csv::{summary_long, Csv};
-use crate::results::write_atomic;
+use std::io::Write as _;
+
+use crate::results::csv::{summary_long, LongError};
+use crate::results::csv_lines::CsvLines;
+use crate::results::{tmp_path, AtomicFile};
 
 pub const EXAMPLES: &str =
     "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
@@ -51,17 +54,36 @@ pub fn run(args: Args) -> CliResult {
             dir.display()
         )));
     }
+    drop(results);
     let path = dir.join("summary.csv");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| CliError::internal(anyhow!("{}: {e}", path.display())))?;
-    let long = Csv::parse(&path, &text).and_then(|csv| summary_long(&csv));
-    let long = long.map_err(CliError::input)?;
+    let Some(mut summary) = CsvLines::open(&path).map_err(CliError::input)? else {
+        return Err(CliError::internal(anyhow!("{}: gone since it was read", path.display())));
+    };
+    let failed = |e: LongError| match e {
+        LongError::Read(e) => CliError::input(e),
+        LongError::Write(e) => CliError::internal(e),
+    };
     match out {
-        Some(p) if p.as_os_str() == "-" => super::stdout(long.as_bytes()),
+        Some(p) if p.as_os_str() == "-" => {
+            let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+            match summary_long(&mut summary, &mut w).and_then(|_| Ok(w.flush()?)) {
+                Err(LongError::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                other => other.map_err(failed),
+            }
+        }
         p => {
             let p = p.unwrap_or_else(|| dir.join("summary_long.csv"));
-            write_atomic(&p, &long).map_err(CliError::internal)?;
-            let rows = long.lines().count().saturating_sub(1);
+            // Streamed to `NAME.tmp`, renamed when whole: a sweep's long file is ~70 rows a
+            // row of summary.csv, more than is worth holding.
+            let mut file = AtomicFile::create(&p).map_err(CliError::internal)?;
+            let rows = match summary_long(&mut summary, file.writer()) {
+                Ok(rows) => rows,
+                Err(e) => {
+                    let _ = std::fs::remove_file(tmp_path(&p));
+                    return Err(failed(e));
+                }
+            };
+            file.commit().map_err(CliError::internal)?;
             outln!("wrote {} ({rows} rows: point, axes, strategy, metric, value)", p.display())?;
             Ok(())
         }

@@ -46,25 +46,25 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     let swept: Vec<&Vec<usize>> = groups.iter().filter(|g| combos(r, g).len() >= 2).collect();
     let (Some(gx), Some(gy)) = (swept.first(), swept.get(1)) else { return Vec::new() };
     let free: Vec<usize> = gx.iter().chain(gy.iter()).copied().collect();
-    let (xs, ys) = (combos(r, gx), combos(r, gy));
+    let (xs, ys) = (combos(r, gx).to_strings(), combos(r, gy).to_strings());
     let combo = |row: &SummaryRow, g: &[usize]| -> Vec<String> {
         g.iter().map(|&a| row.axis_values[a].clone()).collect()
     };
     // (strategy, x, y) -> the cost of the first row of the slice there (a search of the
     // summary per cell was cubic in a grid's side).
     let mut cost = std::collections::HashMap::new();
-    let in_slice = |row: &&SummaryRow| {
+    let in_slice = |row: &SummaryRow| {
         (0..held.len()).all(|o| free.contains(&o) || row.axis_values[o] == held[o])
     };
     for row in r.summary.iter().filter(in_slice) {
-        let key = (row.strategy.as_str(), combo(row, gx), combo(row, gy));
+        let key = (row.strategy.to_string(), combo(&row, gx), combo(&row, gy));
         cost.entry(key).or_insert_with(|| row.get("cost_usd_mean"));
     }
     let cmp = comparison(&strategies);
     let mut cells = Vec::new();
     for (i, xv) in xs.iter().enumerate() {
         for (j, yv) in ys.iter().enumerate() {
-            let at = |s: &str| *cost.get(&(s, xv.clone(), yv.clone()))?;
+            let at = |s: &str| *cost.get(&(s.to_string(), xv.clone(), yv.clone()))?;
             let v = match &cmp {
                 Some((cand, base)) => match (at(cand), at(base)) {
                     (Some(c), Some(b)) if b.abs() > 0.0 => Some((b - c) / b * 100.0),

@@ -61,14 +61,14 @@ fn chosen_point(r: &Results, held: &[String]) -> Option<(u32, String)> {
         let p = r.histograms.first_point()?;
         return Some((p, String::new()));
     }
-    let row = r.summary.iter().find(|row| row.axis_values == held)?;
+    let (point, _) = r.summary.axes().find(|(_, values)| values.iter().eq(held.iter()))?;
     let desc: Vec<String> = r
         .axis_keys
         .iter()
         .zip(held)
         .map(|(k, v)| format!("{} = {v}", style::short_key(k)))
         .collect();
-    Some((row.point, desc.join(", ")))
+    Some((point, desc.join(", ")))
 }
 
 fn curve(h: &Histogram<u64>) -> Vec<(f64, f64)> {

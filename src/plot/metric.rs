@@ -16,6 +16,7 @@ use super::scale;
 use super::slice::{combos, groups};
 use super::style::{self, num};
 use super::{builder, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
+use crate::results::summary::Combos;
 use crate::results::{Results, SummaryRow};
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
@@ -98,6 +99,12 @@ pub fn is_hold_cap(key: &str) -> bool {
 
 /// Build the x axis of `key` from its distinct values (in the order first written).
 pub fn x_axis(key: &str, values: &[String]) -> XAxis {
+    x_axis_of(key, values.to_vec())
+}
+
+/// `x_axis` of values given up to it: they become its labels (not copied: an axis of every
+/// point of a sweep has 100,000).
+fn x_axis_of(key: &str, values: Vec<String>) -> XAxis {
     let nums: Option<Vec<(f64, bool)>> = values.iter().map(|v| axis_number(v)).collect();
     let is_duration = nums.as_ref().is_some_and(|n| n.iter().any(|x| x.1));
     let unit = if is_duration || is_hold_cap(key) {
@@ -109,13 +116,14 @@ pub fn x_axis(key: &str, values: &[String]) -> XAxis {
     } else {
         ""
     };
+    let n = values.len();
     let labels: Arc<[String]> = values.into();
     let secs: Option<Vec<f64>> = nums.as_ref().map(|n| n.iter().map(|x| x.0).collect());
     let log = secs.as_ref().is_some_and(|v| scale::wants_log(v));
     let positions = match &secs {
         Some(v) if log => v.iter().map(|x| x.log10()).collect(),
         Some(v) => v.clone(),
-        None => (0..values.len()).map(|i| i as f64).collect(),
+        None => (0..n).map(|i| i as f64).collect(),
     };
     let words = nums.is_none();
     let title = match (unit, log) {
@@ -149,15 +157,16 @@ pub fn x_axis(key: &str, values: &[String]) -> XAxis {
     axis
 }
 
-/// The distinct values of axis `a` in the summary, in first-seen order.
+/// The distinct values of axis `a` in the summary, in first-seen order (of points).
 pub fn axis_values(r: &Results, a: usize) -> Vec<String> {
-    // The set only answers "seen?" (linear in rows, where a scan of `vals` was quadratic in a
-    // long axis); the order is `vals`', first appearance.
+    // The set only answers "seen?" (linear in points, where a scan of `vals` was quadratic in
+    // a long axis); the order is `vals`', first appearance. The summary's index holds the
+    // axis values of every point: the file is not read.
     let mut seen = std::collections::HashSet::new();
     let mut vals: Vec<String> = Vec::new();
-    for row in &r.summary {
-        if seen.insert(row.axis_values[a].as_str()) {
-            vals.push(row.axis_values[a].clone());
+    for (_, values) in r.summary.axes() {
+        if seen.insert(values[a]) {
+            vals.push(values[a].to_string());
         }
     }
     vals
@@ -193,8 +202,8 @@ pub fn follows(r: &Results, o: usize, a: usize) -> bool {
     // Value of `a` -> the value of `o` first seen with it (a map: a list was quadratic in a
     // long axis).
     let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
-    for row in &r.summary {
-        let (va, vo) = (row.axis_values[a].as_str(), row.axis_values[o].as_str());
+    for (_, values) in r.summary.axes() {
+        let (va, vo) = (values[a], values[o]);
         if *seen.entry(va).or_insert(vo) != vo {
             return false;
         }
@@ -213,41 +222,33 @@ fn group_lines(r: &Results, groups: &[Vec<usize>], g: usize, n_strategies: usize
 }
 
 /// A group's combination as one label: `5m / 1h` for zipped axes.
-fn combo_label(c: &[String]) -> String {
+fn combo_label(c: &[&str]) -> String {
     c.join(" / ")
 }
 
 /// The x axis of a group: its first axis's values, to scale when they are numbers (the zipped
 /// partners' values then named in the axis title), else each combination as a category.
-fn group_axis(r: &Results, g: &[usize], cs: &[Vec<String>]) -> XAxis {
-    let lead: Vec<String> = cs.iter().map(|c| c[0].clone()).collect();
-    let mut distinct: Vec<&String> = Vec::new();
-    for v in &lead {
-        if !distinct.contains(&v) {
-            distinct.push(v);
-        }
+fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
+    let lead: Vec<String> = cs.iter().map(|c| c[0].to_string()).collect();
+    if g.len() == 1 {
+        return x_axis_of(&r.axis_keys[g[0]], lead);
     }
+    let distinct = lead.iter().collect::<std::collections::HashSet<_>>().len();
     let numeric = lead.iter().all(|v| axis_number(v).is_some());
-    if g.len() == 1 || (numeric && distinct.len() == lead.len()) {
-        let mut x = x_axis(&r.axis_keys[g[0]], &lead);
-        if g.len() > 1 {
-            let partners: Vec<String> = (1..g.len())
-                .map(|j| {
-                    let pairs: Vec<String> =
-                        cs.iter().map(|c| format!("{} → {}", c[0], c[j])).collect();
-                    format!(
-                        "{} (zipped): {}",
-                        style::short_key(&r.axis_keys[g[j]]),
-                        pairs.join(", ")
-                    )
-                })
-                .collect();
-            x.note = Some(partners.join("; "));
-        }
+    if numeric && distinct == lead.len() {
+        let mut x = x_axis_of(&r.axis_keys[g[0]], lead);
+        let partners: Vec<String> = (1..g.len())
+            .map(|j| {
+                let pairs: Vec<String> =
+                    cs.iter().map(|c| format!("{} → {}", c[0], c[j])).collect();
+                format!("{} (zipped): {}", style::short_key(&r.axis_keys[g[j]]), pairs.join(", "))
+            })
+            .collect();
+        x.note = Some(partners.join("; "));
         return x;
     }
     let keys: Vec<&str> = g.iter().map(|&a| r.axis_keys[a].as_str()).collect();
-    let labels: Arc<[String]> = cs.iter().map(|c| combo_label(c)).collect();
+    let labels: Arc<[String]> = cs.iter().map(|c| combo_label(&c)).collect();
     XAxis {
         key: keys.join(" / "),
         title: keys.join(" / "),
@@ -292,9 +293,6 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
             continue;
         }
         let x = group_axis(r, g, &cs);
-        // Combination -> its index in `cs` (a search of `cs` per row was quadratic in points).
-        let at: std::collections::HashMap<&[String], usize> =
-            cs.iter().enumerate().map(|(i, c)| (c.as_slice(), i)).collect();
         let span = x
             .positions
             .iter()
@@ -323,39 +321,45 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
                 let keys: Vec<&str> =
                     lg.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
                 let n = lcs.len();
-                lcs.into_iter()
+                lcs.iter()
                     .enumerate()
                     .map(|(k, c)| Line {
                         label: format!("{} = {}", keys.join(" / "), combo_label(&c)),
                         color: style::series_color(k, n),
-                        member: Member::Combo(lg.clone(), c),
+                        member: Member::Combo(
+                            lg.clone(),
+                            c.into_iter().map(String::from).collect(),
+                        ),
                     })
                     .collect()
             }
         };
-        for (metric, y_title, stem, higher_better) in METRICS {
-            let scale = if metric == "hit_rate" { 100.0 } else { 1.0 };
+        // One walk over the summary for every figure of the group: each (metric, line) gets
+        // its points as the rows stream past, reduced per part of the x axis as they come.
+        let mut built: Vec<Vec<Built>> =
+            METRICS.iter().map(|_| lines.iter().map(|_| Built::default()).collect()).collect();
+        let names: Vec<(String, String)> =
+            METRICS.iter().map(|m| (format!("{}_mean", m.0), format!("{}_ci95", m.0))).collect();
+        let mut rows = r.summary.iter();
+        while let Some(row) = rows.next() {
+            if !slice(&row) {
+                continue;
+            }
+            let px = x.positions[cs.of_stretch(rows.stretch())];
+            for (li, _) in lines.iter().enumerate().filter(|(_, l)| l.member.has(&row)) {
+                for (mi, (mean, ci)) in names.iter().enumerate() {
+                    let Some(m) = row.get(mean) else { continue };
+                    let scale = if METRICS[mi].0 == "hit_rate" { 100.0 } else { 1.0 };
+                    let ci = row.get(ci).unwrap_or(0.0) * scale;
+                    built[mi][li].push((px, m * scale, ci), span);
+                }
+            }
+        }
+        for ((_, y_title, stem, higher_better), built) in METRICS.into_iter().zip(built) {
             let (mut series, mut reduced) = (Vec::new(), false);
-            for (li, line) in lines.iter().enumerate() {
-                let mut points = Vec::new();
-                for row in r.summary.iter().filter(|row| line.member.has(row) && slice(row)) {
-                    let c: Vec<String> = g.iter().map(|&a| row.axis_values[a].clone()).collect();
-                    let i = at.get(c.as_slice()).copied().unwrap_or(0);
-                    let (Some(m), ci) =
-                        (row.get(&format!("{metric}_mean")), row.get(&format!("{metric}_ci95")))
-                    else {
-                        continue;
-                    };
-                    points.push((x.positions[i], m * scale, ci.unwrap_or(0.0) * scale));
-                }
-                points.sort_by(|p, q| p.0.total_cmp(&q.0));
-                reduced |= points.len() > NOTE_ABOVE;
-                if points.len() > X_PARTS {
-                    points = per_column(&points, |px| x_part(span, px));
-                }
-                // Held until every figure is drawn: no spare capacity (up to half, grown
-                // by doubling) at one point per row.
-                points.shrink_to_fit();
+            for (li, (line, b)) in lines.iter().zip(built).enumerate() {
+                reduced |= b.count > NOTE_ABOVE;
+                let points = b.finish(span);
                 if !points.is_empty() {
                     series.push(Series {
                         label: line.label.clone(),
@@ -373,9 +377,10 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
             if !fixed.is_empty() {
                 title.push_str(&format!(" (at {fixed})"));
             }
-            let spec =
+            let mut spec =
                 MetricSpec { x: x.clone(), highlight: None, y_title: y_title.into(), series };
             let mut caption = caption(&spec, what, y_title, higher_better);
+            spec.x = drawn_axis(spec.x, &spec.series);
             if reduced {
                 caption.push_str(PER_COLUMN_NOTE);
             }
@@ -390,6 +395,90 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         }
     }
     out
+}
+
+/// The x axis as a figure drawn to scale needs it once its lines are built: the lowest and
+/// highest positions (the scale's range) and the first of each position a line reaches (the
+/// caption names the value at the last), with their labels, in axis order. An axis of words
+/// is drawn a row per value and kept whole; so is one no longer than `X_PARTS`.
+fn drawn_axis(x: XAxis, series: &[Series]) -> XAxis {
+    if x.words || x.positions.len() <= X_PARTS {
+        return x;
+    }
+    let mut reached: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
+    reached.sort_by(f64::total_cmp);
+    reached.dedup();
+    let lowest = (0..x.positions.len()).min_by(|&i, &j| x.positions[i].total_cmp(&x.positions[j]));
+    let highest = (0..x.positions.len()).max_by(|&i, &j| x.positions[i].total_cmp(&x.positions[j]));
+    let mut seen: Vec<bool> = vec![false; reached.len()];
+    let keep: Vec<usize> = (0..x.positions.len())
+        .filter(|&i| {
+            let first_reached = match reached.binary_search_by(|p| p.total_cmp(&x.positions[i])) {
+                Ok(k) if !seen[k] => {
+                    seen[k] = true;
+                    true
+                }
+                _ => false,
+            };
+            first_reached || Some(i) == lowest || Some(i) == highest
+        })
+        .collect();
+    XAxis {
+        positions: keep.iter().map(|&i| x.positions[i]).collect(),
+        labels: keep.iter().map(|&i| x.labels[i].clone()).collect(),
+        ..x
+    }
+}
+
+/// A point of a line as it is built: (x position, mean, ci95 half-width).
+type Seen = (f64, f64, f64);
+
+/// The points of one line of a metric figure, as the summary streams past: all of them up to
+/// `X_PARTS`, past that reduced per part of the x axis (`per_column`) whenever the buffer
+/// fills, so a line holds at most a few times `X_PARTS` points whatever the sweep's size.
+/// Reducing in batches keeps what one reduction of the whole line keeps: a part's lowest
+/// and highest mean (first and last of ties, in x then walk order) are the lowest and highest
+/// of the batch that holds them, and so are the line's ends. The walk order of points of one
+/// x is kept by stable sorts: a reduced batch (sorted, earlier) comes before the points after.
+#[derive(Default)]
+struct Built {
+    points: Vec<Seen>,
+    count: usize,
+}
+
+impl Built {
+    /// What the buffer holds before it is reduced: a reduction keeps up to two points a part
+    /// and the ends, so each frees room for at least `X_PARTS` more.
+    const FULL: usize = 3 * X_PARTS + 2;
+
+    fn push(&mut self, p: Seen, span: (f64, f64)) {
+        if self.points.capacity() == 0 {
+            self.points.reserve_exact(Built::FULL);
+        }
+        self.points.push(p);
+        self.count += 1;
+        if self.points.len() >= Built::FULL {
+            self.reduce(span);
+        }
+    }
+
+    fn reduce(&mut self, span: (f64, f64)) {
+        self.points.sort_by(|p, q| p.0.total_cmp(&q.0));
+        let kept = per_column(&self.points, |px| x_part(span, px));
+        self.points.clear();
+        self.points.extend(kept);
+    }
+
+    /// The line, ascending in x: every point, or more than `X_PARTS` reduced per part.
+    fn finish(mut self, span: (f64, f64)) -> Vec<Seen> {
+        if self.count > X_PARTS {
+            self.reduce(span);
+        } else {
+            self.points.sort_by(|p, q| p.0.total_cmp(&q.0));
+        }
+        // Held until every figure is drawn: no spare capacity.
+        self.points.into_boxed_slice().into()
+    }
 }
 
 /// Which of `X_PARTS` equal parts of the span `lo..=hi` holds `x`.
@@ -732,6 +821,63 @@ mod tests {
         let xs: Vec<f64> = got.iter().map(|p| p.0).collect();
         assert_eq!(xs, [0.0, 1.0, 2.0, 4.0, 5.0, 6.0, 8.0, 9.0]);
         assert!(got.iter().all(|p| points.contains(p)), "only points of the line: {got:?}");
+    }
+
+    /// A long line with ties in x and in mean, out of x order, as a sweep's rows arrive.
+    fn long_line(n: usize) -> Vec<(f64, f64, f64)> {
+        (0..n)
+            .map(|i| {
+                let x = ((i * 7919) % (n / 3)) as f64;
+                let mean = ((i * 104_729) % 97) as f64 / 7.0;
+                (x, mean, (i % 5) as f64)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_line_reduced_as_it_is_built_is_the_line_reduced_whole() {
+        for n in [10, X_PARTS, X_PARTS + 1, 5 * Built::FULL + 17, 40_000] {
+            let line = long_line(n);
+            let span = line
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
+            let mut built = Built::default();
+            for &p in &line {
+                built.push(p, span);
+            }
+            assert!(built.points.len() < Built::FULL, "bounded by the width, not the points");
+            let mut whole = line.clone();
+            whole.sort_by(|p, q| p.0.total_cmp(&q.0));
+            if whole.len() > X_PARTS {
+                whole = per_column(&whole, |px| x_part(span, px));
+            }
+            assert_eq!(built.finish(span), whole, "{n} points");
+        }
+    }
+
+    #[test]
+    fn an_axis_drawn_keeps_its_range_and_the_values_its_lines_reach() {
+        let values: Vec<String> = (0..3 * X_PARTS).map(|i| (1000 + i % 1000).to_string()).collect();
+        let x = x_axis("workload.task_tokens", &values);
+        assert!(!x.log);
+        let points = vec![(1020.0, 2.0, 0.0), (1500.0, 1.0, 0.0)];
+        let series =
+            [Series { label: "a".into(), color: style::INK, shape: style::shape(0), points }];
+        let drawn = drawn_axis(x.clone(), &series);
+        assert_eq!(drawn.positions, [1000.0, 1020.0, 1500.0, 1999.0]);
+        assert_eq!(&drawn.labels[..], ["1000", "1020", "1500", "1999"]);
+        let range = |x: &XAxis| (x_scale(x).lo, x_scale(x).hi);
+        assert_eq!(range(&drawn), range(&x));
+        let spec = |x: XAxis| MetricSpec {
+            x,
+            highlight: None,
+            y_title: "Cost (USD)".into(),
+            series: series.to_vec(),
+        };
+        assert_eq!(
+            caption(&spec(drawn), "Cost", "Cost (USD)", false),
+            caption(&spec(x), "Cost", "Cost (USD)", false)
+        );
     }
 
     #[test]

@@ -58,14 +58,15 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     let at_held =
         |row: &crate::results::SummaryRow| others.iter().all(|&o| row.axis_values[o] == held[o]);
     let lines = lines(r, &family, &members);
+    // The rows at the held slice, read once for every metric, line and member (a figure of
+    // one strategy per value of a parameter: a few rows a value).
+    let held_rows: Vec<crate::results::SummaryRow> = r.summary.iter().filter(at_held).collect();
     let mut out = Vec::new();
     for (metric, y_title, stem, higher_better) in METRICS {
         let scale = if metric == "hit_rate" { 100.0 } else { 1.0 };
         let get = |strategy: &str, v: &Option<String>| {
-            let row = r.summary.iter().find(|row| {
-                row.strategy == strategy
-                    && at_held(row)
-                    && v.as_ref().is_none_or(|v| &row.axis_values[0] == v)
+            let row = held_rows.iter().find(|row| {
+                row.strategy == strategy && v.as_ref().is_none_or(|v| &row.axis_values[0] == v)
             })?;
             Some((
                 row.get(&format!("{metric}_mean"))? * scale,

@@ -12,7 +12,7 @@ use plotters::prelude::*;
 use super::style::{self, num};
 use super::{builder, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::numfmt::tick;
-use crate::results::Results;
+use crate::results::{Results, SummaryRow};
 
 #[derive(Debug, Clone)]
 pub struct ParetoPoint {
@@ -59,6 +59,26 @@ pub fn mark_frontier(points: &mut [ParetoPoint]) {
     }
 }
 
+/// The summary rows whose axes `fixed` are at `held`, in point order: the points found in the
+/// summary's index and read again, or, when they are many of the points, the summary streamed.
+fn slice_rows<'a>(
+    r: &'a Results,
+    fixed: &'a [usize],
+    held: &'a [String],
+) -> Box<dyn Iterator<Item = SummaryRow> + 'a> {
+    let at_held = move |values: &[&str]| fixed.iter().all(|&a| values[a] == held[a]);
+    let mut points: Vec<u32> =
+        r.summary.axes().filter(|(_, values)| at_held(values)).map(|(p, _)| p).collect();
+    points.dedup();
+    let in_slice = move |row: &SummaryRow| fixed.iter().all(|&a| row.axis_values[a] == held[a]);
+    // A point read again is a seek and a buffer's read: cheaper than the whole file only
+    // for a small share of its points.
+    if points.len() * 8 > r.summary.points().len() {
+        return Box::new(r.summary.iter().filter(in_slice));
+    }
+    Box::new(points.into_iter().flat_map(move |p| r.rows_at(p).into_iter().filter(in_slice)))
+}
+
 pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     if r.summary.is_empty() {
         return Vec::new();
@@ -70,7 +90,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     let design = |k: &str| super::metric::is_hold_cap(k) || k.contains("strateg");
     let fixed: Vec<usize> = (0..r.axis_keys.len()).filter(|&a| !design(&r.axis_keys[a])).collect();
     let mut points = Vec::new();
-    for row in r.summary.iter().filter(|row| fixed.iter().all(|&a| row.axis_values[a] == held[a])) {
+    for row in slice_rows(r, &fixed, held) {
         let x = if from_runs {
             let ms: Vec<f64> =
                 r.runs_of(row.point, &row.strategy).filter_map(|u| u.get("makespan_s")).collect();

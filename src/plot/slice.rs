@@ -7,6 +7,7 @@
 //! swept values, else the middle value written; `plot --at KEY=VALUE` overrides any of them.
 
 use super::metric::{axis_number, axis_values, follows};
+use crate::results::summary::Combos;
 use crate::results::Results;
 
 /// Why a slice (`--at KEY=VALUE`, `[plot] baseline`) names no point of the results; `what`
@@ -57,20 +58,10 @@ pub fn groups(r: &Results) -> Vec<Vec<usize>> {
     out
 }
 
-/// The distinct combinations of the group's axes in the summary, in first-seen order.
-pub fn combos(r: &Results, group: &[usize]) -> Vec<Vec<String>> {
-    // The set only answers "seen?" (a scan of `out` was quadratic in a long axis); the order
-    // is `out`'s, first appearance.
-    let mut seen = std::collections::HashSet::new();
-    let mut out: Vec<Vec<String>> = Vec::new();
-    for row in &r.summary {
-        let c: Vec<&str> = group.iter().map(|&a| row.axis_values[a].as_str()).collect();
-        if !seen.contains(&c) {
-            out.push(c.iter().map(|v| v.to_string()).collect());
-            seen.insert(c);
-        }
-    }
-    out
+/// The distinct combinations of the group's axes in the summary, in first-seen order (from
+/// the summary's index: the file is not read).
+pub fn combos<'a>(r: &'a Results, group: &[usize]) -> Combos<'a> {
+    r.summary.combos(group)
 }
 
 /// The stored experiment text of the results (the manifest's `experiment`), parsed.
@@ -170,8 +161,8 @@ pub fn held(r: &Results, at: &[(String, String)]) -> Result<Vec<String>, SliceEr
 /// The slice without a declared baseline: each group at the experiment's own values where
 /// they were swept, else at its middle combination (results without a stored experiment).
 pub fn base_slice(r: &Results) -> Vec<String> {
-    let Some(first) = r.summary.first() else { return Vec::new() };
-    let mut held = first.axis_values.to_vec();
+    let Some(first) = r.summary.first_axes() else { return Vec::new() };
+    let mut held: Vec<String> = first.into_iter().map(String::from).collect();
     let groups = groups(r);
     let stored = stored_experiment(r);
     for g in &groups {
@@ -184,9 +175,9 @@ pub fn base_slice(r: &Results) -> Vec<String> {
                 })
             })
         });
-        let c = base.unwrap_or(&cs[cs.len() / 2]);
+        let c = base.unwrap_or_else(|| cs.get(cs.len() / 2));
         for (&a, v) in g.iter().zip(c) {
-            held[a] = v.clone();
+            held[a] = v.to_string();
         }
     }
     held
@@ -221,10 +212,10 @@ fn apply(
             continue;
         }
         let cs = combos(r, g);
-        let fits = |c: &Vec<String>| {
+        let fits = |c: &Vec<&str>| {
             mine.iter().all(|(a, v)| {
                 let i = g.iter().position(|x| x == a).unwrap_or(0);
-                same_value(&c[i], v)
+                same_value(c[i], v)
             })
         };
         let Some(c) = cs.iter().find(|c| fits(c)) else {
@@ -240,7 +231,7 @@ fn apply(
             });
         };
         for (&a, v) in g.iter().zip(c) {
-            held[a] = v.clone();
+            held[a] = v.to_string();
         }
     }
     Ok(())

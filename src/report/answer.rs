@@ -114,8 +114,9 @@ struct Pivot {
 impl Pivot {
     fn of(r: &Results, caps: &[Cap], tol: f64) -> Pivot {
         let mut p = Pivot::default();
-        for point in r.points() {
-            let here: Vec<&SummaryRow> = r.summary.iter().filter(|s| s.point == point).collect();
+        // One walk over the summary, a point's rows at a time (a scan per point was
+        // quadratic, and a row looked up was read again).
+        for (point, here) in r.summary.by_point() {
             let Some(cheapest) = here
                 .iter()
                 .filter(|s| cost(s).is_some())
@@ -125,7 +126,7 @@ impl Pivot {
             };
             let best = cost(cheapest).unwrap_or(0.0);
             let mut cells = cheapest.axis_values.to_vec();
-            cells.extend(p.pick(r, caps, point, best, tol));
+            cells.extend(p.pick(r, caps, (point, &here), best, tol));
             cells.push(format!("`{}` ({})", cheapest.strategy, usd(best)));
             p.rows.push(cells);
             let mut shares = cheapest.axis_values.to_vec();
@@ -139,13 +140,20 @@ impl Pivot {
 
     /// The pivot cells of `point`'s cap to use (the smallest whose cost is within `tol` of
     /// `best`), recording it and its price; without one, the cheapest cap's cells, so marked.
-    fn pick(&mut self, r: &Results, caps: &[Cap], point: u32, best: f64, tol: f64) -> Vec<String> {
-        let eager = r.row(point, "eager");
+    fn pick(
+        &mut self,
+        r: &Results,
+        caps: &[Cap],
+        (point, here): (u32, &[SummaryRow]),
+        best: f64,
+        tol: f64,
+    ) -> Vec<String> {
+        let eager = row_of(here, "eager");
         let pick = caps.iter().find(|c| {
-            r.row(point, &c.label).and_then(cost).is_some_and(|x| x <= best * (1.0 + tol))
+            row_of(here, &c.label).and_then(cost).is_some_and(|x| x <= best * (1.0 + tol))
         });
-        let Some((c, row)) = pick.and_then(|c| Some((c, r.row(point, &c.label)?))) else {
-            return self.no_pick(r, caps, point, tol);
+        let Some((c, row)) = pick.and_then(|c| Some((c, row_of(here, &c.label)?))) else {
+            return self.no_pick(r, caps, (point, here), tol);
         };
         self.picks.push((point, c.text()));
         if let Some(x) = row.get("launch_wait_pooled_p99_s") {
@@ -162,20 +170,31 @@ impl Pivot {
     }
 
     /// No cap is close enough: say so, and show the cheapest cap for its price.
-    fn no_pick(&mut self, r: &Results, caps: &[Cap], point: u32, tol: f64) -> Vec<String> {
+    fn no_pick(
+        &mut self,
+        r: &Results,
+        caps: &[Cap],
+        (point, here): (u32, &[SummaryRow]),
+        tol: f64,
+    ) -> Vec<String> {
         let nearest = caps
             .iter()
-            .filter_map(|c| Some((c, r.row(point, &c.label)?)))
+            .filter_map(|c| Some((c, row_of(here, &c.label)?)))
             .min_by(|a, b| cost(a.1).unwrap_or(0.0).total_cmp(&cost(b.1).unwrap_or(0.0)));
         let Some((c, row)) = nearest else {
             self.picks.push((point, "none".into()));
             return ["none".to_string()].into_iter().chain(dashes(5)).collect();
         };
         self.picks.push((point, format!("none (the cheapest cap is {})", c.text())));
-        let mut cells = pick_cells(r, point, c, row, r.row(point, "eager"));
+        let mut cells = pick_cells(r, point, c, row, row_of(here, "eager"));
         cells[0] = format!("none within {}; cheapest cap {}", pct(tol), c.text());
         cells
     }
+}
+
+/// The first of a point's rows of `strategy`.
+fn row_of<'a>(here: &'a [SummaryRow], strategy: &str) -> Option<&'a SummaryRow> {
+    here.iter().find(|s| s.strategy == strategy)
 }
 
 /// The rule that picks the cap to use, as words.
@@ -301,14 +320,19 @@ fn pick_cells(
 /// once; a run (no axis) gives the pick alone.
 fn grouped(r: &Results, picks: &[(u32, String)]) -> String {
     let one_axis = r.axis_keys.len() == 1;
+    // Each point's axis values, from the summary's index (its first rows').
+    let mut axes: std::collections::BTreeMap<u32, Vec<&str>> = std::collections::BTreeMap::new();
+    for (point, values) in r.summary.axes() {
+        axes.entry(point).or_insert(values);
+    }
     let name = |point: u32| -> String {
-        let Some(row) = r.summary.iter().find(|s| s.point == point) else { return String::new() };
+        let Some(values) = axes.get(&point) else { return String::new() };
         if r.axis_keys.is_empty() {
             return String::new();
         }
         match one_axis {
-            true => row.axis_values[0].clone(),
-            false => format!("({})", row.axis_values.join(", ")),
+            true => values[0].to_string(),
+            false => format!("({})", values.join(", ")),
         }
     };
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
@@ -396,9 +420,12 @@ pub fn cost_answer(r: &Results, spec: &ReportSpec) -> Answered {
         Some(s) => vec![s.clone()],
         None => r.strategies(),
     };
-    let slices = slices(r, axis, &strategies);
+    // The slices compare rows across points: held whole (a report of a sweep small enough
+    // to be answered point by point in a table).
+    let rows: Vec<SummaryRow> = r.summary.iter().collect();
+    let slices = slices(&rows, r.axis_keys.len(), axis, &strategies);
     let options: Vec<String> = match axis {
-        Some(a) => distinct(r.summary.iter().map(|s| s.axis_values[a].clone())),
+        Some(a) => distinct(rows.iter().map(|s| s.axis_values[a].clone())),
         None => strategies.clone(),
     };
     let (mut rows, mut ties) = (Vec::new(), 0);
@@ -537,9 +564,14 @@ fn slice_head(r: &Results, axis: Option<usize>, strategies: usize) -> String {
 }
 
 /// The slices in point order: the points that differ only in the compared axis, per strategy.
-fn slices<'a>(r: &'a Results, axis: Option<usize>, strategies: &[String]) -> Vec<Slice<'a>> {
+fn slices<'a>(
+    summary: &'a [SummaryRow],
+    n_axes: usize,
+    axis: Option<usize>,
+    strategies: &[String],
+) -> Vec<Slice<'a>> {
     let options: Vec<String> = match axis {
-        Some(a) => distinct(r.summary.iter().map(|s| s.axis_values[a].clone())),
+        Some(a) => distinct(summary.iter().map(|s| s.axis_values[a].clone())),
         None => strategies.to_vec(),
     };
     let key = |s: &SummaryRow| -> Vec<String> {
@@ -549,12 +581,12 @@ fn slices<'a>(r: &'a Results, axis: Option<usize>, strategies: &[String]) -> Vec
             .collect()
     };
     let mut out: Vec<Slice<'a>> = Vec::new();
-    let groups = distinct(r.summary.iter().map(|s| key(s).join("\u{1f}")));
+    let groups = distinct(summary.iter().map(|s| key(s).join("\u{1f}")));
     for g in groups {
         let members: Vec<&SummaryRow> =
-            r.summary.iter().filter(|s| key(s).join("\u{1f}") == g).collect();
+            summary.iter().filter(|s| key(s).join("\u{1f}") == g).collect();
         let Some(first) = members.first() else { continue };
-        let others: Vec<String> = (0..r.axis_keys.len())
+        let others: Vec<String> = (0..n_axes)
             .filter(|&a| Some(a) != axis)
             .map(|a| first.axis_values[a].clone())
             .collect();

@@ -353,33 +353,19 @@ fn comparison(r: &Results) -> Vec<Block> {
         ]
         .map(String::from),
     );
-    // Rows past the cut are counted, not formatted: a sweep may have millions.
+    // Rows past the cut are counted off the summary's index, not read: a sweep may have
+    // millions. The points before it are read again, a point's rows at a time.
     let (mut rows, mut total) = (Vec::new(), 0);
     let strategies = r.strategies();
-    for point in r.points() {
-        for s in &strategies {
-            let Some(row) = r.row(point, s) else { continue };
-            total += 1;
-            if rows.len() == MAX_TABLE_ROWS {
-                continue;
-            }
-            let base = r.row(point, &refs).and_then(|b| b.get("cost_usd_mean"));
-            let vs = match (row.get("cost_usd_mean"), base) {
-                _ if *s == refs => "–".to_string(),
-                (Some(c), Some(b)) if b > 0.0 => format!("{:+.1}%", (c - b) / b * 100.0),
-                _ => "–".into(),
-            };
-            let mut cells = row.axis_values.to_vec();
-            cells.extend([
-                format!("`{s}`"),
-                mean_ci(row, "cost_usd", Unit::Usd),
-                vs,
-                mean_ci(row, "hit_rate", Unit::Percent),
-                mean_ci(row, "makespan_s", Unit::Seconds),
-                mean_ci(row, "launch_wait_p99_s", Unit::Seconds),
-                mean_ci(row, "redundant_writes", Unit::Count),
-            ]);
-            rows.push(cells);
+    let mut labels = r.summary.labels().peekable();
+    while let Some((point, first)) = labels.next() {
+        let mut here = vec![first];
+        while let Some((_, l)) = labels.next_if(|(p, _)| *p == point) {
+            here.push(l);
+        }
+        total += strategies.iter().filter(|s| here.iter().any(|l| *l == *s)).count();
+        if rows.len() < MAX_TABLE_ROWS {
+            comparison_rows(&r.rows_at(point), &strategies, &refs, &mut rows);
         }
     }
     let mut out =
@@ -389,6 +375,40 @@ fn comparison(r: &Results) -> Vec<Block> {
         out.push(Block::Para(format!("({} more rows in summary.csv.)", total - MAX_TABLE_ROWS)));
     }
     out
+}
+
+/// The table rows of one point's summary rows `here`, a row per strategy, until `rows` holds
+/// `MAX_TABLE_ROWS`.
+fn comparison_rows(
+    here: &[SummaryRow],
+    strategies: &[String],
+    refs: &str,
+    rows: &mut Vec<Vec<String>>,
+) {
+    let row_of = |s: &str| here.iter().find(|x| x.strategy == s);
+    for s in strategies {
+        let Some(row) = row_of(s) else { continue };
+        if rows.len() == MAX_TABLE_ROWS {
+            return;
+        }
+        let base = row_of(refs).and_then(|b| b.get("cost_usd_mean"));
+        let vs = match (row.get("cost_usd_mean"), base) {
+            _ if *s == refs => "–".to_string(),
+            (Some(c), Some(b)) if b > 0.0 => format!("{:+.1}%", (c - b) / b * 100.0),
+            _ => "–".into(),
+        };
+        let mut cells = row.axis_values.to_vec();
+        cells.extend([
+            format!("`{s}`"),
+            mean_ci(row, "cost_usd", Unit::Usd),
+            vs,
+            mean_ci(row, "hit_rate", Unit::Percent),
+            mean_ci(row, "makespan_s", Unit::Seconds),
+            mean_ci(row, "launch_wait_p99_s", Unit::Seconds),
+            mean_ci(row, "redundant_writes", Unit::Count),
+        ]);
+        rows.push(cells);
+    }
 }
 
 /// From tune.json when present; otherwise read off the table, and said to be so.
@@ -417,11 +437,11 @@ fn recommendation(r: &Results) -> Vec<Block> {
         return vec![Block::Para(text)];
     }
     if points.len() == 1 {
-        text.push_str(&single_point(r, points[0]));
+        text.push_str(&single_point(r, &r.rows_at(points[0])));
     } else {
         let mut wins: Vec<(String, usize)> = r.strategies().into_iter().map(|s| (s, 0)).collect();
-        for &p in &points {
-            if let Some(best) = cheapest(r, p) {
+        for (_, here) in r.summary.by_point() {
+            if let Some(best) = cheapest(&here) {
                 if let Some(w) = wins.iter_mut().find(|w| w.0 == *best.strategy) {
                     w.1 += 1;
                 }
@@ -439,18 +459,20 @@ fn recommendation(r: &Results) -> Vec<Block> {
     vec![Block::Para(text)]
 }
 
-fn cheapest(r: &Results, point: u32) -> Option<&SummaryRow> {
-    r.rows_at(point).iter().filter(|row| row.get("cost_usd_mean").is_some()).min_by(|a, b| {
+fn cheapest(here: &[SummaryRow]) -> Option<&SummaryRow> {
+    here.iter().filter(|row| row.get("cost_usd_mean").is_some()).min_by(|a, b| {
         a.get("cost_usd_mean").unwrap_or(0.0).total_cmp(&b.get("cost_usd_mean").unwrap_or(0.0))
     })
 }
 
-fn single_point(r: &Results, point: u32) -> String {
-    let Some(best) = cheapest(r, point) else { return String::new() };
+/// The sentence of a summary of one point, whose rows are `here`.
+fn single_point(r: &Results, here: &[SummaryRow]) -> String {
+    let Some(best) = cheapest(here) else { return String::new() };
     let c = best.get("cost_usd_mean").unwrap_or(0.0);
     let mut s = format!("Lowest mean cost: `{}` ({}", best.strategy, usd(c));
-    if let Some(base) =
-        reference(r).filter(|x| **x != *best.strategy).and_then(|x| r.row(point, &x))
+    if let Some(base) = reference(r)
+        .filter(|x| **x != *best.strategy)
+        .and_then(|x| here.iter().find(|s| s.strategy == x))
     {
         let b = base.get("cost_usd_mean").unwrap_or(0.0);
         if b > 0.0 {
@@ -461,7 +483,7 @@ fn single_point(r: &Results, point: u32) -> String {
         s.push_str(if apart { "; the 95% CIs do not overlap" } else { "; the 95% CIs overlap" });
     }
     s.push_str(").");
-    let fastest = r.rows_at(point).iter().min_by(|a, b| {
+    let fastest = here.iter().min_by(|a, b| {
         a.get("makespan_s_mean").unwrap_or(0.0).total_cmp(&b.get("makespan_s_mean").unwrap_or(0.0))
     });
     if let Some(f) = fastest {

@@ -7,9 +7,10 @@
 //! field either. It knows nothing of what the columns mean.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::csv_lines::CsvLines;
 use super::read::ResultsError;
 use super::schema::{axis_text, fmt_f, STRATEGY_COLUMNS};
 
@@ -147,32 +148,45 @@ impl Csv {
     }
 }
 
+/// Why `summary_long` stopped: the summary did not read, or the output did not take it.
+#[derive(Debug, thiserror::Error)]
+pub enum LongError {
+    #[error(transparent)]
+    Read(#[from] ResultsError),
+    #[error("{0}")]
+    Write(#[from] std::io::Error),
+}
+
 /// `summary.csv` in long form, for pandas, R and spreadsheets: one row per (point, strategy,
 /// metric), columns `point,<axis columns>,strategy,<STRATEGY_COLUMNS>,metric,value`. The
 /// metrics are `replications` and every value column, in the file's order; every cell is
 /// copied as written (no number is reformatted), so each value cell of the wide file is one
-/// row of the long one.
-pub fn summary_long(summary: &Csv) -> Result<String, ResultsError> {
-    let reps = summary.column("replications")?;
+/// row of the long one. Written to `out` as `summary` (its header read) streams past, a row of
+/// the wide file at a time (a sweep's summary is ~70 rows of the long file a row); returns
+/// the rows written.
+pub fn summary_long(summary: &mut CsvLines, out: &mut impl Write) -> Result<usize, LongError> {
+    let header = summary.csv.header.clone();
+    let reps = summary.csv.column("replications")?;
     let n = STRATEGY_COLUMNS.len();
     let has_strategy_columns =
-        summary.header.get(reps + 1..reps + 1 + n) == Some(&STRATEGY_COLUMNS.map(String::from)[..]);
+        header.get(reps + 1..reps + 1 + n) == Some(&STRATEGY_COLUMNS.map(String::from)[..]);
     let id_cols: Vec<usize> =
         (0..reps).chain(if has_strategy_columns { reps + 1..reps + 1 + n } else { 0..0 }).collect();
-    let metric_cols: Vec<usize> =
-        (reps..summary.header.len()).filter(|c| !id_cols.contains(c)).collect();
+    let metric_cols: Vec<usize> = (reps..header.len()).filter(|c| !id_cols.contains(c)).collect();
     let line = |cells: &mut dyn Iterator<Item = &String>| {
         cells.map(|c| csv_cell(c).into_owned()).collect::<Vec<_>>().join(",")
     };
-    let mut out = line(&mut id_cols.iter().map(|&c| &summary.header[c]));
-    out.push_str(",metric,value\n");
-    for (_, f) in &summary.rows {
+    writeln!(out, "{},metric,value", line(&mut id_cols.iter().map(|&c| &header[c])))?;
+    let names: Vec<String> = header.iter().map(|h| csv_cell(h).into_owned()).collect();
+    let mut rows = 0;
+    while let Some((_, f)) = summary.next_row()? {
         let id = line(&mut id_cols.iter().map(|&c| &f[c]));
         for &c in &metric_cols {
-            let _ = writeln!(out, "{id},{},{}", csv_cell(&summary.header[c]), csv_cell(&f[c]));
+            writeln!(out, "{id},{},{}", names[c], csv_cell(&f[c]))?;
+            rows += 1;
         }
     }
-    Ok(out)
+    Ok(rows)
 }
 
 /// Why `x`, the value of a field called `name`, cannot be in a result file (`None`: it can).

@@ -70,21 +70,24 @@ impl CsvLines {
     }
 
     /// Fields `first..` of the row `fields` on `line` as numbers, by the column names `names`:
-    /// each is checked, those `keep` marks are kept.
+    /// those `keep` marks are kept, and checked; with `every`, all are checked (a row read
+    /// again, checked whole when it was first read, need not be).
     pub fn values(
         &self,
-        line: usize,
-        fields: &[String],
+        (line, fields): (usize, &[String]),
         first: usize,
         (names, keep): &(Columns, Vec<bool>),
+        every: bool,
     ) -> Result<Values, ResultsError> {
         // Sized up front: a collect grows by doubling, and the spare capacity was 40% of a
         // sweep's summary in memory.
         let mut numbers = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
         for (c, &k) in (first..fields.len()).zip(keep) {
-            let x = self.csv.parse_number(line, fields, c)?;
-            if k {
-                numbers.push(x);
+            if k || every {
+                let x = self.csv.parse_number(line, fields, c)?;
+                if k {
+                    numbers.push(x);
+                }
             }
         }
         Ok(Values::new(names.clone(), numbers))

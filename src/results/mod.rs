@@ -16,6 +16,7 @@ pub mod read;
 pub mod runs;
 pub mod schema;
 pub mod stats;
+pub mod summary;
 pub mod write;
 
 pub use aggregate::Aggregate;
@@ -24,4 +25,5 @@ pub use read::{HistogramKey, Histograms, Results, ResultsError};
 pub use runs::{Run, Runs, RUN_COLUMNS};
 pub use schema::*;
 pub use stats::{t_975, Stat, Welford};
+pub use summary::Summary;
 pub use write::*;

@@ -1,12 +1,13 @@
-//! Reading a results directory (README.md, "Result files"), strictly: the summary and trace
-//! into memory, the runs and the histograms into indexes by point (`Runs`, `Histograms`) that
-//! read a point's rows or decode a histogram again only when it is asked for.
+//! Reading a results directory (README.md, "Result files"), strictly: the trace into memory,
+//! the summary, the runs and the histograms into indexes by point (`Summary`, `Runs`,
+//! `Histograms`) that stream the rows, read a point's rows or decode a histogram again only
+//! when it is asked for.
 //!
 //! Every file is optional, but what is present must parse: a malformed file is an error
 //! naming the file and line. A directory with none of the known files holds no results.
 //! This module knows the file formats, not what a figure or a report makes of them.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -18,10 +19,10 @@ use super::csv_lines::{open_opt, CsvLines};
 pub use super::histograms::{HistogramKey, Histograms};
 use super::runs::{Run, Runs};
 use super::schema::{
-    histogram_tag, is_seconds_column, kept_column_index, parse_label, slug, split_histogram_tag,
-    AxisValues, Label, Manifest, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS,
-    STRATEGY_COLUMNS, SUMMARY_COLUMNS_READ,
+    histogram_tag, parse_label, slug, split_histogram_tag, Manifest, SummaryRow, TraceRow,
+    HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
 };
+use super::summary::Summary;
 use super::write::HistogramError;
 use crate::metrics::LATENCY_NAMES;
 
@@ -49,8 +50,9 @@ pub struct Results {
     pub manifest: Option<Manifest>,
     /// Axis keys (summary.csv columns between `point` and `strategy`).
     pub axis_keys: Vec<String>,
-    /// The rows of summary.csv, by point (in file order within a point).
-    pub summary: Vec<SummaryRow>,
+    /// The rows of summary.csv, indexed by point (in file order within a point): streamed
+    /// or read again, with the columns `plot` and `report` read, when asked for.
+    pub summary: Summary,
     /// The runs of runs.csv, indexed by point: read again, with the columns `plot` and
     /// `report` read, when asked for (`runs_of`).
     pub runs: Runs,
@@ -137,10 +139,8 @@ impl Results {
             }
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("summary.csv"))? {
-            let (keys, mut rows) = parse_summary(&mut lines)?;
-            sort_by_point(&mut rows, |row| row.point);
-            r.axis_keys = keys;
-            r.summary = rows;
+            r.summary = Summary::read(&mut lines)?;
+            r.axis_keys = r.summary.axis_keys().to_vec();
         }
         if let Some(mut lines) = CsvLines::open(&dir.join("runs.csv"))? {
             r.runs = Runs::read(&mut lines)?;
@@ -183,11 +183,11 @@ impl Results {
         }
         let mut missing: Vec<String> =
             ["summary.csv", "runs.csv"].into_iter().filter(|f| !has(f)).map(String::from).collect();
-        for row in &self.summary {
+        for (point, strategy) in self.summary.written_labels() {
             for l in LATENCY_NAMES {
-                let key = (row.point, row.strategy.to_string(), l.to_string());
+                let key = (point, strategy.to_string(), l.to_string());
                 if !self.histograms.contains_key(&key) {
-                    let tag = histogram_tag(row.point, &row.strategy, l);
+                    let tag = histogram_tag(point, strategy, l);
                     missing.push(format!("{HISTOGRAM_LOG} interval {tag}"));
                 }
             }
@@ -236,18 +236,25 @@ impl Results {
             map.insert(raw.to_string(), unified);
         }
         // The manifest's own label is one of the swept values only if no point has it next
-        // to another member of its group; otherwise it is a strategy of its own.
-        let group_rows = |u: &String, point: u32| {
-            self.summary
-                .iter()
-                .filter(|r| r.point == point && map.get(r.strategy.as_str()) == Some(u))
-                .count()
-        };
+        // to another member of its group; otherwise it is a strategy of its own. (Rows of a
+        // point per group, counted in one walk: a scan of every row per row was quadratic.)
+        let mut crowded: BTreeMap<&String, bool> = BTreeMap::new();
+        let mut here: BTreeMap<&String, usize> = BTreeMap::new();
+        let mut at = None;
+        for (point, label) in self.summary.written_labels() {
+            if at != Some(point) {
+                here.clear();
+                at = Some(point);
+            }
+            if let Some(u) = map.get(label) {
+                let n = here.entry(u).or_insert(0);
+                *n += 1;
+                *crowded.entry(u).or_insert(false) |= *n > 1;
+            }
+        }
         let clash: Vec<String> = map
             .iter()
-            .filter(|(k, u)| {
-                manifest.contains(k) && self.summary.iter().any(|r| group_rows(u, r.point) > 1)
-            })
+            .filter(|(k, u)| manifest.contains(k) && crowded.get(u).copied().unwrap_or(false))
             .map(|(k, _)| k.clone())
             .collect();
         for k in clash {
@@ -265,13 +272,7 @@ impl Results {
             m.strategies.iter_mut().for_each(rename);
             m.strategies.dedup();
         }
-        let labels: BTreeMap<&str, Label> =
-            map.iter().map(|(k, u)| (k.as_str(), Label::from(u.as_str()))).collect();
-        for r in &mut self.summary {
-            if let Some(u) = labels.get(r.strategy.as_str()) {
-                r.strategy = u.clone();
-            }
-        }
+        self.summary.relabel(|s| map.get(s).cloned());
         self.runs.relabel(|s| map.get(s).cloned());
         self.histograms.relabel(|s| map.get(s).cloned());
     }
@@ -282,8 +283,8 @@ impl Results {
             self.manifest.as_ref().map(|m| m.strategies.clone()).unwrap_or_default();
         let seen = self
             .summary
-            .iter()
-            .map(|r| r.strategy.as_str())
+            .labels()
+            .map(|(_, l)| l.as_str())
             .chain(self.trace.iter().map(|t| t.strategy.as_str()));
         for s in seen {
             if !out.iter().any(|o| o == s) {
@@ -305,16 +306,12 @@ impl Results {
 
     /// The distinct points of the summary, ascending.
     pub fn points(&self) -> Vec<u32> {
-        let mut p: Vec<u32> = self.summary.iter().map(|r| r.point).collect();
-        p.sort_unstable();
-        p.dedup();
-        p
+        self.summary.points()
     }
 
-    /// The summary rows of `point`, in file order (a binary search: `load` leaves the
-    /// summary sorted by point).
-    pub fn rows_at(&self, point: u32) -> &[SummaryRow] {
-        at_point(&self.summary, point, |r| r.point)
+    /// The summary rows of `point`, in file order, read again (`Summary::rows_at`).
+    pub fn rows_at(&self, point: u32) -> Vec<SummaryRow> {
+        self.summary.rows_at(point)
     }
 
     /// The runs.csv rows of (`point`, `strategy`), in file order (`Runs::of`).
@@ -326,12 +323,13 @@ impl Results {
     /// parse, as the error naming its file and line: the directory changed under the reader.
     pub fn check_reads(&self) -> Result<(), ResultsError> {
         self.histograms.check()?;
+        self.summary.check()?;
         self.runs.check()
     }
 
-    /// The summary row of (`point`, `strategy`).
-    pub fn row(&self, point: u32, strategy: &str) -> Option<&SummaryRow> {
-        self.rows_at(point).iter().find(|r| r.strategy == strategy)
+    /// The summary row of (`point`, `strategy`), read again.
+    pub fn row(&self, point: u32, strategy: &str) -> Option<SummaryRow> {
+        self.summary.row(point, strategy)
     }
 }
 
@@ -358,29 +356,16 @@ impl FirstFailure {
     }
 }
 
-/// The distinct labels of `rows`, ordered by the last row that carries each: a walk over them
-/// meets each label's last row in file order, as a walk over the rows would.
-fn labels_by_last_row(rows: &[SummaryRow]) -> impl Iterator<Item = &str> {
+/// The distinct labels of the summary as written, ordered by the last row that carries each:
+/// a walk over them meets each label's last row in point order, as a walk over the rows would.
+fn labels_by_last_row(summary: &Summary) -> impl Iterator<Item = &str> {
     let mut last: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, r) in rows.iter().enumerate() {
-        last.insert(r.strategy.as_str(), i);
+    for (i, (_, l)) in summary.written_labels().enumerate() {
+        last.insert(l, i);
     }
     let mut labels: Vec<(usize, &str)> = last.into_iter().map(|(l, i)| (i, l)).collect();
     labels.sort_unstable();
     labels.into_iter().map(|(_, l)| l)
-}
-
-/// Order rows by point, stably (file order within a point), so `at_point` can search. Writers
-/// order them so already; a file that does not is read as if it did.
-fn sort_by_point<T>(rows: &mut [T], point: impl Fn(&T) -> u32) {
-    if !rows.is_sorted_by_key(&point) {
-        rows.sort_by_key(point);
-    }
-}
-
-/// The rows of `point` in rows sorted by point (`sort_by_point`): a binary search.
-fn at_point<T>(rows: &[T], point: u32, of: impl Fn(&T) -> u32) -> &[T] {
-    &rows[point_range(rows, point, of)]
 }
 
 /// Where the rows of `point` are in rows sorted by point: a binary search.
@@ -391,75 +376,6 @@ pub(super) fn point_range<T>(
 ) -> std::ops::Range<usize> {
     let lo = rows.partition_point(|r| of(r) < point);
     lo..lo + rows[lo..].partition_point(|r| of(r) == point)
-}
-
-fn parse_summary(lines: &mut CsvLines) -> Result<(Vec<String>, Vec<SummaryRow>), ResultsError> {
-    let csv = &lines.csv.clone();
-    let point = csv.column("point")?;
-    let strat = csv.column("strategy")?;
-    let reps = csv.column("replications")?;
-    if point != 0 || strat < point || reps != strat + 1 {
-        return Err(ResultsError::Malformed {
-            path: csv.path.clone(),
-            line: 1,
-            msg: "the header must start `point,<axis keys...>,strategy,replications,`".into(),
-        });
-    }
-    let axes = axis_indices(&csv.header[..strat], 1);
-    let keys = axes.iter().map(|&c| csv.header[c].clone()).collect();
-    let first_value = reps + 1 + strategy_columns_at(csv, reps + 1);
-    let names = kept_column_index(&csv.header[first_value..], &SUMMARY_COLUMNS_READ);
-    let mut rows: Vec<SummaryRow> = Vec::new();
-    let mut labels = BTreeSet::new();
-    while let Some((line, f)) = lines.next_row()? {
-        let values = lines.values(line, &f, first_value, &names)?;
-        let point = csv.parse_field(line, &f, point)?;
-        rows.push(SummaryRow {
-            point,
-            axis_values: shared_axis_values(rows.last(), point, &axes, &f),
-            strategy: shared_label(&mut labels, &f[strat]),
-            replications: csv.parse_field(line, &f, reps)?,
-            values,
-        });
-    }
-    // A vector grown by doubling is up to half spare: 600,000 rows at 100,000 points.
-    rows.shrink_to_fit();
-    Ok((keys, rows))
-}
-
-/// The axis values of a row at `point` whose fields are `f`: the previous row's if it is of the
-/// same point with the same values (a point's rows share them), else new.
-fn shared_axis_values(
-    prev: Option<&SummaryRow>,
-    point: u32,
-    axes: &[usize],
-    f: &[String],
-) -> AxisValues {
-    match prev {
-        Some(p)
-            if p.point == point && axes.iter().zip(&p.axis_values).all(|(&c, v)| f[c] == *v) =>
-        {
-            p.axis_values.clone()
-        }
-        _ => axes.iter().map(|&c| f[c].clone()).collect(),
-    }
-}
-
-/// The label `text`, one shared by every row that carries it (a sweep has a few labels,
-/// or one per point of a strategy's own swept parameter before they are unified).
-fn shared_label(labels: &mut BTreeSet<Label>, text: &str) -> Label {
-    if let Some(l) = labels.get(text) {
-        return l.clone();
-    }
-    let l = Label::from(text);
-    labels.insert(l.clone());
-    l
-}
-
-/// The axis columns of `header` from `from` on: every column but the seconds column of a
-/// duration axis (`cache.ttl_s` after `cache.ttl`), which restates its axis.
-fn axis_indices(header: &[String], from: usize) -> Vec<usize> {
-    (from..header.len()).filter(|&c| !(c > from && is_seconds_column(header, c))).collect()
 }
 
 /// How many of `STRATEGY_COLUMNS` the header has at `at` (all or none: files written before

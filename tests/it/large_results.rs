@@ -61,7 +61,7 @@ fn the_report_of_a_sweep_decodes_only_the_histograms_it_draws() {
 fn the_runs_of_a_point_are_found_by_search_as_by_scan() {
     let r = Results::load(&sweep("runs-of", 40)).unwrap();
     assert!(!r.runs.is_empty());
-    for row in &r.summary {
+    for row in r.summary.iter() {
         let found: Vec<_> = r.runs_of(row.point, &row.strategy).collect();
         let scanned: Vec<_> = r
             .runs
