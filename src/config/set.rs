@@ -36,11 +36,8 @@ pub fn set_key(
     value: toml::Value,
 ) -> Result<(), ConfigError> {
     let bad = |reason: String| ConfigError::BadSet { assignment: dotted.to_string(), reason };
-    let parts: Vec<&str> = dotted.split('.').map(str::trim).collect();
-    if parts.iter().any(|p| p.is_empty()) {
-        return Err(bad(format!("`{dotted}` is not a dotted key")));
-    }
-    let (last, path) = parts.split_last().expect("split yields at least one part");
+    let parts = key_parts(dotted).ok_or_else(|| bad(format!("`{dotted}` is not a dotted key")))?;
+    let (last, path) = parts.split_last().expect("a key has at least one part");
     let mut here = table;
     for (i, part) in path.iter().enumerate() {
         let entry =
@@ -51,6 +48,27 @@ pub fn set_key(
     }
     here.insert(last.to_string(), value);
     Ok(())
+}
+
+/// The parts of a TOML dotted key, quotes honoured: `sweep."workload.agents"` is
+/// `["sweep", "workload.agents"]` (the one key a `[sweep]` axis is written as), not three
+/// parts. `None` if `dotted` is not a key TOML accepts (`a..b`, an empty part).
+fn key_parts(dotted: &str) -> Option<Vec<String>> {
+    let doc: toml::Table = format!("{dotted} = 0").parse().ok()?;
+    let mut parts = Vec::new();
+    let mut here = &doc;
+    loop {
+        let mut entries = here.iter();
+        let (key, value) = entries.next()?;
+        if entries.next().is_some() {
+            return None;
+        }
+        parts.push(key.clone());
+        match value {
+            toml::Value::Table(sub) => here = sub,
+            _ => return Some(parts),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -78,5 +96,22 @@ mod tests {
         assert!(apply_set(&mut t, "x=").is_err());
         apply_set(&mut t, "seed=1").unwrap();
         assert!(apply_set(&mut t, "seed.x=1").is_err());
+        assert!(apply_set(&mut t, "a.=1").is_err());
+        assert!(apply_set(&mut t, "a b=1").is_err());
+    }
+
+    #[test]
+    fn a_quoted_part_is_one_key_as_in_toml() {
+        // A `[sweep]` axis is one key with dots in it: `--set` replaces it, not a new axis.
+        let mut t: toml::Table = "[sweep]\n\"workload.agents\" = [1, 2]\n".parse().unwrap();
+        apply_set(&mut t, r#"sweep."workload.agents"=[4, 8, 16]"#).unwrap();
+        apply_set(&mut t, "sweep . 'cache.ttl' = ['5m', '1h']").unwrap();
+        let want: toml::Table =
+            "[sweep]\n\"workload.agents\" = [4, 8, 16]\n\"cache.ttl\" = [\"5m\", \"1h\"]\n"
+                .parse()
+                .unwrap();
+        assert_eq!(t, want);
+        apply_set(&mut t, "workload . agents = 3").unwrap();
+        assert_eq!(t["workload"]["agents"].as_integer(), Some(3));
     }
 }

@@ -51,42 +51,64 @@ pub fn tmp_path(path: &Path) -> PathBuf {
 }
 
 /// Write `bytes` to `path` atomically: `path.tmp`, then rename. The one way every result,
-/// figure and report file is written.
+/// figure and report file is written. On an error the `.tmp` file is removed.
 pub fn write_atomic(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), WriteError> {
     let tmp = tmp_path(path);
-    fs::write(&tmp, bytes).map_err(at(&tmp))?;
-    fs::rename(&tmp, path).map_err(at(path))
+    let done = fs::write(&tmp, bytes)
+        .map_err(at(&tmp))
+        .and_then(|()| fs::rename(&tmp, path).map_err(at(path)));
+    if done.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    done
 }
 
 /// A file written piece by piece to `NAME.tmp`, synced and renamed to `NAME` by `commit`.
-/// Dropped without `commit`, it leaves only the `.tmp` file (never half of `NAME`).
+/// Dropped without a successful `commit` (an error on the way), it removes its `.tmp` file:
+/// nothing half-written is left, neither `NAME` nor `NAME.tmp`.
 pub struct AtomicFile {
-    out: BufWriter<fs::File>,
+    /// `None` once `commit` has taken it.
+    out: Option<BufWriter<fs::File>>,
     tmp: PathBuf,
     path: PathBuf,
+    renamed: bool,
 }
 
 impl AtomicFile {
     pub fn create(path: &Path) -> Result<AtomicFile, WriteError> {
         let tmp = tmp_path(path);
         let file = fs::File::create(&tmp).map_err(at(&tmp))?;
-        Ok(AtomicFile { out: BufWriter::new(file), tmp, path: path.to_path_buf() })
+        let out = Some(BufWriter::new(file));
+        Ok(AtomicFile { out, tmp, path: path.to_path_buf(), renamed: false })
     }
 
     pub fn write(&mut self, text: &str) -> Result<(), WriteError> {
-        self.out.write_all(text.as_bytes()).map_err(at(&self.tmp))
+        let out = self.out.as_mut().expect("an AtomicFile is written only before its commit");
+        out.write_all(text.as_bytes()).map_err(at(&self.tmp))
     }
 
     /// The buffered `NAME.tmp`, for writers that take `std::io::Write`.
     pub fn writer(&mut self) -> &mut (impl Write + use<>) {
-        &mut self.out
+        self.out.as_mut().expect("an AtomicFile is written only before its commit")
     }
 
-    pub fn commit(self) -> Result<(), WriteError> {
-        let AtomicFile { out, tmp, path } = self;
-        let file = out.into_inner().map_err(|e| at(&tmp)(e.into_error()))?;
-        file.sync_data().map_err(at(&tmp))?;
-        fs::rename(&tmp, &path).map_err(at(&path))
+    pub fn commit(mut self) -> Result<(), WriteError> {
+        let out = self.out.take().expect("committed once");
+        let file = out.into_inner().map_err(|e| at(&self.tmp)(e.into_error()))?;
+        file.sync_data().map_err(at(&self.tmp))?;
+        fs::rename(&self.tmp, &self.path).map_err(at(&self.path))?;
+        self.renamed = true;
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.renamed {
+            // Close the file first (its buffer is dropped unwritten), then remove it.
+            drop(self.out.take().map(BufWriter::into_parts));
+            let _ = fs::remove_file(&self.tmp);
+        }
     }
 }
 
@@ -384,4 +406,45 @@ pub fn write_trace(dir: &Path, rows: &[TraceRow]) -> Result<(), WriteError> {
         ));
     }
     write_atomic(&dir.join("trace.csv"), text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let d =
+            std::env::temp_dir().join(format!("prefixsim-atomic-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn an_atomic_file_dropped_before_its_commit_leaves_nothing() {
+        let d = scratch("drop");
+        let path = d.join("summary.csv");
+        let mut f = AtomicFile::create(&path).unwrap();
+        f.write("point,strategy\n").unwrap();
+        assert!(tmp_path(&path).exists());
+        drop(f);
+        assert!(!path.exists() && !tmp_path(&path).exists(), "nothing half-written");
+        let mut f = AtomicFile::create(&path).unwrap();
+        f.write("point,strategy\n").unwrap();
+        f.commit().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "point,strategy\n");
+        assert!(!tmp_path(&path).exists());
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_failed_atomic_write_leaves_no_tmp_file() {
+        // The rename fails (the target is a non-empty directory): neither file is left.
+        let d = scratch("fail");
+        let path = d.join("out");
+        fs::create_dir_all(path.join("inside")).unwrap();
+        assert!(write_atomic(&path, b"x").is_err());
+        assert!(!tmp_path(&path).exists());
+        fs::remove_dir_all(&d).unwrap();
+    }
 }

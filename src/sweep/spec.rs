@@ -52,6 +52,14 @@ impl Grid {
         if leaves.is_empty() {
             return Err(SpecError::NoAxis);
         }
+        // `"workload.agents" = [..]` and `[sweep.workload] agents = [..]` are one axis twice.
+        if let Some(w) = leaves.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(SpecError::Axis {
+                key: w[0].0.clone(),
+                msg: "given twice (once as a quoted dotted key, once through a table): keep one"
+                    .into(),
+            });
+        }
         if let Some((key, _)) = leaves.iter().find(|(k, _)| changes_nothing(k)) {
             return Err(SpecError::Axis {
                 key: key.clone(),
@@ -461,6 +469,15 @@ mod tests {
         let t: toml::Table = text.parse().unwrap();
         let e = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text)).unwrap_err();
         assert!(e.to_string().contains("same length"), "{e}");
+    }
+
+    #[test]
+    fn one_key_given_twice_is_refused() {
+        // Both spell the key `workload.agents`: two axes of it would set it twice a point.
+        let text = "[sweep]\n\"workload.agents\" = [1, 2]\n[sweep.workload]\nagents = [3]\n";
+        let t: toml::Table = text.parse().unwrap();
+        let e = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text)).unwrap_err();
+        assert!(e.to_string().starts_with("[sweep] workload.agents: given twice"), "{e}");
     }
 
     proptest::proptest! {
