@@ -10,7 +10,7 @@ use std::io::Write as _;
 
 use crate::results::csv::{summary_long, LongError};
 use crate::results::csv_lines::CsvLines;
-use crate::results::{tmp_path, AtomicFile};
+use crate::results::AtomicFile;
 
 pub const EXAMPLES: &str =
     "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
@@ -76,13 +76,8 @@ pub fn run(args: Args) -> CliResult {
             // Streamed to `NAME.tmp`, renamed when whole: a sweep's long file is ~70 rows a
             // row of summary.csv, more than is worth holding.
             let mut file = AtomicFile::create(&p).map_err(CliError::internal)?;
-            let rows = match summary_long(&mut summary, file.writer()) {
-                Ok(rows) => rows,
-                Err(e) => {
-                    let _ = std::fs::remove_file(tmp_path(&p));
-                    return Err(failed(e));
-                }
-            };
+            // On an error the file is dropped uncommitted, which removes `NAME.tmp`.
+            let rows = summary_long(&mut summary, file.writer()).map_err(failed)?;
             file.commit().map_err(CliError::internal)?;
             outln!("wrote {} ({rows} rows: point, axes, strategy, metric, value)", p.display())?;
             Ok(())
