@@ -176,7 +176,7 @@ fn slot(agents: &mut Vec<Agent>, i: usize) -> &mut Agent {
 }
 
 /// Into `agents`, the run's agents in index order, then the prewarm request when `prewarm`
-/// (at index `n`). `strips`: the agents' chains keep a bare history (`Chain::new`). The
+/// (at index `n`). `strips`: the agents' chains keep a bare history (`Chain::reset`). The
 /// agents already in `agents` (the last run's) are built over in place, their prompts'
 /// memory kept in `spare` for the new agents' prompts.
 pub(super) fn build_into(
@@ -213,7 +213,7 @@ pub(super) fn build_into(
         let room = 1 + workload::turn_room(exp, turns - 1);
         let mut prompt = shared.prompt.fork_into(room, spare.pop());
         workload::push_task(&mut prompt, id, w.task_tokens);
-        ag.chain = Chain::new(prompt, strips);
+        ag.chain.reset(prompt, strips);
         streams.fill(ag, (node, turns, output_tokens), &shared);
     }
     if prewarm {
@@ -228,7 +228,7 @@ pub(super) fn build_into(
         let ag = slot(agents, w.agents as usize);
         node.reseed(&[site::WORKLOAD], &mut ag.work);
         // One request of no output.
-        ag.chain = Chain::new(prompt, false);
+        ag.chain.reset(prompt, false);
         streams.fill(ag, (node, 1, 0), &shared);
     }
 }

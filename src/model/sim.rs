@@ -26,7 +26,7 @@ use super::launch::{Launch, OnSlot, Released};
 use super::parent::Parent;
 use super::recorder::{Recorder, Served};
 use super::server::Server;
-use super::workload::{self, Chain};
+use super::workload;
 use super::{Detailed, Outcome, SegmentKind, SimError};
 use crate::cache::{self, Breakpoint, Cache, Prompt, PromptMemory, Usage};
 use crate::config::{
@@ -451,7 +451,7 @@ impl<'a> Run<'a> {
         workload::push_brief(&mut prompt, exp);
         ag.shared_end = prompt.len() - 1;
         workload::push_task(&mut prompt, a as u64, exp.workload.task_tokens);
-        ag.chain = Chain::new(prompt, strips);
+        ag.chain.reset(prompt, strips);
     }
 }
 

@@ -119,6 +119,13 @@ impl Chain {
         Chain { bare: strips.then(|| prompt.clone()), prompt }
     }
 
+    /// Start over from `prompt`, in place: `new` built a chain on the stack and copied it
+    /// into the agent's (two copies of a prompt per agent a run).
+    pub fn reset(&mut self, prompt: Prompt, strips: bool) {
+        self.prompt = prompt;
+        self.bare = strips.then(|| self.prompt.clone());
+    }
+
     /// Give its prompts' memory to `spare` (the chain is done with).
     pub fn give_memory(&mut self, spare: &mut Vec<PromptMemory>) {
         spare.push(self.prompt.take_memory());
