@@ -88,20 +88,40 @@ impl Prices {
 
     /// The bill of a request of `usage` and `output_tokens` (`cost_usd`, `uncached_cost_usd`
     /// and `is_long_context` at once: the output's price is worked out once for both costs).
+    /// Token counts below 2^63 (all, in practice) convert to floats through the signed
+    /// conversion, one instruction where an unsigned one is five: the same integer, so the
+    /// same float.
     #[inline]
     pub fn bill(&self, usage: &Usage, output_tokens: u64) -> Bill {
         let total = usage.total();
+        let counts = [usage.cache_write_5m, usage.cache_write_1h, usage.cache_read];
+        let all = usage.uncached | counts[0] | counts[1] | counts[2] | total | output_tokens;
+        match all >> 63 {
+            0 => self.bill_as(usage, total, output_tokens, |n| n as i64 as f64),
+            _ => self.bill_as(usage, total, output_tokens, |n| n as f64),
+        }
+    }
+
+    /// `bill`, its counts converted by `float` (exact: `n as f64`).
+    #[inline(always)]
+    fn bill_as(
+        &self,
+        usage: &Usage,
+        total: u64,
+        output_tokens: u64,
+        float: impl Fn(u64) -> f64,
+    ) -> Bill {
         let long_context = self.is_long(total);
         let (input, output) = if long_context { self.long } else { self.base };
-        let input_units = usage.uncached as f64
-            + self.write_5m * usage.cache_write_5m as f64
-            + self.write_1h * usage.cache_write_1h as f64
-            + self.read * usage.cache_read as f64;
-        let output_usd = output * output_tokens as f64;
+        let input_units = float(usage.uncached)
+            + self.write_5m * float(usage.cache_write_5m)
+            + self.write_1h * float(usage.cache_write_1h)
+            + self.read * float(usage.cache_read);
+        let output_usd = output * float(output_tokens);
         Bill {
             cost_usd: (input * input_units + output_usd) / 1e6
                 + storage(self.storage_usd_per_mtok_hour, usage),
-            uncached_usd: (input * total as f64 + output_usd) / 1e6,
+            uncached_usd: (input * float(total) + output_usd) / 1e6,
             long_context,
         }
     }
@@ -126,6 +146,20 @@ mod tests {
             + model.read_multiplier * u.cache_read as f64;
         let cost = (input * units + output * out as f64) / 1e6 + storage_usd(model, u);
         (cost, (input * u.total() as f64 + output * out as f64) / 1e6)
+    }
+
+    /// Counts of 2^63 and more (where the signed conversion would be wrong) bill as the
+    /// formula too.
+    #[test]
+    fn a_bill_of_huge_counts_is_the_formula_bit_for_bit() {
+        let model = crate::cache::preset("claude-sonnet-4.5").expect("preset exists");
+        let u = Usage { cache_read: (1 << 63) + 4097, uncached: 3, ..Usage::default() };
+        for out in [5, (1 << 63) + 1025, u64::MAX] {
+            let bill = Prices::of(&model).bill(&u, out);
+            let (cost, uncached) = formula(&model, &u, out);
+            assert_eq!(bill.cost_usd.to_bits(), cost.to_bits(), "cost of {out} output");
+            assert_eq!(bill.uncached_usd.to_bits(), uncached.to_bits(), "uncached of {out}");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Who sends a request (`Requester`), one agent's state (`Agent`, its `Phase`), and how a run
 //! builds its agents and the prewarm request from the workload.
 
-use super::workload::{self, Chain, Shared, TurnTokens, WORKFLOW_ID};
+use super::workload::{self, Chain, Shared, SharedMemo, TurnTokens, WORKFLOW_ID};
 use super::SimError;
 use crate::cache::{Prompt, PromptMemory};
 use crate::config::{AgentKind, Experiment, ModelParams, Workload};
@@ -176,11 +176,11 @@ fn slot(agents: &mut Vec<Agent>, i: usize) -> &mut Agent {
 }
 
 /// Into `agents`, the run's agents in index order, then the prewarm request when `prewarm`
-/// (at index `n`). `strips`: the agents' chains keep a bare history (`Chain::new`). The
+/// (at index `n`). `strips`: the agents' chains keep a bare history (`Chain::reset`). The
 /// agents already in `agents` (the last run's) are built over in place, their prompts'
 /// memory kept in `spare` for the new agents' prompts.
 pub(super) fn build_into(
-    (agents, spare): (&mut Vec<Agent>, &mut Vec<PromptMemory>),
+    (agents, spare, memo): (&mut Vec<Agent>, &mut Vec<PromptMemory>, &mut SharedMemo),
     exp: &Experiment,
     replication: u32,
     prewarm: bool,
@@ -194,7 +194,7 @@ pub(super) fn build_into(
     // must not grow run after run (a 100,000-point sweep held 2.6 GB of them).
     spare.truncate(w.agents as usize);
     // Each agent forks the shared prefix with room for its own turns: it needs none.
-    let shared: Shared = workload::shared(exp, 0, w.thinking);
+    let shared: &Shared = memo.get(exp, w.thinking);
     let streams = Streams::new(exp, replication);
     // Once per run, not per agent: a lognormal's sigma is a logarithm (`Sampler`).
     let (turns_draw, output_draw) = (Sampler::new(&w.turns), Sampler::new(&w.output_tokens));
@@ -213,8 +213,8 @@ pub(super) fn build_into(
         let room = 1 + workload::turn_room(exp, turns - 1);
         let mut prompt = shared.prompt.fork_into(room, spare.pop());
         workload::push_task(&mut prompt, id, w.task_tokens);
-        ag.chain = Chain::new(prompt, strips);
-        streams.fill(ag, (node, turns, output_tokens), &shared);
+        ag.chain.reset(prompt, strips);
+        streams.fill(ag, (node, turns, output_tokens), shared);
     }
     if prewarm {
         // The warming request: the shared prefix, max_tokens = 0, on the workflow's streams.
@@ -228,8 +228,8 @@ pub(super) fn build_into(
         let ag = slot(agents, w.agents as usize);
         node.reseed(&[site::WORKLOAD], &mut ag.work);
         // One request of no output.
-        ag.chain = Chain::new(prompt, false);
-        streams.fill(ag, (node, 1, 0), &shared);
+        ag.chain.reset(prompt, false);
+        streams.fill(ag, (node, 1, 0), shared);
     }
 }
 
@@ -353,7 +353,13 @@ mod tests {
     fn agent() -> Agent {
         let (_, exp) = crate::config::load_default(&[]).expect("the default experiment loads");
         let mut agents = Vec::new();
-        build_into((&mut agents, &mut Vec::new()), &exp, 0, false, false);
+        build_into(
+            (&mut agents, &mut Vec::new(), &mut SharedMemo::default()),
+            &exp,
+            0,
+            false,
+            false,
+        );
         agents.swap_remove(0)
     }
 
@@ -362,9 +368,9 @@ mod tests {
     #[test]
     fn reused_agents_keep_no_more_spare_memory_than_they_take() {
         let (_, exp) = crate::config::load_default(&[]).expect("the default experiment loads");
-        let (mut agents, mut spare) = (Vec::new(), Vec::new());
+        let (mut agents, mut spare, mut memo) = (Vec::new(), Vec::new(), SharedMemo::default());
         for r in 0..50 {
-            build_into((&mut agents, &mut spare), &exp, r, true, true);
+            build_into((&mut agents, &mut spare, &mut memo), &exp, r, true, true);
         }
         // Each run gives back 2n + 1 memories (n chains, n bare histories, the prewarm's) and
         // takes n: without the bound the spare grows by n + 1 a run (196 after 50 runs of 3).

@@ -26,7 +26,7 @@ use super::launch::{Launch, OnSlot, Released};
 use super::parent::Parent;
 use super::recorder::{Recorder, Served};
 use super::server::Server;
-use super::workload::{self, Chain};
+use super::workload::{self, SharedMemo};
 use super::{Detailed, Outcome, SegmentKind, SimError};
 use crate::cache::{self, Breakpoint, Cache, Prompt, PromptMemory, Usage};
 use crate::config::{
@@ -79,6 +79,8 @@ pub struct Simulator {
     /// The last run's agents, and prompts done with: their memory serves the next run's.
     agents: Vec<Agent>,
     spare: Vec<PromptMemory>,
+    /// The agents' shared prefix, built once for the runs of one experiment.
+    shared: SharedMemo,
     /// The models of a `fork_other_model` run (`run_models`); other runs borrow the
     /// experiment's model instead of cloning it.
     models: Vec<ModelParams>,
@@ -99,6 +101,7 @@ impl Simulator {
             server: Server::default(),
             agents: Vec::new(),
             spare: Vec::new(),
+            shared: SharedMemo::default(),
             models: Vec::new(),
         }
     }
@@ -200,7 +203,7 @@ impl<'a> Run<'a> {
             max_events: exp.limits.max_events,
             horizon: t0.saturating_add(SimDuration::from_us(exp.limits.horizon_us)),
         };
-        let Simulator { engine, launch, caches, server, agents, spare, models } = sim;
+        let Simulator { engine, launch, caches, server, agents, spare, shared, models } = sim;
         engine.reset(bounds, SimTime::ZERO);
         launch.reset(strategy, t0, w.agents);
         let models = run_models(exp, models)?;
@@ -211,7 +214,7 @@ impl<'a> Run<'a> {
         metrics.agents = w.agents as u64;
         let prewarm = *strategy == Strategy::Prewarm;
         agent::build_into(
-            (agents, spare),
+            (agents, spare, shared),
             exp,
             replication,
             prewarm,
@@ -451,7 +454,7 @@ impl<'a> Run<'a> {
         workload::push_brief(&mut prompt, exp);
         ag.shared_end = prompt.len() - 1;
         workload::push_task(&mut prompt, a as u64, exp.workload.task_tokens);
-        ag.chain = Chain::new(prompt, strips);
+        ag.chain.reset(prompt, strips);
     }
 }
 

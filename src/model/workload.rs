@@ -119,6 +119,13 @@ impl Chain {
         Chain { bare: strips.then(|| prompt.clone()), prompt }
     }
 
+    /// Start over from `prompt`, in place: `new` built a chain on the stack and copied it
+    /// into the agent's (two copies of a prompt per agent a run).
+    pub fn reset(&mut self, prompt: Prompt, strips: bool) {
+        self.prompt = prompt;
+        self.bare = strips.then(|| self.prompt.clone());
+    }
+
     /// Give its prompts' memory to `spare` (the chain is done with).
     pub fn give_memory(&mut self, spare: &mut Vec<PromptMemory>) {
         spare.push(self.prompt.take_memory());
@@ -285,6 +292,51 @@ pub fn shared(exp: &Experiment, turns_hint: usize, thinking: bool) -> Shared {
     Shared { prompt: p, system_end: 1, model: agents_model(exp).1 }
 }
 
+/// The shared prefix last built (`shared` with no turns hint), with what it was built from: a
+/// simulator's runs of one experiment (its replications and strategies) build it once, not
+/// every run. The key holds every input `shared` reads (kind, model name, parent, subagent
+/// and brief sizes, thinking; the turn shape only sizes its spare room, none at hint 0), so
+/// a hit is the very prefix `shared` would build.
+#[derive(Debug, Default)]
+pub struct SharedMemo(Option<(SharedKey, Shared)>);
+
+#[derive(Debug)]
+struct SharedKey {
+    kind: AgentKind,
+    model: String,
+    tokens: [u64; 3],
+    thinking: bool,
+}
+
+impl SharedKey {
+    fn of(exp: &Experiment, thinking: bool) -> Self {
+        let (kind, model) = (exp.workload.kind.clone(), exp.model.name.clone());
+        SharedKey { kind, model, tokens: Self::tokens(exp), thinking }
+    }
+
+    fn tokens(exp: &Experiment) -> [u64; 3] {
+        let w = &exp.workload;
+        [w.parent_tokens, w.subagent_tokens, w.brief_tokens]
+    }
+
+    fn is(&self, exp: &Experiment, thinking: bool) -> bool {
+        self.thinking == thinking
+            && self.tokens == Self::tokens(exp)
+            && self.kind == exp.workload.kind
+            && self.model == exp.model.name
+    }
+}
+
+impl SharedMemo {
+    /// `shared(exp, 0, thinking)`, built only when the inputs differ from the last call's.
+    pub fn get(&mut self, exp: &Experiment, thinking: bool) -> &Shared {
+        if !matches!(&self.0, Some((key, _)) if key.is(exp, thinking)) {
+            self.0 = Some((SharedKey::of(exp, thinking), shared(exp, 0, thinking)));
+        }
+        &self.0.as_ref().expect("built above").1
+    }
+}
+
 /// Room for the blocks `turns` agent turns append: reserved when a fork starts, so no block is
 /// copied as its conversation grows (capped: a run of huge turn counts grows as it goes).
 pub fn turn_room(exp: &Experiment, turns: u32) -> usize {
@@ -436,6 +488,36 @@ pub fn closed_form_experiment(agents: u32) -> Experiment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a prompt's blocks are, as far as a cache can tell: sizes and every prefix key.
+    fn keys(p: &Prompt) -> Vec<(u64, crate::cache::Key)> {
+        (0..p.len()).map(|i| (p.prefix_tokens(i), p.prefix_key(i))).collect()
+    }
+
+    /// The memo hands out exactly what `shared` builds, whichever of its inputs changes
+    /// between calls, and back again.
+    #[test]
+    fn the_shared_memo_follows_every_input() {
+        let sets = [
+            vec![],
+            vec!["workload.brief_tokens=0".to_string()],
+            vec!["workload.parent_tokens=9000".to_string()],
+            vec!["workload.subagent_tokens=700".to_string()],
+            vec!["workload.kind=\"fork\"".to_string()],
+            vec!["workload.kind=\"fork_drop_tool(tool=Bash)\"".to_string()],
+            vec!["model=\"claude-sonnet-4.5\"".to_string()],
+            vec![],
+        ];
+        let mut memo = SharedMemo::default();
+        for set in &sets {
+            let (_, exp) = crate::config::load_default(set).expect("the experiment loads");
+            for thinking in [false, true, false] {
+                let (got, want) = (memo.get(&exp, thinking), shared(&exp, 0, thinking));
+                assert_eq!(keys(&got.prompt), keys(&want.prompt), "{set:?}, thinking {thinking}");
+                assert_eq!((got.system_end, got.model), (want.system_end, want.model));
+            }
+        }
+    }
 
     #[test]
     fn breakpoints_deduplicate_and_stay_increasing() {
