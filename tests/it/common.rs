@@ -30,3 +30,21 @@ pub fn wait_for_records(journal: &Path, n: usize) {
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+/// A sweep whose values pass one at a time but not together: with a 150,000-token prefix, a
+/// 60,000-token task puts the first request past claude-haiku-4.5's 200k window (point 3).
+pub const REFUSED_TOGETHER: &str = r#"name = "combo"
+seed = 1
+replications = 1
+model = "claude-haiku-4.5"
+strategies = ["eager"]
+[workload]
+kind = "subagent"
+agents = 2
+subagent_tokens = 8500
+brief_tokens = 0
+turns = "const(1)"
+[sweep]
+"workload.subagent_tokens" = [8500, 150000]
+"workload.task_tokens" = [100, 60000]
+"#;

@@ -68,21 +68,7 @@ fn run_out_writes_the_files_of_run_out() {
 #[test]
 fn a_library_sweep_checks_its_points_before_running_any() {
     let dir = scratch("sweep-combo");
-    let text = r#"name = "combo"
-seed = 1
-replications = 1
-model = "claude-haiku-4.5"
-strategies = ["eager"]
-[workload]
-kind = "subagent"
-agents = 2
-subagent_tokens = 8500
-brief_tokens = 0
-turns = "const(1)"
-[sweep]
-"workload.subagent_tokens" = [8500, 150000]
-"workload.task_tokens" = [100, 60000]
-"#;
+    let text = super::common::REFUSED_TOGETHER;
     let sweep = Experiment::from_toml(text).unwrap().sweep().unwrap();
     let exec = ExecOptions { jobs: 1, progress: false, ctrl_c: false, throttle_ms: 0 };
     let opts = |dir: PathBuf, shard| SweepOptions { dir, shard, resume: false, exec };

@@ -334,25 +334,7 @@ fn every_shard_refuses_a_bad_value_the_same_way() {
 #[test]
 fn a_combination_refused_together_stops_the_shards_that_run_it() {
     let d = scratch("combo");
-    let f = write_file(
-        &d,
-        "combo.toml",
-        r#"name = "combo"
-seed = 1
-replications = 1
-model = "claude-haiku-4.5"
-strategies = ["eager"]
-[workload]
-kind = "subagent"
-agents = 2
-subagent_tokens = 8500
-brief_tokens = 0
-turns = "const(1)"
-[sweep]
-"workload.subagent_tokens" = [8500, 150000]
-"workload.task_tokens" = [100, 60000]
-"#,
-    );
+    let f = write_file(&d, "combo.toml", super::common::REFUSED_TOGETHER);
     let want = "[sweep] point 3 (workload.subagent_tokens = 150000, workload.task_tokens = \
                 60000): ";
     let mut errs = Vec::new();
