@@ -27,3 +27,14 @@ pub use schema::*;
 pub use stats::{t_975, Stat, Welford};
 pub use summary::Summary;
 pub use write::*;
+
+/// `text` written to `NAME.csv` in a scratch directory of `area` (a test's own file, for the
+/// readers to index as `Results::load` does).
+#[cfg(test)]
+fn test_csv(area: &str, name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("prefixsim-{area}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.csv"));
+    std::fs::write(&path, text).unwrap();
+    path
+}

@@ -345,6 +345,15 @@ impl FirstFailure {
         first.get_or_insert((path, line, msg));
     }
 
+    /// Record the error of a read again: a malformed row names its own file and line; any
+    /// other error (the file gone, unreadable) is placed at `path`, `line`.
+    pub(super) fn record_error(&self, e: ResultsError, path: PathBuf, line: usize) {
+        match e {
+            ResultsError::Malformed { path, line, msg } => self.record(path, line, msg),
+            other => self.record(path, line, format!("reading it again: {other}")),
+        }
+    }
+
     pub(super) fn check(&self) -> Result<(), ResultsError> {
         let first = self.0.lock().unwrap_or_else(|e| e.into_inner());
         match &*first {

@@ -171,16 +171,8 @@ impl Runs {
         let range = super::read::point_range(&self.stretches, point, |s| s.point);
         for s in &self.stretches[range] {
             if let Err(e) = self.read_stretch(s, &mut out) {
-                match e {
-                    ResultsError::Malformed { path, line, msg } => {
-                        self.failed.record(path, line, msg)
-                    }
-                    other => {
-                        let path = self.csv.as_ref().map(|c| c.path.clone()).unwrap_or_default();
-                        let msg = format!("reading it again: {other}");
-                        self.failed.record(path, s.line as usize + 1, msg)
-                    }
-                }
+                let path = self.csv.as_ref().map(|c| c.path.clone()).unwrap_or_default();
+                self.failed.record_error(e, path, s.line as usize + 1);
                 break;
             }
         }
@@ -242,11 +234,7 @@ mod tests {
     /// The runs of `text`, written to a file of the test's own, indexed as `Results::load`
     /// does.
     fn runs_of_file(name: &str, text: &str) -> Runs {
-        let dir = std::env::temp_dir().join(format!("prefixsim-runs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{name}.csv"));
-        std::fs::write(&path, text).unwrap();
-        index(&path).unwrap()
+        index(&crate::results::test_csv("runs", name, text)).unwrap()
     }
 
     fn index(path: &Path) -> Result<Runs, ResultsError> {

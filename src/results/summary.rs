@@ -508,13 +508,8 @@ impl Iterator for Rows<'_> {
                 self.failed = true;
                 let s = self.summary;
                 let path = s.csv.as_ref().map(|c| c.path.clone()).unwrap_or_default();
-                match e {
-                    ResultsError::Malformed { path, line, msg } => s.failed.record(path, line, msg),
-                    other => {
-                        let line = self.current.as_ref().map_or(1, |c| c.stretch.line as usize + 1);
-                        s.failed.record(path, line, format!("reading it again: {other}"))
-                    }
-                }
+                let line = self.current.as_ref().map_or(1, |c| c.stretch.line as usize + 1);
+                s.failed.record_error(e, path, line);
                 None
             }
         }
@@ -531,11 +526,7 @@ mod tests {
     /// The summary of `text`, written to a file of the test's own, indexed as `Results::load`
     /// does.
     fn summary_of_file(name: &str, text: &str) -> Summary {
-        let dir = std::env::temp_dir().join(format!("prefixsim-summary-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{name}.csv"));
-        std::fs::write(&path, text).unwrap();
-        index(&path).unwrap()
+        index(&crate::results::test_csv("summary", name, text)).unwrap()
     }
 
     fn index(path: &Path) -> Result<Summary, ResultsError> {
