@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 
-use super::csv::{split_fields, Csv};
+use super::csv::{split_trimmed_into, Csv};
 use super::read::ResultsError;
 use super::schema::{Columns, Values};
 
@@ -26,6 +26,13 @@ pub fn open_opt(path: &Path) -> Result<Option<std::fs::File>, ResultsError> {
 pub struct CsvLines {
     /// The header, and no rows: `column`, `parse_number` and `parse_field` name this file.
     pub csv: Csv,
+    source: Source,
+    /// The fields of the row `next_row` read last, trimmed; their strings are reused.
+    fields: Vec<String>,
+}
+
+/// The file's lines, one at a time into one buffer.
+struct Source {
     reader: BufReader<std::fs::File>,
     buf: Vec<u8>,
     /// 0-based index of the next line, and its byte offset.
@@ -42,12 +49,13 @@ impl CsvLines {
             |line, msg: String| ResultsError::Malformed { path: path.to_path_buf(), line, msg };
         let csv = Csv { path: path.to_path_buf(), header: Vec::new(), rows: Vec::new() };
         let reader = BufReader::with_capacity(1 << 16, file);
-        let mut lines = CsvLines { csv, reader, buf: Vec::new(), line: 0, offset: 0 };
-        let Some((_, head)) = lines.next_line()? else {
+        let mut source = Source { reader, buf: Vec::new(), line: 0, offset: 0 };
+        let Some((_, head)) = source.next_line(path)? else {
             return Err(malformed(1, "the file is empty (expected a header row)".into()));
         };
-        lines.csv.header = split_fields(&head).into_iter().map(|f| f.trim().into()).collect();
-        Ok(Some(lines))
+        let mut header = Vec::new();
+        split_trimmed_into(head, &mut header);
+        Ok(Some(CsvLines { csv: Csv { header, ..csv }, source, fields: Vec::new() }))
     }
 
     /// The file `csv.path` (whose header `csv` is) read again from byte `offset`, the start of
@@ -61,12 +69,13 @@ impl CsvLines {
         // A point's rows are ~10 KB in a sweep's runs.csv; the first read's 64 KB is more than
         // one look-up needs.
         let reader = BufReader::with_capacity(1 << 14, file);
-        Ok(CsvLines { csv, reader, buf: Vec::new(), line, offset: offset as usize })
+        let source = Source { reader, buf: Vec::new(), line, offset: offset as usize };
+        Ok(CsvLines { csv, source, fields: Vec::new() })
     }
 
     /// Where the next line starts: (byte offset, 0-based line), for `reopen`.
     pub fn position(&self) -> (u64, usize) {
-        (self.offset as u64, self.line)
+        (self.source.offset as u64, self.source.line)
     }
 
     /// Fields `first..` of the row `fields` on `line` as numbers, by the column names `names`:
@@ -93,15 +102,39 @@ impl CsvLines {
         Ok(Values::new(names.clone(), numbers))
     }
 
-    /// The next non-blank line (1-based line number, text without its line break).
-    fn next_line(&mut self) -> Result<Option<(usize, String)>, ResultsError> {
+    /// Read the next row: its 1-based line number, its fields (trimmed) then in `row()`; a row
+    /// whose width is not the header's is an error naming the line. `None` at the end.
+    pub fn next_row(&mut self) -> Result<Option<usize>, ResultsError> {
         let path = &self.csv.path;
-        loop {
+        let Some((line, text)) = self.source.next_line(path)? else { return Ok(None) };
+        split_trimmed_into(text.trim_end_matches('\r'), &mut self.fields);
+        if self.fields.len() != self.csv.header.len() {
+            let msg = format!(
+                "{} fields, but the header has {} columns: `{text}`",
+                self.fields.len(),
+                self.csv.header.len()
+            );
+            return Err(ResultsError::Malformed { path: path.clone(), line, msg });
+        }
+        Ok(Some(line))
+    }
+
+    /// The fields of the row `next_row` read last.
+    pub fn row(&self) -> &[String] {
+        &self.fields
+    }
+}
+
+impl Source {
+    /// The next non-blank line of the file at `path` (1-based line number, text without its
+    /// line break).
+    fn next_line(&mut self, path: &Path) -> Result<Option<(usize, &str)>, ResultsError> {
+        let (at, len) = loop {
             self.buf.clear();
             let n = self
                 .reader
                 .read_until(b'\n', &mut self.buf)
-                .map_err(|e| ResultsError::Io { path: path.clone(), source: e })?;
+                .map_err(|e| ResultsError::Io { path: path.to_path_buf(), source: e })?;
             if n == 0 {
                 return Ok(None);
             }
@@ -114,32 +147,18 @@ impl CsvLines {
                     "not UTF-8 text (byte 0x{bad:02x} at offset {})",
                     start + e.valid_up_to()
                 );
-                ResultsError::Malformed { path: path.clone(), line: at, msg }
+                ResultsError::Malformed { path: path.to_path_buf(), line: at, msg }
             })?;
             let text = text.strip_suffix('\n').unwrap_or(text);
             let text = text.strip_suffix('\r').unwrap_or(text);
             if !text.trim().is_empty() {
-                return Ok(Some((at, text.to_string())));
+                break (at, text.len());
             }
-        }
-    }
-
-    /// The next row's fields, trimmed, with its line number; a row whose width is not the
-    /// header's is an error naming the line.
-    pub fn next_row(&mut self) -> Result<Option<(usize, Vec<String>)>, ResultsError> {
-        let Some((line, text)) = self.next_line()? else { return Ok(None) };
-        let fields: Vec<String> = split_fields(text.trim_end_matches('\r'))
-            .into_iter()
-            .map(|f| f.trim().into())
-            .collect();
-        if fields.len() != self.csv.header.len() {
-            let msg = format!(
-                "{} fields, but the header has {} columns: `{text}`",
-                fields.len(),
-                self.csv.header.len()
-            );
-            return Err(ResultsError::Malformed { path: self.csv.path.clone(), line, msg });
-        }
-        Ok(Some((line, fields)))
+        };
+        // A loop cannot return a borrow it takes again on its next turn, so the text is
+        // taken again here. SAFETY: the buffer was checked to be UTF-8 above, and `len` ends
+        // it before the line break stripped (ASCII), so the prefix is UTF-8 too.
+        let text = unsafe { std::str::from_utf8_unchecked(&self.buf[..len]) };
+        Ok(Some((at, text)))
     }
 }

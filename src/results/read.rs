@@ -407,7 +407,8 @@ fn parse_trace(lines: &mut CsvLines) -> Result<Vec<TraceRow>, ResultsError> {
         idx[i] = csv.column(c)?;
     }
     let mut rows = Vec::new();
-    while let Some((line, f)) = lines.next_row()? {
+    while let Some(line) = lines.next_row()? {
+        let f = lines.row();
         let segment = f[idx[3]].clone();
         if !SEGMENT_KINDS.contains(&segment.as_str()) {
             return Err(ResultsError::Malformed {
@@ -418,11 +419,11 @@ fn parse_trace(lines: &mut CsvLines) -> Result<Vec<TraceRow>, ResultsError> {
         }
         let row = TraceRow {
             strategy: f[idx[0]].clone(),
-            agent: csv.parse_field(line, &f, idx[1])?,
-            request: csv.parse_field(line, &f, idx[2])?,
+            agent: csv.parse_field(line, f, idx[1])?,
+            request: csv.parse_field(line, f, idx[2])?,
             segment,
-            start_s: csv.parse_number(line, &f, idx[4])?,
-            end_s: csv.parse_number(line, &f, idx[5])?,
+            start_s: csv.parse_number(line, f, idx[4])?,
+            end_s: csv.parse_number(line, f, idx[5])?,
             outcome: f[idx[6]].clone(),
         };
         if row.end_s < row.start_s || row.end_s.is_nan() || row.start_s.is_nan() {

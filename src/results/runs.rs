@@ -93,8 +93,8 @@ impl Runs {
         let mut runs = Runs::new(csv, Layout { point, replication, strategy, first_value });
         loop {
             let at = lines.position();
-            let Some((line, f)) = lines.next_row()? else { break };
-            runs.index(line, &f, at)?;
+            let Some(line) = lines.next_row()? else { break };
+            runs.index(line, lines.row(), at)?;
         }
         runs.finish();
         Ok(runs)
@@ -182,8 +182,8 @@ impl Runs {
     fn read_stretch<'a>(&'a self, s: &Stretch, out: &mut Vec<Run<'a>>) -> Result<(), ResultsError> {
         let Some(csv) = &self.csv else { return Ok(()) };
         let mut lines = CsvLines::reopen(csv, s.offset, s.line as usize)?;
-        while let Some((line, fields)) = lines.next_row()? {
-            let (point, replication, label, values) = self.parse(line, &fields)?;
+        while let Some(line) = lines.next_row()? {
+            let (point, replication, label, values) = self.parse(line, lines.row())?;
             if point != s.point {
                 break;
             }

@@ -110,9 +110,10 @@ impl Summary {
         let mut ids = Vec::with_capacity(s.keys.len());
         loop {
             let at = lines.position();
-            let Some((line, f)) = lines.next_row()? else { break };
-            let (point, _, _) = s.row_of(lines, (line, &f), true)?;
-            s.index(&mut interning, &mut ids, point, &f, at);
+            let Some(line) = lines.next_row()? else { break };
+            let f = lines.row();
+            let (point, _, _) = s.row_of(lines, (line, f), true)?;
+            s.index(&mut interning, &mut ids, point, f, at);
         }
         s.close_stretch(&mut interning);
         s.finish();
@@ -464,10 +465,11 @@ impl Rows<'_> {
             msg: format!("{what} was not there when the file was read"),
         };
         let at = c.stretch.line as usize + 1;
-        let Some((line, f)) = lines.next_row()? else {
+        let Some(line) = lines.next_row()? else {
             return Err(changed(at, "the end of the file"));
         };
-        let (point, replications, values) = s.row_of(lines, (line, &f), false)?;
+        let f = lines.row();
+        let (point, replications, values) = s.row_of(lines, (line, f), false)?;
         let id = s.patterns[c.stretch.pattern as usize][c.read];
         let label = &f[s.layout.strategy];
         if point != c.stretch.point || *label != s.written[id as usize] {
