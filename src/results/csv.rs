@@ -102,7 +102,10 @@ fn open_field(out: &mut Vec<String>, n: &mut usize) {
 
 /// End a field: trim it in place if asked.
 fn close_field(field: &mut String, trim: bool) {
-    if !trim {
+    // Most fields start and end with a visible ASCII character: nothing to trim, and no need
+    // for `trim`'s Unicode tables.
+    let visible = |b: Option<&u8>| b.is_some_and(|&b| b > b' ' && b < 0x80);
+    if !trim || (visible(field.as_bytes().first()) && visible(field.as_bytes().last())) {
         return;
     }
     let end = field.trim_end().len();
