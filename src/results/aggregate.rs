@@ -133,8 +133,12 @@ impl Aggregate {
         let Some((lo, hi)) = self.extremes[index].filter(|_| !h.is_empty()) else {
             return [0.0; 5];
         };
-        let q = |p: f64| secs(h.value_at_quantile(p).clamp(lo, hi));
-        let ladder = [q(0.50), q(0.90), q(0.99), q(0.999), secs(hi)];
+        // One walk of the counts for the four (sorted) quantiles: `value_at_quantiles` gives
+        // each what `value_at_quantile` gives it.
+        let mut ladder = [0.0, 0.0, 0.0, 0.0, secs(hi)];
+        for (at, v) in ladder.iter_mut().zip(h.value_at_quantiles([0.50, 0.90, 0.99, 0.999])) {
+            *at = secs(v.clamp(lo, hi));
+        }
         ladders[index] = Some((h.len(), ladder));
         self.ladders.set(ladders);
         ladder
@@ -163,6 +167,32 @@ fn widen(ext: &mut Option<(u64, u64)>, (lo, hi): (u64, u64)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ladder_is_each_quantile_looked_up_alone() {
+        // Samples spread over six decades, then one value, then two far apart: each rung is
+        // what `value_at_quantile` alone gives it, within the exact extremes.
+        let spreads: [&[u64]; 3] = [
+            &[3, 40, 41, 500, 7_000, 80_000, 80_001, 900_000, 3_000_000],
+            &[12_345],
+            &[1, 9e9 as u64],
+        ];
+        for values in spreads {
+            let mut run = RunMetrics::new();
+            for (i, &us) in values.iter().enumerate() {
+                for _ in 0..=i {
+                    run.ttft_us.record(us);
+                }
+            }
+            let mut a = Aggregate::new();
+            a.add(&run);
+            let i = LATENCY_NAMES.iter().position(|n| *n == "ttft").unwrap();
+            let (h, (lo, hi)) = (&a.histograms[i], a.extremes[i].unwrap());
+            let alone =
+                [0.50, 0.90, 0.99, 0.999].map(|q| secs(h.value_at_quantile(q).clamp(lo, hi)));
+            assert_eq!(a.ladder_s(i)[..4], alone, "{values:?}");
+        }
+    }
 
     #[test]
     fn extremes_are_exact_and_bound_the_percentiles() {
