@@ -464,6 +464,9 @@ fn position_bit(i: usize) -> u64 {
 }
 
 /// The A/B/C bill of the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching) for hit boundary `hit`.
+/// Inlined: out of line, the usage went back through memory and the hit's tokens, which
+/// the lookup had in hand, were loaded again.
+#[inline(always)]
 fn anthropic_usage(
     prompt: &Prompt,
     breakpoints: &[Breakpoint],
