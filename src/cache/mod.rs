@@ -213,7 +213,10 @@ pub struct Usage {
     /// `input_tokens`: neither read nor written.
     pub uncached: u64,
     /// Entries this request wrote while an equal entry was still pending (docs/cache.md).
-    pub redundant_writes: u32,
+    /// A `u64` as the other fields: with a `u32` the struct had 4 bytes of padding, and its
+    /// copies read the count and the padding as one 8-byte load of two 4-byte stores (a
+    /// store-forwarding stall a request, where `serve` returns it).
+    pub redundant_writes: u64,
     /// Token-seconds of explicit cache storage this request bought (a Gemini cache object's
     /// tokens x its TTL); billed by `cost_usd`, 0 under every other policy.
     pub storage_token_s: u64,

@@ -90,16 +90,25 @@ impl Prices {
     /// and `is_long_context` at once: the output's price is worked out once for both costs).
     /// Token counts below 2^63 (all, in practice) convert to floats through the signed
     /// conversion, one instruction where an unsigned one is five: the same integer, so the
-    /// same float.
-    #[inline]
+    /// same float. Inlined into its callers: out of line, the bill came back through memory
+    /// and the caller read its two costs as one 16-byte load of the two 8-byte stores just
+    /// made (a store-forwarding stall a request); the huge counts stay out of line.
+    #[inline(always)]
     pub fn bill(&self, usage: &Usage, output_tokens: u64) -> Bill {
         let total = usage.total();
         let counts = [usage.cache_write_5m, usage.cache_write_1h, usage.cache_read];
         let all = usage.uncached | counts[0] | counts[1] | counts[2] | total | output_tokens;
         match all >> 63 {
             0 => self.bill_as(usage, total, output_tokens, |n| n as i64 as f64),
-            _ => self.bill_as(usage, total, output_tokens, |n| n as f64),
+            _ => self.bill_huge(usage, total, output_tokens),
         }
+    }
+
+    /// `bill` with a count of 2^63 or more (never in practice).
+    #[cold]
+    #[inline(never)]
+    fn bill_huge(&self, usage: &Usage, total: u64, output_tokens: u64) -> Bill {
+        self.bill_as(usage, total, output_tokens, |n| n as f64)
     }
 
     /// `bill`, its counts converted by `float` (exact: `n as f64`).

@@ -155,8 +155,11 @@ impl Cache {
         self.serve_with(prompt, breakpoints, now, false, ready_at)
     }
 
-    /// `serve`, with `miss = true` for an isolated miss: the lookup finds nothing.
-    #[inline]
+    /// `serve`, with `miss = true` for an isolated miss: the lookup finds nothing. Inlined
+    /// into its callers: out of line, the usage came back through memory and the caller read
+    /// it at once with other widths than the stores had (a store-forwarding stall a request),
+    /// and the timing the closure drew went through memory too.
+    #[inline(always)]
     pub fn serve_with(
         &mut self,
         prompt: &Prompt,
@@ -255,7 +258,7 @@ impl Cache {
     }
 
     /// Refresh the hit and write every boundary after it; the redundant writes.
-    fn commit_every_block(&mut self, ask: &Lookup, hit: Option<Hit>, ready: SimTime) -> u32 {
+    fn commit_every_block(&mut self, ask: &Lookup, hit: Option<Hit>, ready: SimTime) -> u64 {
         let (prompt, now) = (ask.prompt, ask.now);
         if let Some(h) = hit {
             self.store.touch_slot(h.slot, now);
@@ -265,7 +268,7 @@ impl Cache {
             let (key, tokens) = (prompt.prefix_key(i), prompt.block_tokens(i));
             self.written |= position_bit(i);
             let outcome = self.store.write(key, tokens, now, ready, self.default_ttl);
-            redundant += u32::from(outcome == WriteOutcome::Redundant);
+            redundant += u64::from(outcome == WriteOutcome::Redundant);
         }
         redundant
     }
@@ -302,7 +305,7 @@ impl Cache {
     /// so every refresh still comes before every write (a write may evict). Inlined into
     /// `serve_with`, its one caller.
     #[inline(always)]
-    fn commit_anthropic(&mut self, ask: &Lookup, hit: Option<Hit>, ready: SimTime) -> u32 {
+    fn commit_anthropic(&mut self, ask: &Lookup, hit: Option<Hit>, ready: SimTime) -> u64 {
         let Lookup { prompt, breakpoints, now, .. } = *ask;
         let min = self.model.min_cacheable_tokens;
         if let Some(h) = hit {
@@ -326,7 +329,7 @@ impl Cache {
             }
             self.written |= position_bit(bp.index);
             let outcome = self.store.write(prompt.prefix_key(bp.index), tokens, now, ready, bp.ttl);
-            redundant += u32::from(outcome == WriteOutcome::Redundant);
+            redundant += u64::from(outcome == WriteOutcome::Redundant);
         }
         redundant
     }
@@ -461,6 +464,9 @@ fn position_bit(i: usize) -> u64 {
 }
 
 /// The A/B/C bill of the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching) for hit boundary `hit`.
+/// Inlined: out of line, the usage went back through memory and the hit's tokens, which
+/// the lookup had in hand, were loaded again.
+#[inline(always)]
 fn anthropic_usage(
     prompt: &Prompt,
     breakpoints: &[Breakpoint],

@@ -60,7 +60,7 @@ impl<'a> Recorder<'a> {
         add_tokens(&mut mx.tokens, u, s.out);
         mx.requests += 1;
         mx.requests_with_hit += (u.cache_read > 0) as u64;
-        mx.redundant_writes += u.redundant_writes as u64;
+        mx.redundant_writes += u.redundant_writes;
         mx.cost_usd += s.cost_usd;
         mx.cost_uncached_usd += uncached_usd;
         mx.ttft_us.record(s.timing.ttft.as_us());

@@ -497,9 +497,11 @@ impl Run<'_> {
             &mut ag.lat,
         )
         .map_err(|source| SimError::Cache { agent: shown, request, source })?;
+        self.limiters.settle(self.exp, (m, admit), now, &usage, out);
+        // Billed after the settle, a call: before it, the bill was kept in memory across the
+        // call and its costs read back as one 16-byte load of two 8-byte stores.
         let bill = self.caches[m].prices().bill(&usage, out);
         self.rec.metrics.long_context_requests += u64::from(bill.long_context);
-        self.limiters.settle(self.exp, (m, admit), now, &usage, out);
         let (cost_usd, uncached_usd) = (bill.cost_usd, bill.uncached_usd);
         let wait = matches!((who, request), (Requester::Agent(_), 0)).then(|| now - ag.slot);
         let served = Served { who, request, send_us: now, usage, timing, out, model: m, cost_usd };
@@ -745,15 +747,19 @@ pub(super) fn serve_timed(
     out: u64,
     rng: &mut ChaCha8Rng,
 ) -> Result<(Usage, latency::Timing), cache::CacheError> {
-    let mut timing = None;
+    // The timing drawn inside, field by field: copied whole, the fields were read back as
+    // one 16-byte load of the two 8-byte stores `draw` had just made (a store-forwarding
+    // stall a request).
+    let (mut drawn, mut ttft, mut decode, mut ready_delay) =
+        (false, SimDuration::ZERO, SimDuration::ZERO, SimDuration::ZERO);
     let usage = cache.serve_with(prompt, bps, now, miss, |u| {
         let t = latency.draw(work(u, out), rng);
-        timing = Some(t);
+        (drawn, ttft, decode, ready_delay) = (true, t.ttft, t.decode, t.ready_delay);
         now + t.ttft + t.ready_delay
     })?;
-    let t = match timing {
-        Some(t) => t,
-        None => latency.draw(work(&usage, out), rng),
+    let t = match drawn {
+        true => latency::Timing { ttft, decode, ready_delay },
+        false => latency.draw(work(&usage, out), rng),
     };
     Ok((usage, t))
 }

@@ -200,7 +200,7 @@ impl<'s> Replayer<'s> {
                 uncached: usage.uncached,
                 output,
             };
-            lane.stats.record(conv, &account, &miss, u64::from(usage.redundant_writes), price);
+            lane.stats.record(conv, &account, &miss, usage.redundant_writes, price);
             lane.stats.ready_tokens[source as usize] += account.cache_write();
         }
         Ok(())

@@ -140,7 +140,7 @@ impl Cache {
 
     /// `serve_with` under a hosted policy after `hosted_plan`: refresh the hit, count the
     /// route, write; the redundant writes.
-    pub(super) fn commit_hosted(&mut self, ask: &Lookup, plan: Plan, ready: SimTime) -> u32 {
+    pub(super) fn commit_hosted(&mut self, ask: &Lookup, plan: Plan, ready: SimTime) -> u64 {
         let Lookup { prompt, breakpoints, now, .. } = *ask;
         let rule = self.rule();
         let m = plan.machine;
@@ -164,7 +164,7 @@ impl Cache {
         let write = |store: &mut super::EntryStore<Key>, i: usize, tokens: u64| {
             let key = machine_key(prompt.prefix_key(i), m);
             let outcome = store.write_ttl(key, tokens, now, ready, ttl);
-            u32::from(outcome == WriteOutcome::Redundant)
+            u64::from(outcome == WriteOutcome::Redundant)
         };
         match rule {
             Rule::Longest { .. } => {
