@@ -7,56 +7,87 @@ const MAX_ARG: f64 = 700.0;
 /// 1.5 * 2^52: adding it to a number below 2^51 in magnitude rounds that number to the
 /// nearest integer (ties to even), which lands in the low bits of the sum.
 const SHIFT: f64 = 6_755_399_441_055_744.0;
-/// 32 / ln 2, rounded: it only chooses `k`, so its error only moves `r` a little (below).
-const INV_LN2_32: f64 = f64::from_bits(0x4047_1547_652b_82fe);
-/// ln 2 / 32 with its 16 low significand bits cleared (37 significant bits): `k * HI` is exact
-/// for |k| < 2^16, and |k| <= 700 * 32 / ln 2 < 32,317 here.
-const LN2_32_HI: f64 = f64::from_bits(0x3f96_2e42_fefa_0000);
-/// ln 2 / 32 - `LN2_32_HI`, rounded to nearest.
-const LN2_32_LO: f64 = f64::from_bits(0x3d2c_f79a_bc9e_3b3a);
+/// 64 / ln 2, rounded: it only chooses `k`, so its error only moves `r` a little (below).
+const INV_LN2_64: f64 = f64::from_bits(0x4057_1547_652b_82fe);
+/// ln 2 / 64 with its 16 low significand bits cleared (37 significant bits): `k * HI` is exact
+/// for |k| < 2^16, and |k| <= 700 * 64 / ln 2 < 64,633 here.
+const LN2_64_HI: f64 = f64::from_bits(0x3f86_2e42_fefa_0000);
+/// ln 2 / 64 - `LN2_64_HI`, rounded to nearest.
+const LN2_64_LO: f64 = f64::from_bits(0x3d1c_f79a_bc9e_3b3a);
 /// Taylor coefficients 1/n!, each a correctly rounded division.
 const C2: f64 = 1.0 / 2.0;
 const C3: f64 = 1.0 / 6.0;
 const C4: f64 = 1.0 / 24.0;
 const C5: f64 = 1.0 / 120.0;
-const C6: f64 = 1.0 / 720.0;
 
-/// 2^(j/32) for j in 0..32, each rounded to the nearest double, as bits. Generated with
-/// Python's `decimal` at 60 digits: `float((Decimal(2).ln() * j / 32).exp())` (a correctly
-/// rounded conversion); `the_table_is_two_to_the_j_over_32` checks every entry.
-const TABLE: [u64; 32] = [
+/// 2^(j/64) for j in 0..64, each rounded to the nearest double, as bits. Generated with
+/// Python's `decimal` at 60 digits: `float((Decimal(2).ln() * j / 64).exp())` (a correctly
+/// rounded conversion); `the_table_is_two_to_the_j_over_64` checks every entry.
+const TABLE: [u64; 64] = [
     0x3ff0_0000_0000_0000,
+    0x3ff0_2c9a_3e77_8061,
     0x3ff0_59b0_d315_8574,
+    0x3ff0_8745_1875_9bc8,
     0x3ff0_b558_6cf9_890f,
+    0x3ff0_e3ec_32d3_d1a2,
     0x3ff1_1301_d012_5b51,
+    0x3ff1_429a_aea9_2de0,
     0x3ff1_72b8_3c7d_517b,
+    0x3ff1_a35b_eb6f_cb75,
     0x3ff1_d487_3168_b9aa,
+    0x3ff2_063b_8862_8cd6,
     0x3ff2_387a_6e75_6238,
+    0x3ff2_6b45_65e2_7cdd,
     0x3ff2_9e9d_f51f_dee1,
+    0x3ff2_d285_a6e4_030b,
     0x3ff3_06fe_0a31_b715,
+    0x3ff3_3c08_b264_16ff,
     0x3ff3_71a7_373a_a9cb,
+    0x3ff3_a7db_34e5_9ff7,
     0x3ff3_dea6_4c12_3422,
+    0x3ff4_160a_21f7_2e2a,
     0x3ff4_4e08_6061_892d,
+    0x3ff4_86a2_b5c1_3cd0,
     0x3ff4_bfda_d536_2a27,
+    0x3ff4_f9b2_769d_2ca7,
     0x3ff5_342b_569d_4f82,
+    0x3ff5_6f47_36b5_27da,
     0x3ff5_ab07_dd48_5429,
+    0x3ff5_e76f_15ad_2148,
     0x3ff6_247e_b03a_5585,
+    0x3ff6_6238_8255_2225,
     0x3ff6_a09e_667f_3bcd,
+    0x3ff6_dfb2_3c65_1a2f,
     0x3ff7_1f75_e8ec_5f74,
+    0x3ff7_5feb_5642_67c9,
     0x3ff7_a114_73eb_0187,
+    0x3ff7_e2f3_36cf_4e62,
     0x3ff8_2589_994c_ce13,
+    0x3ff8_68d9_9b44_92ed,
     0x3ff8_ace5_422a_a0db,
+    0x3ff8_f1ae_9915_7736,
     0x3ff9_3737_b0cd_c5e5,
+    0x3ff9_7d82_9fde_4e50,
     0x3ff9_c491_82a3_f090,
+    0x3ffa_0c66_7b5d_e565,
     0x3ffa_5503_b23e_255d,
+    0x3ffa_9e6b_5579_fdbf,
     0x3ffa_e89f_995a_d3ad,
+    0x3ffb_33a2_b84f_15fb,
     0x3ffb_7f76_f2fb_5e47,
+    0x3ffb_cc1e_904b_c1d2,
     0x3ffc_199b_dd85_529c,
+    0x3ffc_67f1_2e57_d14b,
     0x3ffc_b720_dcef_9069,
+    0x3ffd_072d_4a07_897c,
     0x3ffd_5818_dcfb_a487,
+    0x3ffd_a9e6_03db_3285,
     0x3ffd_fc97_337b_9b5f,
+    0x3ffe_502e_e78b_3ff6,
     0x3ffe_a4af_a2a4_90da,
+    0x3ffe_fa1b_ee61_5a27,
     0x3fff_5076_5b6e_4540,
+    0x3fff_a7c1_819e_90d8,
 ];
 
 /// The relative error bound of `fast_exp` proven below, 2^-51.
@@ -66,32 +97,35 @@ pub const FAST_EXP_MAX_REL_ERROR: f64 = 1.0 / (1u64 << 51) as f64;
 /// outside that (and for NaN). Inline and branch-free in the domain: glibc's `exp` is two calls
 /// (an errno wrapper, then the body), and each lognormal draw makes one.
 ///
-/// Method: `x = k ln2/32 + r`, `e^x = 2^(k >> 5) * 2^((k & 31)/32) * e^r`, with `k` the nearest
-/// integer to `x * 32/ln2`, the middle factor from `TABLE` and `e^r` from its Taylor polynomial
-/// of degree 6, `1 + p(r)`.
+/// Method: `x = k ln2/64 + r`, `e^x = 2^(k >> 6) * 2^((k & 63)/64) * e^r`, with `k` the nearest
+/// integer to `x * 64/ln2`, the middle factor from `TABLE` and `e^r` from its Taylor polynomial
+/// of degree 5, `1 + p(r)`, evaluated in two independent halves (Estrin's scheme) so that the
+/// chain of dependent operations is short: the draw that follows waits for this one.
 ///
 /// Error bound, with u = 2^-53 (every operation below is one IEEE double operation, rounded to
 /// nearest, so its result is within a relative u of the exact result of its operands):
-/// - `k`: `x * INV_LN2_32` is within 2u relative of `x * 32/ln2` (|.| < 2^15), so within
-///   2^-37; `+ SHIFT` rounds it to an integer exactly (the sum is in [2^52, 2^53), where the
-///   spacing is 1), and `t - SHIFT` is exact. So |x - k ln2/32| <= ln2/32 (1/2 + 2^-37), i.e.
-///   |r| <= 0.010831.
+/// - `k`: `x * INV_LN2_64` is within 2u relative of `x * 64/ln2` (|.| < 2^16), so within
+///   2^-36; `+ SHIFT` rounds it to an integer exactly (the sum is in [2^52, 2^53), where the
+///   spacing is 1), and `t - SHIFT` is exact. So |x - k ln2/64| <= ln2/64 (1/2 + 2^-36), i.e.
+///   |r| <= 0.0054153.
 /// - `x - kf * HI` is exact: `kf * HI` is exact (above); if k = 0 it is x; otherwise
-///   |x| >= 2^-7, both operands are multiples of min(ulp(x), 2^-42) >= 2^-59, and the
-///   difference is below 2^-6 = 2^53 * 2^-59, so it is representable. Then `- kf * LO`:
-///   |HI + LO - ln2/32| <= 2^-97 and |k LO| < 2^-28, so `r` is within
-///   2^15 * 2^-97 + u 2^-28 + u |r| < 0.0110 u + 2^-80 of the exact `x - k ln2/32`: a
-///   relative error of e^r of at most 0.0111 u.
-/// - Taylor remainder: |r|^7 / 7! * e^|r| < 2^-57.9 < 0.032 u (relative to e^r >= 0.989).
-/// - Evaluating p: the inner Horner sum is 1/2 + O(r), within 3u relative; times `r * r`
-///   (< 1.18e-4, within u) and the final `r +` (within u of |p| < 0.0109): p is within
-///   1.2e-4 * 0.51 * 5u + 0.0109 u < 0.012 u of p(r), relative to 1 + p >= 0.989.
-/// - `TABLE[j]` is within u relative of 2^(j/32); adding m to its exponent is exact (the result
+///   |x| >= 2^-8, both operands are multiples of min(ulp(x), 2^-43) >= 2^-60, and the
+///   difference is below 2^-7 = 2^53 * 2^-60, so it is representable. Then `- kf * LO`:
+///   |HI + LO - ln2/64| <= 2^-99 and |k LO| < 2^-29, so `r` is within
+///   2^16 * 2^-99 + u 2^-29 + u |r| < 0.0055 u + 2^-81 of the exact `x - k ln2/64`: a
+///   relative error of e^r of at most 0.006 u.
+/// - Taylor remainder: |r|^6 / 6! * e^|r| < 2^-54.6 < 0.33 u (relative to e^r >= 0.9945).
+/// - Evaluating p: the halves `a = C2 + r * C3` (about 1/2) and `b = C4 + r * C5` (about
+///   1/24) are each within 2u relative; `a + r2 * b` (r2 = r * r < 2.94e-5, within u) is
+///   within 3u; times `r2`, within 5u of a value below 1.5e-5; the final `r +` within u of
+///   |p| < 0.00545. So p is within 1.5e-5 * 5u + 0.00545 u < 0.0056 u of p(r), relative to
+///   1 + p >= 0.9945.
+/// - `TABLE[j]` is within u relative of 2^(j/64); adding m to its exponent is exact (the result
 ///   stays normal: m is in [-1010, 1009]), so `scaled` is exact times 2^m.
-/// - `scaled * p`: within u |p| < 0.011 u of the result; `scaled + scaled * p`: within u.
+/// - `scaled * p`: within u |p| < 0.0055 u of the result; `scaled + scaled * p`: within u.
 ///
 /// Sum (products of the (1 + e) factors, second order negligible): u (table) + u (last sum) +
-/// 0.011 u + 0.012 u + 0.032 u + 0.0111 u < 2.07 u < 2^-51.9 <= `FAST_EXP_MAX_REL_ERROR`.
+/// 0.006 u + 0.33 u + 0.0056 u + 0.0055 u < 2.35 u < 2^-51.7 <= `FAST_EXP_MAX_REL_ERROR`.
 /// `fast_exp_is_within_its_bound_of_libm` checks it against libm's exp over millions of x.
 #[inline(always)]
 pub fn fast_exp(x: f64) -> f64 {
@@ -100,14 +134,15 @@ pub fn fast_exp(x: f64) -> f64 {
     if !in_domain {
         return x.exp();
     }
-    let t = x * INV_LN2_32 + SHIFT;
+    let t = x * INV_LN2_64 + SHIFT;
     // t is in [2^52, 2^53): its bits minus SHIFT's are k.
     let k = t.to_bits() as i64 - SHIFT.to_bits() as i64;
     let kf = t - SHIFT;
-    let r = (x - kf * LN2_32_HI) - kf * LN2_32_LO;
-    let p = r + r * r * (C2 + r * (C3 + r * (C4 + r * (C5 + r * C6))));
-    // 2^(k >> 5) * TABLE[k & 31], by adding k >> 5 to the entry's exponent field.
-    let scaled = f64::from_bits(TABLE[(k & 31) as usize].wrapping_add(((k >> 5) as u64) << 52));
+    let r = (x - kf * LN2_64_HI) - kf * LN2_64_LO;
+    let r2 = r * r;
+    let p = r + r2 * ((C2 + r * C3) + r2 * (C4 + r * C5));
+    // 2^(k >> 6) * TABLE[k & 63], by adding k >> 6 to the entry's exponent field.
+    let scaled = f64::from_bits(TABLE[(k & 63) as usize].wrapping_add(((k >> 6) as u64) << 52));
     scaled + scaled * p
 }
 
@@ -123,21 +158,21 @@ mod tests {
     }
 
     #[test]
-    fn the_table_is_two_to_the_j_over_32() {
+    fn the_table_is_two_to_the_j_over_64() {
         for (j, bits) in TABLE.iter().enumerate() {
-            let reference = (j as f64 / 32.0).exp2();
+            let reference = (j as f64 / 64.0).exp2();
             assert!(ulps_apart(f64::from_bits(*bits), reference) <= 1, "entry {j}");
         }
-        assert_eq!(f64::from_bits(TABLE[16]), std::f64::consts::SQRT_2);
+        assert_eq!(f64::from_bits(TABLE[32]), std::f64::consts::SQRT_2);
     }
 
     #[test]
-    fn ln2_over_32_splits_exactly() {
+    fn ln2_over_64_splits_exactly() {
         // HI has 37 significant bits, so k * HI is exact for |k| < 2^16.
-        assert_eq!(LN2_32_HI.to_bits() & 0xffff, 0);
-        assert_eq!(LN2_32_HI + LN2_32_LO, std::f64::consts::LN_2 / 32.0);
-        let k_max = (MAX_ARG * INV_LN2_32).ceil();
-        assert!(k_max < 32_768.0);
+        assert_eq!(LN2_64_HI.to_bits() & 0xffff, 0);
+        assert_eq!(LN2_64_HI + LN2_64_LO, std::f64::consts::LN_2 / 64.0);
+        let k_max = (MAX_ARG * INV_LN2_64).ceil();
+        assert!(k_max < 65_536.0);
     }
 
     /// Our bound (2^-51) plus libm's (within 1 ulp, at most 2u relative), plus slack for the
@@ -162,8 +197,8 @@ mod tests {
             check(rng.random_range(-12.0..12.0), &mut worst);
         }
         // Next to every boundary between two k in the draws' range, and the far ones.
-        let step = std::f64::consts::LN_2 / 32.0;
-        for k in (-600..600).chain(-32_316..-32_200).chain(32_200..32_316) {
+        let step = std::f64::consts::LN_2 / 64.0;
+        for k in (-1_200..1_200).chain(-64_633..-64_500).chain(64_500..64_633) {
             let mid = (k as f64 + 0.5) * step;
             let mut x = mid;
             for _ in 0..64 {
