@@ -43,7 +43,10 @@ pub enum Dist {
 use crate::rng::{ChaCha8Rng, RngExt};
 
 mod exp;
-pub use exp::{fast_exp, FAST_EXP_MAX_REL_ERROR};
+
+/// 64 / ln 2, rounded to nearest.
+const INV_LN2_64: f64 = 64.0 / std::f64::consts::LN_2;
+pub use exp::{fast_exp, scaled_exp2_64, EXP2_64_MAX_ARG, FAST_EXP_MAX_REL_ERROR};
 
 impl Dist {
     /// Draw one value (never negative).
@@ -118,7 +121,12 @@ pub struct Sampler<'d> {
 #[derive(Debug, Clone, Copy)]
 enum Kind<'d> {
     Const(f64),
-    LogNormal { median: f64, sigma: f64 },
+    /// `sigma64` is `sigma * 64 / ln 2`, the exponent's scale in units of ln2/64.
+    LogNormal {
+        median: f64,
+        sigma: f64,
+        sigma64: f64,
+    },
     Other(&'d Dist),
 }
 
@@ -127,7 +135,8 @@ impl<'d> Sampler<'d> {
         let kind = match dist {
             Dist::Const(x) => Kind::Const(*x),
             Dist::LogNormal { median, p90 } => {
-                Kind::LogNormal { median: *median, sigma: lognormal_sigma(*median, *p90) }
+                let sigma = lognormal_sigma(*median, *p90);
+                Kind::LogNormal { median: *median, sigma, sigma64: sigma * INV_LN2_64 }
             }
             other => Kind::Other(other),
         };
@@ -147,7 +156,7 @@ impl<'d> Sampler<'d> {
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> f64 {
         match self.kind {
             Kind::Const(x) => x,
-            Kind::LogNormal { median, sigma } => lognormal(median, sigma, rng),
+            Kind::LogNormal { median, sigma, .. } => lognormal(median, sigma, rng),
             Kind::Other(dist) => dist.sample(rng),
         }
     }
@@ -162,11 +171,12 @@ impl<'d> Sampler<'d> {
     /// Draw a value `v`, for a caller that reads only `round_u64(to_whole(v))`: `Ok` of that
     /// whole number, or `Err(to_whole(v))` for the caller to round itself. Either way the whole
     /// number is that of `to_whole(self.sample(rng))` bit for bit, and the draw consumes the
-    /// same random numbers. A lognormal's exp is `fast_exp` (`Ok`), unless the result is too
+    /// same random numbers. A lognormal's exp is `scaled_exp2_64` of the normal draw times
+    /// `sigma64` (`Ok`), unless the result is too
     /// near a half to be sure (`fast_round`): then it is recomputed from the same normal draw
     /// with libm's exp, as `sample` does (`Err`); other kinds are always `Err`.
     ///
-    /// `to_whole` must be a chain of at most 100 IEEE double operations (rounded to nearest),
+    /// `to_whole` must be a chain of at most 75 IEEE double operations (rounded to nearest),
     /// the same whatever `v`, each with a relative condition number at most 1 in `v`: a
     /// multiplication or a division by a constant, a constant divided by `v`, an addition of a
     /// term of the same sign (`fast_round`'s bound).
@@ -177,47 +187,56 @@ impl<'d> Sampler<'d> {
         to_whole: impl Fn(f64) -> f64,
     ) -> Result<u64, f64> {
         match self.kind {
-            Kind::LogNormal { median, sigma } => {
-                let s = sigma * standard_normal(rng);
-                fast_round(to_whole(median * fast_exp(s))).ok_or_else(|| to_whole(median * s.exp()))
+            Kind::LogNormal { median, sigma, sigma64 } => {
+                let z = standard_normal(rng);
+                let t = sigma64 * z;
+                let fast = if t.abs() <= EXP2_64_MAX_ARG {
+                    fast_round(to_whole(scaled_exp2_64(t, median)))
+                } else {
+                    None
+                };
+                fast.ok_or_else(|| to_whole(median * (sigma * z).exp()))
             }
             _ => Err(to_whole(self.sample(rng))),
         }
     }
 }
 
-/// `round_u64(y)` for `y` computed with `fast_exp` in place of libm's exp, when that is
+/// `round_u64(y)` for `y` computed with `scaled_exp2_64` in place of libm's exp, when that is
 /// provably the whole number the same computation with libm's exp rounds to; `None` when `y`
 /// is too near a half (or out of range) to be sure: the caller then uses libm's.
 ///
 /// Why the margin `y * 2^-45` is enough, with u = 2^-53:
-/// - `fast_exp(s)` is within 4u relative of e^s (`fast_exp`'s proof); libm's exp is within
+/// - The exponent: ours is `t = sigma64 * z`, `sigma64 = sigma * (64.0 / LN_2)`, and
+///   `64.0 / LN_2` is within 2u of 64/ln2, so `t` ln2/64 is within 4u |sigma z| of sigma z;
+///   libm's is `s = sigma * z`, within u |sigma z|. With |t| <= 1536, |sigma z| < 16.7, so
+///   the two exponents differ by less than 5u * 16.7 = 83.5u: a relative factor within 83.6u.
+/// - `scaled_exp2_64(t, median)` is within 3.4u of `median * 2^(t/64)`; libm's exp is within
 ///   1 ulp, at most 2u relative: glibc's exp (since 2.28, from Arm's optimized-routines,
 ///   github.com/ARM-software/optimized-routines) has a worst case of 0.51 ulp in
 ///   round-to-nearest, and the glibc manual ("Known Maximum Errors in Math Functions",
-///   sourceware.org/glibc/manual) lists no larger error for exp on x86-64. The two products by
-///   `median` each round within u. So the two lognormal values are within 4u + 2u + u + u = 8u
-///   of each other, relative (plus terms of order u^2).
+///   sourceware.org/glibc/manual) lists no larger error for exp on x86-64; its product by
+///   `median` rounds within u. So the two lognormal values are within
+///   83.6u + 3.4u + 2u + u = 90u of each other, relative (plus terms of order u^2).
 /// - Each step of `to_whole` (relative condition number at most 1, the same operation on both
 ///   sides) keeps the relative difference of its inputs and adds at most 2u (one rounding on
-///   each side): with at most 100 steps, the two results are within 208u (1 + 2^-40) relative.
-/// - Below 2^52 the fraction `y - trunc(y)` is exact (`round_u64`), and `frac - 0.5` is exact
-///   for frac >= 1/4 (Sterbenz) and at least 1/4 in magnitude otherwise (within u/2). If that
-///   distance to the half exceeds `y * 2^-45` = 256u y (exact, a power of two), the libm value,
-///   within 209u y of `y`, is strictly on the same side of the same half, so it rounds to the
-///   same whole number.
+///   each side): with at most 75 steps, the two results are within 240u (1 + 2^-40) relative.
+/// - Below 2^51, `n = (y + SHIFT) - SHIFT` is an integer nearest `y` and `y - n` is exact
+///   (Sterbenz for n >= 1), so `0.5 - |y - n|` is `y`'s distance to the nearest half: exact
+///   when at most 1/4, and above 1/4 (within u/2) otherwise. If it exceeds `y * 2^-45` = 256u y
+///   (exact, a power of two), the libm value, within 241u y of `y`, is strictly on the same side
+///   of the same half, so it rounds to the same whole number, `n`: no half is that near, so
+///   `n`'s ties-to-even never applies and it is `round_u64`'s half-away-from-zero.
 #[inline(always)]
 fn fast_round(y: f64) -> Option<u64> {
-    const BELOW: f64 = (1u64 << 52) as f64;
+    const BELOW: f64 = (1u64 << 51) as f64;
+    const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52: y + SHIFT rounds y to an integer
     const MARGIN: f64 = 1.0 / (1u64 << 45) as f64;
-    if !(y > 0.0 && y < BELOW) {
-        return None;
-    }
-    // SAFETY: 0 < y < 2^52 here, so `y` is finite and its truncation fits an `i64`.
-    let whole: i64 = unsafe { y.to_int_unchecked() };
-    let from_half = (y - whole as f64) - 0.5;
-    // As `round_u64`: up from the half (from_half is negative for any fraction below 1/2).
-    (from_half.abs() > y * MARGIN).then_some((whole + i64::from(from_half >= 0.0)) as u64)
+    let shifted = y + SHIFT;
+    let n = shifted - SHIFT;
+    let whole = shifted.to_bits() - SHIFT.to_bits();
+    let in_range = y > 0.0 && y < BELOW;
+    (in_range && 0.5 - (y - n).abs() > y * MARGIN).then_some(whole)
 }
 
 /// A lognormal draw: the median times e to the sigma times a standard normal.
@@ -341,7 +360,7 @@ mod tests {
         for _ in 0..ulps.abs() {
             median = if ulps > 0 { median.next_up() } else { median.next_down() };
         }
-        Sampler { kind: Kind::LogNormal { median, sigma } }
+        Sampler { kind: Kind::LogNormal { median, sigma, sigma64: sigma * INV_LN2_64 } }
     }
 
     #[test]
@@ -352,7 +371,7 @@ mod tests {
             let target = f64::from(i % 5_000) * 37.0 + 0.5;
             let sigma = [0.3, 1.2, 2.0][i as usize % 3];
             let s = aimed_at(target, sigma, &rng, i as i32 % 9 - 4);
-            let Kind::LogNormal { median, sigma } = s.kind else { unreachable!() };
+            let Kind::LogNormal { median, sigma, .. } = s.kind else { unreachable!() };
             let libm = round_u64(lognormal(median, sigma, &mut rng.clone()));
             let whole = s.sample_whole(&mut rng.clone(), |v| v);
             fell_back += usize::from(whole.is_err());
