@@ -129,8 +129,20 @@ impl<'p> Latency<'p> {
     pub fn draw(&self, work: Work, rng: &mut ChaCha8Rng) -> Timing {
         match &self.shape {
             Shape::Prefill { overhead, prefill_rate, cached_rate, decode_rate, ready_delay } => {
-                let rates = (prefill_rate.sample(rng), *cached_rate, *decode_rate);
-                timing(work, *overhead, rates, *ready_delay)
+                // The drawn rate is read only through the rounded time to first token: a
+                // division, an addition of a non-negative term, a multiplication, each of
+                // relative condition at most 1, as `sample_whole` asks.
+                let ttft = match prefill_rate
+                    .sample_whole(rng, |rate| ttft_us(work, rate, *cached_rate))
+                {
+                    Ok(us) => SimDuration::from_us(us),
+                    Err(us) => us_rounded(us),
+                };
+                Timing {
+                    ttft: *overhead + ttft,
+                    decode: secs_rounded(tokens_over_rate(work.output_tokens, *decode_rate)),
+                    ready_delay: *ready_delay,
+                }
             }
             Shape::Drawn {
                 overhead_us,
@@ -159,11 +171,17 @@ fn timing(
     (prefill_rate, cached_rate, decode_rate): (f64, f64, f64),
     ready_delay: SimDuration,
 ) -> Timing {
-    let ttft_s = tokens_over_rate(work.prefill_tokens, prefill_rate)
-        + tokens_over_rate(work.cached_tokens, cached_rate);
-    let ttft = overhead + secs_rounded(ttft_s);
+    let ttft = overhead + us_rounded(ttft_us(work, prefill_rate, cached_rate));
     let decode = secs_rounded(tokens_over_rate(work.output_tokens, decode_rate));
     Timing { ttft, decode, ready_delay }
+}
+
+/// The prefill and cache-read time of `work`, in microseconds, not yet rounded.
+#[inline]
+fn ttft_us(work: Work, prefill_rate: f64, cached_rate: f64) -> f64 {
+    let ttft_s = tokens_over_rate(work.prefill_tokens, prefill_rate)
+        + tokens_over_rate(work.cached_tokens, cached_rate);
+    ttft_s * US_PER_S as f64
 }
 
 fn tokens_over_rate(tokens: u64, rate_per_s: f64) -> f64 {
@@ -179,7 +197,11 @@ fn tokens_over_rate(tokens: u64, rate_per_s: f64) -> f64 {
 /// Seconds rounded to whole microseconds; an infinite time (a zero rate) is a quarter of the
 /// end of time, so that adding a few of them to an instant does not overflow.
 fn secs_rounded(s: f64) -> SimDuration {
-    let us = s * US_PER_S as f64;
+    us_rounded(s * US_PER_S as f64)
+}
+
+/// Microseconds rounded, an infinite time as in `secs_rounded`.
+fn us_rounded(us: f64) -> SimDuration {
     if us.is_finite() {
         // `SimDuration::from_secs_f64_round(s)`, without the software `round`.
         SimDuration::from_us(round_u64(us))
@@ -242,6 +264,52 @@ mod tests {
                 assert_eq!(hoisted.draw(w, &mut a), drawn(&p).draw(w, &mut b), "{p:?} {w:?}");
             }
         }
+    }
+
+    fn lognormal_prefill(median: f64) -> LatencyParams {
+        let prefill_rate = Dist::LogNormal { median, p90: median * 2.0 };
+        LatencyParams { prefill_rate, cached_rate: Dist::Const(1e6), ..LatencyParams::default() }
+    }
+
+    #[test]
+    fn a_drawn_prefill_rate_times_as_libm_would() {
+        for median in [20_000.0, 9_100.0, 333.3, 3e6] {
+            let p = lognormal_prefill(median);
+            let fast = Latency::new(&p);
+            let (mut a, mut b) = (crate::rng::stream(8, &[]), crate::rng::stream(8, &[]));
+            for i in 0..300_000u64 {
+                let w = Work {
+                    prefill_tokens: i * 7 % 90_001,
+                    cached_tokens: i % 5 * 20_011,
+                    output_tokens: i % 300,
+                };
+                assert_eq!(fast.draw(w, &mut a), drawn(&p).draw(w, &mut b), "{median} {w:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_time_to_first_token_next_to_a_half_microsecond_falls_back_to_libm() {
+        let mut rng = crate::rng::stream(9, &[]);
+        let sigma = (2.0f64).ln() / 1.281_551_565_545;
+        let mut fell_back = 0;
+        for i in 0..5_000u64 {
+            let w =
+                Work { prefill_tokens: 1_000 + i * 13, cached_tokens: i * 101, output_tokens: 7 };
+            // The rate that puts the time at k + 1/2 microseconds for the next normal draw.
+            let target_us = 50_000.0 + i as f64 * 1_009.0 + 0.5;
+            let cached_us = w.cached_tokens as f64 / 1e6 * US_PER_S as f64;
+            let rate = w.prefill_tokens as f64 * US_PER_S as f64 / (target_us - cached_us);
+            let z = crate::dist::standard_normal(&mut rng.clone());
+            let p = lognormal_prefill(rate / (sigma * z).exp());
+            let latency = Latency::new(&p);
+            let Shape::Prefill { prefill_rate, .. } = latency.shape else { unreachable!() };
+            let whole = prefill_rate.sample_whole(&mut rng.clone(), |r| ttft_us(w, r, 1e6));
+            fell_back += usize::from(whole.is_err());
+            let reference = drawn(&p).draw(w, &mut rng.clone());
+            assert_eq!(latency.draw(w, &mut rng), reference, "{w:?}");
+        }
+        assert_eq!(fell_back, 5_000);
     }
 
     #[test]
