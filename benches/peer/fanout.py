@@ -44,7 +44,8 @@ KNOWN = {
          "workload", "latency"},
     "cache": {"policy", "ttl"},
     "workload": {"kind", "agents", "concurrency", "parent_tokens", "parent_warm", "brief_tokens",
-                 "task_tokens", "turns", "output_tokens", "tool_latency", "tool_result_tokens"},
+                 "task_tokens", "turns", "output_tokens", "tool_latency", "tool_result_tokens",
+                 "output_max_tokens", "tool_result_max_tokens"},
     "latency": {"overhead", "prefill_rate", "cached_rate", "decode_rate", "ready_delay"},
 }
 
@@ -108,6 +109,18 @@ def count(sampler):
     return lambda rng: int(math.floor(sampler(rng) + 0.5))
 
 
+def capped(sampler, table, key):
+    """A count sampler held to at most `key`'s value when the file gives one (no cap otherwise),
+    applied after rounding, as prefixsim applies `output_max_tokens` and `tool_result_max_tokens`."""
+    name = key.split(".")[-1]
+    if name not in table:
+        return sampler
+    cap = table[name]
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
+        raise BadInput(f"`{key}` = {cap!r}: expected a whole number of tokens, at least 1")
+    return lambda rng: min(sampler(rng), cap)
+
+
 def strategy(label):
     """("eager"|"wait_first"|"sequential"|"stagger", parameter seconds) from a label."""
     s = label.replace(" ", "")
@@ -155,9 +168,11 @@ class Config:
         self.brief_tokens = int(w.get("brief_tokens", 3000))
         self.task_tokens = int(w.get("task_tokens", 150))
         self.turns = count(dist("workload.turns", w.get("turns", 1), False))
-        self.output = count(need(w, "workload.output_tokens", False))
+        self.output = capped(count(need(w, "workload.output_tokens", False)), w,
+                             "workload.output_max_tokens")
         self.tool_latency = need(w, "workload.tool_latency", True)
-        self.tool_result = count(need(w, "workload.tool_result_tokens", False))
+        self.tool_result = capped(count(need(w, "workload.tool_result_tokens", False)), w,
+                                  "workload.tool_result_max_tokens")
         # The peer has no latency presets: every rate is given in the file.
         self.overhead = need(lat, "latency.overhead", True)
         self.prefill_rate = need(lat, "latency.prefill_rate", False)
