@@ -46,7 +46,7 @@ mod exp;
 
 /// 64 / ln 2, rounded to nearest.
 const INV_LN2_64: f64 = 64.0 / std::f64::consts::LN_2;
-pub use exp::{fast_exp, scaled_exp2_64, EXP2_64_MAX_ARG, FAST_EXP_MAX_REL_ERROR};
+pub use exp::{scaled_exp2_64, EXP2_64_MAX_ARG};
 
 impl Dist {
     /// Draw one value (never negative).

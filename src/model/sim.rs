@@ -757,9 +757,10 @@ pub(super) fn serve_timed(
         (drawn, ttft, decode, ready_delay) = (true, t.ttft, t.decode, t.ready_delay);
         now + t.ttft + t.ready_delay
     })?;
-    let t = match drawn {
-        true => latency::Timing { ttft, decode, ready_delay },
-        false => latency.draw(work(&usage, out), rng),
+    let t = if drawn {
+        latency::Timing { ttft, decode, ready_delay }
+    } else {
+        latency.draw(work(&usage, out), rng)
     };
     Ok((usage, t))
 }
