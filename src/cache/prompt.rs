@@ -441,6 +441,40 @@ impl Prompt {
         self.entries.push(Entry { key_low, key_high, prefix_tokens });
     }
 
+    /// Whether the chain is synthetic (mixed lanes), not SHA-256 over real content.
+    pub fn is_synthetic(&self) -> bool {
+        matches!(self.state, ChainState::Mixed(_))
+    }
+
+    /// Grow this prompt to the first `len` blocks of `source` by copying their entries, not
+    /// hashing the blocks again: the prompt pushing them would have made. For a prompt that
+    /// is `source` cut short (a fork of `source`, or of a prompt `source` grew from, forked
+    /// with the same parameters), where `source` is a synthetic chain in its messages layer,
+    /// which it entered before block `len`: every block copied is a message. Then each copied
+    /// entry is the key the push would have computed, and the push would have left the lanes
+    /// at the last one (`push`), the layer at messages and the layer starts at `source`'s.
+    /// Panics if `source` is SHA-256 or not in messages by then, or `len` is out of range;
+    /// checks in debug builds that the two prompts agree on their common blocks.
+    pub fn extend_from(&mut self, source: &Prompt, len: usize) {
+        let from = self.entries.len();
+        if len == from {
+            return;
+        }
+        assert!(from < len && len <= source.len(), "extend {from} blocks to {len} of {source:?}");
+        assert!(
+            source.is_synthetic()
+                && source.layer == Some(Layer::Messages)
+                && source.starts[1] < len,
+            "extend_from copies only messages of a synthetic chain"
+        );
+        debug_assert!(from == 0 || self.entries[from - 1].key() == source.entries[from - 1].key());
+        debug_assert!(self.message_params == source.message_params);
+        self.entries.extend_from_slice(&source.entries[from..len]);
+        let last = source.entries[len - 1];
+        self.state = ChainState::Mixed([last.key_low, last.key_high]);
+        (self.layer, self.starts) = (Some(Layer::Messages), source.starts);
+    }
+
     /// Number of blocks.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -604,6 +638,42 @@ mod tests {
         assert_eq!((p.layer(0), p.layer(1), p.block_tokens(1)), (Tools, Messages, 2));
         let p = chain(&[block(Layer::System, 3, b"s"), block(Layer::Messages, 4, b"m")]);
         assert_eq!((p.layer(0), p.layer(1), p.block_tokens(0)), (System, Messages, 3));
+    }
+
+    /// Grown by copying, a prompt is what pushing the same blocks makes: same keys, tokens and
+    /// layers, and a push after it continues the same chain. Also when the messages layer
+    /// begins inside the copied blocks.
+    #[test]
+    fn extend_from_is_the_pushes_it_copies() {
+        let head = [block(Layer::Tools, 100, b"t"), block(Layer::System, 50, b"s")];
+        let turns: Vec<Block> =
+            (0..6u8).map(|i| block(Layer::Messages, 10 + u64::from(i), &[i])).collect();
+        let mut source = chain(&head);
+        let start = source.clone();
+        turns.iter().for_each(|&b| source.push(b));
+        for (from, to) in [(0, 2), (0, 6), (2, 3), (3, 6), (6, 6)] {
+            let (mut pushed, mut copied) = (start.clone(), start.clone());
+            turns[..from].iter().for_each(|&b| pushed.push(b));
+            copied.extend_from(&source, head.len() + from);
+            turns[from..to].iter().for_each(|&b| pushed.push(b));
+            copied.extend_from(&source, head.len() + to);
+            let extra = block(Layer::Messages, 7, b"after");
+            pushed.push(extra);
+            copied.push(extra);
+            assert_eq!(pushed.len(), copied.len(), "{from}..{to}");
+            for i in 0..pushed.len() {
+                let (p, c) = (&pushed, &copied);
+                assert!(p.prefix_key(i) == c.prefix_key(i), "key {i} of {from}..{to}");
+                assert_eq!((p.prefix_tokens(i), p.layer(i)), (c.prefix_tokens(i), c.layer(i)));
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "extend_from copies only messages of a synthetic chain")]
+    fn extend_from_refuses_to_copy_a_layer_start_it_cannot_place() {
+        let source = chain(&[block(Layer::Tools, 1, b"t"), block(Layer::System, 1, b"s")]);
+        chain(&[block(Layer::Tools, 1, b"t")]).extend_from(&source, 2);
     }
 
     #[test]

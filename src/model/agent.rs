@@ -1,12 +1,12 @@
 //! Who sends a request (`Requester`), one agent's state (`Agent`, its `Phase`), and how a run
 //! builds its agents and the prewarm request from the workload.
 
+use super::tape::{Tape, TurnDraws};
 use super::workload::{self, Chain, Shared, SharedMemo, TurnTokens, WORKFLOW_ID};
 use super::SimError;
 use crate::cache::{Prompt, PromptMemory};
-use crate::config::{AgentKind, Experiment, ModelParams, Workload};
-use crate::dist::Sampler;
-use crate::rng::{self, site, ChaCha8Rng, RngExt};
+use crate::config::{AgentKind, Experiment, ModelParams};
+use crate::rng::{self, site, ChaCha8Rng};
 use crate::time::{SimDuration, SimTime};
 
 /// Who sends a request: one of the fan-out's agents, the prewarm request, or the advancing
@@ -74,7 +74,6 @@ pub(super) struct Agent {
     /// Tokens its own turns appended so far: responses and tool results (to say which key
     /// made a request outgrow the context window).
     pub grown: [u64; 2],
-    pub work: ChaCha8Rng,
     pub lat: ChaCha8Rng,
     /// 429 retry jitter (only with `[rate_limits]`).
     pub jitter: OptionalStream,
@@ -86,24 +85,6 @@ pub(super) struct Agent {
     pub overload: OptionalStream,
     /// 529s received for the current request so far.
     pub overload_retries: u32,
-}
-
-/// The workload's per-turn distributions, ready to draw from (built once per run).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct TurnDraws<'e> {
-    output_tokens: Sampler<'e>,
-    tool_latency_us: Sampler<'e>,
-    tool_result_tokens: Sampler<'e>,
-}
-
-impl<'e> TurnDraws<'e> {
-    pub(super) fn new(w: &'e Workload) -> Self {
-        TurnDraws {
-            output_tokens: Sampler::new(&w.output_tokens),
-            tool_latency_us: Sampler::new(&w.tool_latency_us),
-            tool_result_tokens: Sampler::new(&w.tool_result_tokens),
-        }
-    }
 }
 
 /// The per-requester random streams of one replication.
@@ -176,16 +157,23 @@ fn slot(agents: &mut Vec<Agent>, i: usize) -> &mut Agent {
 }
 
 /// Into `agents`, the run's agents in index order, then the prewarm request when `prewarm`
-/// (at index `n`). `strips`: the agents' chains keep a bare history (`Chain::reset`). The
-/// agents already in `agents` (the last run's) are built over in place, their prompts'
-/// memory kept in `spare` for the new agents' prompts.
+/// (at index `n`), from `tape` (made the replication's first: `Tape::prepare`). `strips`: the
+/// agents' chains keep a bare history (`Chain::reset`). The agents already in `agents` (the
+/// last run's) are built over in place, their prompts' memory kept in `spare` for the new
+/// agents' prompts. Returns whether the agents copy their prompts from the tape (`Tape`):
+/// their blocks are fixed (no advancing parent to fork from), synthetic, and kept whole.
 pub(super) fn build_into(
-    (agents, spare, memo): (&mut Vec<Agent>, &mut Vec<PromptMemory>, &mut SharedMemo),
+    (agents, spare, memo, tape): (
+        &mut Vec<Agent>,
+        &mut Vec<PromptMemory>,
+        &mut SharedMemo,
+        &mut Tape,
+    ),
     exp: &Experiment,
     replication: u32,
     prewarm: bool,
     strips: bool,
-) {
+) -> bool {
     let w = &exp.workload;
     agents.iter_mut().for_each(|ag| ag.chain.give_memory(spare));
     agents.truncate(w.agents as usize + usize::from(prewarm));
@@ -195,21 +183,15 @@ pub(super) fn build_into(
     spare.truncate(w.agents as usize);
     // Each agent forks the shared prefix with room for its own turns: it needs none.
     let shared: &Shared = memo.get(exp, w.thinking);
+    let copies = w.parent_turn_every_us == 0 && !strips && shared.prompt.is_synthetic();
+    tape.prepare(exp, replication, copies);
     let streams = Streams::new(exp, replication);
-    // Once per run, not per agent: a lognormal's sigma is a logarithm (`Sampler`).
-    let (turns_draw, output_draw) = (Sampler::new(&w.turns), Sampler::new(&w.output_tokens));
     agents.reserve(w.agents as usize + 1);
     for a in 0..w.agents {
         let id = a as u64;
         let node = streams.of(id);
         let ag = slot(agents, a as usize);
-        node.reseed(&[site::WORKLOAD], &mut ag.work);
-        let turns = if w.kind == AgentKind::Btw {
-            1
-        } else {
-            (turns_draw.sample_u64(&mut ag.work).max(1)).min(u32::MAX as u64) as u32
-        };
-        let output_tokens = output_draw.sample_u64(&mut ag.work).min(w.output_max_tokens);
+        let (turns, output_tokens) = tape.start(a);
         let room = 1 + workload::turn_room(exp, turns - 1);
         let mut prompt = shared.prompt.fork_into(room, spare.pop());
         workload::push_task(&mut prompt, id, w.task_tokens);
@@ -226,11 +208,11 @@ pub(super) fn build_into(
         };
         let node = streams.of(WORKFLOW_ID);
         let ag = slot(agents, w.agents as usize);
-        node.reseed(&[site::WORKLOAD], &mut ag.work);
         // One request of no output.
         ag.chain.reset(prompt, false);
         streams.fill(ag, (node, 1, 0), shared);
     }
+    copies
 }
 
 impl Agent {
@@ -246,7 +228,6 @@ impl Agent {
             slot: SimTime::ZERO,
             phase: Phase::Queued,
             grown: [0; 2],
-            work: ChaCha8Rng::from_key([0; 8]),
             lat: ChaCha8Rng::from_key([0; 8]),
             jitter: None,
             miss: None,
@@ -267,37 +248,33 @@ impl Agent {
         self.phase = to;
     }
 
-    /// Draw the tool call after request `request`, extend the prompt with the response and
-    /// the tool result, draw the next output (from `draws`, the workload's distributions).
-    /// Returns the tool's latency.
+    /// The tool call after request `request`, read from `tape`: extend the prompt with the
+    /// response and the tool result (copied from the tape's prompt when `copies` and it
+    /// reaches so far, else pushed), take the next output. Returns the tool's latency.
+    #[inline]
     pub(super) fn next_turn(
         &mut self,
         exp: &Experiment,
-        draws: &TurnDraws<'_>,
+        (tape, draws, copies): (&mut Tape, &TurnDraws<'_>, bool),
         a: u32,
         request: u32,
     ) -> SimDuration {
-        let w = &exp.workload;
-        let denied = match w.kind {
-            AgentKind::ForkDenyAtCall { .. } => self.work.random::<f64>() < w.denied_call_share,
-            _ => false,
+        let call = tape.call(exp, draws, a, request);
+        let t = TurnTokens {
+            output: self.output_tokens,
+            result: call.result_tokens,
+            user: exp.workload.task_tokens,
         };
-        let mut tool = SimDuration::from_us(draws.tool_latency_us.sample_u64(&mut self.work));
-        let mut result_tokens =
-            draws.tool_result_tokens.sample_u64(&mut self.work).min(w.tool_result_max_tokens);
-        if denied {
-            // Refused at call time: an immediate, short error result.
-            tool = SimDuration::ZERO;
-            result_tokens = workload::DENIED_RESULT_TOKENS;
-        }
-        let t =
-            TurnTokens { output: self.output_tokens, result: result_tokens, user: w.task_tokens };
         self.grown[0] += t.output;
         self.grown[1] += t.result;
-        workload::push_turn(&mut self.chain, exp, a as u64, request as u64, t);
-        self.output_tokens =
-            draws.output_tokens.sample_u64(&mut self.work).min(w.output_max_tokens);
-        tool
+        if !(copies && tape.copy_turn(&mut self.chain.prompt, a, request)) {
+            workload::push_turn(&mut self.chain, exp, a as u64, request as u64, t);
+            if copies {
+                tape.pushed(a, request, self.chain.prompt.len());
+            }
+        }
+        self.output_tokens = call.next_output;
+        call.tool
     }
 
     /// Its current request (input and output) must fit its model's window (`window`, that
@@ -354,7 +331,7 @@ mod tests {
         let (_, exp) = crate::config::load_default(&[]).expect("the default experiment loads");
         let mut agents = Vec::new();
         build_into(
-            (&mut agents, &mut Vec::new(), &mut SharedMemo::default()),
+            (&mut agents, &mut Vec::new(), &mut SharedMemo::default(), &mut Tape::default()),
             &exp,
             0,
             false,
@@ -369,8 +346,9 @@ mod tests {
     fn reused_agents_keep_no_more_spare_memory_than_they_take() {
         let (_, exp) = crate::config::load_default(&[]).expect("the default experiment loads");
         let (mut agents, mut spare, mut memo) = (Vec::new(), Vec::new(), SharedMemo::default());
+        let mut tape = Tape::default();
         for r in 0..50 {
-            build_into((&mut agents, &mut spare, &mut memo), &exp, r, true, true);
+            build_into((&mut agents, &mut spare, &mut memo, &mut tape), &exp, r, true, true);
         }
         // Each run gives back 2n + 1 memories (n chains, n bare histories, the prewarm's) and
         // takes n: without the bound the spare grows by n + 1 a run (196 after 50 runs of 3).

@@ -26,6 +26,7 @@ pub mod rate;
 mod recorder;
 mod server;
 mod sim;
+mod tape;
 pub mod workload;
 
 pub use sim::Simulator;

@@ -20,12 +20,13 @@
 use super::admission::{
     admits_all, draw_implicit_miss, draw_miss, would_have_read, Admit, Ask, Limiters,
 };
-use super::agent::{self, Agent, Phase, Requester, TurnDraws};
+use super::agent::{self, Agent, Phase, Requester};
 use super::latency::{self, Latency, Work};
 use super::launch::{Launch, OnSlot, Released};
 use super::parent::Parent;
 use super::recorder::{Recorder, Served};
 use super::server::Server;
+use super::tape::{Tape, TurnDraws};
 use super::workload::{self, SharedMemo};
 use super::{Detailed, Outcome, SegmentKind, SimError};
 use crate::cache::{self, Breakpoint, Cache, Prompt, PromptMemory, Usage};
@@ -81,6 +82,8 @@ pub struct Simulator {
     spare: Vec<PromptMemory>,
     /// The agents' shared prefix, built once for the runs of one experiment.
     shared: SharedMemo,
+    /// The replication's workload, drawn once for all of its strategies.
+    tape: Tape,
     /// The models of a `fork_other_model` run (`run_models`); other runs borrow the
     /// experiment's model instead of cloning it.
     models: Vec<ModelParams>,
@@ -102,6 +105,7 @@ impl Simulator {
             agents: Vec::new(),
             spare: Vec::new(),
             shared: SharedMemo::default(),
+            tape: Tape::default(),
             models: Vec::new(),
         }
     }
@@ -159,6 +163,10 @@ pub(super) struct Run<'a> {
     pub latency: [Latency<'a>; 2],
     /// The agents' per-turn distributions, ready to draw from.
     turn_draws: TurnDraws<'a>,
+    /// The replication's draws (and prompts, when `copies`) for the agents' turns.
+    tape: &'a mut Tape,
+    /// The agents copy their turns' blocks from the tape (`agent::build_into`).
+    copies: bool,
     pub limiters: Limiters,
     /// No rate limits and no miss draws (`admission::admits_all`): fixed per run, so such a
     /// run's requests skip admission altogether.
@@ -203,7 +211,7 @@ impl<'a> Run<'a> {
             max_events: exp.limits.max_events,
             horizon: t0.saturating_add(SimDuration::from_us(exp.limits.horizon_us)),
         };
-        let Simulator { engine, launch, caches, server, agents, spare, shared, models } = sim;
+        let Simulator { engine, launch, caches, server, agents, spare, shared, tape, models } = sim;
         engine.reset(bounds, SimTime::ZERO);
         launch.reset(strategy, t0, w.agents);
         let models = run_models(exp, models)?;
@@ -213,8 +221,8 @@ impl<'a> Run<'a> {
         }
         metrics.agents = w.agents as u64;
         let prewarm = *strategy == Strategy::Prewarm;
-        agent::build_into(
-            (agents, spare, shared),
+        let copies = agent::build_into(
+            (agents, spare, shared, tape),
             exp,
             replication,
             prewarm,
@@ -240,6 +248,8 @@ impl<'a> Run<'a> {
                 Latency::new(exp.latency_other.as_ref().unwrap_or(&exp.latency)),
             ],
             turn_draws: TurnDraws::new(w),
+            tape,
+            copies,
             next_queued: 0,
             arrived: 0,
             free_slots: w.concurrency,
@@ -284,8 +294,23 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// Start the fan-out at t0 and run the engine to the end.
+    /// Start the fan-out at t0 and run the engine to the end; then the tape keeps the agents'
+    /// prompts that reach further than its own, or, when the run failed, is drawn again.
     fn go(&mut self) -> Result<(), SimError> {
+        let result = self.run_to_end();
+        match &result {
+            Ok(()) if self.copies => {
+                for a in 0..self.n {
+                    self.tape.adopt(a, &mut self.agents[a as usize].chain.prompt);
+                }
+            }
+            Ok(()) => {}
+            Err(_) => self.tape.invalidate(),
+        }
+        result
+    }
+
+    fn run_to_end(&mut self) -> Result<(), SimError> {
         let t0 = self.t0;
         // Starting the agents as the first event puts the clock at t0 for them.
         self.engine.schedule_at(t0, Ev::Start);
@@ -683,7 +708,8 @@ impl Run<'_> {
     /// After response `request` ends at `end`: the tool call, then the next request.
     fn tool_call(&mut self, a: u32, request: u32, end: SimTime) {
         let ag = &mut self.agents[a as usize];
-        let tool_time = ag.next_turn(self.exp, &self.turn_draws, a, request);
+        let tape = (&mut *self.tape, &self.turn_draws, self.copies);
+        let tool_time = ag.next_turn(self.exp, tape, a, request);
         ag.turn += 1;
         let tool = (Requester::Agent(a), request + 1);
         self.rec.segment(tool, SegmentKind::Tool, (end, end + tool_time), Outcome::None);

@@ -1,0 +1,330 @@
+//! A replication's workload, drawn once for every strategy that runs it.
+//!
+//! Common random numbers: every strategy of a replication sees the same agents, each with the
+//! same turn count, output tokens, tool latencies and tool results, drawn from the agent's own
+//! workload stream (`[replication, agent, WORKLOAD]` below the experiment seed). None of it
+//! depends on timing, so a simulator that runs a replication's strategies back to back (as
+//! `exec` and the sweep do) draws it once: the `Tape` keeps each agent's draws, and, where the
+//! prompts are as fixed as the draws, the longest prompt a run gave the agent, whose blocks
+//! later runs copy instead of hashing them again (`Prompt::extend_from`).
+//!
+//! The tape is drawn lazily, turn by turn, as runs ask: a run cut short (an agent that gave
+//! up) draws no more than it reads, and the first run of a replication extends the tape
+//! exactly where it would have drawn. Each agent's draws come from its own stream in the
+//! order a run without a tape made them (turns, the first output; then per tool call: the
+//! denial, the tool latency, the result, the next output), so a run reads the very numbers it
+//! drew before. A run that pushes turns past the tape's prompt gives its prompt to the tape
+//! when it ends (`adopt`); a run that fails leaves a tape that is drawn again.
+//!
+//! What it is drawn for is its key: the experiment seed, the replication, the workload (every
+//! distribution and size that shapes a draw or a block), the model (the shared prefix is
+//! keyed to it) and whether it keeps prompts. Anything else a run varies (the strategy, the
+//! cache, latency, limits) reads the tape without changing it.
+
+use super::workload;
+use crate::cache::Prompt;
+use crate::config::{AgentKind, Experiment, Workload};
+use crate::dist::Sampler;
+use crate::rng::{self, site, ChaCha8Rng, RngExt};
+use crate::time::SimDuration;
+
+/// The draws (and prompts) of one replication's agents; see the module's docs.
+#[derive(Default)]
+pub(super) struct Tape {
+    /// What the tape holds draws for; `None` before the first run and after a failed one.
+    key: Option<Key>,
+    /// Each agent's, in agent order; the first `workload.agents` are the key's (the rest are
+    /// an earlier replication's, kept for their memory).
+    agents: Vec<AgentTape>,
+}
+
+/// Everything a tape's contents are drawn or built from (module docs).
+#[derive(PartialEq)]
+struct Key {
+    /// The experiment seed and the replication; `None` while they are being drawn.
+    replication: Option<(u64, u32)>,
+    model: String,
+    prompts: bool,
+    workload: Workload,
+}
+
+/// One agent's draws so far, and its stream positioned after them.
+struct AgentTape {
+    work: ChaCha8Rng,
+    turns: u32,
+    /// Output tokens of each request drawn so far (request k's at k): one more than `calls`.
+    outputs: Vec<u64>,
+    /// The tool call after each request drawn so far: its latency and its result's tokens.
+    calls: Vec<(SimDuration, u64)>,
+    /// With prompts kept: the longest prompt a run of this replication gave the agent, of
+    /// which the first `readable` blocks are this replication's (none before its first run
+    /// ends: the rest is an earlier one's, kept for its memory), and the number of blocks of
+    /// the prompt after each tool call a run pushed (request k + 1's at k).
+    prompt: Prompt,
+    readable: usize,
+    ends: Vec<usize>,
+}
+
+/// One tool call read from the tape: the tool's latency, its result's tokens, and the output
+/// tokens of the request after it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Call {
+    pub tool: SimDuration,
+    pub result_tokens: u64,
+    pub next_output: u64,
+}
+
+impl Tape {
+    /// Make the tape the one of `replication` of `exp` (`prompts`: keep the agents' prompts),
+    /// unless it already is.
+    pub(super) fn prepare(&mut self, exp: &Experiment, replication: u32, prompts: bool) {
+        let drawn_for = |k: &Key| {
+            k.prompts == prompts && k.model == exp.model.name && k.workload == exp.workload
+        };
+        let replication_key = Some((exp.seed, replication));
+        match &mut self.key {
+            Some(k) if k.replication == replication_key && drawn_for(k) => {}
+            // Another replication (or seed) of the same workload: the key is updated in place,
+            // not cloned again.
+            Some(k) if drawn_for(k) => {
+                k.replication = None;
+                self.draw_starts(exp, replication);
+                self.key.as_mut().expect("matched above").replication = replication_key;
+            }
+            _ => {
+                self.key = None;
+                self.draw_starts(exp, replication);
+                self.key = Some(Key {
+                    replication: replication_key,
+                    model: exp.model.name.clone(),
+                    prompts,
+                    workload: exp.workload.clone(),
+                });
+            }
+        }
+    }
+
+    /// Forget the draws: the next run draws them again (a run failed: its agents' prompts may
+    /// not have reached the tape).
+    pub(super) fn invalidate(&mut self) {
+        self.key = None;
+    }
+
+    /// Every agent's turn count and first output from its workload stream (rekeyed in place),
+    /// and no calls or prompt yet.
+    fn draw_starts(&mut self, exp: &Experiment, replication: u32) {
+        let w = &exp.workload;
+        let node = rng::Node::new(exp.seed, &[replication as u64]);
+        let (turns_draw, output_draw) = (Sampler::new(&w.turns), Sampler::new(&w.output_tokens));
+        for a in 0..w.agents as usize {
+            if a == self.agents.len() {
+                self.agents.push(AgentTape::blank());
+            }
+            let t = &mut self.agents[a];
+            node.child(a as u64).reseed(&[site::WORKLOAD], &mut t.work);
+            t.turns = match w.kind {
+                AgentKind::Btw => 1,
+                _ => turns_draw.sample_u64(&mut t.work).clamp(1, u32::MAX as u64) as u32,
+            };
+            t.outputs.clear();
+            t.outputs.push(output_draw.sample_u64(&mut t.work).min(w.output_max_tokens));
+            t.calls.clear();
+            t.ends.clear();
+            t.readable = 0;
+        }
+    }
+
+    /// Agent `a`'s turn count and first request's output tokens.
+    pub(super) fn start(&self, a: u32) -> (u32, u64) {
+        let t = &self.agents[a as usize];
+        (t.turns, t.outputs[0])
+    }
+
+    /// The tool call after agent `a`'s request `request`, drawn now if no run drew it yet.
+    #[inline]
+    pub(super) fn call(
+        &mut self,
+        exp: &Experiment,
+        draws: &TurnDraws,
+        a: u32,
+        request: u32,
+    ) -> Call {
+        let t = &mut self.agents[a as usize];
+        let k = request as usize;
+        while t.calls.len() <= k {
+            t.draw_call(exp, draws);
+        }
+        let (tool, result_tokens) = t.calls[k];
+        Call { tool, result_tokens, next_output: t.outputs[k + 1] }
+    }
+
+    /// Grow `prompt`, agent `a`'s prompt of request `request` (its first, grown by this
+    /// function or `pushed` turn by turn), to that of request `request + 1` by copying the
+    /// turn's blocks from the tape's prompt: `false` when the tape's prompt does not reach so
+    /// far (the caller pushes the turn, then says so with `pushed`).
+    #[inline]
+    pub(super) fn copy_turn(&self, prompt: &mut Prompt, a: u32, request: u32) -> bool {
+        let t = &self.agents[a as usize];
+        match t.ends.get(request as usize) {
+            Some(&end) if end <= t.readable => {
+                prompt.extend_from(&t.prompt, end);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Agent `a`'s prompt after the tool call of request `request` has `len` blocks (pushed
+    /// by the caller where `copy_turn` could not copy them).
+    #[inline]
+    pub(super) fn pushed(&mut self, a: u32, request: u32, len: usize) {
+        let ends = &mut self.agents[a as usize].ends;
+        if ends.len() == request as usize {
+            ends.push(len);
+        }
+        debug_assert_eq!(ends[request as usize], len, "agent {a}'s turn {request}");
+    }
+
+    /// Keep `prompt`, agent `a`'s prompt at the end of a successful run, when it reaches
+    /// further than the tape's: swapped in (the tape's goes back to the agent, to be given
+    /// back as memory), not copied.
+    pub(super) fn adopt(&mut self, a: u32, prompt: &mut Prompt) {
+        let t = &mut self.agents[a as usize];
+        if prompt.len() > t.readable {
+            std::mem::swap(&mut t.prompt, prompt);
+            t.readable = t.prompt.len();
+        }
+    }
+}
+
+/// The workload's per-turn distributions, ready to draw from (built once per run).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TurnDraws<'e> {
+    output_tokens: Sampler<'e>,
+    tool_latency_us: Sampler<'e>,
+    tool_result_tokens: Sampler<'e>,
+}
+
+impl<'e> TurnDraws<'e> {
+    pub(super) fn new(w: &'e Workload) -> Self {
+        TurnDraws {
+            output_tokens: Sampler::new(&w.output_tokens),
+            tool_latency_us: Sampler::new(&w.tool_latency_us),
+            tool_result_tokens: Sampler::new(&w.tool_result_tokens),
+        }
+    }
+}
+
+impl AgentTape {
+    fn blank() -> AgentTape {
+        AgentTape {
+            work: ChaCha8Rng::from_key([0; 8]),
+            turns: 0,
+            outputs: Vec::new(),
+            calls: Vec::new(),
+            prompt: Prompt::synthetic("", "", 0),
+            readable: 0,
+            ends: Vec::new(),
+        }
+    }
+
+    /// Draw the next tool call (after the last request drawn) and the output of the request
+    /// after it. Out of line: a replication's first run draws, the others read.
+    #[inline(never)]
+    fn draw_call(&mut self, exp: &Experiment, draws: &TurnDraws) {
+        let w = &exp.workload;
+        let denied = match w.kind {
+            AgentKind::ForkDenyAtCall { .. } => self.work.random::<f64>() < w.denied_call_share,
+            _ => false,
+        };
+        let mut tool = SimDuration::from_us(draws.tool_latency_us.sample_u64(&mut self.work));
+        let mut result =
+            draws.tool_result_tokens.sample_u64(&mut self.work).min(w.tool_result_max_tokens);
+        if denied {
+            // Refused at call time: an immediate, short error result.
+            tool = SimDuration::ZERO;
+            result = workload::DENIED_RESULT_TOKENS;
+        }
+        self.calls.push((tool, result));
+        let next = draws.output_tokens.sample_u64(&mut self.work).min(w.output_max_tokens);
+        self.outputs.push(next);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::{self, Experiment};
+    use crate::metrics::RunMetrics;
+    use crate::model::Simulator;
+
+    /// `exp` with `sets` applied over the default experiment.
+    fn default_with(sets: &[&str]) -> Experiment {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        config::load_default(&sets).unwrap_or_else(|e| panic!("{sets:?}: {e}")).1
+    }
+
+    /// Every run of `runs` (an experiment, a strategy, a replication) on one simulator, in
+    /// order, each as a fresh simulator runs it alone.
+    fn assert_runs_as_alone(runs: &[(&Experiment, usize, u32)]) {
+        let mut shared = Simulator::new();
+        for (i, &(exp, s, r)) in runs.iter().enumerate() {
+            let (mut reused, mut alone) = (RunMetrics::new(), RunMetrics::new());
+            let strategy = &exp.strategies[s];
+            shared.run_into(exp, strategy, r, &mut reused).expect("runs");
+            Simulator::new().run_into(exp, strategy, r, &mut alone).expect("runs");
+            assert_eq!(reused, alone, "run {i}: {} strategy {s} replication {r}", exp.name);
+        }
+    }
+
+    /// Replication-major: every strategy of a replication back to back, the tape drawn by the
+    /// first and read by the others; and the same again in reverse, where a tape drawn by a
+    /// later replication is found stale.
+    fn assert_strategies_share_tapes(exp: &Experiment, reps: u32) {
+        let n = exp.strategies.len();
+        let mut order: Vec<_> = (0..reps).flat_map(|r| (0..n).map(move |s| (exp, s, r))).collect();
+        assert_runs_as_alone(&order);
+        order.reverse();
+        assert_runs_as_alone(&order);
+    }
+
+    #[test]
+    fn strategies_that_share_a_tape_run_as_they_run_alone() {
+        for sets in [
+            &[][..],
+            &["workload.kind=\"fork\"", "workload.parent_tokens=30000", "workload.turns=5"],
+            &["workload.kind=\"fork_deny_at_call\"", "workload.parent_tokens=30000"],
+            &["workload.kind=\"btw\"", "workload.parent_tokens=30000"],
+            &["workload.kind=\"fork\"", "workload.parent_turn_every=\"20s\""],
+            &["workload.thinking=true", "workload.turn_blocks=[\"user\",\"thinking\",\"text\",\"tool_use\",\"tool_result\"]"],
+            &["workload.task_tokens=0", "workload.brief_tokens=0"],
+            &["workload.agents=40", "workload.concurrency=7", "workload.arrival_every=\"3s\""],
+            &["overload.probability=0.3", "overload.max_retries=1"],
+        ] {
+            let exp = default_with(sets);
+            assert_strategies_share_tapes(&exp, 4);
+        }
+    }
+
+    /// A sweep's points: one replication number on one thread, experiments that differ in one
+    /// key each. A tape drawn for one must never be read by another whose workload, seed or
+    /// model differs (the key); where they differ only outside it, it may.
+    #[test]
+    fn a_tape_serves_only_the_workload_it_was_drawn_for() {
+        let points: Vec<Experiment> = [
+            &[][..],
+            &["workload.output_tokens=\"lognormal(median=300, p90=900)\""],
+            &["workload.task_tokens=151"],
+            &["seed=43"],
+            &["model=\"claude-sonnet-4.5\""],
+            &["workload.tool_result_max_tokens=3000"],
+            &["latency.preset=\"launch-2024\""],
+            &["cache.ttl=\"1h\""],
+            &[],
+        ]
+        .iter()
+        .map(|sets| default_with(sets))
+        .collect();
+        let runs: Vec<_> = points.iter().flat_map(|p| [(p, 0, 0), (p, 1, 0)]).collect();
+        assert_runs_as_alone(&runs);
+    }
+}
