@@ -1,7 +1,8 @@
 //! Execution: the one `Simulator` trait and the one executor (`ordered`) behind `run`,
 //! `sweep` and `tune`. A run is a sweep with no axes: every replication of every strategy of
-//! one experiment, folded in (strategy, replication) order (`run::execute`); a sweep point is
-//! the same per point (`crate::sweep::point`); a tune candidate is one strategy's run.
+//! one experiment, a replication's strategies simulated back to back on one worker and each
+//! strategy's replications folded in order (`run::execute`); a sweep point is the same per
+//! point (`crate::sweep::point`); a tune candidate is one strategy's run.
 //!
 //! Knows nothing of caches or agents: `ModelSim` plugs the model in, tests plug in fakes.
 

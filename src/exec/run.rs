@@ -1,6 +1,7 @@
 //! A run: every replication of every strategy of one experiment (a sweep with no axes),
-//! simulated by the one executor and folded in (strategy, replication) order, and its result
-//! files (point 0, no axes).
+//! simulated by the one executor replication by replication (each one's strategies back to
+//! back on one worker) and folded per strategy in replication order, and its result files
+//! (point 0, no axes).
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -33,10 +34,14 @@ struct Worker {
 
 type Scalars = ([f64; SCALAR_NAMES.len()], [f64; EXTRA_NAMES.len()]);
 
-/// Every replication of every strategy, on `jobs` threads. Scalars are folded in (strategy,
-/// replication) order on this thread; histograms are merged on the workers. The first failing
-/// run (in that order) is the error, naming its strategy and replication. A progress bar is
-/// drawn on stderr when `progress` and stderr is a terminal.
+/// Every replication of every strategy, on `jobs` threads. A task is one replication of
+/// every strategy, simulated strategy 0, 1, 2... back to back on one worker, so a simulator
+/// that keeps what a replication's strategies share (its workload) finds it on that thread.
+/// Scalars are folded in replication order on this thread, each strategy's into its own
+/// list, so each strategy sees its replications in order as if run alone; histograms are
+/// merged on the workers. The first failing run in (replication, strategy) order is the
+/// error, naming its strategy and replication. Fewer replications than `jobs` use fewer
+/// threads. A progress bar is drawn on stderr when `progress` and stderr is a terminal.
 pub fn execute<S: Simulator>(
     sim: &S,
     exp: &S::Exp,
@@ -46,37 +51,41 @@ pub fn execute<S: Simulator>(
     let desc = sim.describe(exp);
     let reps = desc.replications as usize;
     let n_strategies = desc.strategies.len();
-    let total = n_strategies * reps;
     // Each strategy's scalars and extras, folded in order; its aggregate is made at the end.
     let mut folded: Vec<Folded> =
         (0..n_strategies).map(|_| (Vec::with_capacity(reps), Default::default())).collect();
-    let bar = progress_bar(total as u64, progress);
+    let bar = progress_bar((n_strategies * reps) as u64, progress);
     let init = || Worker { metrics: RunMetrics::new(), hists: vec![None; n_strategies] };
-    let work = |w: &mut Worker, k: usize| -> Result<Scalars, RunError> {
-        let (s, r) = (k / reps, k % reps);
-        sim.simulate_into(exp, s, r as u32, &mut w.metrics)?;
-        let agg = w.hists[s].get_or_insert_with(Aggregate::new);
-        agg.add_samples(w.metrics.samples());
-        Ok((w.metrics.scalars(), w.metrics.extras()))
-    };
-    let fold = |k: usize, (scalars, extras): Scalars| {
-        let (runs, sums) = &mut folded[k / reps];
-        for (w, x) in sums.iter_mut().zip(extras) {
-            w.add(x);
+    // The task's result must move to this thread: one small Vec (a few hundred bytes) per
+    // replication, against the thousands of events of its runs.
+    let work = |w: &mut Worker, r: usize| -> Result<Vec<Scalars>, (usize, RunError)> {
+        let mut out = Vec::with_capacity(n_strategies);
+        for (s, hist) in w.hists.iter_mut().enumerate() {
+            sim.simulate_into(exp, s, r as u32, &mut w.metrics).map_err(|e| (s, e))?;
+            hist.get_or_insert_with(Aggregate::new).add_samples(w.metrics.samples());
+            out.push((w.metrics.scalars(), w.metrics.extras()));
         }
-        runs.push(scalars);
+        Ok(out)
+    };
+    let fold = |_: usize, results: Vec<Scalars>| {
+        for ((runs, sums), (scalars, extras)) in folded.iter_mut().zip(results) {
+            for (w, x) in sums.iter_mut().zip(extras) {
+                w.add(x);
+            }
+            runs.push(scalars);
+        }
         if let Some(bar) = &bar {
-            bar.inc(1);
+            bar.inc(n_strategies as u64);
         }
         Ok(())
     };
-    let result = ordered(total, jobs, &AtomicBool::new(false), init, work, fold);
+    let result = ordered(reps, jobs, &AtomicBool::new(false), init, work, fold);
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let workers = result.map_err(|(k, e)| {
-        let label = &desc.strategies[k / reps];
-        e.map(|m| format!("strategy {label}, replication {}: {m}", k % reps))
+    let workers = result.map_err(|(r, (s, e))| {
+        let label = &desc.strategies[s];
+        e.map(|m| format!("strategy {label}, replication {r}: {m}"))
     })?;
     let outcomes = outcomes(&desc.strategies, folded, workers);
     check_finite(&outcomes)?;
@@ -217,4 +226,137 @@ pub fn write_out(
         results::write_trace(dir, rows)?;
     }
     Ok(results::write_manifest(dir, &Manifest::new("run", exp, &toml_text))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::thread::ThreadId;
+
+    use super::*;
+    use crate::exec::{Description, ResolveError};
+
+    /// Numbers that are a function of (strategy, replication), every call recorded with its
+    /// thread, a failure at each run of `fail`; `alone`: only that strategy, as strategy 0.
+    #[derive(Default)]
+    struct Recorder {
+        reps: u32,
+        strategies: usize,
+        alone: Option<usize>,
+        fail: Vec<(usize, u32)>,
+        calls: Mutex<Vec<(ThreadId, usize, u32)>>,
+    }
+
+    fn recorder(reps: u32, strategies: usize) -> Recorder {
+        Recorder { reps, strategies, ..Default::default() }
+    }
+
+    impl Simulator for Recorder {
+        type Exp = ();
+
+        fn resolve(&self, _: &toml::Table) -> Result<(), ResolveError> {
+            Ok(())
+        }
+
+        fn describe(&self, _: &()) -> Description {
+            let all = (0..self.strategies).map(|s| format!("s{s}"));
+            Description {
+                name: "recorder".into(),
+                question: "in which order?".into(),
+                seed: 0,
+                replications: self.reps,
+                strategies: match self.alone {
+                    Some(s) => vec![format!("s{s}")],
+                    None => all.collect(),
+                },
+            }
+        }
+
+        fn render(&self, _: &()) -> String {
+            String::new()
+        }
+
+        fn simulate_into(
+            &self,
+            _: &(),
+            s: usize,
+            r: u32,
+            m: &mut RunMetrics,
+        ) -> Result<(), RunError> {
+            let s = self.alone.unwrap_or(s);
+            self.calls.lock().unwrap().push((std::thread::current().id(), s, r));
+            if self.fail.contains(&(s, r)) {
+                return Err(RunError::Input("boom".into()));
+            }
+            let x = 1000 * (s as u64 + 1) + u64::from(r);
+            *m = RunMetrics::new();
+            (m.agents, m.requests, m.makespan_us, m.parent_requests) = (1, x, x, x % 7);
+            (m.cost_usd, m.cost_uncached_usd) = (x as f64, 2.0 * x as f64);
+            for (i, samples) in [&mut m.launch_wait_us, &mut m.ttft_us, &mut m.completion_us]
+                .into_iter()
+                .enumerate()
+            {
+                samples.record(x * (i as u64 + 1));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn each_strategy_gets_what_it_gets_run_alone() {
+        for jobs in [1, 2, 3] {
+            let all = execute(&recorder(25, 3), &(), jobs, false).unwrap();
+            assert_eq!(all.len(), 3);
+            for (s, o) in all.iter().enumerate() {
+                let alone = Recorder { alone: Some(s), ..recorder(25, 3) };
+                let alone = execute(&alone, &(), 1, false).unwrap().remove(0);
+                assert_eq!(o.label, alone.label);
+                assert_eq!(o.runs, alone.runs, "jobs {jobs}, strategy {s}");
+                let costs: Vec<f64> = o.runs.iter().map(|x| x[0]).collect();
+                let want: Vec<f64> = (0..25).map(|r| (1000 * (s + 1) + r) as f64).collect();
+                assert_eq!(costs, want, "jobs {jobs}, strategy {s}: replication order");
+                assert_eq!(o.extras, alone.extras);
+                assert_eq!(o.aggregate.stats(), alone.aggregate.stats());
+                let hists = |a: &Aggregate| results::histogram_intervals(0, "x", &a.histograms);
+                assert_eq!(hists(&o.aggregate), hists(&alone.aggregate));
+            }
+        }
+    }
+
+    #[test]
+    fn a_worker_runs_a_replications_strategies_back_to_back() {
+        for jobs in [1, 2] {
+            let rec = recorder(30, 3);
+            execute(&rec, &(), jobs, false).unwrap();
+            let calls = rec.calls.into_inner().unwrap();
+            assert_eq!(calls.len(), 90);
+            let mut threads: Vec<ThreadId> = Vec::new();
+            for c in &calls {
+                if !threads.contains(&c.0) {
+                    threads.push(c.0);
+                }
+            }
+            for t in threads {
+                let mine: Vec<(usize, u32)> =
+                    calls.iter().filter(|c| c.0 == t).map(|c| (c.1, c.2)).collect();
+                let mut last = None;
+                for chunk in mine.chunks(3) {
+                    let r = chunk[0].1;
+                    assert_eq!(chunk, [(0, r), (1, r), (2, r)], "jobs {jobs}: {mine:?}");
+                    assert!(last < Some(r), "jobs {jobs}: replications in order: {mine:?}");
+                    last = Some(r);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_first_failure_in_replication_then_strategy_order_is_the_error() {
+        for jobs in [1, 2] {
+            let rec = Recorder { fail: vec![(0, 5), (2, 1)], ..recorder(8, 3) };
+            let e = execute(&rec, &(), jobs, false).err().expect("a run fails");
+            assert!(e.is_input());
+            assert_eq!(e.to_string(), "strategy s2, replication 1: boom", "jobs {jobs}");
+        }
+    }
 }

@@ -2,13 +2,13 @@
 //! replication of every strategy, and the finished record (runs.csv rows, summary.csv rows,
 //! histograms) that the journal stores and the outputs are assembled from.
 //!
-//! Memory per point: one strategy's aggregate (scalars + three merged histograms) at a time
-//! and the formatted rows; only the aggregate's memory outlives the point (each worker
-//! thread keeps one, reset for every strategy).
+//! Memory per point: one aggregate (scalars + three merged histograms) per strategy and the
+//! formatted rows; only the aggregates' memory outlives the point (each worker thread keeps
+//! them, reset for every point).
 
 use serde::{Deserialize, Serialize};
 
-use super::Simulator;
+use super::{Description, Simulator};
 use crate::limits::RunError;
 use crate::metrics::{RunMetrics, SCALAR_NAMES};
 use crate::results::{self, Aggregate, SummaryRow};
@@ -36,15 +36,26 @@ pub fn summary_header(axis_keys: &[String]) -> String {
     results::summary_header(axis_keys) + "\n"
 }
 
+/// A worker thread's buffers, kept between points: one aggregate per strategy (a reset
+/// zeroes its three 216 KB histograms in place, where `Aggregate::new` allocates three more:
+/// `Aggregate::reset`) and the point's every run's scalars in the order run (at
+/// `rep * strategies + strategy`), held until the rows are formatted in `run --out`'s order.
+#[derive(Default)]
+struct Spare {
+    aggs: Vec<Aggregate>,
+    scalars: Vec<[f64; SCALAR_NAMES.len()]>,
+}
+
 thread_local! {
-    /// This thread's aggregate between points: a reset zeroes its three 216 KB histograms in
-    /// place, where `Aggregate::new` allocates three more (`Aggregate::reset`).
-    static SPARE: std::cell::RefCell<Option<Aggregate>> = const { std::cell::RefCell::new(None) };
+    static SPARE: std::cell::RefCell<Spare> =
+        const { std::cell::RefCell::new(Spare { aggs: Vec::new(), scalars: Vec::new() }) };
 }
 
 /// Run every replication of every strategy of one point and format its record with the
 /// shared result-file formatters (`crate::results`), exactly as `run --out` formats a run.
-/// `values` are the point's axis values in axis order (for the CSV columns).
+/// `values` are the point's axis values in axis order (for the CSV columns). Replication
+/// outer, strategy inner (as `run` does, so a simulator's per-replication memo hits); the
+/// first failing run in that order is the error.
 pub fn run_point<S: Simulator>(
     sim: &S,
     exp: &S::Exp,
@@ -53,13 +64,34 @@ pub fn run_point<S: Simulator>(
 ) -> Result<PointRecord, RunError> {
     let desc = sim.describe(exp);
     let p32 = u32::try_from(point).map_err(|_| format!("point {point} is beyond u32"))?;
-    let (mut runs, mut summary, mut hists) = (String::new(), String::new(), String::new());
+    let mut spare = SPARE.with_borrow_mut(std::mem::take);
+    let record = simulate_point(sim, exp, &desc, &mut spare).map(|()| {
+        let (runs, summary, hists) = format_point(p32, values, &desc, &spare);
+        PointRecord { point, runs, summary, hists }
+    });
+    SPARE.with_borrow_mut(|s| *s = spare);
+    record
+}
+
+/// Every replication of every strategy into `spare` (its aggregates reset first),
+/// replication outer.
+fn simulate_point<S: Simulator>(
+    sim: &S,
+    exp: &S::Exp,
+    desc: &Description,
+    spare: &mut Spare,
+) -> Result<(), RunError> {
+    let n = desc.strategies.len();
+    let Spare { aggs, scalars: all } = spare;
+    // New aggregates are already zero: reset only the ones a point before used.
+    aggs.iter_mut().take(n).for_each(Aggregate::reset);
+    if aggs.len() < n {
+        aggs.resize_with(n, Aggregate::new);
+    }
+    all.clear();
     let mut m = RunMetrics::new();
-    let mut agg = SPARE.with_borrow_mut(Option::take).unwrap_or_default();
-    // Strategy outer, replication inner: the row order of `run --out`.
-    for (s, label) in desc.strategies.iter().enumerate() {
-        agg.reset();
-        for r in 0..desc.replications {
+    for r in 0..desc.replications {
+        for (s, (label, agg)) in desc.strategies.iter().zip(aggs.iter_mut()).enumerate() {
             sim.simulate_into(exp, s, r, &mut m)?;
             // `scalars()` reads three quantiles: compute it once for the row and the aggregate.
             let scalars = m.scalars();
@@ -70,16 +102,112 @@ pub fn run_point<S: Simulator>(
                     SCALAR_NAMES[i], scalars[i]
                 )));
             }
-            runs.push_str(&results::runs_line(p32, values, r, label, &scalars));
-            runs.push('\n');
             agg.add_scalars(&scalars);
             agg.add_samples(m.samples());
+            all.push(scalars);
         }
-        let row = SummaryRow::from_aggregate(p32, values, label, &agg);
+    }
+    Ok(())
+}
+
+/// The point's runs.csv, summary.csv and histogram rows, strategy by strategy (the row order
+/// of `run --out`).
+fn format_point(
+    p32: u32,
+    values: &[toml::Value],
+    desc: &Description,
+    spare: &Spare,
+) -> (String, String, String) {
+    let (mut runs, mut summary, mut hists) = (String::new(), String::new(), String::new());
+    let n = desc.strategies.len();
+    for (s, (label, agg)) in desc.strategies.iter().zip(&spare.aggs).enumerate() {
+        for (r, scalars) in spare.scalars.iter().skip(s).step_by(n).enumerate() {
+            runs.push_str(&results::runs_line(p32, values, r as u32, label, scalars));
+            runs.push('\n');
+        }
+        let row = SummaryRow::from_aggregate(p32, values, label, agg);
         summary.push_str(&results::summary_line(&row));
         summary.push('\n');
         hists.push_str(&results::histogram_intervals(p32, label, &agg.histograms));
     }
-    SPARE.with_borrow_mut(|spare| *spare = Some(agg));
-    Ok(PointRecord { point, runs, summary, hists })
+    (runs, summary, hists)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::exec::ResolveError;
+    use crate::sweep::fake::{Fake, FakeExp, FAKE};
+
+    /// The fake, with every (strategy, replication) it is asked for recorded.
+    #[derive(Default)]
+    struct Order(Mutex<Vec<(usize, u32)>>);
+
+    impl Simulator for Order {
+        type Exp = FakeExp;
+        fn resolve(&self, t: &toml::Table) -> Result<FakeExp, ResolveError> {
+            Fake.resolve(t)
+        }
+        fn describe(&self, e: &FakeExp) -> Description {
+            Fake.describe(e)
+        }
+        fn render(&self, e: &FakeExp) -> String {
+            Fake.render(e)
+        }
+        fn simulate_into(
+            &self,
+            e: &FakeExp,
+            s: usize,
+            r: u32,
+            m: &mut RunMetrics,
+        ) -> Result<(), RunError> {
+            self.0.lock().unwrap().push((s, r));
+            Fake.simulate_into(e, s, r, m)
+        }
+    }
+
+    fn fake(strategies: &str) -> FakeExp {
+        let head = FAKE.split("[sweep]").next().unwrap();
+        let text = head.replace(r#"["eager", "wait_first(max_wait=1s)"]"#, strategies);
+        Fake.resolve(&text.parse().unwrap()).unwrap()
+    }
+
+    /// The record as the strategy-major loop made it: a fresh aggregate per strategy, its
+    /// replications in order.
+    fn strategy_major(e: &FakeExp, point: u32, values: &[toml::Value]) -> PointRecord {
+        let desc = Fake.describe(e);
+        let (mut runs, mut summary, mut hists) = (String::new(), String::new(), String::new());
+        let mut m = RunMetrics::new();
+        for (s, label) in desc.strategies.iter().enumerate() {
+            let mut agg = Aggregate::new();
+            for r in 0..desc.replications {
+                Fake.simulate_into(e, s, r, &mut m).unwrap();
+                let scalars = m.scalars();
+                runs += &(results::runs_line(point, values, r, label, &scalars) + "\n");
+                agg.add_scalars(&scalars);
+                agg.add_samples(m.samples());
+            }
+            let row = SummaryRow::from_aggregate(point, values, label, &agg);
+            summary += &(results::summary_line(&row) + "\n");
+            hists += &results::histogram_intervals(point, label, &agg.histograms);
+        }
+        PointRecord { point: point.into(), runs, summary, hists }
+    }
+
+    #[test]
+    fn a_point_runs_replication_major_and_writes_as_strategy_major() {
+        let three = fake(r#"["eager", "wait_first(max_wait=1s)", "sequential"]"#);
+        let values = [toml::Value::Integer(4)];
+        let order = Order::default();
+        let record = run_point(&order, &three, 5, &values).unwrap();
+        let want: Vec<(usize, u32)> = (0..3).flat_map(|r| (0..3).map(move |s| (s, r))).collect();
+        assert_eq!(order.0.into_inner().unwrap(), want);
+        assert_eq!(record, strategy_major(&three, 5, &values));
+        // This thread's spare aggregates are reset between points, however many are used.
+        let two = fake(r#"["sequential", "eager"]"#);
+        assert_eq!(run_point(&Fake, &two, 6, &values).unwrap(), strategy_major(&two, 6, &values));
+        assert_eq!(run_point(&Fake, &three, 5, &values).unwrap(), record);
+    }
 }
