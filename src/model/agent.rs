@@ -139,7 +139,6 @@ impl Streams {
         (ag.turns, ag.turn, ag.output_tokens) = (turns, 0, output_tokens);
         (ag.slot, ag.phase, ag.grown, ag.overload_retries) =
             (SimTime::ZERO, Phase::Queued, [0; 2], 0);
-        node.reseed(&[site::LATENCY], &mut ag.lat);
         let [jitter, miss, implicit, overload] = self.optional;
         Self::optional(&mut ag.jitter, jitter, node, site::RATE_LIMIT);
         Self::optional(&mut ag.miss, miss, node, site::MISS);
@@ -208,7 +207,9 @@ pub(super) fn build_into(
         };
         let node = streams.of(WORKFLOW_ID);
         let ag = slot(agents, w.agents as usize);
-        // One request of no output.
+        // One request of no output, timed from its own latency stream (the agents' requests
+        // are timed from the tape's).
+        node.reseed(&[site::LATENCY], &mut ag.lat);
         ag.chain.reset(prompt, false);
         streams.fill(ag, (node, 1, 0), shared);
     }

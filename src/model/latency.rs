@@ -163,6 +163,62 @@ impl<'p> Latency<'p> {
     }
 }
 
+/// One request's drawn terms, before they meet its tokens: what `Latency::sample` draws and
+/// `Rates::timing` times a request with. Drawing them is most of a timing's cost and needs
+/// no tokens, so a replication's strategies draw them once (`model::tape`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    overhead: SimDuration,
+    prefill_rate: f64,
+    cached_rate: f64,
+    decode_rate: f64,
+    ready_delay: SimDuration,
+}
+
+impl Rates {
+    /// The timing of `work` at these terms: `Latency::draw` of the same draw, bit for bit.
+    #[inline]
+    pub fn timing(&self, work: Work) -> Timing {
+        let rates = (self.prefill_rate, self.cached_rate, self.decode_rate);
+        timing(work, self.overhead, rates, self.ready_delay)
+    }
+}
+
+impl Latency<'_> {
+    /// Draw one request's terms from `rng`, consuming what `draw` consumes, so that
+    /// `sample(rng).timing(work)` is `draw(work, rng)` for every `work`. A drawn prefill rate
+    /// is computed with libm's exp (`Sampler::sample`), where `draw` may compute it inline:
+    /// `draw` rounds the same whole number either way (`Sampler::sample_whole`).
+    pub fn sample(&self, rng: &mut ChaCha8Rng) -> Rates {
+        match &self.shape {
+            Shape::Prefill { overhead, prefill_rate, cached_rate, decode_rate, ready_delay } => {
+                Rates {
+                    overhead: *overhead,
+                    prefill_rate: prefill_rate.sample(rng),
+                    cached_rate: *cached_rate,
+                    decode_rate: *decode_rate,
+                    ready_delay: *ready_delay,
+                }
+            }
+            Shape::Drawn {
+                overhead_us,
+                prefill_rate,
+                cached_rate,
+                decode_rate,
+                ready_delay_us,
+            } => {
+                let overhead_us = overhead_us.sample(rng).max(0.0);
+                let prefill_rate = prefill_rate.sample(rng);
+                let cached_rate = cached_rate.sample(rng);
+                let decode_rate = decode_rate.sample(rng);
+                let ready_delay = SimDuration::from_us(ready_delay_us.sample_u64(rng));
+                let overhead = SimDuration::from_us(round_u64(overhead_us));
+                Rates { overhead, prefill_rate, cached_rate, decode_rate, ready_delay }
+            }
+        }
+    }
+}
+
 /// The timing of `work` at the drawn overhead and (prefill, cached, decode) rates.
 #[inline]
 fn timing(
@@ -285,6 +341,36 @@ mod tests {
                 };
                 assert_eq!(fast.draw(w, &mut a), drawn(&p).draw(w, &mut b), "{median} {w:?}");
             }
+        }
+    }
+
+    /// Terms drawn apart and timed later are `draw`, bit for bit and stream position for
+    /// stream position: hoisted constants, a drawn prefill rate (inline exp in `draw`, libm in
+    /// `sample`), every term drawn, zero rates (infinite times).
+    #[test]
+    fn terms_sampled_then_timed_are_the_draw() {
+        use rand::Rng;
+        let lognormal = |median: f64| Dist::LogNormal { median, p90: median * 3.0 };
+        let every_term = LatencyParams {
+            overhead_us: lognormal(400_000.0),
+            prefill_rate: lognormal(9_000.0),
+            cached_rate: Dist::Uniform { low: 1e5, high: 1e6 },
+            decode_rate: lognormal(60.0),
+            ready_delay_us: Dist::Exp { mean: 20_000.0 },
+        };
+        let zero_cached = LatencyParams { cached_rate: Dist::Const(0.0), ..lognormal_prefill(2e4) };
+        for p in [LatencyParams::default(), lognormal_prefill(20_000.0), every_term, zero_cached] {
+            let latency = Latency::new(&p);
+            let (mut a, mut b) = (crate::rng::stream(10, &[]), crate::rng::stream(10, &[]));
+            for i in 0..200_000u64 {
+                let w = Work {
+                    prefill_tokens: i * 7 % 90_001,
+                    cached_tokens: i % 5 * 20_011,
+                    output_tokens: i % 300,
+                };
+                assert_eq!(latency.sample(&mut a).timing(w), latency.draw(w, &mut b), "{w:?}");
+            }
+            assert_eq!(a.next_u64(), b.next_u64(), "{p:?}: the same numbers consumed");
         }
     }
 

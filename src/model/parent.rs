@@ -175,15 +175,10 @@ impl Run<'_> {
             return Ok(());
         }
         p.pending = false;
-        let (usage, timing) = serve_timed(
-            &mut self.caches[0],
-            (&p.own.prompt, bps, miss),
-            now,
-            &self.latency[0],
-            out,
-            &mut p.lat,
-        )
-        .map_err(|source| SimError::Cache { agent: who, request, source })?;
+        let rates = self.latency[0].sample(&mut p.lat);
+        let (usage, timing) =
+            serve_timed(&mut self.caches[0], (&p.own.prompt, bps, miss), now, rates, out)
+                .map_err(|source| SimError::Cache { agent: who, request, source })?;
         self.limiters.settle(exp, (0, admit), now, &usage, out);
         let cost_usd = self.caches[0].prices().bill(&usage, out).cost_usd;
         let who = Requester::Parent;

@@ -21,7 +21,7 @@ use super::admission::{
     admits_all, draw_implicit_miss, draw_miss, would_have_read, Admit, Ask, Limiters,
 };
 use super::agent::{self, Agent, Phase, Requester};
-use super::latency::{self, Latency, Work};
+use super::latency::{self, Latency, Rates, Work};
 use super::launch::{Launch, OnSlot, Released};
 use super::parent::Parent;
 use super::recorder::{Recorder, Served};
@@ -35,7 +35,7 @@ use crate::config::{
 };
 use crate::engine::{Bounds, Engine};
 use crate::metrics::RunMetrics;
-use crate::rng::{ChaCha8Rng, RngExt};
+use crate::rng::RngExt;
 use crate::time::{SimDuration, SimTime};
 
 /// The events of the model.
@@ -513,15 +513,13 @@ impl Run<'_> {
         }
         let ag = &mut self.agents[i];
         ag.overload_retries = 0;
-        let (usage, timing) = serve_timed(
-            &mut self.caches[m],
-            (&ag.chain.prompt, bps, miss),
-            now,
-            &self.latency[m],
-            out,
-            &mut ag.lat,
-        )
-        .map_err(|source| SimError::Cache { agent: shown, request, source })?;
+        let rates = match who {
+            Requester::Agent(a) => self.tape.rates(&self.latency[m], a, request),
+            _ => self.latency[m].sample(&mut ag.lat),
+        };
+        let (usage, timing) =
+            serve_timed(&mut self.caches[m], (&ag.chain.prompt, bps, miss), now, rates, out)
+                .map_err(|source| SimError::Cache { agent: shown, request, source })?;
         self.limiters.settle(self.exp, (m, admit), now, &usage, out);
         // Billed after the settle, a call: before it, the bill was kept in memory across the
         // call and its costs read back as one 16-byte load of two 8-byte stores.
@@ -759,9 +757,9 @@ fn agents_strip_own(exp: &Experiment, models: &[ModelParams]) -> bool {
         && w.turn_blocks.contains(&BlockKind::User)
 }
 
-/// Serve `prompt` at `now` and draw its timing from `rng`: the entries it writes become ready
-/// at send + TTFT + ready delay. The draw happens inside `serve` when it writes (it needs the
-/// usage first), else right after: one draw per request either way. Inlined into its callers:
+/// Serve `prompt` at `now` and time it at its drawn latency terms `rates`: the entries it
+/// writes become ready at send + TTFT + ready delay. The timing is computed inside `serve`
+/// when it writes (it needs the usage first), else right after. Inlined into its callers:
 /// its arguments and its result then stay in registers, where a call would pass them through
 /// memory and stall the reads that follow the writes.
 #[inline(always)]
@@ -769,24 +767,23 @@ pub(super) fn serve_timed(
     cache: &mut Cache,
     (prompt, bps, miss): (&Prompt, &[Breakpoint], bool),
     now: SimTime,
-    latency: &Latency<'_>,
+    rates: Rates,
     out: u64,
-    rng: &mut ChaCha8Rng,
 ) -> Result<(Usage, latency::Timing), cache::CacheError> {
-    // The timing drawn inside, field by field: copied whole, the fields were read back as
-    // one 16-byte load of the two 8-byte stores `draw` had just made (a store-forwarding
+    // The timing computed inside, field by field: copied whole, the fields were read back as
+    // one 16-byte load of the two 8-byte stores `timing` had just made (a store-forwarding
     // stall a request).
-    let (mut drawn, mut ttft, mut decode, mut ready_delay) =
+    let (mut timed, mut ttft, mut decode, mut ready_delay) =
         (false, SimDuration::ZERO, SimDuration::ZERO, SimDuration::ZERO);
     let usage = cache.serve_with(prompt, bps, now, miss, |u| {
-        let t = latency.draw(work(u, out), rng);
-        (drawn, ttft, decode, ready_delay) = (true, t.ttft, t.decode, t.ready_delay);
+        let t = rates.timing(work(u, out));
+        (timed, ttft, decode, ready_delay) = (true, t.ttft, t.decode, t.ready_delay);
         now + t.ttft + t.ready_delay
     })?;
-    let t = if drawn {
+    let t = if timed {
         latency::Timing { ttft, decode, ready_delay }
     } else {
-        latency.draw(work(&usage, out), rng)
+        rates.timing(work(&usage, out))
     };
     Ok((usage, t))
 }

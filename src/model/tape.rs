@@ -2,8 +2,9 @@
 //!
 //! Common random numbers: every strategy of a replication sees the same agents, each with the
 //! same turn count, output tokens, tool latencies and tool results, drawn from the agent's own
-//! workload stream (`[replication, agent, WORKLOAD]` below the experiment seed). None of it
-//! depends on timing, so a simulator that runs a replication's strategies back to back (as
+//! workload stream (`[replication, agent, WORKLOAD]` below the experiment seed), and the same
+//! latency terms for each of its requests (its `LATENCY` stream: a request's terms are drawn
+//! before they meet its tokens, `latency::Rates`). None of it depends on timing, so a simulator that runs a replication's strategies back to back (as
 //! `exec` and the sweep do) draws it once: the `Tape` keeps each agent's draws, and, where the
 //! prompts are as fixed as the draws, the longest prompt a run gave the agent, whose blocks
 //! later runs copy instead of hashing them again (`Prompt::extend_from`).
@@ -17,13 +18,14 @@
 //! when it ends (`adopt`); a run that fails leaves a tape that is drawn again.
 //!
 //! What it is drawn for is its key: the experiment seed, the replication, the workload (every
-//! distribution and size that shapes a draw or a block), the model (the shared prefix is
-//! keyed to it) and whether it keeps prompts. Anything else a run varies (the strategy, the
+//! distribution and size that shapes a draw or a block), the latency terms' distributions,
+//! the model (the shared prefix is keyed to it) and whether it keeps prompts. Anything else a run varies (the strategy, the
 //! cache, latency, limits) reads the tape without changing it.
 
+use super::latency::{Latency, Rates};
 use super::workload;
 use crate::cache::Prompt;
-use crate::config::{AgentKind, Experiment, Workload};
+use crate::config::{AgentKind, Experiment, LatencyParams, Workload};
 use crate::dist::Sampler;
 use crate::rng::{self, site, ChaCha8Rng, RngExt};
 use crate::time::SimDuration;
@@ -46,11 +48,17 @@ struct Key {
     model: String,
     prompts: bool,
     workload: Workload,
+    /// The latency terms' distributions (the agents' model's, then `fork_other_model`'s).
+    latency: (LatencyParams, Option<LatencyParams>),
 }
 
-/// One agent's draws so far, and its stream positioned after them.
+/// One agent's draws so far, and its streams positioned after them.
 struct AgentTape {
     work: ChaCha8Rng,
+    /// Its latency stream, and the terms drawn from it for each request served so far
+    /// (request k's at k: a request is served once, however often it is retried).
+    lat: ChaCha8Rng,
+    rates: Vec<Rates>,
     turns: u32,
     /// Output tokens of each request drawn so far (request k's at k): one more than `calls`.
     outputs: Vec<u64>,
@@ -79,7 +87,11 @@ impl Tape {
     /// unless it already is.
     pub(super) fn prepare(&mut self, exp: &Experiment, replication: u32, prompts: bool) {
         let drawn_for = |k: &Key| {
-            k.prompts == prompts && k.model == exp.model.name && k.workload == exp.workload
+            k.prompts == prompts
+                && k.model == exp.model.name
+                && k.workload == exp.workload
+                && k.latency.0 == exp.latency
+                && k.latency.1 == exp.latency_other
         };
         let replication_key = Some((exp.seed, replication));
         match &mut self.key {
@@ -99,6 +111,7 @@ impl Tape {
                     model: exp.model.name.clone(),
                     prompts,
                     workload: exp.workload.clone(),
+                    latency: (exp.latency.clone(), exp.latency_other.clone()),
                 });
             }
         }
@@ -121,7 +134,10 @@ impl Tape {
                 self.agents.push(AgentTape::blank());
             }
             let t = &mut self.agents[a];
-            node.child(a as u64).reseed(&[site::WORKLOAD], &mut t.work);
+            let agent = node.child(a as u64);
+            agent.reseed(&[site::WORKLOAD], &mut t.work);
+            agent.reseed(&[site::LATENCY], &mut t.lat);
+            t.rates.clear();
             t.turns = match w.kind {
                 AgentKind::Btw => 1,
                 _ => turns_draw.sample_u64(&mut t.work).clamp(1, u32::MAX as u64) as u32,
@@ -156,6 +172,18 @@ impl Tape {
         }
         let (tool, result_tokens) = t.calls[k];
         Call { tool, result_tokens, next_output: t.outputs[k + 1] }
+    }
+
+    /// The latency terms of agent `a`'s request `request` (drawn from `latency`, its model's,
+    /// if no run drew them yet).
+    #[inline]
+    pub(super) fn rates(&mut self, latency: &Latency, a: u32, request: u32) -> Rates {
+        let t = &mut self.agents[a as usize];
+        let k = request as usize;
+        while t.rates.len() <= k {
+            t.draw_rates(latency);
+        }
+        t.rates[k]
     }
 
     /// Grow `prompt`, agent `a`'s prompt of request `request` (its first, grown by this
@@ -219,6 +247,8 @@ impl AgentTape {
     fn blank() -> AgentTape {
         AgentTape {
             work: ChaCha8Rng::from_key([0; 8]),
+            lat: ChaCha8Rng::from_key([0; 8]),
+            rates: Vec::new(),
             turns: 0,
             outputs: Vec::new(),
             calls: Vec::new(),
@@ -226,6 +256,13 @@ impl AgentTape {
             readable: 0,
             ends: Vec::new(),
         }
+    }
+
+    /// Draw the latency terms of the next request. Out of line, as `draw_call`.
+    #[inline(never)]
+    fn draw_rates(&mut self, latency: &Latency) {
+        let rates = latency.sample(&mut self.lat);
+        self.rates.push(rates);
     }
 
     /// Draw the next tool call (after the last request drawn) and the output of the request
@@ -299,6 +336,8 @@ mod tests {
             &["workload.task_tokens=0", "workload.brief_tokens=0"],
             &["workload.agents=40", "workload.concurrency=7", "workload.arrival_every=\"3s\""],
             &["overload.probability=0.3", "overload.max_retries=1"],
+            &["workload.kind=\"fork_other_model(model=claude-sonnet-4.6)\"", "workload.turns=4"],
+            &["latency.prefill_rate=\"lognormal(median=5000, p90=20000)\"", "latency.overhead=\"uniform(0.1s, 2s)\""],
         ] {
             let exp = default_with(sets);
             assert_strategies_share_tapes(&exp, 4);
