@@ -78,7 +78,7 @@ pub fn run_point<S: Simulator>(
         let row = SummaryRow::from_aggregate(p32, values, label, &agg);
         summary.push_str(&results::summary_line(&row));
         summary.push('\n');
-        hists.push_str(&results::histogram_intervals(p32, label, &agg.histograms));
+        hists.push_str(&results::aggregate_intervals(p32, label, &agg));
     }
     SPARE.with_borrow_mut(|spare| *spare = Some(agg));
     Ok(PointRecord { point, runs, summary, hists })
