@@ -160,14 +160,46 @@ impl Aggregate {
             return [0.0; 5];
         };
         // One walk of the counts for the four (sorted) quantiles: `value_at_quantiles` gives
-        // each what `value_at_quantile` gives it.
+        // each what `value_at_quantile` gives it; `quantiles` walks the touched buckets only.
+        let quantiles = [0.50, 0.90, 0.99, 0.999];
+        let values = self.quantiles(index, quantiles).unwrap_or_else(|| {
+            let mut values = [0; 4];
+            values.iter_mut().zip(h.value_at_quantiles(quantiles)).for_each(|(at, v)| *at = v);
+            values
+        });
         let mut ladder = [0.0, 0.0, 0.0, 0.0, secs(hi)];
-        for (at, v) in ladder.iter_mut().zip(h.value_at_quantiles([0.50, 0.90, 0.99, 0.999])) {
+        for (at, v) in ladder.iter_mut().zip(values) {
             *at = secs(v.clamp(lo, hi));
         }
         ladders[index] = Some((h.len(), ladder));
         self.ladders.set(ladders);
         ladder
+    }
+
+    /// `value_at_quantiles` of the histogram of latency `index` for `quantiles` (ascending,
+    /// each in (0, 1]), read from its touched buckets; `None` when they do not hold all of its
+    /// counts (a change made to it directly) or it is empty.
+    fn quantiles(&self, index: usize, quantiles: [f64; 4]) -> Option<[u64; 4]> {
+        let h = &self.histograms[index];
+        let targets = quantiles.map(|q| ((q.min(1.0) * h.len() as f64).ceil() as u64).max(1));
+        let (mut found, mut sum) = ([None; 4], 0_u64);
+        let mut next = 0;
+        for (bucket, count) in self.touched[index].counts(h, &self.layout) {
+            sum = sum.checked_add(count)?;
+            while next < targets.len() && sum >= targets[next] {
+                found[next] = Some(bucket);
+                next += 1;
+            }
+        }
+        // As in `v2::encode`: equal sums of non-negative counts, so no bucket was left out.
+        if sum != h.len() || sum == u64::MAX {
+            return None;
+        }
+        let mut values = [0; 4];
+        for (at, bucket) in values.iter_mut().zip(found) {
+            *at = h.highest_equivalent(self.layout.value_for(bucket?));
+        }
+        Some(values)
     }
 
     /// The exact smallest value of latency `index`, in seconds (0 when there is none).
@@ -288,6 +320,28 @@ mod tests {
         a.histograms.iter().zip(touched).map(encode).collect()
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// The ladder's quantiles read from the touched buckets are `value_at_quantiles`'.
+        #[test]
+        fn quantiles_of_the_touched_buckets_are_value_at_quantiles(
+            values in proptest::collection::vec(
+                proptest::prop_oneof![0_u64..3000, 0_u64..100_000_000, proptest::prelude::any::<u64>()],
+                1..300,
+            ),
+            repeat in 1_usize..4,
+        ) {
+            let mut run = RunMetrics::new();
+            values.iter().for_each(|&v| run.ttft_us.record(v));
+            let mut a = Aggregate::new();
+            (0..repeat).for_each(|_| a.add(&run));
+            let quantiles = [0.50, 0.90, 0.99, 0.999];
+            let theirs: Vec<u64> = a.histograms[1].value_at_quantiles(quantiles).collect();
+            proptest::prop_assert_eq!(a.quantiles(1, quantiles).map(Vec::from), Some(theirs));
+        }
+    }
+
     /// The touched buckets follow every sample added, merged or reset: the histograms encode
     /// from them, to the bytes of a walk of their counts. A change made to the histograms
     /// directly leaves them short, and the encoding says so.
@@ -309,6 +363,8 @@ mod tests {
         assert!(covered(&a));
         a.histograms[2].record(77).unwrap();
         assert_eq!(from_touched(&a)[2], Err(NotEncoded::Uncovered));
+        assert_eq!(a.quantiles(2, [0.5, 0.9, 0.99, 0.999]), None);
+        assert_eq!(Aggregate::new().quantiles(2, [0.5, 0.9, 0.99, 0.999]), None);
         a.reset();
         assert!(covered(&a));
         a.add(&run);

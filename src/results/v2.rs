@@ -78,7 +78,7 @@ impl Layout {
     }
 
     /// The lowest value of bucket `index`.
-    fn value_for(&self, index: usize) -> u64 {
+    pub fn value_for(&self, index: usize) -> u64 {
         let bucket = (index >> self.half_count_magnitude) as u32;
         let sub_bucket = (index & (self.half_count - 1)) + self.half_count;
         let (bucket, sub_bucket) = match bucket.checked_sub(1) {
@@ -115,6 +115,17 @@ impl Touched {
         for (mine, theirs) in self.words.iter_mut().zip(&other.words) {
             *mine |= theirs;
         }
+    }
+
+    /// The non-zero counts of `h` (of layout `layout`) in these buckets, ascending: (bucket,
+    /// count).
+    pub fn counts<'a>(
+        &'a self,
+        h: &'a Histogram<u64>,
+        layout: &'a Layout,
+    ) -> impl Iterator<Item = (usize, u64)> + 'a {
+        let counts = self.iter().map(|index| (index, h.count_at(layout.value_for(index))));
+        counts.filter(|&(_, count)| count != 0)
     }
 
     /// The indices, ascending.
@@ -174,11 +185,7 @@ fn encode_counts(
     // `V2Serializer` writes up to the bucket of `max()` (0 when empty), whatever follows.
     let last = layout.index_for(h.max());
     let (mut sum, mut next) = (0_u64, 0);
-    for index in touched.iter() {
-        let count = h.count_at(layout.value_for(index));
-        if count == 0 {
-            continue;
-        }
+    for (index, count) in touched.counts(h, layout) {
         sum = sum.checked_add(count).ok_or(NotEncoded::Uncovered)?;
         if index > last {
             return Err(NotEncoded::Uncovered);
