@@ -33,6 +33,10 @@ const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
 /// writes 18 histograms of a few hundred bytes each.
 const KEPT_PAYLOADS: usize = 256;
 
+/// The largest payload kept, in bytes: the payloads that repeat are those of histograms of a
+/// few values (a launch wait of 0), and kept ones then take at most about 1.5 MB.
+const KEPT_PAYLOAD_BYTES: usize = 4096;
+
 /// A V2 + deflate serializer whose compressor and buffers are reused from one histogram to
 /// the next.
 pub struct ReusedDeflate {
@@ -81,19 +85,23 @@ impl ReusedDeflate {
 
     /// The cookie, length and zlib stream of `self.plain`, compressed unless kept.
     fn pack(&mut self) -> io::Result<&[u8]> {
-        if !self.kept.contains_key(self.plain.as_slice()) {
-            self.packed.clear();
-            self.packed.extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
-            self.packed.extend_from_slice(&[0; 4]);
-            self.compress()?;
-            let body = u32::try_from(self.packed.len() - 8).map_err(io::Error::other)?;
-            self.packed[4..8].copy_from_slice(&body.to_be_bytes());
+        let keep = self.plain.len() <= KEPT_PAYLOAD_BYTES;
+        if keep && self.kept.contains_key(self.plain.as_slice()) {
+            return Ok(&self.kept[self.plain.as_slice()]);
+        }
+        self.packed.clear();
+        self.packed.extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
+        self.packed.extend_from_slice(&[0; 4]);
+        self.compress()?;
+        let body = u32::try_from(self.packed.len() - 8).map_err(io::Error::other)?;
+        self.packed[4..8].copy_from_slice(&body.to_be_bytes());
+        if keep {
             if self.kept.len() >= KEPT_PAYLOADS {
                 self.kept.clear();
             }
             self.kept.insert(self.plain.as_slice().into(), self.packed.as_slice().into());
         }
-        Ok(&self.kept[self.plain.as_slice()])
+        Ok(&self.packed)
     }
 
     /// Run `f` with this thread's serializer.
@@ -208,6 +216,15 @@ mod tests {
             let mut theirs = Vec::new();
             V2DeflateSerializer::new().serialize(h, &mut theirs).unwrap();
             assert_eq!((kept.bytes(h, None).unwrap(), bytes), (&theirs[..], &theirs));
+        }
+        // A payload above `KEPT_PAYLOAD_BYTES` is compressed every time, not kept.
+        let before = kept.kept.len();
+        let dense = histogram(9, 200_000);
+        let mut theirs = Vec::new();
+        V2DeflateSerializer::new().serialize(&dense, &mut theirs).unwrap();
+        for _ in 0..2 {
+            assert_eq!(kept.bytes(&dense, None).unwrap(), theirs);
+            assert!(kept.plain.len() > KEPT_PAYLOAD_BYTES && kept.kept.len() == before);
         }
     }
 }
