@@ -1,13 +1,16 @@
 //! One strategy at one point, aggregated over its replications: a `Stat` per scalar of
 //! `SCALAR_NAMES`, the latency histograms merged (in replication order) and each latency's
 //! exact smallest and largest value (a histogram only knows its buckets' edges, which can lie
-//! above a hold's cap: 2.000895 s for a 2 s cap).
+//! above a hold's cap: 2.000895 s for a 2 s cap), and the set of buckets each latency's
+//! samples fell in, from which the result files encode the histograms (`v2::encode`) without
+//! walking their 27,648 counts.
 
 use std::cell::Cell;
 
 use hdrhistogram::Histogram;
 
 use super::stats::{Stat, Welford};
+use super::v2::{Layout, Touched};
 use crate::metrics::{new_histogram, RunMetrics, Samples, LATENCY_NAMES, SCALAR_NAMES};
 use crate::time::secs;
 
@@ -28,6 +31,10 @@ pub struct Aggregate {
     /// files each ask for every ladder. Cleared by every change made here; the count also
     /// catches a change made to `histograms` directly.
     ladders: Cell<[Option<Ladder>; LATENCY_NAMES.len()]>,
+    /// The buckets of `histograms` (all of one layout) that samples were recorded in. A
+    /// change made to `histograms` directly is not marked here; `v2::encode` notices it.
+    touched: [Touched; LATENCY_NAMES.len()],
+    layout: Layout,
 }
 
 /// A latency's ladder (`Aggregate::ladder_s`) and its histogram's sample count when computed.
@@ -41,11 +48,15 @@ impl Default for Aggregate {
 
 impl Aggregate {
     pub fn new() -> Self {
+        let histograms = [new_histogram(), new_histogram(), new_histogram()];
+        let layout = Layout::of(&histograms[0]);
         Aggregate {
             scalars: [Welford::default(); SCALAR_NAMES.len()],
-            histograms: [new_histogram(), new_histogram(), new_histogram()],
+            histograms,
             extremes: [None; LATENCY_NAMES.len()],
             ladders: Cell::new([None; LATENCY_NAMES.len()]),
+            touched: std::array::from_fn(|_| Touched::new(&layout)),
+            layout,
         }
     }
 
@@ -54,11 +65,12 @@ impl Aggregate {
     /// place; `new` zeroes as much in freshly allocated memory (an allocation, and page faults
     /// when the allocator maps it), three histograms per strategy per point.
     pub fn reset(&mut self) {
-        let Aggregate { scalars, histograms, extremes, ladders } = self;
+        let Aggregate { scalars, histograms, extremes, ladders, touched, layout: _ } = self;
         *scalars = [Welford::default(); SCALAR_NAMES.len()];
         histograms.iter_mut().for_each(Histogram::reset);
         *extremes = [None; LATENCY_NAMES.len()];
         ladders.set([None; LATENCY_NAMES.len()]);
+        touched.iter_mut().for_each(Touched::clear);
     }
 
     /// Add one replication (call in replication order).
@@ -73,6 +85,11 @@ impl Aggregate {
         for ((h, s), ext) in self.histograms.iter_mut().zip(samples).zip(&mut self.extremes) {
             if let Some(range) = s.record_into(h) {
                 widen(ext, range);
+            }
+        }
+        for (touched, s) in self.touched.iter_mut().zip(samples) {
+            for &v in s.values() {
+                touched.insert(self.layout.index_of(v));
             }
         }
     }
@@ -90,6 +107,15 @@ impl Aggregate {
                 widen(mine, e);
             }
         }
+        for (mine, theirs) in self.touched.iter_mut().zip(&other.touched) {
+            mine.union(theirs);
+        }
+    }
+
+    /// The layout of `histograms` and the buckets of each that samples were recorded in, for
+    /// `v2::encode`.
+    pub fn touched(&self) -> (&Layout, &[Touched; LATENCY_NAMES.len()]) {
+        (&self.layout, &self.touched)
     }
 
     /// Add the scalars of one replication (for callers that keep no histograms).
@@ -134,14 +160,46 @@ impl Aggregate {
             return [0.0; 5];
         };
         // One walk of the counts for the four (sorted) quantiles: `value_at_quantiles` gives
-        // each what `value_at_quantile` gives it.
+        // each what `value_at_quantile` gives it; `quantiles` walks the touched buckets only.
+        let quantiles = [0.50, 0.90, 0.99, 0.999];
+        let values = self.quantiles(index, quantiles).unwrap_or_else(|| {
+            let mut values = [0; 4];
+            values.iter_mut().zip(h.value_at_quantiles(quantiles)).for_each(|(at, v)| *at = v);
+            values
+        });
         let mut ladder = [0.0, 0.0, 0.0, 0.0, secs(hi)];
-        for (at, v) in ladder.iter_mut().zip(h.value_at_quantiles([0.50, 0.90, 0.99, 0.999])) {
+        for (at, v) in ladder.iter_mut().zip(values) {
             *at = secs(v.clamp(lo, hi));
         }
         ladders[index] = Some((h.len(), ladder));
         self.ladders.set(ladders);
         ladder
+    }
+
+    /// `value_at_quantiles` of the histogram of latency `index` for `quantiles` (ascending,
+    /// each in (0, 1]), read from its touched buckets; `None` when they do not hold all of its
+    /// counts (a change made to it directly) or it is empty.
+    fn quantiles(&self, index: usize, quantiles: [f64; 4]) -> Option<[u64; 4]> {
+        let h = &self.histograms[index];
+        let targets = quantiles.map(|q| ((q.min(1.0) * h.len() as f64).ceil() as u64).max(1));
+        let (mut found, mut sum) = ([None; 4], 0_u64);
+        let mut next = 0;
+        for (bucket, count) in self.touched[index].counts(h, &self.layout) {
+            sum = sum.checked_add(count)?;
+            while next < targets.len() && sum >= targets[next] {
+                found[next] = Some(bucket);
+                next += 1;
+            }
+        }
+        // As in `v2::encode`: equal sums of non-negative counts, so no bucket was left out.
+        if sum != h.len() || sum == u64::MAX {
+            return None;
+        }
+        let mut values = [0; 4];
+        for (at, bucket) in values.iter_mut().zip(found) {
+            *at = h.highest_equivalent(self.layout.value_for(bucket?));
+        }
+        Some(values)
     }
 
     /// The exact smallest value of latency `index`, in seconds (0 when there is none).
@@ -167,6 +225,7 @@ fn widen(ext: &mut Option<(u64, u64)>, (lo, hi): (u64, u64)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::v2::{self, NotEncoded};
 
     #[test]
     fn the_ladder_is_each_quantile_looked_up_alone() {
@@ -249,6 +308,67 @@ mod tests {
             bytes
         };
         a.histograms.iter().map(&mut encode).collect()
+    }
+
+    /// Each histogram's V2 encoding from the touched buckets, when they cover its counts.
+    fn from_touched(a: &Aggregate) -> Vec<Result<Vec<u8>, NotEncoded>> {
+        let (layout, touched) = a.touched();
+        let encode = |(h, t)| {
+            let mut bytes = Vec::new();
+            v2::encode(h, layout, t, &mut bytes).map(|()| bytes)
+        };
+        a.histograms.iter().zip(touched).map(encode).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// The ladder's quantiles read from the touched buckets are `value_at_quantiles`'.
+        #[test]
+        fn quantiles_of_the_touched_buckets_are_value_at_quantiles(
+            values in proptest::collection::vec(
+                proptest::prop_oneof![0_u64..3000, 0_u64..100_000_000, proptest::prelude::any::<u64>()],
+                1..300,
+            ),
+            repeat in 1_usize..4,
+        ) {
+            let mut run = RunMetrics::new();
+            values.iter().for_each(|&v| run.ttft_us.record(v));
+            let mut a = Aggregate::new();
+            (0..repeat).for_each(|_| a.add(&run));
+            let quantiles = [0.50, 0.90, 0.99, 0.999];
+            let theirs: Vec<u64> = a.histograms[1].value_at_quantiles(quantiles).collect();
+            proptest::prop_assert_eq!(a.quantiles(1, quantiles).map(Vec::from), Some(theirs));
+        }
+    }
+
+    /// The touched buckets follow every sample added, merged or reset: the histograms encode
+    /// from them, to the bytes of a walk of their counts. A change made to the histograms
+    /// directly leaves them short, and the encoding says so.
+    #[test]
+    fn the_touched_buckets_cover_every_count() {
+        let covered =
+            |a: &Aggregate| from_touched(a) == encoded(a).into_iter().map(Ok).collect::<Vec<_>>();
+        let mut run = RunMetrics::new();
+        let (mut a, mut b) = (Aggregate::new(), Aggregate::new());
+        for us in [0, 1, 2047, 2048, 5_000, 1_000_000, 36_000_000_000, 36_000_000_000_000] {
+            run.launch_wait_us.record(us);
+            run.completion_us.record(us / 7 + 3);
+            a.add(&run);
+            b.add(&run);
+            assert!(covered(&a), "{us}");
+        }
+        b.add_samples([&run.ttft_us, &run.launch_wait_us, &run.completion_us]);
+        a.add_latencies(&b);
+        assert!(covered(&a));
+        a.histograms[2].record(77).unwrap();
+        assert_eq!(from_touched(&a)[2], Err(NotEncoded::Uncovered));
+        assert_eq!(a.quantiles(2, [0.5, 0.9, 0.99, 0.999]), None);
+        assert_eq!(Aggregate::new().quantiles(2, [0.5, 0.9, 0.99, 0.999]), None);
+        a.reset();
+        assert!(covered(&a));
+        a.add(&run);
+        assert!(covered(&a));
     }
 
     #[test]

@@ -8,16 +8,34 @@
 //! zero: at 18 histograms a point it was about a fifth of a sweep point's instructions. A
 //! `flate2::Compress` that is `reset` starts from the same state as a new one, so the stream
 //! is the same bytes (a test compares them with `V2DeflateSerializer`'s).
+//!
+//! Even a reset is hundreds of kilobytes zeroed, where the stream of a sweep point's histogram
+//! is a few hundred bytes, and many of a sweep's histograms are the same bytes point after point
+//! (a strategy that launches every agent at once has a launch wait of 0 for all). So the packed
+//! bytes of the latest payloads are kept: the same payload is the same stream, compressed once.
+//! The V2 payload itself comes from `v2::encode` when the caller knows the touched buckets.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io;
 
 use flate2::{Compress, Compression, FlushCompress, Status};
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::{Counter, Histogram};
 
+use super::v2::{self, Layout, Touched};
+
 /// HdrHistogram's cookie for a V2 encoding compressed with deflate (`V2_COMPRESSED_COOKIE`).
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
+
+/// How many payloads `ReusedDeflate` keeps the packed bytes of (all are dropped when full: a
+/// sweep's repeated payloads come back every point, so they are soon kept again). A point
+/// writes 18 histograms of a few hundred bytes each.
+const KEPT_PAYLOADS: usize = 256;
+
+/// The largest payload kept, in bytes: the payloads that repeat are those of histograms of a
+/// few values (a launch wait of 0), and kept ones then take at most about 1.5 MB.
+const KEPT_PAYLOAD_BYTES: usize = 4096;
 
 /// A V2 + deflate serializer whose compressor and buffers are reused from one histogram to
 /// the next.
@@ -26,6 +44,8 @@ pub struct ReusedDeflate {
     plain: Vec<u8>,
     packed: Vec<u8>,
     zlib: Compress,
+    /// V2 payload -> its cookie, length and zlib stream.
+    kept: HashMap<Box<[u8]>, Box<[u8]>>,
 }
 
 impl ReusedDeflate {
@@ -35,7 +55,53 @@ impl ReusedDeflate {
             plain: Vec::new(),
             packed: Vec::new(),
             zlib: Compress::new(Compression::default(), true),
+            kept: HashMap::new(),
         }
+    }
+
+    /// The V2 + deflate bytes of `h`. Its V2 payload is written by `v2::encode` from `sparse`
+    /// (the layout of `h` and a set of its buckets) when given and enough, else by
+    /// `V2Serializer`.
+    pub fn bytes(
+        &mut self,
+        h: &Histogram<u64>,
+        sparse: Option<(&Layout, &Touched)>,
+    ) -> io::Result<&[u8]> {
+        self.plain.clear();
+        let written =
+            sparse.map(|(layout, touched)| v2::encode(h, layout, touched, &mut self.plain));
+        if written != Some(Ok(())) {
+            self.plain_v2(h)?;
+        }
+        self.pack()
+    }
+
+    /// `self.plain` = the V2 payload of `h`, by `V2Serializer`.
+    fn plain_v2<T: Counter>(&mut self, h: &Histogram<T>) -> io::Result<()> {
+        self.plain.clear();
+        self.v2.serialize(h, &mut self.plain).map_err(|e| io::Error::other(format!("{e:?}")))?;
+        Ok(())
+    }
+
+    /// The cookie, length and zlib stream of `self.plain`, compressed unless kept.
+    fn pack(&mut self) -> io::Result<&[u8]> {
+        let keep = self.plain.len() <= KEPT_PAYLOAD_BYTES;
+        if keep && self.kept.contains_key(self.plain.as_slice()) {
+            return Ok(&self.kept[self.plain.as_slice()]);
+        }
+        self.packed.clear();
+        self.packed.extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
+        self.packed.extend_from_slice(&[0; 4]);
+        self.compress()?;
+        let body = u32::try_from(self.packed.len() - 8).map_err(io::Error::other)?;
+        self.packed[4..8].copy_from_slice(&body.to_be_bytes());
+        if keep {
+            if self.kept.len() >= KEPT_PAYLOADS {
+                self.kept.clear();
+            }
+            self.kept.insert(self.plain.as_slice().into(), self.packed.as_slice().into());
+        }
+        Ok(&self.packed)
     }
 
     /// Run `f` with this thread's serializer.
@@ -78,16 +144,10 @@ impl Serializer for ReusedDeflate {
         h: &Histogram<T>,
         writer: &mut W,
     ) -> io::Result<usize> {
-        self.plain.clear();
-        self.v2.serialize(h, &mut self.plain).map_err(|e| io::Error::other(format!("{e:?}")))?;
-        self.packed.clear();
-        self.packed.extend_from_slice(&V2_COMPRESSED_COOKIE.to_be_bytes());
-        self.packed.extend_from_slice(&[0; 4]);
-        self.compress()?;
-        let body = u32::try_from(self.packed.len() - 8).map_err(io::Error::other)?;
-        self.packed[4..8].copy_from_slice(&body.to_be_bytes());
-        writer.write_all(&self.packed)?;
-        Ok(self.packed.len())
+        self.plain_v2(h)?;
+        let packed = self.pack()?;
+        writer.write_all(packed)?;
+        Ok(packed.len())
     }
 }
 
@@ -118,6 +178,53 @@ mod tests {
             kept.serialize(&h, &mut ours).unwrap();
             V2DeflateSerializer::new().serialize(&h, &mut theirs).unwrap();
             assert_eq!(ours, theirs, "histogram {seed} of {n} values");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// The bytes of a new `V2DeflateSerializer`, whether the payload is written from the
+        /// touched buckets or not, compressed or kept from before (each histogram is written
+        /// twice, after whatever the thread's serializer wrote before).
+        #[test]
+        fn bytes_are_those_of_v2_deflate_serializer(
+            (bounds, values) in crate::results::v2::tests::recordings()
+        ) {
+            let (h, layout, touched) = crate::results::v2::tests::recorded(bounds, &values);
+            let mut theirs = Vec::new();
+            V2DeflateSerializer::new().serialize(&h, &mut theirs).unwrap();
+            ReusedDeflate::with(|kept| {
+                for sparse in [Some((&layout, &touched)), None, Some((&layout, &touched))] {
+                    proptest::prop_assert_eq!(kept.bytes(&h, sparse).unwrap(), &theirs[..]);
+                }
+                Ok(())
+            })?;
+        }
+    }
+
+    /// Past `KEPT_PAYLOADS` payloads the kept ones are dropped, and each is compressed anew to
+    /// the same bytes.
+    #[test]
+    fn payloads_kept_or_dropped_pack_alike() {
+        let hists: Vec<_> = (0..KEPT_PAYLOADS as u64 + 40).map(|n| histogram(n, n % 7)).collect();
+        let mut kept = ReusedDeflate::new();
+        let first: Vec<Vec<u8>> =
+            hists.iter().map(|h| kept.bytes(h, None).unwrap().to_vec()).collect();
+        assert!(kept.kept.len() < KEPT_PAYLOADS, "dropped when full");
+        for (h, bytes) in hists.iter().zip(&first).rev() {
+            let mut theirs = Vec::new();
+            V2DeflateSerializer::new().serialize(h, &mut theirs).unwrap();
+            assert_eq!((kept.bytes(h, None).unwrap(), bytes), (&theirs[..], &theirs));
+        }
+        // A payload above `KEPT_PAYLOAD_BYTES` is compressed every time, not kept.
+        let before = kept.kept.len();
+        let dense = histogram(9, 200_000);
+        let mut theirs = Vec::new();
+        V2DeflateSerializer::new().serialize(&dense, &mut theirs).unwrap();
+        for _ in 0..2 {
+            assert_eq!(kept.bytes(&dense, None).unwrap(), theirs);
+            assert!(kept.plain.len() > KEPT_PAYLOAD_BYTES && kept.kept.len() == before);
         }
     }
 }

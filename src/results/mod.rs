@@ -17,6 +17,7 @@ pub mod runs;
 pub mod schema;
 pub mod stats;
 pub mod summary;
+pub mod v2;
 pub mod write;
 
 pub use aggregate::Aggregate;
