@@ -128,7 +128,7 @@ fn format_point(
         let row = SummaryRow::from_aggregate(p32, values, label, agg);
         summary.push_str(&results::summary_line(&row));
         summary.push('\n');
-        hists.push_str(&results::aggregate_intervals(p32, label, &agg));
+        hists.push_str(&results::aggregate_intervals(p32, label, agg));
     }
     (runs, summary, hists)
 }
