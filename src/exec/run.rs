@@ -62,7 +62,7 @@ pub fn execute<S: Simulator>(
         let mut out = Vec::with_capacity(n_strategies);
         for (s, hist) in w.hists.iter_mut().enumerate() {
             sim.simulate_into(exp, s, r as u32, &mut w.metrics).map_err(|e| (s, e))?;
-            hist.get_or_insert_with(Aggregate::new).add_samples(w.metrics.samples());
+            hist.get_or_insert_with(Aggregate::untracked).add_samples(w.metrics.samples());
             out.push((w.metrics.scalars(), w.metrics.extras()));
         }
         Ok(out)
