@@ -4,10 +4,11 @@
 //! same turn count, output tokens, tool latencies and tool results, drawn from the agent's own
 //! workload stream (`[replication, agent, WORKLOAD]` below the experiment seed), and the same
 //! latency terms for each of its requests (its `LATENCY` stream: a request's terms are drawn
-//! before they meet its tokens, `latency::Rates`). None of it depends on timing, so a simulator that runs a replication's strategies back to back (as
-//! `exec` and the sweep do) draws it once: the `Tape` keeps each agent's draws, and, where the
-//! prompts are as fixed as the draws, the longest prompt a run gave the agent, whose blocks
-//! later runs copy instead of hashing them again (`Prompt::extend_from`).
+//! before they meet its tokens, `latency::Rates`). None of it depends on timing, so a
+//! simulator that runs a replication's strategies back to back (as `exec` and the sweep do)
+//! draws it once: the `Tape` keeps each agent's draws, and, where the prompts are as fixed as
+//! the draws, the longest prompt a run gave the agent, whose blocks later runs copy instead of
+//! hashing them again (`Prompt::extend_from`).
 //!
 //! The tape is drawn lazily, turn by turn, as runs ask: a run cut short (an agent that gave
 //! up) draws no more than it reads, and the first run of a replication extends the tape
@@ -19,8 +20,8 @@
 //!
 //! What it is drawn for is its key: the experiment seed, the replication, the workload (every
 //! distribution and size that shapes a draw or a block), the latency terms' distributions,
-//! the model (the shared prefix is keyed to it) and whether it keeps prompts. Anything else a run varies (the strategy, the
-//! cache, latency, limits) reads the tape without changing it.
+//! the model (the shared prefix is keyed to it) and whether it keeps prompts. Anything else a
+//! run varies (the strategy, the cache, rate limits, the server) reads the tape unchanged.
 
 use super::latency::{Latency, Rates};
 use super::workload;
@@ -41,7 +42,6 @@ pub(super) struct Tape {
 }
 
 /// Everything a tape's contents are drawn or built from (module docs).
-#[derive(PartialEq)]
 struct Key {
     /// The experiment seed and the replication; `None` while they are being drawn.
     replication: Option<(u64, u32)>,
@@ -324,6 +324,10 @@ mod tests {
         assert_runs_as_alone(&order);
     }
 
+    const EVERY_BLOCK_KIND: &str =
+        "workload.turn_blocks=[\"user\",\"thinking\",\"text\",\"tool_use\",\"tool_result\"]";
+    const DRAWN_PREFILL: &str = "latency.prefill_rate=\"lognormal(median=5000, p90=20000)\"";
+
     #[test]
     fn strategies_that_share_a_tape_run_as_they_run_alone() {
         for sets in [
@@ -332,12 +336,12 @@ mod tests {
             &["workload.kind=\"fork_deny_at_call\"", "workload.parent_tokens=30000"],
             &["workload.kind=\"btw\"", "workload.parent_tokens=30000"],
             &["workload.kind=\"fork\"", "workload.parent_turn_every=\"20s\""],
-            &["workload.thinking=true", "workload.turn_blocks=[\"user\",\"thinking\",\"text\",\"tool_use\",\"tool_result\"]"],
+            &["workload.thinking=true", EVERY_BLOCK_KIND],
             &["workload.task_tokens=0", "workload.brief_tokens=0"],
             &["workload.agents=40", "workload.concurrency=7", "workload.arrival_every=\"3s\""],
             &["overload.probability=0.3", "overload.max_retries=1"],
             &["workload.kind=\"fork_other_model(model=claude-sonnet-4.6)\"", "workload.turns=4"],
-            &["latency.prefill_rate=\"lognormal(median=5000, p90=20000)\"", "latency.overhead=\"uniform(0.1s, 2s)\""],
+            &[DRAWN_PREFILL, "latency.overhead=\"uniform(0.1s, 2s)\""],
         ] {
             let exp = default_with(sets);
             assert_strategies_share_tapes(&exp, 4);

@@ -342,7 +342,11 @@ mod tests {
         #[test]
         fn quantiles_of_the_touched_buckets_are_value_at_quantiles(
             values in proptest::collection::vec(
-                proptest::prop_oneof![0_u64..3000, 0_u64..100_000_000, proptest::prelude::any::<u64>()],
+                proptest::prop_oneof![
+                    0_u64..3000,
+                    0_u64..100_000_000,
+                    proptest::prelude::any::<u64>()
+                ],
                 1..300,
             ),
             repeat in 1_usize..4,

@@ -307,7 +307,10 @@ pub(crate) mod tests {
 
         /// A set missing a non-empty bucket is refused, and `out` is left as it was.
         #[test]
-        fn a_set_without_a_counted_bucket_is_refused((bounds, values) in recordings(), drop in any::<prop::sample::Index>()) {
+        fn a_set_without_a_counted_bucket_is_refused(
+            (bounds, values) in recordings(),
+            drop in any::<prop::sample::Index>(),
+        ) {
             let (h, layout, mut touched) = recorded(bounds, &values);
             let buckets: Vec<usize> = touched.iter().collect();
             prop_assume!(!buckets.is_empty());
