@@ -165,39 +165,30 @@ impl<'d> Sampler<'d> {
     /// computed inline where that cannot change the whole number (`sample_whole`).
     #[inline(always)]
     pub fn sample_u64(&self, rng: &mut ChaCha8Rng) -> u64 {
-        self.sample_whole(rng, |v| v).unwrap_or_else(round_u64)
+        self.sample_whole(rng).unwrap_or_else(round_u64)
     }
 
-    /// Draw a value `v`, for a caller that reads only `round_u64(to_whole(v))`: `Ok` of that
-    /// whole number, or `Err(to_whole(v))` for the caller to round itself. Either way the whole
-    /// number is that of `to_whole(self.sample(rng))` bit for bit, and the draw consumes the
-    /// same random numbers. A lognormal's exp is `scaled_exp2_64` of the normal draw times
-    /// `sigma64` (`Ok`), unless the result is too
-    /// near a half to be sure (`fast_round`): then it is recomputed from the same normal draw
-    /// with libm's exp, as `sample` does (`Err`); other kinds are always `Err`.
-    ///
-    /// `to_whole` must be a chain of at most 75 IEEE double operations (rounded to nearest),
-    /// the same whatever `v`, each with a relative condition number at most 1 in `v`: a
-    /// multiplication or a division by a constant, a constant divided by `v`, an addition of a
-    /// term of the same sign (`fast_round`'s bound).
+    /// Draw a value `v` for a caller that reads only `round_u64(v)`: `Ok` of that whole
+    /// number, or `Err(v)` for the caller to round itself. Either way the whole number is that
+    /// of `self.sample(rng)` bit for bit, and the draw consumes the same random numbers. A
+    /// lognormal's exp is `scaled_exp2_64` of the normal draw times `sigma64` (`Ok`), unless
+    /// the result is too near a half to be sure (`fast_round`): then it is recomputed from the
+    /// same normal draw with libm's exp, as `sample` does (`Err`); other kinds are always
+    /// `Err`.
     #[inline(always)]
-    pub fn sample_whole(
-        &self,
-        rng: &mut ChaCha8Rng,
-        to_whole: impl Fn(f64) -> f64,
-    ) -> Result<u64, f64> {
+    fn sample_whole(&self, rng: &mut ChaCha8Rng) -> Result<u64, f64> {
         match self.kind {
             Kind::LogNormal { median, sigma, sigma64 } => {
                 let z = standard_normal(rng);
                 let t = sigma64 * z;
                 let fast = if t.abs() <= EXP2_64_MAX_ARG {
-                    fast_round(to_whole(scaled_exp2_64(t, median)))
+                    fast_round(scaled_exp2_64(t, median))
                 } else {
                     None
                 };
-                fast.ok_or_else(|| to_whole(median * (sigma * z).exp()))
+                fast.ok_or_else(|| median * (sigma * z).exp())
             }
-            _ => Err(to_whole(self.sample(rng))),
+            _ => Err(self.sample(rng)),
         }
     }
 }
@@ -217,14 +208,13 @@ impl<'d> Sampler<'d> {
 ///   round-to-nearest, and the glibc manual ("Known Maximum Errors in Math Functions",
 ///   sourceware.org/glibc/manual) lists no larger error for exp on x86-64; its product by
 ///   `median` rounds within u. So the two lognormal values are within
-///   83.6u + 3.4u + 2u + u = 90u of each other, relative (plus terms of order u^2).
-/// - Each step of `to_whole` (relative condition number at most 1, the same operation on both
-///   sides) keeps the relative difference of its inputs and adds at most 2u (one rounding on
-///   each side): with at most 75 steps, the two results are within 240u (1 + 2^-40) relative.
+///   83.6u + 3.4u + 2u + u = 90u of each other, relative (plus terms of order u^2). The margin
+///   below leaves room for up to 75 further roundings of a computation from the draw (each
+///   adding at most 2u: 240u (1 + 2^-40)); the one caller rounds the draw itself.
 /// - Below 2^51, `n = (y + SHIFT) - SHIFT` is an integer nearest `y` and `y - n` is exact
 ///   (Sterbenz for n >= 1), so `0.5 - |y - n|` is `y`'s distance to the nearest half: exact
 ///   when at most 1/4, and above 1/4 (within u/2) otherwise. If it exceeds `y * 2^-45` = 256u y
-///   (exact, a power of two), the libm value, within 241u y of `y`, is strictly on the same side
+///   (exact, a power of two), the libm value, within 91u y of `y`, is strictly on the same side
 ///   of the same half, so it rounds to the same whole number, `n`: no half is that near, so
 ///   `n`'s ties-to-even never applies and it is `round_u64`'s half-away-from-zero.
 #[inline(always)]
@@ -349,7 +339,7 @@ mod tests {
     fn almost_every_lognormal_draw_takes_the_fast_exp() {
         let d = Dist::LogNormal { median: 2e6, p90: 1e7 };
         let (s, mut rng) = (Sampler::new(&d), crate::rng::stream(5, &[]));
-        let fast = (0..1_000_000).filter(|_| s.sample_whole(&mut rng, |v| v).is_ok()).count();
+        let fast = (0..1_000_000).filter(|_| s.sample_whole(&mut rng).is_ok()).count();
         assert!(fast > 999_000, "{fast}");
     }
 
@@ -373,7 +363,7 @@ mod tests {
             let s = aimed_at(target, sigma, &rng, i as i32 % 9 - 4);
             let Kind::LogNormal { median, sigma, .. } = s.kind else { unreachable!() };
             let libm = round_u64(lognormal(median, sigma, &mut rng.clone()));
-            let whole = s.sample_whole(&mut rng.clone(), |v| v);
+            let whole = s.sample_whole(&mut rng.clone());
             fell_back += usize::from(whole.is_err());
             assert_eq!(s.sample_u64(&mut rng), libm, "{median} {sigma}");
         }

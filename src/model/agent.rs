@@ -74,6 +74,8 @@ pub(super) struct Agent {
     /// Tokens its own turns appended so far: responses and tool results (to say which key
     /// made a request outgrow the context window).
     pub grown: [u64; 2],
+    /// The prewarm request's latency stream (an agent's requests are timed from the tape's:
+    /// `model::tape`).
     pub lat: ChaCha8Rng,
     /// 429 retry jitter (only with `[rate_limits]`).
     pub jitter: OptionalStream,
