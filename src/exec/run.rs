@@ -62,7 +62,7 @@ pub fn execute<S: Simulator>(
         let mut out = Vec::with_capacity(n_strategies);
         for (s, hist) in w.hists.iter_mut().enumerate() {
             sim.simulate_into(exp, s, r as u32, &mut w.metrics).map_err(|e| (s, e))?;
-            hist.get_or_insert_with(Aggregate::untracked).add_samples(w.metrics.samples());
+            hist.get_or_insert_with(Aggregate::new).add_samples(w.metrics.samples());
             out.push((w.metrics.scalars(), w.metrics.extras()));
         }
         Ok(out)
@@ -317,7 +317,7 @@ mod tests {
                 assert_eq!(costs, want, "jobs {jobs}, strategy {s}: replication order");
                 assert_eq!(o.extras, alone.extras);
                 assert_eq!(o.aggregate.stats(), alone.aggregate.stats());
-                let hists = |a: &Aggregate| results::histogram_intervals(0, "x", &a.histograms);
+                let hists = |a: &Aggregate| results::aggregate_intervals(0, "x", a);
                 assert_eq!(hists(&o.aggregate), hists(&alone.aggregate));
             }
         }

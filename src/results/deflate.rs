@@ -13,7 +13,7 @@
 //! is a few hundred bytes, and many of a sweep's histograms are the same bytes point after point
 //! (a strategy that launches every agent at once has a launch wait of 0 for all). So the packed
 //! bytes of the latest payloads are kept: the same payload is the same stream, compressed once.
-//! The V2 payload itself comes from `v2::encode` when the caller knows the touched buckets.
+//! The V2 payload of prefixsim's own histograms (`v2::Counts`) comes from `v2::encode`.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -23,7 +23,7 @@ use flate2::{Compress, Compression, FlushCompress, Status};
 use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::{Counter, Histogram};
 
-use super::v2::{self, Layout, Touched};
+use super::v2::{self, Counts, Layout};
 
 /// HdrHistogram's cookie for a V2 encoding compressed with deflate (`V2_COMPRESSED_COOKIE`).
 const V2_COMPRESSED_COOKIE: u32 = 0x1c84_9304 | 0x10;
@@ -59,20 +59,18 @@ impl ReusedDeflate {
         }
     }
 
-    /// The V2 + deflate bytes of `h`. Its V2 payload is written by `v2::encode` from `sparse`
-    /// (the layout of `h` and a set of its buckets) when given and enough, else by
-    /// `V2Serializer`.
-    pub fn bytes(
-        &mut self,
-        h: &Histogram<u64>,
-        sparse: Option<(&Layout, &Touched)>,
-    ) -> io::Result<&[u8]> {
+    /// The V2 + deflate bytes of `h`, its payload by `V2Serializer`.
+    pub fn bytes(&mut self, h: &Histogram<u64>) -> io::Result<&[u8]> {
+        self.plain_v2(h)?;
+        self.pack()
+    }
+
+    /// The V2 + deflate bytes of the histogram of `counts` (of layout `layout`), its payload
+    /// written from the counted buckets by `v2::encode`.
+    pub fn bytes_of_counts(&mut self, layout: &Layout, counts: &Counts) -> io::Result<&[u8]> {
         self.plain.clear();
-        let written =
-            sparse.map(|(layout, touched)| v2::encode(h, layout, touched, &mut self.plain));
-        if written != Some(Ok(())) {
-            self.plain_v2(h)?;
-        }
+        v2::encode(layout, counts, &mut self.plain)
+            .map_err(|_| io::Error::other("a bucket's count is above i64::MAX: V2 cannot hold it"))?;
         self.pack()
     }
 
@@ -185,18 +183,22 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 
         /// The bytes of a new `V2DeflateSerializer`, whether the payload is written from the
-        /// touched buckets or not, compressed or kept from before (each histogram is written
-        /// twice, after whatever the thread's serializer wrote before).
+        /// counts or from the histogram, compressed or kept from before (each histogram is
+        /// written twice each way, after whatever the thread's serializer wrote before).
         #[test]
         fn bytes_are_those_of_v2_deflate_serializer(
             (bounds, values) in crate::results::v2::tests::recordings()
         ) {
-            let (h, layout, touched) = crate::results::v2::tests::recorded(bounds, &values);
+            let (h, layout, counts) = crate::results::v2::tests::recorded(bounds, &values);
             let mut theirs = Vec::new();
             V2DeflateSerializer::new().serialize(&h, &mut theirs).unwrap();
             ReusedDeflate::with(|kept| {
-                for sparse in [Some((&layout, &touched)), None, Some((&layout, &touched))] {
-                    proptest::prop_assert_eq!(kept.bytes(&h, sparse).unwrap(), &theirs[..]);
+                for of_counts in [true, false, true, false] {
+                    let ours = match of_counts {
+                        true => kept.bytes_of_counts(&layout, &counts).unwrap(),
+                        false => kept.bytes(&h).unwrap(),
+                    };
+                    proptest::prop_assert_eq!(ours, &theirs[..]);
                 }
                 Ok(())
             })?;
@@ -210,12 +212,12 @@ mod tests {
         let hists: Vec<_> = (0..KEPT_PAYLOADS as u64 + 40).map(|n| histogram(n, n % 7)).collect();
         let mut kept = ReusedDeflate::new();
         let first: Vec<Vec<u8>> =
-            hists.iter().map(|h| kept.bytes(h, None).unwrap().to_vec()).collect();
+            hists.iter().map(|h| kept.bytes(h).unwrap().to_vec()).collect();
         assert!(kept.kept.len() < KEPT_PAYLOADS, "dropped when full");
         for (h, bytes) in hists.iter().zip(&first).rev() {
             let mut theirs = Vec::new();
             V2DeflateSerializer::new().serialize(h, &mut theirs).unwrap();
-            assert_eq!((kept.bytes(h, None).unwrap(), bytes), (&theirs[..], &theirs));
+            assert_eq!((kept.bytes(h).unwrap(), bytes), (&theirs[..], &theirs));
         }
         // A payload above `KEPT_PAYLOAD_BYTES` is compressed every time, not kept.
         let before = kept.kept.len();
@@ -223,7 +225,7 @@ mod tests {
         let mut theirs = Vec::new();
         V2DeflateSerializer::new().serialize(&dense, &mut theirs).unwrap();
         for _ in 0..2 {
-            assert_eq!(kept.bytes(&dense, None).unwrap(), theirs);
+            assert_eq!(kept.bytes(&dense).unwrap(), theirs);
             assert!(kept.plain.len() > KEPT_PAYLOAD_BYTES && kept.kept.len() == before);
         }
     }

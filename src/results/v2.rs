@@ -1,14 +1,19 @@
-//! HdrHistogram's V2 encoding written from the buckets a histogram was told about, not from a
-//! walk of all its counts: the bytes of `hdrhistogram`'s `V2Serializer`, at a fraction of the
-//! work for the sparse latency histograms of a sweep point.
+//! prefixsim's own latency histograms: bucket counts in HdrHistogram's layout (`Counts`),
+//! with the set of buckets ever counted in, and their HdrHistogram V2 encoding written from
+//! that set (`encode`): the bytes of `hdrhistogram`'s `V2Serializer`, without its walk of every
+//! count.
 //!
-//! `V2Serializer` zeroes nine bytes per bucket up to the largest value's and reads every count
-//! on the way (about 18,000 for a latency of a minute), though a point's histogram has a few
-//! hundred non-zero buckets. `hdrhistogram` keeps its counts private, so whoever records into a
-//! histogram also marks each value's bucket in a `Touched` set (`Aggregate` does), and `encode`
-//! reads the counts of those buckets only. It proves the set covers every count (their sum is
-//! the histogram's total) and reports a set that does not, so a histogram changed behind the
-//! set's back is written by `V2Serializer` instead, never wrongly.
+//! An aggregate records a few hundred samples per replication into histograms of 27,648
+//! buckets (a microsecond to ten hours at three significant digits), of which a point's or a
+//! run's touch a few hundred. `hdrhistogram::Histogram` is the format's reference but a costly
+//! home for that: a record keeps its min, max and total besides the count (about 50
+//! instructions), a new histogram zeroes 216 KB (page faults for all of it), a reset zeroes
+//! them again, and its serializer zeroes nine bytes per bucket up to the largest value's and
+//! reads every count on the way. `Counts` keeps the counts in memory the allocator hands out
+//! zeroed (pages are mapped as samples reach them), counts a sample in two stores (its bucket
+//! and the bucket's bit in `Touched`), and reads, merges, clears and encodes through the
+//! touched buckets only. `Counts::histogram` builds the `hdrhistogram::Histogram` of the same
+//! counts for whoever asks for one.
 //!
 //! The format (HdrHistogram's V2, `v2_serializer.rs`): big-endian cookie, payload length,
 //! normalizing offset (0), significant digits, lowest and highest trackable value and the
@@ -26,7 +31,8 @@ pub const V2_HEADER_SIZE: usize = 40;
 
 /// Where a histogram puts a value: its bucket index, the same arithmetic as `hdrhistogram`'s
 /// private `index_for` and `value_for` for the histogram's lowest discernible value and
-/// significant digits (computed as `Histogram::new_with_bounds` computes them).
+/// significant digits (computed as `Histogram::new_with_bounds` computes them), and the bounds
+/// its encoding's header carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
     unit_magnitude: u32,
@@ -39,6 +45,9 @@ pub struct Layout {
     /// The bucket of the highest trackable value, where a saturating record puts a value whose
     /// own bucket is beyond the counts.
     high_index: usize,
+    sigfig: u8,
+    low: u64,
+    high: u64,
 }
 
 impl Layout {
@@ -54,6 +63,9 @@ impl Layout {
             leading_zero_count_base: 64 - unit_magnitude - count_magnitude,
             len: h.distinct_values(),
             high_index: 0,
+            sigfig: h.sigfig(),
+            low: h.low(),
+            high: h.high(),
         };
         layout.high_index = layout.index_for(h.high());
         layout
@@ -79,53 +91,50 @@ impl Layout {
 
     /// The lowest value of bucket `index`.
     pub fn value_for(&self, index: usize) -> u64 {
+        let (sub_bucket, shift) = self.split(index);
+        (sub_bucket as u64) << shift
+    }
+
+    /// The highest value of bucket `index` (`Histogram::highest_equivalent` of its values).
+    pub fn highest_equivalent(&self, index: usize) -> u64 {
+        let (sub_bucket, shift) = self.split(index);
+        let lowest = (sub_bucket as u64) << shift;
+        // As `next_non_equivalent`: the next bucket's lowest value, saturating, less one.
+        lowest.saturating_add(1 << shift) - 1
+    }
+
+    /// Bucket `index` as its sub-bucket and the shift of its values' unit.
+    fn split(&self, index: usize) -> (usize, u32) {
         let bucket = (index >> self.half_count_magnitude) as u32;
         let sub_bucket = (index & (self.half_count - 1)) + self.half_count;
-        let (bucket, sub_bucket) = match bucket.checked_sub(1) {
-            Some(b) => (b, sub_bucket),
-            None => (0, sub_bucket - self.half_count),
-        };
-        (sub_bucket as u64) << (bucket + self.unit_magnitude)
+        match bucket.checked_sub(1) {
+            Some(b) => (sub_bucket, b + self.unit_magnitude),
+            None => (sub_bucket - self.half_count, self.unit_magnitude),
+        }
+    }
+
+    /// An empty `hdrhistogram::Histogram` of these bounds.
+    fn histogram(&self) -> Histogram<u64> {
+        Histogram::new_with_bounds(self.low, self.high, self.sigfig)
+            .expect("a layout is made of a histogram's valid bounds")
     }
 }
 
-/// A set of bucket indices of one histogram: a superset of its non-empty buckets for `encode`.
+/// A set of bucket indices: the buckets `Counts` ever counted in since it was cleared.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Touched {
+struct Touched {
     words: Vec<u64>,
 }
 
 impl Touched {
     /// An empty set for the buckets of `layout`.
-    pub fn new(layout: &Layout) -> Touched {
+    fn new(layout: &Layout) -> Touched {
         Touched { words: vec![0; layout.len.div_ceil(64)] }
     }
 
-    pub fn clear(&mut self) {
-        self.words.fill(0);
-    }
-
     #[inline]
-    pub fn insert(&mut self, index: usize) {
+    fn insert(&mut self, index: usize) {
         self.words[index / 64] |= 1 << (index % 64);
-    }
-
-    /// Add the indices of `other` (a set of the same layout).
-    pub fn union(&mut self, other: &Touched) {
-        for (mine, theirs) in self.words.iter_mut().zip(&other.words) {
-            *mine |= theirs;
-        }
-    }
-
-    /// The non-zero counts of `h` (of layout `layout`) in these buckets, ascending: (bucket,
-    /// count).
-    pub fn counts<'a>(
-        &'a self,
-        h: &'a Histogram<u64>,
-        layout: &'a Layout,
-    ) -> impl Iterator<Item = (usize, u64)> + 'a {
-        let counts = self.iter().map(|index| (index, h.count_at(layout.value_for(index))));
-        counts.filter(|&(_, count)| count != 0)
     }
 
     /// The indices, ascending.
@@ -143,64 +152,121 @@ impl Touched {
     }
 }
 
-/// Why `encode` wrote nothing: the caller then uses `V2Serializer`, which walks every count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NotEncoded {
-    /// The touched buckets' counts do not add up to the histogram's total (a count was
-    /// recorded without marking its bucket), or the total saturated.
-    Uncovered,
-    /// A count above `i64::MAX` (which V2 cannot write; `V2Serializer` reports it).
-    CountTooLarge,
+/// One latency's histogram: the counts of the buckets of a `Layout` (what
+/// `Histogram::saturating_record` counts, saturating at `u64::MAX` as it does), their total and
+/// the set of buckets counted in. Every count outside that set is zero.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counts {
+    counts: Vec<u64>,
+    touched: Touched,
+    total: u64,
 }
 
-/// Append the V2 encoding of `h` to `out`, reading the counts of the buckets in `touched` only
-/// (`layout` is `Layout::of(h)`). On an error `out` is left as it was.
-pub fn encode(
-    h: &Histogram<u64>,
-    layout: &Layout,
-    touched: &Touched,
-    out: &mut Vec<u8>,
-) -> Result<(), NotEncoded> {
+impl Counts {
+    /// No counts, for the buckets of `layout`. The counts are allocated zeroed (`vec![0; n]`
+    /// asks the allocator for zeroed memory: fresh pages, mapped when first counted in).
+    pub fn new(layout: &Layout) -> Counts {
+        Counts { counts: vec![0; layout.len], touched: Touched::new(layout), total: 0 }
+    }
+
+    /// Count one sample in bucket `index` (`Layout::index_of`).
+    #[inline]
+    pub fn record(&mut self, index: usize) {
+        self.counts[index] = self.counts[index].saturating_add(1);
+        self.touched.insert(index);
+        self.total = self.total.saturating_add(1);
+    }
+
+    /// Add the counts of `other` (of the same layout).
+    pub fn add(&mut self, other: &Counts) {
+        for (index, count) in other.iter() {
+            self.counts[index] = self.counts[index].saturating_add(count);
+            self.touched.insert(index);
+        }
+        self.total = self.total.saturating_add(other.total);
+    }
+
+    /// Back to no counts, zeroing the touched buckets only.
+    pub fn clear(&mut self) {
+        for index in self.touched.iter() {
+            self.counts[index] = 0;
+        }
+        self.touched.words.fill(0);
+        self.total = 0;
+    }
+
+    /// The number of samples counted (`Histogram::len`).
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// The non-zero counts, ascending: (bucket, count).
+    pub fn iter(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let counts = self.touched.iter().map(|index| (index, self.counts[index]));
+        counts.filter(|&(_, count)| count != 0)
+    }
+
+    /// The highest non-empty bucket, `None` when there is none.
+    pub fn last(&self) -> Option<usize> {
+        let (w, &word) = self.touched.words.iter().enumerate().rev().find(|(_, &w)| w != 0)?;
+        Some(w * 64 + 63 - word.leading_zeros() as usize)
+    }
+
+    /// `Histogram::max` of these counts: the highest value of the highest non-empty bucket
+    /// (0 when there is none). Above a lowest discernible value of 1, bucket 0 holds values
+    /// from 0 to the unit, and a histogram's max is 0 when 0 is all it counted there; it is
+    /// the histogram's otherwise.
+    pub fn max(&self, layout: &Layout) -> u64 {
+        self.last().map_or(0, |index| layout.highest_equivalent(index))
+    }
+
+    /// The `hdrhistogram::Histogram` of these counts (`layout` is theirs). For a lowest
+    /// discernible value of 1 (the latencies') it equals the histogram the samples themselves
+    /// were recorded in; above 1, its smallest non-zero value may differ (bucket 0 then holds
+    /// values from 0 to the unit, which a histogram of the samples tells apart).
+    pub fn histogram(&self, layout: &Layout) -> Histogram<u64> {
+        let mut h = layout.histogram();
+        for (index, count) in self.iter() {
+            h.saturating_record_n(layout.value_for(index), count);
+        }
+        h
+    }
+}
+
+/// A count above `i64::MAX`, which V2 cannot write (`V2Serializer` refuses it too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountTooLarge;
+
+/// Append the V2 encoding of `counts` (of layout `layout`) to `out`: the bytes `V2Serializer`
+/// writes of `counts.histogram(layout)`. On an error `out` is left as it was.
+pub fn encode(layout: &Layout, counts: &Counts, out: &mut Vec<u8>) -> Result<(), CountTooLarge> {
     let start = out.len();
-    let written = encode_counts(h, layout, touched, out);
+    let written = encode_counts(layout, counts, out);
     if written.is_err() {
         out.truncate(start);
     }
     written
 }
 
-fn encode_counts(
-    h: &Histogram<u64>,
-    layout: &Layout,
-    touched: &Touched,
-    out: &mut Vec<u8>,
-) -> Result<(), NotEncoded> {
+fn encode_counts(layout: &Layout, counts: &Counts, out: &mut Vec<u8>) -> Result<(), CountTooLarge> {
     let start = out.len();
     out.extend_from_slice(&V2_COOKIE.to_be_bytes());
     out.extend_from_slice(&[0; 8]); // the length (set below), the normalizing offset
-    out.extend_from_slice(&u32::from(h.sigfig()).to_be_bytes());
-    out.extend_from_slice(&h.low().to_be_bytes());
-    out.extend_from_slice(&h.high().to_be_bytes());
+    out.extend_from_slice(&u32::from(layout.sigfig).to_be_bytes());
+    out.extend_from_slice(&layout.low.to_be_bytes());
+    out.extend_from_slice(&layout.high.to_be_bytes());
     out.extend_from_slice(&1.0_f64.to_be_bytes());
-    // `V2Serializer` writes up to the bucket of `max()` (0 when empty), whatever follows.
-    let last = layout.index_for(h.max());
-    let (mut sum, mut next) = (0_u64, 0);
-    for (index, count) in touched.counts(h, layout) {
-        sum = sum.checked_add(count).ok_or(NotEncoded::Uncovered)?;
-        if index > last {
-            return Err(NotEncoded::Uncovered);
-        }
+    // `V2Serializer` writes up to the bucket of `max()` (bucket 0 when empty).
+    let last = counts.last().unwrap_or(0);
+    let mut next = 0;
+    for (index, count) in counts.iter() {
         skip(index - next, out);
-        varint(zig_zag(i64::try_from(count).map_err(|_| NotEncoded::CountTooLarge)?), out);
+        varint(zig_zag(i64::try_from(count).map_err(|_| CountTooLarge)?), out);
         next = index + 1;
-    }
-    // Equal sums of non-negative counts: every bucket outside `touched` is empty.
-    if sum != h.len() || sum == u64::MAX {
-        return Err(NotEncoded::Uncovered);
     }
     skip(last + 1 - next, out);
     let counts_len = out.len() - start - V2_HEADER_SIZE;
-    let counts_len = u32::try_from(counts_len).map_err(|_| NotEncoded::Uncovered)?;
+    let counts_len = u32::try_from(counts_len).expect("9 bytes a bucket at most: far below 4 GiB");
     out[start + 4..start + 8].copy_from_slice(&counts_len.to_be_bytes());
     Ok(())
 }
@@ -269,21 +335,25 @@ pub(crate) mod tests {
         (0..BOUNDS.len(), prop_oneof![sparse, dense])
     }
 
+    /// Count `n` samples in bucket `index`: `record` `n` times.
+    pub(crate) fn record_n(counts: &mut Counts, index: usize, n: u64) {
+        counts.record(index);
+        counts.counts[index] = counts.counts[index].saturating_add(n - 1);
+        counts.total = counts.total.saturating_add(n - 1);
+    }
+
     /// A histogram of `BOUNDS[bounds]` with `values` recorded (saturating, as `Samples` does)
-    /// and the set of their buckets.
-    pub(crate) fn recorded(
-        bounds: usize,
-        values: &[(u64, u64)],
-    ) -> (Histogram<u64>, Layout, Touched) {
+    /// and the counts of the same values.
+    pub(crate) fn recorded(bounds: usize, values: &[(u64, u64)]) -> (Histogram<u64>, Layout, Counts) {
         let (low, high, sigfig) = BOUNDS[bounds];
         let mut h = Histogram::new_with_bounds(low, high, sigfig).unwrap();
         let layout = Layout::of(&h);
-        let mut touched = Touched::new(&layout);
+        let mut counts = Counts::new(&layout);
         for &(v, n) in values {
             h.saturating_record_n(v, n);
-            touched.insert(layout.index_of(v));
+            record_n(&mut counts, layout.index_of(v), n);
         }
-        (h, layout, touched)
+        (h, layout, counts)
     }
 
     fn theirs(h: &Histogram<u64>) -> Vec<u8> {
@@ -292,50 +362,82 @@ pub(crate) mod tests {
         bytes
     }
 
+    /// Each bucket's count, its total and its max, as `h` has them.
+    fn same_counts(counts: &Counts, layout: &Layout, h: &Histogram<u64>) -> Result<(), TestCaseError> {
+        prop_assert_eq!(counts.total(), h.len());
+        if layout.low == 1 {
+            prop_assert_eq!(counts.max(layout), h.max());
+        }
+        for (index, &count) in counts.counts.iter().enumerate() {
+            prop_assert_eq!(count, h.count_at(layout.value_for(index)), "bucket {}", index);
+        }
+        let nonzero = counts.counts.iter().filter(|&&c| c != 0).count();
+        prop_assert_eq!(counts.iter().count(), nonzero, "iter holds every non-empty bucket");
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
 
         /// The bytes of `V2Serializer`, after whatever `out` held.
         #[test]
         fn encode_writes_the_bytes_of_v2_serializer((bounds, values) in recordings()) {
-            let (h, layout, touched) = recorded(bounds, &values);
+            let (h, layout, counts) = recorded(bounds, &values);
             let mut ours = b"before".to_vec();
-            prop_assert_eq!(encode(&h, &layout, &touched, &mut ours), Ok(()));
+            prop_assert_eq!(encode(&layout, &counts, &mut ours), Ok(()));
             prop_assert_eq!(&ours[..6], b"before");
             prop_assert_eq!(&ours[6..], &theirs(&h)[..]);
         }
 
-        /// A set missing a non-empty bucket is refused, and `out` is left as it was.
+        /// Counts hold what the histogram of the same samples holds, bucket by bucket; so does
+        /// the histogram built of them (equal to it outright when the lowest value is 1).
         #[test]
-        fn a_set_without_a_counted_bucket_is_refused(
+        fn counts_are_the_histograms((bounds, values) in recordings()) {
+            let (h, layout, counts) = recorded(bounds, &values);
+            same_counts(&counts, &layout, &h)?;
+            let built = counts.histogram(&layout);
+            prop_assert_eq!(theirs(&built), theirs(&h));
+            if layout.low == 1 {
+                prop_assert!(built == h);
+            }
+        }
+
+        /// Counts added are the counts of both sets of samples; cleared, they are new ones.
+        #[test]
+        fn add_and_clear_follow_the_histogram(
             (bounds, values) in recordings(),
-            drop in any::<prop::sample::Index>(),
+            more in prop::collection::vec((any::<u64>(), 1_u64..3), 0..20),
         ) {
-            let (h, layout, mut touched) = recorded(bounds, &values);
-            let buckets: Vec<usize> = touched.iter().collect();
-            prop_assume!(!buckets.is_empty());
-            let gone = buckets[drop.index(buckets.len())];
-            touched.words[gone / 64] &= !(1 << (gone % 64));
-            let mut out = b"kept".to_vec();
-            prop_assert_eq!(encode(&h, &layout, &touched, &mut out), Err(NotEncoded::Uncovered));
-            prop_assert_eq!(out, b"kept");
+            let (mut h, layout, mut counts) = recorded(bounds, &values);
+            let mut other = Counts::new(&layout);
+            for &(v, n) in &more {
+                h.saturating_record_n(v, n);
+                record_n(&mut other, layout.index_of(v), n);
+            }
+            counts.add(&other);
+            same_counts(&counts, &layout, &h)?;
+            counts.clear();
+            prop_assert_eq!(&counts, &Counts::new(&layout));
         }
     }
 
     #[test]
     fn the_empty_histogram_is_its_header_and_one_zero() {
-        let (h, layout, touched) = recorded(0, &[]);
+        let (h, layout, counts) = recorded(0, &[]);
         let mut ours = Vec::new();
-        encode(&h, &layout, &touched, &mut ours).unwrap();
+        encode(&layout, &counts, &mut ours).unwrap();
         assert_eq!(ours, theirs(&h));
         assert_eq!((ours.len(), ours[V2_HEADER_SIZE]), (V2_HEADER_SIZE + 1, 0));
+        assert_eq!((counts.last(), counts.max(&layout)), (None, 0));
     }
 
-    /// A count V2 cannot hold is refused, as `V2Serializer` refuses it.
+    /// A count V2 cannot hold is refused, as `V2Serializer` refuses it, and `out` is kept.
     #[test]
     fn a_count_beyond_i64_is_refused() {
-        let (h, layout, touched) = recorded(0, &[(5, 1 << 63)]);
-        assert_eq!(encode(&h, &layout, &touched, &mut Vec::new()), Err(NotEncoded::CountTooLarge));
+        let (h, layout, counts) = recorded(0, &[(5, 1 << 63)]);
+        let mut out = b"kept".to_vec();
+        assert_eq!(encode(&layout, &counts, &mut out), Err(CountTooLarge));
+        assert_eq!(out, b"kept");
         assert!(V2Serializer::new().serialize(&h, &mut Vec::new()).is_err());
     }
 
@@ -350,6 +452,21 @@ pub(crate) mod tests {
                 h.reset();
                 h.saturating_record(v);
                 assert_eq!(h.count_at(layout.value_for(layout.index_of(v))), 1, "{v} in {high}");
+            }
+        }
+    }
+
+    /// Every bucket of every layout: its lowest value lands in it, and its highest value is
+    /// `highest_equivalent`'s (the top of the range `value_at_quantile` answers with).
+    #[test]
+    fn each_buckets_values_are_the_histograms() {
+        for (low, high, sigfig) in BOUNDS {
+            let h = Histogram::<u64>::new_with_bounds(low, high, sigfig).unwrap();
+            let layout = Layout::of(&h);
+            for index in 0..layout.len {
+                let lowest = layout.value_for(index);
+                assert_eq!(layout.index_for(lowest), index, "{index} of {high}");
+                assert_eq!(layout.highest_equivalent(index), h.highest_equivalent(lowest));
             }
         }
     }

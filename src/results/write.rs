@@ -21,7 +21,7 @@ use super::aggregate::Aggregate;
 use super::csv::{axis_cell, csv_cell};
 use super::deflate::ReusedDeflate;
 use super::schema::*;
-use super::v2::{Layout, Touched};
+use super::v2::{Counts, Layout};
 use crate::config::{strategy_label, Experiment};
 use crate::metrics::{LATENCY_NAMES, SCALAR_NAMES};
 
@@ -333,33 +333,42 @@ pub fn histogram_intervals(
     strategy: &str,
     hists: &[Histogram<u64>; LATENCY_NAMES.len()],
 ) -> String {
-    intervals(point, strategy, hists, None)
+    intervals(point, strategy, Latencies::Histograms(hists))
 }
 
-/// `histogram_intervals` of the histograms of `agg`, encoded from the buckets its samples fell
-/// in (the same bytes, without a walk of every count).
+/// `histogram_intervals` of the histograms of `agg`, encoded from its own counts (the same
+/// bytes, without building an `hdrhistogram::Histogram` or walking every bucket).
 pub fn aggregate_intervals(point: u32, strategy: &str, agg: &Aggregate) -> String {
-    intervals(point, strategy, &agg.histograms, Some(agg.touched()))
+    let (layout, counts) = agg.counts();
+    intervals(point, strategy, Latencies::Counts(layout, counts))
+}
+
+/// The latencies of one strategy at one point, as `hdrhistogram` histograms or as
+/// prefixsim's own counts.
+#[derive(Clone, Copy)]
+enum Latencies<'a> {
+    Histograms(&'a [Histogram<u64>; LATENCY_NAMES.len()]),
+    Counts(&'a Layout, &'a [Counts; LATENCY_NAMES.len()]),
 }
 
 /// The lines of `histogram_intervals`, each what hdrhistogram's
 /// `IntervalLogWriter::write_histogram` writes (`Tag=`, start and length in seconds and the
 /// max value, `{:.3}`, then the base64 bytes); a test compares them.
-fn intervals(
-    point: u32,
-    strategy: &str,
-    hists: &[Histogram<u64>; LATENCY_NAMES.len()],
-    touched: Option<(&Layout, &[Touched; LATENCY_NAMES.len()])>,
-) -> String {
+fn intervals(point: u32, strategy: &str, latencies: Latencies<'_>) -> String {
     let mut out = String::new();
     ReusedDeflate::with(|serializer| {
-        for (i, (name, h)) in LATENCY_NAMES.iter().zip(hists).enumerate() {
+        for (i, name) in LATENCY_NAMES.iter().enumerate() {
             let tag = histogram_tag(point, strategy, name);
             assert!(Tag::new(&tag).is_some(), "a slug holds no comma, space or newline: {tag}");
-            let max = h.max() as f64;
+            let (max, bytes) = match latencies {
+                Latencies::Histograms(hists) => (hists[i].max(), serializer.bytes(&hists[i])),
+                Latencies::Counts(layout, counts) => {
+                    (counts[i].max(layout), serializer.bytes_of_counts(layout, &counts[i]))
+                }
+            };
+            let max = max as f64;
             write!(out, "Tag={tag},0.000,0.000,{max:.3},").expect("writing to a String succeeds");
-            let sparse = touched.map(|(layout, sets)| (layout, &sets[i]));
-            let bytes = serializer.bytes(h, sparse).expect("serialising to memory succeeds");
+            let bytes = bytes.expect("serialising to memory succeeds");
             base64::engine::general_purpose::STANDARD.encode_string(bytes, &mut out);
             out.push('\n');
         }
@@ -466,9 +475,10 @@ mod tests {
             }
             let mut agg = Aggregate::new();
             agg.add(&run);
-            let want = theirs(point, "wait_first(max_wait=2s)", &agg.histograms);
+            let hists = agg.histograms();
+            let want = theirs(point, "wait_first(max_wait=2s)", &hists);
             proptest::prop_assert_eq!(&aggregate_intervals(point, "wait_first(max_wait=2s)", &agg), &want);
-            proptest::prop_assert_eq!(&histogram_intervals(point, "wait_first(max_wait=2s)", &agg.histograms), &want);
+            proptest::prop_assert_eq!(&histogram_intervals(point, "wait_first(max_wait=2s)", &hists), &want);
         }
     }
 

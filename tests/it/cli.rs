@@ -210,7 +210,7 @@ fn aggregation_matches_hand_computation() {
     assert!((ladder[0] - 0.001001).abs() < 2e-6, "{ladder:?}");
     assert!((ladder[4] - 0.003001).abs() < 3e-6, "{ladder:?}");
     assert_eq!(out[0].runs.len(), 4);
-    assert_eq!(out[0].aggregate.histograms[0].len(), 12);
+    assert_eq!(out[0].aggregate.histograms()[0].len(), 12);
 }
 
 #[test]
@@ -324,7 +324,7 @@ fn result_files_have_the_documented_format() {
     let tag = "Tag=p00000_wait_first_max_wait_5s__release_timer__launch_wait,";
     let line = log.lines().find(|l| l.starts_with(tag)).unwrap();
     let decoded = results::decode_histogram(line.rsplit_once(',').unwrap().1).unwrap();
-    assert_eq!(decoded, out[1].aggregate.histograms[0]);
+    assert_eq!(decoded, out[1].aggregate.histograms()[0]);
 
     let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
     assert_eq!(trace, "strategy,agent,request,segment,start_s,end_s,outcome\neager,0,0,prefill,0.000000,1.500000,miss\n\"wait_first(max_wait=5s, release=timer)\",0,0,prefill,0.000000,1.500000,miss\n");
