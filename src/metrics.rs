@@ -170,9 +170,14 @@ impl Samples {
     }
 }
 
-/// A new latency histogram: 1 us .. 10 h, 3 significant digits.
+/// The bounds of a latency histogram (lowest, highest, significant digits): 1 us .. 10 h, 3
+/// significant digits.
+pub const LATENCY_BOUNDS: (u64, u64, u8) = (1, 36_000_000_000, 3);
+
+/// A new latency histogram (`LATENCY_BOUNDS`).
 pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 36_000_000_000, 3).expect("static histogram bounds are valid")
+    let (low, high, sigfig) = LATENCY_BOUNDS;
+    Histogram::new_with_bounds(low, high, sigfig).expect("static histogram bounds are valid")
 }
 
 /// The names of the scalar metrics, in the fixed order of every table and CSV.

@@ -5,13 +5,12 @@
 //! edges, which can lie above a hold's cap: 2.000895 s for a 2 s cap).
 
 use std::cell::Cell;
-use std::sync::OnceLock;
 
 use hdrhistogram::Histogram;
 
 use super::stats::{Stat, Welford};
 use super::v2::{Counts, Layout};
-use crate::metrics::{new_histogram, RunMetrics, Samples, LATENCY_NAMES, SCALAR_NAMES};
+use crate::metrics::{RunMetrics, Samples, LATENCY_BOUNDS, LATENCY_NAMES, SCALAR_NAMES};
 use crate::time::secs;
 
 /// The percentiles reported for every latency, with their column suffixes.
@@ -192,11 +191,10 @@ impl Aggregate {
     }
 }
 
-/// The layout of `new_histogram`'s buckets, computed once: the histogram made to read it
-/// zeroes 216 KB.
+/// The layout of `new_histogram`'s buckets.
 fn latency_layout() -> Layout {
-    static LAYOUT: OnceLock<Layout> = OnceLock::new();
-    *LAYOUT.get_or_init(|| Layout::of(&new_histogram()))
+    let (low, high, sigfig) = LATENCY_BOUNDS;
+    Layout::new(low, high, sigfig)
 }
 
 /// Widen `ext` to take in `(lo, hi)`.
@@ -207,6 +205,7 @@ fn widen(ext: &mut Option<(u64, u64)>, (lo, hi): (u64, u64)) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::new_histogram;
 
     #[test]
     fn the_ladder_is_each_quantile_looked_up_alone() {
@@ -281,9 +280,12 @@ mod tests {
         assert_eq!(a.ladder_s(1), [0.0; 5]);
     }
 
+    /// A latency's reference histogram and exact extremes.
+    type Recorded = (Histogram<u64>, Option<(u64, u64)>);
+
     /// Each latency's histogram, as `Samples::record_into` records the runs' samples into
     /// histograms of `new_histogram` (the reference), with their exact extremes.
-    fn recorded(runs: &[RunMetrics]) -> [(Histogram<u64>, Option<(u64, u64)>); 3] {
+    fn recorded(runs: &[RunMetrics]) -> [Recorded; 3] {
         std::array::from_fn(|i| {
             let mut h = new_histogram();
             let mut ext = None;

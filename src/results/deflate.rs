@@ -69,8 +69,9 @@ impl ReusedDeflate {
     /// written from the counted buckets by `v2::encode`.
     pub fn bytes_of_counts(&mut self, layout: &Layout, counts: &Counts) -> io::Result<&[u8]> {
         self.plain.clear();
-        v2::encode(layout, counts, &mut self.plain)
-            .map_err(|_| io::Error::other("a bucket's count is above i64::MAX: V2 cannot hold it"))?;
+        v2::encode(layout, counts, &mut self.plain).map_err(|_| {
+            io::Error::other("a bucket's count is above i64::MAX: V2 cannot hold it")
+        })?;
         self.pack()
     }
 
@@ -211,8 +212,7 @@ mod tests {
     fn payloads_kept_or_dropped_pack_alike() {
         let hists: Vec<_> = (0..KEPT_PAYLOADS as u64 + 40).map(|n| histogram(n, n % 7)).collect();
         let mut kept = ReusedDeflate::new();
-        let first: Vec<Vec<u8>> =
-            hists.iter().map(|h| kept.bytes(h).unwrap().to_vec()).collect();
+        let first: Vec<Vec<u8>> = hists.iter().map(|h| kept.bytes(h).unwrap().to_vec()).collect();
         assert!(kept.kept.len() < KEPT_PAYLOADS, "dropped when full");
         for (h, bytes) in hists.iter().zip(&first).rev() {
             let mut theirs = Vec::new();

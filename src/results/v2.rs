@@ -51,23 +51,33 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The layout of `h`.
     pub fn of(h: &Histogram<u64>) -> Layout {
-        let largest = 2 * 10_u32.pow(u32::from(h.sigfig()));
-        let unit_magnitude = (h.low() as f64).log2().floor() as u32;
+        Layout::new(h.low(), h.high(), h.sigfig())
+    }
+
+    /// The layout of `Histogram::new_with_bounds(low, high, sigfig)` (valid bounds), without
+    /// making one: a histogram zeroes its counts (216 KB for the latencies'), and freeing
+    /// them raises the allocator's threshold for fresh zeroed pages, so the `Counts` made
+    /// next would be zeroed by hand, every page touched.
+    pub fn new(low: u64, high: u64, sigfig: u8) -> Layout {
+        let largest = 2 * 10_u32.pow(u32::from(sigfig));
+        let unit_magnitude = (low as f64).log2().floor() as u32;
         let count_magnitude = f64::from(largest).log2().ceil() as u32;
+        let half_count = 1_usize << (count_magnitude - 1);
         let mut layout = Layout {
             unit_magnitude,
             half_count_magnitude: count_magnitude - 1,
-            half_count: 1 << (count_magnitude - 1),
+            half_count,
             sub_bucket_mask: ((1_u64 << count_magnitude) - 1) << unit_magnitude,
             leading_zero_count_base: 64 - unit_magnitude - count_magnitude,
-            len: h.distinct_values(),
+            len: (buckets_to_cover(high, count_magnitude, unit_magnitude) + 1) * half_count,
             high_index: 0,
-            sigfig: h.sigfig(),
-            low: h.low(),
-            high: h.high(),
+            sigfig,
+            low,
+            high,
         };
-        layout.high_index = layout.index_for(h.high());
+        layout.high_index = layout.index_for(high);
         layout
     }
 
@@ -118,6 +128,22 @@ impl Layout {
         Histogram::new_with_bounds(self.low, self.high, self.sigfig)
             .expect("a layout is made of a histogram's valid bounds")
     }
+}
+
+/// How many buckets of `2^count_magnitude` sub-buckets a histogram of unit `2^unit_magnitude`
+/// needs to count `high` (hdrhistogram's `buckets_to_cover`, one more when doubling would
+/// pass `u64::MAX`).
+fn buckets_to_cover(high: u64, count_magnitude: u32, unit_magnitude: u32) -> usize {
+    let mut smallest_untrackable = 1_u64 << (count_magnitude + unit_magnitude);
+    let mut buckets = 1;
+    while smallest_untrackable <= high {
+        if smallest_untrackable > u64::MAX / 2 {
+            return buckets + 1;
+        }
+        smallest_untrackable <<= 1;
+        buckets += 1;
+    }
+    buckets
 }
 
 /// A set of bucket indices: the buckets `Counts` ever counted in since it was cleared.
@@ -344,7 +370,10 @@ pub(crate) mod tests {
 
     /// A histogram of `BOUNDS[bounds]` with `values` recorded (saturating, as `Samples` does)
     /// and the counts of the same values.
-    pub(crate) fn recorded(bounds: usize, values: &[(u64, u64)]) -> (Histogram<u64>, Layout, Counts) {
+    pub(crate) fn recorded(
+        bounds: usize,
+        values: &[(u64, u64)],
+    ) -> (Histogram<u64>, Layout, Counts) {
         let (low, high, sigfig) = BOUNDS[bounds];
         let mut h = Histogram::new_with_bounds(low, high, sigfig).unwrap();
         let layout = Layout::of(&h);
@@ -363,7 +392,11 @@ pub(crate) mod tests {
     }
 
     /// Each bucket's count, its total and its max, as `h` has them.
-    fn same_counts(counts: &Counts, layout: &Layout, h: &Histogram<u64>) -> Result<(), TestCaseError> {
+    fn same_counts(
+        counts: &Counts,
+        layout: &Layout,
+        h: &Histogram<u64>,
+    ) -> Result<(), TestCaseError> {
         prop_assert_eq!(counts.total(), h.len());
         if layout.low == 1 {
             prop_assert_eq!(counts.max(layout), h.max());
@@ -453,6 +486,20 @@ pub(crate) mod tests {
                 h.saturating_record(v);
                 assert_eq!(h.count_at(layout.value_for(layout.index_of(v))), 1, "{v} in {high}");
             }
+        }
+    }
+
+    /// A layout made from the bounds has the histogram's number of buckets and header (its
+    /// arithmetic is tested bucket by bucket below).
+    #[test]
+    fn a_layout_of_bounds_is_the_histograms() {
+        for (low, high, sigfig) in
+            BOUNDS.into_iter().chain([(1, 2, 0), (7, 15, 5), (2, 1 << 63, 3)])
+        {
+            let h = Histogram::<u64>::new_with_bounds(low, high, sigfig).unwrap();
+            let layout = Layout::new(low, high, sigfig);
+            assert_eq!(layout.len, h.distinct_values(), "{low} {high} {sigfig}");
+            assert_eq!((layout.low, layout.high, layout.sigfig), (h.low(), h.high(), h.sigfig()));
         }
     }
 
