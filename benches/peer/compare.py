@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Run prefixsim and the SimPy peer on the same experiment, print their means side by side.
 
-    python compare.py [--experiment fanout.toml] [--replications N] [--prefixsim PATH]
+    python compare.py [--experiment fanout.toml] [--replications N] [--prefixsim PATH] [--runs K]
 
 Both run as whole processes on one core (`taskset -c 0` when present; prefixsim with
-`--jobs 1`). Per strategy: cost, makespan, cache read and write tokens per replication, each
+`--jobs 1`), K times each (default 3), alternating, and the speed is each side's median run: a
+prefixsim run of the file is about 40 ms of CPU, a sample a busy virtual machine moves by a
+quarter either way, and one run of each made the ratio swing from 61x to 96x. Every prefixsim
+run must print the same bytes. Per strategy: cost, makespan, cache read and write tokens per replication, each
 side's mean, the relative difference (peer vs prefixsim) and the half-width of its 95%
 confidence interval (what sampling alone can explain). Then each side's requests per second of
 CPU time and of wall-clock time, and their ratio. Exit code 1 when cost, makespan or cache
@@ -60,7 +63,10 @@ def main():
     ap.add_argument("--experiment", default=os.path.join(HERE, "fanout.toml"))
     ap.add_argument("--replications", type=int, help="override the file's (e.g. 20: quick)")
     ap.add_argument("--prefixsim", default=os.path.join(ROOT, "target/release/prefixsim"))
+    ap.add_argument("--runs", type=int, default=3, help="runs of each side; the median is timed")
     args = ap.parse_args()
+    if args.runs < 1:
+        sys.exit(f"compare.py: --runs must be at least 1, not {args.runs}")
     if not os.access(args.prefixsim, os.X_OK):
         sys.exit(f"compare.py: no prefixsim binary at {args.prefixsim}: cargo build --release")
 
@@ -69,15 +75,19 @@ def main():
     if args.replications:
         ps_cmd += ["--set", f"replications={args.replications}"]
         peer_cmd += ["--replications", str(args.replications)]
-    ps_out, ps_cpu, ps_wall = timed(ps_cmd)
-    peer_out, peer_cpu, peer_wall = timed(peer_cmd)
-    ps, peer = json.loads(ps_out), json.loads(peer_out)
+    ps_runs, peer_runs = [], []
+    for _ in range(args.runs):
+        ps_runs.append(timed(ps_cmd))
+        peer_runs.append(timed(peer_cmd))
+    if len({out for out, _, _ in ps_runs}) != 1:
+        sys.exit("compare.py: prefixsim printed different bytes from one run to the next")
+    ps, peer = json.loads(ps_runs[0][0]), json.loads(peer_runs[0][0])
     n = peer["replications"]
     assert ps["replications"] == n, "both sides must run the same replications"
 
     failures = compare_means(ps, peer, n)
     ps_requests = sum(r["requests"] for r in ps["results"]) * n
-    speed(ps_requests, ps_cpu, ps_wall, peer, peer_cpu, peer_wall)
+    speed(ps_requests, ps_runs, peer, peer_runs)
     exact = compare_constant(args)
     failures, unresolved = failures
     if failures or exact:
@@ -161,16 +171,30 @@ def compare_constant(args):
     return failures
 
 
-def speed(ps_requests, ps_cpu, ps_wall, peer, peer_cpu, peer_wall):
+def median(xs):
+    xs = sorted(xs)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def speed(ps_requests, ps_runs, peer, peer_runs):
+    """Each side's median CPU and wall time over its runs, and their ratios."""
     requests = peer["requests"]
     assert requests == ps_requests, f"request counts differ: {ps_requests} vs {requests}"
-    print(f"\nspeed on one core, whole process ({requests:,} simulated requests):")
-    print(f"{'':<22}{'CPU s':>8}{'wall s':>8}{'requests/CPU s':>16}{'requests/wall s':>17}")
-    rows = [("prefixsim --jobs 1", ps_cpu, ps_wall),
-            (f"SimPy {peer['simpy']}", peer_cpu, peer_wall)]
-    for name, cpu, wall in rows:
-        print(f"{name:<22}{cpu:>8.2f}{wall:>8.2f}{requests / max(cpu, 1e-9):>16,.0f}"
-              f"{requests / wall:>17,.0f}")
+    runs = len(ps_runs)
+    print(f"\nspeed on one core, whole process ({requests:,} simulated requests), median of "
+          f"{runs} run{'s' if runs > 1 else ''} each:")
+    print(f"{'':<22}{'CPU s':>8}{'wall s':>8}{'requests/CPU s':>16}{'requests/wall s':>17}"
+          f"  CPU s of each run")
+    rows = [("prefixsim --jobs 1", ps_runs), (f"SimPy {peer['simpy']}", peer_runs)]
+    medians = []
+    for name, samples in rows:
+        cpu, wall = median([c for _, c, _ in samples]), median([w for _, _, w in samples])
+        medians.append((cpu, wall))
+        each = " ".join(f"{c:.3f}" for _, c, _ in samples)
+        print(f"{name:<22}{cpu:>8.3f}{wall:>8.3f}{requests / max(cpu, 1e-9):>16,.0f}"
+              f"{requests / wall:>17,.0f}  {each}")
+    (ps_cpu, ps_wall), (peer_cpu, peer_wall) = medians
     print(f"ratio (prefixsim / SimPy): {peer_cpu / max(ps_cpu, 1e-9):.0f}x per CPU second, "
           f"{peer_wall / ps_wall:.0f}x wall; the peer's simulation alone took "
           f"{peer['simulate_s']:.2f} s wall (target: 100x)")
