@@ -11,7 +11,7 @@ use crate::config::{self, Experiment};
 use crate::limits::RunError;
 use crate::metrics::{RunMetrics, EXTRA_NAMES, SCALAR_NAMES};
 use crate::results::stats::Welford;
-use crate::results::{self, Aggregate, Manifest, SummaryRow, TraceRow};
+use crate::results::{self, Aggregate, Batched, Manifest, SummaryRow, TraceRow};
 
 /// One strategy's results: the aggregate and every replication's scalars (for runs.csv).
 pub struct StrategyOutcome {
@@ -29,7 +29,7 @@ pub struct StrategyOutcome {
 /// histograms it merged (integer counts: exact in any order, combined at the end).
 struct Worker {
     metrics: RunMetrics,
-    hists: Vec<Option<Aggregate>>,
+    hists: Vec<Option<Batched>>,
 }
 
 type Scalars = ([f64; SCALAR_NAMES.len()], [f64; EXTRA_NAMES.len()]);
@@ -55,14 +55,15 @@ pub fn execute<S: Simulator>(
     let mut folded: Vec<Folded> =
         (0..n_strategies).map(|_| (Vec::with_capacity(reps), Default::default())).collect();
     let bar = progress_bar((n_strategies * reps) as u64, progress);
-    let init = || Worker { metrics: RunMetrics::new(), hists: vec![None; n_strategies] };
+    let init =
+        || Worker { metrics: RunMetrics::new(), hists: (0..n_strategies).map(|_| None).collect() };
     // The task's result must move to this thread: one small Vec (a few hundred bytes) per
     // replication, against the thousands of events of its runs.
     let work = |w: &mut Worker, r: usize| -> Result<Vec<Scalars>, (usize, RunError)> {
         let mut out = Vec::with_capacity(n_strategies);
         for (s, hist) in w.hists.iter_mut().enumerate() {
             sim.simulate_into(exp, s, r as u32, &mut w.metrics).map_err(|e| (s, e))?;
-            hist.get_or_insert_with(Aggregate::new).add_samples(w.metrics.samples());
+            hist.get_or_insert_with(Batched::default).add_samples(w.metrics.samples());
             out.push((w.metrics.scalars(), w.metrics.extras()));
         }
         Ok(out)
@@ -95,13 +96,14 @@ pub fn execute<S: Simulator>(
 /// One strategy's scalars (every replication's, in order) and extras.
 type Folded = (Vec<[f64; SCALAR_NAMES.len()]>, [Welford; EXTRA_NAMES.len()]);
 
-/// Each strategy's outcome: the first worker's histograms moved in (not copied into fresh
-/// ones: 216 KB of counters zeroed and added per strategy), the other workers' added, then
+/// Each strategy's outcome: the first worker's histograms moved in (not added into fresh
+/// ones), the other workers' added, then
 /// the scalars in replication order (the same Welford sums as folding them one by one).
 fn outcomes(labels: &[String], folded: Vec<Folded>, workers: Vec<Worker>) -> Vec<StrategyOutcome> {
     let mut aggregates: Vec<Option<Aggregate>> = labels.iter().map(|_| None).collect();
     for worker in workers {
         for (mine, theirs) in aggregates.iter_mut().zip(worker.hists) {
+            let theirs = theirs.map(Batched::finish);
             match (mine.as_mut(), theirs) {
                 (Some(mine), Some(theirs)) => mine.add_latencies(&theirs),
                 (None, theirs) => *mine = theirs,

@@ -70,15 +70,20 @@ impl Aggregate {
     /// Count one replication's latency samples (in `LATENCY_NAMES` order), each in the bucket
     /// `Histogram::saturating_record` would count it in.
     pub fn add_samples(&mut self, samples: [&Samples; 3]) {
+        self.add_values(samples.map(Samples::values));
+    }
+
+    /// `add_samples` of the values themselves.
+    fn add_values(&mut self, values: [&[u64]; 3]) {
         self.ladders.set([None; LATENCY_NAMES.len()]);
         let layout = &self.layout;
-        for ((counts, s), ext) in self.latencies.iter_mut().zip(samples).zip(&mut self.extremes) {
+        for ((counts, vs), ext) in self.latencies.iter_mut().zip(values).zip(&mut self.extremes) {
             let (mut lo, mut hi) = (u64::MAX, 0);
-            for &v in s.values() {
+            for &v in vs {
                 counts.record(layout.index_of(v));
                 (lo, hi) = (lo.min(v), hi.max(v));
             }
-            if !s.is_empty() {
+            if !vs.is_empty() {
                 widen(ext, (lo, hi));
             }
         }
@@ -188,6 +193,44 @@ impl Aggregate {
             .position(|n| *n == name)
             .unwrap_or_else(|| panic!("`{name}` is not one of metrics::LATENCY_NAMES"));
         self.ladder_s(i)
+    }
+}
+
+/// The samples a `Batched` holds before it counts them (per latency): 128 KB.
+const BATCH: usize = 1 << 14;
+
+/// An `Aggregate` of many replications' latencies that counts their samples in batches: a
+/// run's. Counted one replication at a time, nearly every sample's bucket was a cache miss
+/// (the simulation in between had pushed the counts out), 7% of a fan-out run's cycles:
+/// appended to a buffer, they are counted `BATCH` at a time, while the buckets stay in cache.
+/// The counts are the same, in whatever order.
+#[derive(Default)]
+pub struct Batched {
+    agg: Aggregate,
+    pending: [Vec<u64>; LATENCY_NAMES.len()],
+}
+
+impl Batched {
+    /// Take one replication's latency samples (in `LATENCY_NAMES` order).
+    pub fn add_samples(&mut self, samples: [&Samples; 3]) {
+        for (pending, s) in self.pending.iter_mut().zip(samples) {
+            pending.extend_from_slice(s.values());
+        }
+        if self.pending.iter().any(|p| p.len() >= BATCH) {
+            self.count();
+        }
+    }
+
+    /// The aggregate of every sample taken.
+    pub fn finish(mut self) -> Aggregate {
+        self.count();
+        self.agg
+    }
+
+    fn count(&mut self) {
+        let [a, b, c] = &self.pending;
+        self.agg.add_values([a, b, c]);
+        self.pending.iter_mut().for_each(Vec::clear);
     }
 }
 
@@ -343,6 +386,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Samples taken in batches, whole batches and a part one, are counted as one by one.
+    #[test]
+    fn batched_samples_are_counted_as_added() {
+        let (mut one, mut batched) = (Aggregate::new(), Batched::default());
+        let mut x = 11_u64;
+        for r in 0..(3 * BATCH / 40 + 7) {
+            let mut run = RunMetrics::new();
+            for _ in 0..(r % 81) {
+                x = crate::rng::mix64(x);
+                run.ttft_us.record(x % 50_000_000);
+                run.launch_wait_us.record(x % 7);
+            }
+            run.completion_us.record(x >> (x % 64));
+            one.add_samples(run.samples());
+            batched.add_samples(run.samples());
+        }
+        let batched = batched.finish();
+        assert_eq!(batched.latencies, one.latencies);
+        assert_eq!(batched.extremes, one.extremes);
+        assert!(one.latencies[1].total() > 2 * BATCH as u64, "more than two batches");
     }
 
     #[test]

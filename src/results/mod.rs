@@ -20,7 +20,7 @@ pub mod summary;
 pub mod v2;
 pub mod write;
 
-pub use aggregate::Aggregate;
+pub use aggregate::{Aggregate, Batched};
 pub use csv::{axis_cell, csv_cell, split_fields};
 pub use read::{HistogramKey, Histograms, Results, ResultsError};
 pub use runs::{Run, Runs, RUN_COLUMNS};
