@@ -197,7 +197,7 @@ impl Aggregate {
 }
 
 /// The samples a `Batched` holds before it counts them (per latency): 128 KB.
-const BATCH: usize = 1 << 14;
+const BATCH: usize = 1 << 12;
 
 /// An `Aggregate` of many replications' latencies that counts their samples in batches: a
 /// run's. Counted one replication at a time, nearly every sample's bucket was a cache miss
