@@ -196,7 +196,7 @@ impl Aggregate {
     }
 }
 
-/// The samples a `Batched` holds before it counts them (per latency): 128 KB.
+/// The samples a `Batched` holds before it counts them (per latency): 32 KB.
 const BATCH: usize = 1 << 12;
 
 /// An `Aggregate` of many replications' latencies that counts their samples in batches: a
