@@ -97,8 +97,8 @@ pub fn execute<S: Simulator>(
 type Folded = (Vec<[f64; SCALAR_NAMES.len()]>, [Welford; EXTRA_NAMES.len()]);
 
 /// Each strategy's outcome: the first worker's histograms moved in (not added into fresh
-/// ones), the other workers' added, then
-/// the scalars in replication order (the same Welford sums as folding them one by one).
+/// ones), the other workers' added, then the scalars in replication order (the same Welford
+/// sums as folding them one by one).
 fn outcomes(labels: &[String], folded: Vec<Folded>, workers: Vec<Worker>) -> Vec<StrategyOutcome> {
     let mut aggregates: Vec<Option<Aggregate>> = labels.iter().map(|_| None).collect();
     for worker in workers {
