@@ -6,12 +6,12 @@
 //! An aggregate records a few hundred samples per replication into histograms of 27,648
 //! buckets (a microsecond to ten hours at three significant digits), of which a point's or a
 //! run's touch a few hundred. `hdrhistogram::Histogram` is the format's reference but a costly
-//! home for that: a record keeps its min, max and total besides the count (about 50
-//! instructions), a new histogram zeroes 216 KB (page faults for all of it), a reset zeroes
+//! home for that: a new histogram zeroes 216 KB (page faults for all of it), a reset zeroes
 //! them again, and its serializer zeroes nine bytes per bucket up to the largest value's and
 //! reads every count on the way. `Counts` keeps the counts in memory the allocator hands out
-//! zeroed (pages are mapped as samples reach them), counts a sample in two stores (its bucket
-//! and the bucket's bit in `Touched`), and reads, merges, clears and encodes through the
+//! zeroed (pages are mapped as samples reach them), counts a sample in its bucket and the
+//! bucket's bit in `Touched` (about as many instructions as `saturating_record`, which keeps
+//! a min and max instead of the bit), and reads, merges, clears and encodes through the
 //! touched buckets only. `Counts::histogram` builds the `hdrhistogram::Histogram` of the same
 //! counts for whoever asks for one.
 //!
