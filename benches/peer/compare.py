@@ -3,8 +3,8 @@
 
     python compare.py [--experiment fanout.toml] [--replications N] [--prefixsim PATH] [--runs K]
 
-Both run as whole processes on one core (`taskset -c 0` when present; prefixsim with
-`--jobs 1`), K times each (default 3), alternating, and the speed is each side's median run: a
+Both run as whole processes on one core (this script pins itself to its first allowed core
+where the OS lets it, and the sides inherit it; prefixsim with `--jobs 1`), K times each (default 3), alternating, and the speed is each side's median run: a
 prefixsim run of the file is about 40 ms of CPU, a sample a busy virtual machine moves by a
 quarter either way, and one run of each made the ratio swing from 61x to 96x. Every prefixsim
 run must print the same bytes. Per strategy: cost, makespan, cache read and write tokens per replication, each
@@ -23,7 +23,6 @@ import math
 import os
 import re
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -43,10 +42,19 @@ METRICS = [
 ]
 
 
+def pin_to_one_core():
+    """Pin this process to its first allowed core, which the sides it starts inherit; the core,
+    or None where the OS has no affinity call. Not `taskset -c 0 CMD`: its own start-up (about
+    0.7 ms of CPU here, 2% of a prefixsim run) would be timed as the side's."""
+    if not hasattr(os, "sched_setaffinity"):
+        return None
+    core = min(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {core})
+    return core
+
+
 def timed(cmd):
-    """Run `cmd` on core 0; its stdout, CPU seconds (user + sys) and wall seconds."""
-    if shutil.which("taskset"):
-        cmd = ["taskset", "-c", "0"] + cmd
+    """Run `cmd`; its stdout, CPU seconds (user + sys) and wall seconds."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -70,6 +78,7 @@ def main():
     if not os.access(args.prefixsim, os.X_OK):
         sys.exit(f"compare.py: no prefixsim binary at {args.prefixsim}: cargo build --release")
 
+    core = pin_to_one_core()
     ps_cmd = [args.prefixsim, "run", args.experiment, "--jobs", "1", "--json"]
     peer_cmd = [sys.executable, os.path.join(HERE, "fanout.py"), args.experiment, "--json"]
     if args.replications:
@@ -87,7 +96,7 @@ def main():
 
     failures = compare_means(ps, peer, n)
     ps_requests = sum(r["requests"] for r in ps["results"]) * n
-    speed(ps_requests, ps_runs, peer, peer_runs)
+    speed(ps_requests, ps_runs, peer, peer_runs, core)
     exact = compare_constant(args)
     failures, unresolved = failures
     if failures or exact:
@@ -177,12 +186,13 @@ def median(xs):
     return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
-def speed(ps_requests, ps_runs, peer, peer_runs):
+def speed(ps_requests, ps_runs, peer, peer_runs, core):
     """Each side's median CPU and wall time over its runs, and their ratios."""
     requests = peer["requests"]
     assert requests == ps_requests, f"request counts differ: {ps_requests} vs {requests}"
     runs = len(ps_runs)
-    print(f"\nspeed on one core, whole process ({requests:,} simulated requests), median of "
+    where = f"on core {core}" if core is not None else "unpinned (no affinity call here)"
+    print(f"\nspeed {where}, whole process ({requests:,} simulated requests), median of "
           f"{runs} run{'s' if runs > 1 else ''} each:")
     print(f"{'':<22}{'CPU s':>8}{'wall s':>8}{'requests/CPU s':>16}{'requests/wall s':>17}"
           f"  CPU s of each run")
