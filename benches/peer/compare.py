@@ -208,6 +208,11 @@ def speed(ps_requests, ps_runs, peer, peer_runs, core):
     print(f"ratio (prefixsim / SimPy): {peer_cpu / max(ps_cpu, 1e-9):.0f}x per CPU second, "
           f"{peer_wall / ps_wall:.0f}x wall; the peer's simulation alone took "
           f"{peer['simulate_s']:.2f} s wall (target: 100x)")
+    if runs > 1:
+        ps_cpus, peer_cpus = [c for _, c, _ in ps_runs], [c for _, c, _ in peer_runs]
+        print(f"  each side's fastest runs: {min(peer_cpus) / max(min(ps_cpus), 1e-9):.0f}x; "
+              f"slowest: {max(peer_cpus) / max(max(ps_cpus), 1e-9):.0f}x (how far this "
+              f"machine's noise moves the ratio)")
 
 
 if __name__ == "__main__":
