@@ -148,8 +148,45 @@ impl Rates {
     /// The timing of `work` at these terms: `Latency::draw` of the same draw, bit for bit.
     #[inline]
     pub fn timing(&self, work: Work) -> Timing {
-        let rates = (self.prefill_rate, self.cached_rate, self.decode_rate);
-        timing(work, self.overhead, rates, self.ready_delay)
+        self.terms(work.output_tokens).timing(work.prefill_tokens, work.cached_tokens)
+    }
+
+    /// These terms for a request of `output_tokens`: its decode time, which needs no cache,
+    /// computed now.
+    #[inline]
+    pub fn terms(&self, output_tokens: u64) -> Terms {
+        Terms {
+            overhead: self.overhead,
+            prefill_rate: self.prefill_rate,
+            cached_rate: self.cached_rate,
+            decode: secs_rounded(tokens_over_rate(output_tokens, self.decode_rate)),
+            ready_delay: self.ready_delay,
+        }
+    }
+}
+
+/// One request's drawn terms with its decode time (`Rates::terms`): all its timing needs but
+/// the cache's token counts. A replication's strategies send each agent request with the same
+/// output tokens, so the tape computes its decode time once (`model::tape`), and the chain
+/// from the cache lookup to the scheduled time carries no decode division.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Terms {
+    overhead: SimDuration,
+    prefill_rate: f64,
+    cached_rate: f64,
+    decode: SimDuration,
+    ready_delay: SimDuration,
+}
+
+impl Terms {
+    /// The timing of a request that prefills `prefill_tokens` (uncached and written) and
+    /// reads `cached_tokens`: `Rates::timing` of the same draw and output tokens, bit for bit.
+    #[inline]
+    pub fn timing(&self, prefill_tokens: u64, cached_tokens: u64) -> Timing {
+        let (tokens, rates) =
+            ((prefill_tokens, cached_tokens), (self.prefill_rate, self.cached_rate));
+        let ttft = self.overhead + us_rounded(ttft_us(tokens, rates));
+        Timing { ttft, decode: self.decode, ready_delay: self.ready_delay }
     }
 }
 
@@ -187,24 +224,15 @@ impl Latency<'_> {
     }
 }
 
-/// The timing of `work` at the drawn overhead and (prefill, cached, decode) rates.
+/// The prefill and cache-read time of a request's (prefill, cached) tokens, in microseconds,
+/// not yet rounded.
 #[inline]
-fn timing(
-    work: Work,
-    overhead: SimDuration,
-    (prefill_rate, cached_rate, decode_rate): (f64, f64, f64),
-    ready_delay: SimDuration,
-) -> Timing {
-    let ttft = overhead + us_rounded(ttft_us(work, prefill_rate, cached_rate));
-    let decode = secs_rounded(tokens_over_rate(work.output_tokens, decode_rate));
-    Timing { ttft, decode, ready_delay }
-}
-
-/// The prefill and cache-read time of `work`, in microseconds, not yet rounded.
-#[inline]
-fn ttft_us(work: Work, prefill_rate: f64, cached_rate: f64) -> f64 {
-    let ttft_s = tokens_over_rate(work.prefill_tokens, prefill_rate)
-        + tokens_over_rate(work.cached_tokens, cached_rate);
+fn ttft_us(
+    (prefill_tokens, cached_tokens): (u64, u64),
+    (prefill_rate, cached_rate): (f64, f64),
+) -> f64 {
+    let ttft_s = tokens_over_rate(prefill_tokens, prefill_rate)
+        + tokens_over_rate(cached_tokens, cached_rate);
     ttft_s * US_PER_S as f64
 }
 

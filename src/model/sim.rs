@@ -21,7 +21,7 @@ use super::admission::{
     admits_all, draw_implicit_miss, draw_miss, would_have_read, Admit, Ask, Limiters,
 };
 use super::agent::{self, Agent, Phase, Requester};
-use super::latency::{self, Latency, Rates, Work};
+use super::latency::{self, Latency, Rates, Terms};
 use super::launch::{Launch, OnSlot, Released};
 use super::parent::Parent;
 use super::recorder::{Recorder, Served};
@@ -513,12 +513,16 @@ impl Run<'_> {
         }
         let ag = &mut self.agents[i];
         ag.overload_retries = 0;
-        let rates = match who {
-            Requester::Agent(a) => self.tape.rates(&self.latency[m], a, request),
-            _ => self.latency[m].sample(&mut ag.lat),
+        let terms = match who {
+            Requester::Agent(a) => {
+                #[cfg(debug_assertions)]
+                debug_assert_eq!(out, self.tape.output(a, request), "agent {a}'s {request}");
+                self.tape.terms(&self.latency[m], a, request)
+            }
+            _ => self.latency[m].sample(&mut ag.lat).terms(out),
         };
         let (usage, timing) =
-            serve_timed(&mut self.caches[m], (&ag.chain.prompt, bps, miss), now, rates, out)
+            serve_terms(&mut self.caches[m], (&ag.chain.prompt, bps, miss), now, terms)
                 .map_err(|source| SimError::Cache { agent: shown, request, source })?;
         self.limiters.settle(self.exp, (m, admit), now, &usage, out);
         // Billed after the settle, a call: before it, the bill was kept in memory across the
@@ -757,18 +761,30 @@ fn agents_strip_own(exp: &Experiment, models: &[ModelParams]) -> bool {
         && w.turn_blocks.contains(&BlockKind::User)
 }
 
-/// Serve `prompt` at `now` and time it at its drawn latency terms `rates`: the entries it
+/// Serve `prompt` at `now` and time it at its drawn latency terms `rates` and `out` output
+/// tokens: `serve_terms` at `rates.terms(out)`.
+#[inline(always)]
+pub(super) fn serve_timed(
+    cache: &mut Cache,
+    request: (&Prompt, &[Breakpoint], bool),
+    now: SimTime,
+    rates: Rates,
+    out: u64,
+) -> Result<(Usage, latency::Timing), cache::CacheError> {
+    serve_terms(cache, request, now, rates.terms(out))
+}
+
+/// Serve `prompt` at `now` and time it at its drawn latency terms `terms`: the entries it
 /// writes become ready at send + TTFT + ready delay. The timing is computed inside `serve`
 /// when it writes (it needs the usage first), else right after. Inlined into its callers:
 /// its arguments and its result then stay in registers, where a call would pass them through
 /// memory and stall the reads that follow the writes.
 #[inline(always)]
-pub(super) fn serve_timed(
+fn serve_terms(
     cache: &mut Cache,
     (prompt, bps, miss): (&Prompt, &[Breakpoint], bool),
     now: SimTime,
-    rates: Rates,
-    out: u64,
+    terms: Terms,
 ) -> Result<(Usage, latency::Timing), cache::CacheError> {
     // The timing computed inside, field by field: copied whole, the fields were read back as
     // one 16-byte load of the two 8-byte stores `timing` had just made (a store-forwarding
@@ -776,22 +792,19 @@ pub(super) fn serve_timed(
     let (mut timed, mut ttft, mut decode, mut ready_delay) =
         (false, SimDuration::ZERO, SimDuration::ZERO, SimDuration::ZERO);
     let usage = cache.serve_with(prompt, bps, now, miss, |u| {
-        let t = rates.timing(work(u, out));
+        let t = terms.timing(prefill_tokens(u), u.cache_read);
         (timed, ttft, decode, ready_delay) = (true, t.ttft, t.decode, t.ready_delay);
         now + t.ttft + t.ready_delay
     })?;
     let t = if timed {
         latency::Timing { ttft, decode, ready_delay }
     } else {
-        rates.timing(work(&usage, out))
+        terms.timing(prefill_tokens(&usage), usage.cache_read)
     };
     Ok((usage, t))
 }
 
-fn work(u: &Usage, output_tokens: u64) -> Work {
-    Work {
-        prefill_tokens: u.uncached + u.cache_write(),
-        cached_tokens: u.cache_read,
-        output_tokens,
-    }
+/// The tokens of `u` that must be prefilled: uncached and written.
+fn prefill_tokens(u: &Usage) -> u64 {
+    u.uncached + u.cache_write()
 }

@@ -23,7 +23,7 @@
 //! the model (the shared prefix is keyed to it) and whether it keeps prompts. Anything else a
 //! run varies (the strategy, the cache, rate limits, the server) reads the tape unchanged.
 
-use super::latency::{Latency, Rates};
+use super::latency::{Latency, Terms};
 use super::workload;
 use crate::cache::Prompt;
 use crate::config::{AgentKind, Experiment, LatencyParams, Workload};
@@ -55,10 +55,11 @@ struct Key {
 /// One agent's draws so far, and its streams positioned after them.
 struct AgentTape {
     work: ChaCha8Rng,
-    /// Its latency stream, and the terms drawn from it for each request served so far
-    /// (request k's at k: a request is served once, however often it is retried).
+    /// Its latency stream, and the terms drawn from it for each request served so far, with
+    /// the request's decode time at its output tokens (request k's at k: a request is served
+    /// once, however often it is retried, and always with its own output tokens).
     lat: ChaCha8Rng,
-    rates: Vec<Rates>,
+    terms: Vec<Terms>,
     turns: u32,
     /// Output tokens of each request drawn so far (request k's at k): one more than `calls`.
     outputs: Vec<u64>,
@@ -137,7 +138,7 @@ impl Tape {
             let agent = node.child(a as u64);
             agent.reseed(&[site::WORKLOAD], &mut t.work);
             agent.reseed(&[site::LATENCY], &mut t.lat);
-            t.rates.clear();
+            t.terms.clear();
             t.turns = match w.kind {
                 AgentKind::Btw => 1,
                 _ => turns_draw.sample_u64(&mut t.work).clamp(1, u32::MAX as u64) as u32,
@@ -174,16 +175,22 @@ impl Tape {
         Call { tool, result_tokens, next_output: t.outputs[k + 1] }
     }
 
-    /// The latency terms of agent `a`'s request `request` (drawn from `latency`, its model's,
-    /// if no run drew them yet).
+    /// The latency terms of agent `a`'s request `request`, with its decode time at its output
+    /// tokens (drawn from `latency`, its model's, if no run drew them yet).
     #[inline]
-    pub(super) fn rates(&mut self, latency: &Latency, a: u32, request: u32) -> Rates {
+    pub(super) fn terms(&mut self, latency: &Latency, a: u32, request: u32) -> Terms {
         let t = &mut self.agents[a as usize];
         let k = request as usize;
-        while t.rates.len() <= k {
-            t.draw_rates(latency);
+        while t.terms.len() <= k {
+            t.draw_terms(latency);
         }
-        t.rates[k]
+        t.terms[k]
+    }
+
+    /// The output tokens of agent `a`'s request `request` (drawn already: the request is sent).
+    #[cfg(debug_assertions)]
+    pub(super) fn output(&self, a: u32, request: u32) -> u64 {
+        self.agents[a as usize].outputs[request as usize]
     }
 
     /// Grow `prompt`, agent `a`'s prompt of request `request` (its first, grown by this
@@ -248,7 +255,7 @@ impl AgentTape {
         AgentTape {
             work: ChaCha8Rng::from_key([0; 8]),
             lat: ChaCha8Rng::from_key([0; 8]),
-            rates: Vec::new(),
+            terms: Vec::new(),
             turns: 0,
             outputs: Vec::new(),
             calls: Vec::new(),
@@ -258,11 +265,14 @@ impl AgentTape {
         }
     }
 
-    /// Draw the latency terms of the next request. Out of line, as `draw_call`.
+    /// Draw the latency terms of the next request and time its decode at its output tokens
+    /// (drawn before it is sent: the first in `draw_starts`, the others with the tool call
+    /// before them). Out of line, as `draw_call`.
     #[inline(never)]
-    fn draw_rates(&mut self, latency: &Latency) {
-        let rates = latency.sample(&mut self.lat);
-        self.rates.push(rates);
+    fn draw_terms(&mut self, latency: &Latency) {
+        let output = self.outputs[self.terms.len()];
+        let terms = latency.sample(&mut self.lat).terms(output);
+        self.terms.push(terms);
     }
 
     /// Draw the next tool call (after the last request drawn) and the output of the request
@@ -342,10 +352,54 @@ mod tests {
             &["overload.probability=0.3", "overload.max_retries=1"],
             &["workload.kind=\"fork_other_model(model=claude-sonnet-4.6)\"", "workload.turns=4"],
             &[DRAWN_PREFILL, "latency.overhead=\"uniform(0.1s, 2s)\""],
+            &["latency.decode_rate=\"lognormal(median=50, p90=150)\"", "workload.turns=4"],
         ] {
             let exp = default_with(sets);
             assert_strategies_share_tapes(&exp, 4);
         }
+    }
+
+    /// Every agent request's decode time, read from the tape, is its own output tokens at the
+    /// (constant) decode rate, for every strategy sharing the tape, whatever
+    /// the path: capped outputs, thinking, 429 and 529 retries, give-ups, a denied call.
+    #[test]
+    fn every_request_decodes_its_own_output_tokens() {
+        use crate::config::{Overload, RateLimits};
+        use crate::dist::Dist;
+        let capped = ["workload.output_max_tokens=250", "workload.kind=\"fork\""];
+        let mut busy = default_with(&["workload.kind=\"fork_deny_at_call\"", "workload.turns=6"]);
+        busy.rate_limits = Some(RateLimits {
+            rpm: 1_000,
+            itpm: 120_000,
+            otpm: 100_000,
+            cache_reads_count: false,
+            retry_jitter_us: Dist::Uniform { low: 0.0, high: 1e6 },
+            interval_us: 60_000_000,
+            parent_counts: false,
+        });
+        busy.overload = Some(Overload {
+            probability: 0.3,
+            max_retries: 2,
+            initial_backoff_us: 500_000,
+            max_backoff_us: 8_000_000,
+        });
+        let exps = [default_with(&capped), default_with(&["workload.thinking=true"]), busy];
+        let mut sim = Simulator::new();
+        let mut checked = 0;
+        for exp in &exps {
+            let Dist::Const(rate) = exp.latency.decode_rate else { panic!("{}", exp.name) };
+            for r in 0..3 {
+                for strategy in &exp.strategies {
+                    let d = sim.run_detailed(exp, strategy, r).expect("runs");
+                    for q in d.requests.iter().filter(|q| q.agent < exp.workload.agents) {
+                        let decode = (q.output_tokens as f64 / rate * 1e6).round() as u64;
+                        assert_eq!(q.decode_us, decode, "{} {strategy:?} {r}: {q:?}", exp.name);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 300, "{checked} requests");
     }
 
     /// A sweep's points: one replication number on one thread, experiments that differ in one
