@@ -237,24 +237,35 @@ fn lognormal(median: f64, sigma: f64, rng: &mut ChaCha8Rng) -> f64 {
 
 /// `x.round().max(0.0) as u64` (half away from zero; negatives and NaN give 0, values past
 /// `u64::MAX` saturate), without `f64::round`: baseline x86-64 has no rounding instruction,
-/// so `round` is a software routine there, a tenth of a draw's cost. Below 2^53 the
-/// truncation and the fraction `x - trunc(x)` are exact, so the result is the same. The
-/// truncation goes through `i64`: x86-64 converts between `f64` and `i64` in one
-/// instruction each way, where `u64` takes a branch or a correction for the top bit; and
-/// unchecked, since `x` is known to be in range there (a checked `as` adds a saturation and a
-/// NaN test, six instructions on every draw rounded).
+/// so `round` is a software routine there, a tenth of a draw's cost. Here it is the
+/// truncation of `x + 0.5`, which is `floor(x + 0.5)`, `round`'s result, for every `x` in
+/// [0.5, 2^52) (u = 2^-53):
+/// - there `x + 0.5` is a multiple of `ulp(x)` (0.5 is one: `ulp(x)` <= 1/2), so it is exact
+///   unless it reaches the next power of two 2^k above `x`; then it is below 2^k + 1/2, and
+///   rounds to within `ulp(x)` <= 1/2 of itself, to a value in [2^k, 2^k + 1): the same
+///   truncation, 2^k;
+/// - below 0.5 the sum can round up to 1 (`0.5 - u/2 + 0.5` rounds to even, 1.0), but there
+///   every `x` rounds to 0, as it returns at once; and from 2^52 every `x` is whole already
+///   (there `x + 0.5` could round up an odd `x`).
+///
+/// One add and one truncation: the chain from a request's time in seconds to its
+/// microseconds, where the truncation, back-conversion, subtraction and comparison it
+/// replaces (same results, `round_u64_is_round_then_clamp`) took twice as long. The
+/// truncation goes through `i64`: x86-64 converts `f64` to `i64` in one instruction, where
+/// `u64` takes a branch or a correction for the top bit; and unchecked, since the sum is
+/// known to be in range there (a checked `as` adds a saturation and a NaN test).
 #[inline]
 pub fn round_u64(x: f64) -> u64 {
-    const EXACT: f64 = (1u64 << 53) as f64;
-    if x.is_nan() || x <= 0.0 {
-        return 0;
+    const WHOLE: f64 = (1u64 << 52) as f64;
+    if !(x >= 0.5) {
+        return 0; // NaN, negatives and everything below a half
     }
-    if x >= EXACT {
-        return x as u64; // already whole
+    if x >= WHOLE {
+        return x as u64; // already whole; saturates past u64::MAX
     }
-    // SAFETY: 0 < x < 2^53 here, so `x` is finite and its truncation fits an `i64`.
-    let whole: i64 = unsafe { x.to_int_unchecked() };
-    (whole + i64::from(x - whole as f64 >= 0.5)) as u64
+    // SAFETY: 0.5 <= x < 2^52 here, so `x + 0.5` is finite and its truncation fits an `i64`.
+    let whole: i64 = unsafe { (x + 0.5).to_int_unchecked() };
+    whole as u64
 }
 
 /// z of the 90th percentile of the standard normal.
@@ -381,6 +392,14 @@ mod tests {
             1.5,
             2.5,
             0.499_999_999_999_999_94,
+            0.500_000_000_000_000_1,
+            1.499_999_999_999_999_8,
+            2_251_799_813_685_247.5,
+            4_503_599_627_370_494.5,
+            4_503_599_627_370_495.0,
+            4_503_599_627_370_496.0,
+            4_503_599_627_370_497.0,
+            f64::NEG_INFINITY,
             4_503_599_627_370_495.5,
             9_007_199_254_740_991.0,
             9_007_199_254_740_992.0,
@@ -402,6 +421,23 @@ mod tests {
             assert_eq!(round_u64(x), reference(x), "{x}");
             let y: f64 = rng.random::<f64>() * 10.0 - 1.0;
             assert_eq!(round_u64(y), reference(y), "{y}");
+        }
+        // Every magnitude: the positive doubles' bit patterns, uniformly.
+        for _ in 0..1_000_000 {
+            let x = f64::from_bits(rng.random::<u64>() >> 1);
+            assert_eq!(round_u64(x), reference(x), "{x}");
+        }
+        // Halves, whole numbers and their neighbours around every power of two up to 2^54,
+        // where `x + 0.5` changes binade.
+        for k in 0..=54 {
+            let p = 2f64.powi(k);
+            for n in [p - 1.0, p, p + 1.0] {
+                for h in [n - 0.5, n, n + 0.5] {
+                    for x in [h.next_down(), h, h.next_up()] {
+                        assert_eq!(round_u64(x), reference(x), "{x}");
+                    }
+                }
+            }
         }
     }
 }
