@@ -333,6 +333,24 @@ mod tests {
         }
     }
 
+    /// `tokens_f64` is `as f64`: below 2^63, and above it, where a lost bit decides a tie.
+    #[test]
+    fn tokens_convert_as_u64_does() {
+        use crate::rng::RngExt;
+        let top = 1u64 << 63;
+        let edges = [0, 1, (1 << 53) + 1, top - 1, top, top + 1, top + 1024, top + 1025, u64::MAX];
+        for n in edges {
+            assert_eq!(tokens_f64(n).to_bits(), (n as f64).to_bits(), "{n}");
+        }
+        let mut rng = crate::rng::stream(11, &[]);
+        for _ in 0..1_000_000 {
+            let n: u64 = rng.random();
+            let m = n >> (n % 64);
+            assert_eq!(tokens_f64(n).to_bits(), (n as f64).to_bits(), "{n}");
+            assert_eq!(tokens_f64(m).to_bits(), (m as f64).to_bits(), "{m}");
+        }
+    }
+
     fn lognormal_prefill(median: f64) -> LatencyParams {
         let prefill_rate = Dist::LogNormal { median, p90: median * 2.0 };
         LatencyParams { prefill_rate, cached_rate: Dist::Const(1e6), ..LatencyParams::default() }
