@@ -257,8 +257,8 @@ fn lognormal(median: f64, sigma: f64, rng: &mut ChaCha8Rng) -> f64 {
 #[inline]
 pub fn round_u64(x: f64) -> u64 {
     const WHOLE: f64 = (1u64 << 52) as f64;
-    if !(x >= 0.5) {
-        return 0; // NaN, negatives and everything below a half
+    if x.is_nan() || x < 0.5 {
+        return 0; // negatives and everything below a half round to 0
     }
     if x >= WHOLE {
         return x as u64; // already whole; saturates past u64::MAX
