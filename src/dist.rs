@@ -248,9 +248,9 @@ fn lognormal(median: f64, sigma: f64, rng: &mut ChaCha8Rng) -> f64 {
 ///   every `x` rounds to 0, as it returns at once; and from 2^52 every `x` is whole already
 ///   (there `x + 0.5` could round up an odd `x`).
 ///
-/// One add and one truncation: the chain from a request's time in seconds to its
-/// microseconds, where the truncation, back-conversion, subtraction and comparison it
-/// replaces (same results, `round_u64_is_round_then_clamp`) took twice as long. The
+/// Two dependent instructions, an add and a truncation, on the chain from a request's time to
+/// its microseconds, where the truncation, back-conversion, subtraction, comparison and
+/// carry it replaces (same results, `round_u64_is_round_then_clamp`) were five. The
 /// truncation goes through `i64`: x86-64 converts `f64` to `i64` in one instruction, where
 /// `u64` takes a branch or a correction for the top bit; and unchecked, since the sum is
 /// known to be in range there (a checked `as` adds a saturation and a NaN test).

@@ -248,7 +248,7 @@ fn tokens_over_rate(tokens: u64, rate_per_s: f64) -> f64 {
 
 /// `tokens as f64`, converted as an `i64` below 2^63 (always, in practice): the same value,
 /// since either conversion rounds the same integer to nearest, but x86-64 converts an `i64`
-/// in one instruction where a `u64` takes five (two of them dependent adds), and converting
+/// in one instruction where a `u64` takes five dependent ones (two float adds), and converting
 /// the cache lookup's tokens is the first link of the chain to a request's time. From 2^63,
 /// half of it with the lost bit kept as a sticky bit, converted, then doubled: one rounding,
 /// the same. (Written as `tokens as f64` there, LLVM merges both arms back into the five.)
