@@ -28,6 +28,7 @@ use super::store::{EntryStore, SlotId, WriteOutcome};
 use super::{Breakpoint, CacheError, Key, Policy, Prices, Prompt, Ttl, Usage};
 use crate::config::{CacheParams, HostedParams, ModelParams};
 use crate::time::SimTime;
+use std::ops::{ControlFlow, Range};
 
 mod hosted;
 pub use hosted::stepped;
@@ -437,24 +438,72 @@ fn anthropic_hit(
     let mut probed = prompt.len();
     for bp in breakpoints.iter().rev() {
         let lowest = bp.index.saturating_sub(LOOKBACK_POSITIONS - 1);
-        // Down from the breakpoint to `lowest`: a plain countdown (a reversed inclusive range
-        // kept a flag and a bound per step).
-        let mut index = (bp.index + 1).min(probed);
-        while index > lowest {
-            index -= 1;
-            if prompt.prefix_tokens(index) < min {
-                return None;
-            }
-            if written & position_bit(index) == 0 {
-                continue;
-            }
-            if let Some(slot) = store.ready_slot(prompt.prefix_key(index), now) {
-                return Some(Hit { index, slot });
-            }
+        let window = lowest..(bp.index + 1).min(probed);
+        let found = match window.end <= 63 {
+            true => window_hit_by_bits((store, written), prompt, window, min, now),
+            false => window_hit((store, written), prompt, window, min, now),
+        };
+        if let ControlFlow::Break(hit) = found {
+            return hit;
         }
         probed = probed.min(lowest);
     }
     None
+}
+
+/// `window_hit` on a window below position 63, where every position has a bit of its own in
+/// `written`: only the positions written at are visited (in a fan-out, 2 of 4 a request), from
+/// the highest down. Skipping an unwritten position below `min` skips no answer: every
+/// position after it (lower) is below `min` too, so the search ends at the next one written
+/// (or finds nothing), as it would have ended there.
+#[inline(always)]
+fn window_hit_by_bits(
+    (store, written): (&EntryStore<Key>, u64),
+    prompt: &Prompt,
+    window: Range<usize>,
+    min: u64,
+    now: SimTime,
+) -> ControlFlow<Option<Hit>> {
+    let below = |i: usize| (1u64 << i) - 1;
+    let mut candidates = written & below(window.end) & !below(window.start);
+    while candidates != 0 {
+        let index = 63 - candidates.leading_zeros() as usize;
+        candidates &= !(1 << index);
+        if prompt.prefix_tokens(index) < min {
+            return ControlFlow::Break(None);
+        }
+        if let Some(slot) = store.ready_slot(prompt.prefix_key(index), now) {
+            return ControlFlow::Break(Some(Hit { index, slot }));
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// The positions of `window` from the highest down: `Break` with the first ready one (a hit)
+/// or at the first below `min` (no hit at all), `Continue` if none is either.
+#[inline(always)]
+fn window_hit(
+    (store, written): (&EntryStore<Key>, u64),
+    prompt: &Prompt,
+    window: Range<usize>,
+    min: u64,
+    now: SimTime,
+) -> ControlFlow<Option<Hit>> {
+    // A plain countdown (a reversed inclusive range kept a flag and a bound per step).
+    let mut index = window.end;
+    while index > window.start {
+        index -= 1;
+        if prompt.prefix_tokens(index) < min {
+            return ControlFlow::Break(None);
+        }
+        if written & position_bit(index) == 0 {
+            continue;
+        }
+        if let Some(slot) = store.ready_slot(prompt.prefix_key(index), now) {
+            return ControlFlow::Break(Some(Hit { index, slot }));
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 /// Position `i`'s bit in `Cache::written`; the positions from 63 on share the last bit.
@@ -529,5 +578,84 @@ fn server_usage(total: u64, read: u64, block: u64) -> Usage {
         uncached: total - full,
         redundant_writes: 0,
         storage_token_s: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::{Block, Layer};
+
+    /// `anthropic_hit` as it was before windows were looked up by their bits: every position
+    /// of every window, from the highest down.
+    fn hit_position_by_position(
+        (store, written): (&EntryStore<Key>, u64),
+        prompt: &Prompt,
+        breakpoints: &[Breakpoint],
+        min: u64,
+        now: SimTime,
+    ) -> Option<Hit> {
+        let mut probed = prompt.len();
+        for bp in breakpoints.iter().rev() {
+            let lowest = bp.index.saturating_sub(LOOKBACK_POSITIONS - 1);
+            if let ControlFlow::Break(hit) =
+                window_hit((store, written), prompt, lowest..(bp.index + 1).min(probed), min, now)
+            {
+                return hit;
+            }
+            probed = probed.min(lowest);
+        }
+        None
+    }
+
+    /// The search by written bits finds what the search position by position finds: random
+    /// prompts (some blocks of no tokens; some past position 63), breakpoints, minimums,
+    /// written masks, and entries ready, pending or expired at random positions.
+    #[test]
+    fn a_search_by_written_bits_finds_what_the_search_position_by_position_finds() {
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut draw = |n: u64| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005);
+            state = state.wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % n
+        };
+        let mut outcomes = [0; 3];
+        for case in 0..5000 {
+            let len = 1 + draw(80) as usize;
+            let mut prompt = Prompt::new("ws", "m");
+            for id in 0..len as u64 {
+                prompt.push(Block::synthetic(Layer::Messages, draw(3) * 100, case * 128 + id));
+            }
+            let mut store = EntryStore::new(None);
+            let mut written = draw(u64::MAX) & draw(u64::MAX);
+            for i in 0..len {
+                if draw(3) == 0 {
+                    written |= position_bit(i);
+                    let (ready, ttl) = (SimTime::from_us(draw(3) * 10), Ttl::Other(draw(40)));
+                    store.write(prompt.prefix_key(i), 1, SimTime::ZERO, ready, ttl);
+                }
+            }
+            let mut breakpoints = Vec::new();
+            for _ in 0..1 + draw(MAX_BREAKPOINTS as u64) {
+                let floor = breakpoints.last().map_or(0, |b: &Breakpoint| b.index + 1);
+                if floor < len {
+                    let index = floor + draw(((len - floor) as u64).min(30)) as usize;
+                    breakpoints.push(Breakpoint { index, ttl: Ttl::FiveMin });
+                }
+            }
+            let (min, now) = (draw(5) * 100, SimTime::from_us(10 + draw(20)));
+            let ask = ((&store, written), &prompt, &breakpoints[..], min, now);
+            let found = anthropic_hit(ask.0, ask.1, ask.2, ask.3, ask.4).map(|h| (h.index, h.slot));
+            let each = hit_position_by_position(ask.0, ask.1, ask.2, ask.3, ask.4);
+            let each = each.map(|h| (h.index, h.slot));
+            assert_eq!(found, each, "case {case}: {breakpoints:?} of {len}, min {min}");
+            outcomes[match each {
+                Some((index, _)) if index >= 63 => 2,
+                Some(_) => 1,
+                None => 0,
+            }] += 1;
+        }
+        // Misses, hits below 63 and hits from 63 on.
+        assert!(outcomes.iter().all(|&n| n > 20), "every outcome is exercised: {outcomes:?}");
     }
 }
