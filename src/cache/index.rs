@@ -67,19 +67,24 @@ struct Bucket {
 /// The index; see the module doc.
 #[derive(Debug, Clone)]
 pub struct Index<K> {
-    /// A power of two of buckets (or none before the first insert).
+    /// A power of two of buckets, `FIRST_BUCKETS` at least.
     buckets: Vec<Bucket>,
     generation: u32,
     len: usize,
     key: std::marker::PhantomData<K>,
 }
 
-/// Buckets of a table's first allocation.
+/// Buckets of a table's first allocation, made with the table: a lookup then never meets a
+/// table without buckets (no check of its length first).
 const FIRST_BUCKETS: usize = 64;
+
+/// A bucket of no generation a table has: empty.
+const EMPTY: Bucket = Bucket { low: 0, high: 0, slot: 0, generation: 0 };
 
 impl<K: StoreKey> Default for Index<K> {
     fn default() -> Self {
-        Index { buckets: Vec::new(), generation: 1, len: 0, key: std::marker::PhantomData }
+        let buckets = vec![EMPTY; FIRST_BUCKETS];
+        Index { buckets, generation: 1, len: 0, key: std::marker::PhantomData }
     }
 }
 
@@ -94,8 +99,7 @@ impl<K: StoreKey> Index<K> {
         }
     }
 
-    /// The bucket holding `key`, or the empty one where it would go (`Err`). The table has
-    /// buckets.
+    /// The bucket holding `key`, or the empty one where it would go (`Err`).
     #[inline(always)]
     fn find(&self, (low, high): (u64, u64)) -> Result<usize, usize> {
         let mask = self.buckets.len() - 1;
@@ -115,9 +119,6 @@ impl<K: StoreKey> Index<K> {
     /// The slot of `key`, if it was inserted since the last `clear`.
     #[inline(always)]
     pub fn get(&self, key: K) -> Option<u32> {
-        if self.len == 0 {
-            return None;
-        }
         self.find(key.words()).ok().map(|i| self.buckets[i].slot)
     }
 
@@ -139,14 +140,13 @@ impl<K: StoreKey> Index<K> {
         }
     }
 
-    /// Double the table (the first: `FIRST_BUCKETS`) and place the keys again. Out of line:
+    /// Double the table and place the keys again. Out of line:
     /// a store stops growing once it has held its largest run.
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let size = (2 * self.buckets.len()).max(FIRST_BUCKETS);
-        let empty = Bucket { low: 0, high: 0, slot: 0, generation: 0 };
-        let old = std::mem::replace(&mut self.buckets, vec![empty; size]);
+        let size = 2 * self.buckets.len();
+        let old = std::mem::replace(&mut self.buckets, vec![EMPTY; size]);
         let live = self.generation;
         self.generation = 1;
         for b in old.into_iter().filter(|b| b.generation == live) {
