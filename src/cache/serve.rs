@@ -390,8 +390,31 @@ impl Hit {
     }
 }
 
-/// At most 4, in range, strictly increasing, 1h before 5m (and before no-TTL).
+/// At most 4, in range, strictly increasing, 1h before 5m (and before no-TTL). Accepted in
+/// one pass over neighbours (in range: the last is; no 1h after a shorter TTL: no neighbours
+/// shorter then 1h); a refusal names its breakpoint as `breakpoint_error` finds it.
+#[inline(always)]
 fn validate_breakpoints(breakpoints: &[Breakpoint], len: usize) -> Result<(), CacheError> {
+    let one_hour = |bp: &Breakpoint| matches!(bp.ttl, Ttl::OneHour);
+    let ordered =
+        |w: &[Breakpoint]| w[0].index < w[1].index && (one_hour(&w[0]) || !one_hour(&w[1]));
+    match breakpoints.last() {
+        None => Ok(()),
+        Some(last)
+            if breakpoints.len() <= MAX_BREAKPOINTS
+                && last.index < len
+                && breakpoints.windows(2).all(ordered) =>
+        {
+            Ok(())
+        }
+        Some(_) => breakpoint_error(breakpoints, len),
+    }
+}
+
+/// `validate_breakpoints` checked breakpoint by breakpoint: the first refused.
+#[cold]
+#[inline(never)]
+fn breakpoint_error(breakpoints: &[Breakpoint], len: usize) -> Result<(), CacheError> {
     if breakpoints.len() > MAX_BREAKPOINTS {
         return Err(CacheError::TooManyBreakpoints {
             count: breakpoints.len(),
@@ -561,6 +584,30 @@ fn server_usage(total: u64, read: u64, block: u64) -> Usage {
 mod tests {
     use super::*;
     use crate::cache::{Block, Layer};
+
+    /// The one-pass check accepts what the check breakpoint by breakpoint accepts, and refuses
+    /// with its error: every list of up to 5 breakpoints at positions 0..4 of the 4 TTL
+    /// kinds, on prompts of 0 to 5 blocks.
+    #[test]
+    fn breakpoints_are_accepted_as_breakpoint_by_breakpoint() {
+        let ttls = [Ttl::OneHour, Ttl::FiveMin, Ttl::None, Ttl::Other(7)];
+        let mut accepted = 0;
+        for n in 0..=5u32 {
+            for code in 0..16usize.pow(n) {
+                let bps: Vec<_> = (0..n as usize)
+                    .map(|k| code / 16usize.pow(k as u32) % 16)
+                    .map(|d| Breakpoint { index: d % 4, ttl: ttls[d / 4] })
+                    .collect();
+                for len in 0..=5 {
+                    let (fast, each) =
+                        (validate_breakpoints(&bps, len), breakpoint_error(&bps, len));
+                    assert_eq!(format!("{fast:?}"), format!("{each:?}"), "{bps:?} of {len}");
+                    accepted += usize::from(fast.is_ok());
+                }
+            }
+        }
+        assert!(accepted > 500, "{accepted} lists accepted");
+    }
 
     /// `anthropic_hit` without `written`: every position of every window, from the highest
     /// down.
