@@ -391,8 +391,8 @@ impl Hit {
 }
 
 /// At most 4, in range, strictly increasing, 1h before 5m (and before no-TTL). Accepted in
-/// one pass over neighbours (in range: the last is; no 1h after a shorter TTL: no neighbours
-/// shorter then 1h); a refusal names its breakpoint as `breakpoint_error` finds it.
+/// one pass over neighbours (all in range: the last is; no 1h after a shorter TTL: no pair
+/// of a shorter TTL followed by 1h); a refusal is the error `breakpoint_error` finds.
 #[inline(always)]
 fn validate_breakpoints(breakpoints: &[Breakpoint], len: usize) -> Result<(), CacheError> {
     let one_hour = |bp: &Breakpoint| matches!(bp.ttl, Ttl::OneHour);
