@@ -11,6 +11,8 @@ use crate::exec::{self, ModelSim, Summary};
 use crate::limits::{self, LimitError, RunError, WorkLimits};
 use crate::replay::{self, CacheChoice, ReplaySettings, SetError, SettingError, TraceError};
 #[cfg(feature = "sweep")]
+pub use crate::sweep::hold::HoldAnswer;
+#[cfg(feature = "sweep")]
 use crate::sweep::SweepError;
 
 #[cfg(feature = "sweep")]
@@ -158,6 +160,17 @@ impl Experiment {
     /// The resolved experiment (every parameter, in base units).
     pub fn config(&self) -> &config::Experiment {
         &self.resolved
+    }
+
+    /// The cap to use for this experiment's `wait_first` hold, with its interval over the
+    /// latency calibration's refits (`sweep::hold`), as `run`, `tune --param max_wait`,
+    /// `report` and `serve` give it; `None` unless `[report] answer = "hold_cap"` and a
+    /// `wait_first` strategy is run.
+    #[cfg(feature = "sweep")]
+    pub fn hold_answer(&self, jobs: Option<usize>) -> Result<Option<HoldAnswer>, Error> {
+        let sim = ModelSim { origin: self.origin.clone() };
+        let jobs = jobs.unwrap_or_else(exec::default_jobs).max(1);
+        Ok(crate::sweep::hold::for_experiment(&sim, &self.table, &self.resolved, jobs)?)
     }
 
     /// Every replication of every strategy; with `opts.out`, the result files too.

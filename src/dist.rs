@@ -12,8 +12,10 @@
 pub enum Quantity {
     /// A duration: values need a unit (`2s`, `500ms`) and are stored in microseconds.
     Duration,
-    /// A count or rate (tokens, tokens/s): plain numbers.
+    /// A count (tokens): plain numbers.
     Number,
+    /// A rate (tokens/s): plain numbers, or `inf` for a term that takes no time.
+    Rate,
 }
 
 /// A distribution over non-negative values.

@@ -203,7 +203,7 @@ pub use api::{
     TraceReplay,
 };
 #[cfg(feature = "sweep")]
-pub use api::{run_sweep, Sweep, SweepSummary};
+pub use api::{run_sweep, HoldAnswer, Sweep, SweepSummary};
 pub use calibrate::Settings as CalibrateSettings;
 pub use exec::{Percentiles, StrategyResult, Summary, Tokens};
 pub use replay::Format as TraceFormat;

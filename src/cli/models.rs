@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{CliError, CliResult};
 use crate::cache;
-use crate::config::latency_presets::{self, CACHED_RATE_FALLBACK, DECODE_RATE_FALLBACK};
+use crate::config::latency_presets::{self, DECODE_RATE_FALLBACK};
 
 pub const EXAMPLES: &str = "  prefixsim models                      # a table for people
   prefixsim models --json               # the same for programs
@@ -57,11 +57,13 @@ struct Prices {
 struct Latency {
     overhead_s: f64,
     prefill_rate: f64,
-    cached_rate: f64,
+    /// `None`: the fit found no measurable time per cached token, and none is simulated.
+    cached_rate: Option<f64>,
     decode_rate: f64,
-    /// Whether `cached_rate` / `decode_rate` were identified by the data (else a fallback).
-    cached_rate_fitted: bool,
+    /// Whether `decode_rate` was identified by the data (else a fallback).
     decode_rate_fitted: bool,
+    /// The overhead's 99th percentile (the measured residuals' fitted tail), seconds.
+    overhead_p99_s: f64,
     source: String,
 }
 
@@ -97,10 +99,10 @@ fn row(name: &'static str) -> ModelRow {
         latency: Latency {
             overhead_s: fit.overhead_s,
             prefill_rate: fit.prefill_rate,
-            cached_rate: fit.cached_rate.unwrap_or(CACHED_RATE_FALLBACK),
+            cached_rate: fit.cached_rate,
             decode_rate: fit.decode_rate.unwrap_or(DECODE_RATE_FALLBACK),
-            cached_rate_fitted: fit.cached_rate.is_some(),
             decode_rate_fitted: fit.decode_rate.is_some(),
+            overhead_p99_s: (fit.overhead.quantile_s(0.99) * 1e4).round() / 1e4,
             source,
         },
     }
@@ -128,6 +130,7 @@ fn table(rows: &[ModelRow]) -> String {
         "min cache",
         "window",
         "overhead",
+        "p99",
         "prefill tok/s",
         "cached tok/s",
         "decode tok/s",
@@ -149,8 +152,9 @@ fn table(rows: &[ModelRow]) -> String {
             r.min_cacheable_tokens.to_string(),
             window(r.context_window_tokens, r.long_context_window_tokens),
             format!("{:.2}s", l.overhead_s),
+            format!("{:.2}s", l.overhead_p99_s),
             format!("{:.0}", l.prefill_rate),
-            format!("{:.0}{}", l.cached_rate, mark(l.cached_rate_fitted)),
+            l.cached_rate.map_or("-".into(), |r| format!("{r:.0}")),
             format!("{:.0}{}", l.decode_rate, mark(l.decode_rate_fitted)),
             from,
         ]);
@@ -163,7 +167,7 @@ fn table(rows: &[ModelRow]) -> String {
             .iter()
             .enumerate()
             .map(|(c, v)| match c {
-                0 | 10 => format!("{v:<w$}", w = widths[c]),
+                0 | 11 => format!("{v:<w$}", w = widths[c]),
                 _ => format!("{v:>w$}", w = widths[c]),
             })
             .collect();
@@ -171,10 +175,12 @@ fn table(rows: &[ModelRow]) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "\n* not identifiable from the data: cached reads fall back to {CACHED_RATE_FALLBACK:.0} tok/s, \
-         decode to {DECODE_RATE_FALLBACK:.0} tok/s (docs/calibrate.md)\n\
-         overhead: median fixed part of the time to first token; simulated draws spread as the \
-         measured residuals do\n"
+        "\noverhead: median fixed part of the time to first token, p99: its 99th \
+         percentile (simulated draws spread as the measured residuals do, tail included)\n\
+         cached tok/s -: the time to first token does not grow measurably with cached tokens, and \
+         none is simulated; * decode not identifiable: {DECODE_RATE_FALLBACK:.0} tok/s\n\
+         latency from: the model whose fit is used, when the model's own data (if any) do not \
+         identify one (docs/calibrate.md)\n"
     ));
     out
 }

@@ -13,6 +13,7 @@ use super::{CliError, CliResult};
 use crate::config::{self, Experiment};
 use crate::exec::{self, ModelSim};
 use crate::limits::{self, WorkLimits};
+use crate::sweep::hold;
 
 pub const EXAMPLES: &str = "  prefixsim run experiments/default.toml
   prefixsim run experiments/default.toml --set workload.agents=32 --set cache.ttl=1h
@@ -63,12 +64,12 @@ pub fn run(args: Args) -> CliResult {
     let (table, exp) = load(&args.file, &sets, args.seed)?;
     let estimate = limits::estimate_run(&exp, args.out.is_some());
     check_work(&estimate, &WorkLimits::from_table(&table), args.force)?;
-    execute_and_print(&exp, &args, &ModelSim { origin: args.file.display().to_string() })
+    execute_and_print(&table, &exp, &args, &ModelSim { origin: args.file.display().to_string() })
 }
 
 /// `prefixsim` with no command: the embedded default experiment, as a table.
 pub fn run_default() -> CliResult {
-    let (_, exp) = config::load_default(&[]).map_err(CliError::input)?;
+    let (table, exp) = config::load_default(&[]).map_err(CliError::input)?;
     let args = Args {
         file: PathBuf::from(config::DEFAULT_ORIGIN),
         overrides: Overrides::default(),
@@ -79,7 +80,7 @@ pub fn run_default() -> CliResult {
         jobs: None,
         force: false,
     };
-    execute_and_print(&exp, &args, &ModelSim { origin: config::DEFAULT_ORIGIN.into() })
+    execute_and_print(&table, &exp, &args, &ModelSim { origin: config::DEFAULT_ORIGIN.into() })
 }
 
 /// Load, apply `--set`s and `--seed`; every failure is an input error naming file/key/value.
@@ -120,12 +121,18 @@ fn check_out_dir(dir: &Path, force: bool) -> Result<(), CliError> {
 }
 
 /// Simulate with the library's executor, write `--out` files, print the table or JSON.
-pub fn execute_and_print(exp: &Experiment, args: &Args, sim: &ModelSim) -> CliResult {
+pub fn execute_and_print(
+    table: &toml::Table,
+    exp: &Experiment,
+    args: &Args,
+    sim: &ModelSim,
+) -> CliResult {
     if let Some(dir) = &args.out {
         check_out_dir(dir, args.force)?;
     }
     let jobs = args.jobs.unwrap_or_else(exec::default_jobs).max(1);
     let outcomes = exec::execute(sim, exp, jobs, true).map_err(guard::run_error)?;
+    let hold = hold::for_experiment(sim, table, exp, jobs).map_err(guard::run_error)?;
     if let Some(dir) = &args.out {
         let trace = match args.trace {
             true => Some(exec::run::trace_rows(sim, exp).map_err(guard::run_error)?),
@@ -135,13 +142,21 @@ pub fn execute_and_print(exp: &Experiment, args: &Args, sim: &ModelSim) -> CliRe
         exec::write_out(dir, exp, &outcomes, trace.as_deref())
             .with_context(|| format!("writing results to {}", dir.display()))
             .map_err(CliError::internal)?;
+        if let Some(h) = &hold {
+            let json = serde_json::to_string_pretty(h).map_err(CliError::internal)? + "\n";
+            crate::sweep::output::write_atomic(&dir.join("hold.json"), &json)
+                .map_err(|e| CliError::internal(anyhow::anyhow!(e)))?;
+        }
         drop(lock);
     }
-    let text = if args.json {
+    let mut text = if args.json {
         exec::json_text(exp, &outcomes)
     } else {
         exec::table_text_with_overrides(exp, &outcomes, &args.overrides.as_typed())
     };
+    if let (Some(h), false) = (&hold, args.json) {
+        text.push_str(&format!("\n{}\n", capitalised(&h.sentence())));
+    }
     out!("{text}")?;
     if let Some(dir) = &args.out {
         // After the JSON, on stderr: stdout stays one JSON document.
@@ -153,6 +168,12 @@ pub fn execute_and_print(exp: &Experiment, args: &Args, sim: &ModelSim) -> CliRe
         }
     }
     Ok(())
+}
+
+/// `text` with its first letter in upper case.
+fn capitalised(text: &str) -> String {
+    let mut c = text.chars();
+    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
 /// What `--out` wrote and what to do with it, as `sweep` says it.

@@ -11,6 +11,7 @@ use super::{CliError, CliResult};
 use crate::config;
 use crate::exec::{self, ModelSim, ResolveError, Simulator};
 use crate::limits::{self, WorkLimits};
+use crate::sweep::hold;
 use crate::sweep::tune::{self, Candidate, Objective, Tuned};
 use crate::sweep::{output, table};
 
@@ -152,10 +153,22 @@ pub fn run(args: Args) -> CliResult {
     let desc = sim.describe(&probe);
     check_limits(&args, &sim, &table, &values)?;
     let jobs = args.jobs.unwrap_or_else(exec::default_jobs);
-    let tuned =
-        tune::run_tune(&sim, &table, strategy, &args.param, values, &objective, args.refine, jobs)
-            .map_err(guard::run_error)?;
+    let hold_cap = tune::is_hold_cap(&args.param)
+        && values.iter().all(|v| v.kind == tune::Kind::Duration)
+        && table::canonical_key(&args.param) == table::canonical_key(hold::HOLD_PARAM);
+    let (tuned, answer) = if hold_cap {
+        let (r, o) = (&args.range, &objective);
+        hold::answer(&sim, &table, &strategy, r, values, o, args.refine, jobs)
+    } else {
+        let (p, o) = (&args.param, &objective);
+        tune::run_tune(&sim, &table, strategy, p, values, o, args.refine, jobs).map(|t| (t, None))
+    }
+    .map_err(guard::run_error)?;
     let mut report = Report::new(&args.param, &objective, desc.replications, &tuned);
+    if let Some(a) = &answer {
+        report.notes.push(a.sentence());
+    }
+    report.hold = answer;
     (report.name, report.question) = (desc.name, desc.question);
     let json = serde_json::to_string_pretty(&report).expect("a report serializes") + "\n";
     if let Some(dir) = &args.out {
@@ -265,6 +278,9 @@ struct Report {
     hold_edge: Option<EdgeJson>,
     refine_rounds: u32,
     notes: Vec<String>,
+    /// Tuning the hold cap: the answer with its interval over the calibration's refits
+    /// (`sweep::hold`), what `run`, `report` and `serve` print for the same experiment.
+    hold: Option<hold::HoldAnswer>,
     candidates: Vec<CandJson>,
 }
 
@@ -294,6 +310,7 @@ impl Report {
             hold_edge: edge_json(t),
             refine_rounds: t.rounds,
             notes: notes(param, t),
+            hold: None,
             candidates: c
                 .iter()
                 .map(|c| CandJson {

@@ -104,13 +104,14 @@ fn one(slots: &[Option<&str>], i: usize, name: &str, q: Quantity) -> Result<f64,
 pub fn parse_value(text: &str, q: Quantity) -> Result<f64, DistError> {
     match q {
         Quantity::Duration => Ok(parse_duration_us(text)? as f64),
-        Quantity::Number => {
+        Quantity::Number | Quantity::Rate => {
             let x: f64 = text
                 .trim()
                 .replace('_', "")
                 .parse()
                 .map_err(|_| DistError::NotANumber(text.trim().to_string()))?;
-            if !x.is_finite() || x < 0.0 {
+            let infinite_rate = q == Quantity::Rate && x == f64::INFINITY;
+            if !(x.is_finite() || infinite_rate) || x < 0.0 {
                 return Err(DistError::OutOfRange(text.trim().to_string()));
             }
             Ok(x)
@@ -243,7 +244,7 @@ pub fn dist_label(d: &Dist, q: Quantity) -> String {
 fn value_label(x: f64, q: Quantity) -> String {
     match q {
         Quantity::Duration => exact_duration(x.round().max(0.0) as u64),
-        Quantity::Number => format!("{x}"),
+        Quantity::Number | Quantity::Rate => format!("{x}"),
     }
 }
 

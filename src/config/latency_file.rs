@@ -27,9 +27,9 @@ pub struct LatencyFile {
 
 const KEYS: [(&str, Quantity); 5] = [
     ("overhead", Quantity::Duration),
-    ("prefill_rate", Quantity::Number),
-    ("cached_rate", Quantity::Number),
-    ("decode_rate", Quantity::Number),
+    ("prefill_rate", Quantity::Rate),
+    ("cached_rate", Quantity::Rate),
+    ("decode_rate", Quantity::Rate),
     ("ready_delay", Quantity::Duration),
 ];
 

@@ -4,10 +4,15 @@
 //!
 //! `calibrated` (the default): fitted by `prefixsim calibrate data/claude-code-ttft` (real
 //! Claude Code sessions of 2025 whose requests carry a measured TTFT; docs/calibrate.md has the
-//! method, the intervals and the command that reproduces every number here, and a test checks
-//! this table against a fresh fit). The overhead is a distribution: the fitted fixed part plus
-//! the fit's residual quantiles, so simulated TTFTs are as spread as measured ones. A model
-//! without data borrows the fit of its nearest measured sibling and says so (`source`).
+//! method, the intervals and the command that reproduces every number here; `latency_fits.rs`
+//! is generated from that command's JSON and a test holds it to a fresh fit). The overhead is
+//! a distribution: the fitted fixed part plus the fit's residuals, with a generalized Pareto
+//! tail, so simulated TTFTs spread, tail included, as measured ones do. A model without data,
+//! or whose data do not identify a fit, borrows the fit of its nearest well-measured sibling
+//! and says so (`source`). A rate the data cannot identify is not filled in: an unidentified
+//! cached rate is no time per cached token, what the fit itself found. Each fit carries
+//! `CALIBRATION_DRAWS` bootstrap refits: `latency.draw = k` runs at the k-th, and `tune`
+//! runs its objective at each to put an interval on the hold cap.
 //!
 //! `launch-2024`: 500 ms + 9,100 tok/s uncached, 51,500 tok/s cached, the fit to Anthropic's
 //! prompt-caching launch post of August 2024 (Claude 3.5 Sonnet; see `model::latency`).
@@ -43,66 +48,153 @@ impl LatencyPreset {
     }
 }
 
+/// A fitted overhead distribution: the fixed part plus the fit's residuals, as `dist::Spliced`
+/// (19 body quantiles at 0, 5%, ..., 90%, a generalized Pareto tail above, truncated).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Overhead {
+    pub body_s: [f64; 19],
+    pub p_tail: f64,
+    pub scale_s: f64,
+    pub shape: f64,
+    pub max_s: f64,
+}
+
+impl Overhead {
+    /// The distribution in microseconds, as the simulator draws it.
+    pub fn dist(&self) -> Dist {
+        let body = self.body_s.iter().map(|s| (s * 1e6).round()).collect();
+        let (scale, max) = (self.scale_s * 1e6, self.max_s * 1e6);
+        match crate::dist::Spliced::new(body, self.p_tail, scale, self.shape, max) {
+            Ok(s) => Dist::Spliced(Box::new(s)),
+            Err(e) => unreachable!("a generated fit is a valid distribution: {e}"),
+        }
+    }
+
+    /// The value at probability `p`, seconds.
+    pub fn quantile_s(&self, p: f64) -> f64 {
+        self.dist().quantile(p) / 1e6
+    }
+}
+
+/// One bootstrap refit of a model (the calibration's uncertainty): `latency.draw = k` runs
+/// the experiment at the model's k-th.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Draw {
+    pub overhead: Overhead,
+    pub prefill_rate: f64,
+    /// `None`: the refit found no time per cached token.
+    pub cached_rate: Option<f64>,
+}
+
 /// One fitted model. Rates in tokens per second; times in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fit {
     /// The model preset the fit was made on.
     pub fitted_on: &'static str,
-    /// Requests with a measured TTFT behind the fit.
+    /// Requests with a measured TTFT behind the fit, and the sessions they came in.
     pub requests: u32,
-    /// Median fixed part of the TTFT (the median of `overhead_quantiles_s`).
+    pub sessions: u32,
+    /// Whether the data identify the fit well enough for a preset to use it (calibrate's
+    /// rule: enough requests and sessions, a bounded prefill interval). A model whose own fit
+    /// is not identified borrows a sibling's (`BORROWED`).
+    pub identified: bool,
+    /// Median fixed part of the TTFT.
     pub overhead_s: f64,
-    /// The fixed part plus the fit's residual quantiles (2.5%, 7.5%, ..., 97.5%), clamped at 0.
-    pub overhead_quantiles_s: [f64; 20],
+    /// The fixed part plus the residuals, with their tail.
+    pub overhead: Overhead,
     pub prefill_rate: f64,
-    /// `None`: the data cannot identify it (see `CACHED_RATE_FALLBACK`).
+    /// `None`: the TTFT does not grow measurably with cached tokens (the fit's coefficient is
+    /// 0), and the preset takes no time per cached token: what the fit itself predicts.
     pub cached_rate: Option<f64>,
     /// `None`: the data cannot identify it (see `DECODE_RATE_FALLBACK`).
     pub decode_rate: Option<f64>,
+    /// The first `CALIBRATION_DRAWS` bootstrap refits (session resampling, seed 42).
+    pub draws: &'static [Draw],
 }
 
-/// What a model without its own cached-read rate uses (a named assumption): the rate of the
-/// two well-measured fits that identify one, Sonnet 4 (147,009 tok/s) and Sonnet 4.5 (144,893).
-/// Where it is not identifiable (Opus 4.5, Haiku 4.5), reading cached tokens is too fast to
-/// separate from the fixed part, so a fast rate is the consistent choice.
-pub const CACHED_RATE_FALLBACK: f64 = 145_000.0;
 /// Output tokens per second where no duration was measured.
 pub const DECODE_RATE_FALLBACK: f64 = 50.0;
 
 include!("latency_fits.rs");
 
-/// The fit a model preset uses, and where it comes from: its own data, or a sibling's.
+/// Models whose own data, if any, do not identify a fit, and the well-measured model whose
+/// fit they use: the nearest sibling of the same family (same serving tier), a named
+/// assumption that `models` and every output using it state.
+pub const BORROWED: [(&str, &str); 13] = [
+    ("claude-fable-5", "claude-opus-4.5"),
+    ("claude-fable-5.1", "claude-opus-4.5"),
+    ("claude-haiku-3.5", "claude-haiku-4.5"),
+    ("claude-mythos-5", "claude-opus-4.5"),
+    ("claude-mythos-5.1", "claude-opus-4.5"),
+    ("claude-opus-4", "claude-opus-4.5"),
+    ("claude-opus-4.1", "claude-opus-4.5"),
+    ("claude-opus-4.6", "claude-opus-4.5"),
+    ("claude-opus-4.7", "claude-opus-4.5"),
+    ("claude-opus-4.8", "claude-opus-4.5"),
+    ("claude-opus-5", "claude-opus-4.5"),
+    ("claude-sonnet-4.6", "claude-sonnet-4.5"),
+    ("claude-sonnet-5", "claude-sonnet-4.5"),
+];
+
+/// The fit a model preset uses, and where it comes from: its own data, or a sibling's when it
+/// has none or its own is not identified.
 pub fn fit_for(model: &str) -> Option<(&'static Fit, String)> {
     let model = crate::cache::preset_for_api_id(model)?;
-    let (fitted_on, borrowed) = match BORROWED.iter().find(|(m, _)| *m == model) {
-        Some((_, from)) => (*from, true),
-        // OpenAI and Gemini presets: a Claude model of a similar tier (docs/providers.md).
-        None => crate::config::presets_hosted::latency_sibling(model)
-            .map_or((model, false), |from| (from, true)),
+    let own = FITS.iter().find(|f| f.fitted_on == model);
+    let sibling = BORROWED.iter().find(|(m, _)| *m == model).map(|(_, from)| *from);
+    // OpenAI and Gemini presets: a Claude model of a similar tier (docs/providers.md).
+    let sibling = sibling.or_else(|| crate::config::presets_hosted::latency_sibling(model));
+    let (fit, borrowed) = match (own, sibling) {
+        (Some(f), _) if f.identified => (f, false),
+        (_, Some(from)) => (FITS.iter().find(|f| f.fitted_on == from)?, true),
+        (Some(f), None) => (f, false),
+        (None, None) => return None,
     };
-    let fit = FITS.iter().find(|f| f.fitted_on == fitted_on)?;
-    let source = if borrowed {
-        format!(
-            "no measurements of {model}: borrows the fit of {fitted_on} ({} requests)",
-            fit.requests
-        )
-    } else {
-        format!("fit to {} measured requests of {model} (data/claude-code-ttft)", fit.requests)
+    let source = match (borrowed, own) {
+        (false, _) => {
+            format!("fit to {} measured requests of {model} (data/claude-code-ttft)", fit.requests)
+        }
+        (true, Some(o)) => format!(
+            "{model}'s own {} measured requests in {} sessions do not identify a fit: borrows \
+             the fit of {} ({} requests)",
+            o.requests, o.sessions, fit.fitted_on, fit.requests
+        ),
+        (true, None) => format!(
+            "no measurements of {model}: borrows the fit of {} ({} requests)",
+            fit.fitted_on, fit.requests
+        ),
     };
     Some((fit, source))
 }
 
-/// The latency parameters of `model` under `preset`. Every preset model has one.
+/// The latency parameters of `model` under `preset`. Every preset model has one. `draw`:
+/// the calibration's k-th bootstrap refit instead of the point fit (`None` past the last, or
+/// under `launch-2024`, which has no calibration).
 pub fn params(model: &str, preset: LatencyPreset) -> Option<LatencyParams> {
+    params_draw(model, preset, None)
+}
+
+/// `params` at the calibration's `draw`-th bootstrap refit (`None`: the point fit).
+pub fn params_draw(
+    model: &str,
+    preset: LatencyPreset,
+    draw: Option<usize>,
+) -> Option<LatencyParams> {
     match preset {
-        LatencyPreset::Launch2024 => Some(LatencyParams::default()),
+        LatencyPreset::Launch2024 => draw.is_none().then(LatencyParams::default),
         LatencyPreset::Calibrated => {
             let (fit, _) = fit_for(model)?;
-            let quantiles_us = fit.overhead_quantiles_s.iter().map(|s| (s * 1e6).round()).collect();
+            let (overhead, prefill, cached) = match draw {
+                None => (fit.overhead, fit.prefill_rate, fit.cached_rate),
+                Some(k) => {
+                    let d = fit.draws.get(k)?;
+                    (d.overhead, d.prefill_rate, d.cached_rate)
+                }
+            };
             Some(LatencyParams {
-                overhead_us: Dist::Empirical(quantiles_us),
-                prefill_rate: Dist::Const(fit.prefill_rate),
-                cached_rate: Dist::Const(fit.cached_rate.unwrap_or(CACHED_RATE_FALLBACK)),
+                overhead_us: overhead.dist(),
+                prefill_rate: Dist::Const(prefill),
+                cached_rate: Dist::Const(cached.unwrap_or(f64::INFINITY)),
                 decode_rate: Dist::Const(fit.decode_rate.unwrap_or(DECODE_RATE_FALLBACK)),
                 ready_delay_us: Dist::Const(0.0),
             })
@@ -121,20 +213,34 @@ mod tests {
             assert!(fit.overhead_s > 0.0 && fit.prefill_rate > 0.0, "{name}");
             assert!(!source.is_empty());
             let p = params(name, LatencyPreset::Calibrated).unwrap();
-            assert!(matches!(p.overhead_us, Dist::Empirical(ref v) if v.len() == 20));
+            assert!(matches!(p.overhead_us, Dist::Spliced(ref s) if s.body.len() == 19));
+            for k in 0..fit.draws.len() {
+                assert!(params_draw(name, LatencyPreset::Calibrated, Some(k)).is_some());
+            }
+            assert!(params_draw(name, LatencyPreset::Calibrated, Some(fit.draws.len())).is_none());
         }
     }
 
     #[test]
-    fn overhead_quantiles_are_sorted_and_centred_on_the_median() {
+    fn overheads_are_centred_on_the_median_fixed_part() {
         for fit in FITS {
-            let q = fit.overhead_quantiles_s;
-            assert!(q.windows(2).all(|w| w[0] <= w[1]), "{}", fit.fitted_on);
-            assert!(q[0] >= 0.0);
-            // The 47.5% and 52.5% quantiles bracket the median fixed part (to the
-            // quantiles' 1 ms rounding).
-            let (lo, hi) = (q[9] - 1e-3, q[10] + 1e-3);
-            assert!(lo <= fit.overhead_s && fit.overhead_s <= hi, "{}", fit.fitted_on);
+            // A median regression leaves half the residuals on each side of 0: the overhead's
+            // median is the fixed part (to the quantiles' 1 ms rounding).
+            let median = fit.overhead.quantile_s(0.5);
+            assert!((median - fit.overhead_s).abs() < 2e-3, "{}: {median}", fit.fitted_on);
+        }
+    }
+
+    #[test]
+    fn a_fit_that_is_not_identified_is_no_default() {
+        for fit in FITS.iter().filter(|f| !f.identified) {
+            let (used, source) = fit_for(fit.fitted_on).unwrap();
+            assert_ne!(used.fitted_on, fit.fitted_on, "{source}");
+            assert!(used.identified && source.contains("do not identify"), "{source}");
+        }
+        for (model, from) in BORROWED {
+            let (used, _) = fit_for(model).unwrap();
+            assert!(used.identified && used.fitted_on == from, "{model}");
         }
     }
 

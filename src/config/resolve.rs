@@ -419,8 +419,23 @@ fn resolve_latency(
         }
         None => None,
     };
+    let draw = s.opt_u64("draw", 0)?.map(|k| k as usize);
+    if let (Some(k), LatencyPreset::Calibrated) = (draw, preset) {
+        let draws = latency_presets::fit_for(model).map_or(0, |(f, _)| f.draws.len());
+        if k >= draws {
+            let why =
+                format!("the calibration of {model} has {draws} draws (0 to {})", draws.max(1) - 1);
+            return Err(s.bad("draw", k.to_string(), &why));
+        }
+    } else if draw.is_some() {
+        let why =
+            "a calibration draw needs preset = \"calibrated\" (launch-2024 has no uncertainty)";
+        return Err(s.bad("draw", format!("{}", draw.unwrap_or(0)), why));
+    }
     let base_for = |m: &str| -> Result<LatencyParams, ConfigError> {
-        let base = latency_presets::params(m, preset).unwrap_or_default();
+        let base = latency_presets::params_draw(m, preset, draw)
+            .or_else(|| latency_presets::params(m, preset))
+            .unwrap_or_default();
         match (&file, &from) {
             (Some(f), Some(path)) => {
                 f.params_for(m, base).map_err(|e| s.bad("from", quoted(path), &e.to_string()))
@@ -453,7 +468,7 @@ fn quoted(path: &Path) -> String {
 
 /// The five latency keys of a section, each defaulting to `base`'s value.
 fn latency_keys(s: &mut Section<'_>, base: &LatencyParams) -> Result<LatencyParams, ConfigError> {
-    let (d, n) = (Quantity::Duration, Quantity::Number);
+    let (d, n) = (Quantity::Duration, Quantity::Rate);
     let l = LatencyParams {
         overhead_us: s.dist("overhead", d, &dist_label(&base.overhead_us, d))?,
         prefill_rate: s.dist("prefill_rate", n, &dist_label(&base.prefill_rate, n))?,

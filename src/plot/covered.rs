@@ -86,18 +86,14 @@ pub struct CoveredSpec {
     pub y_ticks: Vec<f64>,
 }
 
-/// The quantile `p` of a fit's overhead: its 20 quantiles sit at (i + 0.5) / 20, linearly
-/// interpolated between them, held flat beyond the outer ones.
-pub fn overhead_quantile(q: &[f64; 20], p: f64) -> f64 {
-    let pos = (p * 20.0 - 0.5).clamp(0.0, 19.0);
-    let i = (pos.floor() as usize).min(18);
-    let f = pos - i as f64;
-    q[i] + (q[i + 1] - q[i]) * f
+/// The fits a preset may use as its own (`Fit::identified`): the figure's points and lines.
+fn identified() -> impl Iterator<Item = &'static Fit> {
+    FITS.iter().filter(|f| f.identified)
 }
 
-/// The median of the calibrated models' median overheads (the cap lines' overhead).
+/// The median of the identified calibrated models' median overheads (the cap lines' overhead).
 pub fn reference_overhead_s() -> f64 {
-    let mut o: Vec<f64> = FITS.iter().map(|f| f.overhead_s).collect();
+    let mut o: Vec<f64> = identified().map(|f| f.overhead_s).collect();
     o.sort_by(f64::total_cmp);
     let n = o.len();
     if n % 2 == 1 {
@@ -108,11 +104,10 @@ pub fn reference_overhead_s() -> f64 {
 }
 
 fn calibrated_point(fit: &Fit) -> CoveredPoint {
-    let q = &fit.overhead_quantiles_s;
     let (lo_p, hi_p) = WHISKER_P;
     let whisker = (
-        covered_tokens(POINT_CAP_S, overhead_quantile(q, hi_p), fit.prefill_rate),
-        covered_tokens(POINT_CAP_S, overhead_quantile(q, lo_p), fit.prefill_rate),
+        covered_tokens(POINT_CAP_S, fit.overhead.quantile_s(hi_p), fit.prefill_rate),
+        covered_tokens(POINT_CAP_S, fit.overhead.quantile_s(lo_p), fit.prefill_rate),
     );
     CoveredPoint {
         label: fit.fitted_on.trim_start_matches("claude-").to_string(),
@@ -233,7 +228,7 @@ fn hold_cap_s(label: &str) -> Option<f64> {
 
 /// The figure's data: every calibrated model, the 2024 figures, and the experiment if given.
 pub fn spec(exp: Option<&ExperimentLatency>) -> CoveredSpec {
-    let mut points: Vec<CoveredPoint> = FITS.iter().map(calibrated_point).collect();
+    let mut points: Vec<CoveredPoint> = identified().map(calibrated_point).collect();
     points.push(launch_point());
     let mut reference = (
         REFERENCE_PREFIX_TOKENS,
@@ -260,7 +255,7 @@ pub fn spec(exp: Option<&ExperimentLatency>) -> CoveredSpec {
         line_overhead_s,
         line_overhead_what: format!(
             "the median of the {} calibrated models' overheads",
-            FITS.len()
+            identified().count()
         ),
         caps: caps.collect(),
         points,
@@ -506,7 +501,7 @@ fn plot_size(title: &str) -> (i32, i32) {
 fn note_lines(s: &CoveredSpec) -> Vec<String> {
     let mut l = vec![
         format!("Lines: overhead {} s,", num(s.line_overhead_s)),
-        format!("the median of {} fits.", FITS.len()),
+        format!("the median of {} fits.", identified().count()),
         format!("Points: a {} s cap at each", num(POINT_CAP_S)),
         "model's own median overhead;".to_string(),
         format!("bars: its p{}-p{}.", num(WHISKER_P.0 * 100.0), num(WHISKER_P.1 * 100.0)),

@@ -355,7 +355,7 @@ fn parse_policy(value: &str) -> Result<Policy, SettingError> {
 /// A latency distribution in the experiment file's syntax (`const(500ms)`, `uniform(..)`,
 /// `lognormal(median=.., p90=..)`, ..); durations carry a unit.
 fn parse_dist(value: &str, duration: bool) -> Result<Dist, SettingError> {
-    let q = if duration { Quantity::Duration } else { Quantity::Number };
+    let q = if duration { Quantity::Duration } else { Quantity::Rate };
     crate::config::parse_dist(value, q).map_err(|e| SettingError::Dist(e.to_string()))
 }
 

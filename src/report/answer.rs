@@ -88,11 +88,35 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
     let tol = spec.tolerance;
     let pivot = Pivot::of(r, &caps, tol);
     let rule = rule(r, tol);
-    let findings = hold_findings(r, &caps, &pivot, &rule);
+    let mut findings = hold_findings(r, &caps, &pivot, &rule);
     let mut blocks = vec![Block::Para(rule_para(&rule, tol))];
+    if let Some(h) =
+        r.hold.as_ref().and_then(|h| serde_json::from_value::<HoldJson>(h.clone()).ok())
+    {
+        let lead = format!(
+            "{} (`hold.json`: the search `prefixsim tune --param max_wait --range '{}'` makes, \
+             at the point fit and at each refit of the latency calibration).",
+            capitalised(&h.sentence),
+            h.range
+        );
+        findings.insert(0, lead.clone());
+        blocks.insert(0, Block::Para(lead));
+    }
     blocks.push(pivot_table(r, pivot.rows));
     blocks.extend(nothing_table(r, &caps, pivot.nothing_rows));
     Answered { findings, blocks }
+}
+
+/// What the report reads of hold.json: the answer's sentence as `run` prints it.
+#[derive(serde::Deserialize)]
+struct HoldJson {
+    sentence: String,
+    range: String,
+}
+
+fn capitalised(text: &str) -> String {
+    let mut c = text.chars();
+    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
 /// What the hold-cap answer collects point by point: the pivot's rows, the probability
@@ -209,20 +233,20 @@ fn rule(r: &Results, tol: f64) -> String {
 /// The findings: the cap to use per point, its price, how often it saves nothing, and what
 /// the documented default cap costs.
 fn hold_findings(r: &Results, caps: &[Cap], p: &Pivot, rule: &str) -> Vec<String> {
-    let mut findings = vec![format!("The cap to use, {rule}: {}.", grouped(r, &p.picks))];
+    let mut findings = vec![format!("Among the caps run, {rule}: {}.", grouped(r, &p.picks))];
     if let Some(s) = price_sentence(&p.p99s, &p.done_deltas) {
         findings.push(s);
     }
     if !p.nothing.is_empty() {
         let worst = p.nothing.iter().copied().fold(0.0, f64::max);
         findings.push(if worst == 0.0 {
-            "The cap to use outlasted the first writer's time to first token in every \
-             replication: it never saved nothing."
+            "That cap outlasted the first writer's time to first token in every replication: \
+             it never saved nothing."
                 .to_string()
         } else {
             format!(
-                "The cap to use saves nothing (the first writer's first token came after it, so \
-                 the held agents wrote the prefix again) in up to {} of the replications.",
+                "That cap saves nothing (the first writer's first token came after it, so the \
+                 held agents wrote the prefix again) in up to {} of the replications.",
                 pct(worst)
             )
         });
@@ -233,9 +257,10 @@ fn hold_findings(r: &Results, caps: &[Cap], p: &Pivot, rule: &str) -> Vec<String
 
 fn rule_para(rule: &str, tol: f64) -> String {
     format!(
-        "The cap to use is {rule} (`[report] tolerance` = {}); no hold (`eager`) counts as a \
-         cap of 0 s. Its price: the launch wait pooled over every agent of every replication \
-         (p50 / p99), and the pooled p99 agent completion time against `eager`'s.",
+        "Among the caps run, the table shows {rule} (`[report] tolerance` = {}); no hold \
+         (`eager`) counts as a cap of 0 s. Its price: the launch wait pooled over every agent of \
+         every replication (p50 / p99), and the pooled p99 agent completion time against \
+         `eager`'s.",
         crate::numfmt::num(tol)
     )
 }
@@ -245,7 +270,7 @@ fn pivot_table(r: &Results, rows: Vec<Vec<String>>) -> Block {
     let mut head: Vec<String> = r.axis_keys.iter().map(|k| format!("`{k}`")).collect();
     head.extend(
         [
-            "cap to use",
+            "cap run, within tolerance",
             "mean cost (USD, 95% CI)",
             "vs `eager`",
             "launch wait p50 / p99 (pooled)",

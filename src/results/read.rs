@@ -61,6 +61,8 @@ pub struct Results {
     pub histograms: Histograms,
     pub trace: Vec<TraceRow>,
     pub tune: Option<serde_json::Value>,
+    /// hold.json: a run's hold answer (`sweep::hold::HoldAnswer`), as `run --out` writes it.
+    pub hold: Option<serde_json::Value>,
     pub replay: Option<serde_json::Value>,
 }
 
@@ -132,7 +134,12 @@ impl Results {
         if let Some(t) = read_opt(&p)? {
             r.manifest = Some(read_json(&p, &t)?);
         }
-        for (name, slot) in [("tune.json", &mut r.tune), ("replay.json", &mut r.replay)] {
+        let files = [
+            ("tune.json", &mut r.tune),
+            ("replay.json", &mut r.replay),
+            ("hold.json", &mut r.hold),
+        ];
+        for (name, slot) in files {
             let p = dir.join(name);
             if let Some(t) = read_opt(&p)? {
                 *slot = Some(read_json(&p, &t)?);

@@ -176,6 +176,26 @@ async fn run_json(app: &Arc<App>, query: Option<&str>) -> Result<serde_json::Val
     }))
 }
 
+/// `/api/hold?SETTINGS`: the hold answer (`sweep::hold`), `{"hold": null}` when the experiment
+/// does not ask for one; refused above the budget like a run (its work is its search's).
+pub async fn hold(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
+    match hold_json(&app, query.as_deref()).await {
+        Ok(v) => json(v),
+        Err(r) => refused(&app, &r),
+    }
+}
+
+async fn hold_json(app: &Arc<App>, query: Option<&str>) -> Result<serde_json::Value, Refusal> {
+    let (_, exp, _) = prepare(app, query)?;
+    let work = settings::check_hold_budget(&exp, app.config.budget)?;
+    let _permit = app.permits.acquire().await.map_err(|e| Refusal::Internal(e.to_string()))?;
+    let answer = tokio::task::spawn_blocking(move || exp.hold_answer(Some(1)))
+        .await
+        .map_err(|e| Refusal::Internal(format!("the hold answer failed: {e}")))?
+        .map_err(Refusal::from_api)?;
+    Ok(serde_json::json!({ "query": query.unwrap_or(""), "work": work, "hold": answer }))
+}
+
 /// `/api/export?SETTINGS`: the experiment file, as a download.
 pub async fn export(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
     let prepared = Settings::parse(query.as_deref())

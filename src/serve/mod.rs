@@ -1,7 +1,9 @@
 //! `prefixsim serve`: a local web server with one page for design reviews. The page's controls
 //! are the experiment's parameters; each change runs the experiment again (`/api/run`), a sweep
 //! over one control streams its points as server-sent events (`/api/sweep`), and the settings
-//! export as an experiment file (`/api/export`). docs/serve.md is the user's page.
+//! export as an experiment file (`/api/export`), and an experiment that asks for the hold
+//! cap gets the cap to use with its interval (`/api/hold`, `sweep::hold`: what `run`, `tune`
+//! and `report` print). docs/serve.md is the user's page.
 //!
 //! Every request gets its own simulation: nothing is shared between requests but the
 //! read-only starting experiment, a semaphore that gives the simulations one core each, and
@@ -101,6 +103,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/controls", get(handlers::controls))
         .route("/api/run", get(handlers::run))
         .route("/api/export", get(handlers::export))
+        .route("/api/hold", get(handlers::hold))
         .route("/api/sweep", get(sweep::stream))
         .route("/api/stats", get(handlers::stats))
         .fallback(handlers::not_found)

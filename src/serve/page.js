@@ -189,6 +189,7 @@ async function refresh() {
     if (!r.ok) throw new Error('HTTP ' + r.status + ': ' + (await r.text()));
     const data = await r.json();
     show(data, q);
+    showHold(q, runAbort.signal);
     const secs = ((performance.now() - started) / 1000).toFixed(2);
     status($('status'), 'ready', data.summary.replications + ' replications x ' +
       data.summary.results.length + ' strategies, about ' + Math.round(data.work).toLocaleString() +
@@ -199,6 +200,27 @@ async function refresh() {
     status($('status'), 'error', e.message);
   }
   if (resweep) startSweep();
+}
+
+// The cap to use (/api/hold: the same search as `prefixsim tune --param max_wait`), fetched
+// after the run; empty when the experiment does not ask for it.
+async function showHold(q, signal) {
+  const p = $('hold');
+  p.textContent = '';
+  p.dataset.cap = '';
+  try {
+    const r = await fetch('/api/hold?' + q, { signal });
+    if (!r.ok) {
+      p.textContent = 'The cap to use: not computed (' + (await r.text()).trim() + ')';
+      return;
+    }
+    const data = await r.json();
+    if (!data.hold) return;
+    p.dataset.cap = String(data.hold.cap_s);
+    p.textContent = data.hold.sentence.charAt(0).toUpperCase() + data.hold.sentence.slice(1) + '.';
+  } catch (e) {
+    if (e.name !== 'AbortError') p.textContent = 'The cap to use: ' + e.message;
+  }
 }
 
 function cell(tr, key, value, text) {

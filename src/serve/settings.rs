@@ -189,6 +189,25 @@ pub fn check_budget(exp: &Experiment, budget: u64) -> Result<f64, Refusal> {
     Ok(w)
 }
 
+/// Refuse the hold answer's search for `exp` when its work is above `budget` simulated
+/// requests: the run's work for one strategy, times the search's runs (`sweep::hold`).
+pub fn check_hold_budget(exp: &Experiment, budget: u64) -> Result<f64, Refusal> {
+    let c = exp.config();
+    let runs = f64::from(c.replications) * crate::sweep::hold::runs_per_replication();
+    let w = crate::limits::run_size(c).requests * runs;
+    if w > budget as f64 {
+        return Err(Refusal::TooMuchWork(format!(
+            "the hold cap's search is about {} simulated requests (the grid {} and its \
+             refinements at the point fit and at each refit of the latency calibration, {} \
+             replications each); the server's budget is {budget} (prefixsim serve --budget N)",
+            crate::limits::sci(w),
+            crate::sweep::hold::HOLD_RANGE,
+            c.replications
+        )));
+    }
+    Ok(w)
+}
+
 /// The settings as an experiment file that `prefixsim run` runs to the same numbers: the
 /// resolved experiment rendered (every key written out, the latency parameters inline), under
 /// a comment naming where it came from.

@@ -7,6 +7,7 @@
 //! run, in which order or on how many workers; outputs are a pure function of the journal.
 
 pub mod exec;
+pub mod hold;
 pub mod journal;
 pub mod merge;
 pub mod output;

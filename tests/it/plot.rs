@@ -828,14 +828,19 @@ fn covered_prefix_points_are_the_closed_form_of_the_latency_presets() {
     use prefixsim::plot::covered::{self, PointKind};
     let s = covered::spec(None);
     // The lines' overhead: the median of the fits' median overheads (an odd count: the middle).
-    let mut o: Vec<f64> = FITS.iter().map(|f| f.overhead_s).collect();
+    let mut o: Vec<f64> = FITS.iter().filter(|f| f.identified).map(|f| f.overhead_s).collect();
     o.sort_by(f64::total_cmp);
     let median =
         if o.len() % 2 == 1 { o[o.len() / 2] } else { (o[o.len() / 2 - 1] + o[o.len() / 2]) / 2.0 };
     assert_eq!(s.line_overhead_s, median);
     for fit in FITS {
         let name = fit.fitted_on.trim_start_matches("claude-");
-        let p = s.points.iter().find(|p| p.label == name).unwrap_or_else(|| panic!("{name}"));
+        let found = s.points.iter().find(|p| p.label == name);
+        if !fit.identified {
+            assert!(found.is_none(), "{name}: a fit that identifies nothing is no point");
+            continue;
+        }
+        let p = found.unwrap_or_else(|| panic!("{name}"));
         assert_eq!(p.kind, PointKind::Calibrated);
         // y = (5 s - the model's median overhead) x its prefill rate.
         assert_eq!(p.covered_tokens, (5.0 - fit.overhead_s).max(0.0) * fit.prefill_rate, "{name}");

@@ -1,0 +1,259 @@
+//! The hold answer: the `wait_first` cap to use for an experiment, with its interval over the
+//! calibration's uncertainty. One function, `answer`, computes it; `tune --param max_wait`,
+//! `run` (and so `report`, which reads what `run` wrote) and `serve` all print its result, so
+//! they give the same cap for the same experiment.
+//!
+//! The rule is `tune`'s (`sweep::tune`): the grid of caps (`HOLD_RANGE` unless the caller
+//! gives one) and its refinements, every candidate on the same replications, the best cost
+//! and its ties, kept off the knife edge of the first writer's time to first token. Then the
+//! same search runs again at each of the calibration's bootstrap refits (`latency.draw = k`,
+//! `config::latency_presets::CALIBRATION_DRAWS` of them): the caps it recommends there give
+//! the interval, and the recommended cap's share of replications whose first token came after
+//! it, pooled over the refits, is the probability the hold saves nothing there. An experiment
+//! whose latency is not the calibrated preset's has no refits: its answer says so.
+
+use serde::Serialize;
+
+use super::table;
+use super::tune::{self, Candidate, FirstTokenSpread, Objective, Tuned, Value};
+use super::Simulator;
+use crate::limits::RunError;
+
+/// The hold cap's key, and the grid `run`, `report` and `serve` search (what the README's
+/// `tune` command gives), with `tune`'s default refinement.
+pub const HOLD_PARAM: &str = "max_wait";
+pub const HOLD_RANGE: &str = "0s..10s step 1s";
+pub const HOLD_REFINE: u32 = 2;
+
+/// A cap is on the knife edge when the first token comes after it in more than this share of
+/// replications, at the point fit or pooled over the calibration's refits.
+pub const KNIFE_EDGE_SHARE: f64 = 0.05;
+
+/// The cap to use and how sure it is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HoldAnswer {
+    /// The strategy whose cap it is (the experiment's first `wait_first`).
+    pub strategy: String,
+    /// The grid searched (`tune --range`).
+    pub range: String,
+    pub cap_s: f64,
+    pub cap_label: String,
+    /// Share of replications whose first token came after the cap, at the point fit.
+    pub p_after_cap: f64,
+    /// The first writer's time to first token from the hold's start, at the point fit.
+    pub ttft_p50_s: f64,
+    pub ttft_p95_s: f64,
+    pub ttft_p99_s: f64,
+    /// Bootstrap refits of the latency fit the interval comes from (0: none available).
+    pub draws: usize,
+    /// The smallest and largest cap recommended over the refits (`None` without refits, or
+    /// when some refit has no cap meeting the objective).
+    pub cap_range_s: Option<[f64; 2]>,
+    /// The cap's share of replications whose first token came after it, pooled over the
+    /// refits (each with the experiment's replications).
+    pub p_after_cap_draws: Option<f64>,
+    /// The cap's saving hangs on the draw: see `KNIFE_EDGE_SHARE`.
+    pub knife_edge: bool,
+    /// `sentence()`, for readers of hold.json (the report).
+    pub sentence: String,
+}
+
+impl HoldAnswer {
+    /// One sentence, as `run`, `tune`, `report` and `serve` print it.
+    pub fn sentence(&self) -> String {
+        let mut s = format!(
+            "the cap to use: {} = {} (first token p50 {:.2} s, p95 {:.2} s, p99 {:.2} s; it comes \
+             after the cap in {} of replications",
+            HOLD_PARAM,
+            self.cap_label,
+            self.ttft_p50_s,
+            self.ttft_p95_s,
+            self.ttft_p99_s,
+            pct(self.p_after_cap)
+        );
+        match (self.cap_range_s, self.p_after_cap_draws) {
+            (Some([lo, hi]), Some(p)) => s.push_str(&format!(
+                "); over {} refits of the latency fit the cap would be {:.2}-{:.2} s, and the \
+                 first token comes after {} in {} of their replications",
+                self.draws,
+                lo,
+                hi,
+                self.cap_label,
+                pct(p)
+            )),
+            (None, Some(p)) => s.push_str(&format!(
+                "); over {} refits of the latency fit some find no cap meeting the objective, \
+                 and the first token comes after {} in {} of their replications",
+                self.draws,
+                self.cap_label,
+                pct(p)
+            )),
+            _ => s.push_str("); no calibration refits: the latency is not the calibrated preset's"),
+        }
+        if self.knife_edge {
+            s.push_str(&format!(
+                "; on a knife edge: the first token comes after the cap in more than {} of \
+                 replications, and the hold then saves nothing",
+                pct(KNIFE_EDGE_SHARE)
+            ));
+        }
+        s
+    }
+}
+
+/// The hold answer of an experiment whose `[report] answer` is `hold_cap` and which runs a
+/// `wait_first`: `answer` over `HOLD_RANGE` with `tune`'s default objective (cost) and
+/// refinement, for the experiment's first `wait_first`. `None` otherwise. `table` is the
+/// experiment's TOML (after `--set`), `exp` its resolution.
+pub fn for_experiment<S: Simulator>(
+    sim: &S,
+    table: &toml::Table,
+    exp: &crate::config::Experiment,
+    jobs: usize,
+) -> Result<Option<HoldAnswer>, RunError> {
+    use crate::config::{Answer, Strategy};
+    let holds = exp.strategies.iter().any(|s| matches!(s, Strategy::WaitFirst { .. }));
+    if exp.report.answer != Some(Answer::HoldCap) || !holds {
+        return Ok(None);
+    }
+    let mut base = table.clone();
+    base.remove("sweep");
+    let Ok(strategy) = tune::focus_strategy(&mut base, HOLD_PARAM, None) else {
+        return Ok(None);
+    };
+    let values = tune::parse_values(HOLD_RANGE).map_err(|e| RunError::Internal(e.to_string()))?;
+    let (r, o) = (HOLD_RANGE, &Objective::Cost);
+    let (_, answer) = answer(sim, &base, &strategy, r, values, o, HOLD_REFINE, jobs)?;
+    Ok(answer)
+}
+
+/// The simulated runs the hold answer makes, per replication of one strategy: the grid and
+/// its refinements (7 values a round), at the point fit and at each refit.
+pub fn runs_per_replication() -> f64 {
+    let grid = tune::parse_values(HOLD_RANGE).map_or(0, |v| v.len()) as f64;
+    let refits = crate::config::latency_presets::CALIBRATION_DRAWS as f64;
+    (grid + 7.0 * f64::from(HOLD_REFINE)) * (1.0 + refits)
+}
+
+/// The hold answer for `base` (strategies focused on the `wait_first` to tune, as
+/// `tune::focus_strategy` leaves them): `tune`'s search at the point fit, then at each refit.
+/// Returns the point fit's search too (`tune` prints its candidates); `None` when no cap
+/// meets the objective or `base` has no hold.
+#[allow(clippy::too_many_arguments)]
+pub fn answer<S: Simulator>(
+    sim: &S,
+    base: &toml::Table,
+    strategy: &str,
+    range: &str,
+    values: Vec<Value>,
+    objective: &Objective,
+    refine: u32,
+    jobs: usize,
+) -> Result<(Tuned, Option<HoldAnswer>), RunError> {
+    let point = tune::run_tune(
+        sim,
+        base,
+        strategy.into(),
+        HOLD_PARAM,
+        values.clone(),
+        objective,
+        refine,
+        jobs,
+    )?;
+    let Some(v) = &point.verdict else { return Ok((point, None)) };
+    let rec = &point.candidates[v.recommended];
+    let (Some(ttft), Some(p_after)) =
+        (FirstTokenSpread::of(&rec.first_token_s), rec.p_cap_before_first_token)
+    else {
+        return Ok((point, None));
+    };
+    let draws = draw_tables(sim, base);
+    let mut caps: Vec<Option<f64>> = Vec::with_capacity(draws.len());
+    let mut after = Vec::with_capacity(draws.len());
+    for t in &draws {
+        let tuned = tune::run_tune(
+            sim,
+            t,
+            strategy.into(),
+            HOLD_PARAM,
+            values.clone(),
+            objective,
+            refine,
+            jobs,
+        )?;
+        caps.push(tuned.verdict.as_ref().map(|v| tuned.candidates[v.recommended].value.json()));
+        after.push(share_after(sim, t, &tuned, rec.value, objective)?);
+    }
+    let cap_range_s = match caps.iter().copied().collect::<Option<Vec<f64>>>() {
+        Some(c) if !c.is_empty() => Some([
+            c.iter().copied().fold(f64::INFINITY, f64::min),
+            c.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ]),
+        _ => None,
+    };
+    let p_after_cap_draws =
+        (!after.is_empty()).then(|| after.iter().sum::<f64>() / after.len() as f64);
+    let knife_edge =
+        p_after > KNIFE_EDGE_SHARE || p_after_cap_draws.is_some_and(|p| p > KNIFE_EDGE_SHARE);
+    let answer = HoldAnswer {
+        strategy: strategy.to_string(),
+        range: range.to_string(),
+        cap_s: rec.value.json(),
+        cap_label: rec.value.label(),
+        p_after_cap: p_after,
+        ttft_p50_s: ttft.p50_s,
+        ttft_p95_s: ttft.p95_s,
+        ttft_p99_s: ttft.p99_s,
+        draws: draws.len(),
+        cap_range_s,
+        p_after_cap_draws,
+        knife_edge,
+        sentence: String::new(),
+    };
+    let sentence = answer.sentence();
+    Ok((point, Some(HoldAnswer { sentence, ..answer })))
+}
+
+/// `base` at each of the calibration's refits, or none when its latency has no refits (not the
+/// calibrated preset, or a file or key that sets it).
+fn draw_tables<S: Simulator>(sim: &S, base: &toml::Table) -> Vec<toml::Table> {
+    let mut out = Vec::new();
+    for k in 0..crate::config::latency_presets::CALIBRATION_DRAWS {
+        let mut t = base.clone();
+        let draw = toml::Value::Integer(k as i64);
+        if table::set_value(&mut t, "latency.draw", draw).is_err() || sim.resolve(&t).is_err() {
+            return Vec::new();
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// The share of replications of `t` whose first token came after `cap`: read off `tuned`'s
+/// candidate at that cap, else evaluated.
+fn share_after<S: Simulator>(
+    sim: &S,
+    t: &toml::Table,
+    tuned: &Tuned,
+    cap: Value,
+    objective: &Objective,
+) -> Result<f64, RunError> {
+    let found = tuned.candidates.iter().find(|c| c.value.x == cap.x);
+    let evaluated: Candidate;
+    let c = match found {
+        Some(c) => c,
+        None => {
+            let ct = tune::candidate_table(t, HOLD_PARAM, cap)
+                .map_err(|e| RunError::Input(e.to_string()))?;
+            let exp = sim.resolve(&ct).map_err(|e| RunError::Input(e.to_string()))?;
+            evaluated = tune::evaluate(sim, &exp, cap, objective)?;
+            &evaluated
+        }
+    };
+    Ok(c.p_cap_before_first_token.unwrap_or(0.0))
+}
+
+/// A share as a percentage, to 0.1%.
+fn pct(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
