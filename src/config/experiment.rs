@@ -426,6 +426,9 @@ pub struct LatencyParams {
     pub decode_rate: Dist,
     /// From first token to entry readable.
     pub ready_delay_us: Dist,
+    /// Tokens² per second of the prefilled tokens' attention over the whole context
+    /// (`prefill x context / attention_rate`); `inf`, the default: no such term.
+    pub attention_rate: Dist,
 }
 
 /// Per-model token buckets (docs/model.md).

@@ -25,12 +25,13 @@ pub struct LatencyFile {
     dir: Option<std::path::PathBuf>,
 }
 
-const KEYS: [(&str, Quantity); 5] = [
+const KEYS: [(&str, Quantity); 6] = [
     ("overhead", Quantity::Duration),
     ("prefill_rate", Quantity::Rate),
     ("cached_rate", Quantity::Rate),
     ("decode_rate", Quantity::Rate),
     ("ready_delay", Quantity::Duration),
+    ("attention_rate", Quantity::Rate),
 ];
 
 /// Why a calibration file, or its table for a model, was refused (the caller names the file).
@@ -133,6 +134,7 @@ pub(crate) fn slot<'p>(p: &'p mut LatencyParams, key: &str) -> &'p mut Dist {
         "prefill_rate" => &mut p.prefill_rate,
         "cached_rate" => &mut p.cached_rate,
         "decode_rate" => &mut p.decode_rate,
+        "attention_rate" => &mut p.attention_rate,
         _ => &mut p.ready_delay_us,
     }
 }

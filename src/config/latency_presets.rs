@@ -197,6 +197,7 @@ pub fn params_draw(
                 cached_rate: Dist::Const(cached.unwrap_or(f64::INFINITY)),
                 decode_rate: Dist::Const(fit.decode_rate.unwrap_or(DECODE_RATE_FALLBACK)),
                 ready_delay_us: Dist::Const(0.0),
+                attention_rate: Dist::Const(f64::INFINITY),
             })
         }
     }

@@ -198,6 +198,7 @@ fn latency_table(l: &LatencyParams) -> Table {
     t.insert("cached_rate".into(), dist(&l.cached_rate, n));
     t.insert("decode_rate".into(), dist(&l.decode_rate, n));
     t.insert("ready_delay".into(), dist(&l.ready_delay_us, d));
+    t.insert("attention_rate".into(), dist(&l.attention_rate, Quantity::Rate));
     t
 }
 

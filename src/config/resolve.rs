@@ -466,7 +466,7 @@ fn quoted(path: &Path) -> String {
     format!("\"{}\"", path.display())
 }
 
-/// The five latency keys of a section, each defaulting to `base`'s value.
+/// The six latency keys of a section, each defaulting to `base`'s value.
 fn latency_keys(s: &mut Section<'_>, base: &LatencyParams) -> Result<LatencyParams, ConfigError> {
     let (d, n) = (Quantity::Duration, Quantity::Rate);
     let l = LatencyParams {
@@ -475,11 +475,13 @@ fn latency_keys(s: &mut Section<'_>, base: &LatencyParams) -> Result<LatencyPara
         cached_rate: s.dist("cached_rate", n, &dist_label(&base.cached_rate, n))?,
         decode_rate: s.dist("decode_rate", n, &dist_label(&base.decode_rate, n))?,
         ready_delay_us: s.dist("ready_delay", d, &dist_label(&base.ready_delay_us, d))?,
+        attention_rate: s.dist("attention_rate", n, &dist_label(&base.attention_rate, n))?,
     };
     let rates = [
         ("prefill_rate", &l.prefill_rate),
         ("cached_rate", &l.cached_rate),
         ("decode_rate", &l.decode_rate),
+        ("attention_rate", &l.attention_rate),
     ];
     for (key, dist) in rates {
         if matches!(dist, Dist::Const(x) if *x <= 0.0) {

@@ -1,5 +1,7 @@
 //! The latency model of docs/model.md:
-//! `ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate`,
+//! `ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate
+//!   + prefilled x context / attention_rate` (context: all input tokens; the last term is the
+//! new tokens' attention over the whole context, absent at the default `attention_rate = inf`),
 //! `duration = ttft + output_tokens / decode_rate`. Every term is drawn from its distribution.
 
 use crate::config::LatencyParams;
@@ -36,6 +38,7 @@ impl Default for LatencyParams {
             cached_rate: Dist::Const(DEFAULT_CACHED_RATE),
             decode_rate: Dist::Const(DEFAULT_DECODE_RATE),
             ready_delay_us: Dist::Const(0.0),
+            attention_rate: Dist::Const(f64::INFINITY),
         }
     }
 }
@@ -86,6 +89,7 @@ enum Shape<'p> {
         cached_rate: f64,
         decode_rate: f64,
         ready_delay: SimDuration,
+        attention_rate: f64,
     },
     /// Any other term drawn: every term through its sampler, in `draw`'s order.
     Drawn {
@@ -94,6 +98,7 @@ enum Shape<'p> {
         cached_rate: Sampler<'p>,
         decode_rate: Sampler<'p>,
         ready_delay_us: Sampler<'p>,
+        attention_rate: Sampler<'p>,
     },
 }
 
@@ -104,23 +109,37 @@ impl<'p> Latency<'p> {
         let cached_rate = Sampler::new(&p.cached_rate);
         let decode_rate = Sampler::new(&p.decode_rate);
         let ready_delay_us = Sampler::new(&p.ready_delay_us);
+        let attention_rate = Sampler::new(&p.attention_rate);
         let constants = (
             overhead_us.constant(),
             cached_rate.constant(),
             decode_rate.constant(),
             ready_delay_us.constant(),
+            attention_rate.constant(),
         );
         let shape = match constants {
-            (Some(overhead), Some(cached_rate), Some(decode_rate), Some(ready)) => Shape::Prefill {
+            (
+                Some(overhead),
+                Some(cached_rate),
+                Some(decode_rate),
+                Some(ready),
+                Some(attention),
+            ) => Shape::Prefill {
                 overhead: SimDuration::from_us(round_u64(overhead.max(0.0))),
                 prefill_rate,
                 cached_rate,
                 decode_rate,
                 ready_delay: SimDuration::from_us(round_u64(ready)),
+                attention_rate: attention,
             },
-            _ => {
-                Shape::Drawn { overhead_us, prefill_rate, cached_rate, decode_rate, ready_delay_us }
-            }
+            _ => Shape::Drawn {
+                overhead_us,
+                prefill_rate,
+                cached_rate,
+                decode_rate,
+                ready_delay_us,
+                attention_rate,
+            },
         };
         Latency { shape }
     }
@@ -142,6 +161,7 @@ pub struct Rates {
     cached_rate: f64,
     decode_rate: f64,
     ready_delay: SimDuration,
+    attention_rate: f64,
 }
 
 impl Rates {
@@ -161,6 +181,7 @@ impl Rates {
             cached_rate: self.cached_rate,
             decode: secs_rounded(tokens_over_rate(output_tokens, self.decode_rate)),
             ready_delay: self.ready_delay,
+            attention_rate: self.attention_rate,
         }
     }
 }
@@ -176,6 +197,7 @@ pub struct Terms {
     cached_rate: f64,
     decode: SimDuration,
     ready_delay: SimDuration,
+    attention_rate: f64,
 }
 
 impl Terms {
@@ -185,7 +207,8 @@ impl Terms {
     pub fn timing(&self, prefill_tokens: u64, cached_tokens: u64) -> Timing {
         let (tokens, rates) =
             ((prefill_tokens, cached_tokens), (self.prefill_rate, self.cached_rate));
-        let ttft = self.overhead + us_rounded(ttft_us(tokens, rates));
+        let ttft_us = ttft_us(tokens, rates) + attention_us(tokens, self.attention_rate);
+        let ttft = self.overhead + us_rounded(ttft_us);
         Timing { ttft, decode: self.decode, ready_delay: self.ready_delay }
     }
 }
@@ -196,29 +219,45 @@ impl Latency<'_> {
     /// per request and replication (`model::tape`), so an inline exp would not pay here.
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> Rates {
         match &self.shape {
-            Shape::Prefill { overhead, prefill_rate, cached_rate, decode_rate, ready_delay } => {
-                Rates {
-                    overhead: *overhead,
-                    prefill_rate: prefill_rate.sample(rng),
-                    cached_rate: *cached_rate,
-                    decode_rate: *decode_rate,
-                    ready_delay: *ready_delay,
-                }
-            }
+            Shape::Prefill {
+                overhead,
+                prefill_rate,
+                cached_rate,
+                decode_rate,
+                ready_delay,
+                attention_rate,
+            } => Rates {
+                overhead: *overhead,
+                prefill_rate: prefill_rate.sample(rng),
+                cached_rate: *cached_rate,
+                decode_rate: *decode_rate,
+                ready_delay: *ready_delay,
+                attention_rate: *attention_rate,
+            },
             Shape::Drawn {
                 overhead_us,
                 prefill_rate,
                 cached_rate,
                 decode_rate,
                 ready_delay_us,
+                attention_rate,
             } => {
                 let overhead_us = overhead_us.sample(rng).max(0.0);
                 let prefill_rate = prefill_rate.sample(rng);
                 let cached_rate = cached_rate.sample(rng);
                 let decode_rate = decode_rate.sample(rng);
                 let ready_delay = SimDuration::from_us(ready_delay_us.sample_u64(rng));
+                // Last, so that a constant (the default, no term) leaves every stream as it was.
+                let attention_rate = attention_rate.sample(rng);
                 let overhead = SimDuration::from_us(round_u64(overhead_us));
-                Rates { overhead, prefill_rate, cached_rate, decode_rate, ready_delay }
+                Rates {
+                    overhead,
+                    prefill_rate,
+                    cached_rate,
+                    decode_rate,
+                    ready_delay,
+                    attention_rate,
+                }
             }
         }
     }
@@ -234,6 +273,17 @@ fn ttft_us(
     let ttft_s = tokens_over_rate(prefill_tokens, prefill_rate)
         + tokens_over_rate(cached_tokens, cached_rate);
     ttft_s * US_PER_S as f64
+}
+
+/// The prefilled tokens' attention over the whole context, microseconds, not yet rounded:
+/// `prefill x (prefill + cached) / attention_rate` (0 at an infinite rate, the default).
+#[inline]
+fn attention_us((prefill_tokens, cached_tokens): (u64, u64), attention_rate: f64) -> f64 {
+    if prefill_tokens == 0 || attention_rate == f64::INFINITY {
+        return 0.0;
+    }
+    let context = tokens_f64(prefill_tokens.saturating_add(cached_tokens));
+    tokens_over_rate(prefill_tokens, attention_rate) * context * US_PER_S as f64
 }
 
 fn tokens_over_rate(tokens: u64, rate_per_s: f64) -> f64 {
@@ -289,6 +339,7 @@ mod tests {
             cached_rate: Dist::Const(1_000_000.0),
             decode_rate: Dist::Const(50.0),
             ready_delay_us: Dist::Const(0.0),
+            attention_rate: Dist::Const(f64::INFINITY),
         };
         let mut rng = crate::rng::stream(1, &[]);
         let w = Work { prefill_tokens: 50_000, cached_tokens: 100_000, output_tokens: 100 };
@@ -296,6 +347,10 @@ mod tests {
         // 0.5 s + 50k/20k = 2.5 s + 100k/1M = 0.1 s -> 3.1 s; 100/50 = 2 s of decode.
         assert_eq!(t.ttft, SimDuration::from_ms(3_100));
         assert_eq!(t.decode, SimDuration::from_secs(2));
+        // The attention term: 50k new tokens over a 150k context at 1.5e10 tokens^2/s adds
+        // 50e3 * 150e3 / 1.5e10 = 0.5 s.
+        let p = LatencyParams { attention_rate: Dist::Const(1.5e10), ..p };
+        assert_eq!(draw(&p, w, &mut rng).ttft, SimDuration::from_ms(3_600));
     }
 
     /// Every term through its sampler, whatever the parameters: the reference `Shape::Prefill`
@@ -309,6 +364,7 @@ mod tests {
                 cached_rate: s(&p.cached_rate),
                 decode_rate: s(&p.decode_rate),
                 ready_delay_us: s(&p.ready_delay_us),
+                attention_rate: s(&p.attention_rate),
             },
         }
     }

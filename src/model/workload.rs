@@ -474,6 +474,7 @@ pub fn closed_form_experiment(agents: u32) -> Experiment {
             cached_rate: Dist::Const(1_000_000.0),
             decode_rate: Dist::Const(50.0),
             ready_delay_us: Dist::Const(0.0),
+            attention_rate: Dist::Const(f64::INFINITY),
         },
         latency_other: None,
         rate_limits: None,

@@ -226,9 +226,8 @@ pub(crate) fn ready_time(
 }
 
 fn latency_is_const(l: &LatencyParams) -> bool {
-    [&l.overhead_us, &l.prefill_rate, &l.cached_rate, &l.decode_rate, &l.ready_delay_us]
-        .iter()
-        .all(|d| d.is_const())
+    let (o, p, c, d) = (&l.overhead_us, &l.prefill_rate, &l.cached_rate, &l.decode_rate);
+    [o, p, c, d, &l.ready_delay_us, &l.attention_rate].iter().all(|d| d.is_const())
 }
 
 impl Shared {

@@ -282,7 +282,7 @@ impl ReplaySettings {
             "overhead" | "ready_delay" => {
                 self.latency_overrides.push((name.to_string(), parse_dist(value, true)?))
             }
-            "prefill_rate" | "cached_rate" | "decode_rate" => {
+            "prefill_rate" | "cached_rate" | "decode_rate" | "attention_rate" => {
                 self.latency_overrides.push((name.to_string(), parse_dist(value, false)?))
             }
             _ => return Err(SettingError::UnknownKey(format!("latency.{name}"))),

@@ -138,6 +138,7 @@ fn differing(a: &LatencyParams, b: &LatencyParams) -> Vec<&'static str> {
         ("cached_rate", dist_label(&a.cached_rate, n) == dist_label(&b.cached_rate, n)),
         ("decode_rate", dist_label(&a.decode_rate, n) == dist_label(&b.decode_rate, n)),
         ("ready_delay", dist_label(&a.ready_delay_us, d) == dist_label(&b.ready_delay_us, d)),
+        ("attention_rate", dist_label(&a.attention_rate, n) == dist_label(&b.attention_rate, n)),
     ];
     pairs.into_iter().filter(|p| !p.1).map(|p| p.0).collect()
 }

@@ -102,6 +102,7 @@ fn a_fork_to_another_model_runs_at_that_models_latency() {
         cached_rate: Dist::Const(1_000_000.0),
         decode_rate: Dist::Const(25.0),
         ready_delay_us: Dist::Const(0.0),
+        attention_rate: Dist::Const(f64::INFINITY),
     });
     let d = simulate_detailed(&exp, &Strategy::Eager, 0).unwrap();
     assert_eq!(d.requests[0].ttft_us, 6_010_000);
