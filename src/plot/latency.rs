@@ -1,7 +1,8 @@
 //! Latency distributions from the HdrHistograms: percentile plots on the classic log
-//! "nines" axis (x = log10(1 / (1 - p)), labelled 0%, 90%, 99%, 99.9%, ...) and plain
-//! histograms (step outlines), strategies labelled at the curves' ends or, when many (and for
-//! histograms, from two), one small panel each.
+//! "nines" axis (x = log10(1 / (1 - p)), labelled 0%, 90%, 99%, 99.9%, ...), every curve
+//! running on to its maximum at a last tick "max", and plain histograms (step outlines),
+//! strategies labelled at the curves' ends or, when many (and for histograms, from two), one
+//! small panel each.
 //!
 //! A run has one point; for a sweep, the point where every axis sits at its middle value is
 //! drawn, and the title says which.
@@ -23,14 +24,20 @@ use crate::results::Results;
 pub const BINS: usize = 40;
 /// The deepest "nines" drawn: p = 99.9999%.
 pub const MAX_NINES: f64 = 6.0;
+/// Nines between the deepest percentile drawn and the "max" tick, where every curve ends.
+pub const MAX_GAP: f64 = 0.5;
 
 #[derive(Debug, Clone)]
 pub struct LatSeries {
     pub label: String,
     pub color: RGBColor,
     pub count: u64,
-    /// (nines = log10(1/(1-p)), latency s), ascending.
+    /// (nines = log10(1/(1-p)), latency s), ascending, up to the deepest percentile the
+    /// samples resolve (p = 1 - 1/count, at most `MAX_NINES`).
     pub percentiles: Vec<(f64, f64)>,
+    /// The largest sample (its histogram bucket's upper edge, as the percentiles), s: the
+    /// 100th percentile, where the curve ends.
+    pub max_s: f64,
     /// Share of samples (%) in each of the common bins.
     pub shares: Vec<f64>,
     pub p50_s: f64,
@@ -142,6 +149,7 @@ fn lat_series(label: &str, color: RGBColor, h: &Histogram<u64>, edges_s: &[f64])
         color,
         count: h.len(),
         percentiles: curve(h),
+        max_s: crate::time::secs(h.max()),
         shares: shares(h, edges_s),
         p50_s: crate::time::secs(h.value_at_quantile(0.5)),
         p99_s: crate::time::secs(h.value_at_quantile(0.99)),
@@ -207,8 +215,7 @@ fn num_digits(p: f64, nines: usize) -> String {
 /// A log y axis when the slowest series' worst latency is 30x or more the fastest's (one
 /// strategy would flatten the others against zero): (log, lower bound drawn).
 pub fn percentile_y_log(s: &LatencySpec) -> Option<f64> {
-    let tops: Vec<f64> =
-        s.series.iter().map(|x| x.percentiles.iter().map(|p| p.1).fold(0.0, f64::max)).collect();
+    let tops: Vec<f64> = s.series.iter().map(top).collect();
     let ymax = tops.iter().copied().fold(0.0, f64::max);
     let positive = |v: &f64| *v > 0.0;
     let low_top = tops.iter().copied().filter(positive).fold(f64::INFINITY, f64::min);
@@ -224,19 +231,43 @@ pub fn percentile_y_log(s: &LatencySpec) -> Option<f64> {
     Some(floor.max(ymax * 1e-4).min(ymax / 10.0))
 }
 
-/// The percentile figure's axes: the nines across (0 to the deepest reached, so the curves
-/// end at the right edge, by their labels), the latency up (log when `percentile_y_log` says
-/// so), and the y title.
-fn percentile_axes(s: &LatencySpec) -> (f64, Scale, String) {
-    let xmax = s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max);
-    let ymax = s.series.iter().flat_map(|x| x.percentiles.iter()).map(|p| p.1).fold(0.0, f64::max);
+/// A series' largest value drawn: its max (never below its percentiles).
+fn top(x: &LatSeries) -> f64 {
+    x.percentiles.iter().map(|p| p.1).fold(x.max_s, f64::max)
+}
+
+/// The percentile figure's x axis: the whole nines up to the deepest percentile drawn (at
+/// least 90%), then, `MAX_GAP` past that deepest percentile, the axis's end: a tick "max"
+/// where every curve ends at its largest sample (so the curves end at the right edge, by
+/// their labels).
+fn nines_axis(s: &LatencySpec) -> TickedAxis {
+    let deepest =
+        s.series.iter().flat_map(|x| x.percentiles.last()).map(|p| p.0).fold(1.0, f64::max);
+    let end = deepest + MAX_GAP;
+    let ticks = (0..=deepest.floor() as usize).map(|i| i as f64).chain([end]).collect();
+    TickedAxis { lo: 0.0, hi: end, ticks }
+}
+
+/// The label of an x tick of `x`: the last one is "max", the others their percentile.
+fn nines_tick(x: &TickedAxis, v: f64) -> String {
+    if (v - x.hi).abs() < 1e-9 {
+        return "max".into();
+    }
+    nines_label(v)
+}
+
+/// The percentile figure's axes: the nines across (`nines_axis`), the latency up (log when
+/// `percentile_y_log` says so), and the y title.
+fn percentile_axes(s: &LatencySpec) -> (TickedAxis, Scale, String) {
+    let x = nines_axis(s);
+    let ymax = s.series.iter().map(top).fold(0.0, f64::max);
     match percentile_y_log(s) {
         Some(floor) => (
-            xmax,
+            x,
             super::scale::log_scale(floor, ymax),
             format!("{} (s, log scale; 0 at the bottom)", s.what),
         ),
-        None => (xmax, super::scale::linear(0.0, ymax, true), format!("{} (s)", s.what)),
+        None => (x, super::scale::linear(0.0, ymax, true), format!("{} (s)", s.what)),
     }
 }
 
@@ -252,7 +283,7 @@ pub fn draw_percentiles<DB: DrawingBackend>(
     if s.series.len() > DIRECT_LABELS_MAX {
         return percentile_panels(root, title, s);
     }
-    let (xmax, y, y_title) = percentile_axes(s);
+    let (x, y, y_title) = percentile_axes(s);
     let framed = frame(root, title, &[])?;
     let named: Vec<(String, RGBColor, style::Shape)> = match s.series.len() {
         1 => Vec::new(),
@@ -264,19 +295,18 @@ pub fn draw_percentiles<DB: DrawingBackend>(
             .collect(),
     };
     let (area, strip, end_labels) = labels::end_strip(&framed, &named);
-    let mut chart = builder(&area).build_cartesian_2d(0.0..xmax, y.ranged())?;
+    let mut chart = builder(&area).build_cartesian_2d(x.clone(), y.ranged())?;
     let ys = y.clone();
     mesh_style(&mut chart)
         .x_desc(NINES_TITLE)
         .y_desc(y_title)
-        .x_labels(xmax as usize + 1)
-        .x_label_formatter(&|v| nines_label(*v))
+        .x_label_formatter(&|v| nines_tick(&x, *v))
         .y_label_formatter(&|v| ys.label(*v))
         .draw()?;
     let mut ends = Vec::new();
     for (i, se) in s.series.iter().enumerate() {
-        let pts = percentile_points(se, &y);
-        draw_curve(&mut chart, &pts, se.color, (Some(style::shape(i)), 0.15))?;
+        let pts = percentile_points(se, x.hi, &y);
+        draw_curve(&mut chart, &pts, se.color, Some(style::shape(i)))?;
         ends.push(pts.last().copied().unwrap_or((0.0, y.lo)));
     }
     if end_labels.is_empty() {
@@ -297,28 +327,37 @@ pub fn draw_percentiles<DB: DrawingBackend>(
     labels::draw_end_labels(&framed, strip_x, &end_labels, &ends, rows)
 }
 
-/// A series' (nines, y position) points, values below the axis held at its bottom.
-fn percentile_points(se: &LatSeries, y: &Scale) -> Vec<(f64, f64)> {
+/// A series' (nines, y position) points, values below the axis held at its bottom: its
+/// percentiles, then up to its max at the deepest percentile (past p = 1 - 1/count every
+/// percentile is the largest sample; past `MAX_NINES`, the rest of the tail is that one
+/// step), then on at the max to `end`, the axis's "max" tick.
+fn percentile_points(se: &LatSeries, end: f64, y: &Scale) -> Vec<(f64, f64)> {
     let floor = y.value(y.lo);
-    se.percentiles.iter().map(|p| (p.0, y.pos(p.1.max(floor)))).collect()
+    let at = |v: f64| y.pos(v.max(floor));
+    let mut pts: Vec<(f64, f64)> = se.percentiles.iter().map(|p| (p.0, at(p.1))).collect();
+    let deepest = pts.last().map_or(0.0, |p| p.0);
+    let max = at(top(se));
+    pts.extend([(deepest, max), (end, max)]);
+    pts
 }
 
-type NinesChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, TickedAxis>>;
+type NinesChart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>;
 
-/// A curve in `c`; with a shape, its marker at each whole nine (and at the last point when it
-/// is more than `gap` nines past the last whole one, so two markers never run together),
-/// which tells overlapping lines apart.
+/// A curve in `c` (`pts` from `percentile_points`); with a shape, its marker at each whole
+/// nine of its percentiles and at its max, which tells overlapping lines apart. The "max" tick
+/// is `MAX_GAP` past the deepest percentile, so two markers never run together.
 fn draw_curve<DB: DrawingBackend>(
     chart: &mut NinesChart<'_, DB>,
     pts: &[(f64, f64)],
     c: RGBColor,
-    (shape, gap): (Option<style::Shape>, f64),
+    shape: Option<style::Shape>,
 ) -> DrawResult {
     let width = if shape.is_some() { style::LINE_PX } else { 2 };
     chart.draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(width)))?;
     let Some(shape) = shape else { return Ok(()) };
-    let last = pts.last().filter(|p| p.0 - p.0.floor() > gap);
-    for p in pts.iter().filter(|p| (p.0 - p.0.round()).abs() < 1e-9).chain(last) {
+    let (percentiles, max) = pts.split_at(pts.len().saturating_sub(2));
+    let whole = percentiles.iter().filter(|p| (p.0 - p.0.round()).abs() < 1e-9);
+    for p in whole.chain(max.last()) {
         marker(chart.plotting_area(), *p, shape, c, 7)?;
     }
     Ok(())
@@ -331,32 +370,32 @@ fn percentile_panels<DB: DrawingBackend>(
     title: &str,
     s: &LatencySpec,
 ) -> DrawResult {
-    let (xmax, y, y_title) = percentile_axes(s);
+    let (x, y, y_title) = percentile_axes(s);
     let titles = (NINES_TITLE, y_title.as_str());
     let (panels, fit) = labels::grid(root, title, None, titles, s.series.len())?;
     let y = Scale {
         ticks: y.ticks.iter().copied().step_by(y.ticks.len().div_ceil(5).max(1)).collect(),
         ..y
     };
-    let step = ((xmax as usize + 1).div_ceil(fit)).max(1);
+    // Whole nines every `step`, as many as fit, none closer to the "max" tick than to another.
+    let step = (x.ticks.len().div_ceil(fit)).max(1);
+    let shown = |t: f64| {
+        t == x.hi || ((t as usize).is_multiple_of(step) && x.hi - t >= MAX_GAP * step as f64)
+    };
+    let x = TickedAxis { ticks: x.ticks.iter().copied().filter(|t| shown(*t)).collect(), ..x };
     for (i, (panel, se)) in panels.iter().zip(&s.series).enumerate() {
         let mut chart =
-            labels::panel_builder(panel, &se.label).build_cartesian_2d(0.0..xmax, y.ranged())?;
+            labels::panel_builder(panel, &se.label).build_cartesian_2d(x.clone(), y.ranged())?;
         let ys = y.clone();
         mesh_style(&mut chart)
-            .x_labels(xmax as usize + 1)
-            .x_label_formatter(&|v| match (v.round() as usize) % step {
-                0 => nines_label(*v),
-                _ => String::new(),
-            })
+            .x_label_formatter(&|v| nines_tick(&x, *v))
             .y_label_formatter(&|v| ys.label(*v))
             .draw()?;
         for other in s.series.iter().filter(|o| o.label != se.label) {
-            draw_curve(&mut chart, &percentile_points(other, &y), style::CONTEXT, (None, 0.0))?;
+            draw_curve(&mut chart, &percentile_points(other, x.hi, &y), style::CONTEXT, None)?;
         }
-        // A small panel: markers closer than 0.5 nines would touch.
-        let own = (Some(style::shape(i)), 0.5);
-        draw_curve(&mut chart, &percentile_points(se, &y), se.color, own)?;
+        let own = Some(style::shape(i));
+        draw_curve(&mut chart, &percentile_points(se, x.hi, &y), se.color, own)?;
     }
     Ok(())
 }
@@ -426,4 +465,88 @@ fn draw_steps<DB: DrawingBackend>(
     steps.push((edges[edges.len() - 1], 0.0));
     chart.draw_series(std::iter::once(PathElement::new(steps, c.stroke_width(width))))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` launch waits spread over 0.1-2 s and one of `outlier_s`, in microseconds.
+    fn tailed(n: u64, outlier_s: f64) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(1, 36_000_000_000, 3).unwrap();
+        for i in 0..n - 1 {
+            h.record(100_000 + i * 1_900_000 / n).unwrap();
+        }
+        h.record((outlier_s * 1e6) as u64).unwrap();
+        h
+    }
+
+    fn spec(hs: &[(&str, Histogram<u64>)]) -> LatencySpec {
+        let max_s = hs.iter().map(|(_, h)| crate::time::secs(h.max())).fold(0.0, f64::max);
+        let edges_s = edges(max_s);
+        let series = hs.iter().map(|(l, h)| lat_series(l, style::INK, h, &edges_s)).collect();
+        LatencySpec { what: "Launch wait".into(), edges_s, series }
+    }
+
+    /// Every curve ends at the "max" tick, at its histogram's max: 600 samples resolve p99.83%
+    /// (the second largest, 2 s), not the one sample at 27.5 s (sequential's launch wait in
+    /// the default experiment ran 18.2 s -> 27.55 s there).
+    #[test]
+    fn every_percentile_curve_runs_to_its_max() {
+        let linear = vec![("one outlier", tailed(600, 27.5)), ("few", tailed(7, 3.0))];
+        // A 30x spread between the series' tops: a log y axis.
+        let log = [linear.clone(), vec![("one sample", tailed(1, 0.5))]].concat();
+        for (hs, log) in [(linear, false), (log, true)] {
+            let s = spec(&hs);
+            assert_eq!(percentile_y_log(&s).is_some(), log);
+            let (x, y, _) = percentile_axes(&s);
+            assert_eq!(nines_tick(&x, x.hi), "max");
+            assert_eq!(x.ticks.last(), Some(&x.hi));
+            for ((label, h), se) in hs.iter().zip(&s.series) {
+                let pts = percentile_points(se, x.hi, &y);
+                let (end_x, end_y) = *pts.last().unwrap();
+                let max = crate::time::secs(h.max());
+                assert_eq!(end_x, x.hi, "{label}: the curve ends at the max tick");
+                assert!(
+                    y.value(end_y) >= max * (1.0 - 1e-9),
+                    "{label}: ends at {} < max {max}",
+                    y.value(end_y)
+                );
+                assert!(y.lo <= end_y && end_y <= y.hi, "{label}: the max is inside the axis");
+                assert!(pts.windows(2).all(|w| w[0].0 <= w[1].0), "{label}: nines ascend");
+            }
+        }
+        // The deepest percentile of 600 samples is far below the outlier: the curve jumps there.
+        let s = spec(&[("one outlier", tailed(600, 27.5))]);
+        let last = s.series[0].percentiles.last().unwrap();
+        assert!(last.1 < 2.1 && s.series[0].max_s > 27.0, "{last:?}");
+    }
+
+    #[test]
+    fn the_nines_axis_labels_whole_nines_then_max() {
+        let s = spec(&[("a", tailed(600, 27.5))]);
+        let x = nines_axis(&s);
+        let labels: Vec<String> = x.ticks.iter().map(|t| nines_tick(&x, *t)).collect();
+        assert_eq!(labels, ["0%", "90%", "99%", "max"]);
+        assert!((x.hi - (600f64.log10() + MAX_GAP)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn figures_draw() {
+        let s = spec(&[("one outlier", tailed(600, 27.5)), ("flat", tailed(1, 0.5))]);
+        let f = Figure {
+            name: "launch_wait_percentiles".into(),
+            title: "Launch wait by percentile".into(),
+            caption: String::new(),
+            spec: Spec::Percentiles(s.clone()),
+        };
+        assert!(crate::plot::render_svg(&f).unwrap().contains("<svg"));
+        let many: Vec<(String, Histogram<u64>)> = (0..DIRECT_LABELS_MAX + 1)
+            .map(|i| (format!("s{i}"), tailed(600, 3.0 + i as f64)))
+            .collect();
+        let many: Vec<(&str, Histogram<u64>)> =
+            many.iter().map(|(l, h)| (l.as_str(), h.clone())).collect();
+        let f = Figure { spec: Spec::Percentiles(spec(&many)), ..f };
+        assert!(crate::plot::render_svg(&f).unwrap().contains("<svg"));
+    }
 }

@@ -16,6 +16,7 @@ mod library;
 mod model;
 mod plot;
 mod providers;
+mod readme;
 mod replay;
 mod report;
 mod results;
