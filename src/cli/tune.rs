@@ -158,7 +158,9 @@ pub fn run(args: Args) -> CliResult {
         && table::canonical_key(&args.param) == table::canonical_key(hold::HOLD_PARAM);
     let (tuned, answer) = if hold_cap {
         let (r, o) = (&args.range, &objective);
-        hold::answer(&sim, &table, &strategy, r, values, o, args.refine, jobs)
+        let base = sim.resolve(&table).map_err(|e| input(e.to_string()))?;
+        let draws = hold::draw_tables(&table, &base);
+        hold::answer(&sim, &table, &draws, &strategy, r, values, o, args.refine, jobs)
     } else {
         let (p, o) = (&args.param, &objective);
         tune::run_tune(&sim, &table, strategy, p, values, o, args.refine, jobs).map(|t| (t, None))

@@ -14,7 +14,6 @@
 
 use serde::Serialize;
 
-use super::table;
 use super::tune::{self, Candidate, FirstTokenSpread, Objective, Tuned, Value};
 use super::Simulator;
 use crate::limits::RunError;
@@ -122,8 +121,9 @@ pub fn for_experiment<S: Simulator>(
         return Ok(None);
     };
     let values = tune::parse_values(HOLD_RANGE).map_err(|e| RunError::Internal(e.to_string()))?;
+    let draws = draw_tables(&base, exp);
     let (r, o) = (HOLD_RANGE, &Objective::Cost);
-    let (_, answer) = answer(sim, &base, &strategy, r, values, o, HOLD_REFINE, jobs)?;
+    let (_, answer) = answer(sim, &base, &draws, &strategy, r, values, o, HOLD_REFINE, jobs)?;
     Ok(answer)
 }
 
@@ -136,13 +136,15 @@ pub fn runs_per_replication() -> f64 {
 }
 
 /// The hold answer for `base` (strategies focused on the `wait_first` to tune, as
-/// `tune::focus_strategy` leaves them): `tune`'s search at the point fit, then at each refit.
+/// `tune::focus_strategy` leaves them): `tune`'s search at the point fit, then at each of
+/// `draws` (`draw_tables`: `base` at the calibration's refits).
 /// Returns the point fit's search too (`tune` prints its candidates); `None` when no cap
 /// meets the objective or `base` has no hold.
 #[allow(clippy::too_many_arguments)]
 pub fn answer<S: Simulator>(
     sim: &S,
     base: &toml::Table,
+    draws: &[toml::Table],
     strategy: &str,
     range: &str,
     values: Vec<Value>,
@@ -167,10 +169,9 @@ pub fn answer<S: Simulator>(
     else {
         return Ok((point, None));
     };
-    let draws = draw_tables(sim, base);
     let mut caps: Vec<Option<f64>> = Vec::with_capacity(draws.len());
     let mut after = Vec::with_capacity(draws.len());
-    for t in &draws {
+    for t in draws {
         let tuned = tune::run_tune(
             sim,
             t,
@@ -214,19 +215,31 @@ pub fn answer<S: Simulator>(
     Ok((point, Some(HoldAnswer { sentence, ..answer })))
 }
 
-/// `base` at each of the calibration's refits, or none when its latency has no refits (not the
-/// calibrated preset, or a file or key that sets it).
-fn draw_tables<S: Simulator>(sim: &S, base: &toml::Table) -> Vec<toml::Table> {
-    let mut out = Vec::new();
-    for k in 0..crate::config::latency_presets::CALIBRATION_DRAWS {
-        let mut t = base.clone();
-        let draw = toml::Value::Integer(k as i64);
-        if table::set_value(&mut t, "latency.draw", draw).is_err() || sim.resolve(&t).is_err() {
-            return Vec::new();
-        }
-        out.push(t);
+/// `base` at each of the calibration's refits: its `[latency]` replaced by the calibrated
+/// preset at `latency.draw = k`. None when `exp` (`base` resolved) does not run at the
+/// calibrated preset's point fit (a file, another preset, or a key that changes a term): its
+/// latency then has no calibration to draw from. Terms written out equal to the preset's (an
+/// exported experiment) still count as the preset.
+pub fn draw_tables(base: &toml::Table, exp: &crate::config::Experiment) -> Vec<toml::Table> {
+    use crate::config::latency_presets::{self, LatencyPreset, CALIBRATION_DRAWS};
+    let model = &exp.model.name;
+    if latency_presets::params(model, LatencyPreset::Calibrated).as_ref() != Some(&exp.latency) {
+        return Vec::new();
     }
-    out
+    let other = base.get("latency").and_then(|l| l.get("other_model")).cloned();
+    (0..CALIBRATION_DRAWS)
+        .map(|k| {
+            let mut latency = toml::Table::new();
+            latency.insert("preset".into(), "calibrated".into());
+            latency.insert("draw".into(), toml::Value::Integer(k as i64));
+            if let Some(o) = &other {
+                latency.insert("other_model".into(), o.clone());
+            }
+            let mut t = base.clone();
+            t.insert("latency".into(), toml::Value::Table(latency));
+            t
+        })
+        .collect()
 }
 
 /// The share of replications of `t` whose first token came after `cap`: read off `tuned`'s

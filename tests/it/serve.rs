@@ -156,6 +156,42 @@ fn run_json(file: &Path, sets: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// One answer: `tune --param max_wait` over the hold grid, `run --out`'s hold.json, the
+/// report made from it and the page's `/api/hold` give the same cap and interval for the
+/// default experiment.
+#[test]
+fn tune_run_report_and_the_page_give_one_hold_cap() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let file = root.join("experiments/default.toml");
+    let dir = scratch("serve", "one-answer");
+    let range = prefixsim::sweep::hold::HOLD_RANGE;
+    let tune =
+        bin().arg("tune").arg(&file).args(["--param", "max_wait", "--range", range, "--json"]);
+    let tune = tune.output().unwrap();
+    assert!(tune.status.success(), "{}", String::from_utf8_lossy(&tune.stderr));
+    let tune: Value = serde_json::from_slice(&tune.stdout).unwrap();
+    let run = bin().arg("run").arg(&file).arg("--out").arg(&dir).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let held: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("hold.json")).unwrap()).unwrap();
+    let server = Server::start(&[file.to_str().unwrap()]);
+    let page = server.get("/api/hold");
+    assert_eq!(page.status, 200, "{}", page.body);
+    let page = page.json();
+    assert_eq!(tune["hold"], held, "tune and run");
+    assert_eq!(page["hold"], held, "the page and run");
+    assert!(held["draws"].as_u64().unwrap() > 0, "the default runs at the calibrated preset");
+    let [lo, hi] = [0, 1].map(|i| held["cap_range_s"][i].as_f64().unwrap());
+    assert!(lo <= hi && held["cap_s"].as_f64().unwrap() > 0.0);
+    let printed = String::from_utf8_lossy(&run.stdout).to_string();
+    let sentence = held["sentence"].as_str().unwrap();
+    assert!(printed.contains(&sentence[1..]), "run prints the answer: {printed}");
+    let report = bin().arg("report").arg(&dir).arg("--out").arg(dir.join("R.md")).output().unwrap();
+    assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
+    let md = std::fs::read_to_string(dir.join("R.md")).unwrap();
+    assert!(md.contains(&sentence[1..]), "the report leads with the same answer");
+}
+
 #[test]
 fn a_run_answers_what_prefixsim_run_answers_and_its_export_reproduces_it() {
     let file = fixture("run");
