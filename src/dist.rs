@@ -1,5 +1,6 @@
 //! Distributions of the workload and latency model: `const`, `uniform`, `normal` (truncated at 0),
-//! `lognormal(median, p90)`, `exp(mean)`, `empirical(list or file)`.
+//! `lognormal(median, p90)`, `exp(mean)`, `empirical(list or file)`, and `spliced` (an empirical
+//! body with a generalized Pareto tail, `dist/spliced.rs`). Each has a quantile function.
 //!
 //! Values are plain `f64` in the quantity's base unit: microseconds for durations (already
 //! converted from the unit the user typed), tokens for counts, tokens/s for rates. Parsing from
@@ -38,11 +39,15 @@ pub enum Dist {
     },
     /// Uniform choice among the listed values.
     Empirical(Vec<f64>),
+    /// An interpolated body and a generalized Pareto tail (`Spliced`).
+    Spliced(Box<Spliced>),
 }
 
 use crate::rng::{ChaCha8Rng, RngExt};
 
 mod exp;
+mod spliced;
+pub use spliced::{Spliced, SplicedError};
 
 /// 64 / ln 2, rounded to nearest.
 const INV_LN2_64: f64 = 64.0 / std::f64::consts::LN_2;
@@ -78,6 +83,35 @@ impl Dist {
                 -mean * (1.0 - u).ln()
             }
             Dist::Empirical(values) => values[rng.random_range(0..values.len())],
+            Dist::Spliced(s) => s.sample(rng),
+        }
+    }
+
+    /// The value at probability `p` in [0, 1]: the draw's exact quantile (an empirical list's
+    /// nearest rank; the truncated normal's, as `sample` resamples below 0).
+    pub fn quantile(&self, p: f64) -> f64 {
+        use statrs::distribution::{ContinuousCDF, Normal};
+        let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) };
+        let z = |p: f64| Normal::standard().inverse_cdf(p);
+        match self {
+            Dist::Const(x) => *x,
+            Dist::Uniform { low, high } => low + p * (high - low).max(0.0),
+            Dist::Normal { mean, sd } if *sd > 0.0 => {
+                let below = Normal::standard().cdf(-mean / sd);
+                (mean + sd * z(below + p * (1.0 - below))).max(0.0)
+            }
+            Dist::Normal { mean, .. } => mean.max(0.0),
+            Dist::LogNormal { median, p90 } => {
+                median * (lognormal_sigma(*median, *p90) * z(p)).exp()
+            }
+            Dist::Exp { mean } => -mean * (1.0 - p).ln(),
+            Dist::Empirical(v) => {
+                let mut s = v.clone();
+                s.sort_by(f64::total_cmp);
+                let rank = ((p * s.len() as f64).ceil() as usize).clamp(1, s.len());
+                s[rank - 1]
+            }
+            Dist::Spliced(s) => s.quantile(p),
         }
     }
 
@@ -99,6 +133,7 @@ impl Dist {
             }
             Dist::Exp { mean } => *mean,
             Dist::Empirical(v) => v.iter().sum::<f64>() / v.len() as f64,
+            Dist::Spliced(s) => s.mean(),
         }
     }
 
@@ -288,6 +323,37 @@ pub(crate) fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quantiles_are_the_draws_quantiles() {
+        let spliced = Spliced::new(vec![1.0, 2.0, 3.0], 0.9, 1.0, 0.2, 100.0).unwrap();
+        let dists = [
+            Dist::Const(3.0),
+            Dist::Uniform { low: 1.0, high: 9.0 },
+            Dist::Normal { mean: 5.0, sd: 3.0 },
+            Dist::Normal { mean: 1.0, sd: 3.0 },
+            Dist::LogNormal { median: 300.0, p90: 1500.0 },
+            Dist::Exp { mean: 2.0 },
+            Dist::Empirical(vec![4.0, 1.0, 2.0, 8.0]),
+            Dist::Spliced(Box::new(spliced)),
+        ];
+        let n = 100_000;
+        for d in &dists {
+            let mut rng = crate::rng::stream(3, &[]);
+            let mut v: Vec<f64> = (0..n).map(|_| d.sample(&mut rng)).collect();
+            v.sort_by(f64::total_cmp);
+            for p in [0.05, 0.3, 0.5, 0.9, 0.99] {
+                let want = d.quantile(p);
+                // The share of draws at or below the quantile is p (to sampling error), and
+                // above a point mass's quantile, every draw is strictly above it.
+                let below = v.partition_point(|x| *x <= want) as f64 / n as f64;
+                let strictly = v.partition_point(|x| *x < want) as f64 / n as f64;
+                assert!(strictly <= p + 0.006 && p <= below + 0.006, "{d:?} p{p}: {want}");
+            }
+        }
+        assert_eq!(Dist::Exp { mean: 2.0 }.quantile(0.5), 2.0 * std::f64::consts::LN_2);
+        assert_eq!(Dist::LogNormal { median: 300.0, p90: 1500.0 }.quantile(0.5), 300.0);
+    }
 
     #[test]
     fn a_sampler_draws_what_its_distribution_draws() {

@@ -158,6 +158,7 @@ pub fn dist_high(d: &Dist) -> f64 {
         }
         Dist::Exp { mean } => mean * 20.0,
         Dist::Empirical(v) => v.iter().copied().fold(0.0, f64::max),
+        Dist::Spliced(s) => s.max,
     }
 }
 
@@ -170,6 +171,7 @@ pub fn dist_param_max(d: &Dist) -> f64 {
         Dist::LogNormal { median, p90 } => median.max(*p90),
         Dist::Exp { mean } => *mean,
         Dist::Empirical(v) => v.iter().copied().fold(0.0, f64::max),
+        Dist::Spliced(s) => s.max.max(s.scale),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The text syntax of distributions in experiment and latency files: `const(x)`, `uniform(a, b)`,
 //! `normal(mean, sd)`, `lognormal(median=m, p90=q)`, `exp(mean=m)`, `empirical([v, ...])`,
-//! `empirical(file=path)`, or a bare value meaning `const(value)`. Durations need a unit on
+//! `empirical(file=path)`, `spliced([v, ...], p_tail=p, scale=s, shape=k, max=m)`, or a bare
+//! value meaning `const(value)`. Durations need a unit on
 //! every value. `dist_label` writes the canonical text, which parses back to the same `Dist`.
 
 use std::path::Path;
@@ -29,7 +30,9 @@ pub enum DistError {
     UniformOrder(String),
     #[error("lognormal needs 0 < median <= p90 in `{0}`")]
     LogNormalOrder(String),
-    #[error("unknown distribution `{0}` (use const, uniform, normal, lognormal, exp, empirical)")]
+    #[error(
+        "unknown distribution `{0}` (use const, uniform, normal, lognormal, exp, empirical, spliced)"
+    )]
     Unknown(String),
     #[error("empirical: `{0}` is not a `[...]` list")]
     NotAList(String),
@@ -42,6 +45,8 @@ pub enum DistError {
     EmpiricalValue(Box<DistError>),
     #[error("empirical: cannot read `{path}`: {reason}")]
     Unreadable { path: String, reason: String },
+    #[error(transparent)]
+    Spliced(#[from] crate::dist::SplicedError),
     /// A value of a values file was refused.
     #[error("{source} (in `{path}`)")]
     InFile { source: Box<DistError>, path: String },
@@ -83,6 +88,7 @@ pub fn parse_dist_in(text: &str, q: Quantity, base_dir: Option<&Path>) -> Result
         }
         "exp" => Dist::Exp { mean: one(&bind(&call, &["mean"])?, 0, "mean", q)? },
         "empirical" => parse_empirical(&bind(&call, &["values", "file"])?, q, base_dir)?,
+        "spliced" => parse_spliced(&bind(&call, &["body", "p_tail", "scale", "shape", "max"])?, q)?,
         other => return Err(DistError::Unknown(other.to_string())),
     };
     Ok(dist)
@@ -133,6 +139,29 @@ fn parse_empirical(
         return Err(DistError::EmpiricalEmpty);
     }
     Ok(Dist::Empirical(values))
+}
+
+/// `spliced([body...], p_tail=p, scale=s, shape=k, max=m)`: the body and `scale`, `max` in
+/// the quantity's unit, `p_tail` and `shape` plain numbers (`shape` may be negative).
+fn parse_spliced(slots: &[Option<&str>], q: Quantity) -> Result<Dist, DistError> {
+    let list = slots[0].ok_or_else(|| DistError::Missing("body".into()))?;
+    let inner = list
+        .strip_prefix('[')
+        .and_then(|l| l.strip_suffix(']'))
+        .ok_or_else(|| DistError::NotAList(list.to_string()))?;
+    let body = parse_list(inner.split(','), q)?;
+    let number = |i: usize, name: &str| -> Result<f64, DistError> {
+        let text = slots[i].ok_or_else(|| DistError::Missing(name.to_string()))?.trim();
+        let bad = || DistError::Param {
+            name: name.to_string(),
+            source: Box::new(DistError::NotANumber(text.to_string())),
+        };
+        text.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(bad)
+    };
+    let (p_tail, shape) = (number(1, "p_tail")?, number(3, "shape")?);
+    let (scale, max) = (one(slots, 2, "scale", q)?, one(slots, 4, "max", q)?);
+    let spliced = crate::dist::Spliced::new(body, p_tail, scale, shape, max)?;
+    Ok(Dist::Spliced(Box::new(spliced)))
 }
 
 fn parse_list<'a>(
@@ -197,6 +226,17 @@ pub fn dist_label(d: &Dist, q: Quantity) -> String {
             let items: Vec<String> = values.iter().map(v).collect();
             format!("empirical([{}])", items.join(", "))
         }
+        Dist::Spliced(s) => {
+            let items: Vec<String> = s.body.iter().map(v).collect();
+            format!(
+                "spliced([{}], p_tail={}, scale={}, shape={}, max={})",
+                items.join(", "),
+                s.p_tail,
+                v(&s.scale),
+                s.shape,
+                v(&s.max)
+            )
+        }
     }
 }
 
@@ -226,6 +266,14 @@ mod parse_tests {
         );
         assert_eq!(parse_dist("exp(mean=1min)", d), Ok(Dist::Exp { mean: 60e6 }));
         assert_eq!(parse_dist("empirical([1s, 500ms])", d), Ok(Dist::Empirical(vec![1e6, 5e5])));
+        let s = crate::dist::Spliced::new(vec![5e5, 1e6, 2e6], 0.9, 8e5, -0.2, 600e6).unwrap();
+        assert_eq!(
+            parse_dist(
+                "spliced([500ms, 1s, 2s], p_tail=0.9, scale=800ms, shape=-0.2, max=10min)",
+                d
+            ),
+            Ok(Dist::Spliced(Box::new(s)))
+        );
     }
 
     #[test]
@@ -242,6 +290,13 @@ mod parse_tests {
             "uniform(1s)",
             "2 s s",
             "5parsecs",
+            "spliced([1s, 2s], p_tail=0.9, scale=1s, shape=0.1)",
+            "spliced([2s, 1s], p_tail=0.9, scale=1s, shape=0.1, max=9s)",
+            "spliced([1s, 2s], p_tail=1.5, scale=1s, shape=0.1, max=9s)",
+            "spliced([1s, 2s], p_tail=0.9, scale=1s, shape=1, max=9s)",
+            "spliced([1s, 2s], p_tail=0.9, scale=1s, shape=x, max=9s)",
+            "spliced([1s, 2s], p_tail=0.9, scale=1s, shape=0.1, max=1s)",
+            "spliced(1s, p_tail=0.9, scale=1s, shape=0.1, max=9s)",
         ] {
             assert!(parse_dist(bad, d).is_err(), "{bad}");
         }
@@ -257,6 +312,11 @@ mod parse_tests {
             ("lognormal(median=2s, p90=5s)", Quantity::Duration),
             ("exp(mean=250ms)", Quantity::Duration),
             ("empirical([1, 2.5, 3])", Quantity::Number),
+            (
+                "spliced([300ms, 1s, 2100ms], p_tail=0.9, scale=610ms, shape=0.21, max=10min)",
+                Quantity::Duration,
+            ),
+            ("spliced([1, 2], p_tail=0.5, scale=3, shape=-0.5, max=9)", Quantity::Number),
         ] {
             let dist = parse_dist(text, q).unwrap();
             assert_eq!(dist_label(&dist, q), text);

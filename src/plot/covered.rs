@@ -148,6 +148,7 @@ pub fn dist_median(d: &Dist) -> f64 {
         Dist::Normal { mean, .. } => *mean,
         Dist::LogNormal { median, .. } => *median,
         Dist::Exp { mean } => mean * std::f64::consts::LN_2,
+        Dist::Spliced(s) => s.quantile(0.5),
         Dist::Empirical(v) => {
             let mut s = v.clone();
             s.sort_by(f64::total_cmp);
