@@ -481,11 +481,24 @@ fn rate_text(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::calibrate::estimate::{Ci95, Interval, Settings};
+    use crate::calibrate::fit::Coefs;
     use crate::config::parse_dist_in;
     use crate::dist::{Dist, Quantity};
 
+    fn overhead() -> Spliced {
+        // Body from 0 s: the lowest quantiles of a fit whose residuals reach below -overhead.
+        let body = (0..19).map(|k| 0.05 * k as f64).collect();
+        Spliced::new(body, 0.9, 0.61234, 0.21, 600.0).unwrap()
+    }
+
     fn fit(cached_rate: Option<f64>) -> ModelFit {
         let i = Interval { lo: 1.0, hi: Some(2.0) };
+        let coefs = Coefs {
+            overhead_s: 0.3,
+            s_per_prefill: Some(1.0 / 41_234.56),
+            s_per_cached: cached_rate.map(|r| 1.0 / r),
+            s_per_attention: None,
+        };
         ModelFit {
             model: "claude-sonnet-4-5-20250929".into(),
             preset: Some("claude-sonnet-4.5"),
@@ -496,14 +509,26 @@ mod tests {
             overhead_s: 0.3,
             prefill_rate: Some(41_234.56),
             cached_rate,
+            attention_rate: None,
             decode_rate: Some(55.55),
             decode_requests: 4,
+            coefs,
+            overhead_distribution: overhead(),
+            identified: false,
+            draws: vec![Draw {
+                overhead: overhead(),
+                prefill_rate: Some(40_000.0),
+                cached_rate: None,
+                attention_rate: None,
+            }],
+            validation: None,
             median_abs_error_s: 0.2,
             launch_2024_median_abs_error_s: 0.5,
             ci95: Ci95 {
                 overhead_s: i,
                 prefill_rate: Some(Interval { lo: 30_000.0, hi: None }),
                 cached_rate: cached_rate.map(|_| i),
+                attention_rate: Some(Interval { lo: 1e9, hi: None }),
                 decode_rate: Some(i),
             },
             bootstrap_unit: "session",
@@ -526,10 +551,10 @@ mod tests {
         keys.sort();
         assert_eq!(keys, ["decode_rate", "overhead", "prefill_rate"], "cached_rate omitted");
         let d = |k: &str, q| parse_dist_in(t[k].as_str().unwrap(), q, None).unwrap();
-        let Dist::Empirical(v) = d("overhead", Quantity::Duration) else { panic!("empirical") };
-        // 0.3 s + (-0.5 + 0.05 k), clamped at 0, in microseconds.
-        assert_eq!(v[0], 0.0);
-        assert_eq!(v[19], 750_000.0);
+        let Dist::Spliced(o) = d("overhead", Quantity::Duration) else { panic!("spliced") };
+        // In microseconds, to 0.1 ms.
+        assert_eq!((o.body.len(), o.body[0], o.body[18]), (19, 0.0, 900_000.0));
+        assert_eq!((o.p_tail, o.scale, o.shape, o.max), (0.9, 612_300.0, 0.21, 600e6));
         assert_eq!(d("prefill_rate", Quantity::Number), Dist::Const(41_235.0));
         assert_eq!(d("decode_rate", Quantity::Number), Dist::Const(55.5));
         assert!(text.contains("# cached_rate: not identifiable from this data (no request read"));
@@ -544,5 +569,16 @@ mod tests {
         assert!(m["cached_rate"].is_null() && m["ci95"]["cached_rate"].is_null());
         assert_eq!(m["ci95"]["prefill_rate"], serde_json::json!([30000.0, null]));
         assert_eq!(m["prefill_rate"], 41234.6);
+        assert!(m["attention_rate"].is_null());
+        assert_eq!(m["ci95"]["attention_rate"], serde_json::json!([1e9, null]));
+        let d = &m["overhead_distribution"];
+        assert_eq!(d["body_s"].as_array().unwrap().len(), 19);
+        assert_eq!(
+            (&d["p_tail"], &d["scale_s"], &d["shape"], &d["max_s"]),
+            (&0.9.into(), &0.6123.into(), &0.21.into(), &600.0.into())
+        );
+        assert_eq!(m["draws"][0]["prefill_rate"], 40000.0);
+        assert!(m["draws"][0]["cached_rate"].is_null() && m["validation"].is_null());
+        assert_eq!(m["draws"][0]["overhead_distribution"], m["overhead_distribution"]);
     }
 }

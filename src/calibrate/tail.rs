@@ -8,34 +8,7 @@
 //! lets simulated p99 and p99.9 come from the data's exceedances instead of a cut.
 
 use super::fit::quantile;
-
-/// The spliced distribution, field for field `dist::Spliced` (see its quantile function).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Spliced {
-    pub body: Vec<f64>,
-    pub p_tail: f64,
-    pub scale: f64,
-    pub shape: f64,
-    pub max: f64,
-}
-
-impl Spliced {
-    /// The `p` quantile: interpolated in the body up to `p_tail`, above it the threshold plus
-    /// the truncated tail's quantile.
-    pub fn quantile(&self, p: f64) -> f64 {
-        let p = p.clamp(0.0, 1.0);
-        let n = self.body.len() - 1;
-        let threshold = self.body[n];
-        if p <= self.p_tail {
-            let h = p / self.p_tail * n as f64;
-            let (lo, hi) = (h.floor() as usize, (h.ceil() as usize).min(n));
-            return self.body[lo] + (h - lo as f64) * (self.body[hi] - self.body[lo]);
-        }
-        let g = Gpd { scale: self.scale, shape: self.shape };
-        let v = (p - self.p_tail) / (1.0 - self.p_tail) * g.cdf(self.max - threshold);
-        threshold + g.inverse(v)
-    }
-}
+pub use crate::dist::Spliced;
 
 /// The body runs to this probability; above it, the generalized Pareto tail.
 pub const P_TAIL: f64 = 0.90;
@@ -53,37 +26,15 @@ pub const SHAPE_MAX: f64 = 0.9;
 /// Fewer exceedances than this: the tail is exponential (shape 0) with their mean excess as its
 /// scale; two moments from one to three points are noise.
 pub const MIN_EXCEEDANCES: usize = 4;
+/// The tail's scale is at least 1 ms (the traces' TTFTs are recorded to 10 ms): a tail of no
+/// exceedances, or of equal ones, still has a valid distribution.
+pub const MIN_SCALE_S: f64 = 1e-3;
 
 /// A generalized Pareto distribution of excesses over a threshold.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Gpd {
     pub scale: f64,
     pub shape: f64,
-}
-
-impl Gpd {
-    fn cdf(&self, x: f64) -> f64 {
-        if self.scale <= 0.0 || x <= 0.0 {
-            return if x > 0.0 { 1.0 } else { 0.0 };
-        }
-        let z = x / self.scale;
-        if self.shape == 0.0 {
-            1.0 - (-z).exp()
-        } else if self.shape < 0.0 && z >= -1.0 / self.shape {
-            1.0
-        } else {
-            1.0 - (1.0 + self.shape * z).powf(-1.0 / self.shape)
-        }
-    }
-    fn inverse(&self, v: f64) -> f64 {
-        if self.scale <= 0.0 || v <= 0.0 {
-            0.0
-        } else if self.shape == 0.0 {
-            -self.scale * (-v).ln_1p()
-        } else {
-            self.scale / self.shape * ((1.0 - v).powf(-self.shape) - 1.0)
-        }
-    }
 }
 
 /// Fit a generalized Pareto distribution to `excesses` (positive, ascending) by
@@ -104,7 +55,8 @@ pub fn fit_gpd(excesses: &[f64]) -> Gpd {
         / (n as f64 * (n - 1) as f64);
     let a1 = a0 - b1;
     let d = a0 - 2.0 * a1;
-    let shape = if d > 0.0 { 2.0 - a0 / d } else { SHAPE_MAX };
+    // d <= 0: a tail at least as heavy as shape 1 (no mean); the clamp takes it.
+    let shape = if d > 0.0 { 2.0 - a0 / d } else { SHAPE_MAX + 1.0 };
     if (SHAPE_MIN..=SHAPE_MAX).contains(&shape) {
         Gpd { scale: 2.0 * a0 * a1 / d, shape }
     } else {
@@ -119,20 +71,22 @@ pub fn fit_gpd(excesses: &[f64]) -> Gpd {
 pub fn spliced(values: &mut [f64]) -> Spliced {
     assert!(!values.is_empty(), "a distribution of nothing");
     values.sort_by(f64::total_cmp);
-    let body: Vec<f64> = (0..BODY_VALUES)
+    // Interpolation may round one ulp past the next order statistic: keep the body ascending.
+    let mut body: Vec<f64> = (0..BODY_VALUES)
         .map(|i| quantile(values, P_TAIL * i as f64 / (BODY_VALUES - 1) as f64).max(0.0))
         .collect();
+    for i in 1..BODY_VALUES {
+        body[i] = body[i].max(body[i - 1]);
+    }
     let threshold = body[BODY_VALUES - 1];
     let excesses: Vec<f64> =
         values.iter().filter(|&&v| v > threshold).map(|v| v - threshold).collect();
     let g = fit_gpd(&excesses);
-    Spliced {
-        body,
-        p_tail: P_TAIL,
-        scale: g.scale,
-        shape: g.shape,
-        max: MAX_OVERHEAD_S.max(threshold),
-    }
+    let max = MAX_OVERHEAD_S.max(threshold);
+    let (scale, shape) = (g.scale.max(MIN_SCALE_S), g.shape);
+    Spliced::new(body.clone(), P_TAIL, scale, shape, max).unwrap_or_else(|e| {
+        panic!("ascending quantiles >= 0, a clamped shape, a scale > 0: {e} ({body:?}, {g:?})")
+    })
 }
 
 #[cfg(test)]
@@ -160,7 +114,7 @@ mod tests {
             assert!((g.shape - shape).abs() < 0.02, "{shape}: {g:?}");
             assert!((g.scale / scale - 1.0).abs() < 0.03, "{scale}: {g:?}");
         }
-        let g = fit_gpd(&gpd_sample(Gpd { scale: 1.0, shape: 0.97 }, 4000));
+        let g = fit_gpd(&gpd_sample(Gpd { scale: 1.0, shape: 1.5 }, 4000));
         assert_eq!(g.shape, SHAPE_MAX);
         assert_eq!(fit_gpd(&[1.0, 3.0]), Gpd { scale: 2.0, shape: 0.0 }, "too few: exponential");
         assert_eq!(fit_gpd(&[]).scale, 0.0);
