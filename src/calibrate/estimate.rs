@@ -1,10 +1,14 @@
-//! Per-model estimates from observations: the median-regression fit of TTFT, the decode rate,
-//! 95% intervals by a seeded bootstrap over sessions, the residual distribution, held-out
-//! errors, and the 2024 launch figures' error on the same requests. Pure: no I/O, no clock.
+//! Per-model estimates from observations: the median-regression fit of TTFT (with the
+//! attention term where the data identifies it), the decode rate, 95% intervals by a seeded
+//! bootstrap over sessions, the overhead distribution with its fitted tail, the first
+//! bootstrap refits as draws, and the 2024 launch figures' error on the same requests. The
+//! held-out and backtest checks are in `check`. Pure: no I/O, no clock.
 //!
 //! A parameter the data cannot identify is `None`, with the reason: never a made-up value.
 
+use super::check::{self, HeldOut, Validation};
 use super::fit::{self, median, quantile, Coefs, Loss, Row};
+use super::tail::{self, Spliced};
 use super::Observations;
 use crate::rng::{self, RngExt};
 
@@ -36,8 +40,24 @@ pub const MIN_DECODE_OUTPUT_TOKENS: u64 = 200;
 /// A bootstrap refit starts from the full fit and stops at a relative improvement of the
 /// absolute loss below this: far finer than the spread it measures.
 pub const BOOTSTRAP_TOLERANCE: f64 = 1e-7;
-/// Residual quantiles kept for the simulator: at 2.5%, 7.5%, ..., 97.5%.
+/// Residual quantiles reported (JSON `residual_quantiles_s`): at 2.5%, 7.5%, ..., 97.5%.
 pub const RESIDUAL_QUANTILES: usize = 20;
+/// Bootstrap refits handed on as draws (`draws`): the first ones, in resample order, so the
+/// same seed gives the same draws.
+pub const CALIBRATION_DRAWS: usize = 20;
+/// `identified`: at least this many timed requests in at least this many sessions, and a
+/// prefill rate whose 95% interval is bounded (`is_identified`).
+pub const IDENTIFIED_MIN_REQUESTS: usize = 100;
+pub const IDENTIFIED_MIN_SESSIONS: usize = 5;
+
+/// Whether a fit is well enough measured to stand for its model (a preset may use it as is):
+/// `IDENTIFIED_MIN_REQUESTS` timed requests in `IDENTIFIED_MIN_SESSIONS` sessions and a
+/// bounded 95% interval of the prefill rate.
+pub fn is_identified(requests: usize, sessions: usize, prefill: Option<&Interval>) -> bool {
+    requests >= IDENTIFIED_MIN_REQUESTS
+        && sessions >= IDENTIFIED_MIN_SESSIONS
+        && prefill.is_some_and(|i| i.hi.is_some())
+}
 
 /// The 2024 launch figures (Claude 3.5 Sonnet, https://www.anthropic.com/news/prompt-caching;
 /// derivation in `model::latency`): 500 ms, 9,100 prefilled tokens/s, 51,500 cached tokens/s.
@@ -58,16 +78,27 @@ pub struct Ci95 {
     pub overhead_s: Interval,
     pub prefill_rate: Option<Interval>,
     pub cached_rate: Option<Interval>,
+    /// Given whenever the attention column could be fitted, also when the rate is `None`
+    /// (its interval is why).
+    pub attention_rate: Option<Interval>,
     pub decode_rate: Option<Interval>,
 }
 
-/// Median absolute errors on requests of held-out sessions (k-fold by session).
+/// One bootstrap refit as the simulator would use it: its rates and the overhead distribution
+/// of its own residuals on its resample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Draw {
+    pub overhead: Spliced,
+    pub prefill_rate: Option<f64>,
+    pub cached_rate: Option<f64>,
+    pub attention_rate: Option<f64>,
+}
+
+/// One request's row and, for the figure, its fitted TTFT.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HeldOut {
-    pub folds: usize,
-    pub median_fit_s: f64,
-    pub least_squares_s: f64,
-    pub launch_2024_s: f64,
+pub struct Point {
+    pub row: Row,
+    pub fitted_s: f64,
 }
 
 /// One model's calibration.
@@ -84,8 +115,20 @@ pub struct ModelFit {
     pub overhead_s: f64,
     pub prefill_rate: Option<f64>,
     pub cached_rate: Option<f64>,
+    /// Prefilled x context tokens per second (tokens²/s): `None` unless identified.
+    pub attention_rate: Option<f64>,
     pub decode_rate: Option<f64>,
     pub decode_requests: usize,
+    /// The fitted coefficients the rates come from (attention only when identified).
+    pub coefs: Coefs,
+    /// The fixed part plus every residual, with its fitted tail: what the simulator draws.
+    pub overhead_distribution: Spliced,
+    /// See `is_identified`.
+    pub identified: bool,
+    /// The first `CALIBRATION_DRAWS` bootstrap refits.
+    pub draws: Vec<Draw>,
+    /// The backtest on `--validate` files (`check::validate`); `None` without requests there.
+    pub validation: Option<Validation>,
     pub median_abs_error_s: f64,
     pub launch_2024_median_abs_error_s: f64,
     pub ci95: Ci95,
@@ -96,8 +139,8 @@ pub struct ModelFit {
     pub held_out: Option<HeldOut>,
     /// Why each `None` parameter is not identifiable, e.g. `("cached_rate", "no cache reads")`.
     pub not_identifiable: Vec<(&'static str, String)>,
-    /// (fitted, measured) TTFT of every row, seconds, in input order (for the figure).
-    pub points: Vec<(f64, f64)>,
+    /// Every row with its fitted TTFT, in input order (for the figures).
+    pub points: Vec<Point>,
 }
 
 /// A model with too little data to fit.
@@ -177,22 +220,62 @@ fn sessions_of(data: &Observations, model: u32) -> Vec<Session> {
     out
 }
 
+/// A model's bootstrap: the refits, in resample order, and the decode medians.
+struct Boot {
+    coefs: Vec<Coefs>,
+    decode: Vec<f64>,
+    /// The first `CALIBRATION_DRAWS` refits' overhead distributions.
+    draws: Vec<Spliced>,
+}
+
 fn model_fit(name: &str, total: usize, sessions: &[Session], settings: &Settings) -> ModelFit {
     let rows: Vec<Row> = sessions.iter().flatten().map(|u| u.row).collect();
-    let coefs = fit::fit(&rows, Loss::Absolute);
     let mut decode: Vec<f64> = sessions.iter().flatten().filter_map(|u| u.decode).collect();
     let decode_rate = (!decode.is_empty()).then(|| median(&mut decode));
-    let mut residuals: Vec<f64> =
-        rows.iter().map(|r| r.ttft_s - coefs.predict(r.prefill, r.cached)).collect();
-    let mut abs: Vec<f64> = residuals.iter().map(|r| r.abs()).collect();
-    residuals.sort_by(f64::total_cmp);
-    let residual_quantiles_s = (0..RESIDUAL_QUANTILES)
-        .map(|k| quantile(&residuals, (2 * k + 1) as f64 / (2 * RESIDUAL_QUANTILES) as f64))
-        .collect();
     let unit =
         if sessions.len() >= MIN_SESSIONS_FOR_SESSION_BOOTSTRAP { "session" } else { "request" };
-    let ci95 = bootstrap(name, sessions, unit == "session", &coefs, settings);
+    let units: Vec<Session> = if unit == "session" {
+        sessions.to_vec()
+    } else {
+        sessions.iter().flatten().map(|&u| vec![u]).collect()
+    };
+    let picks = resamples(name, units.len(), settings);
+    // The attention term is kept only where its interval excludes 0; else the model is refitted
+    // without it (and its interval still reported).
+    let with = fit::fit(&rows, Loss::Absolute, true);
+    let boot_with = bootstrap(&units, &picks, &with, 0);
+    let attention_ci = interval(boot_with.coefs.iter().filter_map(|c| c.s_per_attention));
+    let attention =
+        with.s_per_attention.is_some_and(|s| s > 0.0) && attention_ci.is_some_and(|i| i.lo > 0.0);
+    let (coefs, boot) = if attention {
+        (with, bootstrap(&units, &picks, &with, CALIBRATION_DRAWS))
+    } else {
+        let without = fit::fit(&rows, Loss::Absolute, false);
+        (without, bootstrap(&units, &picks, &without, CALIBRATION_DRAWS))
+    };
     let (prefill_rate, cached_rate) = (rate(coefs.s_per_prefill), rate(coefs.s_per_cached));
+    let attention_rate = rate(coefs.s_per_attention);
+    let ci95 = Ci95 {
+        overhead_s: interval(boot.coefs.iter().map(|c| c.overhead_s))
+            .unwrap_or(Interval { lo: f64::NAN, hi: None }),
+        prefill_rate: prefill_rate
+            .and(interval(boot.coefs.iter().filter_map(|c| c.s_per_prefill)))
+            .map(rate_interval),
+        cached_rate: cached_rate
+            .and(interval(boot.coefs.iter().filter_map(|c| c.s_per_cached)))
+            .map(rate_interval),
+        attention_rate: attention_ci.map(rate_interval),
+        decode_rate: decode_rate.and(interval(boot.decode.iter().copied())),
+    };
+    let mut residuals: Vec<f64> = rows.iter().map(|r| r.ttft_s - coefs.predict(r)).collect();
+    let mut abs: Vec<f64> = residuals.iter().map(|r| r.abs()).collect();
+    let overhead_distribution = overhead_of(&coefs, &residuals);
+    residuals.sort_by(f64::total_cmp);
+    let draws = boot.draws.into_iter().zip(&boot.coefs).map(|(d, c)| draw(d, c)).collect();
+    let mut not_identifiable = reasons(&coefs, decode_rate.is_none());
+    if !attention {
+        not_identifiable.push(("attention_rate", attention_reason(&with, attention_ci)));
+    }
     ModelFit {
         model: name.to_string(),
         preset: crate::cache::preset_for_api_id(name),
@@ -203,31 +286,79 @@ fn model_fit(name: &str, total: usize, sessions: &[Session], settings: &Settings
         overhead_s: coefs.overhead_s,
         prefill_rate,
         cached_rate,
+        attention_rate,
         decode_rate,
         decode_requests: decode.len(),
+        coefs,
+        overhead_distribution,
+        identified: is_identified(rows.len(), sessions.len(), ci95.prefill_rate.as_ref()),
+        draws,
+        validation: None,
         median_abs_error_s: median(&mut abs),
         launch_2024_median_abs_error_s: median(&mut launch_errors(&rows)),
-        ci95: Ci95 {
-            prefill_rate: prefill_rate.and(ci95.prefill_rate),
-            cached_rate: cached_rate.and(ci95.cached_rate),
-            decode_rate: decode_rate.and(ci95.decode_rate),
-            ..ci95
-        },
+        ci95,
         bootstrap_unit: unit,
-        residual_quantiles_s,
-        held_out: held_out(sessions, settings.folds),
-        not_identifiable: reasons(&coefs, decode_rate.is_none()),
-        points: rows.iter().map(|r| (coefs.predict(r.prefill, r.cached), r.ttft_s)).collect(),
+        residual_quantiles_s: residual_quantiles(&residuals),
+        held_out: check::held_out(sessions_rows(sessions).as_slice(), settings.folds, attention),
+        not_identifiable,
+        points: rows.iter().map(|&row| Point { row, fitted_s: coefs.predict(&row) }).collect(),
+    }
+}
+
+/// Each session's rows, for the held-out check.
+fn sessions_rows(sessions: &[Session]) -> Vec<Vec<Row>> {
+    sessions.iter().map(|s| s.iter().map(|u| u.row).collect()).collect()
+}
+
+/// The residuals (ascending) at 2.5%, 7.5%, ..., 97.5%.
+fn residual_quantiles(sorted: &[f64]) -> Vec<f64> {
+    (0..RESIDUAL_QUANTILES)
+        .map(|k| quantile(sorted, (2 * k + 1) as f64 / (2 * RESIDUAL_QUANTILES) as f64))
+        .collect()
+}
+
+/// The overhead distribution of a fit: its fixed part plus each residual, spliced with a tail.
+pub fn overhead_of(coefs: &Coefs, residuals: &[f64]) -> Spliced {
+    let mut values: Vec<f64> = residuals.iter().map(|r| coefs.overhead_s + r).collect();
+    tail::spliced(&mut values)
+}
+
+fn draw(overhead: Spliced, c: &Coefs) -> Draw {
+    Draw {
+        overhead,
+        prefill_rate: rate(c.s_per_prefill),
+        cached_rate: rate(c.s_per_cached),
+        attention_rate: rate(c.s_per_attention),
+    }
+}
+
+/// Why the attention term is left out, in words.
+fn attention_reason(with: &Coefs, ci: Option<Interval>) -> String {
+    match (with.s_per_attention, ci) {
+        (None, _) | (_, None) => "prefilled x context tokens do not vary".into(),
+        (Some(s), _) if s <= 0.0 => {
+            "the fitted time per prefilled x context token² is not positive (held at 0)".into()
+        }
+        (Some(s), Some(i)) => {
+            let r = rate_interval(i);
+            format!(
+                "the 95% interval of its coefficient includes 0 (fit with the term: {:.3e} tokens²/s, \
+                 interval [{:.3e}, {}])",
+                1.0 / s,
+                r.lo,
+                r.hi.map_or("unbounded".to_string(), |h| format!("{h:.3e}"))
+            )
+        }
     }
 }
 
 /// Tokens per second from seconds per token; `None` when the coefficient is absent or held at 0.
-fn rate(s_per_token: Option<f64>) -> Option<f64> {
+pub fn rate(s_per_token: Option<f64>) -> Option<f64> {
     s_per_token.filter(|&s| s > 0.0).map(|s| 1.0 / s)
 }
 
 /// Absolute errors of the 2024 launch figures on `rows`.
-fn launch_errors(rows: &[Row]) -> Vec<f64> {
+pub fn launch_errors(rows: &[Row]) -> Vec<f64> {
     rows.iter()
         .map(|r| {
             let predicted = LAUNCH_2024_OVERHEAD_S
@@ -273,49 +404,42 @@ fn reasons(c: &Coefs, no_decode: bool) -> Vec<(&'static str, String)> {
     out
 }
 
-/// Percentile intervals over `resamples` bootstrap refits, resampling whole sessions (or
-/// requests). Each model draws from its own stream, derived from the seed and its id.
-fn bootstrap(
-    name: &str,
-    sessions: &[Session],
-    by_session: bool,
-    full: &Coefs,
-    settings: &Settings,
-) -> Ci95 {
-    let units: Vec<Session> = if by_session {
-        sessions.to_vec()
-    } else {
-        sessions.iter().flatten().map(|&u| vec![u]).collect()
-    };
+/// The units each of `resamples` bootstrap resamples draws (with replacement, as many as there
+/// are). Each model draws from its own stream, derived from the seed and its id.
+fn resamples(name: &str, units: usize, settings: &Settings) -> Vec<Vec<usize>> {
     let mut rng = rng::stream(settings.seed, &[model_key(name)]);
-    let (mut o, mut a, mut b, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut rows = Vec::new();
-    let mut dec = Vec::new();
-    for _ in 0..settings.resamples {
+    (0..settings.resamples)
+        .map(|_| (0..units).map(|_| rng.random_range(0..units)).collect())
+        .collect()
+}
+
+/// Refit every resample of `picks` from `full` (with its columns); the first `draws` refits
+/// also get the overhead distribution of their residuals on their resample.
+fn bootstrap(units: &[Session], picks: &[Vec<usize>], full: &Coefs, draws: usize) -> Boot {
+    let attention = full.s_per_attention.is_some();
+    let mut boot = Boot { coefs: Vec::new(), decode: Vec::new(), draws: Vec::new() };
+    let (mut rows, mut dec) = (Vec::new(), Vec::new());
+    for pick in picks {
         rows.clear();
         dec.clear();
-        for _ in 0..units.len() {
-            for u in &units[rng.random_range(0..units.len())] {
-                rows.push(u.row);
-                dec.extend(u.decode);
-            }
+        for u in pick.iter().flat_map(|&i| &units[i]) {
+            rows.push(u.row);
+            dec.extend(u.decode);
         }
         if !rows.is_empty() {
-            let c = fit::fit_with(&rows, Loss::Absolute, Some(full), BOOTSTRAP_TOLERANCE);
-            o.push(c.overhead_s);
-            a.extend(c.s_per_prefill);
-            b.extend(c.s_per_cached);
+            let c =
+                fit::fit_with(&rows, Loss::Absolute, attention, Some(full), BOOTSTRAP_TOLERANCE);
+            if boot.draws.len() < draws {
+                let residuals: Vec<f64> = rows.iter().map(|r| r.ttft_s - c.predict(r)).collect();
+                boot.draws.push(overhead_of(&c, &residuals));
+            }
+            boot.coefs.push(c);
         }
         if !dec.is_empty() {
-            d.push(median(&mut dec));
+            boot.decode.push(median(&mut dec));
         }
     }
-    Ci95 {
-        overhead_s: percentile_interval(&mut o).unwrap_or(Interval { lo: f64::NAN, hi: None }),
-        prefill_rate: percentile_interval(&mut a).map(rate_interval),
-        cached_rate: percentile_interval(&mut b).map(rate_interval),
-        decode_rate: percentile_interval(&mut d),
-    }
+    boot
 }
 
 /// A stable 64-bit key of a model id (FNV-1a), so a model's draws do not depend on the others.
@@ -325,12 +449,13 @@ fn model_key(name: &str) -> u64 {
 }
 
 /// The 2.5% and 97.5% percentiles, `None` for no values.
-fn percentile_interval(values: &mut [f64]) -> Option<Interval> {
+fn interval(values: impl Iterator<Item = f64>) -> Option<Interval> {
+    let mut values: Vec<f64> = values.collect();
     if values.is_empty() {
         return None;
     }
     values.sort_by(f64::total_cmp);
-    Some(Interval { lo: quantile(values, 0.025), hi: Some(quantile(values, 0.975)) })
+    Some(Interval { lo: quantile(&values, 0.025), hi: Some(quantile(&values, 0.975)) })
 }
 
 /// A coefficient interval (seconds per token) as a rate interval: `[1/hi, 1/lo]`, unbounded
@@ -341,35 +466,4 @@ fn rate_interval(s: Interval) -> Interval {
         lo: if hi_s > 0.0 { 1.0 / hi_s } else { f64::INFINITY },
         hi: (s.lo > 0.0).then(|| 1.0 / s.lo),
     }
-}
-
-/// k-fold by session: each session's requests are predicted by fits to the other folds.
-fn held_out(sessions: &[Session], folds: usize) -> Option<HeldOut> {
-    let k = folds.min(sessions.len());
-    if k < 2 {
-        return None;
-    }
-    let (mut l1, mut l2, mut launch) = (Vec::new(), Vec::new(), Vec::new());
-    for fold in 0..k {
-        let part = |keep: bool| -> Vec<Row> {
-            let chosen = sessions.iter().enumerate().filter(|(i, _)| (i % k == fold) != keep);
-            chosen.flat_map(|(_, s)| s.iter().map(|u| u.row)).collect()
-        };
-        let (train, test) = (part(true), part(false));
-        if train.is_empty() || test.is_empty() {
-            continue;
-        }
-        let (f1, f2) = (fit::fit(&train, Loss::Absolute), fit::fit(&train, Loss::Squared));
-        for r in &test {
-            l1.push((r.ttft_s - f1.predict(r.prefill, r.cached)).abs());
-            l2.push((r.ttft_s - f2.predict(r.prefill, r.cached)).abs());
-        }
-        launch.extend(launch_errors(&test));
-    }
-    (!l1.is_empty()).then(|| HeldOut {
-        folds: k,
-        median_fit_s: median(&mut l1),
-        least_squares_s: median(&mut l2),
-        launch_2024_s: median(&mut launch),
-    })
 }

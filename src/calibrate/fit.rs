@@ -1,6 +1,8 @@
-//! The regression behind `calibrate`: `ttft = overhead + a * prefill_tokens + b * cached_tokens`
-//! with every coefficient non-negative, fitted by least absolute deviations (median regression)
-//! through iteratively reweighted least squares, each step an exact non-negative least squares.
+//! The regression behind `calibrate`: `ttft = overhead + a * prefill_tokens + b * cached_tokens
+//! (+ c * prefill_tokens * context_tokens)` with every coefficient non-negative, fitted by least
+//! absolute deviations (median regression) through iteratively reweighted least squares, each
+//! step an exact non-negative least squares. The optional fourth column is the attention of the
+//! new tokens over the whole context (`context` = all input tokens of the request).
 //!
 //! Why median regression: measured TTFTs have a heavy right tail (queueing, retries, a slow
 //! proxy); a squared loss lets a few 30 s requests pull every coefficient, an absolute loss
@@ -18,21 +20,39 @@ pub struct Row {
     pub ttft_s: f64,
 }
 
-/// Fitted coefficients: seconds, seconds per prefilled token, seconds per cached token.
-/// A column the rows cannot identify (all zero, or constant and so confounded with the
-/// overhead) is `None`; a coefficient held at zero by the constraint is `Some(0.0)`.
+impl Row {
+    /// All input tokens of the request.
+    pub fn context(&self) -> f64 {
+        self.prefill + self.cached
+    }
+    /// The attention column: prefilled tokens x context tokens.
+    pub fn attention(&self) -> f64 {
+        self.prefill * self.context()
+    }
+}
+
+/// Fitted coefficients: seconds, seconds per prefilled token, seconds per cached token, seconds
+/// per (prefilled x context) token². A column the rows cannot identify (all zero, or constant
+/// and so confounded with the overhead) or not fitted is `None`; a coefficient held at zero by
+/// the constraint is `Some(0.0)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Coefs {
     pub overhead_s: f64,
     pub s_per_prefill: Option<f64>,
     pub s_per_cached: Option<f64>,
+    pub s_per_attention: Option<f64>,
 }
 
 impl Coefs {
-    pub fn predict(&self, prefill: f64, cached: f64) -> f64 {
-        self.overhead_s
-            + self.s_per_prefill.unwrap_or(0.0) * prefill
-            + self.s_per_cached.unwrap_or(0.0) * cached
+    /// The fitted TTFT of `row`, seconds.
+    pub fn predict(&self, row: &Row) -> f64 {
+        self.overhead_s + self.per_token_s(row)
+    }
+    /// The fitted TTFT without the overhead: the time the token terms take.
+    pub fn per_token_s(&self, row: &Row) -> f64 {
+        self.s_per_prefill.unwrap_or(0.0) * row.prefill
+            + self.s_per_cached.unwrap_or(0.0) * row.cached
+            + self.s_per_attention.unwrap_or(0.0) * row.attention()
     }
 }
 
@@ -52,9 +72,13 @@ pub const TOLERANCE: f64 = 1e-10;
 /// 10 ms, so this changes no fit measurably).
 const MIN_RESIDUAL_S: f64 = 1e-4;
 
-/// Which columns the rows identify: a column with no non-zero value, or one value only (then
-/// it is a multiple of the overhead's), is left out.
-pub fn identifiable(rows: &[Row]) -> (bool, bool) {
+/// Columns of the design: overhead, prefill, cached, attention.
+const K: usize = 4;
+type Vector = [f64; K];
+
+/// Which token columns the rows identify: a column with no non-zero value, or one value only
+/// (then it is a multiple of the overhead's), is left out. `(prefill, cached, attention)`.
+pub fn identifiable(rows: &[Row]) -> (bool, bool, bool) {
     let varies = |f: fn(&Row) -> f64| {
         let (lo, hi) = rows
             .iter()
@@ -62,22 +86,21 @@ pub fn identifiable(rows: &[Row]) -> (bool, bool) {
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(v), h.max(v)));
         rows.len() > 1 && hi > lo
     };
-    (varies(|r| r.prefill), varies(|r| r.cached))
+    (varies(|r| r.prefill), varies(|r| r.cached), varies(Row::attention))
 }
 
-/// Fit the rows (at least one) with `loss`, to the default tolerance.
-pub fn fit(rows: &[Row], loss: Loss) -> Coefs {
-    fit_with(rows, loss, None, TOLERANCE)
+/// Fit the rows (at least one) with `loss`, to the default tolerance; the attention column is
+/// fitted when `attention` is set.
+pub fn fit(rows: &[Row], loss: Loss, attention: bool) -> Coefs {
+    fit_with(rows, loss, attention, None, TOLERANCE)
 }
 
-/// Fit the rows (at least one) with `loss`; IRLS starts from `start` when given (a bootstrap
-/// refit starts from the full fit) and stops when the absolute loss improves by less than
-/// `tolerance` (relative). Column scaling keeps the 3x3 systems well conditioned (token counts
-/// are ~1e5, coefficients ~1e-5).
-pub fn fit_with(rows: &[Row], loss: Loss, start: Option<&Coefs>, tolerance: f64) -> Coefs {
-    assert!(!rows.is_empty(), "fit needs at least one row");
-    let (use_p, use_c) = identifiable(rows);
-    let scale = |f: fn(&Row) -> f64| {
+/// The design of `rows`, each column scaled to mean 1 (token counts are ~1e5, products ~1e10,
+/// coefficients ~1e-5: scaling keeps the normal equations well conditioned); the scales and
+/// which columns are fitted.
+fn design(rows: &[Row], attention: bool) -> (Vec<Vector>, Vector, [bool; K]) {
+    let (use_p, use_c, use_a) = identifiable(rows);
+    let scale = |f: &dyn Fn(&Row) -> f64| {
         let m = rows.iter().map(f).sum::<f64>() / rows.len() as f64;
         if m > 0.0 {
             m
@@ -85,71 +108,102 @@ pub fn fit_with(rows: &[Row], loss: Loss, start: Option<&Coefs>, tolerance: f64)
             1.0
         }
     };
-    let (sp, sc) = (scale(|r| r.prefill), scale(|r| r.cached));
-    let active = [true, use_p, use_c];
-    let x: Vec<[f64; 3]> = rows.iter().map(|r| [1.0, r.prefill / sp, r.cached / sc]).collect();
+    let sc: Vector =
+        [1.0, scale(&|r| r.prefill), scale(&|r| r.cached), scale(&|r: &Row| r.attention())];
+    let x = rows
+        .iter()
+        .map(|r| [1.0, r.prefill / sc[1], r.cached / sc[2], r.attention() / sc[3]])
+        .collect();
+    (x, sc, [true, use_p, use_c, use_a && attention])
+}
+
+/// Fit the rows (at least one) with `loss`; IRLS starts from `start` when given (a bootstrap
+/// refit starts from the full fit) and stops when the absolute loss improves by less than
+/// `tolerance` (relative).
+pub fn fit_with(
+    rows: &[Row],
+    loss: Loss,
+    attention: bool,
+    start: Option<&Coefs>,
+    tolerance: f64,
+) -> Coefs {
+    assert!(!rows.is_empty(), "fit needs at least one row");
+    let (x, sc, active) = design(rows, attention);
     let y: Vec<f64> = rows.iter().map(|r| r.ttft_s).collect();
-    let mut w = vec![1.0; rows.len()];
     let mut beta = match (start, loss) {
-        (Some(c), Loss::Absolute) => [
-            c.overhead_s.max(0.0),
-            if use_p { c.s_per_prefill.unwrap_or(0.0).max(0.0) * sp } else { 0.0 },
-            if use_c { c.s_per_cached.unwrap_or(0.0).max(0.0) * sc } else { 0.0 },
-        ],
-        _ => nnls(&x, &y, &w, active),
+        (Some(c), Loss::Absolute) => {
+            let coef = [Some(c.overhead_s), c.s_per_prefill, c.s_per_cached, c.s_per_attention];
+            std::array::from_fn(|j| {
+                if active[j] {
+                    coef[j].unwrap_or(0.0).max(0.0) * sc[j]
+                } else {
+                    0.0
+                }
+            })
+        }
+        _ => nnls(&x, &y, &vec![1.0; rows.len()], active),
     };
     if loss == Loss::Absolute {
-        let mut best = abs_loss(&x, &y, &beta);
-        for _ in 0..MAX_ITERATIONS {
-            for ((wi, xi), yi) in w.iter_mut().zip(&x).zip(&y) {
-                *wi = 1.0 / (yi - dot(xi, &beta)).abs().max(MIN_RESIDUAL_S);
-            }
-            let next = nnls(&x, &y, &w, active);
-            let l = abs_loss(&x, &y, &next);
-            if l > best * (1.0 - tolerance) {
-                if l < best {
-                    beta = next;
-                }
-                break;
-            }
-            best = l;
-            beta = next;
-        }
+        beta = irls(&x, &y, beta, active, tolerance);
     }
+    let coef = |j: usize| active[j].then_some(beta[j] / sc[j]);
     Coefs {
         overhead_s: beta[0],
-        s_per_prefill: use_p.then_some(beta[1] / sp),
-        s_per_cached: use_c.then_some(beta[2] / sc),
+        s_per_prefill: coef(1),
+        s_per_cached: coef(2),
+        s_per_attention: if attention { coef(3) } else { None },
     }
 }
 
-fn dot(x: &[f64; 3], b: &[f64; 3]) -> f64 {
-    x[0] * b[0] + x[1] * b[1] + x[2] * b[2]
+/// Median regression from `beta` by iteratively reweighted non-negative least squares.
+fn irls(x: &[Vector], y: &[f64], mut beta: Vector, active: [bool; K], tolerance: f64) -> Vector {
+    let mut w = vec![1.0; y.len()];
+    let mut best = abs_loss(x, y, &beta);
+    for _ in 0..MAX_ITERATIONS {
+        for ((wi, xi), yi) in w.iter_mut().zip(x).zip(y) {
+            *wi = 1.0 / (yi - dot(xi, &beta)).abs().max(MIN_RESIDUAL_S);
+        }
+        let next = nnls(x, y, &w, active);
+        let l = abs_loss(x, y, &next);
+        if l > best * (1.0 - tolerance) {
+            if l < best {
+                beta = next;
+            }
+            break;
+        }
+        best = l;
+        beta = next;
+    }
+    beta
 }
 
-fn abs_loss(x: &[[f64; 3]], y: &[f64], b: &[f64; 3]) -> f64 {
+fn dot(x: &Vector, b: &Vector) -> f64 {
+    x.iter().zip(b).map(|(x, b)| x * b).sum()
+}
+
+fn abs_loss(x: &[Vector], y: &[f64], b: &Vector) -> f64 {
     x.iter().zip(y).map(|(xi, yi)| (yi - dot(xi, b)).abs()).sum()
 }
 
 /// Exact weighted non-negative least squares over the `active` columns: the optimum is the
-/// unconstrained solution on its own support, so trying every support (at most 8) and keeping
+/// unconstrained solution on its own support, so trying every support (at most 16) and keeping
 /// the best feasible one finds it.
-fn nnls(x: &[[f64; 3]], y: &[f64], w: &[f64], active: [bool; 3]) -> [f64; 3] {
+fn nnls(x: &[Vector], y: &[f64], w: &[f64], active: [bool; K]) -> Vector {
     // Weighted normal equations, accumulated once.
-    let mut a = [[0.0; 3]; 3];
-    let mut v = [0.0; 3];
+    let mut a = [[0.0; K]; K];
+    let mut v = [0.0; K];
     for ((xi, yi), wi) in x.iter().zip(y).zip(w) {
-        for j in 0..3 {
+        for j in 0..K {
             v[j] += wi * xi[j] * yi;
-            for k in 0..3 {
+            for k in 0..K {
                 a[j][k] += wi * xi[j] * xi[k];
             }
         }
     }
     let yy: f64 = y.iter().zip(w).map(|(yi, wi)| wi * yi * yi).sum();
-    let mut best = ([0.0; 3], yy);
-    for mask in 1u8..8 {
-        let cols: Vec<usize> = (0..3).filter(|&j| mask & (1 << j) != 0).collect();
+    let mut best = ([0.0; K], yy);
+    for mask in 1u8..(1 << K) {
+        let cols: Vec<usize> = (0..K).filter(|&j| mask & (1 << j) != 0).collect();
         if cols.iter().any(|&j| !active[j]) {
             continue;
         }
@@ -157,15 +211,15 @@ fn nnls(x: &[[f64; 3]], y: &[f64], w: &[f64], active: [bool; 3]) -> [f64; 3] {
         if sol.iter().any(|&c| c < 0.0) {
             continue;
         }
-        let mut beta = [0.0; 3];
+        let mut beta = [0.0; K];
         for (&j, &c) in cols.iter().zip(&sol) {
             beta[j] = c;
         }
         // Weighted SSE = y'Wy - 2 b'v + b'Ab.
         let mut sse = yy;
-        for j in 0..3 {
+        for j in 0..K {
             sse -= 2.0 * beta[j] * v[j];
-            for k in 0..3 {
+            for k in 0..K {
                 sse += beta[j] * a[j][k] * beta[k];
             }
         }
@@ -178,7 +232,7 @@ fn nnls(x: &[[f64; 3]], y: &[f64], w: &[f64], active: [bool; 3]) -> [f64; 3] {
 
 /// Solve the normal equations restricted to `cols` by Gaussian elimination with partial
 /// pivoting; `None` when (numerically) singular.
-fn solve_subset(a: &[[f64; 3]; 3], v: &[f64; 3], cols: &[usize]) -> Option<Vec<f64>> {
+fn solve_subset(a: &[Vector; K], v: &Vector, cols: &[usize]) -> Option<Vec<f64>> {
     let n = cols.len();
     let mut m: Vec<Vec<f64>> =
         cols.iter().map(|&j| cols.iter().map(|&k| a[j][k]).chain([v[j]]).collect()).collect();
@@ -244,7 +298,7 @@ mod tests {
         // ttft = 0.8 + p / 20,000 + c / 100,000.
         let r = rows(|p, c| 0.8 + p / 20_000.0 + c / 100_000.0, &PTS);
         for loss in [Loss::Absolute, Loss::Squared] {
-            let f = fit(&r, loss);
+            let f = fit(&r, loss, false);
             assert!((f.overhead_s - 0.8).abs() < 1e-6, "{loss:?} {f:?}");
             assert!((1.0 / f.s_per_prefill.unwrap() - 20_000.0).abs() < 1e-2);
             assert!((1.0 / f.s_per_cached.unwrap() - 100_000.0).abs() < 1e-1);
@@ -255,8 +309,8 @@ mod tests {
     fn one_outlier_moves_least_squares_not_the_median_fit() {
         let mut r = rows(|p, c| 0.8 + p / 20_000.0 + c / 100_000.0, &PTS);
         r[1].ttft_s += 60.0; // a retried request
-        let l1 = fit(&r, Loss::Absolute);
-        let l2 = fit(&r, Loss::Squared);
+        let l1 = fit(&r, Loss::Absolute, false);
+        let l2 = fit(&r, Loss::Squared, false);
         assert!((l1.overhead_s - 0.8).abs() < 1e-3, "{l1:?}");
         assert!((1.0 / l1.s_per_prefill.unwrap() - 20_000.0).abs() < 50.0, "{l1:?}");
         assert!((l2.overhead_s - 0.8).abs() > 1.0, "least squares is pulled: {l2:?}");
@@ -266,13 +320,27 @@ mod tests {
     fn negative_slopes_are_held_at_zero_and_constant_columns_are_unidentified() {
         // TTFT falls with cached tokens: the constraint keeps b at 0, never negative.
         let r = rows(|p, c| 2.0 + p / 10_000.0 - c / 1e6, &PTS);
-        let f = fit(&r, Loss::Absolute);
+        let f = fit(&r, Loss::Absolute, false);
         assert_eq!(f.s_per_cached, Some(0.0));
         // No cache reads: the column is not identifiable.
         let r = rows(|p, _| 1.0 + p / 10_000.0, &[(1000.0, 0.0), (5000.0, 0.0), (9000.0, 0.0)]);
-        let f = fit(&r, Loss::Absolute);
+        let f = fit(&r, Loss::Absolute, false);
         assert_eq!(f.s_per_cached, None);
         assert!((f.overhead_s - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_attention_term_is_recovered_and_absent_when_not_asked_for() {
+        // ttft = 0.8 + p / 50,000 + c / 500,000 + p (p + c) / 2e10.
+        let t = |p: f64, c: f64| 0.8 + p / 50_000.0 + c / 500_000.0 + p * (p + c) / 2e10;
+        let r = rows(t, &PTS);
+        let f = fit(&r, Loss::Absolute, true);
+        assert!((1.0 / f.s_per_attention.unwrap() / 2e10 - 1.0).abs() < 1e-4, "{f:?}");
+        assert!((1.0 / f.s_per_prefill.unwrap() / 50_000.0 - 1.0).abs() < 1e-4, "{f:?}");
+        assert_eq!(fit(&r, Loss::Absolute, false).s_per_attention, None);
+        // Without the term in the data, its coefficient stays (almost) 0.
+        let r = rows(|p, c| 0.8 + p / 50_000.0 + c / 500_000.0, &PTS);
+        assert!(fit(&r, Loss::Absolute, true).s_per_attention.unwrap() < 1e-15);
     }
 
     #[test]

@@ -7,8 +7,11 @@
 //! ```
 //!
 //! The model is the one `model::latency` draws from:
-//! `ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate`, and
-//! where a request's duration is known, `decode_rate` from `(duration - ttft) / output_tokens`.
+//! `ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate
+//! (+ prefilled x context / attention_rate where identified)`, the overhead a spliced
+//! distribution with a fitted tail (`tail`), and where a request's duration is known,
+//! `decode_rate` from `(duration - ttft) / output_tokens`. `check` measures how well it predicts
+//! held-out sessions and `--validate` files.
 //! Everything after the readers is a pure function of the observations and the settings (seed
 //! and resample count): the same input gives the same bytes.
 
@@ -17,6 +20,7 @@ use std::path::{Path, PathBuf};
 
 use crate::replay::TraceError;
 
+pub mod check;
 pub mod claude_code;
 pub mod estimate;
 #[cfg(feature = "plot")]
@@ -24,8 +28,10 @@ pub mod figure;
 pub mod fit;
 pub mod otlp;
 pub mod report;
+pub mod tail;
 pub mod usage_log;
 
+pub use check::validate;
 pub use estimate::{calibrate, Calibration, ModelFit, Settings};
 
 /// One API call: its token split (as the server billed it, or as inferred) and its timing.
@@ -122,10 +128,22 @@ pub enum CalibrateError {
 }
 
 /// Read one input (a file, or a directory of claude-code traces) into `out`, in `format` or
-/// the guessed one; returns the format used.
+/// the guessed one, inferring claude-code cache reads with the default 5-minute TTL; returns
+/// the format used.
 pub fn read(
     input: &Path,
     format: Option<Format>,
+    out: &mut Observations,
+) -> Result<Format, CalibrateError> {
+    read_with_ttl(input, format, Some(claude_code::DEFAULT_TTL_US), out)
+}
+
+/// `read` with the TTL of the claude-code cache inference (`None`: nothing expires). Usage
+/// logs and OTLP spans carry the provider's own split, which the TTL does not touch.
+pub fn read_with_ttl(
+    input: &Path,
+    format: Option<Format>,
+    ttl_us: Option<u64>,
     out: &mut Observations,
 ) -> Result<Format, CalibrateError> {
     let format = match format {
@@ -133,7 +151,7 @@ pub fn read(
         None => guess_format(input)?,
     };
     match format {
-        Format::ClaudeCode => claude_code::read(input, out)?,
+        Format::ClaudeCode => claude_code::read(input, ttl_us, out)?,
         Format::UsageLog => usage_log::read(input, out)?,
         Format::Otlp => otlp::read(input, out)?,
     }

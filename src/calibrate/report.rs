@@ -6,7 +6,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::estimate::{Calibration, Interval, ModelFit, RESIDUAL_QUANTILES};
+use super::check::{Exceed, EXCEED_PROBS};
+use super::estimate::{Calibration, Draw, Interval, ModelFit};
+use super::tail::Spliced;
 use crate::replay::output::{table, thousands};
 
 /// Seconds in outputs: 0.1 ms (`+ 0.0` turns a rounded `-0.0` into `0.0`).
@@ -29,12 +31,15 @@ struct ModelJson<'a> {
     model: &'a str,
     preset: Option<&'static str>,
     requests: usize,
+    identified: bool,
     overhead_s: f64,
     prefill_rate: Option<f64>,
     cached_rate: Option<f64>,
+    attention_rate: Option<f64>,
     decode_rate: Option<f64>,
     median_abs_error_s: f64,
     ci95: CiJson,
+    overhead_distribution: DistJson,
     launch_2024_median_abs_error_s: f64,
     residual_quantiles_s: Vec<f64>,
     requests_total: usize,
@@ -43,7 +48,9 @@ struct ModelJson<'a> {
     decode_requests: usize,
     bootstrap: BootstrapJson,
     held_out: Option<HeldOutJson>,
+    validation: Option<ValidationJson>,
     not_identifiable: std::collections::BTreeMap<&'static str, &'a str>,
+    draws: Vec<DrawJson>,
 }
 
 #[derive(Serialize)]
@@ -51,7 +58,41 @@ struct CiJson {
     overhead_s: [Option<f64>; 2],
     prefill_rate: Option<[Option<f64>; 2]>,
     cached_rate: Option<[Option<f64>; 2]>,
+    attention_rate: Option<[Option<f64>; 2]>,
     decode_rate: Option<[Option<f64>; 2]>,
+}
+
+/// A `dist::Spliced` in seconds.
+#[derive(Serialize)]
+struct DistJson {
+    body_s: Vec<f64>,
+    p_tail: f64,
+    scale_s: f64,
+    shape: f64,
+    max_s: f64,
+}
+
+#[derive(Serialize)]
+struct DrawJson {
+    overhead_distribution: DistJson,
+    prefill_rate: Option<f64>,
+    cached_rate: Option<f64>,
+    attention_rate: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct ExceedJson {
+    p50: f64,
+    p90: f64,
+    p95: f64,
+    p99: f64,
+}
+
+#[derive(Serialize)]
+struct ValidationJson {
+    requests: usize,
+    median_abs_error_s: f64,
+    exceed: ExceedJson,
 }
 
 #[derive(Serialize)]
@@ -65,6 +106,7 @@ struct BootstrapJson {
 struct HeldOutJson {
     folds: usize,
     median_abs_error_s: HeldOutErrors,
+    exceed: ExceedJson,
 }
 
 #[derive(Serialize)]
@@ -80,6 +122,35 @@ fn pair(i: &Interval, f: fn(f64) -> f64) -> [Option<f64>; 2] {
     [end(i.lo), i.hi.and_then(end)]
 }
 
+/// Shares in outputs: 0.0001.
+fn share(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4 + 0.0
+}
+
+fn exceed_json(e: &Exceed) -> ExceedJson {
+    ExceedJson { p50: share(e[0]), p90: share(e[1]), p95: share(e[2]), p99: share(e[3]) }
+}
+
+/// A shape, rounded as a share.
+fn dist_json(d: &Spliced) -> DistJson {
+    DistJson {
+        body_s: d.body.iter().map(|&x| s4(x)).collect(),
+        p_tail: d.p_tail,
+        scale_s: s4(d.scale),
+        shape: share(d.shape),
+        max_s: s4(d.max),
+    }
+}
+
+fn draw_json(d: &Draw) -> DrawJson {
+    DrawJson {
+        overhead_distribution: dist_json(&d.overhead),
+        prefill_rate: d.prefill_rate.map(r1),
+        cached_rate: d.cached_rate.map(r1),
+        attention_rate: d.attention_rate.map(r1),
+    }
+}
+
 /// `{"models": [...]}`, pretty-printed with a final newline.
 pub fn json(cal: &Calibration) -> String {
     let models = cal.models.iter().map(|m| model_json(m, cal)).collect();
@@ -91,17 +162,21 @@ fn model_json<'a>(m: &'a ModelFit, cal: &Calibration) -> ModelJson<'a> {
         model: &m.model,
         preset: m.preset,
         requests: m.requests,
+        identified: m.identified,
         overhead_s: s4(m.overhead_s),
         prefill_rate: m.prefill_rate.map(r1),
         cached_rate: m.cached_rate.map(r1),
+        attention_rate: m.attention_rate.map(r1),
         decode_rate: m.decode_rate.map(r1),
         median_abs_error_s: s4(m.median_abs_error_s),
         ci95: CiJson {
             overhead_s: pair(&m.ci95.overhead_s, s4),
             prefill_rate: m.ci95.prefill_rate.as_ref().map(|i| pair(i, r1)),
             cached_rate: m.ci95.cached_rate.as_ref().map(|i| pair(i, r1)),
+            attention_rate: m.ci95.attention_rate.as_ref().map(|i| pair(i, r1)),
             decode_rate: m.ci95.decode_rate.as_ref().map(|i| pair(i, r1)),
         },
+        overhead_distribution: dist_json(&m.overhead_distribution),
         launch_2024_median_abs_error_s: s4(m.launch_2024_median_abs_error_s),
         residual_quantiles_s: m.residual_quantiles_s.iter().map(|&x| s4(x)).collect(),
         requests_total: m.requests_total,
@@ -120,8 +195,15 @@ fn model_json<'a>(m: &'a ModelFit, cal: &Calibration) -> ModelJson<'a> {
                 least_squares: s4(h.least_squares_s),
                 launch_2024: s4(h.launch_2024_s),
             },
+            exceed: exceed_json(&h.exceed),
+        }),
+        validation: m.validation.map(|v| ValidationJson {
+            requests: v.requests,
+            median_abs_error_s: s4(v.median_abs_error_s),
+            exceed: exceed_json(&v.exceed),
         }),
         not_identifiable: m.not_identifiable.iter().map(|(k, v)| (*k, v.as_str())).collect(),
+        draws: m.draws.iter().map(draw_json).collect(),
     }
 }
 
@@ -145,15 +227,23 @@ fn with_interval(value: Option<f64>, ci: Option<&Interval>) -> String {
     }
 }
 
-/// The table for people, with the notes that make it honest.
-pub fn text(cal: &Calibration, inputs: &str) -> String {
+/// A share as a percentage for people: `4.8%`.
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// The table for people, with the notes that make it honest; `validated` names the
+/// `--validate` files when there were any.
+pub fn text(cal: &Calibration, inputs: &str, validated: Option<&str>) -> String {
     let header = [
         "model",
         "preset",
         "requests",
         "overhead s",
+        "p99 s",
         "prefill tok/s",
         "cached tok/s",
+        "attention tok²/s",
         "decode tok/s",
         "MAE s",
         "MAE 2024 s",
@@ -167,8 +257,10 @@ pub fn text(cal: &Calibration, inputs: &str) -> String {
                 m.preset.unwrap_or("-").to_string(),
                 m.requests.to_string(),
                 with_interval(Some(m.overhead_s), Some(&m.ci95.overhead_s)),
+                num(m.overhead_distribution.quantile(0.99)),
                 with_interval(m.prefill_rate, m.ci95.prefill_rate.as_ref()),
                 with_interval(m.cached_rate, m.ci95.cached_rate.as_ref()),
+                with_interval(m.attention_rate, m.ci95.attention_rate.as_ref()),
                 with_interval(m.decode_rate, m.ci95.decode_rate.as_ref()),
                 num(m.median_abs_error_s),
                 num(m.launch_2024_median_abs_error_s),
@@ -177,14 +269,58 @@ pub fn text(cal: &Calibration, inputs: &str) -> String {
         .collect();
     let s = &cal.settings;
     let mut out = format!(
-        "Latency per model from {inputs}: ttft = overhead + prefilled / prefill + cache read / cached\n\
+        "Latency per model from {inputs}: ttft = overhead + prefilled / prefill + cache read / cached \
+         [+ prefilled x context / attention]\n\
          (median regression, coefficients >= 0; [95% interval]: bootstrap over sessions, {} resamples, seed {}; \
-         - = not identifiable)\n\n",
+         - = not identifiable; p99: of the overhead distribution, fitted tail above p90)\n\n",
         s.resamples, s.seed
     );
     out += &table(&header, &rows);
     out += &notes(cal);
+    if let Some(files) = validated {
+        out += &validation_table(cal, files);
+    }
     out
+}
+
+/// The backtest for people: per model, requests, median abs error and the shares above the
+/// predicted quantiles (a model with no request in the files: `-`).
+fn validation_table(cal: &Calibration, files: &str) -> String {
+    let header = ["model", "requests", "MAE s", "> p50", "> p90", "> p95", "> p99"];
+    let rows: Vec<Vec<String>> = cal
+        .models
+        .iter()
+        .map(|m| match m.validation {
+            Some(v) => [m.model.clone(), v.requests.to_string(), num(v.median_abs_error_s)]
+                .into_iter()
+                .chain(v.exceed.iter().map(|&e| pct(e)))
+                .collect(),
+            None => vec![
+                m.model.clone(),
+                "0".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+            ],
+        })
+        .collect();
+    format!(
+        "\nBacktest on {files}: share of measured TTFTs above the predicted quantile (a calibrated \
+         model: about 50%, 10%, 5%, 1%)\n\n{}",
+        table(&header, &rows)
+    )
+}
+
+/// `50%, 10%, 5%, 1%`-style exceedance for notes: `> p50 49.0%, > p90 ...`.
+fn exceed_text(e: &Exceed) -> String {
+    let parts: Vec<String> = EXCEED_PROBS
+        .iter()
+        .zip(e)
+        .map(|(p, x)| format!("> p{} {}", (p * 100.0).round(), pct(*x)))
+        .collect();
+    parts.join(", ")
 }
 
 fn notes(cal: &Calibration) -> String {
@@ -200,15 +336,36 @@ fn notes(cal: &Calibration) -> String {
                 m.model, m.sessions
             );
         }
+        let d = &m.overhead_distribution;
+        let _ = writeln!(
+            out,
+            "{}: overhead tail above p90 ({} s): generalized Pareto scale {} s, shape {}; p99 {} s, p99.9 {} s",
+            m.model,
+            num(d.body[d.body.len() - 1]),
+            num(d.scale),
+            num(d.shape),
+            num(d.quantile(0.99)),
+            num(d.quantile(0.999))
+        );
         if let Some(h) = m.held_out {
             let _ = writeln!(
                 out,
-                "{}: held out ({}-fold by session), median abs error: median fit {} s, least squares {} s, launch-2024 {} s",
+                "{}: held out ({}-fold by session), median abs error: median fit {} s, least squares {} s, launch-2024 {} s; {}",
                 m.model,
                 h.folds,
                 num(h.median_fit_s),
                 num(h.least_squares_s),
-                num(h.launch_2024_s)
+                num(h.launch_2024_s),
+                exceed_text(&h.exceed)
+            );
+        }
+        if !m.identified {
+            let _ = writeln!(
+                out,
+                "{}: not identified (fewer than {} requests or {} sessions, or an unbounded prefill interval)",
+                m.model,
+                super::estimate::IDENTIFIED_MIN_REQUESTS,
+                super::estimate::IDENTIFIED_MIN_SESSIONS
             );
         }
     }
@@ -230,10 +387,12 @@ pub fn latency_toml(cal: &Calibration, command: &str, inputs: &str) -> String {
     let _ = writeln!(out, "# input: {inputs}");
     let _ = writeln!(
         out,
-        "# ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate;\n\
+        "# ttft = overhead + (uncached + cache_write) / prefill_rate + cache_read / cached_rate\n\
+         # (+ (uncached + cache_write) x context / attention_rate where identified);\n\
          # median regression, [95% intervals] from a bootstrap over sessions ({} resamples, seed {}).\n\
-         # overhead = the fitted overhead plus the fit's residuals at 2.5%, 7.5%, ..., 97.5%\n\
-         # (clamped at 0), so simulated TTFTs spread as the measured ones do; its median is the fit's.",
+         # overhead = the fitted overhead plus every residual: its quantiles at 0, 5%, ..., 90%\n\
+         # (clamped at 0), above p90 a generalized Pareto tail fitted to the exceedances\n\
+         # (probability-weighted moments), truncated at the SDKs' 600 s request timeout.",
         cal.settings.resamples, cal.settings.seed
     );
     for m in &cal.models {
@@ -267,16 +426,18 @@ fn model_table(m: &ModelFit, key: &str) -> String {
     );
     let _ = writeln!(
         out,
-        "# overhead {} s; prefill {} tok/s; cached {} tok/s; decode {} tok/s",
+        "# overhead {} s; prefill {} tok/s; cached {} tok/s; attention {} tok²/s; decode {} tok/s",
         with_interval(Some(m.overhead_s), Some(&m.ci95.overhead_s)),
         with_interval(m.prefill_rate, m.ci95.prefill_rate.as_ref()),
         with_interval(m.cached_rate, m.ci95.cached_rate.as_ref()),
+        with_interval(m.attention_rate, m.ci95.attention_rate.as_ref()),
         with_interval(m.decode_rate, m.ci95.decode_rate.as_ref()),
     );
-    let _ = writeln!(out, "overhead = \"{}\"", overhead_dist(m));
+    let _ = writeln!(out, "overhead = \"{}\"", overhead_dist(&m.overhead_distribution));
     for (key, value) in [
         ("prefill_rate", m.prefill_rate),
         ("cached_rate", m.cached_rate),
+        ("attention_rate", m.attention_rate),
         ("decode_rate", m.decode_rate),
     ] {
         match value {
@@ -292,15 +453,19 @@ fn model_table(m: &ModelFit, key: &str) -> String {
     out
 }
 
-/// `empirical([0.912s, ...])`: the overhead plus each residual quantile, at least 0, in ms.
-pub fn overhead_dist(m: &ModelFit) -> String {
-    debug_assert_eq!(m.residual_quantiles_s.len(), RESIDUAL_QUANTILES);
-    let values: Vec<String> = m
-        .residual_quantiles_s
-        .iter()
-        .map(|q| format!("{:.3}s", (m.overhead_s + q).max(0.0)))
-        .collect();
-    format!("empirical([{}])", values.join(", "))
+/// `spliced([0.912s, ...], p_tail=0.9, scale=0.61s, shape=0.21, max=600s)`: the numbers of
+/// the JSON's `overhead_distribution`, seconds to 0.1 ms.
+pub fn overhead_dist(d: &Spliced) -> String {
+    let secs = |x: f64| format!("{}s", s4(x));
+    let body: Vec<String> = d.body.iter().map(|&x| secs(x)).collect();
+    format!(
+        "spliced([{}], p_tail={}, scale={}, shape={}, max={})",
+        body.join(", "),
+        d.p_tail,
+        secs(d.scale),
+        share(d.shape),
+        secs(d.max)
+    )
 }
 
 /// A rate as plain text: whole tokens/s from 100 up, else one decimal.
@@ -316,11 +481,24 @@ fn rate_text(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::calibrate::estimate::{Ci95, Interval, Settings};
+    use crate::calibrate::fit::Coefs;
     use crate::config::parse_dist_in;
     use crate::dist::{Dist, Quantity};
 
+    fn overhead() -> Spliced {
+        // Body from 0 s: the lowest quantiles of a fit whose residuals reach below -overhead.
+        let body = (0..19).map(|k| 0.05 * k as f64).collect();
+        Spliced::new(body, 0.9, 0.61234, 0.21, 600.0).unwrap()
+    }
+
     fn fit(cached_rate: Option<f64>) -> ModelFit {
         let i = Interval { lo: 1.0, hi: Some(2.0) };
+        let coefs = Coefs {
+            overhead_s: 0.3,
+            s_per_prefill: Some(1.0 / 41_234.56),
+            s_per_cached: cached_rate.map(|r| 1.0 / r),
+            s_per_attention: None,
+        };
         ModelFit {
             model: "claude-sonnet-4-5-20250929".into(),
             preset: Some("claude-sonnet-4.5"),
@@ -331,14 +509,26 @@ mod tests {
             overhead_s: 0.3,
             prefill_rate: Some(41_234.56),
             cached_rate,
+            attention_rate: None,
             decode_rate: Some(55.55),
             decode_requests: 4,
+            coefs,
+            overhead_distribution: overhead(),
+            identified: false,
+            draws: vec![Draw {
+                overhead: overhead(),
+                prefill_rate: Some(40_000.0),
+                cached_rate: None,
+                attention_rate: None,
+            }],
+            validation: None,
             median_abs_error_s: 0.2,
             launch_2024_median_abs_error_s: 0.5,
             ci95: Ci95 {
                 overhead_s: i,
                 prefill_rate: Some(Interval { lo: 30_000.0, hi: None }),
                 cached_rate: cached_rate.map(|_| i),
+                attention_rate: Some(Interval { lo: 1e9, hi: None }),
                 decode_rate: Some(i),
             },
             bootstrap_unit: "session",
@@ -361,10 +551,10 @@ mod tests {
         keys.sort();
         assert_eq!(keys, ["decode_rate", "overhead", "prefill_rate"], "cached_rate omitted");
         let d = |k: &str, q| parse_dist_in(t[k].as_str().unwrap(), q, None).unwrap();
-        let Dist::Empirical(v) = d("overhead", Quantity::Duration) else { panic!("empirical") };
-        // 0.3 s + (-0.5 + 0.05 k), clamped at 0, in microseconds.
-        assert_eq!(v[0], 0.0);
-        assert_eq!(v[19], 750_000.0);
+        let Dist::Spliced(o) = d("overhead", Quantity::Duration) else { panic!("spliced") };
+        // In microseconds, to 0.1 ms.
+        assert_eq!((o.body.len(), o.body[0], o.body[18]), (19, 0.0, 900_000.0));
+        assert_eq!((o.p_tail, o.scale, o.shape, o.max), (0.9, 612_300.0, 0.21, 600e6));
         assert_eq!(d("prefill_rate", Quantity::Number), Dist::Const(41_235.0));
         assert_eq!(d("decode_rate", Quantity::Number), Dist::Const(55.5));
         assert!(text.contains("# cached_rate: not identifiable from this data (no request read"));
@@ -379,5 +569,16 @@ mod tests {
         assert!(m["cached_rate"].is_null() && m["ci95"]["cached_rate"].is_null());
         assert_eq!(m["ci95"]["prefill_rate"], serde_json::json!([30000.0, null]));
         assert_eq!(m["prefill_rate"], 41234.6);
+        assert!(m["attention_rate"].is_null());
+        assert_eq!(m["ci95"]["attention_rate"], serde_json::json!([1e9, null]));
+        let d = &m["overhead_distribution"];
+        assert_eq!(d["body_s"].as_array().unwrap().len(), 19);
+        assert_eq!(
+            (&d["p_tail"], &d["scale_s"], &d["shape"], &d["max_s"]),
+            (&0.9.into(), &0.6123.into(), &0.21.into(), &600.0.into())
+        );
+        assert_eq!(m["draws"][0]["prefill_rate"], 40000.0);
+        assert!(m["draws"][0]["cached_rate"].is_null() && m["validation"].is_null());
+        assert_eq!(m["draws"][0]["overhead_distribution"], m["overhead_distribution"]);
     }
 }

@@ -4,7 +4,8 @@
 //! intervals. The generator also writes the committed samples `data/samples/usage-log.jsonl`
 //! and `data/samples/otlp.json` (`PREFIXSIM_WRITE_SAMPLES=1` rewrites them). Then: what is not
 //! identifiable is null, bad input names file and line, the JSON schema, latency.toml as
-//! distributions, determinism, and the bundled traces.
+//! distributions, determinism, the cache TTL of the claude-code inference, the fitted tail's
+//! exceedance on held-out sessions, the `--validate` backtest, and the bundled traces.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -113,11 +114,34 @@ fn noise(rng: &mut ChaCha8Rng) -> f64 {
     -b * u.signum() * (1.0 - 2.0 * u.abs()).ln() - b * (9.0f64 / 8.0).ln()
 }
 
+/// A heavy tail: Laplace(0, 0.1 s) for 85% of calls, and for 15% 0.3 s plus a generalized
+/// Pareto excess (scale 1 s, shape 0.3), by inversion.
+fn heavy_noise(rng: &mut ChaCha8Rng) -> f64 {
+    let u: f64 = rng.random::<f64>();
+    if rng.random::<f64>() < 0.15 {
+        return 0.3 + 1.0 / 0.3 * ((1.0 - u).powf(-0.3) - 1.0);
+    }
+    let u = u - 0.5;
+    -0.1 * u.signum() * (1.0 - 2.0 * u.abs()).ln()
+}
+
 /// `sessions` sessions of `turns` calls per model. A session starts cold (10-30k tokens of
 /// tools and system) and each turn appends 1-600 blocks, reading the previous call's; with
 /// `cache_reads` off, no call reads (each is its own prompt). Decode time has a median-1
-/// multiplicative noise. Timings are whole milliseconds.
+/// multiplicative noise. Timings are whole milliseconds; turns are 30 s apart.
 fn generate(seed: u64, sessions: usize, turns: usize, cache_reads: bool) -> Vec<Call> {
+    generate_with(seed, sessions, turns, cache_reads, noise, 30.0)
+}
+
+/// `generate` with another TTFT noise and another gap between turns (seconds).
+fn generate_with(
+    seed: u64,
+    sessions: usize,
+    turns: usize,
+    cache_reads: bool,
+    noise: fn(&mut ChaCha8Rng) -> f64,
+    gap_s: f64,
+) -> Vec<Call> {
     let mut out = Vec::new();
     for (m, t) in TRUTHS.iter().enumerate() {
         for s in 0..sessions {
@@ -140,7 +164,7 @@ fn generate(seed: u64, sessions: usize, turns: usize, cache_reads: bool) -> Vec<
                 let mut call = Call {
                     model: t.model,
                     session: format!("s{m}{s:02}"),
-                    send_s: 30.0 * k as f64,
+                    send_s: gap_s * k as f64,
                     blocks: blocks.clone(),
                     read_blocks,
                     tail,
@@ -354,7 +378,9 @@ fn numbers(v: &Value) -> Vec<Value> {
                 "decode_rate",
                 "ci95",
                 "residual_quantiles_s",
+                "overhead_distribution",
                 "held_out",
+                "draws",
             ];
             Value::Array(keys.iter().map(|k| m[k].clone()).collect())
         })
@@ -545,7 +571,44 @@ fn json_schema() {
         assert_eq!(q.len(), 20);
         assert!(q.windows(2).all(|w| w[0] <= w[1]), "ascending: {q:?}");
         assert!(q[9] <= 1e-3 && q[10] >= -1e-3, "a median fit's residuals straddle 0: {q:?}");
+        check_distribution(&m["overhead_distribution"]);
+        assert!(m["identified"].is_boolean());
+        assert!(m["validation"].is_null(), "no --validate");
+        assert!(m.as_object().unwrap().contains_key("attention_rate"));
+        let draws = m["draws"].as_array().unwrap();
+        assert_eq!(draws.len(), 20, "CALIBRATION_DRAWS");
+        for d in draws {
+            let keys: Vec<&String> = d.as_object().unwrap().keys().collect();
+            assert_eq!(
+                keys,
+                ["attention_rate", "cached_rate", "overhead_distribution", "prefill_rate"],
+                "sorted"
+            );
+            check_distribution(&d["overhead_distribution"]);
+            assert!(d["prefill_rate"].as_f64().unwrap() > 0.0);
+        }
+        assert_ne!(draws[0], draws[1], "each draw is its own refit");
+        let e = &m["held_out"]["exceed"];
+        let shares: Vec<f64> =
+            ["p50", "p90", "p95", "p99"].map(|k| e[k].as_f64().unwrap()).to_vec();
+        assert!(shares.windows(2).all(|w| w[0] >= w[1]) && shares[0] <= 1.0, "{e}");
     }
+}
+
+/// An `overhead_distribution`: 19 ascending body values from 0, p_tail 0.9, a positive scale,
+/// a shape in the clamp, a 600 s truncation.
+fn check_distribution(d: &Value) {
+    let keys: Vec<&String> = d.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["body_s", "max_s", "p_tail", "scale_s", "shape"], "sorted");
+    let body: Vec<f64> =
+        d["body_s"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+    assert_eq!(body.len(), 19);
+    assert!(body[0] >= 0.0 && body.windows(2).all(|w| w[0] <= w[1]), "{body:?}");
+    assert_eq!(d["p_tail"], 0.9);
+    assert!(d["scale_s"].as_f64().unwrap() > 0.0);
+    let shape = d["shape"].as_f64().unwrap();
+    assert!((-0.5..=0.9).contains(&shape), "{shape}");
+    assert_eq!(d["max_s"], 600.0);
 }
 
 /// The `[latency.KEY]` tables of a latency.toml, parsed.
@@ -559,7 +622,14 @@ fn latency_toml_is_tables_of_distributions_and_outputs_are_deterministic() {
     let dir = scratch("toml");
     let [_, usage, _] = write_all(&generate(4, 8, 8, true), Timing::Both, &dir);
     let a = dir.join("a");
-    let names = ["latency.toml", "calibration.json", "ttft_fit.svg", "ttft_fit.png"];
+    let names = [
+        "latency.toml",
+        "calibration.json",
+        "ttft_fit.svg",
+        "ttft_fit.png",
+        "ttft_residuals.svg",
+        "ttft_residuals.png",
+    ];
     let mut runs = Vec::new();
     for _ in 0..2 {
         let (code, _, err) = run(&["calibrate", p(&usage), "--out", p(&a)]);
@@ -574,7 +644,7 @@ fn latency_toml_is_tables_of_distributions_and_outputs_are_deterministic() {
     }
     let leftovers: Vec<_> =
         std::fs::read_dir(&a).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(leftovers.len(), 4, "no .tmp file is left: {leftovers:?}");
+    assert_eq!(leftovers.len(), 6, "no .tmp file is left: {leftovers:?}");
     let text = std::fs::read_to_string(a.join("latency.toml")).unwrap();
     assert!(
         text.starts_with("# Per-model latency") && text.contains("# command: prefixsim calibrate "),
@@ -598,11 +668,21 @@ fn latency_toml_is_tables_of_distributions_and_outputs_are_deterministic() {
             let dist = parse_dist_in(text, q, None)
                 .unwrap_or_else(|e| panic!("{key}.{param} = {text}: {e}"));
             match (param.as_str(), dist) {
-                ("overhead", Dist::Empirical(mut v)) => {
-                    assert_eq!(v.len(), 20);
-                    v.sort_by(f64::total_cmp);
-                    // The draw's median is the fitted overhead (values in microseconds).
-                    let median_s = (v[9] + v[10]) / 2e6;
+                ("overhead", Dist::Spliced(d)) => {
+                    // The JSON's distribution, in microseconds; its median is the fitted
+                    // overhead (a median fit leaves half the residuals on each side of 0).
+                    let j = &m["overhead_distribution"];
+                    let body: Vec<f64> = j["body_s"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.as_f64().unwrap() * 1e6)
+                        .collect();
+                    assert!(d.body.iter().zip(&body).all(|(a, b)| (a - b).abs() < 1e-3), "{key}");
+                    assert_eq!(d.shape, j["shape"].as_f64().unwrap());
+                    assert!((d.scale - j["scale_s"].as_f64().unwrap() * 1e6).abs() < 1e-3);
+                    assert_eq!((d.p_tail, d.max), (0.9, 600e6));
+                    let median_s = d.quantile(0.5) / 1e6;
                     let fit = m["overhead_s"].as_f64().unwrap();
                     assert!((median_s - fit).abs() < 0.05, "{key}: median {median_s} vs fit {fit}");
                 }
@@ -661,7 +741,7 @@ fn help_examples_run() {
     assert_eq!(code, 0);
     let examples: Vec<&str> =
         help.lines().map(str::trim).filter(|l| l.starts_with("prefixsim calibrate ")).collect();
-    assert_eq!(examples.len(), 5, "{help}");
+    assert_eq!(examples.len(), 7, "{help}");
     let out = scratch("help").join("out");
     for line in examples {
         let args: Vec<String> = line
@@ -707,4 +787,105 @@ fn bundled_traces_give_five_models_with_finite_overheads() {
         requests += m["requests"].as_u64().unwrap();
     }
     assert_eq!(requests, 1169, "every request with a ttft is used");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The TTL, the tail, the backtest.
+
+#[test]
+fn a_prefix_used_six_minutes_ago_is_cached_at_1h_not_at_5m_and_logs_keep_their_split() {
+    let dir = scratch("ttl");
+    // Turns 6 minutes apart: each reads the previous call's prompt, if it has not expired.
+    let calls = generate_with(8, 6, 6, true, noise, 360.0);
+    let [cc, usage, _] = write_all(&calls, Timing::Both, &dir);
+    let reads = |args: &[&str]| -> Vec<u64> {
+        let v = calibrate_json(args);
+        TRUTHS.iter().map(|t| model(&v, t.model)["cache_read_requests"].as_u64().unwrap()).collect()
+    };
+    // 6 sessions of 6 turns: 5 reads each.
+    assert_eq!(reads(&[p(&cc)]), [0, 0], "5m (the default): expired");
+    assert_eq!(reads(&[p(&cc), "--ttl", "5m"]), [0, 0]);
+    assert_eq!(reads(&[p(&cc), "--ttl", "1h"]), [30, 30]);
+    assert_eq!(reads(&[p(&cc), "--ttl", "none"]), [30, 30]);
+    assert_eq!(reads(&[p(&usage), "--ttl", "5m"]), [30, 30], "the provider's split is kept");
+    let (code, _, err) = run(&["calibrate", p(&cc), "--ttl", "soon"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--ttl"), "{err}");
+}
+
+#[test]
+fn a_heavy_tail_is_exceeded_as_often_as_predicted_on_held_out_sessions() {
+    let dir = scratch("heavy_tail");
+    let calls = generate_with(13, 60, 15, true, heavy_noise, 30.0);
+    let [_, usage, _] = write_all(&calls, Timing::Both, &dir);
+    let v = calibrate_json(&[p(&usage)]);
+    for t in &TRUTHS {
+        let m = model(&v, t.model);
+        assert_eq!(m["requests"], 900);
+        let e = &m["held_out"]["exceed"];
+        let share = |k: &str| e[k].as_f64().unwrap();
+        // 900 requests: the binomial standard error is 0.7% at p95 and 0.3% at p99.
+        assert!((0.43..=0.57).contains(&share("p50")), "{}: {e}", t.model);
+        assert!((0.075..=0.125).contains(&share("p90")), "{}: {e}", t.model);
+        assert!((0.035..=0.065).contains(&share("p95")), "{}: {e}", t.model);
+        assert!((0.002..=0.02).contains(&share("p99")), "{}: {e}", t.model);
+        // Above the 90% quantile (0.3 s + excess), the excess is a GPD of shape 0.3.
+        let shape = m["overhead_distribution"]["shape"].as_f64().unwrap();
+        assert!((0.1..=0.5).contains(&shape), "{}: shape {shape}", t.model);
+    }
+}
+
+#[test]
+fn validate_backtests_each_model_and_notes_models_it_has_no_fit_for() {
+    let dir = scratch("validate");
+    let [_, train, _] = write_all(&generate(21, 12, 8, true), Timing::Both, &dir);
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let [_, test, _] = write_all(&generate(22, 5, 8, true), Timing::Both, &other);
+    // A model the fit has not seen, in a second validate file.
+    let stranger = dir.join("stranger.jsonl");
+    let text =
+        std::fs::read_to_string(&test).unwrap().replace("claude-haiku-4-5-20251001", "claude-x");
+    std::fs::write(&stranger, text).unwrap();
+    let args = ["calibrate", p(&train), "--validate", p(&test), p(&stranger), "--json"];
+    let (code, stdout, stderr) = run(&args);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("note: claude-x: in the --validate files but not fitted"), "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    for t in &TRUTHS {
+        let val = &model(&v, t.model)["validation"];
+        let keys: Vec<&String> = val.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["exceed", "median_abs_error_s", "requests"], "sorted");
+        let want = if t.model.contains("haiku") { 40 } else { 80 };
+        assert_eq!(val["requests"], want, "{}", t.model);
+        assert!(val["median_abs_error_s"].as_f64().unwrap() < 0.3, "{val}");
+        let e = &val["exceed"];
+        let keys: Vec<&String> = e.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["p50", "p90", "p95", "p99"]);
+        assert!((0.25..=0.75).contains(&e["p50"].as_f64().unwrap()), "{val}");
+    }
+    // The table has the backtest.
+    let (code, table, _) = run(&["calibrate", p(&train), "--validate", p(&test)]);
+    assert_eq!(code, 0);
+    assert!(table.contains("Backtest on ") && table.contains("> p99"), "{table}");
+}
+
+#[test]
+fn a_bad_validate_file_names_file_and_line_exits_2_and_writes_nothing() {
+    let dir = scratch("validate_bad");
+    let [_, train, _] = write_all(&generate(23, 4, 4, true), Timing::Both, &dir);
+    let bad = dir.join("bad.jsonl");
+    let good = usage_log(&generate(24, 1, 2, true), Timing::Both);
+    std::fs::write(&bad, format!("{}{{\"model\": \"m\", \"usage\": 5}}\n", good)).unwrap();
+    let out = dir.join("out");
+    let (code, stdout, stderr) =
+        run(&["calibrate", p(&train), "--validate", p(&bad), "--out", p(&out)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("bad.jsonl:5:"), "{stderr}");
+    assert!(stdout.is_empty() && !out.exists());
+    // --validate-format applies to the validate files only.
+    let (code, _, stderr) =
+        run(&["calibrate", p(&train), "--validate", p(&train), "--validate-format", "otlp"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("usage.jsonl: no model call"), "{stderr}");
 }
