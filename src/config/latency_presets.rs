@@ -81,9 +81,12 @@ impl Overhead {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Draw {
     pub overhead: Overhead,
-    pub prefill_rate: f64,
+    /// `None`: the refit found no time per prefilled token (its coefficient is 0).
+    pub prefill_rate: Option<f64>,
     /// `None`: the refit found no time per cached token.
     pub cached_rate: Option<f64>,
+    /// `None`: no attention term (`Fit::attention_rate`).
+    pub attention_rate: Option<f64>,
 }
 
 /// One fitted model. Rates in tokens per second; times in seconds.
@@ -108,6 +111,9 @@ pub struct Fit {
     pub cached_rate: Option<f64>,
     /// `None`: the data cannot identify it (see `DECODE_RATE_FALLBACK`).
     pub decode_rate: Option<f64>,
+    /// Tokens² per second of the prefilled tokens' attention over the context; `None` unless
+    /// the data identify it (its interval excludes no term), and then no such term.
+    pub attention_rate: Option<f64>,
     /// The first `CALIBRATION_DRAWS` bootstrap refits (session resampling, seed 42).
     pub draws: &'static [Draw],
 }
@@ -184,20 +190,20 @@ pub fn params_draw(
         LatencyPreset::Launch2024 => draw.is_none().then(LatencyParams::default),
         LatencyPreset::Calibrated => {
             let (fit, _) = fit_for(model)?;
-            let (overhead, prefill, cached) = match draw {
-                None => (fit.overhead, fit.prefill_rate, fit.cached_rate),
+            let (overhead, prefill, cached, attention) = match draw {
+                None => (fit.overhead, Some(fit.prefill_rate), fit.cached_rate, fit.attention_rate),
                 Some(k) => {
                     let d = fit.draws.get(k)?;
-                    (d.overhead, d.prefill_rate, d.cached_rate)
+                    (d.overhead, d.prefill_rate, d.cached_rate, d.attention_rate)
                 }
             };
             Some(LatencyParams {
                 overhead_us: overhead.dist(),
-                prefill_rate: Dist::Const(prefill),
+                prefill_rate: Dist::Const(prefill.unwrap_or(f64::INFINITY)),
                 cached_rate: Dist::Const(cached.unwrap_or(f64::INFINITY)),
                 decode_rate: Dist::Const(fit.decode_rate.unwrap_or(DECODE_RATE_FALLBACK)),
                 ready_delay_us: Dist::Const(0.0),
-                attention_rate: Dist::Const(f64::INFINITY),
+                attention_rate: Dist::Const(attention.unwrap_or(f64::INFINITY)),
             })
         }
     }

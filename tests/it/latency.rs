@@ -160,13 +160,17 @@ fn render_fits(v: &serde_json::Value) -> String {
         s += &format!("        prefill_rate: {:?},\n", f("prefill_rate"));
         s += &format!("        cached_rate: {},\n", option(&m["cached_rate"]));
         s += &format!("        decode_rate: {},\n", option(&m["decode_rate"]));
+        s += &format!("        attention_rate: {},\n", option(&m["attention_rate"]));
         s += "        draws: &[\n";
         for d in m["draws"].as_array().unwrap() {
             s += &format!(
-                "            Draw {{ overhead: {}, prefill_rate: {:?}, cached_rate: {} }},\n",
+                "            Draw {{\n                overhead: {},\n                \
+                 prefill_rate: {},\n                cached_rate: {},\n                \
+                 attention_rate: {},\n            }},\n",
                 overhead(&d["overhead_distribution"]),
-                d["prefill_rate"].as_f64().unwrap(),
-                option(&d["cached_rate"])
+                option(&d["prefill_rate"]),
+                option(&d["cached_rate"]),
+                option(&d["attention_rate"])
             );
         }
         s += "        ],\n    },\n";

@@ -165,9 +165,8 @@ fn tune_run_report_and_the_page_give_one_hold_cap() {
     let file = root.join("experiments/default.toml");
     let dir = scratch("serve", "one-answer");
     let range = prefixsim::sweep::hold::HOLD_RANGE;
-    let tune =
-        bin().arg("tune").arg(&file).args(["--param", "max_wait", "--range", range, "--json"]);
-    let tune = tune.output().unwrap();
+    let args = ["--param", "max_wait", "--range", range, "--json"];
+    let tune = bin().arg("tune").arg(&file).args(args).output().unwrap();
     assert!(tune.status.success(), "{}", String::from_utf8_lossy(&tune.stderr));
     let tune: Value = serde_json::from_slice(&tune.stdout).unwrap();
     let run = bin().arg("run").arg(&file).arg("--out").arg(&dir).output().unwrap();
