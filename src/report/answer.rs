@@ -134,10 +134,15 @@ fn knife_edge_share() -> Option<f64> {
     None
 }
 
-/// A cap in seconds as the hold answer found it (to the millisecond, no trailing zeros).
+/// A cap in seconds as the hold answer found it (to the millisecond, no trailing zeros); a cap
+/// of 0 is no hold.
 fn cap_text(x: f64) -> String {
     let s = format!("{x:.3}");
-    format!("{} s", s.trim_end_matches('0').trim_end_matches('.'))
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    match s {
+        "0" => "0 s (no hold)".to_string(),
+        s => format!("{s} s"),
+    }
 }
 
 /// A point's cap to use with its interval over the refits, when there is one.
@@ -146,7 +151,7 @@ fn cap_with_range(h: &HoldRow) -> String {
         Some([lo, hi]) => format!(
             "{} ({}-{} over {} refits)",
             cap_text(h.cap_s),
-            cap_text(lo).trim_end_matches(" s"),
+            cap_text(lo).trim_end_matches(" (no hold)").trim_end_matches(" s"),
             cap_text(hi),
             h.draws
         ),
