@@ -2,13 +2,18 @@
 //! `hold_cap` (the cap to use per swept value, its price in latency, how often it saves
 //! nothing) or `cost` (the cheaper option per slice, by how much, with 95% CIs).
 //!
-//! Read off summary.csv and runs.csv; a hold "saves nothing" in a replication that made a
-//! redundant write (`redundant_writes > 0` in runs.csv): the first writer's first token came
-//! after the cap, as `tune`'s `p_cap_before_first_token` counts it.
+//! "The cap to use" is only ever the hold answer (`sweep::hold`): hold.json of a run, hold.csv
+//! of a sweep (a row per point), with its interval over the latency calibration's refits and
+//! the probability that the first token comes after it. Beside it, read off summary.csv and
+//! runs.csv, the smallest of the caps the experiment lists whose cost is within tolerance,
+//! labelled as such; a hold "saves nothing" in a replication that made a redundant write
+//! (`redundant_writes > 0` in runs.csv): the first writer's first token came after the cap,
+//! as `tune`'s `p_cap_before_first_token` counts it.
 
 use super::doc::Block;
 use super::words::{count, pct, secs, secs_delta, usd, usd_ci};
 use crate::config::ReportSpec;
+use crate::results::read::HoldRow;
 use crate::results::{strategy_cells, t_975, Results, SummaryRow};
 
 /// Sentences for the findings and the blocks of the "Answer" section.
@@ -89,7 +94,12 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
     let pivot = Pivot::of(r, &caps, tol);
     let rule = rule(r, tol);
     let mut findings = hold_findings(r, &caps, &pivot, &rule);
-    let mut blocks = vec![Block::Para(rule_para(&rule, tol))];
+    let mut blocks = vec![Block::Para(rule_para(&rule, tol, !r.hold_rows.is_empty()))];
+    if !r.hold_rows.is_empty() {
+        let lead = swept_hold_findings(r);
+        blocks.insert(0, Block::Para(lead.join(" ")));
+        findings.splice(0..0, lead);
+    }
     if let Some(h) =
         r.hold.as_ref().and_then(|h| serde_json::from_value::<HoldJson>(h.clone()).ok())
     {
@@ -105,6 +115,114 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
     blocks.push(pivot_table(r, pivot.rows));
     blocks.extend(nothing_table(r, &caps, pivot.nothing_rows));
     Answered { findings, blocks }
+}
+
+/// The grid the hold answer searches (`sweep::hold::HOLD_RANGE`), where this build has it.
+fn hold_range() -> Option<&'static str> {
+    #[cfg(feature = "sweep")]
+    return Some(crate::sweep::hold::HOLD_RANGE);
+    #[cfg(not(feature = "sweep"))]
+    None
+}
+
+/// The share above which the hold answer calls its cap a knife edge
+/// (`sweep::hold::KNIFE_EDGE_SHARE`), where this build has it.
+fn knife_edge_share() -> Option<f64> {
+    #[cfg(feature = "sweep")]
+    return Some(crate::sweep::hold::KNIFE_EDGE_SHARE);
+    #[cfg(not(feature = "sweep"))]
+    None
+}
+
+/// A cap in seconds as the hold answer found it (to the millisecond, no trailing zeros); a cap
+/// of 0 is no hold.
+fn cap_text(x: f64) -> String {
+    let s = format!("{x:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    match s {
+        "0" => "0 s (no hold)".to_string(),
+        s => format!("{s} s"),
+    }
+}
+
+/// A point's cap to use with its interval over the refits, when there is one.
+fn cap_with_range(h: &HoldRow) -> String {
+    match h.cap_range_s {
+        Some([lo, hi]) => format!(
+            "{} ({}-{} over {} refits)",
+            cap_text(h.cap_s),
+            cap_text(lo).trim_end_matches(" (no hold)").trim_end_matches(" s"),
+            cap_text(hi),
+            h.draws
+        ),
+        None => cap_text(h.cap_s),
+    }
+}
+
+/// The lead of a sweep's answer (hold.csv): the cap to use per point with its interval, how
+/// often the first token comes after it, and the points on a knife edge.
+fn swept_hold_findings(r: &Results) -> Vec<String> {
+    let picks: Vec<(u32, String)> =
+        r.hold_rows.iter().map(|h| (h.point, cap_with_range(h))).collect();
+    let search = match hold_range() {
+        Some(range) => format!("`prefixsim tune --param max_wait --range '{range}'`"),
+        None => "`prefixsim tune --param max_wait`".to_string(),
+    };
+    let mut out = vec![format!(
+        "The cap to use (`hold.csv`: the search {search} makes at each point, as `run` and \
+         `tune` make it, at the point fit and at each refit of the latency calibration): {}.",
+        grouped(r, &picks)
+    )];
+    let worst = r.hold_rows.iter().map(|h| h.p_after_cap).fold(0.0, f64::max);
+    let pooled: Vec<f64> = r.hold_rows.iter().filter_map(|h| h.p_after_cap_draws).collect();
+    let over_refits = match pooled.iter().copied().reduce(f64::max) {
+        Some(p) => format!(", and in up to {} of the refits' replications", pct(p)),
+        None => "; there are no calibration refits to widen it (the latency is not the \
+                 calibrated preset's, or its calibration has no refits)"
+            .to_string(),
+    };
+    let at_fit = match worst {
+        0.0 => "in none of the replications".to_string(),
+        w => format!("in up to {} of the replications", pct(w)),
+    };
+    out.push(format!(
+        "The first writer's first token comes after that cap {at_fit} at the point \
+         fit{over_refits}."
+    ));
+    let edge: Vec<(u32, String)> =
+        r.hold_rows.iter().filter(|h| h.knife_edge).map(|h| (h.point, cap_text(h.cap_s))).collect();
+    if !edge.is_empty() {
+        let share = knife_edge_share().map_or(String::new(), |s| format!(" {}", pct(s)));
+        out.push(format!(
+            "On a knife edge (the first token comes after the cap in more than{share} of \
+             replications, at the point fit or over the refits, and the hold then saves \
+             nothing): {}.",
+            grouped(r, &edge)
+        ));
+    }
+    if r.hold_rows.len() < r.points().len() {
+        out.push(format!(
+            "{} of {} have no hold answer (their experiment runs no `wait_first`).",
+            r.points().len() - r.hold_rows.len(),
+            count(r.points().len(), "point", "points")
+        ));
+    }
+    out
+}
+
+/// The cells of `point`'s hold answer in the pivot: the cap to use with its interval, and
+/// how often the first token comes after it (point fit; pooled over the refits).
+fn hold_cells(r: &Results, point: u32) -> [String; 2] {
+    let Some(h) = r.hold_at(point) else { return ["–".into(), "–".into()] };
+    let mut cap = cap_with_range(h);
+    if h.knife_edge {
+        cap.push_str(", knife edge");
+    }
+    let after = match h.p_after_cap_draws {
+        Some(p) => format!("{} ({} over the refits)", pct(h.p_after_cap), pct(p)),
+        None => pct(h.p_after_cap),
+    };
+    [cap, after]
 }
 
 /// What the report reads of hold.json: the answer's sentence as `run` prints it.
@@ -150,6 +268,9 @@ impl Pivot {
             };
             let best = cost(cheapest).unwrap_or(0.0);
             let mut cells = cheapest.axis_values.to_vec();
+            if !r.hold_rows.is_empty() {
+                cells.extend(hold_cells(r, point));
+            }
             cells.extend(p.pick(r, caps, (point, &here), best, tol));
             cells.push(format!("`{}` ({})", cheapest.strategy, usd(best)));
             p.rows.push(cells);
@@ -255,12 +376,19 @@ fn hold_findings(r: &Results, caps: &[Cap], p: &Pivot, rule: &str) -> Vec<String
     findings
 }
 
-fn rule_para(rule: &str, tol: f64) -> String {
+fn rule_para(rule: &str, tol: f64, searched: bool) -> String {
+    let lead = match searched {
+        true => "The table shows, per point, the cap to use (`hold.csv`) with its range over \
+                 the calibration's refits and how often the first token comes after it (at the \
+                 point fit, and pooled over the refits); then, beside it and only among the caps \
+                 the experiment lists, "
+            .to_string(),
+        false => "Among the caps run, the table shows ".to_string(),
+    };
     format!(
-        "Among the caps run, the table shows {rule} (`[report] tolerance` = {}); no hold \
-         (`eager`) counts as a cap of 0 s. Its price: the launch wait pooled over every agent of \
-         every replication (p50 / p99), and the pooled p99 agent completion time against \
-         `eager`'s.",
+        "{lead}{rule} (`[report] tolerance` = {}); no hold (`eager`) counts as a cap of 0 s. \
+         Its price: the launch wait pooled over every agent of every replication (p50 / p99), \
+         and the pooled p99 agent completion time against `eager`'s.",
         crate::numfmt::num(tol)
     )
 }
@@ -268,6 +396,9 @@ fn rule_para(rule: &str, tol: f64) -> String {
 /// The pivot: per point, the cap to use, its cost and price, and the cheapest strategy.
 fn pivot_table(r: &Results, rows: Vec<Vec<String>>) -> Block {
     let mut head: Vec<String> = r.axis_keys.iter().map(|k| format!("`{k}`")).collect();
+    if !r.hold_rows.is_empty() {
+        head.extend(["the cap to use (`hold.csv`)", "first token after it"].map(String::from));
+    }
     head.extend(
         [
             "cap run, within tolerance",

@@ -118,3 +118,35 @@ fn fake_simulate(e: &FakeExp, s: usize, rep: u32, m: &mut RunMetrics) {
     }
     m.makespan_us = 3_000_000 + e.hold_us;
 }
+
+/// A hold answer at points with an even number of agents (none at odd ones, as at points whose
+/// experiment asks for none), its numbers a function of the point's values; the interval only
+/// when the hold is below 2 s, so both forms of a row are written.
+impl super::PointHold for Fake {
+    fn hold(
+        &self,
+        _: &toml::Table,
+        e: &FakeExp,
+    ) -> Result<Option<super::hold::HoldAnswer>, crate::limits::RunError> {
+        if e.agents % 2 != 0 {
+            return Ok(None);
+        }
+        let cap_s = 0.25 * e.agents as f64 + crate::time::secs(e.hold_us);
+        let refits = e.hold_us < 2_000_000;
+        Ok(Some(super::hold::HoldAnswer {
+            strategy: "wait_first(max_wait=1s)".into(),
+            range: super::hold::HOLD_RANGE.into(),
+            cap_s,
+            cap_label: format!("{cap_s}s"),
+            p_after_cap: 1.0 / e.agents as f64,
+            ttft_p50_s: 0.5,
+            ttft_p95_s: 1.5,
+            ttft_p99_s: 2.5,
+            draws: if refits { 3 } else { 0 },
+            cap_range_s: refits.then_some([cap_s - 0.5, cap_s + 1.0 / 3.0]),
+            p_after_cap_draws: refits.then_some(0.125),
+            knife_edge: e.agents > 3,
+            sentence: String::new(),
+        }))
+    }
+}

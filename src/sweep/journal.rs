@@ -31,6 +31,11 @@ pub struct Header {
     pub axis_keys: Vec<String>,
     /// manifest.json of the whole (unsharded) sweep, exactly as written.
     pub manifest: String,
+    /// Whether its records carry their points' hold answers (`PointRecord::hold`): false in
+    /// journals written before hold.csv, so a resume or a merge refuses to mix the two (the
+    /// older points would lack their rows) while the older journals still read.
+    #[serde(default)]
+    pub hold: bool,
 }
 
 impl Header {
@@ -41,7 +46,15 @@ impl Header {
         axis_keys: Vec<String>,
         manifest: String,
     ) -> Self {
-        Header { format: FORMAT.into(), content_hash, points, shard, axis_keys, manifest }
+        Header {
+            format: FORMAT.into(),
+            content_hash,
+            points,
+            shard,
+            axis_keys,
+            manifest,
+            hold: true,
+        }
     }
 
     /// The point indices this journal covers, in order.
@@ -264,6 +277,7 @@ mod tests {
             runs: format!("{point},a\n"),
             summary: format!("{point},s\n"),
             hists: format!("Tag=p{point:05}_x_ttft,0.000,0.000,0.000,QUJD\n"),
+            hold: format!("{point},h\n"),
         }
     }
 
@@ -297,6 +311,33 @@ mod tests {
             drop(w);
             assert_eq!(std::fs::read(&path).unwrap(), full, "cut {cut}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A journal written before hold.csv (no `hold` in its header or records) still reads:
+    /// its header says so (so a resume or merge with newer ones is refused) and its records
+    /// have no hold row.
+    #[test]
+    fn a_journal_from_before_hold_answers_reads() {
+        let dir =
+            std::env::temp_dir().join(format!("prefixsim-journal-old-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(JOURNAL_FILE);
+        let h = Header::new("abc".into(), 1, None, vec!["k".into()], "{}".into());
+        let strip = |json: String, field: &str| {
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            let mut m = v.as_object().unwrap().clone();
+            assert!(m.remove(field).is_some(), "{field}");
+            serde_json::to_string(&m).unwrap()
+        };
+        let head = strip(serde_json::to_string(&h).unwrap(), "hold");
+        let old = strip(serde_json::to_string(&rec(0)).unwrap(), "hold");
+        std::fs::write(&path, encode_line(&head) + &encode_line(&old)).unwrap();
+        let mut r = Reader::open(&path).unwrap().unwrap();
+        assert!(!r.header.hold && h.hold);
+        assert_eq!(r.header, Header { hold: false, ..h });
+        let got = r.next_record().unwrap().unwrap();
+        assert_eq!(got, PointRecord { hold: String::new(), ..rec(0) });
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

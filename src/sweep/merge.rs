@@ -137,6 +137,17 @@ fn check_shards(shards: &[(PathBuf, Header)]) -> Result<(), SweepError> {
             )));
         }
     }
+    for (d, h) in &shards[1..] {
+        if h.hold != h0.hold {
+            let (old, new) = if h.hold { (d0, d) } else { (d, d0) };
+            return Err(input(format!(
+                "{} was written by an earlier prefixsim than {} (its points have no hold \
+                 answers): run that shard again with this version",
+                old.display(),
+                new.display()
+            )));
+        }
+    }
     let count = h0.shard.map_or(1, |s| s.count);
     let mut seen: Vec<Option<&PathBuf>> = vec![None; count as usize];
     for (d, h) in shards {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 pub use exec::{ExecOptions, Outcome};
 pub use journal::{PointSeq, Shard, JOURNAL_FILE};
-pub use point::PointRecord;
+pub use point::{PointHold, PointRecord};
 pub use spec::Grid;
 
 pub use crate::exec::{Description, ResolveError, Simulator};
@@ -257,8 +257,9 @@ pub struct SweepReport {
     pub points: u64,
 }
 
-/// Run (or resume) a sweep into `opts.dir` and, when complete, write its outputs.
-pub fn run_sweep<S: Simulator>(
+/// Run (or resume) a sweep into `opts.dir` and, when complete, write its outputs. Each point
+/// carries its hold answer when its experiment asks for one (`PointHold`).
+pub fn run_sweep<S: PointHold>(
     sim: &S,
     plan: &Plan,
     opts: &SweepOptions,
@@ -270,7 +271,7 @@ pub fn run_sweep<S: Simulator>(
     let work = |point: u64| -> Result<PointRecord, RunError> {
         let t = plan.point_table(point).map_err(|e| RunError::Internal(e.to_string()))?;
         let exp = sim.resolve(&t).map_err(|e| RunError::Input(e.to_string()))?;
-        point::run_point(sim, &exp, point, &plan.csv_axis_cells(point))
+        point::run_point_with_hold(sim, &t, &exp, point, &plan.csv_axis_cells(point))
     };
     let outcome = match exec::execute(seq, first, &work, writer, opts.exec) {
         Ok(o) => o,

@@ -1,12 +1,14 @@
 //! Result files assembled from a complete journal, streaming (one record in memory at a time):
-//! `runs.csv`, `summary.csv`, `histograms/latency.hlog`, then `manifest.json` last. Every file is
+//! `runs.csv`, `summary.csv`, `histograms/latency.hlog`, `hold.csv` (only when some point has a
+//! hold answer), then `manifest.json` last. Every file is
 //! written to `NAME.tmp` and renamed, so a crash leaves old or new files, never half of one;
 //! re-running the assembly from the same journal gives the same bytes.
 
 use std::path::{Path, PathBuf};
 
 use super::journal::{Header, JournalError, Reader};
-use super::point::{runs_header, summary_header, PointRecord};
+use super::point::{hold_header, runs_header, summary_header, PointRecord};
+use crate::results::read::HOLD_CSV;
 use crate::results::{AtomicFile, HistogramLog, WriteError};
 
 /// Why the outputs could not be written.
@@ -67,11 +69,15 @@ pub fn remove_manifest(dir: &Path) -> Result<(), OutputError> {
     }
 }
 
-/// The CSV and histogram writers of one output directory: three files however many points.
+/// The CSV and histogram writers of one output directory: three files however many points,
+/// and hold.csv from the first point with a hold answer.
 pub struct Sink {
     runs: AtomicFile,
     summary: AtomicFile,
     hists: HistogramLog,
+    hold: Option<AtomicFile>,
+    hold_path: PathBuf,
+    hold_header: String,
 }
 
 impl Sink {
@@ -82,18 +88,41 @@ impl Sink {
         runs.write(&runs_header(&header.axis_keys))?;
         let mut summary = AtomicFile::create(&dir.join("summary.csv"))?;
         summary.write(&summary_header(&header.axis_keys))?;
-        Ok(Sink { runs, summary, hists })
+        let (hold_path, hold_header) = (dir.join(HOLD_CSV), hold_header(&header.axis_keys));
+        Ok(Sink { runs, summary, hists, hold: None, hold_path, hold_header })
     }
 
     pub fn add(&mut self, rec: &PointRecord) -> Result<(), OutputError> {
         self.runs.write(&rec.runs)?;
         self.summary.write(&rec.summary)?;
+        if !rec.hold.is_empty() {
+            let hold = match &mut self.hold {
+                Some(f) => f,
+                None => {
+                    let mut f = AtomicFile::create(&self.hold_path)?;
+                    f.write(&self.hold_header)?;
+                    self.hold.insert(f)
+                }
+            };
+            hold.write(&rec.hold)?;
+        }
         Ok(self.hists.write(&rec.hists)?)
     }
 
+    /// Rename every file into place; without a hold answer, an earlier hold.csv goes (it
+    /// would vouch for answers these results do not have).
     pub fn commit(self) -> Result<(), OutputError> {
         self.runs.commit()?;
         self.summary.commit()?;
+        match self.hold {
+            Some(f) => f.commit()?,
+            None => match std::fs::remove_file(&self.hold_path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(io(&self.hold_path)(e))
+                }
+                _ => {}
+            },
+        }
         Ok(self.hists.commit()?)
     }
 }

@@ -1,6 +1,7 @@
 //! One sweep point, start to finish: its experiment table (base + axis values), every
-//! replication of every strategy, and the finished record (runs.csv rows, summary.csv rows,
-//! histograms) that the journal stores and the outputs are assembled from.
+//! replication of every strategy, its hold answer when the experiment asks for one
+//! (`sweep::hold`), and the finished record (runs.csv rows, summary.csv rows, histograms,
+//! the hold.csv row) that the journal stores and the outputs are assembled from.
 //!
 //! Memory per point: one aggregate (scalars + three merged histograms) per strategy and the
 //! formatted rows; only the aggregates' memory outlives the point (each worker thread keeps
@@ -8,7 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::hold::HoldAnswer;
 use super::{Description, Simulator};
+use crate::exec::ModelSim;
 use crate::limits::RunError;
 use crate::metrics::{RunMetrics, SCALAR_NAMES};
 use crate::results::{self, Aggregate, SummaryRow};
@@ -24,6 +27,73 @@ pub struct PointRecord {
     /// The point's intervals of `histograms/latency.hlog` (three per strategy), each line
     /// ending in `\n`.
     pub hists: String,
+    /// The point's hold.csv row ending in `\n`, or empty when its experiment asks for no
+    /// hold answer. Missing (so empty) in the records of journals written before hold.csv
+    /// (`journal::Header::hold`).
+    #[serde(default)]
+    pub hold: String,
+}
+
+/// What a sweep needs of its simulator beyond `Simulator`: a point's hold answer
+/// (`sweep::hold::for_experiment`), which only the model's experiments can ask for. The
+/// default has none (the test fakes).
+pub trait PointHold: Simulator {
+    /// The hold answer of the point whose table is `table` and resolution `exp`.
+    fn hold(&self, table: &toml::Table, exp: &Self::Exp) -> Result<Option<HoldAnswer>, RunError> {
+        let _ = (table, exp);
+        Ok(None)
+    }
+}
+
+impl PointHold for ModelSim {
+    /// On one thread: the points run in parallel already.
+    fn hold(
+        &self,
+        table: &toml::Table,
+        exp: &crate::config::Experiment,
+    ) -> Result<Option<HoldAnswer>, RunError> {
+        super::hold::for_experiment(self, table, exp, 1)
+    }
+}
+
+/// The hold.csv row of `answer` at `point` (`values`: its axis cells), with its `\n`.
+pub fn hold_line(point: u32, values: &[toml::Value], answer: &HoldAnswer) -> String {
+    let row = results::read::HoldRow {
+        point,
+        strategy: answer.strategy.as_str().into(),
+        cap_s: answer.cap_s,
+        cap_range_s: answer.cap_range_s,
+        p_after_cap: answer.p_after_cap,
+        p_after_cap_draws: answer.p_after_cap_draws,
+        ttft_p50_s: answer.ttft_p50_s,
+        ttft_p95_s: answer.ttft_p95_s,
+        ttft_p99_s: answer.ttft_p99_s,
+        draws: u32::try_from(answer.draws).unwrap_or(u32::MAX),
+        knife_edge: answer.knife_edge,
+    };
+    results::read::hold_line(&row, values) + "\n"
+}
+
+/// The header line of hold.csv for these axis keys (with its `\n`).
+pub fn hold_header(axis_keys: &[String]) -> String {
+    results::read::hold_header(axis_keys) + "\n"
+}
+
+/// `run_point`, then the point's hold answer (`PointHold::hold`) into the record: the whole
+/// of a sweep point. `table` is the point's experiment table, `exp` its resolution.
+pub fn run_point_with_hold<S: PointHold>(
+    sim: &S,
+    table: &toml::Table,
+    exp: &S::Exp,
+    point: u64,
+    values: &[toml::Value],
+) -> Result<PointRecord, RunError> {
+    let mut record = run_point(sim, exp, point, values)?;
+    if let Some(answer) = sim.hold(table, exp)? {
+        let p32 = u32::try_from(point).map_err(|_| format!("point {point} is beyond u32"))?;
+        record.hold = hold_line(p32, values, &answer);
+    }
+    Ok(record)
 }
 
 /// The header line of runs.csv for these axis keys (with its `\n`).
@@ -67,7 +137,7 @@ pub fn run_point<S: Simulator>(
     let mut spare = SPARE.with_borrow_mut(std::mem::take);
     let record = simulate_point(sim, exp, &desc, &mut spare).map(|()| {
         let (runs, summary, hists) = format_point(p32, values, &desc, &spare);
-        PointRecord { point, runs, summary, hists }
+        PointRecord { point, runs, summary, hists, hold: String::new() }
     });
     SPARE.with_borrow_mut(|s| *s = spare);
     record
@@ -193,7 +263,7 @@ mod tests {
             summary += &(results::summary_line(&row) + "\n");
             hists += &results::histogram_intervals(point, label, &agg.histograms());
         }
-        PointRecord { point: point.into(), runs, summary, hists }
+        PointRecord { point: point.into(), runs, summary, hists, hold: String::new() }
     }
 
     #[test]

@@ -53,10 +53,20 @@ fn jobs_shards_and_resume_give_the_same_bytes() {
     let one = tmp("one");
     assert_eq!(run(&one, 1, None, false).outcome, Outcome::Complete);
     let reference = files(&one);
-    assert_eq!(reference.len(), 5, "journal, manifest, 2 csv, one histogram log");
+    assert_eq!(reference.len(), 6, "journal, manifest, 3 csv, one histogram log");
     let summary = String::from_utf8(reference["/summary.csv"].clone()).unwrap();
     assert_eq!(summary.lines().count(), 1 + 10 * 2);
     assert!(summary.starts_with("point,workload.agents,max_wait,max_wait_s,strategy,replications,"));
+    // The fake answers at an even number of agents: 2 and 4, each at both caps.
+    let hold = String::from_utf8(reference["/hold.csv"].clone()).unwrap();
+    let want = "point,workload.agents,max_wait,max_wait_s,strategy,cap_s,cap_lo_s,cap_hi_s,\
+                p_after_cap,p_after_cap_draws,ttft_p50_s,ttft_p95_s,ttft_p99_s,draws,knife_edge\n\
+                2,2,0s,0,wait_first(max_wait=1s),0.500000,0.000000,0.833333,0.500000,0.125000,\
+                0.500000,1.500000,2.500000,3,false\n\
+                3,2,2s,2,wait_first(max_wait=1s),2.500000,,,0.500000,,0.500000,1.500000,\
+                2.500000,0,false\n";
+    assert!(hold.starts_with(want), "{hold}");
+    assert_eq!(hold.lines().count(), 1 + 4, "{hold}");
     let two = tmp("two");
     run(&two, 2, None, false);
     assert_eq!(files(&two), reference, "--jobs 2 == --jobs 1");
@@ -106,6 +116,19 @@ fn the_number_of_files_does_not_grow_with_the_points() {
     let (many, many_intervals) = layout(2000);
     assert_eq!(many, few, "2,000 points, the same files as 2");
     assert_eq!((few_intervals, many_intervals), (2 * 2 * 3, 2000 * 2 * 3));
+}
+
+#[test]
+fn no_point_with_a_hold_answer_writes_no_hold_csv_and_removes_an_old_one() {
+    let head = FAKE.split("[sweep]").next().unwrap();
+    let odd = format!("{head}[sweep]\nworkload.agents = [1, 3]\n");
+    let d = tmp("nohold");
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::write(d.join("hold.csv"), "an earlier sweep's\n").unwrap();
+    run_sweep(&Fake, &plan(&odd).unwrap(), &opts(&d, 2, None, false)).unwrap();
+    assert!(!d.join("hold.csv").exists());
+    assert!(d.join("summary.csv").exists());
+    std::fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]

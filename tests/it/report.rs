@@ -98,6 +98,7 @@ fn a_small_sweeps_report_states_the_pivot_cap_computed_by_hand_from_summary_csv(
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let md = std::fs::read_to_string(&md_path).unwrap();
     let rows = costs(&std::fs::read_to_string(out.join("summary.csv")).unwrap());
+    let results = prefixsim::results::Results::load(&out).unwrap();
     // By hand: the cheapest strategy's mean cost at each size, then the smallest cap (eager
     // being no hold) within 5% of it.
     let caps = [
@@ -112,8 +113,22 @@ fn a_small_sweeps_report_states_the_pivot_cap_computed_by_hand_from_summary_csv(
         let cost_of = |s: &str| here.iter().find(|r| r.1 == s).unwrap().2;
         let pick = caps.iter().find(|(s, _)| cost_of(s) <= best * 1.05).map(|c| c.1);
         let pick = pick.expect("a cap within 5%");
-        let row = format!("| {size} | {pick} |");
-        assert!(md.contains(&row), "the answer table has `{row}`:\n{md}");
+        // The row: the size, the cap to use (hold.csv) and how often the first token comes
+        // after it, then the listed cap within tolerance, beside it.
+        let row = md.lines().find(|l| l.starts_with(&format!("| {size} |"))).unwrap();
+        let cells: Vec<&str> = row.split(" | ").collect();
+        assert_eq!(cells[3], pick, "the answer table's row `{row}`:\n{md}");
+        let point = if size == "5000" { 0 } else { 1 };
+        let h = results.hold_at(point).expect("a hold answer at every point");
+        let cap = format!("{:.3}", h.cap_s);
+        let cap = cap.trim_end_matches('0').trim_end_matches('.');
+        assert!(cells[1].starts_with(&format!("{cap} s")), "hold.csv's cap {cap} in `{row}`");
+    }
+    // "The cap to use" is hold.csv's, and nothing else is called so.
+    let lead = md.lines().find(|l| l.starts_with("- The cap to use (`hold.csv`")).unwrap();
+    assert!(lead.contains("for `workload.parent_tokens` = 5000"), "{lead}");
+    for l in md.lines().filter(|l| l.to_lowercase().contains("the cap to use")) {
+        assert!(l.contains("hold.csv"), "`the cap to use` not from hold.csv: {l}");
     }
     assert!(md.contains("## Answer: the hold cap to use"), "{md}");
     assert!(md.contains("## Assumptions"), "{md}");

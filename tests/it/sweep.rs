@@ -471,3 +471,78 @@ fn tune_finds_the_closed_form_optimum() {
     assert_eq!(o.status.code(), Some(2));
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// 3 points of 3 replications that ask for the hold answer (`[report] answer = "hold_cap"`).
+const HOLD: &str = r#"# a sweep with hold answers
+name = "tiny-hold"
+seed = 5
+replications = 3
+strategies = ["eager", "wait_first(max_wait=5s)"]
+[workload]
+kind = "fork"
+agents = 3
+parent_tokens = 5000
+parent_warm = false
+turns = "const(1)"
+[sweep]
+"workload.parent_tokens" = [5000, 60000, 150000]
+[report]
+answer = "hold_cap"
+"#;
+
+/// hold.csv: one row per point, the same bytes across --jobs and shards + merge, and each row
+/// the answer `run --out` gives at that point (hold.json); without `answer = "hold_cap"` there
+/// is no hold.csv.
+#[test]
+fn hold_csv_is_the_run_answer_per_point_and_the_same_across_jobs_and_shards() {
+    let d = scratch("hold");
+    let f = write_file(&d, "hold.toml", HOLD);
+    let (one, two) = (d.join("one"), d.join("two"));
+    ok(&["sweep", s(&f), "--jobs", "1", "--out", s(&one)]);
+    ok(&["sweep", s(&f), "--jobs", "2", "--out", s(&two)]);
+    let reference = files(&one);
+    let hold = String::from_utf8(reference["/hold.csv"].clone()).unwrap();
+    let mut lines = hold.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "point,workload.parent_tokens,strategy,cap_s,cap_lo_s,cap_hi_s,p_after_cap,\
+         p_after_cap_draws,ttft_p50_s,ttft_p95_s,ttft_p99_s,draws,knife_edge"
+    );
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 3, "{hold}");
+    assert_eq!(files(&two), reference, "--jobs 2 differs from --jobs 1");
+    let shards: Vec<PathBuf> = (0..2).map(|k| d.join(format!("shard{k}"))).collect();
+    for (k, dir) in shards.iter().enumerate() {
+        ok(&["sweep", s(&f), "--shard", &format!("{k}/2"), "--out", s(dir)]);
+    }
+    let merged = d.join("merged");
+    ok(&["merge", s(&shards[0]), s(&shards[1]), "--out", s(&merged)]);
+    assert_eq!(files(&merged), reference, "2 shards merged differ from one run");
+
+    // Each row is what `run --out` at that point writes to hold.json.
+    let results = prefixsim::results::Results::load(&one).unwrap();
+    assert_eq!(results.hold_rows.len(), 3);
+    for (point, size) in ["5000", "60000", "150000"].iter().enumerate() {
+        let run_dir = d.join(format!("run{point}"));
+        let set = format!("workload.parent_tokens={size}");
+        ok(&["run", s(&f), "--set", &set, "--out", s(&run_dir)]);
+        let json = std::fs::read_to_string(run_dir.join("hold.json")).unwrap();
+        let h: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let row = results.hold_at(point as u32).unwrap();
+        assert!(rows[point].starts_with(&format!("{point},{size},")), "{}", rows[point]);
+        assert_eq!(row.cap_s, h["cap_s"].as_f64().unwrap(), "point {point}");
+        assert_eq!(row.p_after_cap, h["p_after_cap"].as_f64().unwrap(), "point {point}");
+        assert_eq!(row.ttft_p99_s, h["ttft_p99_s"].as_f64().unwrap(), "point {point}");
+        assert_eq!(row.draws as u64, h["draws"].as_u64().unwrap(), "point {point}");
+        assert_eq!(row.knife_edge, h["knife_edge"].as_bool().unwrap(), "point {point}");
+        assert_eq!(&*row.strategy, h["strategy"].as_str().unwrap());
+    }
+
+    // No answer asked for: no hold.csv.
+    let g =
+        write_file(&d, "cost.toml", &HOLD.replace("answer = \"hold_cap\"", "answer = \"cost\""));
+    let cost = d.join("cost");
+    ok(&["sweep", s(&g), "--out", s(&cost)]);
+    assert!(!cost.join("hold.csv").exists());
+    std::fs::remove_dir_all(&d).unwrap();
+}
