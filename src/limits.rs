@@ -175,6 +175,25 @@ pub fn dist_param_max(d: &Dist) -> f64 {
     }
 }
 
+/// Runs of one strategy per replication that the hold answer's search makes (`sweep::hold`:
+/// 13 grid caps and 2 refinements of 7, at the point fit and at each calibration refit); a
+/// test there holds the two together.
+pub const HOLD_SEARCH_RUNS: f64 =
+    (13.0 + 14.0) * (1.0 + crate::config::latency_presets::CALIBRATION_DRAWS as f64);
+
+/// The runs of one strategy per replication that `exp`'s hold answer adds: `HOLD_SEARCH_RUNS`
+/// when `[report] answer = "hold_cap"` and a `wait_first` is run (`sweep::hold::for_experiment`),
+/// else 0.
+pub fn hold_search_runs(exp: &Experiment) -> f64 {
+    use crate::config::{Answer, Strategy};
+    let holds = exp.strategies.iter().any(|s| matches!(s, Strategy::WaitFirst { .. }));
+    if exp.report.answer == Some(Answer::HoldCap) && holds && cfg!(feature = "sweep") {
+        HOLD_SEARCH_RUNS
+    } else {
+        0.0
+    }
+}
+
 /// The size of one simulated run (one strategy, one replication) of an experiment.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunSize {
@@ -428,16 +447,21 @@ const MIB: f64 = 1024.0 * 1024.0;
 pub fn estimate_run(exp: &Experiment, out: bool) -> Estimate {
     let size = run_size(exp);
     let (s, r) = (exp.strategies.len() as f64, f64::from(exp.replications));
+    let h = hold_search_runs(exp);
     let mut e = Estimate::default();
     let drv = |res| {
         let mut d = drivers(exp, res);
         d.push(Driver::new(format!("{s} strategies"), s, 5.0));
         d
     };
+    let runs = match h {
+        0.0 => format!("{s} strategies"),
+        h => format!("({s} strategies + {h} runs of the hold cap's search)"),
+    };
     e.add(
         Resource::Requests,
-        s * r * size.requests,
-        format!("{s} strategies x {r} replications x {} per run", sci(size.requests)),
+        (s + h) * r * size.requests,
+        format!("{runs} x {r} replications x {} per run", sci(size.requests)),
         drv(Resource::Requests),
     );
     let memory = size.memory_bytes + kept_bytes(s, s * r);
@@ -501,7 +525,7 @@ pub fn estimate_points(
     for (label, exp) in points {
         let size = run_size(&exp);
         let (s, r) = (exp.strategies.len() as f64, f64::from(exp.replications));
-        let req = s * r * size.requests;
+        let req = (s + hold_search_runs(&exp)) * r * size.requests;
         let mem = size.memory_bytes + kept_bytes(s, s * r);
         let out = 2.0 * output_bytes(s, s * r, axes);
         (requests, output, max_requests) = (requests + req, output + out, max_requests.max(req));

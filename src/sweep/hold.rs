@@ -18,10 +18,12 @@ use super::tune::{self, Candidate, FirstTokenSpread, Objective, Tuned, Value};
 use super::Simulator;
 use crate::limits::RunError;
 
-/// The hold cap's key, and the grid `run`, `report` and `serve` search (what the README's
-/// `tune` command gives), with `tune`'s default refinement.
+/// The hold cap's key, and the grid `run`, `report` and `serve` search (`tune --param
+/// max_wait` without `--range`), with `tune`'s default refinement: whole seconds where caps
+/// are usually chosen, then coarser out to a minute, past the first token of the largest cold
+/// prefixes the presets allow (a 1M-token prefill at the slowest identified rate).
 pub const HOLD_PARAM: &str = "max_wait";
-pub const HOLD_RANGE: &str = "0s..10s step 1s";
+pub const HOLD_RANGE: &str = "0s,1s,2s,3s,4s,5s,6s,8s,10s,15s,20s,30s,60s";
 pub const HOLD_REFINE: u32 = 2;
 
 /// A cap is on the knife edge when the first token comes after it in more than this share of
@@ -128,11 +130,20 @@ pub fn for_experiment<S: Simulator>(
 }
 
 /// The simulated runs the hold answer makes, per replication of one strategy: the grid and
-/// its refinements (7 values a round), at the point fit and at each refit.
+/// its refinements (7 values a round), at the point fit and at each refit (what
+/// `limits::hold_search_runs` counts).
 pub fn runs_per_replication() -> f64 {
     let grid = tune::parse_values(HOLD_RANGE).map_or(0, |v| v.len()) as f64;
     let refits = crate::config::latency_presets::CALIBRATION_DRAWS as f64;
     (grid + 7.0 * f64::from(HOLD_REFINE)) * (1.0 + refits)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_limits_count_the_search_this_module_makes() {
+        assert_eq!(super::runs_per_replication(), crate::limits::HOLD_SEARCH_RUNS);
+    }
 }
 
 /// The hold answer for `base` (strategies focused on the `wait_first` to tune, as
