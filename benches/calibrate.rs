@@ -1,6 +1,7 @@
 //! Calibrate benchmark: the 66 bundled Claude Code TTFT traces (`data/claude-code-ttft`, 0.7 MB
-//! gzipped), parse and cache-read inference included, then the per-model fits with 400
-//! bootstrap resamples and the held-out comparison. Target: < 1 s on one core.
+//! gzipped), parse and cache-read inference (5-minute TTL) included, then the per-model fits
+//! with and without the attention column, 400 bootstrap resamples each, the tail fits and the
+//! held-out comparison. Target: < 1 s on one core.
 
 use std::path::{Path, PathBuf};
 
