@@ -15,7 +15,8 @@ use crate::sweep::hold;
 use crate::sweep::tune::{self, Candidate, Objective, Tuned};
 use crate::sweep::{output, table};
 
-pub const EXAMPLES: &str = "  prefixsim tune experiments/default.toml --param max_wait --range '0s..10s step 1s'
+pub const EXAMPLES: &str = "  prefixsim tune experiments/default.toml --param max_wait
+  prefixsim tune experiments/default.toml --param max_wait --range '0s..10s step 1s'
   prefixsim tune experiments/default.toml --param wait_first.max_wait --range '0s..10s step 500ms' \\
       --objective 'cost_subject_to_p99_launch_wait<=3s' --json
   prefixsim tune experiments/default.toml --param workload.concurrency --range '1..16 x2' \\
@@ -34,6 +35,13 @@ writer's response began (the hold then saved nothing). A hold cap is kept off th
 when the pick lies in [p5, p99) of the first writer's time to first token, the recommendation
 moves to the smallest cap at or above its p99 (else p95) that ties with the best; tune says
 the margin it kept, and warns when no such cap ties.
+
+Tuning the hold cap (max_wait) gives the hold answer that `run`, `report` and `serve` print for
+the same experiment (without --range, over their grid 0s,1s,...,10s,15s,20s,30s,60s): the
+same search runs again at each of the latency calibration's 20 bootstrap refits (when the
+experiment runs at the calibrated preset), and tune prints the range of caps they recommend
+and how often the first token comes after the recommended cap over their replications. A cap
+after which the first token comes in more than 5% of replications is on a knife edge.
 
 Objectives:
   cost                                    mean cost per run (USD)
@@ -57,9 +65,10 @@ pub struct Args {
     /// `strategy.<name>.<param>`.
     #[arg(long, value_name = "KEY")]
     pub param: String,
-    /// Candidate values: `0s..10s step 1s`, `1..64 x2` or a comma list `0s,1s,5s`.
+    /// Candidate values: `0s..10s step 1s`, `1..64 x2` or a comma list `0s,1s,5s`. Optional
+    /// for the hold cap (`max_wait`): the grid `run`, `report` and `serve` search.
     #[arg(long, value_name = "R")]
-    pub range: String,
+    pub range: Option<String>,
     /// What to minimise (see below).
     #[arg(long, default_value = "cost")]
     pub objective: String,
@@ -138,7 +147,8 @@ pub fn run(args: Args) -> CliResult {
     }
     table.remove("sweep");
     let objective = Objective::parse(&args.objective, args.lambda).map_err(CliError::input)?;
-    let values = tune::parse_values(&args.range).map_err(|e| input(e.to_string()))?;
+    let range = range_of(&args)?;
+    let values = tune::parse_values(&range).map_err(|e| input(e.to_string()))?;
     let strategy = tune::focus_strategy(&mut table, &args.param, args.strategy.as_deref())
         .map_err(|e| input(format!("{origin}: {e}")))?;
     let sim = ModelSim { origin: origin.clone() };
@@ -157,7 +167,7 @@ pub fn run(args: Args) -> CliResult {
         && values.iter().all(|v| v.kind == tune::Kind::Duration)
         && table::canonical_key(&args.param) == table::canonical_key(hold::HOLD_PARAM);
     let (tuned, answer) = if hold_cap {
-        let (r, o) = (&args.range, &objective);
+        let (r, o) = (&range, &objective);
         let base = sim.resolve(&table).map_err(|e| input(e.to_string()))?;
         let draws = hold::draw_tables(&table, &base);
         hold::answer(&sim, &table, &draws, &strategy, r, values, o, args.refine, jobs)
@@ -192,6 +202,18 @@ pub fn run(args: Args) -> CliResult {
     Ok(())
 }
 
+/// `--range`, or for the hold cap the hold answer's grid (`sweep::hold::HOLD_RANGE`).
+fn range_of(args: &Args) -> Result<String, CliError> {
+    let hold = table::canonical_key(&args.param) == table::canonical_key(hold::HOLD_PARAM);
+    match &args.range {
+        Some(r) => Ok(r.clone()),
+        None if hold => Ok(hold::HOLD_RANGE.to_string()),
+        None => {
+            Err(input(format!("--param {}: give the candidate values with --range", args.param)))
+        }
+    }
+}
+
 /// Refuse (unless `--force`) more candidates than `limits.max_points`, then work or memory
 /// above the limits: every coarse candidate is estimated, and each refinement round adds 7
 /// candidates as large as the largest.
@@ -208,7 +230,7 @@ fn check_limits(
     let extra = 7 * u64::from(args.refine);
     let n = values.len() as u64;
     let how = format!("{n} values of --range and {extra} of --refine {}", args.refine);
-    let axes = [(format!("--range {}", args.range), values.len())];
+    let axes = [(format!("--range {}", range_of(args)?), values.len())];
     check_work(&limits::estimate_grid(n + extra, &how, &axes), &limits, false)?;
     let mut failed = None;
     let exps = values.iter().map_while(|&v| {
