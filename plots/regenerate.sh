@@ -52,7 +52,7 @@ echo "== covered_prefix" >&2
 
 echo "== default-tune" >&2
 rm -rf "$results/default-tune"
-"$bin" tune experiments/default.toml --param max_wait --range '0s..10s step 1s' \
+"$bin" tune experiments/default.toml --param max_wait \
   --out "$results/default-tune" "${sets[@]}" >/dev/null
 publish "$results/default-tune" default-tune
 echo "plots/ regenerated from experiments/ with $bin" >&2

@@ -44,7 +44,8 @@ pub struct Args {
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Write the result files (manifest.json, summary.csv, runs.csv, histograms/) to DIR.
+    /// Write the result files (manifest.json, summary.csv, runs.csv, histograms/, and hold.json
+    /// when the experiment asks for the hold answer) to DIR.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// With --out: also write trace.csv (every agent's segments in replication 0).
@@ -160,7 +161,7 @@ pub fn execute_and_print(
     out!("{text}")?;
     if let Some(dir) = &args.out {
         // After the JSON, on stderr: stdout stays one JSON document.
-        let wrote = wrote_lines(dir, args.trace);
+        let wrote = wrote_lines(dir, args.trace, hold.is_some());
         if args.json {
             eprint!("{wrote}");
         } else {
@@ -177,11 +178,12 @@ fn capitalised(text: &str) -> String {
 }
 
 /// What `--out` wrote and what to do with it, as `sweep` says it.
-fn wrote_lines(dir: &Path, trace: bool) -> String {
+fn wrote_lines(dir: &Path, trace: bool, hold: bool) -> String {
     let d = dir.display();
     let trace = if trace { ", trace.csv" } else { "" };
+    let hold = if hold { ", hold.json" } else { "" };
     format!(
-        "wrote {d}/{{summary.csv, runs.csv, histograms/, manifest.json{trace}}}\n\
+        "wrote {d}/{{summary.csv, runs.csv, histograms/, manifest.json{trace}{hold}}}\n\
          next: prefixsim plot {d}   prefixsim report {d}\n"
     )
 }

@@ -305,7 +305,8 @@ fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) -> CliRes
     if let Ok(table) = summary_table(dir, plan.grid.axes.len(), 20) {
         out!("{table}")?;
     }
-    outln!("wrote {}/{{summary.csv, runs.csv, histograms/, manifest.json}}", dir.display())?;
+    let hold = if dir.join("hold.csv").exists() { ", hold.csv" } else { "" };
+    outln!("wrote {}/{{summary.csv, runs.csv, histograms/, manifest.json{hold}}}", dir.display())?;
     outln!("next: prefixsim plot {0}   prefixsim report {0}", dir.display())
 }
 

@@ -425,6 +425,7 @@ mod tests {
             cached_rate: Dist::Uniform { low: 1e5, high: 1e6 },
             decode_rate: lognormal(60.0),
             ready_delay_us: Dist::Exp { mean: 20_000.0 },
+            attention_rate: Dist::Uniform { low: 1e10, high: 1e11 },
         };
         let zero_cached = LatencyParams { cached_rate: Dist::Const(0.0), ..lognormal_prefill(2e4) };
         let us = |x: f64| if x.is_finite() { x.round().max(0.0) as u64 } else { u64::MAX };
@@ -442,14 +443,20 @@ mod tests {
                 let terms =
                     [&p.prefill_rate, &p.cached_rate, &p.decode_rate].map(|d| d.sample(&mut b));
                 let ready = us(p.ready_delay_us.sample(&mut b));
+                let attention = p.attention_rate.sample(&mut b);
                 let [prefill, cached, decode] = terms;
                 let secs = |tokens: u64, rate: f64| match tokens {
                     0 => 0.0,
                     _ if rate > 0.0 => tokens as f64 / rate,
                     _ => f64::INFINITY,
                 };
-                let ttft =
-                    us((secs(w.prefill_tokens, prefill) + secs(w.cached_tokens, cached)) * 1e6);
+                let context = (w.prefill_tokens + w.cached_tokens) as f64;
+                let attention = match attention {
+                    a if a.is_infinite() => 0.0,
+                    a => secs(w.prefill_tokens, a) * context * 1e6,
+                };
+                let ttft = (secs(w.prefill_tokens, prefill) + secs(w.cached_tokens, cached)) * 1e6;
+                let ttft = us(ttft + attention);
                 let ttft = if ttft == u64::MAX {
                     SimDuration::MAX / 4
                 } else {

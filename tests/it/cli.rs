@@ -462,7 +462,8 @@ fn same_seed_same_bytes_across_jobs() {
         }
     }
     files.sort();
-    assert_eq!(files.len(), 4 + 1, "manifest, 2 CSVs, trace, one histogram log: {files:?}");
+    let want = "manifest, 2 CSVs, trace, one histogram log, the hold answer";
+    assert_eq!(files.len(), 4 + 2, "{want}: {files:?}");
     for f in &files {
         assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f:?}");
     }

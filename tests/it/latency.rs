@@ -37,11 +37,19 @@ fn models_lists_every_preset_with_its_latency() {
             assert!(long > window, "{name}: a long-context offer is larger than the window");
         }
         let l = &m["latency"];
-        for key in ["overhead_s", "prefill_rate", "cached_rate", "decode_rate"] {
+        for key in ["overhead_s", "prefill_rate", "decode_rate"] {
             assert!(l[key].as_f64().unwrap() > 0.0, "{name} {key}");
         }
+        // null: the fit found no time per cached token, and none is simulated.
+        assert!(l["cached_rate"].is_null() || l["cached_rate"].as_f64().unwrap() > 0.0, "{name}");
+        let tail = l["overhead_p99_s"].as_f64().unwrap();
+        assert!(tail > l["overhead_s"].as_f64().unwrap(), "{name}: the p99 is in the tail");
         assert!(!l["source"].as_str().unwrap().is_empty());
     }
+    // Opus 4.1's 14 requests in 4 sessions identify no fit: it borrows Opus 4.5's, and says so.
+    let opus = models.iter().find(|m| m["name"] == "claude-opus-4.1").unwrap();
+    let source = opus["latency"]["source"].as_str().unwrap();
+    assert!(source.contains("do not identify") && source.contains("claude-opus-4.5"), "{source}");
     let sonnet = models.iter().find(|m| m["name"] == "claude-sonnet-4.5").unwrap();
     assert!(sonnet["api_ids"]
         .as_array()

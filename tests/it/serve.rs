@@ -189,6 +189,9 @@ fn tune_run_report_and_the_page_give_one_hold_cap() {
     assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
     let md = std::fs::read_to_string(dir.join("R.md")).unwrap();
     assert!(md.contains(&sentence[1..]), "the report leads with the same answer");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let label = held["cap_label"].as_str().unwrap();
+    assert!(readme.contains(&format!("`max_wait = {label}`")), "README's tuning section: {label}");
 }
 
 #[test]
