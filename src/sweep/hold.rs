@@ -138,13 +138,6 @@ pub fn runs_per_replication() -> f64 {
     (grid + 7.0 * f64::from(HOLD_REFINE)) * (1.0 + refits)
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_limits_count_the_search_this_module_makes() {
-        assert_eq!(super::runs_per_replication(), crate::limits::HOLD_SEARCH_RUNS);
-    }
-}
 
 /// The hold answer for `base` (strategies focused on the `wait_first` to tune, as
 /// `tune::focus_strategy` leaves them): `tune`'s search at the point fit, then at each of
@@ -280,4 +273,12 @@ fn share_after<S: Simulator>(
 /// A share as a percentage, to 0.1%.
 fn pct(share: f64) -> String {
     format!("{:.1}%", share * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_limits_count_the_search_this_module_makes() {
+        assert_eq!(super::runs_per_replication(), crate::limits::HOLD_SEARCH_RUNS);
+    }
 }
