@@ -148,6 +148,10 @@ fn cap_text(x: f64) -> String {
 /// A point's cap to use with its interval over the refits, when there is one.
 fn cap_with_range(h: &HoldRow) -> String {
     match h.cap_range_s {
+        // No hold at the point fit and at every refit: nothing to give a range of.
+        Some([_, hi]) if h.cap_s == 0.0 && hi == 0.0 => {
+            format!("{}, at every refit", cap_text(0.0))
+        }
         Some([lo, hi]) => format!(
             "{} ({}-{} over {} refits)",
             cap_text(h.cap_s),
@@ -173,8 +177,10 @@ fn swept_hold_findings(r: &Results) -> Vec<String> {
          `tune` make it, at the point fit and at each refit of the latency calibration): {}.",
         grouped(r, &picks)
     )];
-    let worst = r.hold_rows.iter().map(|h| h.p_after_cap).fold(0.0, f64::max);
-    let pooled: Vec<f64> = r.hold_rows.iter().filter_map(|h| h.p_after_cap_draws).collect();
+    // A point whose answer is no hold has no cap for the first token to come after.
+    let held = || r.hold_rows.iter().filter(|h| h.cap_s > 0.0);
+    let worst = held().map(|h| h.p_after_cap).fold(0.0, f64::max);
+    let pooled: Vec<f64> = held().filter_map(|h| h.p_after_cap_draws).collect();
     let over_refits = match pooled.iter().copied().reduce(f64::max) {
         Some(p) => format!(", and in up to {} of the refits' replications", pct(p)),
         None => "; there are no calibration refits to widen it (the latency is not the \
@@ -219,6 +225,7 @@ fn hold_cells(r: &Results, point: u32) -> [String; 2] {
         cap.push_str(", knife edge");
     }
     let after = match h.p_after_cap_draws {
+        _ if h.cap_s == 0.0 => "– (no hold)".to_string(),
         Some(p) => format!("{} ({} over the refits)", pct(h.p_after_cap), pct(p)),
         None => pct(h.p_after_cap),
     };

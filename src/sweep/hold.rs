@@ -62,6 +62,9 @@ pub struct HoldAnswer {
 impl HoldAnswer {
     /// One sentence, as `run`, `tune`, `report` and `serve` print it.
     pub fn sentence(&self) -> String {
+        if self.cap_s == 0.0 {
+            return self.no_hold_sentence();
+        }
         let mut s = format!(
             "the cap to use: {} = {} (first token p50 {:.2} s, p95 {:.2} s, p99 {:.2} s; it comes \
              after the cap in {} of replications",
@@ -102,6 +105,27 @@ impl HoldAnswer {
     }
 }
 
+impl HoldAnswer {
+    /// The sentence when the answer is no hold: holding saved nothing the search could see.
+    fn no_hold_sentence(&self) -> String {
+        let refits = match self.cap_range_s {
+            Some([_, hi]) if hi == 0.0 => {
+                format!("; so do all {} refits of the latency fit", self.draws)
+            }
+            Some([_, hi]) => {
+                format!("; over {} refits of the latency fit up to {hi:.2} s", self.draws)
+            }
+            None if self.draws > 0 => format!("; some of {} refits find no cap", self.draws),
+            None => String::new(),
+        };
+        format!(
+            "the cap to use: {HOLD_PARAM} = 0s, no hold (no cap costs less than sending every \
+             agent at once: holding saves nothing here; first token p50 {:.2} s, p99 {:.2} s{refits})",
+            self.ttft_p50_s, self.ttft_p99_s
+        )
+    }
+}
+
 /// The hold answer of an experiment whose `[report] answer` is `hold_cap` and which runs a
 /// `wait_first`: `answer` over `HOLD_RANGE` with `tune`'s default objective (cost) and
 /// refinement, for the experiment's first `wait_first`. `None` otherwise. `table` is the
@@ -137,7 +161,6 @@ pub fn runs_per_replication() -> f64 {
     let refits = crate::config::latency_presets::CALIBRATION_DRAWS as f64;
     (grid + 7.0 * f64::from(HOLD_REFINE)) * (1.0 + refits)
 }
-
 
 /// The hold answer for `base` (strategies focused on the `wait_first` to tune, as
 /// `tune::focus_strategy` leaves them): `tune`'s search at the point fit, then at each of
@@ -198,8 +221,9 @@ pub fn answer<S: Simulator>(
     };
     let p_after_cap_draws =
         (!after.is_empty()).then(|| after.iter().sum::<f64>() / after.len() as f64);
-    let knife_edge =
-        p_after > KNIFE_EDGE_SHARE || p_after_cap_draws.is_some_and(|p| p > KNIFE_EDGE_SHARE);
+    // A cap of 0 is no hold: nothing to fire before the first token, no edge to be on.
+    let knife_edge = rec.value.x > 0.0
+        && (p_after > KNIFE_EDGE_SHARE || p_after_cap_draws.is_some_and(|p| p > KNIFE_EDGE_SHARE));
     let answer = HoldAnswer {
         strategy: strategy.to_string(),
         range: range.to_string(),
