@@ -61,6 +61,25 @@ pub struct HoldAnswer {
 
 impl HoldAnswer {
     /// One sentence, as `run`, `tune`, `report` and `serve` print it.
+    /// The sentence when the answer is no hold: no cap cost less than sending every agent at
+    /// once.
+    fn no_hold_sentence(&self) -> String {
+        let refits = match self.cap_range_s {
+            Some([_, hi]) if hi > 0.0 => {
+                format!("; over {} refits of the latency fit up to {hi:.2} s", self.draws)
+            }
+            Some(_) => format!(", at each of {} refits of the latency fit too", self.draws),
+            None if self.draws > 0 => format!("; some of {} refits find no cap", self.draws),
+            None => String::new(),
+        };
+        format!(
+            "the cap to use: {HOLD_PARAM} = 0s, no hold (no cap costs less than sending every \
+             agent at once: holding saves nothing here{refits}; first token p50 {:.2} s, p99 \
+             {:.2} s)",
+            self.ttft_p50_s, self.ttft_p99_s
+        )
+    }
+
     pub fn sentence(&self) -> String {
         if self.cap_s == 0.0 {
             return self.no_hold_sentence();
@@ -102,27 +121,6 @@ impl HoldAnswer {
             ));
         }
         s
-    }
-}
-
-impl HoldAnswer {
-    /// The sentence when the answer is no hold: holding saved nothing the search could see.
-    fn no_hold_sentence(&self) -> String {
-        let refits = match self.cap_range_s {
-            Some([_, hi]) if hi == 0.0 => {
-                format!("; so do all {} refits of the latency fit", self.draws)
-            }
-            Some([_, hi]) => {
-                format!("; over {} refits of the latency fit up to {hi:.2} s", self.draws)
-            }
-            None if self.draws > 0 => format!("; some of {} refits find no cap", self.draws),
-            None => String::new(),
-        };
-        format!(
-            "the cap to use: {HOLD_PARAM} = 0s, no hold (no cap costs less than sending every \
-             agent at once: holding saves nothing here; first token p50 {:.2} s, p99 {:.2} s{refits})",
-            self.ttft_p50_s, self.ttft_p99_s
-        )
     }
 }
 
