@@ -133,7 +133,12 @@ pub fn execute_and_print(
     }
     let jobs = args.jobs.unwrap_or_else(exec::default_jobs).max(1);
     let outcomes = exec::execute(sim, exp, jobs, true).map_err(guard::run_error)?;
-    let hold = hold::for_experiment(sim, table, exp, jobs).map_err(guard::run_error)?;
+    // The hold answer is printed under the table and written to `--out`; `--json` alone
+    // prints neither, so it is not computed then.
+    let hold = match !args.json || args.out.is_some() {
+        true => hold::for_experiment(sim, table, exp, jobs).map_err(guard::run_error)?,
+        false => None,
+    };
     if let Some(dir) = &args.out {
         let trace = match args.trace {
             true => Some(exec::run::trace_rows(sim, exp).map_err(guard::run_error)?),

@@ -177,16 +177,11 @@ pub fn answer<S: Simulator>(
     refine: u32,
     jobs: usize,
 ) -> Result<(Tuned, Option<HoldAnswer>), RunError> {
-    let point = tune::run_tune(
-        sim,
-        base,
-        strategy.into(),
-        HOLD_PARAM,
-        values.clone(),
-        objective,
-        refine,
-        jobs,
-    )?;
+    let search = |t: &toml::Table| {
+        let v = values.clone();
+        tune::run_tune(sim, t, strategy.into(), HOLD_PARAM, v, objective, refine, jobs)
+    };
+    let point = search(base)?;
     let Some(v) = &point.verdict else { return Ok((point, None)) };
     let rec = &point.candidates[v.recommended];
     let (Some(ttft), Some(p_after)) =
@@ -197,16 +192,7 @@ pub fn answer<S: Simulator>(
     let mut caps: Vec<Option<f64>> = Vec::with_capacity(draws.len());
     let mut after = Vec::with_capacity(draws.len());
     for t in draws {
-        let tuned = tune::run_tune(
-            sim,
-            t,
-            strategy.into(),
-            HOLD_PARAM,
-            values.clone(),
-            objective,
-            refine,
-            jobs,
-        )?;
+        let tuned = search(t)?;
         caps.push(tuned.verdict.as_ref().map(|v| tuned.candidates[v.recommended].value.json()));
         after.push(share_after(sim, t, &tuned, rec.value, objective)?);
     }

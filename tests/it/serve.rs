@@ -14,7 +14,7 @@ use super::common::{bin, scratch};
 use super::plot::{chromium, decode_png, ink};
 
 /// A fork fan-out small enough to run in milliseconds: 4 agents, 20 replications, two
-/// strategies, the first with the hold cap.
+/// strategies, the second with the hold cap, whose answer the report asks for.
 const FIXTURE: &str = r#"name = "serve-fixture"
 question = "A small fork fan-out for the serve tests"
 model = "claude-sonnet-4.5"
@@ -30,6 +30,9 @@ turns = "uniform(2, 6)"
 
 [latency]
 preset = "calibrated"
+
+[report]
+answer = "hold_cap"
 "#;
 
 fn fixture(name: &str) -> PathBuf {
@@ -526,6 +529,17 @@ fn the_page_updates_in_headless_chromium_to_what_prefixsim_run_prints() {
         })
         .collect();
     assert_eq!(shown, numbers(&Value::Array(expected)), "the page's table is `prefixsim run`'s");
+    // The hold answer the page shows is `tune --param max_wait`'s for the same settings.
+    b.wait_for("return document.getElementById('hold').dataset.cap !== ''", "the hold answer");
+    let cap = b.script("return document.getElementById('hold').dataset.cap");
+    let args = ["--param", "max_wait", "--json", "--set", "workload.parent_tokens=80000"];
+    let tune = bin().arg("tune").arg(&file).args(args).output().unwrap();
+    assert!(tune.status.success(), "{}", String::from_utf8_lossy(&tune.stderr));
+    let tune: Value = serde_json::from_slice(&tune.stdout).unwrap();
+    let tuned = tune["hold"]["cap_s"].as_f64().unwrap();
+    assert_eq!(cap.as_str().unwrap().parse::<f64>().unwrap(), tuned, "the page's cap is tune's");
+    let text = b.script("return document.getElementById('hold').textContent");
+    assert!(text.as_str().unwrap().starts_with("The cap to use: max_wait = "), "{text}");
     // The URL now holds the settings: loading it again shows the same control value.
     let url = b.session("GET", "/url", Value::Null);
     assert!(url.as_str().unwrap().ends_with("/?workload.parent_tokens=80000"), "{url}");
