@@ -1,5 +1,5 @@
-//! Numbers for people: the one short format of figures' tick labels, the report's sentences
-//! and the calibration table (kept outside `plot` so that those work without the figures).
+//! Numbers for people: the one short format of figures' tick labels, the report's sentences,
+//! the hold answer, percentages and the calibration table (kept outside `plot` so that those work without the figures).
 
 /// A number for a tick label or a sentence: 3 significant digits, no trailing zeros.
 pub fn num(v: f64) -> String {
@@ -23,6 +23,17 @@ fn fixed(decimals: usize, v: f64) -> String {
     } else {
         s
     }
+}
+
+/// A share as a percentage to one decimal: `0.696` -> `69.6%`.
+pub fn pct(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
+/// `text` with its first letter in upper case (a sentence printed on its own).
+pub fn capitalised(text: &str) -> String {
+    let mut c = text.chars();
+    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
 /// A tick label on a linear axis spanning `span`: `num`'s 3 significant digits, or more

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::check::{Exceed, EXCEED_PROBS};
 use super::estimate::{Calibration, Draw, Interval, ModelFit};
 use super::tail::Spliced;
+use crate::numfmt::pct;
 use crate::replay::output::{table, thousands};
 
 /// Seconds in outputs: 0.1 ms (`+ 0.0` turns a rounded `-0.0` into `0.0`).
@@ -225,11 +226,6 @@ fn with_interval(value: Option<f64>, ci: Option<&Interval>) -> String {
         Some(i) => format!("{} [{}, {}]", num(v), num(i.lo), i.hi.map_or("inf".into(), num)),
         None => num(v),
     }
-}
-
-/// A share as a percentage for people: `4.8%`.
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
 }
 
 /// The table for people, with the notes that make it honest; `validated` names the

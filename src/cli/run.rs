@@ -161,7 +161,7 @@ pub fn execute_and_print(
         exec::table_text_with_overrides(exp, &outcomes, &args.overrides.as_typed())
     };
     if let (Some(h), false) = (&hold, args.json) {
-        text.push_str(&format!("\n{}\n", capitalised(&h.sentence())));
+        text.push_str(&format!("\n{}\n", crate::numfmt::capitalised(&h.sentence())));
     }
     out!("{text}")?;
     if let Some(dir) = &args.out {
@@ -174,12 +174,6 @@ pub fn execute_and_print(
         }
     }
     Ok(())
-}
-
-/// `text` with its first letter in upper case.
-fn capitalised(text: &str) -> String {
-    let mut c = text.chars();
-    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
 /// What `--out` wrote and what to do with it, as `sweep` says it.

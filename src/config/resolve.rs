@@ -433,9 +433,7 @@ fn resolve_latency(
         return Err(s.bad("draw", format!("{}", draw.unwrap_or(0)), why));
     }
     let base_for = |m: &str| -> Result<LatencyParams, ConfigError> {
-        let base = latency_presets::params_draw(m, preset, draw)
-            .or_else(|| latency_presets::params(m, preset))
-            .unwrap_or_default();
+        let base = latency_presets::params_draw(m, preset, draw).unwrap_or_default();
         match (&file, &from) {
             (Some(f), Some(path)) => {
                 f.params_for(m, base).map_err(|e| s.bad("from", quoted(path), &e.to_string()))

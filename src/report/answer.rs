@@ -106,7 +106,7 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
         let lead = format!(
             "{} (`hold.json`: the search `prefixsim tune --param max_wait --range '{}'` makes, \
              at the point fit and at each refit of the latency calibration).",
-            capitalised(&h.sentence),
+            crate::numfmt::capitalised(&h.sentence),
             h.range
         );
         findings.insert(0, lead.clone());
@@ -237,11 +237,6 @@ fn hold_cells(r: &Results, point: u32) -> [String; 2] {
 struct HoldJson {
     sentence: String,
     range: String,
-}
-
-fn capitalised(text: &str) -> String {
-    let mut c = text.chars();
-    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
 /// What the hold-cap answer collects point by point: the pivot's rows, the probability

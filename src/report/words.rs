@@ -68,10 +68,7 @@ pub fn secs_delta(x: f64) -> String {
     }
 }
 
-/// A share as a percentage to one decimal: `0.696` -> `69.6%`.
-pub fn pct(share: f64) -> String {
-    format!("{:.1}%", share * 100.0)
-}
+pub use crate::numfmt::pct;
 
 /// A list in prose: `a`, `a and b`, `a, b and c`.
 pub fn and_list(items: &[String]) -> String {

@@ -193,7 +193,7 @@ pub fn check_budget(exp: &Experiment, budget: u64) -> Result<f64, Refusal> {
 /// requests: the run's work for one strategy, times the search's runs (`sweep::hold`).
 pub fn check_hold_budget(exp: &Experiment, budget: u64) -> Result<f64, Refusal> {
     let c = exp.config();
-    let runs = f64::from(c.replications) * crate::sweep::hold::runs_per_replication();
+    let runs = f64::from(c.replications) * crate::limits::HOLD_SEARCH_RUNS;
     let w = crate::limits::run_size(c).requests * runs;
     if w > budget as f64 {
         return Err(Refusal::TooMuchWork(format!(

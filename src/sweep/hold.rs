@@ -17,6 +17,7 @@ use serde::Serialize;
 use super::tune::{self, Candidate, FirstTokenSpread, Objective, Tuned, Value};
 use super::Simulator;
 use crate::limits::RunError;
+use crate::numfmt::pct;
 
 /// The hold cap's key, and the grid `run`, `report` and `serve` search (`tune --param
 /// max_wait` without `--range`), with `tune`'s default refinement: whole seconds where caps
@@ -151,15 +152,6 @@ pub fn for_experiment<S: Simulator>(
     Ok(answer)
 }
 
-/// The simulated runs the hold answer makes, per replication of one strategy: the grid and
-/// its refinements (7 values a round), at the point fit and at each refit (what
-/// `limits::hold_search_runs` counts).
-pub fn runs_per_replication() -> f64 {
-    let grid = tune::parse_values(HOLD_RANGE).map_or(0, |v| v.len()) as f64;
-    let refits = crate::config::latency_presets::CALIBRATION_DRAWS as f64;
-    (grid + 7.0 * f64::from(HOLD_REFINE)) * (1.0 + refits)
-}
-
 /// The hold answer for `base` (strategies focused on the `wait_first` to tune, as
 /// `tune::focus_strategy` leaves them): `tune`'s search at the point fit, then at each of
 /// `draws` (`draw_tables`: `base` at the calibration's refits).
@@ -278,15 +270,18 @@ fn share_after<S: Simulator>(
     Ok(c.p_cap_before_first_token.unwrap_or(0.0))
 }
 
-/// A share as a percentage, to 0.1%.
-fn pct(share: f64) -> String {
-    format!("{:.1}%", share * 100.0)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// `limits::HOLD_SEARCH_RUNS` (what the estimates and serve's budget count) is the runs
+    /// this module's search makes per replication of one strategy: the grid and its
+    /// refinements (7 values a round), at the point fit and at each refit.
     #[test]
     fn the_limits_count_the_search_this_module_makes() {
-        assert_eq!(super::runs_per_replication(), crate::limits::HOLD_SEARCH_RUNS);
+        let grid = tune::parse_values(HOLD_RANGE).map_or(0, |v| v.len()) as f64;
+        let refits = crate::config::latency_presets::CALIBRATION_DRAWS as f64;
+        let runs = (grid + 7.0 * f64::from(HOLD_REFINE)) * (1.0 + refits);
+        assert_eq!(runs, crate::limits::HOLD_SEARCH_RUNS);
     }
 }
