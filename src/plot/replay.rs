@@ -6,8 +6,9 @@
 
 use serde_json::Value;
 
+use super::axis::x_axis;
 use super::latency;
-use super::metric::{x_axis, MetricSpec, Series};
+use super::metric::{MetricSpec, Series};
 use super::style::{self, num};
 use super::{Figure, Spec};
 use crate::results::{decode_histogram, Results};

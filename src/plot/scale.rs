@@ -4,7 +4,8 @@
 //! A log axis is drawn in log10 space (positions are `log10(value)`), so every figure keeps
 //! one plain f64 coordinate system and the ticks are chosen here, not by plotters.
 
-use super::covered::{log_ticks, TickedAxis};
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+
 use super::style::num;
 
 /// Values spanning at least this ratio (all positive) get a log axis.
@@ -49,6 +50,69 @@ impl Scale {
     pub fn ranged(&self) -> TickedAxis {
         TickedAxis { lo: self.lo, hi: self.hi, ticks: self.ticks.clone() }
     }
+}
+
+/// A linear axis whose ticks are given (the log axis is drawn in log10 space with its 1-2-5
+/// values as ticks). plotters' own `with_key_points` loses the f64 label formatter.
+#[derive(Debug, Clone)]
+pub struct TickedAxis {
+    pub lo: f64,
+    pub hi: f64,
+    pub ticks: Vec<f64>,
+}
+
+impl Ranged for TickedAxis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = (v - self.lo) / (self.hi - self.lo);
+        let f = if f.is_finite() { f } else { 0.0 };
+        limit.0 + ((limit.1 - limit.0) as f64 * f).round() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// 1-2-5 ticks within [lo, hi] (a log axis).
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut decade = 10f64.powf(lo.log10().floor());
+    while decade <= hi {
+        for m in [1.0, 2.0, 5.0] {
+            let v = decade * m;
+            if v >= lo && v <= hi {
+                out.push(v);
+            }
+        }
+        decade *= 10.0;
+    }
+    out
+}
+
+/// A top at or above `hi` on a step of 1, 2 or 5 x 10^k giving 4 to 8 intervals, and its ticks.
+pub fn linear_ticks(hi: f64) -> (f64, Vec<f64>) {
+    let hi = if hi > 0.0 { hi } else { 1.0 };
+    let mut step = 10f64.powf((hi / 8.0).log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0, 20.0] {
+        let s = step * m;
+        if (hi / s).ceil() <= 8.0 {
+            step = s;
+            break;
+        }
+    }
+    let n = (hi / step).ceil() as usize;
+    (step * n as f64, (0..=n).map(|i| step * i as f64).collect())
 }
 
 /// Should `values` be drawn on a log axis? All positive, spanning `LOG_RATIO` or more.

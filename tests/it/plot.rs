@@ -9,7 +9,6 @@ use std::process::Command;
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use prefixsim::metrics::{LATENCY_NAMES, SCALAR_NAMES};
-use prefixsim::plot::svgtext::DrawnText;
 use prefixsim::plot::{self, Spec};
 use prefixsim::results::{slug, Results};
 
@@ -487,8 +486,10 @@ fn every_figure_kind_is_a_valid_svg_with_its_axis_titles() {
         kinds.insert(f.spec.kind());
         let svg = plot::render_svg(f).unwrap();
         assert_svg(&svg, name);
+        // Each title is the text of a `<text>` element (or a wrapped legend label's head).
+        let texts = svg_texts(&svg);
         for t in titles {
-            assert!(svg.contains(&format!(">{t}<")) || svg.contains(t), "{name}: no text `{t}`");
+            assert!(texts.iter().any(|x| x.text.contains(t)), "{name}: no text `{t}`");
         }
     }
     assert_eq!(kinds.len(), 6, "metric, heatmap, pareto, percentiles, histogram, timeline");
@@ -771,10 +772,88 @@ fn tune_and_replay_results_have_figures_and_report_sections() {
 
 // ---------------------------------------------------------------- the covered-prefix figure
 
-/// Every text of a figure's SVG as drawn (outlined glyphs): its string, anchor and the box
-/// its glyphs occupy, measured in the embedded font. The one measure of text in these tests.
+/// A `<text>` of a figure's SVG as a viewer with DejaVu Sans draws it: its string (no-break
+/// spaces read as spaces), its anchor on the baseline (x where `text-anchor` sets it, y the
+/// baseline; turned with the text), whether it is turned, and the box its glyphs' ink
+/// occupies in pixels (x0, y0, x1, y1), turned with the text.
+#[derive(Debug, Clone, PartialEq)]
+struct DrawnText {
+    text: String,
+    x: f64,
+    y: f64,
+    rotated: bool,
+    bbox: (f64, f64, f64, f64),
+}
+
+/// Every `<text>` of an SVG, in drawing order, measured in the embedded font (the one measure
+/// of text in these tests). Its baseline is `dy` below (x, y), its size `font-size` pixels to
+/// the em, set from x as `text-anchor` says, turned about (x, y) by `transform`.
 fn svg_texts(svg: &str) -> Vec<DrawnText> {
-    prefixsim::plot::svgtext::drawn_texts(svg)
+    use ab_glyph::{Font, FontRef};
+    let faces = [dejavu::sans::regular(), dejavu::sans::bold()]
+        .map(|b| FontRef::try_from_slice(b).expect("the embedded DejaVu"));
+    let mut out = Vec::new();
+    for part in svg.split("<text ").skip(1) {
+        let (tag, rest) = part.split_once('>').expect("a closed tag");
+        let tag = &format!(" {tag}");
+        let content = rest.split("</text>").next().expect("a closed element").trim_matches('\n');
+        let num = |n: &str| attr(tag, n).and_then(|v| v.parse::<f64>().ok()).expect(n);
+        let (x, y, em) = (num("x"), num("y"), num("font-size"));
+        let face = &faces[(attr(tag, "font-weight").as_deref() == Some("bold")) as usize];
+        let k = em as f32 / face.units_per_em().expect("units per em");
+        let dy = attr(tag, "dy").expect("dy");
+        let baseline =
+            y + em * dy.strip_suffix("em").and_then(|v| v.parse::<f64>().ok()).expect("dy in em");
+        let text = content
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"")
+            .replace("&apos;", "'")
+            .replace("&amp;", "&");
+        // Pen positions and ink, in the text's frame (x right, y down, pixels from the pen's
+        // start on the baseline).
+        let (mut pen, mut prev, mut ink) = (0f32, None, (f32::MAX, f32::MAX, f32::MIN, f32::MIN));
+        for c in text.chars() {
+            let id = face.glyph_id(c);
+            pen += prev.map_or(0.0, |p| face.kern_unscaled(p, id) * k);
+            if let Some(o) = face.outline(id) {
+                let b = o.bounds;
+                // Font units, y up: `min.y` is the top, `max.y` the bottom.
+                ink = (
+                    ink.0.min(pen + b.min.x * k),
+                    ink.1.min(-b.min.y * k),
+                    ink.2.max(pen + b.max.x * k),
+                    ink.3.max(-b.max.y * k),
+                );
+            }
+            pen += face.h_advance_unscaled(id) * k;
+            prev = Some(id);
+        }
+        let start = match attr(tag, "text-anchor").as_deref() {
+            Some("middle") => -pen / 2.0,
+            Some("end") => -pen,
+            _ => 0.0,
+        } as f64;
+        let angle = attr(tag, "transform")
+            .map(|t| {
+                t.trim_start_matches("rotate(").split(',').next().unwrap().parse::<f64>().unwrap()
+            })
+            .unwrap_or(0.0);
+        let (c, s) = (angle.to_radians().cos().round(), angle.to_radians().sin().round());
+        let turn =
+            |px: f64, py: f64| (x + c * (px - x) - s * (py - y), y + s * (px - x) + c * (py - y));
+        let bbox = if ink.0 > ink.2 {
+            (x, y, x, y)
+        } else {
+            let a = turn(x + start + ink.0 as f64, baseline + ink.1 as f64);
+            let b = turn(x + start + ink.2 as f64, baseline + ink.3 as f64);
+            (a.0.min(b.0), a.1.min(b.1), a.0.max(b.0), a.1.max(b.1))
+        };
+        let text = text.replace('\u{a0}', " ");
+        let (x, y) = turn(x, baseline);
+        out.push(DrawnText { text, x, y, rotated: angle != 0.0, bbox });
+    }
+    out
 }
 
 fn attr(tag: &str, name: &str) -> Option<String> {
@@ -808,14 +887,30 @@ fn fit_line(pairs: &[(f64, f64)]) -> (f64, f64, f64) {
     (a, b, worst)
 }
 
-/// The axis ticks as drawn: the labels of `values` that share one x (y axis) or one y (x axis)
-/// with the most members, as (value, pixel position along the axis).
-fn drawn_ticks(texts: &[DrawnText], values: &[f64], x_axis: bool) -> Vec<(f64, f64)> {
-    use prefixsim::plot::covered::tokens_label;
+/// The axis ticks as drawn: the labels of `values` that share one x (y axis) or one baseline
+/// (x axis) with the most members, as (value, pixel position along the axis). An x label is
+/// centred on its tick; a y label's tick is the horizontal grid line of `svg` beside it,
+/// within 8 px of the middle of its ink (the rasteriser's layout sets it a few pixels high).
+fn drawn_ticks(svg: &str, texts: &[DrawnText], values: &[f64], x_axis: bool) -> Vec<(f64, f64)> {
+    use prefixsim::plot::scale::short as tokens_label;
+    let rows: Vec<f64> = svg
+        .split("<line ")
+        .map(|l| format!(" {}", l.split('>').next().unwrap()))
+        .filter(|l| l.contains("#E1E1E1"))
+        .filter_map(|l| {
+            let (y1, y2) = (attr(&l, "y1")?.parse::<f64>().ok()?, attr(&l, "y2")?);
+            (y2.parse::<f64>().ok()? == y1).then_some(y1)
+        })
+        .collect();
     let mut groups: BTreeMap<i64, Vec<(f64, f64)>> = BTreeMap::new();
     for t in texts.iter().filter(|t| !t.rotated) {
         let Some(v) = values.iter().find(|v| tokens_label(**v) == t.text) else { continue };
-        let (key, pos) = if x_axis { (t.y, t.x) } else { (t.x, t.y) };
+        let middle = (t.bbox.1 + t.bbox.3) / 2.0;
+        let (key, pos) = match x_axis {
+            true => (t.y, Some(t.x)),
+            false => (t.x, rows.iter().copied().find(|y| (y - middle).abs() <= 8.0)),
+        };
+        let Some(pos) = pos else { continue };
         groups.entry(key.round() as i64).or_default().push((*v, pos));
     }
     groups.into_values().max_by_key(|g| g.len()).unwrap_or_default()
@@ -871,12 +966,12 @@ fn covered_prefix_is_drawn_to_scale_with_its_text_inside_the_canvas() {
     // Ticks: the x labels (1-2-5 rates) at positions linear in log10(rate), the y labels
     // (tokens) linear in tokens, within a pixel of rounding.
     assert!(s.x_ticks.len() >= 4 && s.y_ticks.len() >= 4, "{:?} {:?}", s.x_ticks, s.y_ticks);
-    let xt = drawn_ticks(&texts, &s.x_ticks, true);
+    let xt = drawn_ticks(&svg, &texts, &s.x_ticks, true);
     assert_eq!(xt.len(), s.x_ticks.len(), "{xt:?}");
     let log: Vec<(f64, f64)> = xt.iter().map(|&(v, p)| (v.log10(), p)).collect();
     let (ax, bx, worst) = fit_line(&log);
     assert!(worst <= 1.0 && bx > 0.0, "x ticks off the log scale by {worst} px");
-    let yt = drawn_ticks(&texts, &s.y_ticks, false);
+    let yt = drawn_ticks(&svg, &texts, &s.y_ticks, false);
     assert_eq!(yt.len(), s.y_ticks.len(), "{yt:?}");
     let (ay, by, worst) = fit_line(&yt);
     assert!(worst <= 1.0 && by < 0.0, "y ticks off the linear scale by {worst} px");
@@ -910,11 +1005,11 @@ fn covered_prefix_is_drawn_to_scale_with_its_text_inside_the_canvas() {
         assert!(texts.iter().any(|t| t.text == p.label), "no label `{}`", p.label);
     }
     // Placed labels stay in the plotting area and never overlap one another.
-    let placed = covered::place_labels(s, 660, 560);
+    let placed = covered::layout::place_labels(s, 660, 560);
     let boxes: Vec<(i32, i32, i32)> = placed
         .iter()
         .map(|l| {
-            let w = covered::text_width(&l.text, prefixsim::plot::style::TICK_PX);
+            let w = covered::layout::text_width(&l.text, prefixsim::plot::style::TICK_PX);
             (if l.left { l.x - w } else { l.x }, l.y, w)
         })
         .collect();
@@ -1118,24 +1213,69 @@ fn the_percentile_curves_end_at_the_plot_edge_by_their_labels() {
     assert!(others.filter(|t| t.bbox.1 > 80.0).all(|t| t.bbox.2 <= x0), "labels beside the plot");
 }
 
-#[test]
-fn svg_text_is_the_embedded_font_outlined_as_in_the_png() {
-    for f in every_fixture_figure("font") {
-        let svg = plot::render_svg(&f).unwrap();
-        // No text left for a viewer to draw in a font of its own choosing.
-        assert!(!svg.contains("<text") && !svg.contains("font-family"), "{}", f.name);
-        let defined: std::collections::BTreeSet<&str> =
-            svg.split("<path id=\"").skip(1).filter_map(|p| p.split('"').next()).collect();
-        for u in svg.split("<use href=\"#").skip(1) {
-            let id = u.split('"').next().unwrap();
-            assert!(defined.contains(id), "{}: glyph `{id}` used, not defined", f.name);
+/// The box (x0, y0, x1, y1) of the non-white pixels of an RGB(A) image within `region`.
+fn ink_box(
+    rgb: &[u8],
+    ch: usize,
+    width: u32,
+    region: (f64, f64, f64, f64),
+) -> (f64, f64, f64, f64) {
+    let (mut x0, mut y0, mut x1, mut y1) = (f64::MAX, f64::MAX, f64::MIN, f64::MIN);
+    for (i, px) in rgb.chunks(ch).enumerate() {
+        let (x, y) = ((i as u32 % width) as f64, (i as u32 / width) as f64);
+        let inside = x >= region.0 && x < region.2 && y >= region.1 && y < region.3;
+        if inside && px[..3].iter().any(|c| *c < 200) {
+            (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x + 1.0), y1.max(y + 1.0));
         }
-        // The title, as written, is among the drawn texts.
+    }
+    (x0, y0, x1, y1)
+}
+
+#[test]
+fn svg_text_is_real_text_in_the_font_stack_where_the_png_draws_it() {
+    // The em the SVG's text is set at: DejaVu Sans's as the PNG's rasteriser scales it.
+    let face = ab_glyph::FontRef::try_from_slice(dejavu::sans::regular()).unwrap();
+    let per_em =
+        ab_glyph::Font::height_unscaled(&face) / ab_glyph::Font::units_per_em(&face).unwrap();
+    assert_eq!(plot::svg::SIZE_PER_EM as f32, per_em);
+    let mut turned = 0;
+    let mut figs = every_fixture_figure("font");
+    figs.push(plot::covered::standalone());
+    for f in figs {
+        let svg = plot::render_svg(&f).unwrap();
+        // Text a viewer can search, select and read aloud, in the font stack; no outlines.
+        let n = svg.matches("<text ").count();
+        let stack = format!("font-family=\"{}\"", plot::style::FONT);
+        assert!(n >= 4 && svg.matches(&stack).count() == n, "{}: {n} texts", f.name);
+        assert!(!svg.contains("<use") && !svg.contains("<path id="), "{}: outlines", f.name);
+        // The title, as written, is a text of its own.
         let texts = svg_texts(&svg);
         let head = f.title.split(" (").next().unwrap();
-        let drawn = |t: &DrawnText| t.text.starts_with(head) || head.starts_with(&t.text);
-        assert!(texts.iter().any(|t| !t.text.is_empty() && drawn(t)), "{}: {head}", f.name);
+        let title = texts
+            .iter()
+            .find(|t| !t.text.is_empty() && (t.text.starts_with(head) || head.starts_with(&t.text)))
+            .unwrap_or_else(|| panic!("{}: no title `{head}`", f.name));
+        // Drawn where the PNG draws it, at its size: the PNG's ink in the title's rows (the
+        // title alone is there) is the text's box, give or take the rasteriser's pixel and
+        // its habit of setting each glyph's ink at its pen, truncated (a pixel or two back).
+        let (w, _, rgb, ch) = decode_png(&plot::render_png(&f).unwrap());
+        // Across the text, 2 px; along it, 4 (each glyph's pen truncated to a pixel).
+        let near = |a: (f64, f64, f64, f64), b: (f64, f64, f64, f64), turned: bool| {
+            let (dx, dy) = if turned { (2.0, 4.0) } else { (4.0, 2.0) };
+            let d = [(a.0 - b.0).abs(), (a.1 - b.1).abs(), (a.2 - b.2).abs(), (a.3 - b.3).abs()];
+            d[0].max(d[2]) <= dx && d[1].max(d[3]) <= dy
+        };
+        let png = ink_box(&rgb, ch, w, (0.0, 0.0, w as f64, title.bbox.3 + 1.0));
+        assert!(near(title.bbox, png, false), "{}: title {:?}, PNG {png:?}", f.name, title.bbox);
+        // So is the y axis's title, turned, alone at the left edge.
+        if let Some(t) = texts.iter().find(|t| t.rotated && t.bbox.2 < 60.0) {
+            let region = (0.0, t.bbox.1 - 4.0, t.bbox.2 + 1.0, t.bbox.3 + 4.0);
+            let png = ink_box(&rgb, ch, w, region);
+            assert!(near(t.bbox, png, true), "{}: `{}` {:?}, PNG {png:?}", f.name, t.text, t.bbox);
+            turned += 1;
+        }
     }
+    assert!(turned >= 10, "turned axis titles checked: {turned}");
 }
 
 /// A text centred on its anchor (an x tick label), not turned.
@@ -1159,7 +1299,7 @@ fn numeric_x_ticks_sit_in_proportion_to_their_values() {
             let drawn: Vec<&DrawnText> = texts.iter().filter(|t| centred(t)).collect();
             s.ticks.iter().all(|p| drawn.iter().any(|t| t.text == s.label(*p)))
         };
-        let Some(scale) = (4..=8).rev().map(|n| plot::metric::x_scale_max(&m.x, n)).find(drawn)
+        let Some(scale) = (4..=8).rev().map(|n| plot::axis::x_scale_max(&m.x, n)).find(drawn)
         else {
             panic!("{}: no tick set of {} drawn", f.name, m.x.key)
         };
