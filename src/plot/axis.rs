@@ -96,8 +96,7 @@ fn x_axis_of(key: &str, values: Vec<String>) -> XAxis {
     };
     if is_hold_cap(key)
         && secs.as_ref().is_some_and(|v| {
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let (lo, hi) = scale::extent(v.iter().copied());
             lo <= style::DEFAULT_HOLD_CAP_S && style::DEFAULT_HOLD_CAP_S <= hi
         })
     {
@@ -185,9 +184,8 @@ pub fn x_scale(x: &XAxis) -> scale::Scale {
 
 /// `x_scale` with at most `max` ticks on a linear axis.
 pub fn x_scale_max(x: &XAxis, max: usize) -> scale::Scale {
-    let values = x.positions.iter().map(|p| if x.log { 10f64.powf(*p) } else { *p });
-    let lo = values.clone().fold(f64::INFINITY, f64::min);
-    let hi = values.fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) =
+        scale::extent(x.positions.iter().map(|p| if x.log { 10f64.powf(*p) } else { *p }));
     match x.log {
         true => scale::log_scale(lo, hi),
         false => scale::linear_max(lo, hi, false, max),

@@ -149,8 +149,7 @@ pub fn draw<DB: DrawingBackend>(
     title: &str,
     s: &HeatSpec,
 ) -> DrawResult {
-    let lo = s.cells.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
-    let hi = s.cells.iter().map(|c| c.2).fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = super::scale::extent(s.cells.iter().map(|c| c.2));
     let span = if hi > lo { hi - lo } else { 1.0 };
     let t = |v: f64| (v - lo) / span;
     let body = frame(root, title, &[])?;

@@ -113,10 +113,7 @@ fn group_figures(
 ) -> Vec<Figure> {
     let cs = combos(r, &groups[g]);
     let x = group_axis(r, &groups[g], &cs);
-    let span = x
-        .positions
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &p| (lo.min(p), hi.max(p)));
+    let span = scale::extent(x.positions.iter().copied());
     let line_group = group_lines(r, groups, g, strategies.len()).map(|o| &groups[o]);
     let mut free: Vec<usize> = groups[g].clone();
     free.extend(line_group.into_iter().flatten());
@@ -140,10 +137,9 @@ fn lines(r: &Results, strategies: &[String], other: Option<&Vec<usize>>) -> Vec<
     };
     let lcs = combos(r, lg);
     let keys: Vec<&str> = lg.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
-    let n = lcs.len();
     let line = |(k, c): (usize, Vec<&str>)| Line {
         label: format!("{} = {}", keys.join(" / "), combo_label(&c)),
-        color: style::series_color(k, n),
+        color: style::series_color(k),
         member: Member::Combo(lg.clone(), c.into_iter().map(String::from).collect()),
     };
     lcs.iter().enumerate().map(line).collect()
@@ -296,11 +292,7 @@ pub fn draw<DB: DrawingBackend>(
     let y = scale::linear(lo, hi, lo >= 0.0);
     // Few lines are labelled at their ends; many keep the legend column.
     let direct = (2..=DIRECT_LABELS_MAX).contains(&s.series.len());
-    let mut legend: Vec<(String, Mark)> = if s.series.len() > 1 && !direct {
-        s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
-    } else {
-        Vec::new()
-    };
+    let mut legend = if direct { Vec::new() } else { series_legend(s) };
     // Zipped partners move with x: their values, named in the legend column.
     if let Some(n) = &s.x.note {
         if !legend.is_empty() {
@@ -386,6 +378,16 @@ fn draw_panels<DB: DrawingBackend>(
     Ok(())
 }
 
+/// A legend row per series (none for one series).
+fn series_legend(s: &MetricSpec) -> Vec<(String, Mark)> {
+    match s.series.len() {
+        0 | 1 => Vec::new(),
+        _ => {
+            s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
+        }
+    }
+}
+
 /// The lowest and highest value a figure's bands reach.
 fn y_extent(s: &MetricSpec) -> (f64, f64) {
     let pts = s.series.iter().flat_map(|se| se.points.iter());
@@ -455,14 +457,8 @@ fn draw_dots<DB: DrawingBackend>(
     s: &MetricSpec,
 ) -> DrawResult {
     let n = s.x.labels.len();
-    let pts = s.series.iter().flat_map(|se| se.points.iter());
-    let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
-    let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
-    let legend: Vec<(String, Mark)> = if s.series.len() > 1 {
-        s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
-    } else {
-        Vec::new()
-    };
+    let (lo, hi) = y_extent(s);
+    let legend = series_legend(s);
     let area = frame(root, title, &legend)?;
     let v = scale::linear_max(lo, hi, lo >= 0.0, scale::ticks_for_width(area.dim_in_pixel().0));
     let chars = s.x.labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);

@@ -126,11 +126,10 @@ fn lines(
         return vec![(family.to_string(), color, None)];
     }
     let vals = axis_values(r, 0);
-    let n = vals.len().max(2) - 1;
     let key = short_key(&r.axis_keys[0]);
     vals.iter()
         .enumerate()
-        .map(|(i, v)| (format!("{key} = {v}"), style::series_color(i, n), Some(v.clone())))
+        .map(|(i, v)| (format!("{key} = {v}"), style::series_color(i), Some(v.clone())))
         .collect()
 }
 
@@ -141,8 +140,7 @@ fn reference_lines(
     positions: &[f64],
     get: impl Fn(&str) -> Option<(f64, f64)>,
 ) -> Vec<Series> {
-    let lo = positions.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = positions.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = super::scale::extent(positions.iter().copied());
     strategies
         .iter()
         .filter(|s| !members.iter().any(|m| &m.0 == *s))

@@ -10,6 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::axis::is_hold_cap;
+use super::scale::extent;
 use super::style::{self, num};
 use super::{builder, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::numfmt::tick;
@@ -204,15 +205,10 @@ pub fn draw<DB: DrawingBackend>(
     title: &str,
     s: &ParetoSpec,
 ) -> DrawResult {
-    let xs = s.points.iter().map(|p| p.x_s);
-    let ys = s.points.iter().map(|p| p.cost_usd);
-    let (x0, x1) = padded(
-        xs.clone().fold(f64::INFINITY, f64::min),
-        xs.fold(f64::NEG_INFINITY, f64::max),
-        false,
-    );
+    let (lo, hi) = extent(s.points.iter().map(|p| p.x_s));
+    let (x0, x1) = padded(lo, hi, false);
     // Cost from zero: a cut axis would make a small saving look large.
-    let (y0, y1) = padded(0.0, ys.fold(f64::NEG_INFINITY, f64::max), true);
+    let (y0, y1) = padded(0.0, extent(s.points.iter().map(|p| p.cost_usd)).1, true);
     let mut legend = vec![("frontier".to_string(), Mark::Line(style::INK))];
     legend.extend(
         s.strategies

@@ -164,9 +164,7 @@ mod tests {
     fn a_line_reduced_as_it_is_built_is_the_line_reduced_whole() {
         for n in [10, X_PARTS, X_PARTS + 1, 5 * Built::FULL + 17, 40_000] {
             let line = long_line(n);
-            let span = line
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
+            let span = crate::plot::scale::extent(line.iter().map(|p| p.0));
             let mut built = Built::default();
             for &p in &line {
                 built.push(p, span);

@@ -134,15 +134,9 @@ const QUALITATIVE: [RGBColor; 7] = [
     RGBColor(0, 0, 0),
 ];
 
-/// The colour of the `k`-th of `n` lines that are values of an axis.
-pub fn series_color(k: usize, _n: usize) -> RGBColor {
+/// The colour of the `k`-th line of those that are values of an axis.
+pub fn series_color(k: usize) -> RGBColor {
     QUALITATIVE[k % QUALITATIVE.len()]
-}
-
-/// `c` mixed with white: 0 = `c`, 1 = white (an opaque stand-in for a translucent fill).
-pub fn tint(c: RGBColor, white: f64) -> RGBColor {
-    let m = |v: u8| (v as f64 + (255.0 - v as f64) * white).round() as u8;
-    RGBColor(m(c.0), m(c.1), m(c.2))
 }
 
 /// Colours of trace segments (timeline).

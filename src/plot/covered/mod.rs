@@ -124,8 +124,8 @@ fn calibrated_point(fit: &Fit) -> CoveredPoint {
 
 fn launch_point() -> CoveredPoint {
     let p = LatencyParams::default();
-    let overhead_s = dist_median(&p.overhead_us) / 1e6;
-    let rate = dist_median(&p.prefill_rate);
+    let overhead_s = p.overhead_us.quantile(0.5) / 1e6;
+    let rate = p.prefill_rate.quantile(0.5);
     CoveredPoint {
         label: "launch 2024".into(),
         kind: PointKind::Launch2024,
@@ -134,28 +134,6 @@ fn launch_point() -> CoveredPoint {
         cap_s: POINT_CAP_S,
         covered_tokens: covered_tokens(POINT_CAP_S, overhead_s, rate),
         whisker: None,
-    }
-}
-
-/// The median of a distribution (the middle of a sorted empirical list; the mean of a normal).
-pub fn dist_median(d: &Dist) -> f64 {
-    match d {
-        Dist::Const(x) => *x,
-        Dist::Uniform { low, high } => (low + high) / 2.0,
-        Dist::Normal { mean, .. } => *mean,
-        Dist::LogNormal { median, .. } => *median,
-        Dist::Exp { mean } => mean * std::f64::consts::LN_2,
-        Dist::Spliced(s) => s.quantile(0.5),
-        Dist::Empirical(v) => {
-            let mut s = v.clone();
-            s.sort_by(f64::total_cmp);
-            let n = s.len();
-            match n {
-                0 => 0.0,
-                _ if n % 2 == 1 => s[n / 2],
-                _ => (s[n / 2 - 1] + s[n / 2]) / 2.0,
-            }
-        }
     }
 }
 
@@ -204,6 +182,11 @@ impl ExperimentLatency {
             caps_s,
             cold_prompt_tokens,
         })
+    }
+
+    /// The median overhead (seconds) and prefill rate (tokens per second).
+    fn medians(&self) -> (f64, f64) {
+        (self.overhead.quantile(0.5) / 1e6, self.prefill_rate.quantile(0.5))
     }
 
     /// Which named latency it is: the model's calibrated preset, the 2024 figures, or neither.
@@ -285,7 +268,7 @@ fn mark_experiment(points: &mut Vec<CoveredPoint>, e: &ExperimentLatency) {
     match found {
         Some(p) => p.label = format!("{} (this experiment)", p.label),
         None => {
-            let (o, r) = (dist_median(&e.overhead) / 1e6, dist_median(&e.prefill_rate));
+            let (o, r) = e.medians();
             points.push(CoveredPoint {
                 label: format!("this experiment ({short})"),
                 kind: PointKind::Experiment,
@@ -363,7 +346,7 @@ fn experiment_sentence(e: &ExperimentLatency) -> String {
         Some(p) => format!("the {} latency of {}", p.name(), e.model),
         None => format!("its own latency for {}", e.model),
     };
-    let (o, r) = (dist_median(&e.overhead) / 1e6, dist_median(&e.prefill_rate));
+    let (o, r) = e.medians();
     let caps: Vec<String> = e
         .caps_s
         .iter()
