@@ -7,8 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::metric::slice_text;
-use super::slice::{combos, groups};
+use super::slice::{combos, groups, in_slice, slice_text};
 use super::style::{self, num};
 use super::{frame, mesh_style, DrawResult, Figure, Spec};
 use crate::results::{Results, SummaryRow};
@@ -47,36 +46,14 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     let (Some(gx), Some(gy)) = (swept.first(), swept.get(1)) else { return Vec::new() };
     let free: Vec<usize> = gx.iter().chain(gy.iter()).copied().collect();
     let (xs, ys) = (combos(r, gx).to_strings(), combos(r, gy).to_strings());
-    let combo = |row: &SummaryRow, g: &[usize]| -> Vec<String> {
-        g.iter().map(|&a| row.axis_values[a].clone()).collect()
-    };
-    // (strategy, x, y) -> the cost of the first row of the slice there (a search of the
-    // summary per cell was cubic in a grid's side).
-    let mut cost = std::collections::HashMap::new();
-    let in_slice = |row: &SummaryRow| {
-        (0..held.len()).all(|o| free.contains(&o) || row.axis_values[o] == held[o])
-    };
-    for row in r.summary.iter().filter(in_slice) {
-        let key = (row.strategy.to_string(), combo(&row, gx), combo(&row, gy));
-        cost.entry(key).or_insert_with(|| row.get("cost_usd_mean"));
-    }
     let cmp = comparison(&strategies);
-    let mut cells = Vec::new();
-    for (i, xv) in xs.iter().enumerate() {
-        for (j, yv) in ys.iter().enumerate() {
-            let at = |s: &str| *cost.get(&(s.to_string(), xv.clone(), yv.clone()))?;
-            let v = match &cmp {
-                Some((cand, base)) => match (at(cand), at(base)) {
-                    (Some(c), Some(b)) if b.abs() > 0.0 => Some((b - c) / b * 100.0),
-                    _ => None,
-                },
-                None => at(&strategies[0]),
-            };
-            if let Some(v) = v {
-                cells.push((i, j, v));
-            }
-        }
-    }
+    let cells = cells(r, (gx, &xs), (gy, &ys), (held, &free), |at| match &cmp {
+        Some((cand, base)) => match (at(cand), at(base)) {
+            (Some(c), Some(b)) if b.abs() > 0.0 => Some((b - c) / b * 100.0),
+            _ => None,
+        },
+        None => at(&strategies[0]),
+    });
     if cells.is_empty() {
         return Vec::new();
     }
@@ -93,7 +70,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         x_labels: xs.iter().map(label).collect(),
         y_labels: ys.iter().map(label).collect(),
         cells,
-        value_title: value_title.clone(),
+        value_title,
     };
     let caption = caption(&spec, cmp.is_some());
     let mut title = match &cmp {
@@ -105,6 +82,39 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         title.push_str(&format!(" (at {fixed})"));
     }
     vec![Figure { name: "heatmap_cost_saved".into(), title, caption, spec: Spec::Heatmap(spec) }]
+}
+
+/// A side of the grid: its group of axes and their combinations.
+type Side<'a> = (&'a [usize], &'a [Vec<String>]);
+
+/// The value of each (x, y) cell of the slice that has one: `value` of a lookup of the cost
+/// of a strategy there. The costs are found in one pass over the summary (a search of it per
+/// cell was cubic in a grid's side): the first row of the slice at each (strategy, x, y).
+fn cells(
+    r: &Results,
+    (gx, xs): Side<'_>,
+    (gy, ys): Side<'_>,
+    (held, free): (&[String], &[usize]),
+    value: impl Fn(&dyn Fn(&str) -> Option<f64>) -> Option<f64>,
+) -> Vec<(usize, usize, f64)> {
+    let combo = |row: &SummaryRow, g: &[usize]| -> Vec<String> {
+        g.iter().map(|&a| row.axis_values[a].clone()).collect()
+    };
+    let mut cost = std::collections::HashMap::new();
+    for row in r.summary.iter().filter(|row| in_slice(row, held, free)) {
+        let key = (row.strategy.to_string(), combo(&row, gx), combo(&row, gy));
+        cost.entry(key).or_insert_with(|| row.get("cost_usd_mean"));
+    }
+    let mut cells = Vec::new();
+    for (i, xv) in xs.iter().enumerate() {
+        for (j, yv) in ys.iter().enumerate() {
+            let at = |s: &str| *cost.get(&(s.to_string(), xv.clone(), yv.clone()))?;
+            if let Some(v) = value(&at) {
+                cells.push((i, j, v));
+            }
+        }
+    }
+    cells
 }
 
 fn caption(s: &HeatSpec, saving: bool) -> String {
@@ -139,8 +149,7 @@ pub fn draw<DB: DrawingBackend>(
     title: &str,
     s: &HeatSpec,
 ) -> DrawResult {
-    let lo = s.cells.iter().map(|c| c.2).fold(f64::INFINITY, f64::min);
-    let hi = s.cells.iter().map(|c| c.2).fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = super::scale::extent(s.cells.iter().map(|c| c.2));
     let span = if hi > lo { hi - lo } else { 1.0 };
     let t = |v: f64| (v - lo) / span;
     let body = frame(root, title, &[])?;

@@ -14,9 +14,8 @@ use plotters::prelude::*;
 use super::style::{self, num};
 use plotters::coord::types::RangedCoordf64;
 
-use super::covered::TickedAxis;
 use super::labels::{self, DIRECT_LABELS_MAX};
-use super::scale::Scale;
+use super::scale::{Scale, TickedAxis};
 use super::{builder, frame, marker, mesh_style, padded, DrawResult, Figure, Spec};
 use crate::results::Results;
 

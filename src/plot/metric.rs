@@ -5,19 +5,21 @@
 //! is the hold cap (`max_wait`/`stagger` in the key), the documented default 5 s is marked.
 //! For sweeps with several axes, the other axes are held at their middle value.
 
-use std::sync::Arc;
-
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::covered::TickedAxis;
+use super::axis::{combo_label, group_axis, x_scale_max, XAxis};
 use super::labels::{self, DIRECT_LABELS_MAX};
-use super::scale;
-use super::slice::{combos, groups};
+use super::reduce::{drawn_axis, per_column, Built};
+use super::scale::{self, TickedAxis};
+use super::slice::{combos, groups, in_slice, slice_text};
 use super::style::{self, num};
 use super::{builder, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
 use crate::results::summary::Combos;
 use crate::results::{Results, SummaryRow};
+
+/// The live page's figures build their x axes through here.
+pub use super::axis::x_axis;
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
 pub const METRICS: [(&str, &str, &str, bool); 5] = [
@@ -28,11 +30,6 @@ pub const METRICS: [(&str, &str, &str, bool); 5] = [
     ("throughput_agents_per_min", "Throughput (agents/min)", "throughput", true),
 ];
 
-/// A line of more points than this is reduced, once built, to the lowest and highest mean of
-/// each of this many equal parts of the x axis: finer than the pixel columns of any plot (the
-/// figure is this wide), so what is held and drawn is bounded by the width, not the points.
-const X_PARTS: usize = style::WIDTH as usize;
-
 /// A figure with a line of more points than this says how such lines are drawn: well under
 /// the ~700 columns of a plot and the width of a panel of the grid, so that a line reduced
 /// when drawn is said in the caption.
@@ -41,27 +38,6 @@ const NOTE_ABOVE: usize = 200;
 /// What the caption of a figure with a line of more than `NOTE_ABOVE` points adds.
 const PER_COLUMN_NOTE: &str = " A line of more points than the plot has pixel columns is drawn \
     as the lowest and highest mean in each column, without markers.";
-
-/// A swept axis as the x axis of a figure.
-#[derive(Debug, Clone)]
-pub struct XAxis {
-    pub key: String,
-    pub title: String,
-    /// Position of each value on the axis (the value itself, or its index).
-    pub positions: Vec<f64>,
-    /// Shared: the figures of one axis (a metric each) have the same labels, one a point.
-    pub labels: Arc<[String]>,
-    /// True when positions are indices (labels are then drawn at integer positions).
-    pub categorical: bool,
-    /// True when positions are log10 of the values (a numeric axis spanning 20x or more).
-    pub log: bool,
-    /// What else moves along this axis (zipped partners' values), shown under the axis title.
-    pub note: Option<String>,
-    /// True when the values are words (not numbers or durations): drawn as a dot plot.
-    pub words: bool,
-    /// The hold-cap default: (position, label).
-    pub marker: Option<(f64, String)>,
-}
 
 #[derive(Debug, Clone)]
 pub struct Series {
@@ -81,97 +57,6 @@ pub struct MetricSpec {
     pub series: Vec<Series>,
 }
 
-/// The value of an axis entry in display units: a number, or a duration in seconds.
-pub fn axis_number(text: &str) -> Option<(f64, bool)> {
-    let t = text.trim().trim_matches('"');
-    if let Ok(v) = t.parse::<f64>() {
-        return Some((v, false));
-    }
-    crate::time::parse_duration_us(t).ok().map(|us| (crate::time::secs(us), true))
-}
-
-/// Is this key the hold cap, whose documented default is 5 s? `max_wait` of `wait_first`, or a
-/// key named after Claude Code's `..._PREFIX_STAGGER_MS`; not the `stagger` strategy's own
-/// `interval` (agent i sends at i * interval: a different knob with no such default).
-pub fn is_hold_cap(key: &str) -> bool {
-    key.contains("max_wait") || (key.contains("stagger") && !key.contains("interval"))
-}
-
-/// Build the x axis of `key` from its distinct values (in the order first written).
-pub fn x_axis(key: &str, values: &[String]) -> XAxis {
-    x_axis_of(key, values.to_vec())
-}
-
-/// `x_axis` of values given up to it: they become its labels (not copied: an axis of every
-/// point of a sweep has 100,000).
-fn x_axis_of(key: &str, values: Vec<String>) -> XAxis {
-    let nums: Option<Vec<(f64, bool)>> = values.iter().map(|v| axis_number(v)).collect();
-    let is_duration = nums.as_ref().is_some_and(|n| n.iter().any(|x| x.1));
-    let unit = if is_duration || is_hold_cap(key) {
-        " (s)"
-    } else if key.contains("tokens") {
-        " (tokens)"
-    } else if key.ends_with("agents") || key.ends_with("concurrency") {
-        " (agents)"
-    } else {
-        ""
-    };
-    let n = values.len();
-    let labels: Arc<[String]> = values.into();
-    let secs: Option<Vec<f64>> = nums.as_ref().map(|n| n.iter().map(|x| x.0).collect());
-    let log = secs.as_ref().is_some_and(|v| scale::wants_log(v));
-    let positions = match &secs {
-        Some(v) if log => v.iter().map(|x| x.log10()).collect(),
-        Some(v) => v.clone(),
-        None => (0..n).map(|i| i as f64).collect(),
-    };
-    let words = nums.is_none();
-    let title = match (unit, log) {
-        ("", true) => format!("{key} (log scale)"),
-        (u, true) => {
-            format!("{key} ({}, log scale)", u.trim_start_matches(" (").trim_end_matches(')'))
-        }
-        (u, false) => format!("{key}{u}"),
-    };
-    let mut axis = XAxis {
-        key: key.into(),
-        title,
-        positions,
-        labels,
-        categorical: words,
-        words,
-        log,
-        marker: None,
-        note: None,
-    };
-    if is_hold_cap(key)
-        && secs.as_ref().is_some_and(|v| {
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            lo <= style::DEFAULT_HOLD_CAP_S && style::DEFAULT_HOLD_CAP_S <= hi
-        })
-    {
-        let p = if log { style::DEFAULT_HOLD_CAP_S.log10() } else { style::DEFAULT_HOLD_CAP_S };
-        axis.marker = Some((p, "default hold cap 5 s".to_string()));
-    }
-    axis
-}
-
-/// The distinct values of axis `a` in the summary, in first-seen order (of points).
-pub fn axis_values(r: &Results, a: usize) -> Vec<String> {
-    // The set only answers "seen?" (linear in points, where a scan of `vals` was quadratic in
-    // a long axis); the order is `vals`', first appearance. The summary's index holds the
-    // axis values of every point: the file is not read.
-    let mut seen = std::collections::HashSet::new();
-    let mut vals: Vec<String> = Vec::new();
-    for (_, values) in r.summary.axes() {
-        if seen.insert(values[a]) {
-            vals.push(values[a].to_string());
-        }
-    }
-    vals
-}
-
 /// One line of a metric figure: its legend label, colour, and the summary rows on it.
 struct Line {
     label: String,
@@ -182,7 +67,6 @@ struct Line {
 /// Which summary rows belong to a line.
 enum Member {
     Strategy(String),
-    /// Axis index and value.
     /// A group of axes and its combination.
     Combo(Vec<usize>, Vec<String>),
 }
@@ -196,21 +80,6 @@ impl Member {
     }
 }
 
-/// True when axis `o` follows axis `a` (a `zip`): in every summary row, each value of `a` goes
-/// with one value of `o`.
-pub fn follows(r: &Results, o: usize, a: usize) -> bool {
-    // Value of `a` -> the value of `o` first seen with it (a map: a list was quadratic in a
-    // long axis).
-    let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
-    for (_, values) in r.summary.axes() {
-        let (va, vo) = (values[a], values[o]);
-        if *seen.entry(va).or_insert(vo) != vo {
-            return false;
-        }
-    }
-    true
-}
-
 /// With a single strategy, the lines of group `g`'s figures are the combinations of another
 /// group (the first with two or more), so a comparison across, say, agent kinds is drawn as
 /// lines instead of being held at one value.
@@ -221,300 +90,141 @@ fn group_lines(r: &Results, groups: &[Vec<usize>], g: usize, n_strategies: usize
     (0..groups.len()).find(|&o| o != g && combos(r, &groups[o]).len() >= 2)
 }
 
-/// A group's combination as one label: `5m / 1h` for zipped axes.
-fn combo_label(c: &[&str]) -> String {
-    c.join(" / ")
-}
-
-/// The x axis of a group: its first axis's values, to scale when they are numbers (the zipped
-/// partners' values then named in the axis title), else each combination as a category.
-fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
-    let lead: Vec<String> = cs.iter().map(|c| c[0].to_string()).collect();
-    if g.len() == 1 {
-        return x_axis_of(&r.axis_keys[g[0]], lead);
-    }
-    let distinct = lead.iter().collect::<std::collections::HashSet<_>>().len();
-    let numeric = lead.iter().all(|v| axis_number(v).is_some());
-    if numeric && distinct == lead.len() {
-        let mut x = x_axis_of(&r.axis_keys[g[0]], lead);
-        let partners: Vec<String> = (1..g.len())
-            .map(|j| {
-                let pairs: Vec<String> =
-                    cs.iter().map(|c| format!("{} → {}", c[0], c[j])).collect();
-                format!("{} (zipped): {}", style::short_key(&r.axis_keys[g[j]]), pairs.join(", "))
-            })
-            .collect();
-        x.note = Some(partners.join("; "));
-        return x;
-    }
-    let keys: Vec<&str> = g.iter().map(|&a| r.axis_keys[a].as_str()).collect();
-    let labels: Arc<[String]> = cs.iter().map(|c| combo_label(&c)).collect();
-    XAxis {
-        key: keys.join(" / "),
-        title: keys.join(" / "),
-        positions: (0..labels.len()).map(|i| i as f64).collect(),
-        labels,
-        categorical: true,
-        words: true,
-        log: false,
-        marker: None,
-        note: None,
-    }
-}
-
-/// "agents = 8, ttl / parent_ttl = 5m / 5m": where the axes outside `free` are held.
-pub fn slice_text(r: &Results, groups: &[Vec<usize>], held: &[String], free: &[usize]) -> String {
-    groups
-        .iter()
-        .filter(|g| !g.iter().any(|a| free.contains(a)))
-        .filter(|g| combos(r, g).len() >= 2)
-        .map(|g| {
-            let keys: Vec<&str> = g.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
-            let vals: Vec<&str> = g.iter().map(|&a| held[a].as_str()).collect();
-            format!("{} = {}", keys.join(" / "), vals.join(" / "))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// One figure per metric per group of axes with at least two combinations (zipped axes share
 /// one). One line per strategy; with a single strategy, one line per combination of another
 /// group (`group_lines`). The other axes are held at `held` (see `slice`), said in the title.
 pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
-    let mut out = Vec::new();
     if r.summary.is_empty() {
-        return out;
+        return Vec::new();
     }
     let strategies = r.strategies();
     let groups = groups(r);
-    for (gi, g) in groups.iter().enumerate() {
-        let cs = combos(r, g);
-        if cs.len() < 2 {
+    let swept = (0..groups.len()).filter(|&g| combos(r, &groups[g]).len() >= 2);
+    swept.flat_map(|g| group_figures(r, held, &groups, g, &strategies)).collect()
+}
+
+/// The figures of group `g` (a metric each), its lines built in one walk over the summary.
+fn group_figures(
+    r: &Results,
+    held: &[String],
+    groups: &[Vec<usize>],
+    g: usize,
+    strategies: &[String],
+) -> Vec<Figure> {
+    let cs = combos(r, &groups[g]);
+    let x = group_axis(r, &groups[g], &cs);
+    let span = scale::extent(x.positions.iter().copied());
+    let line_group = group_lines(r, groups, g, strategies.len()).map(|o| &groups[o]);
+    let mut free: Vec<usize> = groups[g].clone();
+    free.extend(line_group.into_iter().flatten());
+    let lines = lines(r, strategies, line_group);
+    let built = walk(r, (&x, &cs, span), &lines, held, &free);
+    let fixed = slice_text(r, groups, held, &free);
+    let stem = crate::results::slug(&r.axis_keys[groups[g][0]]);
+    let at = Place { x: &x, span, fixed: &fixed, stem: &stem };
+    METRICS.into_iter().zip(built).filter_map(|(m, b)| metric_figure(m, &at, &lines, b)).collect()
+}
+
+/// The lines of a group's figures: one per strategy, or one per combination of `other`.
+fn lines(r: &Results, strategies: &[String], other: Option<&Vec<usize>>) -> Vec<Line> {
+    let Some(lg) = other else {
+        let line = |s: &String| Line {
+            label: s.clone(),
+            color: style::strategy_color(s, strategies),
+            member: Member::Strategy(s.clone()),
+        };
+        return strategies.iter().map(line).collect();
+    };
+    let lcs = combos(r, lg);
+    let keys: Vec<&str> = lg.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
+    let line = |(k, c): (usize, Vec<&str>)| Line {
+        label: format!("{} = {}", keys.join(" / "), combo_label(&c)),
+        color: style::series_color(k),
+        member: Member::Combo(lg.clone(), c.into_iter().map(String::from).collect()),
+    };
+    lcs.iter().enumerate().map(line).collect()
+}
+
+/// One walk over the summary for every figure of a group: each (metric, line) gets its
+/// points as the rows of the slice stream past, reduced per part of the x axis as they come.
+fn walk(
+    r: &Results,
+    (x, cs, span): (&XAxis, &Combos<'_>, (f64, f64)),
+    lines: &[Line],
+    held: &[String],
+    free: &[usize],
+) -> Vec<Vec<Built>> {
+    let mut built: Vec<Vec<Built>> =
+        METRICS.iter().map(|_| lines.iter().map(|_| Built::default()).collect()).collect();
+    let names: Vec<(String, String)> =
+        METRICS.iter().map(|m| (format!("{}_mean", m.0), format!("{}_ci95", m.0))).collect();
+    let mut rows = r.summary.iter();
+    while let Some(row) = rows.next() {
+        if !in_slice(&row, held, free) {
             continue;
         }
-        let x = group_axis(r, g, &cs);
-        let span = x
-            .positions
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &p| (lo.min(p), hi.max(p)));
-        let line_group = group_lines(r, &groups, gi, strategies.len());
-        let mut free: Vec<usize> = g.clone();
-        if let Some(lg) = line_group {
-            free.extend(&groups[lg]);
-        }
-        let slice = |row: &SummaryRow| {
-            (0..held.len()).all(|o| free.contains(&o) || row.axis_values[o] == held[o])
-        };
-        let fixed = slice_text(r, &groups, held, &free);
-        let lines: Vec<Line> = match line_group {
-            None => strategies
-                .iter()
-                .map(|s| Line {
-                    label: s.clone(),
-                    color: style::strategy_color(s, &strategies),
-                    member: Member::Strategy(s.clone()),
-                })
-                .collect(),
-            Some(lg) => {
-                let lg = &groups[lg];
-                let lcs = combos(r, lg);
-                let keys: Vec<&str> =
-                    lg.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
-                let n = lcs.len();
-                lcs.iter()
-                    .enumerate()
-                    .map(|(k, c)| Line {
-                        label: format!("{} = {}", keys.join(" / "), combo_label(&c)),
-                        color: style::series_color(k, n),
-                        member: Member::Combo(
-                            lg.clone(),
-                            c.into_iter().map(String::from).collect(),
-                        ),
-                    })
-                    .collect()
+        let px = x.positions[cs.of_stretch(rows.stretch())];
+        for (li, _) in lines.iter().enumerate().filter(|(_, l)| l.member.has(&row)) {
+            for (mi, (mean, ci)) in names.iter().enumerate() {
+                let Some(m) = row.get(mean) else { continue };
+                let scale = if METRICS[mi].0 == "hit_rate" { 100.0 } else { 1.0 };
+                let ci = row.get(ci).unwrap_or(0.0) * scale;
+                built[mi][li].push((px, m * scale, ci), span);
             }
-        };
-        // One walk over the summary for every figure of the group: each (metric, line) gets
-        // its points as the rows stream past, reduced per part of the x axis as they come.
-        let mut built: Vec<Vec<Built>> =
-            METRICS.iter().map(|_| lines.iter().map(|_| Built::default()).collect()).collect();
-        let names: Vec<(String, String)> =
-            METRICS.iter().map(|m| (format!("{}_mean", m.0), format!("{}_ci95", m.0))).collect();
-        let mut rows = r.summary.iter();
-        while let Some(row) = rows.next() {
-            if !slice(&row) {
-                continue;
-            }
-            let px = x.positions[cs.of_stretch(rows.stretch())];
-            for (li, _) in lines.iter().enumerate().filter(|(_, l)| l.member.has(&row)) {
-                for (mi, (mean, ci)) in names.iter().enumerate() {
-                    let Some(m) = row.get(mean) else { continue };
-                    let scale = if METRICS[mi].0 == "hit_rate" { 100.0 } else { 1.0 };
-                    let ci = row.get(ci).unwrap_or(0.0) * scale;
-                    built[mi][li].push((px, m * scale, ci), span);
-                }
-            }
-        }
-        for ((_, y_title, stem, higher_better), built) in METRICS.into_iter().zip(built) {
-            let (mut series, mut reduced) = (Vec::new(), false);
-            for (li, (line, b)) in lines.iter().zip(built).enumerate() {
-                reduced |= b.count > NOTE_ABOVE;
-                let points = b.finish(span);
-                if !points.is_empty() {
-                    series.push(Series {
-                        label: line.label.clone(),
-                        color: line.color,
-                        shape: style::shape(li + li / style::SHAPES.len()),
-                        points,
-                    });
-                }
-            }
-            if series.is_empty() {
-                continue;
-            }
-            let what = y_title.split(" (").next().unwrap_or(y_title);
-            let mut title = format!("{what} vs {}", x.key);
-            if !fixed.is_empty() {
-                title.push_str(&format!(" (at {fixed})"));
-            }
-            let mut spec =
-                MetricSpec { x: x.clone(), highlight: None, y_title: y_title.into(), series };
-            let mut caption = caption(&spec, what, y_title, higher_better);
-            spec.x = drawn_axis(spec.x, &spec.series);
-            if reduced {
-                caption.push_str(PER_COLUMN_NOTE);
-            }
-            if !fixed.is_empty() {
-                // Say where the other axes are held: "At agents = 8 (parent_tokens = 50000), ..."
-                if let Some((head, tail)) = caption.split_once(", ") {
-                    caption = format!("{head} ({fixed}), {tail}");
-                }
-            }
-            let name = format!("{stem}_vs_{}", crate::results::slug(&r.axis_keys[g[0]]));
-            out.push(Figure { name, title, caption, spec: Spec::Metric(spec) });
         }
     }
-    out
+    built
 }
 
-/// The x axis as a figure drawn to scale needs it once its lines are built: the lowest and
-/// highest positions (the scale's range) and the first of each position a line reaches (the
-/// caption names the value at the last), with their labels, in axis order. An axis of words
-/// is drawn a row per value and kept whole; so is one no longer than `X_PARTS`.
-fn drawn_axis(x: XAxis, series: &[Series]) -> XAxis {
-    if x.words || x.positions.len() <= X_PARTS {
-        return x;
-    }
-    let mut reached: Vec<f64> = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).collect();
-    reached.sort_by(f64::total_cmp);
-    reached.dedup();
-    let lowest = (0..x.positions.len()).min_by(|&i, &j| x.positions[i].total_cmp(&x.positions[j]));
-    let highest = (0..x.positions.len()).max_by(|&i, &j| x.positions[i].total_cmp(&x.positions[j]));
-    let mut seen: Vec<bool> = vec![false; reached.len()];
-    let keep: Vec<usize> = (0..x.positions.len())
-        .filter(|&i| {
-            let first_reached = match reached.binary_search_by(|p| p.total_cmp(&x.positions[i])) {
-                Ok(k) if !seen[k] => {
-                    seen[k] = true;
-                    true
-                }
-                _ => false,
-            };
-            first_reached || Some(i) == lowest || Some(i) == highest
-        })
-        .collect();
-    XAxis {
-        positions: keep.iter().map(|&i| x.positions[i]).collect(),
-        labels: keep.iter().map(|&i| x.labels[i].clone()).collect(),
-        ..x
-    }
+/// Where a group's figures are: their x axis and its span, the slice held (as text) and the
+/// axis's file-name stem.
+struct Place<'a> {
+    x: &'a XAxis,
+    span: (f64, f64),
+    fixed: &'a str,
+    stem: &'a str,
 }
 
-/// A point of a line as it is built: (x position, mean, ci95 half-width).
-type Seen = (f64, f64, f64);
-
-/// The points of one line of a metric figure, as the summary streams past: all of them up to
-/// `X_PARTS`, past that reduced per part of the x axis (`per_column`) whenever the buffer
-/// fills, so a line holds at most a few times `X_PARTS` points whatever the sweep's size.
-/// Reducing in batches keeps what one reduction of the whole line keeps: a part's lowest
-/// and highest mean (first and last of ties, in x then walk order) are the lowest and highest
-/// of the batch that holds them, and so are the line's ends. The walk order of points of one
-/// x is kept by stable sorts: a reduced batch (sorted, earlier) comes before the points after.
-#[derive(Default)]
-struct Built {
-    points: Vec<Seen>,
-    count: usize,
-}
-
-impl Built {
-    /// What the buffer holds before it is reduced: a reduction keeps up to two points a part
-    /// and the ends, so each frees room for at least `X_PARTS` more.
-    const FULL: usize = 3 * X_PARTS + 2;
-
-    fn push(&mut self, p: Seen, span: (f64, f64)) {
-        if self.points.capacity() == 0 {
-            self.points.reserve_exact(Built::FULL);
-        }
-        self.points.push(p);
-        self.count += 1;
-        if self.points.len() >= Built::FULL {
-            self.reduce(span);
+/// The figure of one metric from its built lines (`None` when no line has a point).
+fn metric_figure(
+    (_, y_title, stem, higher_better): (&str, &str, &str, bool),
+    at: &Place<'_>,
+    lines: &[Line],
+    built: Vec<Built>,
+) -> Option<Figure> {
+    let (mut series, mut reduced) = (Vec::new(), false);
+    for (li, (line, b)) in lines.iter().zip(built).enumerate() {
+        reduced |= b.count > NOTE_ABOVE;
+        let points = b.finish(at.span);
+        if !points.is_empty() {
+            let (label, color) = (line.label.clone(), line.color);
+            let shape = style::shape(li + li / style::SHAPES.len());
+            series.push(Series { label, color, shape, points });
         }
     }
-
-    fn reduce(&mut self, span: (f64, f64)) {
-        self.points.sort_by(|p, q| p.0.total_cmp(&q.0));
-        let kept = per_column(&self.points, |px| x_part(span, px));
-        self.points.clear();
-        self.points.extend(kept);
+    if series.is_empty() {
+        return None;
     }
-
-    /// The line, ascending in x: every point, or more than `X_PARTS` reduced per part.
-    fn finish(mut self, span: (f64, f64)) -> Vec<Seen> {
-        if self.count > X_PARTS {
-            self.reduce(span);
-        } else {
-            self.points.sort_by(|p, q| p.0.total_cmp(&q.0));
-        }
-        // Held until every figure is drawn: no spare capacity.
-        self.points.into_boxed_slice().into()
+    let what = y_title.split(" (").next().unwrap_or(y_title);
+    let mut title = format!("{what} vs {}", at.x.key);
+    if !at.fixed.is_empty() {
+        title.push_str(&format!(" (at {})", at.fixed));
     }
-}
-
-/// Which of `X_PARTS` equal parts of the span `lo..=hi` holds `x`.
-fn x_part((lo, hi): (f64, f64), x: f64) -> i64 {
-    let at = if hi > lo { (x - lo) / (hi - lo) } else { 0.0 };
-    (at * (X_PARTS - 1) as f64).round() as i64
-}
-
-/// `points` (ascending in x) reduced to what can be seen of them: in each run of points in
-/// one `column`, the point of the lowest mean and that of the highest, in x order (one if it
-/// is both), and the first and last points. The line through them reaches every column's
-/// extremes and both ends, as the full line would.
-fn per_column(points: &[(f64, f64, f64)], column: impl Fn(f64) -> i64) -> Vec<(f64, f64, f64)> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < points.len() {
-        let c = column(points[start].0);
-        let len = points[start..].iter().take_while(|p| column(p.0) == c).count();
-        let run = &points[start..start + len];
-        let lowest = (0..len).min_by(|&i, &j| run[i].1.total_cmp(&run[j].1)).unwrap_or(0);
-        let highest = (0..len).max_by(|&i, &j| run[i].1.total_cmp(&run[j].1)).unwrap_or(0);
-        out.push(run[lowest.min(highest)]);
-        if lowest != highest {
-            out.push(run[lowest.max(highest)]);
-        }
-        start += len;
+    let mut spec = MetricSpec { x: at.x.clone(), highlight: None, y_title: y_title.into(), series };
+    let mut caption = caption(&spec, what, y_title, higher_better);
+    let reached = spec.series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    spec.x = drawn_axis(spec.x, reached);
+    if reduced {
+        caption.push_str(PER_COLUMN_NOTE);
     }
-    if let (Some(&first), Some(&last)) = (points.first(), points.last()) {
-        if out.first() != Some(&first) {
-            out.insert(0, first);
-        }
-        if out.last() != Some(&last) {
-            out.push(last);
+    if !at.fixed.is_empty() {
+        // Say where the other axes are held: "At agents = 8 (parent_tokens = 50000), ..."
+        if let Some((head, tail)) = caption.split_once(", ") {
+            caption = format!("{head} ({}), {tail}", at.fixed);
         }
     }
-    out
+    let name = format!("{stem}_vs_{}", at.stem);
+    Some(Figure { name, title, caption, spec: Spec::Metric(spec) })
 }
 
 /// "At KEY = V, S has the lowest mean cost (a USD), 42% less than eager (b USD)."
@@ -582,11 +292,7 @@ pub fn draw<DB: DrawingBackend>(
     let y = scale::linear(lo, hi, lo >= 0.0);
     // Few lines are labelled at their ends; many keep the legend column.
     let direct = (2..=DIRECT_LABELS_MAX).contains(&s.series.len());
-    let mut legend: Vec<(String, Mark)> = if s.series.len() > 1 && !direct {
-        s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
-    } else {
-        Vec::new()
-    };
+    let mut legend = if direct { Vec::new() } else { series_legend(s) };
     // Zipped partners move with x: their values, named in the legend column.
     if let Some(n) = &s.x.note {
         if !legend.is_empty() {
@@ -672,32 +378,22 @@ fn draw_panels<DB: DrawingBackend>(
     Ok(())
 }
 
+/// A legend row per series (none for one series).
+fn series_legend(s: &MetricSpec) -> Vec<(String, Mark)> {
+    match s.series.len() {
+        0 | 1 => Vec::new(),
+        _ => {
+            s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
+        }
+    }
+}
+
 /// The lowest and highest value a figure's bands reach.
 fn y_extent(s: &MetricSpec) -> (f64, f64) {
     let pts = s.series.iter().flat_map(|se| se.points.iter());
     let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
     let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
     (lo, hi)
-}
-
-/// The x axis drawn to scale: log10 positions get a log axis, plain ones a linear axis.
-pub fn x_scale(x: &XAxis) -> scale::Scale {
-    x_scale_max(x, scale::MAX_TICKS)
-}
-
-/// `x_scale` with at most `max` ticks on a linear axis.
-pub fn x_scale_max(x: &XAxis, max: usize) -> scale::Scale {
-    let values: Vec<f64> =
-        x.positions.iter().map(|p| if x.log { 10f64.powf(*p) } else { *p }).collect();
-    if x.log {
-        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        scale::log_scale(lo, hi)
-    } else {
-        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        scale::linear_max(lo, hi, false, max)
-    }
 }
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>;
@@ -761,14 +457,8 @@ fn draw_dots<DB: DrawingBackend>(
     s: &MetricSpec,
 ) -> DrawResult {
     let n = s.x.labels.len();
-    let pts = s.series.iter().flat_map(|se| se.points.iter());
-    let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
-    let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
-    let legend: Vec<(String, Mark)> = if s.series.len() > 1 {
-        s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
-    } else {
-        Vec::new()
-    };
+    let (lo, hi) = y_extent(s);
+    let legend = series_legend(s);
     let area = frame(root, title, &legend)?;
     let v = scale::linear_max(lo, hi, lo >= 0.0, scale::ticks_for_width(area.dim_in_pixel().0));
     let chars = s.x.labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
@@ -811,49 +501,8 @@ fn draw_dots<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_line_reduced_per_column_keeps_each_columns_lowest_and_highest_and_both_ends() {
-        let points: Vec<(f64, f64, f64)> =
-            (0..10).map(|i| (i as f64, [3., 1., 5., 2., 9., 0., 4., 4., 7., 6.][i], 0.5)).collect();
-        // Columns of 3 points: {0,1,2}, {3,4,5}, {6,7,8}, {9}.
-        let got = per_column(&points, |x| (x / 3.0).floor() as i64);
-        let xs: Vec<f64> = got.iter().map(|p| p.0).collect();
-        assert_eq!(xs, [0.0, 1.0, 2.0, 4.0, 5.0, 6.0, 8.0, 9.0]);
-        assert!(got.iter().all(|p| points.contains(p)), "only points of the line: {got:?}");
-    }
-
-    /// A long line with ties in x and in mean, out of x order, as a sweep's rows arrive.
-    fn long_line(n: usize) -> Vec<(f64, f64, f64)> {
-        (0..n)
-            .map(|i| {
-                let x = ((i * 7919) % (n / 3)) as f64;
-                let mean = ((i * 104_729) % 97) as f64 / 7.0;
-                (x, mean, (i % 5) as f64)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_line_reduced_as_it_is_built_is_the_line_reduced_whole() {
-        for n in [10, X_PARTS, X_PARTS + 1, 5 * Built::FULL + 17, 40_000] {
-            let line = long_line(n);
-            let span = line
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| (lo.min(p.0), hi.max(p.0)));
-            let mut built = Built::default();
-            for &p in &line {
-                built.push(p, span);
-            }
-            assert!(built.points.len() < Built::FULL, "bounded by the width, not the points");
-            let mut whole = line.clone();
-            whole.sort_by(|p, q| p.0.total_cmp(&q.0));
-            if whole.len() > X_PARTS {
-                whole = per_column(&whole, |px| x_part(span, px));
-            }
-            assert_eq!(built.finish(span), whole, "{n} points");
-        }
-    }
+    use crate::plot::axis::x_scale;
+    use crate::plot::reduce::X_PARTS;
 
     #[test]
     fn an_axis_drawn_keeps_its_range_and_the_values_its_lines_reach() {
@@ -863,7 +512,7 @@ mod tests {
         let points = vec![(1020.0, 2.0, 0.0), (1500.0, 1.0, 0.0)];
         let series =
             [Series { label: "a".into(), color: style::INK, shape: style::shape(0), points }];
-        let drawn = drawn_axis(x.clone(), &series);
+        let drawn = drawn_axis(x.clone(), series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
         assert_eq!(drawn.positions, [1000.0, 1020.0, 1500.0, 1999.0]);
         assert_eq!(&drawn.labels[..], ["1000", "1020", "1500", "1999"]);
         let range = |x: &XAxis| (x_scale(x).lo, x_scale(x).hi);
@@ -878,29 +527,5 @@ mod tests {
             caption(&spec(drawn), "Cost", "Cost (USD)", false),
             caption(&spec(x), "Cost", "Cost (USD)", false)
         );
-    }
-
-    #[test]
-    fn a_line_of_one_point_a_column_is_kept_whole() {
-        let points: Vec<(f64, f64, f64)> = (0..5).map(|i| (i as f64, i as f64, 0.0)).collect();
-        assert_eq!(per_column(&points, |x| x as i64), points);
-    }
-
-    #[test]
-    fn the_hold_cap_keys() {
-        assert!(is_hold_cap("max_wait") && is_hold_cap("strategy.wait_first.max_wait"));
-        assert!(is_hold_cap("prefix_stagger_ms"));
-        assert!(!is_hold_cap("strategy.stagger.interval") && !is_hold_cap("workload.agents"));
-    }
-
-    #[test]
-    fn hold_caps_are_to_scale_on_a_log_axis_with_5s_at_its_value() {
-        let v: Vec<String> = ["1s", "2s", "10s", "30s"].map(String::from).into();
-        let x = x_axis("max_wait", &v);
-        assert!(x.log && !x.categorical && !x.words);
-        assert_eq!(x.positions, [0.0, 2f64.log10(), 1.0, 30f64.log10()]);
-        assert_eq!(x.marker.map(|m| m.0), Some(5f64.log10()));
-        let y = x_axis("workload.parent_idle", &["0s".into(), "1min".into(), "10min".into()]);
-        assert!(!y.log && y.positions == [0.0, 60.0, 600.0], "linear, to scale: {y:?}");
     }
 }

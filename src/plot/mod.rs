@@ -12,6 +12,7 @@ use plotters::prelude::*;
 
 use crate::results::Results;
 
+pub mod axis;
 pub mod covered;
 pub mod heatmap;
 pub mod labels;
@@ -19,11 +20,12 @@ pub mod latency;
 pub mod metric;
 pub mod param;
 pub mod pareto;
+pub mod reduce;
 pub mod replay;
 pub mod scale;
 pub mod slice;
 pub mod style;
-pub mod svgtext;
+pub mod svg;
 pub mod timeline;
 pub mod tune;
 
@@ -43,12 +45,6 @@ pub enum PlotError {
         figure: String,
         #[source]
         source: png::EncodingError,
-    },
-    #[error("outlining the text of figure `{figure}`")]
-    SvgText {
-        figure: String,
-        #[source]
-        source: svgtext::SvgTextError,
     },
     #[error("writing figure `{figure}`")]
     Write {
@@ -143,7 +139,7 @@ fn draw<DB: DrawingBackend>(f: &Figure, root: &DrawingArea<DB, Shift>) -> DrawRe
         Spec::Heatmap(s) => heatmap::draw(root, &f.title, s),
         Spec::Pareto(s) => pareto::draw(root, &f.title, s),
         Spec::Timeline(s) => timeline::draw(root, &f.title, s),
-        Spec::Covered(s) => covered::draw(root, &f.title, s),
+        Spec::Covered(s) => covered::layout::draw(root, &f.title, s),
     }?;
     Ok(root.present()?)
 }
@@ -158,43 +154,26 @@ pub fn render_png(f: &Figure) -> Result<Vec<u8>, PlotError> {
     png_of(&f.name, |root| draw(f, root))
 }
 
-/// The figure as an SVG document, written to `out` as its text is outlined: the document is
-/// held once (as plotters draws it), not twice (`render_svg`).
+/// The figure as an SVG document, written to `out`.
 pub fn write_svg(f: &Figure, out: &mut dyn std::io::Write) -> Result<(), PlotError> {
-    let svg = plain_svg(&f.name, |root| draw(f, root))?;
-    let mut failed = None;
-    svgtext::outline_text_each(&svg, |piece| {
-        if failed.is_none() {
-            failed = out.write_all(piece.as_bytes()).err();
-        }
-    })
-    .map_err(|source| PlotError::SvgText { figure: f.name.clone(), source })?;
-    failed.map_or(Ok(()), |source| Err(PlotError::Write { figure: f.name.clone(), source }))
+    let svg = render_svg(f)?;
+    out.write_all(svg.as_bytes())
+        .map_err(|source| PlotError::Write { figure: f.name.clone(), source })
 }
 
-/// What `draw` paints, as an SVG document whose text is outlines of the embedded font
-/// (`svgtext`): it renders as the PNG does, whatever fonts the viewer has.
+/// What `draw` paints, as an SVG document with its text as `<text>` elements (`svg`).
 pub(crate) fn svg_of<F>(figure: &str, draw: F) -> Result<String, PlotError>
 where
-    F: FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
-{
-    svgtext::outline_text(&plain_svg(figure, draw)?)
-        .map_err(|source| PlotError::SvgText { figure: figure.into(), source })
-}
-
-/// What `draw` paints, as plotters writes it (text as `<text>` elements).
-fn plain_svg<F>(figure: &str, draw: F) -> Result<String, PlotError>
-where
-    F: FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult,
+    F: FnOnce(&DrawingArea<svg::TextSvg<'_>, Shift>) -> DrawResult,
 {
     style::register_fonts();
-    let mut svg = String::new();
+    let mut doc = String::new();
     {
-        let root =
-            SVGBackend::with_string(&mut svg, (style::WIDTH, style::HEIGHT)).into_drawing_area();
+        let backend = SVGBackend::with_string(&mut doc, (style::WIDTH, style::HEIGHT));
+        let root = svg::TextSvg(backend).into_drawing_area();
         draw(&root).map_err(|source| PlotError::Draw { figure: figure.into(), source })?;
     }
-    Ok(svg)
+    Ok(doc)
 }
 
 /// What `draw` paints, as a PNG file.
@@ -351,7 +330,6 @@ pub(crate) fn frame<DB: DrawingBackend>(
     }
     let rows = legend_rows(root, legend);
     let widest = rows.iter().map(|r| text_width(root, &r.0, style::LEGEND_PX, false)).max();
-    // The measure is exact: the SVG draws the same font's outlines (`svgtext`).
     let text = widest.unwrap_or(0);
     let width = (text + LEGEND_TEXT_X as u32 + 16).clamp(160, LEGEND_MAX_PX + 66);
     let (plot, side) = body.split_horizontally(body.dim_in_pixel().0.saturating_sub(width));

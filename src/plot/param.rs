@@ -6,7 +6,9 @@
 
 use plotters::style::RGBColor;
 
-use super::metric::{axis_number, slice_text, x_axis, MetricSpec, Series, METRICS};
+use super::axis::{axis_number, axis_values, x_axis};
+use super::metric::{MetricSpec, Series, METRICS};
+use super::slice::{groups, slice_text};
 use super::style::{self, num, short_key};
 use super::{Figure, Spec};
 pub use crate::results::parse_label;
@@ -97,7 +99,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         }
         let what = y_title.split(" (").next().unwrap_or(y_title);
         let mut title = format!("{what} vs {family} {param}");
-        let fixed = slice_text(r, &super::slice::groups(r), held, &[0]);
+        let fixed = slice_text(r, &groups(r), held, &[0]);
         if !fixed.is_empty() {
             title.push_str(&format!(" (at {fixed})"));
         }
@@ -123,12 +125,11 @@ fn lines(
         let color = style::strategy_color(&members[0].0, &[members[0].0.clone()]);
         return vec![(family.to_string(), color, None)];
     }
-    let vals = super::metric::axis_values(r, 0);
-    let n = vals.len().max(2) - 1;
+    let vals = axis_values(r, 0);
     let key = short_key(&r.axis_keys[0]);
     vals.iter()
         .enumerate()
-        .map(|(i, v)| (format!("{key} = {v}"), style::series_color(i, n), Some(v.clone())))
+        .map(|(i, v)| (format!("{key} = {v}"), style::series_color(i), Some(v.clone())))
         .collect()
 }
 
@@ -139,8 +140,7 @@ fn reference_lines(
     positions: &[f64],
     get: impl Fn(&str) -> Option<(f64, f64)>,
 ) -> Vec<Series> {
-    let lo = positions.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = positions.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = super::scale::extent(positions.iter().copied());
     strategies
         .iter()
         .filter(|s| !members.iter().any(|m| &m.0 == *s))

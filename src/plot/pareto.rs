@@ -9,6 +9,8 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
+use super::axis::is_hold_cap;
+use super::scale::extent;
 use super::style::{self, num};
 use super::{builder, frame, marker, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::numfmt::tick;
@@ -87,7 +89,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     let from_runs = !r.runs.is_empty();
     // Points of different workloads are not alternatives: hold every axis that is not a
     // strategy parameter at its middle value.
-    let design = |k: &str| super::metric::is_hold_cap(k) || k.contains("strateg");
+    let design = |k: &str| is_hold_cap(k) || k.contains("strateg");
     let fixed: Vec<usize> = (0..r.axis_keys.len()).filter(|&a| !design(&r.axis_keys[a])).collect();
     let mut points = Vec::new();
     for row in slice_rows(r, &fixed, held) {
@@ -179,20 +181,34 @@ fn caption(s: &ParetoSpec) -> String {
     text
 }
 
+/// The frontier as a staircase: from each point across to the next one's makespan, then down
+/// to its cost; on from the last to the axis's end `x1`.
+fn frontier_steps(s: &ParetoSpec, x1: f64) -> Vec<(f64, f64)> {
+    let mut front: Vec<(f64, f64)> =
+        s.points.iter().filter(|p| p.on_frontier).map(|p| (p.x_s, p.cost_usd)).collect();
+    front.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut steps = Vec::new();
+    for (k, p) in front.iter().enumerate() {
+        if k > 0 {
+            steps.push((p.0, front[k - 1].1));
+        }
+        steps.push(*p);
+    }
+    if let Some(last) = front.last() {
+        steps.push((x1, last.1));
+    }
+    steps
+}
+
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     s: &ParetoSpec,
 ) -> DrawResult {
-    let xs = s.points.iter().map(|p| p.x_s);
-    let ys = s.points.iter().map(|p| p.cost_usd);
-    let (x0, x1) = padded(
-        xs.clone().fold(f64::INFINITY, f64::min),
-        xs.fold(f64::NEG_INFINITY, f64::max),
-        false,
-    );
+    let (lo, hi) = extent(s.points.iter().map(|p| p.x_s));
+    let (x0, x1) = padded(lo, hi, false);
     // Cost from zero: a cut axis would make a small saving look large.
-    let (y0, y1) = padded(0.0, ys.fold(f64::NEG_INFINITY, f64::max), true);
+    let (y0, y1) = padded(0.0, extent(s.points.iter().map(|p| p.cost_usd)).1, true);
     let mut legend = vec![("frontier".to_string(), Mark::Line(style::INK))];
     legend.extend(
         s.strategies
@@ -211,20 +227,8 @@ pub fn draw<DB: DrawingBackend>(
         .x_label_formatter(&|v| tick(*v, x1 - x0))
         .y_label_formatter(&|v| tick(*v, y1 - y0))
         .draw()?;
-    let mut front: Vec<(f64, f64)> =
-        s.points.iter().filter(|p| p.on_frontier).map(|p| (p.x_s, p.cost_usd)).collect();
-    front.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut steps = Vec::new();
-    for (k, p) in front.iter().enumerate() {
-        if k > 0 {
-            steps.push((p.0, front[k - 1].1));
-        }
-        steps.push(*p);
-    }
-    if let Some(last) = front.last() {
-        steps.push((x1, last.1));
-    }
-    chart.draw_series(std::iter::once(PathElement::new(steps, style::INK.stroke_width(2))))?;
+    let steps = PathElement::new(frontier_steps(s, x1), style::INK.stroke_width(2));
+    chart.draw_series(std::iter::once(steps))?;
     // Points that coincide (within a marker of each other) are drawn side by side, in
     // strategy order, centred on their place: each one seen, none moved at random.
     let px_per_x = chart.plotting_area().dim_in_pixel().0.max(1) as f64 / (x1 - x0);

@@ -6,8 +6,9 @@
 
 use serde_json::Value;
 
+use super::axis::x_axis;
 use super::latency;
-use super::metric::{x_axis, MetricSpec, Series};
+use super::metric::{MetricSpec, Series};
 use super::style::{self, num};
 use super::{Figure, Spec};
 use crate::results::{decode_histogram, Results};
@@ -44,8 +45,7 @@ fn hit_rate_figure(r: &Value, name: &str, field: &str, key: &str, title: &str) -
         shape: style::Shape::Circle,
         points,
     }];
-    let (lo, hi) =
-        c.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |a, p| (a.0.min(p.1), a.1.max(p.1)));
+    let (lo, hi) = super::scale::extent(c.iter().map(|p| p.1));
     let caption = format!(
         "Token hit rate of the replayed trace goes from {}% at {key} = {} to {}% at {} (range {}%..{}%).",
         num(c[0].1),

@@ -4,7 +4,8 @@
 //! A log axis is drawn in log10 space (positions are `log10(value)`), so every figure keeps
 //! one plain f64 coordinate system and the ticks are chosen here, not by plotters.
 
-use super::covered::{log_ticks, TickedAxis};
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+
 use super::style::num;
 
 /// Values spanning at least this ratio (all positive) get a log axis.
@@ -51,24 +52,80 @@ impl Scale {
     }
 }
 
-/// Should `values` be drawn on a log axis? All positive, spanning `LOG_RATIO` or more.
-pub fn wants_log(values: &[f64]) -> bool {
-    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    lo > 0.0 && hi.is_finite() && hi / lo >= LOG_RATIO
+/// A linear axis whose ticks are given (the log axis is drawn in log10 space with its 1-2-5
+/// values as ticks). plotters' own `with_key_points` loses the f64 label formatter.
+#[derive(Debug, Clone)]
+pub struct TickedAxis {
+    pub lo: f64,
+    pub hi: f64,
+    pub ticks: Vec<f64>,
 }
 
-/// An axis covering `values` (log when they span enough and `allow_log`), padded a little so
-/// no point sits on the frame; a linear axis starts at zero when `from_zero` and all values
-/// are non-negative.
-pub fn fit(values: &[f64], from_zero: bool, allow_log: bool) -> Scale {
-    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
-    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if allow_log && wants_log(&finite) {
-        return log_scale(lo, hi);
+impl Ranged for TickedAxis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let f = (v - self.lo) / (self.hi - self.lo);
+        let f = if f.is_finite() { f } else { 0.0 };
+        limit.0 + ((limit.1 - limit.0) as f64 * f).round() as i32
     }
-    linear(lo, hi, from_zero)
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+/// 1-2-5 ticks within [lo, hi] (a log axis).
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    let mut decade = 10f64.powf(lo.log10().floor());
+    while decade <= hi {
+        for m in [1.0, 2.0, 5.0] {
+            let v = decade * m;
+            if v >= lo && v <= hi {
+                out.push(v);
+            }
+        }
+        decade *= 10.0;
+    }
+    out
+}
+
+/// A top at or above `hi` on a step of 1, 2 or 5 x 10^k giving 4 to 8 intervals, and its ticks.
+pub fn linear_ticks(hi: f64) -> (f64, Vec<f64>) {
+    let hi = if hi > 0.0 { hi } else { 1.0 };
+    let mut step = 10f64.powf((hi / 8.0).log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0, 20.0] {
+        let s = step * m;
+        if (hi / s).ceil() <= 8.0 {
+            step = s;
+            break;
+        }
+    }
+    let n = (hi / step).ceil() as usize;
+    (step * n as f64, (0..=n).map(|i| step * i as f64).collect())
+}
+
+/// The lowest and highest of `values` (NaN left out; (inf, -inf) when there are none).
+pub fn extent(values: impl IntoIterator<Item = f64>) -> (f64, f64) {
+    values
+        .into_iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(v), hi.max(v)))
+}
+
+/// Should `values` be drawn on a log axis? All positive, spanning `LOG_RATIO` or more.
+pub fn wants_log(values: &[f64]) -> bool {
+    let (lo, hi) = extent(values.iter().copied());
+    lo > 0.0 && hi.is_finite() && hi / lo >= LOG_RATIO
 }
 
 /// A log10 axis from `lo` to `hi` (both positive), padded by 4% of the decades shown.
@@ -111,11 +168,6 @@ pub fn linear_max(lo: f64, hi: f64, from_zero: bool, max: usize) -> Scale {
     Scale { log: false, lo: p0, hi: p1, ticks }
 }
 
-/// The smallest 1, 2, 2.5 or 5 x 10^k step giving at most `MAX_TICKS` ticks over `width`.
-pub fn nice_step(width: f64) -> f64 {
-    nice_step_n(0.0, width, MAX_TICKS)
-}
-
 /// The smallest 1, 2, 2.5 or 5 x 10^k step putting at most `max` ticks in [p0, p1].
 fn nice_step_n(p0: f64, p1: f64, max: usize) -> f64 {
     let width = if p1 > p0 && (p1 - p0).is_finite() { p1 - p0 } else { 1.0 };
@@ -151,15 +203,16 @@ mod tests {
     #[test]
     fn prefix_tokens_get_a_log_axis_with_short_labels() {
         let v = [5e3, 1e4, 2.5e4, 5e4, 1e5, 1.5e5, 2e5, 3e5, 5e5];
-        let s = fit(&v, true, true);
-        assert!(s.log);
+        assert!(wants_log(&v));
+        let s = log_scale(5e3, 5e5);
         let labels: Vec<String> = s.ticks.iter().map(|t| s.label(*t)).collect();
         assert_eq!(labels, ["5k", "10k", "20k", "50k", "100k", "200k", "500k"]);
     }
 
     #[test]
     fn an_axis_with_zero_is_linear_and_its_ticks_are_evenly_spaced() {
-        let s = fit(&[0.0, 60.0, 120.0, 600.0], true, true);
+        assert!(!wants_log(&[0.0, 60.0, 120.0, 600.0]));
+        let s = linear(0.0, 600.0, true);
         assert!(!s.log && s.lo == 0.0);
         assert!(s.ticks.len() <= MAX_TICKS && s.ticks.len() >= 4, "{:?}", s.ticks);
         let d: Vec<f64> = s.ticks.windows(2).map(|w| w[1] - w[0]).collect();
@@ -168,7 +221,8 @@ mod tests {
 
     #[test]
     fn hold_caps_from_1_to_30_s_are_log() {
-        let s = fit(&[1.0, 2.0, 5.0, 10.0, 30.0], false, true);
+        assert!(wants_log(&[1.0, 2.0, 5.0, 10.0, 30.0]));
+        let s = log_scale(1.0, 30.0);
         let labels: Vec<String> = s.ticks.iter().map(|t| s.label(*t)).collect();
         assert_eq!(labels, ["1", "2", "5", "10", "20"]);
     }

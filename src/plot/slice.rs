@@ -6,9 +6,10 @@
 //! `manifest.json`), else the experiment's own base value of each axis when it is one of the
 //! swept values, else the middle value written; `plot --at KEY=VALUE` overrides any of them.
 
-use super::metric::{axis_number, axis_values, follows};
+use super::axis::{axis_number, axis_values, follows};
+use super::style::short_key;
 use crate::results::summary::Combos;
-use crate::results::Results;
+use crate::results::{Results, SummaryRow};
 
 /// Why a slice (`--at KEY=VALUE`, `[plot] baseline`) names no point of the results; `what`
 /// says where the pair came from.
@@ -62,6 +63,26 @@ pub fn groups(r: &Results) -> Vec<Vec<usize>> {
 /// the summary's index: the file is not read).
 pub fn combos<'a>(r: &'a Results, group: &[usize]) -> Combos<'a> {
     r.summary.combos(group)
+}
+
+/// "agents = 8, ttl / parent_ttl = 5m / 5m": where the axes outside `free` are held.
+pub fn slice_text(r: &Results, groups: &[Vec<usize>], held: &[String], free: &[usize]) -> String {
+    groups
+        .iter()
+        .filter(|g| !g.iter().any(|a| free.contains(a)))
+        .filter(|g| combos(r, g).len() >= 2)
+        .map(|g| {
+            let keys: Vec<&str> = g.iter().map(|&a| short_key(&r.axis_keys[a])).collect();
+            let vals: Vec<&str> = g.iter().map(|&a| held[a].as_str()).collect();
+            format!("{} = {}", keys.join(" / "), vals.join(" / "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Is `row` in the slice: every axis but the `free` ones at its `held` value?
+pub fn in_slice(row: &SummaryRow, held: &[String], free: &[usize]) -> bool {
+    (0..held.len()).all(|o| free.contains(&o) || row.axis_values[o] == held[o])
 }
 
 /// The stored experiment text of the results (the manifest's `experiment`), parsed.
@@ -135,9 +156,8 @@ pub fn find_axis(r: &Results, key: &str) -> Option<usize> {
     if let Some(i) = r.axis_keys.iter().position(|k| k == key) {
         return Some(i);
     }
-    let short: Vec<usize> = (0..r.axis_keys.len())
-        .filter(|&i| super::style::short_key(&r.axis_keys[i]) == key)
-        .collect();
+    let short: Vec<usize> =
+        (0..r.axis_keys.len()).filter(|&i| short_key(&r.axis_keys[i]) == key).collect();
     (short.len() == 1).then(|| short[0])
 }
 

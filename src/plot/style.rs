@@ -13,8 +13,10 @@ pub use crate::numfmt::num;
 /// Slide size: 16:10 at 1200 px wide.
 pub const WIDTH: u32 = 1200;
 pub const HEIGHT: u32 = 750;
-/// The registered family name (plotters looks fonts up by it).
-pub const FONT: &str = "sans-serif";
+/// The family the embedded DejaVu Sans is registered as (plotters looks fonts up by it), and
+/// the font stack an SVG names: DejaVu Sans where installed, else Verdana, whose widths are
+/// close to it, else the viewer's sans-serif.
+pub const FONT: &str = "DejaVu Sans, Verdana, sans-serif";
 // Plotters draws text at 1/1.24 of the size it is given: these give ~29, 24, 20, 20 px.
 pub const TITLE_PX: u32 = 36;
 pub const AXIS_TITLE_PX: u32 = 30;
@@ -46,7 +48,7 @@ pub fn short_key(key: &str) -> &str {
 
 static FONTS: Once = Once::new();
 
-/// Register DejaVu Sans (regular, bold) as `sans-serif`; without it nothing is drawn.
+/// Register DejaVu Sans (regular, bold) as `FONT`; without it nothing is drawn.
 pub fn register_fonts() {
     FONTS.call_once(|| {
         for (style, bytes) in
@@ -132,15 +134,9 @@ const QUALITATIVE: [RGBColor; 7] = [
     RGBColor(0, 0, 0),
 ];
 
-/// The colour of the `k`-th of `n` lines that are values of an axis.
-pub fn series_color(k: usize, _n: usize) -> RGBColor {
+/// The colour of the `k`-th line of those that are values of an axis.
+pub fn series_color(k: usize) -> RGBColor {
     QUALITATIVE[k % QUALITATIVE.len()]
-}
-
-/// `c` mixed with white: 0 = `c`, 1 = white (an opaque stand-in for a translucent fill).
-pub fn tint(c: RGBColor, white: f64) -> RGBColor {
-    let m = |v: u8| (v as f64 + (255.0 - v as f64) * white).round() as u8;
-    RGBColor(m(c.0), m(c.1), m(c.2))
 }
 
 /// Colours of trace segments (timeline).

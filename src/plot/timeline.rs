@@ -248,7 +248,7 @@ fn draw_panel<DB: DrawingBackend>(
 type Chart<'a, DB> = ChartContext<
     'a,
     DB,
-    Cartesian2d<super::covered::TickedAxis, plotters::coord::types::RangedCoordf64>,
+    Cartesian2d<super::scale::TickedAxis, plotters::coord::types::RangedCoordf64>,
 >;
 
 /// Request outcomes at (time, lane y): hit/partial a dot, miss a cross, redundant write a triangle.

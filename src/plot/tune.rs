@@ -9,7 +9,8 @@
 
 use serde_json::Value;
 
-use super::metric::{is_hold_cap, x_axis, MetricSpec, Series, XAxis};
+use super::axis::{is_hold_cap, x_axis, XAxis};
+use super::metric::{MetricSpec, Series};
 use super::style::{self, num};
 use super::{Figure, Spec};
 use crate::results::Results;

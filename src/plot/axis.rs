@@ -1,0 +1,216 @@
+//! A swept axis as the x axis of a figure: what its values are (numbers, durations, words),
+//! where they sit (to scale, on a log scale past `scale::LOG_RATIO`, or evenly as categories),
+//! the hold-cap default marked on it, and which axes move together (`follows`). It knows the
+//! summary's axis values, not what is drawn against them.
+
+use std::sync::Arc;
+
+use super::scale;
+use super::style;
+use crate::results::summary::Combos;
+use crate::results::Results;
+
+/// A swept axis as the x axis of a figure.
+#[derive(Debug, Clone)]
+pub struct XAxis {
+    pub key: String,
+    pub title: String,
+    /// Position of each value on the axis (the value itself, or its index).
+    pub positions: Vec<f64>,
+    /// Shared: the figures of one axis (a metric each) have the same labels, one a point.
+    pub labels: Arc<[String]>,
+    /// True when positions are indices (labels are then drawn at integer positions).
+    pub categorical: bool,
+    /// True when positions are log10 of the values (a numeric axis spanning 20x or more).
+    pub log: bool,
+    /// What else moves along this axis (zipped partners' values), shown under the axis title.
+    pub note: Option<String>,
+    /// True when the values are words (not numbers or durations): drawn as a dot plot.
+    pub words: bool,
+    /// The hold-cap default: (position, label).
+    pub marker: Option<(f64, String)>,
+}
+
+/// The value of an axis entry in display units: a number, or a duration in seconds.
+pub fn axis_number(text: &str) -> Option<(f64, bool)> {
+    let t = text.trim().trim_matches('"');
+    if let Ok(v) = t.parse::<f64>() {
+        return Some((v, false));
+    }
+    crate::time::parse_duration_us(t).ok().map(|us| (crate::time::secs(us), true))
+}
+
+/// Is this key the hold cap, whose documented default is 5 s? `max_wait` of `wait_first`, or a
+/// key named after Claude Code's `..._PREFIX_STAGGER_MS`; not the `stagger` strategy's own
+/// `interval` (agent i sends at i * interval: a different knob with no such default).
+pub fn is_hold_cap(key: &str) -> bool {
+    key.contains("max_wait") || (key.contains("stagger") && !key.contains("interval"))
+}
+
+/// Build the x axis of `key` from its distinct values (in the order first written).
+pub fn x_axis(key: &str, values: &[String]) -> XAxis {
+    x_axis_of(key, values.to_vec())
+}
+
+/// `x_axis` of values given up to it: they become its labels (not copied: an axis of every
+/// point of a sweep has 100,000).
+fn x_axis_of(key: &str, values: Vec<String>) -> XAxis {
+    let nums: Option<Vec<(f64, bool)>> = values.iter().map(|v| axis_number(v)).collect();
+    let is_duration = nums.as_ref().is_some_and(|n| n.iter().any(|x| x.1));
+    let unit = if is_duration || is_hold_cap(key) {
+        " (s)"
+    } else if key.contains("tokens") {
+        " (tokens)"
+    } else if key.ends_with("agents") || key.ends_with("concurrency") {
+        " (agents)"
+    } else {
+        ""
+    };
+    let n = values.len();
+    let labels: Arc<[String]> = values.into();
+    let secs: Option<Vec<f64>> = nums.as_ref().map(|n| n.iter().map(|x| x.0).collect());
+    let log = secs.as_ref().is_some_and(|v| scale::wants_log(v));
+    let positions = match &secs {
+        Some(v) if log => v.iter().map(|x| x.log10()).collect(),
+        Some(v) => v.clone(),
+        None => (0..n).map(|i| i as f64).collect(),
+    };
+    let words = nums.is_none();
+    let title = match (unit, log) {
+        ("", true) => format!("{key} (log scale)"),
+        (u, true) => {
+            format!("{key} ({}, log scale)", u.trim_start_matches(" (").trim_end_matches(')'))
+        }
+        (u, false) => format!("{key}{u}"),
+    };
+    let mut axis = XAxis {
+        key: key.into(),
+        title,
+        positions,
+        labels,
+        categorical: words,
+        words,
+        log,
+        marker: None,
+        note: None,
+    };
+    if is_hold_cap(key)
+        && secs.as_ref().is_some_and(|v| {
+            let (lo, hi) = scale::extent(v.iter().copied());
+            lo <= style::DEFAULT_HOLD_CAP_S && style::DEFAULT_HOLD_CAP_S <= hi
+        })
+    {
+        let p = if log { style::DEFAULT_HOLD_CAP_S.log10() } else { style::DEFAULT_HOLD_CAP_S };
+        axis.marker = Some((p, "default hold cap 5 s".to_string()));
+    }
+    axis
+}
+
+/// The distinct values of axis `a` in the summary, in first-seen order (of points).
+pub fn axis_values(r: &Results, a: usize) -> Vec<String> {
+    // The set only answers "seen?" (linear in points, where a scan of `vals` was quadratic in
+    // a long axis); the order is `vals`', first appearance. The summary's index holds the
+    // axis values of every point: the file is not read.
+    let mut seen = std::collections::HashSet::new();
+    let mut vals: Vec<String> = Vec::new();
+    for (_, values) in r.summary.axes() {
+        if seen.insert(values[a]) {
+            vals.push(values[a].to_string());
+        }
+    }
+    vals
+}
+
+/// True when axis `o` follows axis `a` (a `zip`): in every summary row, each value of `a` goes
+/// with one value of `o`.
+pub fn follows(r: &Results, o: usize, a: usize) -> bool {
+    // Value of `a` -> the value of `o` first seen with it (a map: a list was quadratic in a
+    // long axis).
+    let mut seen: std::collections::HashMap<&str, &str> = std::collections::HashMap::new();
+    for (_, values) in r.summary.axes() {
+        let (va, vo) = (values[a], values[o]);
+        if *seen.entry(va).or_insert(vo) != vo {
+            return false;
+        }
+    }
+    true
+}
+
+/// A group's combination as one label: `5m / 1h` for zipped axes.
+pub fn combo_label(c: &[&str]) -> String {
+    c.join(" / ")
+}
+
+/// The x axis of a group: its first axis's values, to scale when they are numbers (the zipped
+/// partners' values then named in the axis title), else each combination as a category.
+pub fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
+    let lead: Vec<String> = cs.iter().map(|c| c[0].to_string()).collect();
+    if g.len() == 1 {
+        return x_axis_of(&r.axis_keys[g[0]], lead);
+    }
+    let distinct = lead.iter().collect::<std::collections::HashSet<_>>().len();
+    let numeric = lead.iter().all(|v| axis_number(v).is_some());
+    if numeric && distinct == lead.len() {
+        let mut x = x_axis_of(&r.axis_keys[g[0]], lead);
+        let partners: Vec<String> = (1..g.len())
+            .map(|j| {
+                let pairs: Vec<String> =
+                    cs.iter().map(|c| format!("{} → {}", c[0], c[j])).collect();
+                format!("{} (zipped): {}", style::short_key(&r.axis_keys[g[j]]), pairs.join(", "))
+            })
+            .collect();
+        x.note = Some(partners.join("; "));
+        return x;
+    }
+    let keys: Vec<&str> = g.iter().map(|&a| r.axis_keys[a].as_str()).collect();
+    let labels: Arc<[String]> = cs.iter().map(|c| combo_label(&c)).collect();
+    XAxis {
+        key: keys.join(" / "),
+        title: keys.join(" / "),
+        positions: (0..labels.len()).map(|i| i as f64).collect(),
+        labels,
+        categorical: true,
+        words: true,
+        log: false,
+        marker: None,
+        note: None,
+    }
+}
+
+/// The x axis drawn to scale: log10 positions get a log axis, plain ones a linear axis.
+pub fn x_scale(x: &XAxis) -> scale::Scale {
+    x_scale_max(x, scale::MAX_TICKS)
+}
+
+/// `x_scale` with at most `max` ticks on a linear axis.
+pub fn x_scale_max(x: &XAxis, max: usize) -> scale::Scale {
+    let (lo, hi) =
+        scale::extent(x.positions.iter().map(|p| if x.log { 10f64.powf(*p) } else { *p }));
+    match x.log {
+        true => scale::log_scale(lo, hi),
+        false => scale::linear_max(lo, hi, false, max),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hold_cap_keys() {
+        assert!(is_hold_cap("max_wait") && is_hold_cap("strategy.wait_first.max_wait"));
+        assert!(is_hold_cap("prefix_stagger_ms"));
+        assert!(!is_hold_cap("strategy.stagger.interval") && !is_hold_cap("workload.agents"));
+    }
+
+    #[test]
+    fn hold_caps_are_to_scale_on_a_log_axis_with_5s_at_its_value() {
+        let v: Vec<String> = ["1s", "2s", "10s", "30s"].map(String::from).into();
+        let x = x_axis("max_wait", &v);
+        assert!(x.log && !x.categorical && !x.words);
+        assert_eq!(x.positions, [0.0, 2f64.log10(), 1.0, 30f64.log10()]);
+        assert_eq!(x.marker.map(|m| m.0), Some(5f64.log10()));
+        let y = x_axis("workload.parent_idle", &["0s".into(), "1min".into(), "10min".into()]);
+        assert!(!y.log && y.positions == [0.0, 60.0, 600.0], "linear, to scale: {y:?}");
+    }
+}
