@@ -14,7 +14,8 @@
 //!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
 //! - [`GpuCache`]: a self-hosted replica's KV memory (`vllm`, `sglang`): full blocks readable as
 //!   they are computed, LRU among blocks no running request holds (`gpu.rs`).
-//! - The price formula (`presets.rs`; the model presets are `config::presets`, re-exported); Messages-API JSON bodies to prompts
+//! - [`params`]: the model's prices, the policy, TTLs, the hosted providers' rules.
+//! - The price formula (`presets.rs`; the model presets are config's); Messages-API JSON bodies to prompts
 //!   (`body.rs`), read with their keys in the order sent (`json.rs`).
 //!
 //! It does not know agents, latency or events: the caller says when a request is sent and when
@@ -26,15 +27,15 @@ mod index;
 mod json;
 pub mod lifecycle;
 pub mod lru;
+pub mod params;
 mod presets;
 mod prompt;
 pub mod router;
 mod serve;
 mod store;
 
-pub use crate::config::model_ids;
-pub use crate::config::presets::{preset, preset_for, preset_names};
-pub use crate::config::{Policy, Ttl};
+/// The one use of config left: `body.rs`'s (it leaves cache with that file).
+use crate::config::presets::preset_for;
 pub use body::{
     parse_body, parse_body_with, parse_json, parse_json_with, request_from_json,
     request_from_json_scoped, BodyError, Granularity, ParsedBody,
@@ -43,7 +44,10 @@ pub use gpu::GpuCache;
 pub use index::StoreKey;
 pub use json::Json;
 pub use lifecycle::State;
-pub use model_ids::preset_for_api_id;
+pub use params::{
+    CacheParams, GeminiMode, GeminiParams, HostedParams, LongContext, ModelParams, OpenAiContract,
+    OpenAiParams, OpenAiRetention, Policy, ThinkingHistory, Ttl,
+};
 pub use presets::{cost_usd, is_long_context, storage_usd, uncached_cost_usd, Bill, Prices};
 pub use prompt::{reference_prefix_key, Prompt, PromptMemory};
 pub use serve::{stepped, Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};

@@ -26,7 +26,7 @@
 use super::router::Router;
 use super::store::{EntryStore, SlotId, WriteOutcome};
 use super::{Breakpoint, CacheError, Key, Policy, Prices, Prompt, Ttl, Usage};
-use crate::config::{CacheParams, HostedParams, ModelParams};
+use super::{CacheParams, HostedParams, ModelParams};
 use crate::time::SimTime;
 use std::ops::{ControlFlow, Range};
 
@@ -558,8 +558,7 @@ fn default_ttl(params: &CacheParams) -> Ttl {
 
 /// The KV block of a self-hosted policy: `Some` for `vllm` (16) and `sglang` (1).
 fn server_block_tokens(policy: Policy) -> Option<u64> {
-    crate::config::server::is_server(policy)
-        .then(|| crate::config::server::default_block_tokens(policy))
+    policy.is_server().then(|| policy.default_block_tokens())
 }
 
 /// Without a server's clock (`Cache::serve` on `vllm` and `sglang`, as the scenarios and

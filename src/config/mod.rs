@@ -11,7 +11,6 @@
 pub mod call;
 pub mod dist_syntax;
 pub mod experiment;
-pub mod hosted;
 pub mod latency_file;
 pub mod latency_presets;
 pub mod model_ids;
@@ -25,11 +24,13 @@ mod set;
 
 use std::path::Path;
 
+pub use crate::cache::params::*;
 pub use crate::dist::Quantity;
 pub use dist_syntax::{dist_label, parse_dist, parse_dist_in, DistError};
 pub use experiment::*;
-pub use hosted::*;
+pub use model_ids::preset_for_api_id;
 pub use names::{kind_label, parse_kind, parse_strategy, strategy_label, NameError};
+pub use presets::{preset, preset_for, preset_names};
 pub use render::render;
 pub use resolve::{check_changed, lookup, resolve};
 pub use server::{Router, ServerParams, Sharing};

@@ -12,8 +12,8 @@
 //! Rate-limit classes: the rate-limits page's combined tables ("Opus 4.x", "Sonnet 4.x",
 //! "Fable 5.x"). Every field is overridable by the experiment file.
 
-use super::experiment::{LongContext, ModelParams, ThinkingHistory};
 use super::model_ids::preset_for_api_id;
+use crate::cache::{LongContext, ModelParams, ThinkingHistory};
 
 /// One preset row.
 struct Row {

@@ -8,8 +8,7 @@
 //! the `openai` policy bills that retention's writes in). Context windows: the input length
 //! below which the listed (standard) prices apply; there is no long-context offer here.
 
-use super::experiment::{ModelParams, Policy, ThinkingHistory};
-use super::hosted::OpenAiContract;
+use crate::cache::{ModelParams, OpenAiContract, Policy, ThinkingHistory};
 
 struct Row {
     name: &'static str,

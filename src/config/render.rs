@@ -9,6 +9,7 @@ use super::dist_syntax::dist_label;
 use super::experiment::*;
 use super::names::{kind_label, strategy_label};
 use super::server::ServerParams;
+use crate::cache::{CacheParams, ModelParams, Policy};
 use crate::dist::{Dist, Quantity};
 use crate::time::exact_duration;
 use toml::{Table, Value};

@@ -11,6 +11,7 @@ use super::names::{parse_kind, parse_strategy, strategy_label};
 use super::server::{self, Router, ServerParams, Sharing};
 use super::HostedParams;
 use super::{presets, ConfigError};
+use crate::cache::{CacheParams, LongContext, ModelParams, Policy, ThinkingHistory, Ttl};
 use crate::config::latency_presets::{self, LatencyPreset};
 use crate::dist::{Dist, Quantity};
 use crate::limits::{
@@ -104,7 +105,7 @@ pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigEr
     };
     exp.report = report::resolve_report(&mut top.section("report")?, table, &exp.strategies)?;
     let server = resolve_server(&mut top.section("server")?, exp.cache.policy)?;
-    if server::is_server(exp.cache.policy) {
+    if exp.cache.policy.is_server() {
         check_server_experiment(&top, &exp, &exp.workload)?;
         exp.server = Some(server);
     }
@@ -143,7 +144,7 @@ pub fn check_changed(
     }
     let mut top = Section::new(origin, "", table, Path::new(origin).parent());
     let w = resolve_workload(&mut top.section("workload")?)?;
-    if server::is_server(base.cache.policy) {
+    if base.cache.policy.is_server() {
         check_server_experiment(&top, base, &w)?;
     }
     let other = match &w.kind {

@@ -210,7 +210,7 @@ pub fn notes(exp: &Experiment) -> Vec<String> {
         );
     }
     let agents_model = match &w.kind {
-        crate::config::AgentKind::ForkOtherModel { model } => crate::cache::preset(model),
+        crate::config::AgentKind::ForkOtherModel { model } => crate::config::preset(model),
         _ => Some(exp.model.clone()),
     };
     let strips = agents_model
