@@ -101,6 +101,26 @@ pub fn preset(name: &str) -> Option<ModelParams> {
     })
 }
 
+/// A model that is no preset, before its `[model_params]`: no prices, a 200k window, no
+/// long-context offer, thinking kept, its own rate-limit buckets.
+pub fn unlisted(name: &str) -> ModelParams {
+    ModelParams {
+        name: name.to_string(),
+        input_usd_per_mtok: 0.0,
+        output_usd_per_mtok: 0.0,
+        read_multiplier: 0.0,
+        write_5m_multiplier: 0.0,
+        write_1h_multiplier: 0.0,
+        storage_usd_per_mtok_hour: 0.0,
+        min_cacheable_tokens: 0,
+        context_window_tokens: K200,
+        long_context: None,
+        use_long_context: false,
+        thinking: ThinkingHistory::Kept,
+        rate_limit_class: name.to_string(),
+    }
+}
+
 /// The larger window a model offers on request: Sonnet 4 and Sonnet 4.5 served 1M tokens in
 /// beta (the `context-1m-2025-08-07` header), input above 200k priced at 2x and output at
 /// 1.5x (the pricing page's "Long context pricing": $6 / $22.50 per MTok against $3 / $15).
