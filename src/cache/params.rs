@@ -232,8 +232,6 @@ pub enum OpenAiRetention {
 }
 
 impl OpenAiRetention {
-    pub const NAMES: [&'static str; 4] = ["in_memory", "24h", "30m", "12h"];
-
     pub fn name(self) -> &'static str {
         match self {
             OpenAiRetention::InMemory => "in_memory",

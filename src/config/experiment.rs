@@ -78,16 +78,6 @@ pub enum Answer {
 }
 
 impl Answer {
-    pub const NAMES: [&'static str; 2] = ["hold_cap", "cost"];
-
-    pub fn parse(s: &str) -> Option<Answer> {
-        match s {
-            "hold_cap" => Some(Answer::HoldCap),
-            "cost" => Some(Answer::Cost),
-            _ => None,
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Answer::HoldCap => "hold_cap",

@@ -29,19 +29,19 @@ pub const MAX_PRICE_USD_PER_MTOK: u64 = 1_000_000;
 /// Most a cache price multiplier may be (the API's are 0.1, 1.25 and 2).
 pub const MAX_MULTIPLIER: u64 = 1_000;
 
-/// A value type of experiment files (`$t`, holding a `$inner` as its first field): read from
-/// one TOML value (`read`), written back as one (`write`).
+/// A value type of experiment files (`$t`, holding a `$inner`): read from one TOML value by
+/// its `read`, written back as `$write` of the value.
 macro_rules! toml_value {
-    ($($t:ident $(<const $c:ident: $ct:ty>)? => $inner:ty),* $(,)?) => {$(
+    ($($t:ident $(<const $c:ident: $ct:ty>)? => $inner:ty, $write:expr;)*) => {$(
         impl<'de $(, const $c: $ct)?> Deserialize<'de> for $t$(<$c>)? {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let v = Value::deserialize(d)?;
-                Self::read(v).map_err(serde::de::Error::custom)
+                Self::read(Value::deserialize(d)?).map_err(serde::de::Error::custom)
             }
         }
         impl $(<const $c: $ct>)? Serialize for $t$(<$c>)? {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                self.write().serialize(s)
+                let write: fn(&$t$(<$c>)?) -> Value = $write;
+                write(self).serialize(s)
             }
         }
         impl $(<const $c: $ct>)? From<$t$(<$c>)?> for $inner {
@@ -52,13 +52,21 @@ macro_rules! toml_value {
     )*};
 }
 
-toml_value!(
-    Text => String, Flag => bool, Int<const MIN: u64> => u64, Count<const MIN: u64> => u32,
-    Tokens => u64, Num => f64, AtMost<const MAX: u64> => f64, Share => f64, Duration => u64,
-    DistOf<const Q: u8> => Dist, TokenDist => Dist, TtlText => Ttl, Blocks => Vec<BlockKind>,
-    Strategies => Vec<Strategy>, Kind => AgentKind, Baseline => toml::Table, FileName => String,
-    SweptKey => String, KeyList => Vec<Value>,
-);
+toml_value! {
+    Int<const MIN: u64> => u64, |x| int(x.0);
+    Count<const MIN: u64> => u32, |x| x.0.into();
+    Tokens => u64, |x| int(x.0);
+    Num => f64, |x| x.0.into();
+    AtMost<const MAX: u64> => f64, |x| x.0.into();
+    Share => f64, |x| x.0.into();
+    Duration => u64, |x| exact_duration(x.0).into();
+    DistOf<const Q: u8> => Dist, |x| dist_label(&x.0, Self::QUANTITY).into();
+    TokenDist => Dist, |x| dist_label(&x.0, Quantity::Number).into();
+    TtlText => Ttl, |x| x.0.duration_name().into();
+    Blocks => Vec<BlockKind>, |x| Value::Array(x.0.iter().map(|b| b.name().into()).collect());
+    Strategies => Vec<Strategy>, |x| x.0.iter().map(strategy_label).collect::<Vec<_>>().into();
+    Kind => AgentKind, |x| kind_label(&x.0).into();
+}
 
 /// An optional key's value, or `default` when the key is absent.
 pub trait GetOr<T> {
@@ -76,34 +84,10 @@ fn int(x: u64) -> Value {
     Value::Integer(i64::try_from(x).unwrap_or(i64::MAX))
 }
 
-/// A string.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Text(pub String);
-
-impl Text {
-    fn read(v: Value) -> Result<Self, Bad> {
-        match v {
-            Value::String(s) => Ok(Text(s)),
-            v => Err(Bad::new(v, "expected a string")),
-        }
-    }
-
-    fn write(&self) -> Value {
-        self.0.clone().into()
-    }
-}
-
-/// `true` or `false`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Flag(pub bool);
-
-impl Flag {
-    fn read(v: Value) -> Result<Self, Bad> {
-        v.as_bool().map(Flag).ok_or_else(|| Bad::new(v, "expected true or false"))
-    }
-
-    fn write(&self) -> Value {
-        self.0.into()
+fn string(v: Value) -> Result<String, Bad> {
+    match v {
+        Value::String(s) => Ok(s),
+        v => Err(Bad::new(v, "expected a string")),
     }
 }
 
@@ -118,10 +102,6 @@ impl<const MIN: u64> Int<MIN> {
             _ => Err(Bad::new(v, format!("expected an integer >= {MIN}"))),
         }
     }
-
-    fn write(&self) -> Value {
-        int(self.0)
-    }
 }
 
 /// An integer of at least `MIN` that fits a `u32` (agents, replications, ...).
@@ -132,10 +112,6 @@ impl<const MIN: u64> Count<MIN> {
     fn read(v: Value) -> Result<Self, Bad> {
         let Int(i) = Int::<MIN>::read(v)?;
         u32::try_from(i).map(Count).map_err(|_| Bad::new(i, "too large"))
-    }
-
-    fn write(&self) -> Value {
-        int(self.0.into())
     }
 }
 
@@ -151,10 +127,6 @@ impl Tokens {
             }
             Int(i) => Ok(Tokens(i)),
         }
-    }
-
-    fn write(&self) -> Value {
-        int(self.0)
     }
 }
 
@@ -174,10 +146,6 @@ impl Num {
         }
         Ok(Num(x))
     }
-
-    fn write(&self) -> Value {
-        self.0.into()
-    }
 }
 
 /// A number of at most `MAX` (prices and multipliers: a run's cost stays finite and exact
@@ -194,10 +162,6 @@ impl<const MAX: u64> AtMost<MAX> {
         }
         Ok(AtMost(x))
     }
-
-    fn write(&self) -> Value {
-        self.0.into()
-    }
 }
 
 /// A share or probability, in [0, 1].
@@ -210,10 +174,6 @@ impl Share {
             Num(x) if x > 1.0 => Err(Bad::new(x, "a share or probability is at most 1")),
             Num(x) => Ok(Share(x)),
         }
-    }
-
-    fn write(&self) -> Value {
-        self.0.into()
     }
 }
 
@@ -229,10 +189,6 @@ impl Duration {
             }
             v => Err(Bad::new(v, "a duration is a string with a unit, e.g. \"5s\"")),
         }
-    }
-
-    fn write(&self) -> Value {
-        exact_duration(self.0).into()
     }
 }
 
@@ -266,10 +222,6 @@ impl<const Q: u8> DistOf<Q> {
         };
         parse_dist_cached(&text, q).map(DistOf).map_err(|e| Bad::quoted(&text, e.to_string()))
     }
-
-    fn write(&self) -> Value {
-        dist_label(&self.0, Self::QUANTITY).into()
-    }
 }
 
 /// A distribution of token counts: its parameters at most `MAX_TOKENS`.
@@ -284,10 +236,6 @@ impl TokenDist {
             return Err(Bad::quoted(&dist_label(&d, Quantity::Number), why));
         }
         Ok(TokenDist(d))
-    }
-
-    fn write(&self) -> Value {
-        dist_label(&self.0, Quantity::Number).into()
     }
 }
 
@@ -354,7 +302,7 @@ pub struct TtlText(pub Ttl, pub String);
 
 impl TtlText {
     fn read(v: Value) -> Result<Self, Bad> {
-        let Text(t) = Text::read(v)?;
+        let t = string(v)?;
         let ttl = match t.as_str() {
             "none" => Ttl::None,
             _ => match parse_duration_us(&t) {
@@ -369,10 +317,6 @@ impl TtlText {
             },
         };
         Ok(TtlText(ttl, t))
-    }
-
-    fn write(&self) -> Value {
-        self.0.duration_name().into()
     }
 
     pub fn of(ttl: Ttl) -> TtlText {
@@ -410,10 +354,6 @@ impl Blocks {
         }
         Ok(Blocks(out))
     }
-
-    fn write(&self) -> Value {
-        Value::Array(self.0.iter().map(|b| b.name().into()).collect())
-    }
 }
 
 /// The launch strategies compared: at least one, none twice.
@@ -437,10 +377,6 @@ impl Strategies {
         }
         Ok(Strategies(out))
     }
-
-    fn write(&self) -> Value {
-        Value::Array(self.0.iter().map(|s| strategy_label(s).into()).collect())
-    }
 }
 
 /// An agent kind (`fork_drop_tool(tool=Bash)`).
@@ -449,84 +385,8 @@ pub struct Kind(pub AgentKind);
 
 impl Kind {
     fn read(v: Value) -> Result<Self, Bad> {
-        let Text(t) = Text::read(v)?;
+        let t = string(v)?;
         parse_kind(&t).map(Kind).map_err(|e| Bad::quoted(&t, e.to_string()))
-    }
-
-    fn write(&self) -> Value {
-        kind_label(&self.0).into()
-    }
-}
-
-/// `[plot] baseline`: a table of swept keys and values (each value checked by `validate`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Baseline(pub toml::Table);
-
-impl Baseline {
-    fn read(v: Value) -> Result<Self, Bad> {
-        match v {
-            Value::Table(t) => Ok(Baseline(t)),
-            v => {
-                let why =
-                    "expected a table of swept keys and values, e.g. { \"cache.ttl\" = \"5m\" }";
-                Err(Bad::new(v, why))
-            }
-        }
-    }
-
-    fn write(&self) -> Value {
-        Value::Table(self.0.clone())
-    }
-}
-
-/// A file name, relative to the experiment file's directory.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileName(pub String);
-
-impl FileName {
-    fn read(v: Value) -> Result<Self, Bad> {
-        match v {
-            Value::String(s) => Ok(FileName(s)),
-            v => Err(Bad::new(v, "expected a file name")),
-        }
-    }
-
-    fn write(&self) -> Value {
-        self.0.clone().into()
-    }
-}
-
-/// A swept key (`[report] compare`): a non-empty string.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SweptKey(pub String);
-
-impl SweptKey {
-    fn read(v: Value) -> Result<Self, Bad> {
-        match v {
-            Value::String(s) if !s.is_empty() => Ok(SweptKey(s)),
-            v => Err(Bad::new(v, "expected a swept key, a string")),
-        }
-    }
-
-    fn write(&self) -> Value {
-        self.0.clone().into()
-    }
-}
-
-/// A list of dotted keys (`[report] assumptions`; each checked against the file by `validate`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct KeyList(pub Vec<Value>);
-
-impl KeyList {
-    fn read(v: Value) -> Result<Self, Bad> {
-        match v {
-            Value::Array(items) => Ok(KeyList(items)),
-            v => Err(Bad::new(v, "expected a list of dotted keys")),
-        }
-    }
-
-    fn write(&self) -> Value {
-        Value::Array(self.0.clone())
     }
 }
 
@@ -561,62 +421,33 @@ impl<T: Named> Serialize for Name<T> {
     }
 }
 
-impl Named for Policy {
-    const NAMES: &'static [(&'static str, Self)] = &[
-        ("anthropic", Policy::Anthropic),
-        ("every-block", Policy::EveryBlock),
-        ("every_block", Policy::EveryBlock),
-        ("openai", Policy::OpenAi),
-        ("gemini", Policy::Gemini),
-        ("vllm", Policy::Vllm),
-        ("sglang", Policy::Sglang),
-    ];
-    const USE: &'static str =
-        "use one of \"anthropic\", \"every-block\", \"openai\", \"gemini\", \"vllm\", \"sglang\"";
+/// `Named` for each type: its names, the first of a value the one written, and `USE`.
+macro_rules! named {
+    ($($t:ident [$($n:literal => $v:ident),*] $use:literal $(, $nas:expr)?;)*) => {$(
+        impl Named for $t {
+            const NAMES: &'static [(&'static str, Self)] = &[$(($n, $t::$v)),*];
+            const USE: &'static str = $use;
+            $(const NOT_A_STRING: &'static str = $nas;)?
+        }
+    )*};
 }
 
-impl Named for ThinkingHistory {
-    const NAMES: &'static [(&'static str, Self)] = &[
-        ("kept", ThinkingHistory::Kept),
-        ("stripped", ThinkingHistory::Stripped),
-        ("none", ThinkingHistory::None),
-    ];
-    const USE: &'static str = "use \"kept\", \"stripped\" or \"none\"";
-}
-
-impl Named for Router {
-    const NAMES: &'static [(&'static str, Self)] =
-        &[("round-robin", Router::RoundRobin), ("prefix-aware", Router::PrefixAware)];
-    const USE: &'static str = "use \"round-robin\" or \"prefix-aware\"";
-}
-
-impl Named for Sharing {
-    const NAMES: &'static [(&'static str, Self)] =
-        &[("fcfs-chunked", Sharing::FcfsChunked), ("processor-sharing", Sharing::ProcessorSharing)];
-    const USE: &'static str = "use \"fcfs-chunked\" or \"processor-sharing\"";
-}
-
-impl Named for OpenAiContract {
-    const NAMES: &'static [(&'static str, Self)] =
-        &[("classic", OpenAiContract::Classic), ("breakpoints", OpenAiContract::Breakpoints)];
-    const USE: &'static str = "use \"classic\" or \"breakpoints\"";
-}
-
-impl Named for GeminiMode {
-    const NAMES: &'static [(&'static str, Self)] =
-        &[("implicit", GeminiMode::Implicit), ("explicit", GeminiMode::Explicit)];
-    const USE: &'static str = "use \"implicit\" or \"explicit\"";
-}
-
-impl Named for LatencyPreset {
-    const NAMES: &'static [(&'static str, Self)] =
-        &[("calibrated", LatencyPreset::Calibrated), ("launch-2024", LatencyPreset::Launch2024)];
-    const USE: &'static str = "use one of calibrated, launch-2024";
-}
-
-impl Named for Answer {
-    const NAMES: &'static [(&'static str, Self)] =
-        &[("hold_cap", Answer::HoldCap), ("cost", Answer::Cost)];
-    const USE: &'static str = "expected one of hold_cap, cost";
-    const NOT_A_STRING: &'static str = Self::USE;
+named! {
+    Policy [
+        "anthropic" => Anthropic, "every-block" => EveryBlock, "every_block" => EveryBlock,
+        "openai" => OpenAi, "gemini" => Gemini, "vllm" => Vllm, "sglang" => Sglang
+    ] "use one of \"anthropic\", \"every-block\", \"openai\", \"gemini\", \"vllm\", \"sglang\"";
+    ThinkingHistory ["kept" => Kept, "stripped" => Stripped, "none" => None]
+        "use \"kept\", \"stripped\" or \"none\"";
+    Router ["round-robin" => RoundRobin, "prefix-aware" => PrefixAware]
+        "use \"round-robin\" or \"prefix-aware\"";
+    Sharing ["fcfs-chunked" => FcfsChunked, "processor-sharing" => ProcessorSharing]
+        "use \"fcfs-chunked\" or \"processor-sharing\"";
+    OpenAiContract ["classic" => Classic, "breakpoints" => Breakpoints]
+        "use \"classic\" or \"breakpoints\"";
+    GeminiMode ["implicit" => Implicit, "explicit" => Explicit] "use \"implicit\" or \"explicit\"";
+    LatencyPreset ["calibrated" => Calibrated, "launch-2024" => Launch2024]
+        "use one of calibrated, launch-2024";
+    Answer ["hold_cap" => HoldCap, "cost" => Cost] "expected one of hold_cap, cost",
+        "expected one of hold_cap, cost";
 }

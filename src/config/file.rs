@@ -21,9 +21,9 @@ pub type Multiplier = AtMost<MAX_MULTIPLIER>;
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentFile {
-    pub name: Option<Text>,
-    pub question: Option<Text>,
-    pub model: Option<Text>,
+    pub name: Option<String>,
+    pub question: Option<String>,
+    pub model: Option<String>,
     pub seed: Option<Int<0>>,
     pub replications: Option<Count<1>>,
     pub strategies: Option<Strategies>,
@@ -56,13 +56,13 @@ pub struct ModelSection {
     pub storage_usd_per_mtok_hour: Option<Price>,
     pub min_cacheable_tokens: Option<Tokens>,
     pub context_window_tokens: Option<Tokens>,
-    pub rate_limit_class: Option<Text>,
+    pub rate_limit_class: Option<String>,
     pub thinking_history: Option<Name<ThinkingHistory>>,
     pub long_context_window_tokens: Option<Int<1>>,
     pub long_context_threshold_tokens: Option<Int<0>>,
     pub long_context_input_multiplier: Option<Num>,
     pub long_context_output_multiplier: Option<Num>,
-    pub long_context: Option<Flag>,
+    pub long_context: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -85,7 +85,7 @@ pub struct WorkloadSection {
     pub arrival_every: Option<Duration>,
     pub concurrency: Option<Count<1>>,
     pub parent_tokens: Option<Tokens>,
-    pub parent_warm: Option<Flag>,
+    pub parent_warm: Option<bool>,
     pub parent_idle: Option<Duration>,
     pub parent_turn_every: Option<Duration>,
     pub parent_turn_tokens: Option<TokenDist>,
@@ -101,8 +101,8 @@ pub struct WorkloadSection {
     pub denied_call_share: Option<Share>,
     pub turn_blocks: Option<Blocks>,
     pub parent_exchange_blocks: Option<Blocks>,
-    pub thinking: Option<Flag>,
-    pub parent_thinking: Option<Flag>,
+    pub thinking: Option<bool>,
+    pub parent_thinking: Option<bool>,
 }
 
 /// `[latency]`: a preset, a calibration file's table (`from`), then these keys.
@@ -110,7 +110,7 @@ pub struct WorkloadSection {
 #[serde(deny_unknown_fields)]
 pub struct LatencySection {
     pub preset: Option<Name<LatencyPreset>>,
-    pub from: Option<FileName>,
+    pub from: Option<toml::Value>,
     pub draw: Option<Int<0>>,
     pub overhead: Option<DistOf<DURATION>>,
     pub prefill_rate: Option<DistOf<RATE>>,
@@ -161,9 +161,9 @@ pub struct RateLimitsSection {
     pub rpm: Option<Int<0>>,
     pub itpm: Option<Int<0>>,
     pub otpm: Option<Int<0>>,
-    pub cache_reads_count: Option<Flag>,
+    pub cache_reads_count: Option<bool>,
     pub retry_jitter: Option<DistOf<DURATION>>,
-    pub parent_counts: Option<Flag>,
+    pub parent_counts: Option<bool>,
     pub interval: Option<Duration>,
 }
 
@@ -192,7 +192,8 @@ pub struct LimitsSection {
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlotSection {
-    pub baseline: Option<Baseline>,
+    /// Swept keys and values (checked by `validate`).
+    pub baseline: Option<toml::Value>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -200,17 +201,17 @@ pub struct PlotSection {
 pub struct ReportSection {
     pub answer: Option<Name<Answer>>,
     pub tolerance: Option<Share>,
-    pub compare: Option<SweptKey>,
-    /// One of the file's strategies' labels (checked by `validate`).
+    pub compare: Option<toml::Value>,
+    /// `compare`, `strategy` and `assumptions` are checked by `validate`.
     pub strategy: Option<toml::Value>,
-    pub assumptions: Option<KeyList>,
+    pub assumptions: Option<toml::Value>,
 }
 
 /// `[server]`: each key overrides the `server.model` preset's value.
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerSection {
-    pub model: Option<Text>,
+    pub model: Option<String>,
     pub replicas: Option<Count<1>>,
     pub gpus_per_replica: Option<Count<1>>,
     pub router: Option<Name<Router>>,
@@ -231,7 +232,7 @@ pub struct ServerSection {
 pub struct OpenAiSection {
     pub contract: Option<Name<OpenAiContract>>,
     /// Checked against the contract by `validate`.
-    pub retention: Option<Text>,
+    pub retention: Option<String>,
     pub in_memory_idle: Option<Duration>,
     pub increment_tokens: Option<Int<0>>,
     pub route_tokens: Option<Int<0>>,

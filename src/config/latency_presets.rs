@@ -118,6 +118,26 @@ pub struct Fit {
     pub draws: &'static [Draw],
 }
 
+/// `latency_fits.rs`'s constructors, one line per overhead and per draw.
+const fn overhead(
+    body_s: [f64; 19],
+    p_tail: f64,
+    scale_s: f64,
+    shape: f64,
+    max_s: f64,
+) -> Overhead {
+    Overhead { body_s, p_tail, scale_s, shape, max_s }
+}
+
+const fn draw(
+    overhead: Overhead,
+    prefill_rate: Option<f64>,
+    cached_rate: Option<f64>,
+    attention_rate: Option<f64>,
+) -> Draw {
+    Draw { overhead, prefill_rate, cached_rate, attention_rate }
+}
+
 /// Output tokens per second where no duration was measured.
 pub const DECODE_RATE_FALLBACK: f64 = 50.0;
 

@@ -17,9 +17,9 @@ pub fn render(exp: &Experiment) -> String {
     assert!(i64::try_from(exp.seed).is_ok(), "seeds are at most i64::MAX (checked on input)");
     let (openai, gemini) = hosted_sections(&exp.cache);
     let file = ExperimentFile {
-        name: Some(Text(exp.name.clone())),
-        question: Some(Text(exp.question.clone())),
-        model: Some(Text(exp.model.name.clone())),
+        name: Some(exp.name.clone()),
+        question: Some(exp.question.clone()),
+        model: Some(exp.model.name.clone()),
         seed: Some(Int(exp.seed)),
         replications: Some(Count(exp.replications)),
         strategies: Some(Strategies(exp.strategies.clone())),
@@ -41,7 +41,7 @@ pub fn render(exp: &Experiment) -> String {
         }),
         _sweep: None,
         plot: (!exp.plot_baseline.is_empty()).then(|| PlotSection {
-            baseline: Some(Baseline(exp.plot_baseline.iter().cloned().collect())),
+            baseline: Some(toml::Value::Table(exp.plot_baseline.iter().cloned().collect())),
         }),
         report: (exp.report != ReportSpec::default()).then(|| report_section(&exp.report)),
         server: exp.server.as_ref().map(server_section),
@@ -57,10 +57,9 @@ fn report_section(r: &ReportSpec) -> ReportSection {
     ReportSection {
         answer: r.answer.map(Name),
         tolerance: (r.tolerance != ReportSpec::DEFAULT_TOLERANCE).then_some(Share(r.tolerance)),
-        compare: r.compare.clone().map(SweptKey),
+        compare: r.compare.clone().map(toml::Value::String),
         strategy: r.strategy.clone().map(toml::Value::String),
-        assumptions: (!r.assumptions.is_empty())
-            .then(|| KeyList(r.assumptions.iter().map(|k| k.clone().into()).collect())),
+        assumptions: (!r.assumptions.is_empty()).then(|| r.assumptions.clone().into()),
     }
 }
 
@@ -82,13 +81,13 @@ fn model_section(m: &ModelParams) -> ModelSection {
         context_window_tokens: differs(&|b| b.context_window_tokens == m.context_window_tokens)
             .then_some(Tokens(m.context_window_tokens)),
         rate_limit_class: differs(&|b| b.rate_limit_class == m.rate_limit_class)
-            .then(|| Text(m.rate_limit_class.clone())),
+            .then(|| m.rate_limit_class.clone()),
         thinking_history: differs(&|b| b.thinking == m.thinking).then_some(Name(m.thinking)),
         long_context_window_tokens: long.map(|l| Int(l.window_tokens)),
         long_context_threshold_tokens: long.map(|l| Int(l.threshold_tokens)),
         long_context_input_multiplier: long.map(|l| Num(l.input_multiplier)),
         long_context_output_multiplier: long.map(|l| Num(l.output_multiplier)),
-        long_context: m.use_long_context.then_some(Flag(true)),
+        long_context: m.use_long_context.then_some(true),
     }
 }
 
@@ -115,7 +114,7 @@ fn workload_section(w: &Workload) -> WorkloadSection {
         arrival_every: Some(Duration(w.arrival_every_us)),
         concurrency: Some(Count(w.concurrency)),
         parent_tokens: Some(Tokens(w.parent_tokens)),
-        parent_warm: Some(Flag(w.parent_warm)),
+        parent_warm: Some(w.parent_warm),
         parent_idle: Some(Duration(w.parent_idle_us)),
         parent_turn_every: Some(Duration(w.parent_turn_every_us)),
         parent_turn_tokens: Some(TokenDist(w.parent_turn_tokens.clone())),
@@ -131,8 +130,8 @@ fn workload_section(w: &Workload) -> WorkloadSection {
         denied_call_share: Some(Share(w.denied_call_share)),
         turn_blocks: shape(&w.turn_blocks),
         parent_exchange_blocks: shape(&w.parent_exchange_blocks),
-        thinking: w.thinking.then_some(Flag(true)),
-        parent_thinking: w.parent_thinking.map(Flag),
+        thinking: w.thinking.then_some(true),
+        parent_thinking: w.parent_thinking,
     }
 }
 
@@ -168,9 +167,9 @@ fn rate_limits_section(r: &RateLimits) -> RateLimitsSection {
         rpm: Some(Int(r.rpm)),
         itpm: Some(Int(r.itpm)),
         otpm: Some(Int(r.otpm)),
-        cache_reads_count: Some(Flag(r.cache_reads_count)),
+        cache_reads_count: Some(r.cache_reads_count),
         retry_jitter: Some(DistOf(r.retry_jitter_us.clone())),
-        parent_counts: r.parent_counts.then_some(Flag(true)),
+        parent_counts: r.parent_counts.then_some(true),
         interval: (r.interval_us != US_PER_MIN).then_some(Duration(r.interval_us)),
     }
 }
@@ -178,7 +177,7 @@ fn rate_limits_section(r: &RateLimits) -> RateLimitsSection {
 /// `[server]`, every key written out (only for the `vllm` and `sglang` policies).
 fn server_section(s: &ServerParams) -> ServerSection {
     ServerSection {
-        model: Some(Text(s.model.clone())),
+        model: Some(s.model.clone()),
         replicas: Some(Count(s.replicas)),
         gpus_per_replica: Some(Count(s.gpus_per_replica)),
         router: Some(Name(s.router)),
@@ -203,7 +202,7 @@ fn hosted_sections(c: &CacheParams) -> (Option<OpenAiSection>, Option<GeminiSect
         Policy::OpenAi => {
             let openai = OpenAiSection {
                 contract: Some(Name(o.contract)),
-                retention: Some(Text(o.retention.name().to_string())),
+                retention: Some(o.retention.name().to_string()),
                 in_memory_idle: Some(Duration(o.in_memory_idle_us)),
                 increment_tokens: Some(Int(o.increment_tokens)),
                 route_tokens: Some(Int(o.route_tokens)),

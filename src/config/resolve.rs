@@ -416,10 +416,11 @@ impl LatencySection {
         let preset = self.preset.map_or(LatencyPreset::Calibrated, |p| p.0);
         let draw = self.draw.map(|k| u64::from(k) as usize);
         check_draw(draw, preset, model, s)?;
-        let from = self
-            .from
-            .take()
-            .map(|f| Path::new(at.origin).parent().unwrap_or(Path::new("")).join(f.0));
+        let from = match self.from.take() {
+            None => None,
+            Some(toml::Value::String(f)) => Some(Path::new(at.origin).with_file_name(f)),
+            Some(v) => return Err(s.bad("from", v, "expected a file name")),
+        };
         let quoted = |p: &Path| format!("\"{}\"", p.display());
         let file = match &from {
             Some(p) => {

@@ -172,9 +172,7 @@ fn render_fits(v: &serde_json::Value) -> String {
         s += "        draws: &[\n";
         for d in m["draws"].as_array().unwrap() {
             s += &format!(
-                "            Draw {{\n                overhead: {},\n                \
-                 prefill_rate: {},\n                cached_rate: {},\n                \
-                 attention_rate: {},\n            }},\n",
+                "            draw({}, {}, {}, {}),\n",
                 overhead(&d["overhead_distribution"]),
                 option(&d["prefill_rate"]),
                 option(&d["cached_rate"]),
@@ -199,7 +197,7 @@ fn overhead(o: &serde_json::Value) -> String {
         .collect();
     let f = |k: &str| o[k].as_f64().unwrap();
     format!(
-        "Overhead {{ body_s: [{}], p_tail: {:?}, scale_s: {:?}, shape: {:?}, max_s: {:?} }}",
+        "overhead([{}], {:?}, {:?}, {:?}, {:?})",
         body.join(", "),
         f("p_tail"),
         f("scale_s"),

@@ -14,7 +14,8 @@ use crate::cache::{
 use crate::config::error::{At, ConfigError};
 use crate::config::fields::GetOr;
 use crate::config::file::{GeminiSection, OpenAiSection};
-use crate::config::presets_hosted::{contract_of, default_model, natural_policy};
+use crate::config::presets::natural_policy;
+use crate::config::presets_hosted::{contract_of, default_model};
 use crate::time::US_PER_H;
 
 /// `cache.policy`: given, checked against the model's provider; absent, the model's own.

@@ -31,8 +31,18 @@ pub(super) fn validate(
             }
         }
     };
+    let compare = match f.compare {
+        None => None,
+        Some(toml::Value::String(k)) if !k.is_empty() => Some(k),
+        Some(v) => return Err(s.bad("compare", v, "expected a swept key, a string")),
+    };
+    let items = match f.assumptions {
+        None => Vec::new(),
+        Some(toml::Value::Array(items)) => items,
+        Some(v) => return Err(s.bad("assumptions", v, "expected a list of dotted keys")),
+    };
     let mut assumptions: Vec<String> = Vec::new();
-    for item in f.assumptions.map(|a| a.0).unwrap_or_default() {
+    for item in items {
         let key = item.as_str().unwrap_or_default();
         if lookup(file, key).is_none() {
             let why = "expected a dotted key this file sets, e.g. \"workload.brief_tokens\"";
@@ -45,7 +55,7 @@ pub(super) fn validate(
     Ok(ReportSpec {
         answer: f.answer.map(|a| a.0),
         tolerance: f.tolerance.get_or(ReportSpec::DEFAULT_TOLERANCE),
-        compare: f.compare.map(Into::into),
+        compare,
         strategy,
         assumptions,
     })
@@ -54,7 +64,14 @@ pub(super) fn validate(
 /// `[plot] baseline = { "cache.ttl" = "5m" }`: the slice figures show by default. Each value
 /// is a scalar as the `[sweep]` lists write it; `plot` checks it is one of the swept values.
 pub(super) fn baseline(f: PlotSection, at: At) -> Result<Vec<(String, toml::Value)>, ConfigError> {
-    let table = f.baseline.map(|b| b.0).unwrap_or_default();
+    let table = match f.baseline {
+        None => toml::Table::new(),
+        Some(toml::Value::Table(t)) => t,
+        Some(v) => {
+            let why = "expected a table of swept keys and values, e.g. { \"cache.ttl\" = \"5m\" }";
+            return Err(at.bad("plot.baseline", v, why));
+        }
+    };
     for (k, v) in &table {
         let scalar = matches!(
             v,
