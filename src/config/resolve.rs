@@ -48,7 +48,7 @@ fn read<T: DeserializeOwned>(
 }
 
 /// A read error at its dotted key: a refused value (`Bad`), an unknown key with the closest
-/// known one, or a section that is not a table.
+/// known one, or a value of the wrong type.
 fn placed(
     e: &serde_path_to_error::Error<toml::de::Error>,
     table: &toml::Table,
@@ -72,8 +72,15 @@ fn placed(
         }
         return e;
     }
+    // serde's own "invalid type: .., expected a string": a string, a flag or a section of
+    // another type.
+    let reason = match message.rsplit_once(", expected ") {
+        Some((_, "a string")) => "expected a string",
+        Some((_, "a boolean")) => "expected true or false",
+        _ => "expected a table",
+    };
     let value = lookup(table, &key).map_or_else(|| message.to_string(), ToString::to_string);
-    at.section("").bad(&key, value, "expected a table")
+    at.section("").bad(&key, value, reason)
 }
 
 /// Whether `resolve` of `table` succeeds, where `table` is a table that resolved as `base`
