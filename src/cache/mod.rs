@@ -14,12 +14,13 @@
 //!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
 //! - [`GpuCache`]: a self-hosted replica's KV memory (`vllm`, `sglang`): full blocks readable as
 //!   they are computed, LRU among blocks no running request holds (`gpu.rs`).
-//! - [`params`]: the model's prices, the policy, TTLs, the hosted providers' rules.
-//! - The price formula (`presets.rs`; the model presets are config's); Messages-API JSON bodies to prompts
-//!   (`body.rs`), read with their keys in the order sent (`json.rs`).
+//! - [`params`]: what the cache is told: the model's prices and limits, the policy, TTLs, the
+//!   hosted providers' rules (`config` builds them from experiment files and owns the presets).
+//! - The price formula (`prices.rs`); Messages-API JSON bodies to prompts (`body.rs`), read with
+//!   their keys in the order sent (`json.rs`).
 //!
-//! It does not know agents, latency or events: the caller says when a request is sent and when
-//! its written entries become ready.
+//! It does not know agents, latency, events or experiment files: the caller says when a request
+//! is sent and when its written entries become ready.
 
 mod body;
 pub mod gpu;
@@ -28,7 +29,7 @@ mod json;
 pub mod lifecycle;
 pub mod lru;
 pub mod params;
-mod presets;
+mod prices;
 mod prompt;
 pub mod router;
 mod serve;
@@ -48,7 +49,7 @@ pub use params::{
     CacheParams, GeminiMode, GeminiParams, HostedParams, LongContext, ModelParams, OpenAiContract,
     OpenAiParams, OpenAiRetention, Policy, ThinkingHistory, Ttl,
 };
-pub use presets::{cost_usd, is_long_context, storage_usd, uncached_cost_usd, Bill, Prices};
+pub use prices::{cost_usd, is_long_context, storage_usd, uncached_cost_usd, Bill, Prices};
 pub use prompt::{reference_prefix_key, Prompt, PromptMemory};
 pub use serve::{stepped, Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
 pub use store::{EntryStore, KeyHasher, SlotId, StoreStats, WriteOutcome};

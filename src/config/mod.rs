@@ -35,7 +35,6 @@ pub use crate::dist::Quantity;
 pub use dist_syntax::{dist_label, parse_dist, parse_dist_in, DistError};
 pub use error::ConfigError;
 pub use experiment::*;
-pub use fields::{MAX_MULTIPLIER, MAX_PRICE_USD_PER_MTOK, MAX_TOKENS};
 pub use names::{kind_label, parse_kind, parse_strategy, strategy_label, NameError};
 pub use presets::{preset, preset_for, preset_for_api_id, preset_names};
 pub use render::render;

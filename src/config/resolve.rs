@@ -403,7 +403,7 @@ impl WorkloadSection {
                 .parent_exchange_blocks
                 .get_or(DEFAULT_TURN_BLOCKS.to_vec()),
             thinking: self.thinking.get_or(false),
-            parent_thinking: self.parent_thinking.map(Into::into),
+            parent_thinking: self.parent_thinking,
         }
     }
 }
