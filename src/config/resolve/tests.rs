@@ -228,3 +228,40 @@ fn sweep_table_is_left_alone() {
     assert!(resolve(&t, "s").is_ok());
     assert!(super::super::sweep_table(&t).is_some());
 }
+
+/// The messages of each kind of error, word for word (they are the CLI's output).
+#[test]
+fn errors_read_word_for_word() {
+    for (text, want) in [
+        ("[workload]\nagents = \"abc\"", "`workload.agents` = \"abc\": expected an integer >= 1"),
+        (
+            "[workload]\nagentz = 3",
+            "unknown key `workload.agentz` (did you mean `workload.agents`?)",
+        ),
+        ("workload = 3", "`workload` = 3: expected a table"),
+        ("name = 3", "`name` = 3: expected a string"),
+        ("[workload]\nthinking = \"yes\"", "`workload.thinking` = \"yes\": expected true or false"),
+        ("[cache]\nttl_by_kind = 3", "`cache.ttl_by_kind` = 3: expected a table"),
+        (
+            "[model_params]\ninput_usd_per_mtok = 2e7",
+            "`model_params.input_usd_per_mtok` = 20000000: at most 1e6 (docs/limits.md)",
+        ),
+        ("[report]\nanswer = 3", "`report.answer` = 3: expected one of hold_cap, cost"),
+        (
+            "[report]\nanswr = 3",
+            "unknown key `report.answr` (did you mean `report.answer`?) ([report] accepts answer, \
+             tolerance, compare, strategy, assumptions)",
+        ),
+        (
+            "[cache.ttl_by_kind]\nforks = \"1h\"",
+            "unknown key `cache.ttl_by_kind.forks` (did you mean `cache.ttl_by_kind.fork`?)",
+        ),
+        (
+            "[latency.other_model]\nprefill_rate = \"const(5)\"",
+            "unknown key `latency.other_model.prefill_rate`",
+        ),
+    ] {
+        let e = resolve(&parse_table(text, "x.toml").unwrap(), "x.toml").unwrap_err();
+        assert_eq!(e.to_string(), format!("x.toml: {want}"), "{text}");
+    }
+}
