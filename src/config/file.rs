@@ -1,7 +1,8 @@
 //! The experiment file as types: one struct per section, every key optional (absent: the
-//! default its section's `validate` gives it), every unknown key refused. `resolve` reads a
-//! table into `ExperimentFile`; `render` writes a resolved experiment back as one. The keys, their
-//! defaults and meaning: the README's experiment-file reference.
+//! default its section's `validate` gives it), every unknown key refused. Fields are in the
+//! order the "did you mean" hints try them. `resolve` reads a table into `ExperimentFile`;
+//! `render` writes a resolved experiment back as one. The keys, their defaults and meaning: the
+//! README's experiment-file reference.
 
 use std::collections::BTreeMap;
 
@@ -212,11 +213,12 @@ pub struct ReportSection {
 #[serde(deny_unknown_fields)]
 pub struct ServerSection {
     pub model: Option<String>,
-    pub replicas: Option<Count<1>>,
-    pub gpus_per_replica: Option<Count<1>>,
     pub router: Option<Name<Router>>,
     pub prefill_sharing: Option<Name<Sharing>>,
     pub prefill_tokens_per_s: Option<Num>,
+    pub gpu_usd_per_hour: Option<Num>,
+    pub replicas: Option<Count<1>>,
+    pub gpus_per_replica: Option<Count<1>>,
     pub step_token_budget: Option<Tokens>,
     pub step_overhead: Option<Duration>,
     pub decode_step: Option<Duration>,
@@ -224,7 +226,6 @@ pub struct ServerSection {
     pub decode_per_ktok: Option<Duration>,
     pub kv_capacity_tokens: Option<Tokens>,
     pub block_tokens: Option<Tokens>,
-    pub gpu_usd_per_hour: Option<Num>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
