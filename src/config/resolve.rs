@@ -32,7 +32,7 @@ pub const DEFAULT_STRATEGIES: [&str; 5] =
 /// `latency.from` paths are relative to its directory.
 pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigError> {
     let file: ExperimentFile = read(table, toml::Value::Table(table.clone()), origin, "")?;
-    validate(file, table, At { origin, prefix: "" })
+    file.validate(table, At { origin, prefix: "" })
 }
 
 /// `value` (the table's `prefix` section, or the whole table) read as a `T`.
@@ -114,50 +114,50 @@ pub fn check_changed(
     check_first_request_fits(base, &w, other.as_ref(), at)
 }
 
-fn validate(f: ExperimentFile, table: &toml::Table, at: At) -> Result<Experiment, ConfigError> {
-    let stem = Path::new(at.origin).file_stem().map(|s| s.to_string_lossy().into_owned());
-    let policy = f.cache.as_ref().and_then(|c| c.policy).map(|p| p.0);
-    let default_model =
-        policy.and_then(super::presets_hosted::default_model).unwrap_or("claude-sonnet-4.5");
-    let model = validate_model(
-        f.model_params.unwrap_or_default(),
-        &f.model.get_or(default_model.to_string()),
-        at,
-    )?;
-    let mut cache = f.cache.unwrap_or_default().validate(&model, at)?;
-    let (openai, gemini) = (f.openai.unwrap_or_default(), f.gemini.unwrap_or_default());
-    cache.hosted = HostedParams {
-        openai: hosted::openai(openai, cache.policy, &model, at.section("openai."))?,
-        gemini: hosted::gemini(gemini, at.section("gemini."))?,
-    };
-    let workload = f.workload.unwrap_or_default().validate();
-    let other_model = match &workload.kind {
-        AgentKind::ForkOtherModel { model } => Some(model.as_str()),
-        _ => None,
-    };
-    let (latency, latency_other) =
-        f.latency.unwrap_or_default().validate(&model.name, other_model, at)?;
-    let strategies = f.strategies.map_or_else(default_strategies, Into::into);
-    let openai_counts = cache.policy == Policy::OpenAi;
-    let exp = Experiment {
-        name: f.name.get_or(stem.unwrap_or_else(|| "experiment".into())),
-        question: f.question.get_or(String::new()),
-        seed: f.seed.get_or(42),
-        replications: f.replications.get_or(100),
-        report: report::validate(f.report.unwrap_or_default(), table, &strategies, at)?,
-        strategies,
-        model,
-        cache,
-        workload,
-        latency,
-        latency_other,
-        rate_limits: f.rate_limits.map(|r| r.validate(openai_counts, at)).transpose()?,
-        overload: f.overload.map(OverloadSection::validate),
-        limits: f.limits.unwrap_or_default().validate(),
-        plot_baseline: report::baseline(f.plot.unwrap_or_default(), at)?,
-        server: None,
-    };
-    check_experiment(exp, f.server.unwrap_or_default(), at)
+impl ExperimentFile {
+    /// Every section, defaulted and checked, then the checks across sections.
+    fn validate(self, table: &toml::Table, at: At) -> Result<Experiment, ConfigError> {
+        let stem = Path::new(at.origin).file_stem().map(|s| s.to_string_lossy().into_owned());
+        let policy = self.cache.as_ref().and_then(|c| c.policy).map(|p| p.0);
+        let default_model =
+            policy.and_then(super::presets_hosted::default_model).unwrap_or("claude-sonnet-4.5");
+        let name = self.model.get_or(default_model.to_string());
+        let model = self.model_params.unwrap_or_default().validate(&name, at)?;
+        let mut cache = self.cache.unwrap_or_default().validate(&model, at)?;
+        let (openai, gemini) = (self.openai.unwrap_or_default(), self.gemini.unwrap_or_default());
+        cache.hosted = HostedParams {
+            openai: openai.validate(cache.policy, &model, at.section("openai."))?,
+            gemini: gemini.validate(at.section("gemini."))?,
+        };
+        let workload = self.workload.unwrap_or_default().validate();
+        let other_model = match &workload.kind {
+            AgentKind::ForkOtherModel { model } => Some(model.as_str()),
+            _ => None,
+        };
+        let (latency, latency_other) =
+            self.latency.unwrap_or_default().validate(&model.name, other_model, at)?;
+        let strategies = self.strategies.map_or_else(default_strategies, Into::into);
+        let openai_counts = cache.policy == Policy::OpenAi;
+        let exp = Experiment {
+            name: self.name.get_or(stem.unwrap_or_else(|| "experiment".into())),
+            question: self.question.get_or(String::new()),
+            seed: self.seed.get_or(42),
+            replications: self.replications.get_or(100),
+            report: self.report.unwrap_or_default().validate(table, &strategies, at)?,
+            strategies,
+            model,
+            cache,
+            workload,
+            latency,
+            latency_other,
+            rate_limits: self.rate_limits.map(|r| r.validate(openai_counts, at)).transpose()?,
+            overload: self.overload.map(OverloadSection::validate),
+            limits: self.limits.unwrap_or_default().validate(),
+            plot_baseline: self.plot.unwrap_or_default().validate(at)?,
+            server: None,
+        };
+        check_experiment(exp, self.server.unwrap_or_default(), at)
+    }
 }
 
 /// The checks across sections, and `[server]` (read and checked whatever the policy).
@@ -166,7 +166,7 @@ fn check_experiment(
     server: ServerSection,
     at: At,
 ) -> Result<Experiment, ConfigError> {
-    let server = server::validate(server, exp.cache.policy, at.section("server."))?;
+    let server = server.validate(exp.cache.policy, at.section("server."))?;
     if exp.cache.policy.is_server() {
         server::check_experiment(&exp, &exp.workload, at)?;
         exp.server = Some(server);
@@ -250,70 +250,73 @@ fn unknown_model(name: &str) -> String {
     format!("unknown model preset `{name}` (known: {}){hint}", names.join(", "))
 }
 
-/// `[model_params]` over the preset `name`. A model that is not a preset is fine when every
-/// price parameter is given; the rest defaults to a 200k window, no long-context offer,
-/// thinking kept, its own rate-limit buckets.
-fn validate_model(f: ModelSection, name: &str, at: At) -> Result<ModelParams, ConfigError> {
-    let all_given = f.input_usd_per_mtok.is_some()
-        && f.output_usd_per_mtok.is_some()
-        && f.read_multiplier.is_some()
-        && f.write_5m_multiplier.is_some()
-        && f.write_1h_multiplier.is_some()
-        && f.min_cacheable_tokens.is_some();
-    let base = match presets::preset(name) {
-        Some(b) => b,
-        None if all_given => presets::unlisted(name),
-        None => return Err(at.bad_str("model", name, unknown_model(name))),
-    };
-    let s = at.section("model_params.");
-    let thinking = f.thinking_history.map_or(base.thinking, |t| t.0);
-    let mut m = ModelParams {
-        name: base.name.clone(),
-        input_usd_per_mtok: f.input_usd_per_mtok.get_or(base.input_usd_per_mtok),
-        output_usd_per_mtok: f.output_usd_per_mtok.get_or(base.output_usd_per_mtok),
-        read_multiplier: f.read_multiplier.get_or(base.read_multiplier),
-        write_5m_multiplier: f.write_5m_multiplier.get_or(base.write_5m_multiplier),
-        write_1h_multiplier: f.write_1h_multiplier.get_or(base.write_1h_multiplier),
-        storage_usd_per_mtok_hour: f
-            .storage_usd_per_mtok_hour
-            .get_or(base.storage_usd_per_mtok_hour),
-        min_cacheable_tokens: f.min_cacheable_tokens.get_or(base.min_cacheable_tokens),
-        context_window_tokens: f.context_window_tokens.get_or(base.context_window_tokens),
-        long_context: None,
-        use_long_context: f.long_context.get_or(false),
-        thinking,
-        rate_limit_class: f.rate_limit_class.get_or(base.rate_limit_class),
-    };
-    if m.context_window_tokens == 0 {
-        return Err(s.bad("context_window_tokens", 0, "a window holds at least 1 token"));
+impl ModelSection {
+    /// `[model_params]` over the preset `name`. A model that is not a preset is fine when every
+    /// price parameter is given; the rest defaults to a 200k window, no long-context offer,
+    /// thinking kept, its own rate-limit buckets.
+    fn validate(self, name: &str, at: At) -> Result<ModelParams, ConfigError> {
+        let all_given = self.input_usd_per_mtok.is_some()
+            && self.output_usd_per_mtok.is_some()
+            && self.read_multiplier.is_some()
+            && self.write_5m_multiplier.is_some()
+            && self.write_1h_multiplier.is_some()
+            && self.min_cacheable_tokens.is_some();
+        let base = match presets::preset(name) {
+            Some(b) => b,
+            None if all_given => presets::unlisted(name),
+            None => return Err(at.bad_str("model", name, unknown_model(name))),
+        };
+        let s = at.section("model_params.");
+        let thinking = self.thinking_history.map_or(base.thinking, |t| t.0);
+        let mut m = ModelParams {
+            name: base.name.clone(),
+            input_usd_per_mtok: self.input_usd_per_mtok.get_or(base.input_usd_per_mtok),
+            output_usd_per_mtok: self.output_usd_per_mtok.get_or(base.output_usd_per_mtok),
+            read_multiplier: self.read_multiplier.get_or(base.read_multiplier),
+            write_5m_multiplier: self.write_5m_multiplier.get_or(base.write_5m_multiplier),
+            write_1h_multiplier: self.write_1h_multiplier.get_or(base.write_1h_multiplier),
+            storage_usd_per_mtok_hour: self
+                .storage_usd_per_mtok_hour
+                .get_or(base.storage_usd_per_mtok_hour),
+            min_cacheable_tokens: self.min_cacheable_tokens.get_or(base.min_cacheable_tokens),
+            context_window_tokens: self.context_window_tokens.get_or(base.context_window_tokens),
+            long_context: None,
+            use_long_context: self.long_context.get_or(false),
+            thinking,
+            rate_limit_class: self.rate_limit_class.get_or(base.rate_limit_class),
+        };
+        if m.context_window_tokens == 0 {
+            return Err(s.bad("context_window_tokens", 0, "a window holds at least 1 token"));
+        }
+        // `long_context_window_tokens` declares an offer (absent on every preset); its prices
+        // and threshold default to the preset's offer, else 2x / 1.5x above the standard window.
+        let offer = base.long_context.as_ref();
+        let window =
+            self.long_context_window_tokens.map(u64::from).or(offer.map(|l| l.window_tokens));
+        m.long_context = window.map(|window_tokens| crate::cache::LongContext {
+            window_tokens,
+            threshold_tokens: self
+                .long_context_threshold_tokens
+                .map(u64::from)
+                .or(offer.map(|l| l.threshold_tokens))
+                .unwrap_or(m.context_window_tokens),
+            input_multiplier: self
+                .long_context_input_multiplier
+                .get_or(offer.map_or(2.0, |l| l.input_multiplier)),
+            output_multiplier: self
+                .long_context_output_multiplier
+                .get_or(offer.map_or(1.5, |l| l.output_multiplier)),
+        });
+        if m.use_long_context && m.long_context.is_none() {
+            let reason = format!(
+                "{} offers no larger context window (set model_params.long_context_window_tokens to \
+                 declare one)",
+                m.name
+            );
+            return Err(s.bad("long_context", "true", reason));
+        }
+        Ok(m)
     }
-    // `long_context_window_tokens` declares an offer (absent on every preset); its prices
-    // and threshold default to the preset's offer, else 2x / 1.5x above the standard window.
-    let offer = base.long_context.as_ref();
-    let window = f.long_context_window_tokens.map(u64::from).or(offer.map(|l| l.window_tokens));
-    m.long_context = window.map(|window_tokens| crate::cache::LongContext {
-        window_tokens,
-        threshold_tokens: f
-            .long_context_threshold_tokens
-            .map(u64::from)
-            .or(offer.map(|l| l.threshold_tokens))
-            .unwrap_or(m.context_window_tokens),
-        input_multiplier: f
-            .long_context_input_multiplier
-            .get_or(offer.map_or(2.0, |l| l.input_multiplier)),
-        output_multiplier: f
-            .long_context_output_multiplier
-            .get_or(offer.map_or(1.5, |l| l.output_multiplier)),
-    });
-    if m.use_long_context && m.long_context.is_none() {
-        let reason = format!(
-            "{} offers no larger context window (set model_params.long_context_window_tokens to \
-             declare one)",
-            m.name
-        );
-        return Err(s.bad("long_context", "true", reason));
-    }
-    Ok(m)
 }
 
 impl CacheSection {

@@ -42,70 +42,81 @@ pub(super) fn policy(
     }
 }
 
-/// `[openai]`: always checked (so that a sweep over policies may carry it), read only by its
-/// policy.
-pub(super) fn openai(
-    f: OpenAiSection,
-    policy: Policy,
-    model: &ModelParams,
-    s: At,
-) -> Result<OpenAiParams, ConfigError> {
-    let contract = f.contract.map_or(contract_of(&model.name), |c| c.0);
-    let d = OpenAiParams::defaults(contract);
-    let text = f.retention.get_or(d.retention.name().to_string());
-    let retention = OpenAiRetention::parse(&text)
-        .filter(|r| r.fits(contract) || policy != Policy::OpenAi)
-        .ok_or_else(|| {
-            let offered = match contract {
-                OpenAiContract::Classic => "\"in_memory\" or \"24h\"",
-                OpenAiContract::Breakpoints => "\"30m\" or \"12h\"",
-            };
-            let why = format!("the {} contract offers {offered}", contract.name());
-            s.bad_str("retention", &text, why)
-        })?;
-    let p = OpenAiParams {
-        contract,
-        retention,
-        in_memory_idle_us: f.in_memory_idle.get_or(d.in_memory_idle_us),
-        increment_tokens: f.increment_tokens.get_or(d.increment_tokens),
-        route_tokens: f.route_tokens.get_or(d.route_tokens),
-        machines: f.machines.get_or(d.machines),
-        overflow_per_minute: f.overflow_per_minute.get_or(d.overflow_per_minute),
-        overflow_window_us: f.overflow_window.get_or(d.overflow_window_us),
-    };
-    if p.in_memory_idle_us == 0 || p.in_memory_idle_us > US_PER_H {
-        let value = format!("\"{}\"", crate::time::exact_duration(p.in_memory_idle_us));
-        let why = "in-memory caches are always removed within 1h of their last use (> 0)";
-        return Err(s.bad("in_memory_idle", value, why));
+impl OpenAiSection {
+    /// `[openai]`: always checked (so that a sweep over policies may carry it), read only by its
+    /// policy.
+    pub(super) fn validate(
+        self,
+        policy: Policy,
+        model: &ModelParams,
+        s: At,
+    ) -> Result<OpenAiParams, ConfigError> {
+        let contract = self.contract.map_or(contract_of(&model.name), |c| c.0);
+        let d = OpenAiParams::defaults(contract);
+        let text = self.retention.get_or(d.retention.name().to_string());
+        let retention = OpenAiRetention::parse(&text)
+            .filter(|r| r.fits(contract) || policy != Policy::OpenAi)
+            .ok_or_else(|| {
+                let offered = match contract {
+                    OpenAiContract::Classic => "\"in_memory\" or \"24h\"",
+                    OpenAiContract::Breakpoints => "\"30m\" or \"12h\"",
+                };
+                let why = format!("the {} contract offers {offered}", contract.name());
+                s.bad_str("retention", &text, why)
+            })?;
+        let p = OpenAiParams {
+            contract,
+            retention,
+            in_memory_idle_us: self.in_memory_idle.get_or(d.in_memory_idle_us),
+            increment_tokens: self.increment_tokens.get_or(d.increment_tokens),
+            route_tokens: self.route_tokens.get_or(d.route_tokens),
+            machines: self.machines.get_or(d.machines),
+            overflow_per_minute: self.overflow_per_minute.get_or(d.overflow_per_minute),
+            overflow_window_us: self.overflow_window.get_or(d.overflow_window_us),
+        };
+        if p.in_memory_idle_us == 0 || p.in_memory_idle_us > US_PER_H {
+            let value = format!("\"{}\"", crate::time::exact_duration(p.in_memory_idle_us));
+            let why = "in-memory caches are always removed within 1h of their last use (> 0)";
+            return Err(s.bad("in_memory_idle", value, why));
+        }
+        if p.increment_tokens == 0 {
+            return Err(s.bad("increment_tokens", 0, "a hit grows by at least 1 token"));
+        }
+        if p.machines > 1024 {
+            return Err(s.bad("machines", p.machines, "at most 1024 machines"));
+        }
+        if p.overflow_per_minute > 100_000 {
+            return Err(s.bad(
+                "overflow_per_minute",
+                p.overflow_per_minute,
+                "at most 100000 requests",
+            ));
+        }
+        if p.overflow_window_us == 0 {
+            return Err(s.bad("overflow_window", "\"0s\"", "a window lasts more than 0s"));
+        }
+        Ok(p)
     }
-    if p.increment_tokens == 0 {
-        return Err(s.bad("increment_tokens", 0, "a hit grows by at least 1 token"));
-    }
-    if p.machines > 1024 {
-        return Err(s.bad("machines", p.machines, "at most 1024 machines"));
-    }
-    if p.overflow_per_minute > 100_000 {
-        return Err(s.bad("overflow_per_minute", p.overflow_per_minute, "at most 100000 requests"));
-    }
-    if p.overflow_window_us == 0 {
-        return Err(s.bad("overflow_window", "\"0s\"", "a window lasts more than 0s"));
-    }
-    Ok(p)
 }
 
-/// `[gemini]`: always checked, read only by its policy.
-pub(super) fn gemini(f: GeminiSection, s: At) -> Result<GeminiParams, ConfigError> {
-    let d = GeminiParams::default();
-    let p = GeminiParams {
-        mode: f.mode.map_or(d.mode, |m| m.0),
-        implicit_hit_probability: f.implicit_hit_probability.get_or(d.implicit_hit_probability),
-        implicit_ttl_us: f.implicit_ttl.get_or(d.implicit_ttl_us),
-        explicit_ttl_us: f.explicit_ttl.get_or(d.explicit_ttl_us),
-    };
-    for (key, us) in [("implicit_ttl", p.implicit_ttl_us), ("explicit_ttl", p.explicit_ttl_us)] {
-        if us == 0 {
-            return Err(s.bad(key, "\"0s\"", "an entry lives more than 0s"));
+impl GeminiSection {
+    /// `[gemini]`: always checked, read only by its policy.
+    pub(super) fn validate(self, s: At) -> Result<GeminiParams, ConfigError> {
+        let d = GeminiParams::default();
+        let p = GeminiParams {
+            mode: self.mode.map_or(d.mode, |m| m.0),
+            implicit_hit_probability: self
+                .implicit_hit_probability
+                .get_or(d.implicit_hit_probability),
+            implicit_ttl_us: self.implicit_ttl.get_or(d.implicit_ttl_us),
+            explicit_ttl_us: self.explicit_ttl.get_or(d.explicit_ttl_us),
+        };
+        for (key, us) in [("implicit_ttl", p.implicit_ttl_us), ("explicit_ttl", p.explicit_ttl_us)]
+        {
+            if us == 0 {
+                return Err(s.bad(key, "\"0s\"", "an entry lives more than 0s"));
+            }
         }
+        Ok(p)
     }
-    Ok(p)
 }

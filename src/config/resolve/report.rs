@@ -8,84 +8,89 @@ use crate::config::file::{PlotSection, ReportSection};
 use crate::config::names::strategy_label;
 use crate::config::{ReportSpec, Strategy};
 
-/// `[report]`; `file` is the table the experiment was read from (each of `assumptions` is a
-/// key it sets).
-pub(super) fn validate(
-    f: ReportSection,
-    file: &toml::Table,
-    strategies: &[Strategy],
-    at: At,
-) -> Result<ReportSpec, ConfigError> {
-    let s = at.section("report.");
-    let strategy = match f.strategy {
-        None => None,
-        Some(v) => {
-            let labels: Vec<String> = strategies.iter().map(strategy_label).collect();
-            match v.as_str() {
-                Some(l) if labels.iter().any(|x| x == l) => Some(l.to_string()),
-                _ => {
-                    let why =
-                        format!("expected one of the file's strategies: {}", labels.join(", "));
-                    return Err(s.bad("strategy", v, why));
+impl ReportSection {
+    /// `[report]`; `file` is the table the experiment was read from (each of `assumptions` is a
+    /// key it sets).
+    pub(super) fn validate(
+        self,
+        file: &toml::Table,
+        strategies: &[Strategy],
+        at: At,
+    ) -> Result<ReportSpec, ConfigError> {
+        let s = at.section("report.");
+        let strategy = match self.strategy {
+            None => None,
+            Some(v) => {
+                let labels: Vec<String> = strategies.iter().map(strategy_label).collect();
+                match v.as_str() {
+                    Some(l) if labels.iter().any(|x| x == l) => Some(l.to_string()),
+                    _ => {
+                        let why =
+                            format!("expected one of the file's strategies: {}", labels.join(", "));
+                        return Err(s.bad("strategy", v, why));
+                    }
                 }
             }
+        };
+        let compare = match self.compare {
+            None => None,
+            Some(toml::Value::String(k)) if !k.is_empty() => Some(k),
+            Some(v) => return Err(s.bad("compare", v, "expected a swept key, a string")),
+        };
+        let items = match self.assumptions {
+            None => Vec::new(),
+            Some(toml::Value::Array(items)) => items,
+            Some(v) => return Err(s.bad("assumptions", v, "expected a list of dotted keys")),
+        };
+        let mut assumptions: Vec<String> = Vec::new();
+        for item in items {
+            let key = item.as_str().unwrap_or_default();
+            if lookup(file, key).is_none() {
+                let why = "expected a dotted key this file sets, e.g. \"workload.brief_tokens\"";
+                return Err(s.bad("assumptions", item, why));
+            }
+            if !assumptions.iter().any(|k| k == key) {
+                assumptions.push(key.to_string());
+            }
         }
-    };
-    let compare = match f.compare {
-        None => None,
-        Some(toml::Value::String(k)) if !k.is_empty() => Some(k),
-        Some(v) => return Err(s.bad("compare", v, "expected a swept key, a string")),
-    };
-    let items = match f.assumptions {
-        None => Vec::new(),
-        Some(toml::Value::Array(items)) => items,
-        Some(v) => return Err(s.bad("assumptions", v, "expected a list of dotted keys")),
-    };
-    let mut assumptions: Vec<String> = Vec::new();
-    for item in items {
-        let key = item.as_str().unwrap_or_default();
-        if lookup(file, key).is_none() {
-            let why = "expected a dotted key this file sets, e.g. \"workload.brief_tokens\"";
-            return Err(s.bad("assumptions", item, why));
-        }
-        if !assumptions.iter().any(|k| k == key) {
-            assumptions.push(key.to_string());
-        }
+        Ok(ReportSpec {
+            answer: self.answer.map(|a| a.0),
+            tolerance: self.tolerance.get_or(ReportSpec::DEFAULT_TOLERANCE),
+            compare,
+            strategy,
+            assumptions,
+        })
     }
-    Ok(ReportSpec {
-        answer: f.answer.map(|a| a.0),
-        tolerance: f.tolerance.get_or(ReportSpec::DEFAULT_TOLERANCE),
-        compare,
-        strategy,
-        assumptions,
-    })
 }
 
-/// `[plot] baseline = { "cache.ttl" = "5m" }`: the slice figures show by default. Each value
-/// is a scalar as the `[sweep]` lists write it; `plot` checks it is one of the swept values.
-pub(super) fn baseline(f: PlotSection, at: At) -> Result<Vec<(String, toml::Value)>, ConfigError> {
-    let table = match f.baseline {
-        None => toml::Table::new(),
-        Some(toml::Value::Table(t)) => t,
-        Some(v) => {
-            let why = "expected a table of swept keys and values, e.g. { \"cache.ttl\" = \"5m\" }";
-            return Err(at.bad("plot.baseline", v, why));
+impl PlotSection {
+    /// `[plot] baseline = { "cache.ttl" = "5m" }`: the slice figures show by default. Each value
+    /// is a scalar as the `[sweep]` lists write it; `plot` checks it is one of the swept values.
+    pub(super) fn validate(self, at: At) -> Result<Vec<(String, toml::Value)>, ConfigError> {
+        let table = match self.baseline {
+            None => toml::Table::new(),
+            Some(toml::Value::Table(t)) => t,
+            Some(v) => {
+                let why =
+                    "expected a table of swept keys and values, e.g. { \"cache.ttl\" = \"5m\" }";
+                return Err(at.bad("plot.baseline", v, why));
+            }
+        };
+        for (k, v) in &table {
+            let scalar = matches!(
+                v,
+                toml::Value::String(_)
+                    | toml::Value::Integer(_)
+                    | toml::Value::Float(_)
+                    | toml::Value::Boolean(_)
+            );
+            if !scalar || k.is_empty() {
+                let reason = "expected one swept value (a string, number or boolean)";
+                return Err(at.bad(&format!("plot.baseline.\"{k}\""), v, reason));
+            }
         }
-    };
-    for (k, v) in &table {
-        let scalar = matches!(
-            v,
-            toml::Value::String(_)
-                | toml::Value::Integer(_)
-                | toml::Value::Float(_)
-                | toml::Value::Boolean(_)
-        );
-        if !scalar || k.is_empty() {
-            let reason = "expected one swept value (a string, number or boolean)";
-            return Err(at.bad(&format!("plot.baseline.\"{k}\""), v, reason));
-        }
+        Ok(table.into_iter().collect())
     }
-    Ok(table.into_iter().collect())
 }
 
 /// The value at dotted `key` of `t` (`workload.brief_tokens`), if the table sets it.
