@@ -6,7 +6,8 @@
 //! Run: `cargo bench --bench cache`.
 
 use divan::Bencher;
-use prefixsim::cache::{preset, Block, Breakpoint, Cache, EntryStore, Layer, Policy, Prompt, Ttl};
+use prefixsim::cache::{Block, Breakpoint, Cache, EntryStore, Layer, Policy, Prompt, Ttl};
+use prefixsim::config::preset;
 use prefixsim::time::SimTime;
 use std::cell::Cell;
 

@@ -16,7 +16,7 @@
 
 use divan::counter::ItemsCount;
 use divan::Bencher;
-use prefixsim::cache::preset;
+use prefixsim::config::preset;
 use prefixsim::config::server::server_preset;
 use prefixsim::config::{Experiment, Policy, Release, Strategy};
 use prefixsim::dist::Dist;

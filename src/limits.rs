@@ -11,15 +11,7 @@
 
 use crate::config::{AgentKind, Experiment};
 use crate::dist::Dist;
-use crate::model::SimError;
 
-/// Most tokens a token-valued key may hold (`workload.parent_tokens`, a token distribution's
-/// parameters, ...): 500 times the largest context window offered (2M tokens).
-pub const MAX_TOKENS: u64 = 1_000_000_000;
-/// Most USD per million tokens a price may be (the dearest model lists $75).
-pub const MAX_PRICE_USD_PER_MTOK: f64 = 1e6;
-/// Most a cache price multiplier may be (the API's are 0.1, 1.25 and 2).
-pub const MAX_MULTIPLIER: f64 = 1e3;
 /// Most input tokens one run may bill (estimated): 2^53, where every count is still exact in
 /// a double. Not raised by `--force`: beyond it the sums are no longer exact.
 pub const MAX_RUN_TOKENS: f64 = 9_007_199_254_740_992.0;
@@ -110,19 +102,6 @@ impl From<String> for RunError {
     }
 }
 
-impl From<SimError> for RunError {
-    fn from(e: SimError) -> Self {
-        match e {
-            SimError::Cache { .. } => RunError::Internal(e.to_string()),
-            SimError::Bounded(_)
-            | SimError::NeverAdmitted { .. }
-            | SimError::UnknownModel(_)
-            | SimError::Invalid(_)
-            | SimError::ContextWindow { .. } => RunError::Input(e.to_string()),
-        }
-    }
-}
-
 // -------------------------------------------------------------------------------------------
 // Sizes. Each constant over-estimates what it stands for (measured on x86-64).
 
@@ -159,19 +138,6 @@ pub fn dist_high(d: &Dist) -> f64 {
         Dist::Exp { mean } => mean * 20.0,
         Dist::Empirical(v) => v.iter().copied().fold(0.0, f64::max),
         Dist::Spliced(s) => s.max,
-    }
-}
-
-/// The parameters of `d` that carry its unit (for range checks): the largest of them.
-pub fn dist_param_max(d: &Dist) -> f64 {
-    match d {
-        Dist::Const(x) => *x,
-        Dist::Uniform { low, high } => low.max(*high),
-        Dist::Normal { mean, sd } => mean.max(*sd),
-        Dist::LogNormal { median, p90 } => median.max(*p90),
-        Dist::Exp { mean } => *mean,
-        Dist::Empirical(v) => v.iter().copied().fold(0.0, f64::max),
-        Dist::Spliced(s) => s.max.max(s.scale),
     }
 }
 

@@ -14,11 +14,13 @@
 //!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
 //! - [`GpuCache`]: a self-hosted replica's KV memory (`vllm`, `sglang`): full blocks readable as
 //!   they are computed, LRU among blocks no running request holds (`gpu.rs`).
-//! - The price formula (`presets.rs`; the model presets are `config::presets`, re-exported); Messages-API JSON bodies to prompts
-//!   (`body.rs`), read with their keys in the order sent (`json.rs`).
+//! - [`params`]: what the cache is told: the model's prices and limits, the policy, TTLs, the
+//!   hosted providers' rules (`config` builds them from experiment files and owns the presets).
+//! - The price formula (`prices.rs`); Messages-API JSON bodies to prompts (`body.rs`), read with
+//!   their keys in the order sent (`json.rs`).
 //!
-//! It does not know agents, latency or events: the caller says when a request is sent and when
-//! its written entries become ready.
+//! It does not know agents, latency, events or experiment files: the caller says when a request
+//! is sent and when its written entries become ready.
 
 mod body;
 pub mod gpu;
@@ -26,15 +28,15 @@ mod index;
 mod json;
 pub mod lifecycle;
 pub mod lru;
-mod presets;
+pub mod params;
+mod prices;
 mod prompt;
 pub mod router;
 mod serve;
 mod store;
 
-pub use crate::config::model_ids;
-pub use crate::config::presets::{preset, preset_for, preset_names};
-pub use crate::config::{Policy, Ttl};
+/// The one use of config left: `body.rs`'s (it leaves cache with that file).
+use crate::config::presets::preset_for;
 pub use body::{
     parse_body, parse_body_with, parse_json, parse_json_with, request_from_json,
     request_from_json_scoped, BodyError, Granularity, ParsedBody,
@@ -43,8 +45,11 @@ pub use gpu::GpuCache;
 pub use index::StoreKey;
 pub use json::Json;
 pub use lifecycle::State;
-pub use model_ids::preset_for_api_id;
-pub use presets::{cost_usd, is_long_context, storage_usd, uncached_cost_usd, Bill, Prices};
+pub use params::{
+    CacheParams, GeminiMode, GeminiParams, HostedParams, LongContext, ModelParams, OpenAiContract,
+    OpenAiParams, OpenAiRetention, Policy, ThinkingHistory, Ttl,
+};
+pub use prices::{cost_usd, is_long_context, storage_usd, uncached_cost_usd, Bill, Prices};
 pub use prompt::{reference_prefix_key, Prompt, PromptMemory};
 pub use serve::{stepped, Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
 pub use store::{EntryStore, KeyHasher, SlotId, StoreStats, WriteOutcome};

@@ -278,7 +278,7 @@ fn model_fit(name: &str, total: usize, sessions: &[Session], settings: &Settings
     }
     ModelFit {
         model: name.to_string(),
-        preset: crate::cache::preset_for_api_id(name),
+        preset: crate::config::preset_for_api_id(name),
         requests: rows.len(),
         requests_total: total,
         sessions: sessions.len(),

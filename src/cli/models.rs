@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::{CliError, CliResult};
-use crate::cache;
+use crate::config;
 use crate::config::latency_presets::{self, DECODE_RATE_FALLBACK};
 
 pub const EXAMPLES: &str = "  prefixsim models                      # a table for people
@@ -68,7 +68,7 @@ struct Latency {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let rows: Vec<ModelRow> = cache::preset_names().into_iter().map(row).collect();
+    let rows: Vec<ModelRow> = config::preset_names().into_iter().map(row).collect();
     if args.json {
         let text =
             serde_json::to_string_pretty(&Models { models: rows }).map_err(CliError::internal)?;
@@ -80,12 +80,12 @@ pub fn run(args: Args) -> CliResult {
 }
 
 fn row(name: &'static str) -> ModelRow {
-    let m = cache::preset(name).expect("listed presets exist");
+    let m = config::preset(name).expect("listed presets exist");
     let (fit, source) = latency_presets::fit_for(name).expect("every preset has a latency fit");
     let usd = |x: f64| (x * m.input_usd_per_mtok * 1e6).round() / 1e6;
     ModelRow {
         name,
-        api_ids: cache::model_ids::api_ids(name),
+        api_ids: config::model_ids::api_ids(name),
         prices: Prices {
             input_usd_per_mtok: m.input_usd_per_mtok,
             output_usd_per_mtok: m.output_usd_per_mtok,

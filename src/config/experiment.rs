@@ -1,6 +1,7 @@
 //! The resolved experiment: every value parsed, defaulted, validated and in base units
 //! (microseconds, tokens, USD). The model runs from this and nothing else.
 
+use crate::cache::{CacheParams, ModelParams};
 use crate::dist::Dist;
 
 /// One experiment, ready to simulate.
@@ -77,189 +78,11 @@ pub enum Answer {
 }
 
 impl Answer {
-    pub const NAMES: [&'static str; 2] = ["hold_cap", "cost"];
-
-    pub fn parse(s: &str) -> Option<Answer> {
-        match s {
-            "hold_cap" => Some(Answer::HoldCap),
-            "cost" => Some(Answer::Cost),
-            _ => None,
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Answer::HoldCap => "hold_cap",
             Answer::Cost => "cost",
         }
-    }
-}
-
-/// Prices and limits of the model the agents call (a preset, every field overridable).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelParams {
-    /// Preset name, e.g. `claude-sonnet-4.5`.
-    pub name: String,
-    pub input_usd_per_mtok: f64,
-    pub output_usd_per_mtok: f64,
-    /// Cache read price as a multiple of the input price (0.1 on most models).
-    pub read_multiplier: f64,
-    pub write_5m_multiplier: f64,
-    pub write_1h_multiplier: f64,
-    /// Explicit cache storage (Gemini), USD per million tokens per hour; 0 elsewhere.
-    pub storage_usd_per_mtok_hour: f64,
-    /// Prefixes shorter than this are neither read nor written.
-    pub min_cacheable_tokens: u64,
-    /// Input + output tokens one request may hold (the model's standard window).
-    pub context_window_tokens: u64,
-    /// A larger window the model offers on request, priced higher above a threshold;
-    /// `None`: no such offer (no preset has one today, see docs/anthropic.md).
-    pub long_context: Option<LongContext>,
-    /// The experiment uses `long_context` (its window, and its prices above the threshold).
-    pub use_long_context: bool,
-    /// What the model does with earlier turns' thinking blocks.
-    pub thinking: ThinkingHistory,
-    /// Models of one class share one set of rate-limit buckets (the rate-limits page's
-    /// combined tables, e.g. "Sonnet 4.x").
-    pub rate_limit_class: String,
-}
-
-impl ModelParams {
-    /// The window a request must fit: the long one when the experiment uses it.
-    pub fn window_tokens(&self) -> u64 {
-        match &self.long_context {
-            Some(l) if self.use_long_context => l.window_tokens,
-            _ => self.context_window_tokens,
-        }
-    }
-}
-
-/// A larger context window a model offers on request, and its prices.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LongContext {
-    pub window_tokens: u64,
-    /// A request whose input (read + written + uncached) exceeds this pays the long prices
-    /// on all its tokens.
-    pub threshold_tokens: u64,
-    pub input_multiplier: f64,
-    pub output_multiplier: f64,
-}
-
-/// What a model does with thinking blocks of earlier assistant turns (the extended-thinking
-/// page, "Differences in thinking across model versions").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ThinkingHistory {
-    /// Kept in context (Opus 4.5 and later, Sonnet 4.6 and later).
-    Kept,
-    /// Stripped when a user message that is not a tool result arrives: the request is
-    /// processed as if they had never been sent (earlier models and Haiku).
-    Stripped,
-    /// The model has no extended thinking.
-    None,
-}
-
-impl ThinkingHistory {
-    /// The name in experiment files.
-    pub fn name(self) -> &'static str {
-        match self {
-            ThinkingHistory::Kept => "kept",
-            ThinkingHistory::Stripped => "stripped",
-            ThinkingHistory::None => "none",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Policy {
-    /// Every block boundary is a cache point (the seed demo).
-    EveryBlock,
-    /// Breakpoints, 20-position lookback, minimum length (the Anthropic API).
-    Anthropic,
-    /// A self-hosted vLLM server: 16-token blocks in GPU memory, no TTL (`[server]`).
-    Vllm,
-    /// A self-hosted SGLang server: a radix tree of single tokens in GPU memory (`[server]`).
-    Sglang,
-    /// OpenAI's prompt caching: `[openai]` (contract, retention, machines; docs/providers.md).
-    OpenAi,
-    /// Gemini's implicit or explicit caching: `[gemini]` (docs/providers.md).
-    Gemini,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ttl {
-    FiveMin,
-    OneHour,
-    /// Entries never expire (replay what-ifs, vLLM-like caches).
-    None,
-    /// Any other lifetime, in microseconds (> 0): policies without the API's two TTLs
-    /// (`every-block`; `vllm` and `sglang` keep their GPU cache's own rule).
-    Other(u64),
-}
-
-/// A TTL's names, one per place it is written (each output keeps its spelling).
-impl Ttl {
-    /// As the API's `cache_control.ttl` spells its two TTLs: `5m`, `1h`; `none`; any other
-    /// lifetime exactly (`90s`). Experiment files accept it.
-    pub fn api_name(self) -> String {
-        match self {
-            Ttl::FiveMin => "5m".into(),
-            Ttl::OneHour => "1h".into(),
-            _ => self.duration_name(),
-        }
-    }
-
-    /// The lifetime as an exact duration: `5min`, `1h`, `90s`; `none`. Experiment files
-    /// accept it.
-    pub fn duration_name(self) -> String {
-        match self {
-            Ttl::FiveMin => "5min".into(),
-            Ttl::OneHour => "1h".into(),
-            Ttl::None => "none".into(),
-            Ttl::Other(us) => crate::time::exact_duration(us),
-        }
-    }
-
-    /// In words, for prose: `5 minutes`, `1 hour`, `none (entries never expire)`; any other
-    /// lifetime exactly (`90s`).
-    pub fn words(self) -> String {
-        match self {
-            Ttl::FiveMin => "5 minutes".into(),
-            Ttl::OneHour => "1 hour".into(),
-            Ttl::None => "none (entries never expire)".into(),
-            Ttl::Other(_) => self.duration_name(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct CacheParams {
-    pub policy: Policy,
-    /// The default TTL of every request's breakpoints.
-    pub ttl: Ttl,
-    /// Capacity in tokens with LRU eviction; `None` = unbounded.
-    pub capacity_tokens: Option<u64>,
-    /// The parent conversation's TTL (its warm-up request and its turns); `None` = `ttl`.
-    /// Claude Code gives its main conversation its own TTL bucket.
-    pub parent_ttl: Option<Ttl>,
-    /// TTL by agent kind name (`fork`, `subagent`, ...); a kind not listed uses `ttl`.
-    pub ttl_by_kind: Vec<(String, Ttl)>,
-    /// Probability that one lookup misses although an entry is readable (an isolated miss);
-    /// 0 = never.
-    pub miss_probability: f64,
-    /// `[openai]` and `[gemini]`: read only by those policies.
-    pub hosted: super::hosted::HostedParams,
-}
-
-impl CacheParams {
-    /// The TTL of the parent conversation's requests.
-    pub fn parent_ttl(&self) -> Ttl {
-        self.parent_ttl.unwrap_or(self.ttl)
-    }
-
-    /// The TTL of the requests of agents of `kind` (and of the prewarm request).
-    pub fn agent_ttl(&self, kind: &AgentKind) -> Ttl {
-        let name = kind.name();
-        self.ttl_by_kind.iter().find(|(k, _)| k == name).map_or(self.ttl, |(_, t)| *t)
     }
 }
 

@@ -87,7 +87,7 @@ impl LatencyFile {
         base: LatencyParams,
     ) -> Result<LatencyParams, LatencyFileError> {
         let found = self.tables.iter().find(|(k, _)| {
-            k.as_str() == model || super::model_ids::preset_for_api_id(k) == Some(model)
+            k.as_str() == model || super::presets::preset_for_api_id(k) == Some(model)
         });
         let Some((key, toml::Value::Table(table))) = found else {
             let have: Vec<&str> = self.tables.keys().map(String::as_str).collect();

@@ -118,6 +118,26 @@ pub struct Fit {
     pub draws: &'static [Draw],
 }
 
+/// `latency_fits.rs`'s constructors, one line per overhead and per draw.
+const fn overhead(
+    body_s: [f64; 19],
+    p_tail: f64,
+    scale_s: f64,
+    shape: f64,
+    max_s: f64,
+) -> Overhead {
+    Overhead { body_s, p_tail, scale_s, shape, max_s }
+}
+
+const fn draw(
+    overhead: Overhead,
+    prefill_rate: Option<f64>,
+    cached_rate: Option<f64>,
+    attention_rate: Option<f64>,
+) -> Draw {
+    Draw { overhead, prefill_rate, cached_rate, attention_rate }
+}
+
 /// Output tokens per second where no duration was measured.
 pub const DECODE_RATE_FALLBACK: f64 = 50.0;
 
@@ -145,7 +165,7 @@ pub const BORROWED: [(&str, &str); 13] = [
 /// The fit a model preset uses, and where it comes from: its own data, or a sibling's when it
 /// has none or its own is not identified.
 pub fn fit_for(model: &str) -> Option<(&'static Fit, String)> {
-    let model = crate::cache::preset_for_api_id(model)?;
+    let model = crate::config::preset_for_api_id(model)?;
     let own = FITS.iter().find(|f| f.fitted_on == model);
     let sibling = BORROWED.iter().find(|(m, _)| *m == model).map(|(_, from)| *from);
     // OpenAI and Gemini presets: a Claude model of a similar tier (docs/providers.md).
@@ -215,7 +235,7 @@ mod tests {
 
     #[test]
     fn every_model_preset_has_calibrated_latency() {
-        for name in crate::cache::preset_names() {
+        for name in crate::config::preset_names() {
             let (fit, source) = fit_for(name).unwrap_or_else(|| panic!("{name}"));
             assert!(fit.overhead_s > 0.0 && fit.prefill_rate > 0.0, "{name}");
             assert!(!source.is_empty());

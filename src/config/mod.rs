@@ -2,16 +2,21 @@
 //! overrides on dotted keys, defaults and validation.
 //!
 //! Two stages: `parse_table` (TOML syntax only; `apply_set` edits the raw table) then `resolve`
-//! (every key checked, defaulted and converted to base units). The raw table keeps `[sweep]`,
-//! which `resolve` ignores and `sweep_table` hands back to the sweep code.
+//! (the table read into the serde types of `file.rs`, whose value types in `fields.rs` check
+//! each value; then each section's `validate` defaults it and checks it against the others, and
+//! converts it to base units). `render` writes a resolved experiment back through the same
+//! types. The raw table keeps `[sweep]`, which `resolve` ignores and `sweep_table` hands back
+//! to the sweep code.
 //!
 //! The types in `experiment.rs` are read by model, exec, sweep, report and replay; they hold
 //! base units (microseconds, tokens), never the text the user typed.
 
 pub mod call;
 pub mod dist_syntax;
+mod error;
 pub mod experiment;
-pub mod hosted;
+mod fields;
+mod file;
 pub mod latency_file;
 pub mod latency_presets;
 pub mod model_ids;
@@ -25,11 +30,13 @@ mod set;
 
 use std::path::Path;
 
+pub use crate::cache::params::*;
 pub use crate::dist::Quantity;
 pub use dist_syntax::{dist_label, parse_dist, parse_dist_in, DistError};
+pub use error::ConfigError;
 pub use experiment::*;
-pub use hosted::*;
 pub use names::{kind_label, parse_kind, parse_strategy, strategy_label, NameError};
+pub use presets::{preset, preset_for, preset_for_api_id, preset_names};
 pub use render::render;
 pub use resolve::{check_changed, lookup, resolve};
 pub use server::{Router, ServerParams, Sharing};
@@ -48,59 +55,6 @@ pub fn read_experiment(path: &Path) -> std::io::Result<String> {
 pub const DEFAULT_EXPERIMENT: &str = include_str!("../../experiments/default.toml");
 /// The origin string used in errors about the embedded default.
 pub const DEFAULT_ORIGIN: &str = "<default experiment>";
-
-/// Why an experiment could not be read; the message names the file, the key and the value.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("{origin}: {message}")]
-    Syntax { origin: String, message: String },
-    #[error("{origin}: unknown key `{key}`{hint}")]
-    UnknownKey { origin: String, key: String, hint: String },
-    #[error("{origin}: `{key}` = {value}: {reason}")]
-    BadValue { origin: String, key: String, value: String, reason: String },
-    #[error("{origin}: missing key `{key}`: {reason}")]
-    Missing { origin: String, key: String, reason: String },
-    #[error("--set `{assignment}`: {reason}")]
-    BadSet { assignment: String, reason: String },
-    /// A bad value or key that a `--set` put there: the message names the `--set` first.
-    #[error("--set {assignment}: {source}")]
-    FromSet { assignment: String, source: Box<ConfigError> },
-    #[error("cannot read experiment file {path}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl ConfigError {
-    /// The dotted key the error is about, if any.
-    pub fn key(&self) -> Option<&str> {
-        match self {
-            ConfigError::UnknownKey { key, .. }
-            | ConfigError::BadValue { key, .. }
-            | ConfigError::Missing { key, .. } => Some(key),
-            ConfigError::FromSet { source, .. } => source.key(),
-            _ => None,
-        }
-    }
-
-    /// The error, naming the `--set` among `sets` that assigned its key (the last one that
-    /// touched it), when one did: the value came from the command line, not the file.
-    pub fn blame_set(self, sets: &[String]) -> ConfigError {
-        let Some(key) = self.key() else { return self };
-        let touches = |s: &&String| {
-            let k = s.split_once('=').map_or(s.as_str(), |(k, _)| k).trim();
-            k == key || key.starts_with(&format!("{k}.")) || k.starts_with(&format!("{key}."))
-        };
-        match sets.iter().rev().find(touches) {
-            Some(s) => {
-                ConfigError::FromSet { assignment: s.trim().to_string(), source: Box::new(self) }
-            }
-            None => self,
-        }
-    }
-}
 
 /// Parse TOML text into a raw table (syntax only). When the table has no `question` key and
 /// the text opens with a `#` comment line, that comment becomes the question.

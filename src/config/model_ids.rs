@@ -3,11 +3,10 @@
 //! `anthropic.claude-opus-4-1-20250805-v1:0`, a Vertex `claude-opus-4-1@20250805`) and how our
 //! presets are named (`claude-sonnet-4.5`, `claude-opus-4.1`, `claude-haiku-3.5`).
 //!
-//! Pure string work against `preset_names()`; knows nothing of prices or latency.
+//! Pure string work against a list of preset names; knows nothing of prices or latency.
 
-use super::presets::preset_names;
-
-/// The preset named by `id`: the preset name itself, or an API model id. Rules, in order:
+/// The name among `names` that `id` names: the name itself, or an API model id. Rules, in
+/// order:
 /// 1. drop a platform wrapper: a Bedrock prefix up to `anthropic.` and a `-vN:M` suffix, a
 ///    Vertex `@YYYYMMDD` suffix;
 /// 2. drop a trailing `-YYYYMMDD` snapshot date or `-latest`;
@@ -15,9 +14,8 @@ use super::presets::preset_names;
 /// 4. the `-` between two trailing version numbers becomes `.` (`claude-opus-4-1` ->
 ///    `claude-opus-4.1`), and an alias `-0` minor names the major (`claude-sonnet-4-0` ->
 ///    `claude-sonnet-4`);
-/// 5. the result must be a preset name, else `None`.
-pub fn preset_for_api_id(id: &str) -> Option<&'static str> {
-    let names = preset_names();
+/// 5. the result must be one of `names`, else `None`.
+pub fn name_for_api_id(id: &str, names: &[&'static str]) -> Option<&'static str> {
     let find = |name: &str| names.iter().copied().find(|n| *n == name);
     let id = id.trim();
     if let Some(name) = find(id) {
@@ -95,7 +93,7 @@ const SNAPSHOTS: [(&str, &str); 7] = [
 ];
 
 /// The API ids that name `preset` (`prefixsim models`): its alias (`claude-sonnet-4-5`) and
-/// any documented dated snapshot, in that order. Every one maps back by `preset_for_api_id`.
+/// any documented dated snapshot, in that order. Every one maps back by `name_for_api_id`.
 pub fn api_ids(preset: &str) -> Vec<String> {
     // OpenAI and Gemini models are called by the preset's own name (`gpt-5.4`).
     if !preset.starts_with("claude-") {
@@ -112,8 +110,8 @@ pub fn api_ids(preset: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::preset_for_api_id as p;
-    use super::{api_ids, preset_for_api_id, preset_names};
+    use super::api_ids;
+    use crate::config::{preset_for_api_id, preset_for_api_id as p, preset_names};
 
     #[test]
     fn api_ids_name_presets() {

@@ -12,8 +12,10 @@
 //! Rate-limit classes: the rate-limits page's combined tables ("Opus 4.x", "Sonnet 4.x",
 //! "Fable 5.x"). Every field is overridable by the experiment file.
 
-use super::experiment::{LongContext, ModelParams, ThinkingHistory};
-use super::model_ids::preset_for_api_id;
+use super::model_ids::name_for_api_id;
+use super::presets_hosted;
+use crate::cache::Policy;
+use crate::cache::{LongContext, ModelParams, ThinkingHistory};
 
 /// One preset row.
 struct Row {
@@ -82,7 +84,7 @@ const WRITE_1H_MULTIPLIER: f64 = 2.0;
 pub fn preset(name: &str) -> Option<ModelParams> {
     let name = preset_for_api_id(name)?;
     let Some(p) = PRESETS.iter().find(|p| p.name == name) else {
-        return super::presets_hosted::preset(name);
+        return presets_hosted::preset(name);
     };
     Some(ModelParams {
         name: p.name.to_string(),
@@ -99,6 +101,26 @@ pub fn preset(name: &str) -> Option<ModelParams> {
         thinking: p.thinking,
         rate_limit_class: p.rate_limit_class.to_string(),
     })
+}
+
+/// A model that is no preset, before its `[model_params]`: no prices, a 200k window, no
+/// long-context offer, thinking kept, its own rate-limit buckets.
+pub fn unlisted(name: &str) -> ModelParams {
+    ModelParams {
+        name: name.to_string(),
+        input_usd_per_mtok: 0.0,
+        output_usd_per_mtok: 0.0,
+        read_multiplier: 0.0,
+        write_5m_multiplier: 0.0,
+        write_1h_multiplier: 0.0,
+        storage_usd_per_mtok_hour: 0.0,
+        min_cacheable_tokens: 0,
+        context_window_tokens: K200,
+        long_context: None,
+        use_long_context: false,
+        thinking: ThinkingHistory::Kept,
+        rate_limit_class: name.to_string(),
+    }
 }
 
 /// The larger window a model offers on request: Sonnet 4 and Sonnet 4.5 served 1M tokens in
@@ -119,9 +141,21 @@ fn long_context_offer(name: &str) -> Option<LongContext> {
 /// Every preset name (Anthropic's, then the other providers' of `presets_hosted`), sorted.
 pub fn preset_names() -> Vec<&'static str> {
     let mut names: Vec<&'static str> = PRESETS.iter().map(|p| p.name).collect();
-    names.extend(super::presets_hosted::names());
+    names.extend(presets_hosted::names());
     names.sort_unstable();
     names
+}
+
+/// The preset named by `id`: the preset name itself, or an API model id (`model_ids`).
+pub fn preset_for_api_id(id: &str) -> Option<&'static str> {
+    name_for_api_id(id, &preset_names())
+}
+
+/// The policy a preset's model is served under: `openai` for GPT presets, `gemini` for
+/// Gemini presets, `anthropic` for every other preset; `None` for a name that is no preset
+/// (a model described by its prices only, under any policy).
+pub fn natural_policy(preset_name: &str) -> Option<Policy> {
+    presets_hosted::policy(preset_name).or_else(|| preset(preset_name).map(|_| Policy::Anthropic))
 }
 
 /// The preset of a model name as traces and request bodies spell it: the same as `preset`,

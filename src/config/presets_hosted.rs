@@ -8,8 +8,7 @@
 //! the `openai` policy bills that retention's writes in). Context windows: the input length
 //! below which the listed (standard) prices apply; there is no long-context offer here.
 
-use super::experiment::{ModelParams, Policy, ThinkingHistory};
-use super::hosted::OpenAiContract;
+use crate::cache::{ModelParams, OpenAiContract, Policy, ThinkingHistory};
 
 struct Row {
     name: &'static str,
@@ -113,14 +112,9 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     PRESETS.iter().map(|p| p.name)
 }
 
-/// The policy a preset's model is served under: `openai` for GPT presets, `gemini` for
-/// Gemini presets, `anthropic` for every other preset; `None` for a name that is no preset
-/// (a model described by its prices only, under any policy).
-pub fn natural_policy(preset_name: &str) -> Option<Policy> {
-    match PRESETS.iter().find(|p| p.name == preset_name) {
-        Some(p) => Some(p.policy),
-        None => super::presets::preset(preset_name).map(|_| Policy::Anthropic),
-    }
+/// The policy the preset called exactly `name` is served under, if it is one of these.
+pub fn policy(name: &str) -> Option<Policy> {
+    PRESETS.iter().find(|p| p.name == name).map(|p| p.policy)
 }
 
 /// The preset a policy runs when the experiment names no model.

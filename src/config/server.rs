@@ -2,7 +2,7 @@
 //! parameters, the router and prefill-sharing rules, and the model presets that set the rates
 //! (named assumptions, derived in docs/providers.md section 3).
 
-use super::experiment::Policy;
+use crate::cache::Policy;
 
 /// How a request picks a replica.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,21 +107,8 @@ pub fn server_preset(model: &str, policy: Policy) -> Option<ServerParams> {
         decode_per_running_us: 0,
         decode_per_ktok_us: per_ktok,
         kv_capacity_tokens: capacity,
-        block_tokens: default_block_tokens(policy),
+        block_tokens: policy.default_block_tokens(),
         gpu_usd_per_hour: 2.50,
         same_step_reads: policy != Policy::Sglang,
     })
-}
-
-/// vLLM caches 16-token blocks, SGLang's radix tree single tokens.
-pub fn default_block_tokens(policy: Policy) -> u64 {
-    match policy {
-        Policy::Sglang => 1,
-        _ => 16,
-    }
-}
-
-/// Whether `policy` is served by a self-hosted server (`[server]` applies).
-pub fn is_server(policy: Policy) -> bool {
-    matches!(policy, Policy::Vllm | Policy::Sglang)
 }

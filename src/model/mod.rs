@@ -196,6 +196,21 @@ impl SimError {
     }
 }
 
+impl From<SimError> for crate::limits::RunError {
+    /// Whose fault a failed run is: only a refused cache request is a bug.
+    fn from(e: SimError) -> Self {
+        use crate::limits::RunError;
+        match e {
+            SimError::Cache { .. } => RunError::Internal(e.to_string()),
+            SimError::Bounded(_)
+            | SimError::NeverAdmitted { .. }
+            | SimError::UnknownModel(_)
+            | SimError::Invalid(_)
+            | SimError::ContextWindow { .. } => RunError::Input(e.to_string()),
+        }
+    }
+}
+
 /// What a run of `exp` says beside its numbers: the documented rules that changed what a
 /// strategy or kind can do (printed under the table, `notes` in `--json`).
 pub fn notes(exp: &Experiment) -> Vec<String> {
@@ -210,7 +225,7 @@ pub fn notes(exp: &Experiment) -> Vec<String> {
         );
     }
     let agents_model = match &w.kind {
-        crate::config::AgentKind::ForkOtherModel { model } => crate::cache::preset(model),
+        crate::config::AgentKind::ForkOtherModel { model } => crate::config::preset(model),
         _ => Some(exp.model.clone()),
     };
     let strips = agents_model

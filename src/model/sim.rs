@@ -254,7 +254,7 @@ impl<'a> Run<'a> {
             arrived: 0,
             free_slots: w.concurrency,
             completed: 0,
-            agent_ttl: exp.cache.agent_ttl(&w.kind),
+            agent_ttl: exp.cache.agent_ttl(w.kind.name()),
             parent_ttl: exp.cache.parent_ttl(),
             server,
         };
@@ -735,7 +735,8 @@ fn run_models<'a>(
     let AgentKind::ForkOtherModel { model } = &exp.workload.kind else {
         return Ok(std::slice::from_ref(&exp.model));
     };
-    let other = cache::preset(model).ok_or_else(|| SimError::UnknownModel(model.clone()))?;
+    let other =
+        crate::config::preset(model).ok_or_else(|| SimError::UnknownModel(model.clone()))?;
     both.clear();
     both.extend([exp.model.clone(), other]);
     Ok(both)

@@ -433,7 +433,7 @@ pub fn closed_form_experiment(agents: u32) -> Experiment {
         seed: 7,
         replications: 1,
         strategies: vec![Strategy::Eager],
-        model: crate::cache::preset("claude-sonnet-4.5").expect("preset exists"),
+        model: crate::config::preset("claude-sonnet-4.5").expect("preset exists"),
         cache: CacheParams {
             policy: Policy::Anthropic,
             ttl: Ttl::FiveMin,

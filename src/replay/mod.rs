@@ -108,7 +108,7 @@ pub(crate) fn unknown_model(path: &Path, pricing: &prices::Pricing) -> Result<()
             format!(
                 "model=per-request (claude-code's default): no preset for the trace's model `{m}` \
                  (known: {}); price and time every request as one model with --set model=NAME",
-                crate::cache::preset_names().join(", ")
+                crate::config::preset_names().join(", ")
             ),
         )),
     }

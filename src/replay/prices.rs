@@ -46,7 +46,7 @@ mod tests {
 
     #[test]
     fn cost_is_the_spec_formula() {
-        let m = crate::cache::preset("claude-sonnet-4.5").unwrap();
+        let m = crate::config::preset("claude-sonnet-4.5").unwrap();
         let mut a = Account {
             cache_read: 1_000_000,
             cache_write_5m: 1_000_000,
@@ -74,8 +74,8 @@ mod tests {
     }
 }
 
-/// The preset of a model name as traces and request bodies spell it (`cache::preset_for`).
-pub use crate::cache::preset_for;
+/// The preset of a model name as traces and request bodies spell it (`config::preset_for`).
+pub use crate::config::preset_for;
 
 /// Which prices each request pays: one model for all, or each request's own model.
 #[derive(Debug, Clone)]

@@ -136,7 +136,7 @@ pub enum SettingError {
     NotPositive(String),
     #[error("cache.policy must be anthropic or every-block, not `{0}`")]
     Policy(String),
-    #[error("unknown model `{0}` (known: {known})", known = crate::cache::preset_names().join(", "))]
+    #[error("unknown model `{0}` (known: {known})", known = crate::config::preset_names().join(", "))]
     UnknownModel(String),
     #[error("block_size applies to mooncake traces only ({0} traces carry their own blocks)")]
     BlockSizeNotMooncake(&'static str),
@@ -170,7 +170,7 @@ impl ReplaySettings {
         let policy = if format.is_hash_ids() { Policy::EveryBlock } else { Policy::Anthropic };
         let mut settings = ReplaySettings {
             format,
-            model: crate::cache::preset(DEFAULT_MODEL).expect("the default model is a preset"),
+            model: crate::config::preset(DEFAULT_MODEL).expect("the default model is a preset"),
             per_request_prices: format == Format::ClaudeCode,
             block_size: 512,
             latency: LatencyParams::default(),
@@ -207,7 +207,7 @@ impl ReplaySettings {
     /// Recompute every model's latency after a latency or model assignment.
     fn rebuild_latencies(&mut self) {
         let mut all = Vec::new();
-        for name in crate::cache::preset_names() {
+        for name in crate::config::preset_names() {
             let mut l = latency_presets::params(name, self.latency_preset).unwrap_or_default();
             if let Some(file) = &self.latency_file {
                 // A file without a table for this model leaves it at the preset.
@@ -248,7 +248,7 @@ impl ReplaySettings {
             "model" if value == "per-request" => self.per_request_prices = true,
             "model" => {
                 self.per_request_prices = false;
-                self.model = crate::cache::preset(value)
+                self.model = crate::config::preset(value)
                     .ok_or_else(|| SettingError::UnknownModel(value.to_string()))?;
                 self.latency = self.latency_for(&self.model.name).clone();
             }

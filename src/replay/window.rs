@@ -3,7 +3,7 @@
 //! as the trace spells it; an unknown model is not checked). A request that does not fit is
 //! an error naming the trace's line, or a skipped line under `--lenient` (the readers decide).
 
-use crate::cache::preset_for;
+use crate::config::preset_for;
 
 /// A request larger than its model's context window.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

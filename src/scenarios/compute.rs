@@ -167,7 +167,7 @@ pub fn fork_thinking(
     let keeper =
         if model.name.contains("sonnet") { "claude-sonnet-4.6" } else { "claude-opus-4.5" };
     let usage = thinking_fork_usage(w, policy, model, &model.name)?;
-    let keeper_model = crate::cache::preset(keeper).expect("a preset");
+    let keeper_model = crate::config::preset(keeper).expect("a preset");
     let kept = thinking_fork_usage(w, policy, &keeper_model, keeper)?;
     let what = match model.thinking {
         crate::config::ThinkingHistory::Stripped => "strips",

@@ -4,7 +4,7 @@
 //! 0.5 s + prefill at 20k tok/s + reads at 1M tok/s; decode 50 tok/s).
 
 use crate::model::experiment;
-use prefixsim::cache::preset;
+use prefixsim::config::preset;
 use prefixsim::config::{
     self, AgentKind, BlockKind, Experiment, Overload, RateLimits, Release, Strategy, Ttl,
 };
@@ -372,8 +372,8 @@ probability = 0.05
 "#;
     let e = config::resolve(&config::parse_table(text, "n.toml").unwrap(), "n.toml").unwrap();
     assert_eq!(e.model.window_tokens(), 1_000_000);
-    assert_eq!(e.cache.agent_ttl(&AgentKind::Subagent), Ttl::OneHour);
-    assert_eq!(e.cache.agent_ttl(&AgentKind::Btw), Ttl::FiveMin);
+    assert_eq!(e.cache.agent_ttl("subagent"), Ttl::OneHour);
+    assert_eq!(e.cache.agent_ttl("btw"), Ttl::FiveMin);
     assert_eq!(e.overload.as_ref().map(|o| o.max_retries), Some(2));
     let again = config::render(&e);
     assert_eq!(config::resolve(&config::parse_table(&again, "r").unwrap(), "r").unwrap(), e);

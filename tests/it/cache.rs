@@ -8,10 +8,10 @@
 //! 0-based, so block 35 is index 34. Times are microseconds.
 
 use prefixsim::cache::{
-    cost_usd, preset, preset_names, reference_prefix_key, request_from_json, Block, Breakpoint,
-    Cache, CacheError, Digest, EntryStore, Layer, Policy, Prompt, State, Ttl, Usage, WriteOutcome,
+    cost_usd, reference_prefix_key, request_from_json, Block, Breakpoint, Cache, CacheError,
+    Digest, EntryStore, Layer, Policy, Prompt, State, Ttl, Usage, WriteOutcome,
 };
-use prefixsim::config::ModelParams;
+use prefixsim::config::{preset, preset_names, ModelParams};
 use prefixsim::time::{SimTime, US_PER_MIN, US_PER_S};
 use proptest::prelude::*;
 use serde_json::json;

@@ -20,12 +20,12 @@ fn models_lists_every_preset_with_its_latency() {
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let models = v["models"].as_array().unwrap();
-    assert_eq!(models.len(), prefixsim::cache::preset_names().len());
+    assert_eq!(models.len(), prefixsim::config::preset_names().len());
     for m in models {
         let name = m["name"].as_str().unwrap();
         for id in m["api_ids"].as_array().unwrap() {
             let id = id.as_str().unwrap();
-            assert_eq!(prefixsim::cache::preset_for_api_id(id), Some(name), "{id}");
+            assert_eq!(prefixsim::config::preset_for_api_id(id), Some(name), "{id}");
         }
         assert!(m["prices"]["input_usd_per_mtok"].as_f64().unwrap() > 0.0);
         assert!(m["min_cacheable_tokens"].as_u64().unwrap() >= 512);
@@ -172,9 +172,7 @@ fn render_fits(v: &serde_json::Value) -> String {
         s += "        draws: &[\n";
         for d in m["draws"].as_array().unwrap() {
             s += &format!(
-                "            Draw {{\n                overhead: {},\n                \
-                 prefill_rate: {},\n                cached_rate: {},\n                \
-                 attention_rate: {},\n            }},\n",
+                "            draw({}, {}, {}, {}),\n",
                 overhead(&d["overhead_distribution"]),
                 option(&d["prefill_rate"]),
                 option(&d["cached_rate"]),
@@ -199,7 +197,7 @@ fn overhead(o: &serde_json::Value) -> String {
         .collect();
     let f = |k: &str| o[k].as_f64().unwrap();
     format!(
-        "Overhead {{ body_s: [{}], p_tail: {:?}, scale_s: {:?}, shape: {:?}, max_s: {:?} }}",
+        "overhead([{}], {:?}, {:?}, {:?}, {:?})",
         body.join(", "),
         f("p_tail"),
         f("scale_s"),

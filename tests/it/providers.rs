@@ -2,7 +2,8 @@
 //! (OpenAI's prompt-caching guide, Gemini's context-caching page), and their configuration.
 //! Times are microseconds.
 
-use prefixsim::cache::{cost_usd, preset, Block, Breakpoint, Cache, Layer, Prompt, Ttl, Usage};
+use prefixsim::cache::{cost_usd, Block, Breakpoint, Cache, Layer, Prompt, Ttl, Usage};
+use prefixsim::config::preset;
 use prefixsim::config::{
     parse_table, resolve, Experiment, GeminiMode, HostedParams, ModelParams, OpenAiContract,
     OpenAiParams, OpenAiRetention, Policy, Strategy,

@@ -80,7 +80,7 @@ fn expiry_is_exactly_at_the_ttl_from_the_last_use() {
     assert_eq!((s.account.cache_read, s.account.cache_write()), (8, 16));
     assert_eq!(s.miss_tokens, [8, 0, 0, 8]);
     // Cost at claude-sonnet-4.5: $3/MTok * (16 * 1.25 + 8 * 0.1) tokens = $62.4e-6.
-    let model = prefixsim::cache::preset("claude-sonnet-4.5").unwrap();
+    let model = prefixsim::config::preset("claude-sonnet-4.5").unwrap();
     assert!((replay::prices::cost_usd(&s.account, &model) - 62.4e-6).abs() < 1e-12);
     // One microsecond earlier, r3 would hit: 1 ms earlier here.
     let p = mooncake_file(

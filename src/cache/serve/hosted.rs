@@ -22,8 +22,9 @@
 use super::super::router::machine_key;
 use super::super::store::WriteOutcome;
 use super::{validate_breakpoints, Cache, Hit, Lookup, Plan};
-use crate::cache::{Breakpoint, CacheError, Key, Prompt, Usage};
-use crate::config::{GeminiMode, OpenAiContract, OpenAiRetention, Policy};
+use crate::cache::{
+    Breakpoint, CacheError, GeminiMode, Key, OpenAiContract, OpenAiRetention, Policy, Prompt, Usage,
+};
 use crate::time::{SimTime, US_PER_S};
 
 /// Which rule a hosted policy applies.

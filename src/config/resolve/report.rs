@@ -1,72 +1,96 @@
-//! `[report]`: which metric answers the experiment's question and how the design-review report
-//! reads it (docs/plot.md, "The report"). No effect on a run; rendered into the resolved
-//! experiment only when it differs from the default.
+//! `[report]` (which metric answers the experiment's question and how the design-review report
+//! reads it: docs/plot.md, "The report") and `[plot] baseline`. No effect on a run; rendered
+//! into the resolved experiment only when they differ from the default.
 
-use super::{unknown, Section};
+use crate::config::error::{At, ConfigError};
+use crate::config::fields::GetOr;
+use crate::config::file::{PlotSection, ReportSection};
 use crate::config::names::strategy_label;
-use crate::config::{Answer, ConfigError, ReportSpec, Strategy};
+use crate::config::{ReportSpec, Strategy};
 
-/// Every key `[report]` accepts.
-pub const REPORT_KEYS: [&str; 5] = ["answer", "tolerance", "compare", "strategy", "assumptions"];
-
-pub(super) fn resolve_report(
-    s: &mut Section<'_>,
-    file: &toml::Table,
-    strategies: &[Strategy],
-) -> Result<ReportSpec, ConfigError> {
-    if let Some(k) = s.table.keys().find(|k| !REPORT_KEYS.contains(&k.as_str())) {
-        let mut e = unknown(s.origin, k, &s.prefix, &REPORT_KEYS);
-        if let ConfigError::UnknownKey { hint, .. } = &mut e {
-            hint.push_str(&format!(" ([report] accepts {})", REPORT_KEYS.join(", ")));
-        }
-        return Err(e);
-    }
-    let mut r = ReportSpec::default();
-    if let Some(v) = s.get("answer") {
-        let accepted = format!("expected one of {}", Answer::NAMES.join(", "));
-        let text = v.as_str().ok_or_else(|| s.bad("answer", v.to_string(), &accepted))?;
-        r.answer = Some(Answer::parse(text).ok_or_else(|| s.bad_str("answer", text, &accepted))?);
-    }
-    r.tolerance = s.share("tolerance", ReportSpec::DEFAULT_TOLERANCE)?;
-    if let Some(v) = s.get("compare") {
-        match v.as_str() {
-            Some(k) if !k.is_empty() => r.compare = Some(k.to_string()),
-            _ => return Err(s.bad("compare", v.to_string(), "expected a swept key, a string")),
-        }
-    }
-    if let Some(v) = s.get("strategy") {
-        let labels: Vec<String> = strategies.iter().map(strategy_label).collect();
-        match v.as_str() {
-            Some(l) if labels.iter().any(|x| x == l) => r.strategy = Some(l.to_string()),
-            _ => {
-                let why = format!("expected one of the file's strategies: {}", labels.join(", "));
-                return Err(s.bad("strategy", v.to_string(), &why));
+impl ReportSection {
+    /// `[report]`; `file` is the table the experiment was read from (each of `assumptions` is a
+    /// key it sets).
+    pub(super) fn validate(
+        self,
+        file: &toml::Table,
+        strategies: &[Strategy],
+        at: At,
+    ) -> Result<ReportSpec, ConfigError> {
+        let s = at.section("report.");
+        let strategy = match self.strategy {
+            None => None,
+            Some(v) => {
+                let labels: Vec<String> = strategies.iter().map(strategy_label).collect();
+                match v.as_str() {
+                    Some(l) if labels.iter().any(|x| x == l) => Some(l.to_string()),
+                    _ => {
+                        let why =
+                            format!("expected one of the file's strategies: {}", labels.join(", "));
+                        return Err(s.bad("strategy", v, why));
+                    }
+                }
+            }
+        };
+        let compare = match self.compare {
+            None => None,
+            Some(toml::Value::String(k)) if !k.is_empty() => Some(k),
+            Some(v) => return Err(s.bad("compare", v, "expected a swept key, a string")),
+        };
+        let items = match self.assumptions {
+            None => Vec::new(),
+            Some(toml::Value::Array(items)) => items,
+            Some(v) => return Err(s.bad("assumptions", v, "expected a list of dotted keys")),
+        };
+        let mut assumptions: Vec<String> = Vec::new();
+        for item in items {
+            let key = item.as_str().unwrap_or_default();
+            if lookup(file, key).is_none() {
+                let why = "expected a dotted key this file sets, e.g. \"workload.brief_tokens\"";
+                return Err(s.bad("assumptions", item, why));
+            }
+            if !assumptions.iter().any(|k| k == key) {
+                assumptions.push(key.to_string());
             }
         }
+        Ok(ReportSpec {
+            answer: self.answer.map(|a| a.0),
+            tolerance: self.tolerance.get_or(ReportSpec::DEFAULT_TOLERANCE),
+            compare,
+            strategy,
+            assumptions,
+        })
     }
-    r.assumptions = assumptions(s, file)?;
-    s.finish()?;
-    Ok(r)
 }
 
-/// `assumptions = ["workload.brief_tokens", ...]`: each a dotted key the file itself sets.
-fn assumptions(s: &mut Section<'_>, file: &toml::Table) -> Result<Vec<String>, ConfigError> {
-    let Some(v) = s.get("assumptions") else { return Ok(Vec::new()) };
-    let items = v
-        .as_array()
-        .ok_or_else(|| s.bad("assumptions", v.to_string(), "expected a list of dotted keys"))?;
-    let mut out: Vec<String> = Vec::new();
-    for item in items {
-        let key = item.as_str().unwrap_or_default();
-        if lookup(file, key).is_none() {
-            let why = "expected a dotted key this file sets, e.g. \"workload.brief_tokens\"";
-            return Err(s.bad("assumptions", item.to_string(), why));
+impl PlotSection {
+    /// `[plot] baseline = { "cache.ttl" = "5m" }`: the slice figures show by default. Each value
+    /// is a scalar as the `[sweep]` lists write it; `plot` checks it is one of the swept values.
+    pub(super) fn validate(self, at: At) -> Result<Vec<(String, toml::Value)>, ConfigError> {
+        let table = match self.baseline {
+            None => toml::Table::new(),
+            Some(toml::Value::Table(t)) => t,
+            Some(v) => {
+                let why =
+                    "expected a table of swept keys and values, e.g. { \"cache.ttl\" = \"5m\" }";
+                return Err(at.bad("plot.baseline", v, why));
+            }
+        };
+        for (k, v) in &table {
+            let scalar = matches!(
+                v,
+                toml::Value::String(_)
+                    | toml::Value::Integer(_)
+                    | toml::Value::Float(_)
+                    | toml::Value::Boolean(_)
+            );
+            if !scalar || k.is_empty() {
+                let reason = "expected one swept value (a string, number or boolean)";
+                return Err(at.bad(&format!("plot.baseline.\"{k}\""), v, reason));
+            }
         }
-        if !out.iter().any(|k| k == key) {
-            out.push(key.to_string());
-        }
+        Ok(table.into_iter().collect())
     }
-    Ok(out)
 }
 
 /// The value at dotted `key` of `t` (`workload.brief_tokens`), if the table sets it.

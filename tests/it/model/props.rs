@@ -3,7 +3,8 @@
 //! replaying every request's cache keys through an independent ledger); tokens are conserved.
 
 use super::experiment;
-use prefixsim::cache::{preset, Digest};
+use prefixsim::cache::Digest;
+use prefixsim::config::preset;
 use prefixsim::config::{AgentKind, Experiment, RateLimits, Release, Strategy as Launch, Ttl};
 use prefixsim::dist::Dist;
 use prefixsim::model::{simulate_detailed, workload, Detailed, SegmentKind};
@@ -50,7 +51,7 @@ prop_compose! {
     ) -> Experiment {
         let mut exp = experiment(agents);
         // Sonnet 4.5's prices with a 1M window: long random runs stay inside it.
-        exp.model = prefixsim::cache::preset("claude-sonnet-4.6").unwrap();
+        exp.model = prefixsim::config::preset("claude-sonnet-4.6").unwrap();
         exp.seed = seed;
         exp.workload.kind = kind;
         exp.workload.concurrency = concurrency;

@@ -1,8 +1,8 @@
 //! The price formula of a request on a model (the presets themselves are config's,
 //! `config::presets`). Every rule and its public source: docs/anthropic.md.
 
+use super::ModelParams;
 use super::Usage;
-use crate::config::ModelParams;
 
 /// docs/cache.md: `input * (uncached + w5m * write_5m + w1h * write_1h + r * read) + output *
 /// output_tokens`, prices per million tokens, plus explicit cache storage (Gemini:
@@ -157,11 +157,35 @@ mod tests {
         (cost, (input * u.total() as f64 + output * out as f64) / 1e6)
     }
 
+    /// Claude Sonnet 4.5's prices, with its 1M-token long-context offer (`config::presets`).
+    fn sonnet_4_5() -> ModelParams {
+        ModelParams {
+            name: "claude-sonnet-4.5".into(),
+            input_usd_per_mtok: 3.0,
+            output_usd_per_mtok: 15.0,
+            read_multiplier: 0.1,
+            write_5m_multiplier: 1.25,
+            write_1h_multiplier: 2.0,
+            storage_usd_per_mtok_hour: 0.0,
+            min_cacheable_tokens: 1024,
+            context_window_tokens: 200_000,
+            long_context: Some(crate::cache::LongContext {
+                window_tokens: 1_000_000,
+                threshold_tokens: 200_000,
+                input_multiplier: 2.0,
+                output_multiplier: 1.5,
+            }),
+            use_long_context: false,
+            thinking: crate::cache::ThinkingHistory::Stripped,
+            rate_limit_class: "sonnet-4.x".into(),
+        }
+    }
+
     /// Counts of 2^63 and more (where the signed conversion would be wrong) bill as the
     /// formula too.
     #[test]
     fn a_bill_of_huge_counts_is_the_formula_bit_for_bit() {
-        let model = crate::cache::preset("claude-sonnet-4.5").expect("preset exists");
+        let model = sonnet_4_5();
         let u = Usage { cache_read: (1 << 63) + 4097, uncached: 3, ..Usage::default() };
         for out in [5, (1 << 63) + 1025, u64::MAX] {
             let bill = Prices::of(&model).bill(&u, out);
@@ -173,7 +197,7 @@ mod tests {
 
     #[test]
     fn a_bill_is_the_formula_bit_for_bit_on_either_side_of_the_long_threshold() {
-        let mut model = crate::cache::preset("claude-sonnet-4.5").expect("preset exists");
+        let mut model = sonnet_4_5();
         model.use_long_context = true;
         let threshold = model.long_context.as_ref().expect("a long window").threshold_tokens;
         for (i, total) in
