@@ -7,7 +7,7 @@
 //! # Running an experiment
 //!
 //! [`Experiment::from_toml`] (or [`Experiment::from_file`]) reads and checks every key;
-//! [`Experiment::run`] returns a [`Summary`] with one typed [`StrategyResult`] per strategy:
+//! [`Experiment::run`] returns a [`RunSummary`] with one typed [`StrategyResult`] per strategy:
 //! costs in USD, hit rate, latency percentiles in seconds.
 //!
 //! ```
@@ -144,7 +144,7 @@
 //! See ARCHITECTURE.md for the codemap and the invariants. In short:
 //! `engine` is a clock and an event heap that knows no cache; `cache` is the prefix cache,
 //! pure (no clock, no I/O, no randomness); `model` is the only module that knows both;
-//! `exec` is the one executor behind `run`, `sweep` and `tune` (and the one `Simulator`
+//! `exec` is the one executor behind `run`, `sweep` and `tune` (and the one `Runner`
 //! trait); `api` is the typed entry point above; `cli`, `report`, `plot`, `sweep` (its
 //! writer) and `replay` (its reader) are the edge.
 
@@ -203,20 +203,24 @@ pub use api::{
     TraceReplay,
 };
 #[cfg(feature = "sweep")]
-pub use api::{run_sweep, HoldAnswer, Sweep, SweepSummary};
+pub use api::{merge_shards, run_sweep, tune, Sweep, SweepSummary, TuneReport, TuneRequest};
 pub use calibrate::Settings as CalibrateSettings;
-pub use exec::{Percentiles, StrategyResult, Summary, Tokens};
 pub use replay::Format as TraceFormat;
+pub use report::run::{Percentiles, RunSummary, StrategyResult, Tokens};
 #[cfg(feature = "sweep")]
-pub use sweep::{ExecOptions, SweepOptions};
+pub use sweep::hold::HoldAnswer;
+#[cfg(feature = "sweep")]
+pub use sweep::{merge::MergeReport, ExecOptions, Shard, SweepOptions};
 
 /// The errors inside [`Error`], each naming the file, key or value at fault.
 pub mod errors {
+    pub use crate::api::OutDirError;
     pub use crate::calibrate::CalibrateError;
     pub use crate::config::latency_file::LatencyFileError;
     pub use crate::config::ConfigError;
     pub use crate::limits::{LimitError, RunError};
     pub use crate::replay::{SetError, SettingError, TraceError};
+    pub use crate::results::{ResultsError, WriteError};
     #[cfg(feature = "sweep")]
-    pub use crate::sweep::SweepError;
+    pub use crate::sweep::{ShardError, SweepError};
 }

@@ -1,7 +1,8 @@
 //! The design-review report (Markdown and HTML) and the terminal tables.
 //!
 //! Everything here works from a results directory read by `crate::results` (the owner of the
-//! file formats), never from a live simulation, except `table` (terminal tables of `run`).
+//! file formats), never from a live simulation, except `run` and `table` (the typed results
+//! and the terminal tables of a run, from the executor's outcomes).
 
 #[cfg(feature = "plot")]
 pub mod answer;
@@ -10,5 +11,8 @@ pub mod assumptions;
 #[cfg(feature = "plot")]
 pub mod build;
 pub mod doc;
+pub mod run;
+#[cfg(feature = "sweep")]
+pub mod sweep;
 pub mod table;
 pub mod words;

@@ -15,7 +15,7 @@
 use serde::Serialize;
 
 use super::tune::{self, Candidate, FirstTokenSpread, Objective, Tuned, Value};
-use super::Simulator;
+use super::Runner;
 use crate::limits::RunError;
 use crate::numfmt::pct;
 
@@ -129,7 +129,7 @@ impl HoldAnswer {
 /// `wait_first`: `answer` over `HOLD_RANGE` with `tune`'s default objective (cost) and
 /// refinement, for the experiment's first `wait_first`. `None` otherwise. `table` is the
 /// experiment's TOML (after `--set`), `exp` its resolution.
-pub fn for_experiment<S: Simulator>(
+pub fn for_experiment<S: Runner>(
     sim: &S,
     table: &toml::Table,
     exp: &crate::config::Experiment,
@@ -158,7 +158,7 @@ pub fn for_experiment<S: Simulator>(
 /// Returns the point fit's search too (`tune` prints its candidates); `None` when no cap
 /// meets the objective or `base` has no hold.
 #[allow(clippy::too_many_arguments)]
-pub fn answer<S: Simulator>(
+pub fn answer<S: Runner>(
     sim: &S,
     base: &toml::Table,
     draws: &[toml::Table],
@@ -248,7 +248,7 @@ pub fn draw_tables(base: &toml::Table, exp: &crate::config::Experiment) -> Vec<t
 
 /// The share of replications of `t` whose first token came after `cap`: read off `tuned`'s
 /// candidate at that cap, else evaluated.
-fn share_after<S: Simulator>(
+fn share_after<S: Runner>(
     sim: &S,
     t: &toml::Table,
     tuned: &Tuned,

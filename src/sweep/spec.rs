@@ -2,7 +2,7 @@
 //! groups, and the grid of points they span, enumerated lazily by index.
 //!
 //! Knows nothing of what a key means: whether a key exists is decided by resolving the
-//! experiment with the value set (`super::Simulator::resolve`). File order is recovered from the
+//! experiment with the value set (`super::Runner::resolve`). File order is recovered from the
 //! source text's spans, because `toml::Table` sorts its keys.
 
 use crate::time::{parse_duration_us, DurationError, Human};

@@ -15,13 +15,13 @@
 //! its p95; if none ties, the pick stays and is flagged as on the knife edge when below p95.
 //! See `Edge`.
 //!
-//! Knows nothing of the model: candidates are simulated through `crate::exec::Simulator`, on
+//! Knows nothing of the model: candidates are simulated through `crate::exec::Runner`, on
 //! the one executor (`crate::exec::ordered`), folded in value order.
 
 use serde::Serialize;
 
 use super::spec::{duration_value, parse_range, RangeError};
-use super::{table, Simulator};
+use super::{table, Runner};
 use crate::exec::ordered;
 use crate::limits::RunError;
 use crate::metrics::RunMetrics;
@@ -261,7 +261,7 @@ fn nearest_rank(xs: &mut [f64], p: f64) -> f64 {
 }
 
 /// Simulate every replication of strategy 0 of `exp` at `value` and measure the objective.
-pub fn evaluate<S: Simulator>(
+pub fn evaluate<S: Runner>(
     sim: &S,
     exp: &S::Exp,
     value: Value,
@@ -632,7 +632,7 @@ pub struct Tuned {
 /// steps) between the neighbours of the recommended value. `base` is the experiment table
 /// (strategies already focused); candidates run on `jobs` threads, results in value order.
 #[allow(clippy::too_many_arguments)]
-pub fn run_tune<S: Simulator>(
+pub fn run_tune<S: Runner>(
     sim: &S,
     base: &toml::Table,
     strategy: String,
@@ -665,7 +665,7 @@ pub fn run_tune<S: Simulator>(
     Ok(Tuned { strategy, candidates: cands, verdict, rounds: done_rounds })
 }
 
-fn evaluate_all<S: Simulator>(
+fn evaluate_all<S: Runner>(
     sim: &S,
     base: &toml::Table,
     param: &str,
@@ -705,7 +705,7 @@ mod tests {
     /// Every agent but one waits exactly the 2 s cap, in every replication.
     struct AtTheCap;
 
-    impl Simulator for AtTheCap {
+    impl Runner for AtTheCap {
         type Exp = ();
         fn resolve(&self, _: &toml::Table) -> Result<(), crate::exec::ResolveError> {
             Ok(())

@@ -4,13 +4,23 @@
 use std::path::{Path, PathBuf};
 
 use prefixsim::config::{self, Experiment, Strategy};
-use prefixsim::exec::{execute, json_text, table_text, write_out};
-use prefixsim::exec::{Description, ModelSim, ResolveError, Simulator};
+use prefixsim::exec::{execute, write_out, StrategyOutcome};
+use prefixsim::exec::{Description, ModelRunner, ResolveError, Runner};
 use prefixsim::limits::RunError;
 use prefixsim::metrics::{RunMetrics, SCALAR_NAMES};
 use prefixsim::results::{self, Aggregate, TraceRow};
 
 use super::common::bin;
+
+/// `run --json`'s document for `out`, a run of `exp`.
+fn json_text(exp: &Experiment, out: &[StrategyOutcome]) -> String {
+    prefixsim::RunSummary::new(exp, out, prefixsim::model::notes(exp)).to_json()
+}
+
+/// `run`'s table for `out`, a run of `exp`.
+fn table_text(exp: &Experiment, out: &[StrategyOutcome]) -> String {
+    prefixsim::report::run::table_text(exp, out, &prefixsim::model::notes(exp), &[])
+}
 
 /// A fresh scratch directory under the target dir (no absolute paths end up in outputs).
 fn scratch(name: &str) -> PathBuf {
@@ -148,13 +158,13 @@ fn fake_metrics(i: usize, r: u32) -> RunMetrics {
 }
 
 /// Resolves, describes and renders as the real simulator does; simulates `fake_metrics`.
-impl Simulator for Fake {
+impl Runner for Fake {
     type Exp = Experiment;
     fn resolve(&self, t: &toml::Table) -> Result<Experiment, ResolveError> {
         Ok(config::resolve(t, "fake")?)
     }
     fn describe(&self, e: &Experiment) -> Description {
-        ModelSim { origin: "fake".into() }.describe(e)
+        ModelRunner { origin: "fake".into() }.describe(e)
     }
     fn render(&self, e: &Experiment) -> String {
         config::render(e)
@@ -231,7 +241,7 @@ fn output_bytes_do_not_depend_on_jobs() {
 #[test]
 fn failures_report_the_first_failing_run() {
     struct Failing;
-    impl Simulator for Failing {
+    impl Runner for Failing {
         type Exp = Experiment;
         fn resolve(&self, t: &toml::Table) -> Result<Experiment, ResolveError> {
             Fake.resolve(t)

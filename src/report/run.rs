@@ -1,18 +1,20 @@
-//! A run's results as typed values (`Summary`, one `StrategyResult` per strategy) and the two
-//! ways `prefixsim run` prints them: the comparison table and the JSON document (which is
-//! `Summary` serialized: the field names below are the JSON schema).
+//! A run's results as typed values (`RunSummary`, one `StrategyResult` per strategy) and the
+//! two ways `prefixsim run` prints them: the comparison table and the JSON document (which is
+//! `RunSummary` serialized: the field names below are the JSON schema). Built from the
+//! executor's outcomes (`exec::StrategyOutcome`) and the model's notes, which the caller
+//! passes in: this module knows nothing of the model.
 
 use serde::Serialize;
 
-use super::run::StrategyOutcome;
+use super::table;
 use crate::config::{self, Experiment};
+use crate::exec::StrategyOutcome;
 use crate::metrics::EXTRA_NAMES;
-use crate::report::table;
 
 /// A run of every strategy of one experiment: means over replications, latency percentiles
 /// from the histograms merged over all agents and replications.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Summary {
+pub struct RunSummary {
     pub seed: u64,
     pub name: String,
     pub question: String,
@@ -117,13 +119,13 @@ fn shown_extras(exp: &Experiment) -> [bool; EXTRA_NAMES.len()] {
     ]
 }
 
-impl Summary {
-    /// The typed results of `outcomes`, a run of `exp`.
-    pub fn new(exp: &Experiment, outcomes: &[StrategyOutcome]) -> Summary {
+impl RunSummary {
+    /// The typed results of `outcomes`, a run of `exp`, with the model's `notes` on it.
+    pub fn new(exp: &Experiment, outcomes: &[StrategyOutcome], notes: Vec<String>) -> RunSummary {
         let eager =
             outcomes.iter().find(|o| o.label == "eager").map(|o| o.aggregate.stat("cost_usd").mean);
         let shown = shown_extras(exp);
-        Summary {
+        RunSummary {
             seed: exp.seed,
             name: exp.name.clone(),
             question: exp.question.clone(),
@@ -131,7 +133,7 @@ impl Summary {
             policy: exp.cache.policy.name().to_string(),
             replications: exp.replications,
             results: outcomes.iter().map(|o| StrategyResult::new(o, eager, &shown)).collect(),
-            notes: crate::model::notes(exp),
+            notes,
         }
     }
 
@@ -191,22 +193,13 @@ impl StrategyResult {
     }
 }
 
-/// `{"seed": n, "results": [...]}`: means over replications; percentiles from the merged
-/// histograms.
-pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
-    Summary::new(exp, outcomes).to_json()
-}
-
-/// The seed first, then the comparison table, then the ladders.
-pub fn table_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
-    table_text_with_overrides(exp, outcomes, &[])
-}
-
-/// `table_text`, saying under the question which `overrides` (`--set KEY=VALUE` as typed)
-/// changed the experiment the question was written for.
-pub fn table_text_with_overrides(
+/// The seed first, then the comparison table, the model's `notes` and the ladders; under the
+/// question, which `overrides` (`--set KEY=VALUE` as typed) changed the experiment the
+/// question was written for.
+pub fn table_text(
     exp: &Experiment,
     outcomes: &[StrategyOutcome],
+    notes: &[String],
     overrides: &[String],
 ) -> String {
     let rows: Vec<table::Row<'_>> =
@@ -261,7 +254,7 @@ pub fn table_text_with_overrides(
             s.push('\n');
         }
     }
-    for note in crate::model::notes(exp) {
+    for note in notes {
         s.push_str(&format!("note: {note}\n"));
     }
     s.push('\n');
