@@ -10,6 +10,8 @@ pub mod answer;
 pub mod assumptions;
 #[cfg(feature = "plot")]
 pub mod build;
+#[cfg(feature = "plot")]
+pub mod cost_answer;
 pub mod doc;
 pub mod run;
 #[cfg(feature = "sweep")]

@@ -198,8 +198,8 @@ fn edge_json(t: &Tuned) -> Option<EdgeJson> {
 fn notes(param: &str, t: &Tuned) -> Vec<String> {
     let c = &t.candidates;
     let mut out = Vec::new();
-    if let Some(v) = &t.verdict {
-        out.extend(tune::edge_notes(param, c, v));
+    if let Some((v, e)) = t.verdict.as_ref().and_then(|v| Some((v, v.edge.as_ref()?))) {
+        out.extend(tune::edge_notes(param, c, v.recommended, e));
     }
     if t.verdict.as_ref().is_some_and(|v| v.flat) {
         out.push(format!(
