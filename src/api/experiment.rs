@@ -83,13 +83,13 @@ impl Experiment {
 
     /// The raw table (after `set`): the values as written, which the resolved experiment no
     /// longer holds (a latency preset's name, the `[sweep]` table).
-    #[cfg(feature = "serve")]
+    #[cfg(all(feature = "serve", feature = "cli"))]
     pub(crate) fn table(&self) -> &toml::Table {
         &self.table
     }
 
     /// Where the experiment came from, as errors and exported files name it.
-    #[cfg(feature = "serve")]
+    #[cfg(all(feature = "serve", feature = "cli"))]
     pub(crate) fn origin(&self) -> &str {
         &self.origin
     }

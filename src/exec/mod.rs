@@ -31,17 +31,21 @@ pub struct Description {
 }
 
 /// Why an experiment table does not resolve: the message names the key and the value.
+/// (Resolving tables is a sweep's and a tune's: a run's experiment is resolved already.)
+#[cfg_attr(not(feature = "sweep"), allow(dead_code))]
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    /// Refused by a simulator's own resolver (the test fakes).
+    /// Refused by a runner's own resolver (the test fakes).
+    #[cfg_attr(not(test), allow(dead_code))]
     #[error("{0}")]
     Refused(String),
 }
 
 /// A point runner: resolve a table into an experiment, and simulate one replication of one of
 /// its strategies. Must be deterministic in (table, strategy, replication).
+#[cfg_attr(not(feature = "sweep"), allow(dead_code))]
 pub trait Runner: Send + Sync {
     type Exp: Send + Sync;
     /// Resolve and validate; the error names the key and the value.

@@ -11,6 +11,7 @@ use crate::results::TraceRow;
 
 /// Resolves tables with `config::resolve` and runs `model`; `origin` names the file in errors.
 pub struct ModelRunner {
+    #[cfg_attr(not(feature = "sweep"), allow(dead_code))]
     pub origin: String,
 }
 

@@ -40,6 +40,7 @@ pub enum ExecError {
 /// Options of one pipeline run.
 #[derive(Debug, Clone, Copy)]
 pub struct ExecOptions {
+    /// Points simulated at once (at least 1); never changes a result.
     pub jobs: usize,
     /// Draw a progress bar on stderr (the caller checks that stderr is a terminal).
     pub progress: bool,

@@ -38,13 +38,17 @@ pub struct HoldAnswer {
     pub strategy: String,
     /// The grid searched (`tune --range`).
     pub range: String,
+    /// The cap to use, seconds (0: no hold).
     pub cap_s: f64,
+    /// The cap as `tune` labels it (`5s`, `2500ms`).
     pub cap_label: String,
     /// Share of replications whose first token came after the cap, at the point fit.
     pub p_after_cap: f64,
     /// The first writer's time to first token from the hold's start, at the point fit.
     pub ttft_p50_s: f64,
+    /// Its 95th percentile.
     pub ttft_p95_s: f64,
+    /// Its 99th percentile.
     pub ttft_p99_s: f64,
     /// Bootstrap refits of the latency fit the interval comes from (0: none available).
     pub draws: usize,
@@ -61,7 +65,6 @@ pub struct HoldAnswer {
 }
 
 impl HoldAnswer {
-    /// One sentence, as `run`, `tune`, `report` and `serve` print it.
     /// The sentence when the answer is no hold: no cap cost less than sending every agent at
     /// once.
     fn no_hold_sentence(&self) -> String {
@@ -81,6 +84,7 @@ impl HoldAnswer {
         )
     }
 
+    /// One sentence, as `run`, `tune`, `report` and `serve` print it.
     pub fn sentence(&self) -> String {
         if self.cap_s == 0.0 {
             return self.no_hold_sentence();

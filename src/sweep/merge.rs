@@ -15,7 +15,9 @@ use super::SweepError;
 /// What a merge produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergeReport {
+    /// Shards merged.
     pub shards: u64,
+    /// Points of the whole sweep.
     pub points: u64,
 }
 

@@ -36,7 +36,12 @@ pub enum SweepError {
     /// A point's run failed: its values stopped it, or a bug (`RunError` says which). Its
     /// journal could never complete (the point fails again on resume), so it was removed.
     #[error("point {point}: {source}; nothing was kept")]
-    Point { point: u64, source: RunError },
+    Point {
+        /// The point's index in the grid.
+        point: u64,
+        /// Why its run failed.
+        source: RunError,
+    },
     /// The journal in the directory is another sweep's, or the shards given to merge do not
     /// make one sweep (names them).
     #[error("{0}")]
@@ -266,9 +271,14 @@ fn check_set<'v, S: Runner>(
 /// Where and how to run a sweep.
 #[derive(Debug, Clone)]
 pub struct SweepOptions {
+    /// The results directory (the journal, then the outputs), locked while written.
     pub dir: PathBuf,
+    /// Run only this shard's points (`index` of `count`: the points whose index mod `count`
+    /// is `index`).
     pub shard: Option<Shard>,
+    /// Continue the journal in `dir`, if it is this sweep's; otherwise start it again.
     pub resume: bool,
+    /// How the points run.
     pub exec: ExecOptions,
 }
 
@@ -372,17 +382,31 @@ fn check_same(
 /// Why a `--shard K/N` is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShardError {
+    /// Not of the form `K/N`.
     #[error("--shard `{0}`: expected K/N, e.g. 0/4 (K counts from 0)")]
     NotKN(String),
+    /// `K` or `N` is not a whole number.
     #[error("--shard `{text}`: {part} is not a number")]
-    NotANumber { text: String, part: char },
+    NotANumber {
+        /// The text given.
+        text: String,
+        /// `K` or `N`.
+        part: char,
+    },
+    /// `N` is 0.
     #[error("--shard `{0}`: N must be at least 1")]
     NoShards(String),
+    /// `K` is `N` or more.
     #[error(
         "--shard `{text}`: K counts from 0, so K must be below N (0..{last}); with Slurm use \
          --array=0-{last}"
     )]
-    IndexPastLast { text: String, last: u64 },
+    IndexPastLast {
+        /// The text given.
+        text: String,
+        /// The last shard's index, `N - 1`.
+        last: u64,
+    },
 }
 
 impl std::str::FromStr for Shard {

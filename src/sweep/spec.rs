@@ -83,12 +83,6 @@ impl Grid {
         Ok(Grid { axes, groups, points: points as u64 })
     }
 
-    /// A grid of one axis (used by `tune`).
-    pub fn single(key: &str, values: Vec<toml::Value>) -> Grid {
-        let points = values.len() as u64;
-        Grid { axes: vec![Axis { key: key.to_string(), values }], groups: vec![vec![0]], points }
-    }
-
     pub fn points(&self) -> u64 {
         self.points
     }

@@ -22,9 +22,9 @@ mod candidate;
 mod edge;
 mod objective;
 
-pub use candidate::{evaluate, paired_diff, saves_nothing, ties, Candidate};
+pub use candidate::{evaluate, saves_nothing, ties, Candidate};
 pub use edge::{edge_notes, Edge, FirstTokenSpread};
-pub use objective::{parse_values, Kind, Objective, ObjectiveError, RangeArgError, Value};
+pub use objective::{parse_values, Kind, Objective, Value};
 
 use super::table;
 use crate::exec::{ordered, Runner};
