@@ -39,17 +39,17 @@ pub enum Error {
     #[error(transparent)]
     Calibrate(#[from] CalibrateError),
     /// A replay `set` or `what_if` assignment is wrong (names the assignment); `via` says
-    /// which (`--set` or `what-if`).
+    /// which (`--set` or `--what-if`).
     #[error("{via} {source}")]
     Set {
-        /// `--set` or `what-if`.
+        /// `--set` or `--what-if`.
         via: &'static str,
         /// The assignment and why it was refused.
         source: SetError,
     },
     /// The replay's settings, or one what-if choice (`choice`, when not the base), are
     /// refused as a whole.
-    #[error("{}{source}", choice.as_ref().map(|c| format!("what-if `{c}`: ")).unwrap_or_default())]
+    #[error("{}{source}", choice.as_ref().map(|c| format!("--what-if `{c}`: ")).unwrap_or_default())]
     Setting {
         /// The what-if choice refused (`None`: the base settings).
         choice: Option<String>,

@@ -1,10 +1,11 @@
 //! `TraceReplay`: a real request log through the cache, one pass for every cache choice
 //! compared (the base settings, then each what-if), with typed totals per choice.
+//! `prefixsim replay` is this and a print (its `--what-if` adds the TTL ladder).
 
 use std::path::PathBuf;
 
 use super::error::Error;
-use crate::replay::{self, CacheChoice, ReplaySettings, SettingError};
+use crate::replay::{self, CacheChoice, Replay, ReplaySettings};
 
 /// A trace replay: a trace file, its settings (the `replay --set` keys) and the cache choices
 /// to compare (the base, then each `what_if`).
@@ -15,6 +16,9 @@ pub struct TraceReplay {
     /// The `cache.*` assignments given to `set`: the base choice's label.
     cache_sets: Vec<String>,
     what_if: Vec<String>,
+    /// `prefixsim replay --what-if`: TTL 5m, 1h and none, then each `what_if`, in place of the
+    /// base choice (kept first only when its TTLs are the trace's own).
+    ladder: bool,
 }
 
 /// One cache choice's totals over the whole trace.
@@ -57,6 +61,7 @@ impl TraceReplay {
             settings: ReplaySettings::new(format),
             cache_sets: Vec::new(),
             what_if: Vec::new(),
+            ladder: false,
         }
     }
 
@@ -78,37 +83,107 @@ impl TraceReplay {
         self
     }
 
-    /// The base choice (labelled as `prefixsim replay` labels it), then each `what_if`.
-    fn choices(&self) -> Result<Vec<CacheChoice>, Error> {
-        let base = &self.settings;
-        let mut first = base.cache.clone();
-        first.label = match (self.cache_sets.is_empty(), base.cache.ttl_as_sent) {
+    /// Skip malformed lines with a warning (`ReplaySummary::warnings`) instead of failing.
+    pub fn lenient(mut self, on: bool) -> TraceReplay {
+        self.settings.lenient = on;
+        self
+    }
+
+    /// Entries readable as soon as they are written (no measured timing, no latency model).
+    pub fn instant_ready(mut self, on: bool) -> TraceReplay {
+        self.settings.instant_ready = on;
+        self
+    }
+
+    /// `prefixsim replay --what-if`: compare TTL 5m, 1h and none, then each `what_if`.
+    #[cfg(feature = "cli")]
+    pub(crate) fn with_ttl_ladder(mut self) -> TraceReplay {
+        self.ladder = true;
+        self
+    }
+
+    /// The settings, the base choice labelled (the table and JSON print them).
+    #[cfg(feature = "cli")]
+    pub(crate) fn settings(&self) -> ReplaySettings {
+        let mut s = self.settings.clone();
+        s.cache = self.base();
+        s
+    }
+
+    /// The base choice, labelled by its `cache.*` assignments, else by its TTL.
+    fn base(&self) -> CacheChoice {
+        let mut base = self.settings.cache.clone();
+        base.label = match (self.cache_sets.is_empty(), base.ttl_as_sent) {
             (true, true) => "as sent".to_string(),
             (true, false) => "cache.ttl=5m".to_string(),
             (false, _) => self.cache_sets.join(","),
         };
-        let mut out = vec![first];
-        for spec in &self.what_if {
-            let mut s = base.clone();
-            for a in spec.split(',') {
-                s.apply_set(a).map_err(|source| Error::Set { via: "what-if", source })?;
+        base
+    }
+
+    /// The base with `spec` (comma-separated `cache.*` assignments) applied, labelled `spec`.
+    fn what_if_choice(&self, spec: &str) -> Result<CacheChoice, Error> {
+        let base = &self.settings;
+        let mut s = base.clone();
+        for a in spec.split(',') {
+            s.apply_set(a).map_err(|source| Error::Set { via: "--what-if", source })?;
+        }
+        if s.model != base.model
+            || s.per_request_prices != base.per_request_prices
+            || s.latency != base.latency
+            || s.block_size != base.block_size
+            || s.seed != base.seed
+        {
+            return Err(Error::Usage(format!(
+                "--what-if `{spec}`: a choice may change only cache.* keys (use --set for the rest)"
+            )));
+        }
+        s.validate().map_err(|source| Error::Setting { choice: Some(spec.to_string()), source })?;
+        s.cache.label = spec.trim().to_string();
+        Ok(s.cache)
+    }
+
+    /// The base choice, then each `what_if`; with the ladder, TTL 5m, 1h and none and each
+    /// `what_if` (the base first only when its TTLs are as sent; duplicates by label dropped).
+    fn choices(&self) -> Result<Vec<CacheChoice>, Error> {
+        let base = self.base();
+        if !self.ladder {
+            let what_if = self.what_if.iter().map(|spec| self.what_if_choice(spec));
+            return std::iter::once(Ok(base)).chain(what_if).collect();
+        }
+        let ladder = ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none"].map(String::from);
+        let given = self.what_if.iter().filter(|w| !w.trim().is_empty()).cloned();
+        // Request bodies carry their own TTLs: the choice "as sent" comes first.
+        let mut out: Vec<CacheChoice> = Vec::new();
+        if base.ttl_as_sent {
+            out.push(base);
+        }
+        for spec in ladder.into_iter().chain(given) {
+            let c = self.what_if_choice(&spec)?;
+            if !out.iter().any(|o| o.label == c.label) {
+                out.push(c);
             }
-            if s.model != base.model || s.latency != base.latency || s.block_size != base.block_size
-            {
-                let choice = Some(spec.clone());
-                return Err(Error::Setting { choice, source: SettingError::WhatIfNotCache });
-            }
-            s.validate().map_err(|source| Error::Setting { choice: Some(spec.clone()), source })?;
-            s.cache.label = spec.trim().to_string();
-            out.push(s.cache);
         }
         Ok(out)
     }
 
+    /// Replay the trace once through every choice, keeping everything it measured.
+    pub(crate) fn replay(&self) -> Result<Replay, Error> {
+        self.settings.validate().map_err(|source| Error::Setting { choice: None, source })?;
+        let choices = self.choices()?;
+        Ok(replay::replay(&self.path, &self.settings, &choices)?)
+    }
+
+    /// The hit-rate curves over TTL and capacity (replay.json), `distinct_tokens` from the
+    /// replay.
+    #[cfg(feature = "cli")]
+    pub(crate) fn curves(&self, distinct_tokens: u64) -> Result<replay::Curves, Error> {
+        Ok(replay::curves(&self.path, &self.settings(), distinct_tokens)?)
+    }
+
     /// Replay the trace once through every choice.
     pub fn run(&self) -> Result<ReplaySummary, Error> {
-        self.settings.validate().map_err(|source| Error::Setting { choice: None, source })?;
-        let r = replay::replay(&self.path, &self.settings, &self.choices()?)?;
+        let r = self.replay()?;
         let choices = r
             .choices
             .iter()

@@ -13,8 +13,8 @@ use crate::report::run::RunSummary;
 #[cfg(feature = "sweep")]
 use crate::sweep::hold::{self, HoldAnswer};
 
-/// How to run an experiment.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How to run an experiment (`Default`: all cores, no files, the limits checked).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunOptions {
     /// Threads for replications; `None`: all cores. Never changes a result.
     pub jobs: Option<usize>,
@@ -32,19 +32,6 @@ pub struct RunOptions {
     pub hold: bool,
     /// Draw a progress bar on stderr when it is a terminal.
     pub progress: bool,
-}
-
-impl Default for RunOptions {
-    fn default() -> Self {
-        RunOptions {
-            jobs: None,
-            out: None,
-            trace: false,
-            force: false,
-            hold: false,
-            progress: false,
-        }
-    }
 }
 
 /// A finished run: each strategy's outcome, the model's notes, and the hold answer when asked.

@@ -26,7 +26,7 @@ written. In pandas: pd.read_csv(\"summary_long.csv\").pivot_table(index=[\"point
 \"strategy\"], columns=\"metric\", values=\"value\") gives the wide table back.";
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum Layout {
     /// One row per (point, strategy, metric).
     Long,
 }
@@ -38,14 +38,14 @@ pub struct Args {
     pub dir: PathBuf,
     /// The layout to write.
     #[arg(long, value_enum)]
-    pub format: Format,
+    pub format: Layout,
     /// Where to write (default: DIR/summary_long.csv; `-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> CliResult {
-    let Args { dir, format: Format::Long, out } = args;
+    let Args { dir, format: Layout::Long, out } = args;
     // Load the directory as plot does: an unfinished or malformed one is refused (exit 2).
     let results = super::plot::load(&dir)?;
     if results.summary.is_empty() {

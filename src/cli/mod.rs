@@ -223,6 +223,32 @@ mod tests {
         assert_eq!(help_target(&args(&["prefixsim", "help", "tune"])).as_deref(), Some("tune"));
     }
 
+    /// ARCHITECTURE.md's `cli -> api -> exec`: the commands that run experiments (or write
+    /// their results) reach the library through `crate::api` only, never the executor, the
+    /// sweep pipeline, the model, the limits or the experiment resolver behind it.
+    #[test]
+    fn commands_that_run_experiments_go_through_api() {
+        let sources = [
+            ("run.rs", include_str!("run.rs")),
+            ("sweep.rs", include_str!("sweep.rs")),
+            ("tune.rs", include_str!("tune.rs")),
+            ("merge.rs", include_str!("merge.rs")),
+            ("serve.rs", include_str!("serve.rs")),
+            ("replay.rs", include_str!("replay.rs")),
+        ];
+        let behind = ["exec", "sweep", "model", "limits", "config"];
+        for (file, text) in sources {
+            assert!(text.contains("crate::api"), "{file} does not call api");
+            let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
+            for line in code {
+                for m in behind {
+                    let path = format!("crate::{m}");
+                    assert!(!line.contains(&path), "cli/{file} reaches past api: {line}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_command_has_examples() {
         use clap::CommandFactory;

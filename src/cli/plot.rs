@@ -51,16 +51,16 @@ The same input gives the same bytes. Exit code 2 when DIR holds no results or a 
 malformed (the error names the file and line).";
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum ImageFormat {
     Svg,
     Png,
 }
 
-impl Format {
+impl ImageFormat {
     fn ext(self) -> &'static str {
         match self {
-            Format::Svg => "svg",
-            Format::Png => "png",
+            ImageFormat::Svg => "svg",
+            ImageFormat::Png => "png",
         }
     }
 }
@@ -79,7 +79,7 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// Image formats, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "svg,png")]
-    pub format: Vec<Format>,
+    pub format: Vec<ImageFormat>,
     /// Hold a swept axis at this value instead of the experiment's baseline (repeatable;
     /// KEY is the axis's dotted name or its last part, e.g. `cache.ttl=1h`).
     #[arg(long, value_name = "KEY=VALUE", conflicts_with = "covered_prefix")]
@@ -107,7 +107,7 @@ pub fn decoded(results: &Results) -> Result<(), Error> {
 pub fn write_figures(
     figures: &[Figure],
     out: &Path,
-    formats: &[Format],
+    formats: &[ImageFormat],
 ) -> Result<Vec<Vec<PathBuf>>, Error> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("creating {}", out.display()))
@@ -119,12 +119,12 @@ pub fn write_figures(
             let path = out.join(format!("{}.{}", f.name, fmt.ext()));
             match fmt {
                 // Written as it is outlined: a figure over 100,000 points is 75 MB of SVG.
-                Format::Svg => {
+                ImageFormat::Svg => {
                     let mut file = AtomicFile::create(&path).map_err(Error::failed)?;
                     plot::write_svg(f, file.writer()).map_err(Error::failed)?;
                     file.commit().map_err(Error::failed)?;
                 }
-                Format::Png => {
+                ImageFormat::Png => {
                     let bytes = plot::render_png(f).map_err(Error::failed)?;
                     write_atomic(&path, &bytes).map_err(Error::failed)?;
                 }

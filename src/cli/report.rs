@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use super::plot::{decoded, load, write_figures, Format};
+use super::plot::{decoded, load, write_figures, ImageFormat};
 use super::{CliResult, Error};
 use crate::plot;
 use crate::report::build::build;
@@ -50,7 +50,7 @@ pub fn run(args: Args) -> CliResult {
     let html_path = md_path.with_extension("html");
     let out_dir = md_path.parent().map(PathBuf::from).unwrap_or_default();
     let out_dir = if out_dir.as_os_str().is_empty() { PathBuf::from(".") } else { out_dir };
-    write_figures(&figures, &out_dir, &[Format::Svg])?;
+    write_figures(&figures, &out_dir, &[ImageFormat::Svg])?;
     write_atomic(&md_path, doc.to_markdown().as_bytes()).map_err(Error::failed)?;
     let mut failure = None;
     let html = doc.to_html(|name| {

@@ -57,51 +57,40 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     let sets = args.overrides.assignments()?;
     let exp = Experiment::load_seeded(&args.file, &sets, args.seed)?;
-    run_and_print(&exp, &args)
+    let opts = RunOptions {
+        // Printed under the table and written to `--out`; `--json` alone shows neither.
+        hold: !args.json || args.out.is_some(),
+        jobs: args.jobs,
+        out: args.out,
+        trace: args.trace,
+        force: args.force,
+        progress: true,
+    };
+    run_and_print(&exp, &opts, args.json, &args.overrides.as_typed())
 }
 
 /// `prefixsim` with no command: the embedded default experiment, as a table.
 pub fn run_default() -> CliResult {
-    let args = Args {
-        file: PathBuf::from(crate::config::DEFAULT_ORIGIN),
-        overrides: Overrides::default(),
-        seed: None,
-        json: false,
-        out: None,
-        trace: false,
-        jobs: None,
-        force: false,
-    };
-    run_and_print(&Experiment::default_experiment(), &args)
+    let opts = RunOptions { hold: true, progress: true, ..RunOptions::default() };
+    run_and_print(&Experiment::default_experiment(), &opts, false, &[])
 }
 
-/// Run `exp` as `args` say and print the table or JSON, the hold answer and what was written.
-fn run_and_print(exp: &Experiment, args: &Args) -> CliResult {
-    let opts = RunOptions {
-        jobs: args.jobs,
-        out: args.out.clone(),
-        trace: args.trace,
-        force: args.force,
-        // Printed under the table and written to `--out`; `--json` alone shows neither.
-        hold: !args.json || args.out.is_some(),
-        progress: true,
-    };
-    let ran = exp.execute(&opts)?;
-    let mut text = match args.json {
+/// Run `exp` and print the table (saying which `overrides` changed it) or JSON, the hold
+/// answer and what was written.
+fn run_and_print(exp: &Experiment, opts: &RunOptions, json: bool, overrides: &[String]) -> CliResult {
+    let ran = exp.execute(opts)?;
+    let mut text = match json {
         true => ran.summary(exp).to_json(),
-        false => {
-            let overrides = args.overrides.as_typed();
-            crate::report::run::table_text(exp.config(), &ran.outcomes, &ran.notes, &overrides)
-        }
+        false => crate::report::run::table_text(exp.config(), &ran.outcomes, &ran.notes, overrides),
     };
-    if let (Some(h), false) = (&ran.hold, args.json) {
+    if let (Some(h), false) = (&ran.hold, json) {
         text.push_str(&format!("\n{}\n", crate::numfmt::capitalised(&h.sentence())));
     }
     out!("{text}")?;
-    if let Some(dir) = &args.out {
+    if let Some(dir) = &opts.out {
         // After the JSON, on stderr: stdout stays one JSON document.
-        let wrote = wrote_lines(dir, args.trace, ran.hold.is_some());
-        if args.json {
+        let wrote = wrote_lines(dir, opts.trace, ran.hold.is_some());
+        if json {
             eprint!("{wrote}");
         } else {
             out!("{wrote}")?;

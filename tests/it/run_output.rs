@@ -328,4 +328,3 @@ fn table_and_json_snapshots() {
     insta::assert_snapshot!("run_table", table_text(&exp, &out));
     insta::assert_snapshot!("run_json", json_text(&exp, &out));
 }
-
