@@ -60,6 +60,20 @@ impl Experiment {
         Experiment::load(path, &sets)
     }
 
+    /// The text of `file` and its table with `sets` applied, unresolved (a sweep and a tune
+    /// resolve each point and candidate apart).
+    #[cfg(feature = "sweep")]
+    pub(super) fn read_table(file: &Path, sets: &[String]) -> Result<(String, toml::Table), Error> {
+        let origin = file.display().to_string();
+        let text = config::read_experiment(file)
+            .map_err(|e| Error::Usage(format!("cannot read {origin}: {e}")))?;
+        let mut table = config::parse_table(&text, &origin)?;
+        for s in sets {
+            config::apply_set(&mut table, s)?;
+        }
+        Ok((text, table))
+    }
+
     fn from_text(text: &str, origin: &str, sets: &[String]) -> Result<Experiment, Error> {
         let mut table = config::parse_table(text, origin)?;
         for s in sets {

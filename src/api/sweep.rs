@@ -96,12 +96,7 @@ impl Sweep {
         shard: Option<Shard>,
     ) -> Result<Sweep, Error> {
         let origin = file.display().to_string();
-        let text = crate::config::read_experiment(file)
-            .map_err(|e| Error::Usage(format!("cannot read {origin}: {e}")))?;
-        let mut table = crate::config::parse_table(&text, &origin)?;
-        for s in sets {
-            crate::config::apply_set(&mut table, s)?;
-        }
+        let (text, table) = Experiment::read_table(file, sets)?;
         blame_a_set(&table, &origin, sets)?;
         let runner = ModelRunner { origin: origin.clone() };
         let order = sweep::spec::key_order(&text);

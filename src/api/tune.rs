@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::Error;
+use super::experiment::Experiment;
 use super::outdir;
 use crate::config;
 use crate::exec::{self, ModelRunner, ResolveError, Runner};
@@ -81,19 +82,6 @@ fn check_param(param: &str) -> Result<(), Error> {
     )))
 }
 
-/// The experiment table of `req.file` with the `--set`s applied and `[sweep]` removed.
-fn table_of(req: &TuneRequest) -> Result<toml::Table, Error> {
-    let origin = req.file.display().to_string();
-    let text = config::read_experiment(&req.file)
-        .map_err(|e| Error::Usage(format!("cannot read {origin}: {e}")))?;
-    let mut table = config::parse_table(&text, &origin)?;
-    for s in &req.sets {
-        config::apply_set(&mut table, s)?;
-    }
-    table.remove("sweep");
-    Ok(table)
-}
-
 /// The candidate values of `table` at `param`, resolved one by one (for the limits and the
 /// first probe); an error names the value.
 fn resolve_candidate(
@@ -113,7 +101,8 @@ fn resolve_candidate(
 /// runs; with `req.out`, tune.json written there.
 pub fn tune(req: &TuneRequest) -> Result<TuneReport, Error> {
     check_param(&req.param)?;
-    let mut table = table_of(req)?;
+    let (_, mut table) = Experiment::read_table(&req.file, &req.sets)?;
+    table.remove("sweep");
     let origin = req.file.display().to_string();
     let objective = Objective::parse(&req.objective, req.lambda).map_err(Error::usage)?;
     let range = range_of(req)?;

@@ -52,15 +52,9 @@ fn plan(app: &App, query: Option<&str>) -> Result<Plan, Refusal> {
         points.push(base.clone().set(&format!("{key}={v}")).map_err(Refusal::from_api)?);
     }
     let work: f64 = points.iter().map(settings::work).sum();
-    if work > app.config.budget as f64 {
-        return Err(Refusal::TooMuchWork(format!(
-            "this sweep is about {} simulated requests over {} points; the server's budget is {} \
-             (prefixsim serve --budget N)",
-            crate::limits::sci(work),
-            values.len(),
-            app.config.budget
-        )));
-    }
+    settings::within_budget(work, app.config.budget, |w| {
+        format!("this sweep is about {w} simulated requests over {} points", values.len())
+    })?;
     Ok(Plan { key, values, metric, points })
 }
 

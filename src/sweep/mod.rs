@@ -81,11 +81,6 @@ pub struct Plan {
     seconds: Vec<bool>,
 }
 
-/// SHA-256 of `text`, hex (the manifest's `content_hash`, as `run --out` computes it).
-pub fn sha256_hex(text: &str) -> String {
-    crate::results::content_hash(text)
-}
-
 impl Plan {
     /// Validate the sweep of `table`; `order` is the `[sweep]` keys' file order
     /// (`spec::key_order`). Every value of every axis is checked (`check_axes`), then the first
@@ -118,7 +113,7 @@ impl Plan {
             seconds: seconds.collect(),
             base,
             grid,
-            content_hash: sha256_hex(&experiment_text),
+            content_hash: crate::results::content_hash(&experiment_text),
             experiment_text,
             desc: sim.describe(&exp),
         };
@@ -302,7 +297,7 @@ pub fn run_sweep<S: PointHold>(
     let header = plan.header(opts.shard);
     let seq = header.point_seq();
     let path = opts.dir.join(JOURNAL_FILE);
-    let (writer, first) = open_journal(&path, &header, opts.resume)?;
+    let (writer, first) = open_journal(&opts.dir, &header, opts.resume)?;
     let work = |point: u64| -> Result<PointRecord, RunError> {
         let t = plan.point_table(point).map_err(|e| RunError::Internal(e.to_string()))?;
         let exp = sim.resolve(&t).map_err(|e| RunError::Input(e.to_string()))?;
@@ -327,11 +322,11 @@ pub fn run_sweep<S: PointHold>(
 
 /// Open the journal: continue a matching one (`resume`), or start a new one.
 fn open_journal(
-    path: &Path,
+    dir: &Path,
     header: &journal::Header,
     resume: bool,
 ) -> Result<(journal::Writer, u64), SweepError> {
-    let dir = path.parent().expect("the journal is inside DIR");
+    let path = &dir.join(JOURNAL_FILE);
     std::fs::create_dir_all(dir)
         .map_err(|e| SweepError::Failed(format!("{}: {e}", dir.display())))?;
     if resume {
