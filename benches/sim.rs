@@ -143,7 +143,7 @@ fn server_default_workload(bencher: Bencher, strategy: usize) {
 /// simulated requests of every replication of every strategy (the prewarm request included).
 fn bench_file(bencher: Bencher, text: &str) {
     let exp = prefixsim::Experiment::from_toml(text).expect("the file resolves");
-    let opts = RunOptions { jobs: Some(1), check_limits: false, ..RunOptions::default() };
+    let opts = RunOptions { jobs: Some(1), force: true, ..RunOptions::default() };
     let summary = exp.run(&opts).expect("runs");
     let reps = f64::from(summary.replications);
     let requests: f64 = summary.results.iter().map(|r| r.requests * reps).sum();

@@ -9,7 +9,7 @@
 use std::time::Instant;
 
 use prefixsim::config;
-use prefixsim::exec::ModelSim;
+use prefixsim::exec::ModelRunner;
 use prefixsim::sweep::{self, ExecOptions, Plan, SweepOptions};
 
 fn peak_rss_kib() -> u64 {
@@ -32,7 +32,7 @@ fn bench(points: u64, reps: u32, jobs: usize) {
     let range = format!("200..{} step 1", 199 + points);
     sweep.insert("workload.task_tokens".into(), range.into());
     table.insert("sweep".into(), sweep.into());
-    let sim = ModelSim { origin: "default".into() };
+    let sim = ModelRunner { origin: "default".into() };
     let plan = Plan::new(&sim, table, &[]).unwrap();
     let dir = std::env::temp_dir().join(format!("prefixsim-bench-sweep-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

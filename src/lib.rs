@@ -7,7 +7,7 @@
 //! # Running an experiment
 //!
 //! [`Experiment::from_toml`] (or [`Experiment::from_file`]) reads and checks every key;
-//! [`Experiment::run`] returns a [`Summary`] with one typed [`StrategyResult`] per strategy:
+//! [`Experiment::run`] returns a [`RunSummary`] with one typed [`StrategyResult`] per strategy:
 //! costs in USD, hit rate, latency percentiles in seconds.
 //!
 //! ```
@@ -126,97 +126,123 @@
 //!
 //! # Cargo features
 //!
-//! `cli` (the binary), `plot` (figures, the report, the calibration figure) and `sweep` (grids,
-//! tuning, on tokio) are on by default; with `default-features = false` everything above except
-//! [`Experiment::sweep`] and [`run_sweep`] is there, without clap, plotters, tokio, indicatif or
-//! the embedded font. `progress` draws the progress bars ([`RunOptions::progress`]).
+//! `cli` (the binary, with the report and `serve`), `plot` (figures, the calibration figure)
+//! and `sweep` (grids, [`tune`], [`merge_shards`], on tokio) are on by default; with
+//! `default-features = false` everything above except [`Experiment::sweep`] and [`run_sweep`]
+//! is there, without clap, plotters, tokio, indicatif or the embedded font. `progress` draws
+//! the progress bars ([`RunOptions::progress`]).
 //!
 //! # What is API
 //!
 //! The API is what this page lists: the items re-exported at the crate root and the [`errors`]
-//! module. Those are documented, and their changes are breaking changes. Every other module is
-//! an internal: `pub` only so that the integration tests, the benchmarks and the fuzz targets
-//! (separate crates) can reach the pieces they exercise, and `#[doc(hidden)]` so that it appears
-//! nowhere in the docs. Code outside this repository should not name them.
+//! module. Those are documented, and their changes are breaking changes. The modules behind
+//! them are private to the crate; the `internals` feature makes them public (and hidden from
+//! the docs) for the integration tests, the benchmarks and the fuzz targets, which are
+//! separate crates. Code outside this repository should not turn it on.
 //!
 //! # Layout
 //!
 //! See ARCHITECTURE.md for the codemap and the invariants. In short:
 //! `engine` is a clock and an event heap that knows no cache; `cache` is the prefix cache,
 //! pure (no clock, no I/O, no randomness); `model` is the only module that knows both;
-//! `exec` is the one executor behind `run`, `sweep` and `tune` (and the one `Simulator`
-//! trait); `api` is the typed entry point above; `cli`, `report`, `plot`, `sweep` (its
-//! writer) and `replay` (its reader) are the edge.
+//! `exec` is the one executor behind `run`, `sweep` and `tune` (and the one `Runner`
+//! trait); `api` is the typed entry point above, and the only way in: `cli` parses arguments,
+//! calls `api` and prints. `cli`, `report`, `plot`, `sweep` (its writer) and `replay` (its
+//! reader) are the edge.
 
 #![warn(missing_docs)]
 
+/// The modules behind the API. Without the `internals` feature they are private to the crate;
+/// the integration tests, the benchmarks and the fuzz targets (separate crates) turn it on to
+/// reach the pieces they exercise, and even then they are hidden from the docs.
+macro_rules! internal_modules {
+    ($($(#[$attr:meta])* $name:ident;)*) => {$(
+        $(#[$attr])*
+        #[cfg(feature = "internals")]
+        #[doc(hidden)]
+        pub mod $name;
+        $(#[$attr])*
+        #[cfg(not(feature = "internals"))]
+        mod $name;
+    )*};
+}
+
 mod api;
-#[doc(hidden)]
-pub mod cache;
-#[doc(hidden)]
-pub mod calibrate;
+// Without `internals`, what only the tests and benchmarks use reads as dead code, and the
+// items re-exported as API lack field docs: allowed in the modules where that is still so.
+internal_modules! {
+    #[allow(dead_code, unused_imports, missing_docs)]
+    cache;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    calibrate;
+    #[cfg(feature = "cli")]
+    cli;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    config;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    dist;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    engine;
+    exec;
+    input;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    limits;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    metrics;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    model;
+    numfmt;
+    #[cfg(feature = "plot")]
+    #[allow(dead_code, unused_imports, missing_docs)]
+    plot;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    replay;
+    report;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    results;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    rng;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    scenarios;
+    #[cfg(all(feature = "serve", feature = "cli"))]
+    serve;
+    #[cfg(feature = "sweep")]
+    sweep;
+    #[allow(dead_code, unused_imports, missing_docs)]
+    time;
+}
+
+/// The `prefixsim` binary's whole `main`: parse the command line, run the command, print its
+/// error once and return its exit code (2 for bad input, 1 for a bug or an I/O failure).
 #[cfg(feature = "cli")]
 #[doc(hidden)]
-pub mod cli;
-#[doc(hidden)]
-pub mod config;
-#[doc(hidden)]
-pub mod dist;
-#[doc(hidden)]
-pub mod engine;
-#[doc(hidden)]
-pub mod exec;
-#[doc(hidden)]
-pub mod input;
-#[doc(hidden)]
-pub mod limits;
-#[doc(hidden)]
-pub mod metrics;
-#[doc(hidden)]
-pub mod model;
-#[doc(hidden)]
-pub mod numfmt;
-#[cfg(feature = "plot")]
-#[doc(hidden)]
-pub mod plot;
-#[doc(hidden)]
-pub mod replay;
-#[doc(hidden)]
-pub mod report;
-#[doc(hidden)]
-pub mod results;
-#[doc(hidden)]
-pub mod rng;
-#[doc(hidden)]
-pub mod scenarios;
-#[cfg(feature = "serve")]
-#[doc(hidden)]
-pub mod serve;
-#[cfg(feature = "sweep")]
-#[doc(hidden)]
-pub mod sweep;
-#[doc(hidden)]
-pub mod time;
+pub fn cli_main() -> std::process::ExitCode {
+    cli::main()
+}
 
 pub use api::{
     calibrate_files, ChoiceResult, Error, Experiment, LatencyFit, ReplaySummary, RunOptions,
     TraceReplay,
 };
 #[cfg(feature = "sweep")]
-pub use api::{run_sweep, HoldAnswer, Sweep, SweepSummary};
+pub use api::{merge_shards, run_sweep, tune, Sweep, SweepSummary, TuneReport, TuneRequest};
 pub use calibrate::Settings as CalibrateSettings;
-pub use exec::{Percentiles, StrategyResult, Summary, Tokens};
 pub use replay::Format as TraceFormat;
+pub use report::run::{Percentiles, RunSummary, StrategyResult, Tokens};
 #[cfg(feature = "sweep")]
-pub use sweep::{ExecOptions, SweepOptions};
+pub use sweep::hold::HoldAnswer;
+#[cfg(feature = "sweep")]
+pub use sweep::{merge::MergeReport, ExecOptions, Shard, SweepOptions};
 
 /// The errors inside [`Error`], each naming the file, key or value at fault.
 pub mod errors {
+    pub use crate::api::OutDirError;
     pub use crate::calibrate::CalibrateError;
     pub use crate::config::latency_file::LatencyFileError;
     pub use crate::config::ConfigError;
     pub use crate::limits::{LimitError, RunError};
     pub use crate::replay::{SetError, SettingError, TraceError};
+    pub use crate::results::{ResultsError, WriteError};
     #[cfg(feature = "sweep")]
-    pub use crate::sweep::SweepError;
+    pub use crate::sweep::{ShardError, SweepError};
 }

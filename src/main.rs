@@ -1,5 +1,5 @@
-//! The `prefixsim` binary: everything is in the library; see `prefixsim::cli`.
+//! The `prefixsim` binary: everything is in the library (`prefixsim::cli_main`).
 
 fn main() -> std::process::ExitCode {
-    prefixsim::cli::main()
+    prefixsim::cli_main()
 }

@@ -31,6 +31,7 @@ pub fn pct(share: f64) -> String {
 }
 
 /// `text` with its first letter in upper case (a sentence printed on its own).
+#[cfg(feature = "cli")]
 pub fn capitalised(text: &str) -> String {
     let mut c = text.chars();
     c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
@@ -39,6 +40,7 @@ pub fn capitalised(text: &str) -> String {
 /// A tick label on a linear axis spanning `span`: `num`'s 3 significant digits, or more
 /// decimals where the span needs them to tell neighbouring ticks apart (about ten ticks: a
 /// span of 4 s near 276 s gives `276.5`, not a row of `276`s).
+#[cfg(feature = "plot")]
 pub fn tick(v: f64, span: f64) -> String {
     let plain = num(v);
     if !(span.is_finite() && span > 0.0 && v.is_finite()) {

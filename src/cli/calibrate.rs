@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context as _};
 
-use super::{CliError, CliResult};
+use super::{CliResult, Error};
 use crate::calibrate::figure::{self, Figure};
 use crate::calibrate::{self, report, Format, Observations, Settings};
 
@@ -80,11 +80,11 @@ fn parse_ttl(text: &str) -> Result<Ttl, String> {
 }
 
 /// Read `inputs` into one set of observations; a bad file is an input error.
-fn read_all(inputs: &[PathBuf], format: Option<&str>, ttl: Ttl) -> Result<Observations, CliError> {
+fn read_all(inputs: &[PathBuf], format: Option<&str>, ttl: Ttl) -> Result<Observations, Error> {
     let format = format.and_then(Format::parse);
     let mut data = Observations::default();
     for input in inputs {
-        calibrate::read_with_ttl(input, format, ttl.0, &mut data).map_err(CliError::input)?;
+        calibrate::read_with_ttl(input, format, ttl.0, &mut data).map_err(Error::usage)?;
     }
     Ok(data)
 }
@@ -97,7 +97,7 @@ pub fn run(args: Args) -> CliResult {
         Some(read_all(&args.validate, args.validate_format.as_deref(), args.ttl)?)
     };
     if !data.obs.iter().any(|o| o.ttft_s.is_some()) {
-        return Err(CliError::input(anyhow!(
+        return Err(Error::usage(anyhow!(
             "{}: no request has a measured time to first token (ttft); nothing to fit",
             inputs_text(&data)
         )));
@@ -118,10 +118,7 @@ pub fn run(args: Args) -> CliResult {
     if cal.models.is_empty() {
         let why: Vec<String> =
             cal.skipped.iter().map(|s| format!("{}: {}", s.model, s.reason)).collect();
-        return Err(CliError::input(anyhow!(
-            "no model has enough data to fit ({})",
-            why.join("; ")
-        )));
+        return Err(Error::usage(anyhow!("no model has enough data to fit ({})", why.join("; "))));
     }
     let inputs = inputs_text(&data);
     if let Some(dir) = &args.out {
@@ -133,14 +130,11 @@ pub fn run(args: Args) -> CliResult {
             ("calibration.json".to_string(), report::json(&cal).into_bytes()),
         ];
         for f in [Figure::Fit, Figure::Residuals] {
-            let svg = figure::svg(&cal, f).map_err(CliError::internal)?;
+            let svg = figure::svg(&cal, f).map_err(Error::failed)?;
             files.push((format!("{}.svg", f.name()), svg.into_bytes()));
-            files.push((
-                format!("{}.png", f.name()),
-                figure::png(&cal, f).map_err(CliError::internal)?,
-            ));
+            files.push((format!("{}.png", f.name()), figure::png(&cal, f).map_err(Error::failed)?));
         }
-        write_all(dir, &files).map_err(CliError::internal)?;
+        write_all(dir, &files).map_err(Error::failed)?;
     }
     let text = if args.json {
         report::json(&cal)

@@ -9,7 +9,7 @@ use clap_complete::Shell;
 use clap_mangen::roff::{roman, Roff};
 use clap_mangen::Man;
 
-use super::{CliError, CliResult};
+use super::{CliResult, Error};
 use crate::results::write_atomic;
 
 pub const EXAMPLES: &str =
@@ -62,9 +62,9 @@ pub fn man(args: ManArgs) -> CliResult {
 
 /// One command's page: clap_mangen's sections, then the examples unfilled (one per line, as
 /// they are typed).
-fn page(cmd: &clap::Command, examples: Option<&str>) -> Result<Vec<u8>, CliError> {
+fn page(cmd: &clap::Command, examples: Option<&str>) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
-    Man::new(cmd.clone()).render(&mut out).map_err(CliError::internal)?;
+    Man::new(cmd.clone()).render(&mut out).map_err(Error::failed)?;
     if let Some(ex) = examples {
         let mut roff = Roff::new();
         roff.control("SH", ["EXAMPLES"]).control("nf", []);
@@ -72,20 +72,16 @@ fn page(cmd: &clap::Command, examples: Option<&str>) -> Result<Vec<u8>, CliError
             roff.text([roman(line.trim_start())]);
         }
         roff.control("fi", []);
-        roff.to_writer(&mut out).map_err(CliError::internal)?;
+        roff.to_writer(&mut out).map_err(Error::failed)?;
     }
     Ok(out)
 }
 
-fn write_page(
-    dir: &Path,
-    cmd: &clap::Command,
-    examples: Option<&str>,
-) -> Result<PathBuf, CliError> {
+fn write_page(dir: &Path, cmd: &clap::Command, examples: Option<&str>) -> Result<PathBuf, Error> {
     let name = cmd.get_display_name().unwrap_or(cmd.get_name());
     let path = dir.join(format!("{name}.1"));
     std::fs::create_dir_all(dir)
-        .map_err(|e| CliError::internal(anyhow::anyhow!("--out {}: {e}", dir.display())))?;
-    write_atomic(&path, &page(cmd, examples)?).map_err(CliError::internal)?;
+        .map_err(|e| Error::failed(anyhow::anyhow!("--out {}: {e}", dir.display())))?;
+    write_atomic(&path, &page(cmd, examples)?).map_err(Error::failed)?;
     Ok(path)
 }

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::anyhow;
 
-use super::{CliError, CliResult};
+use super::{CliResult, Error};
 use std::io::Write as _;
 
 use crate::results::csv::{summary_long, LongError};
@@ -26,7 +26,7 @@ written. In pandas: pd.read_csv(\"summary_long.csv\").pivot_table(index=[\"point
 \"strategy\"], columns=\"metric\", values=\"value\") gives the wide table back.";
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum Layout {
     /// One row per (point, strategy, metric).
     Long,
 }
@@ -38,30 +38,30 @@ pub struct Args {
     pub dir: PathBuf,
     /// The layout to write.
     #[arg(long, value_enum)]
-    pub format: Format,
+    pub format: Layout,
     /// Where to write (default: DIR/summary_long.csv; `-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> CliResult {
-    let Args { dir, format: Format::Long, out } = args;
+    let Args { dir, format: Layout::Long, out } = args;
     // Load the directory as plot does: an unfinished or malformed one is refused (exit 2).
     let results = super::plot::load(&dir)?;
     if results.summary.is_empty() {
-        return Err(CliError::input(anyhow!(
+        return Err(Error::usage(anyhow!(
             "{}: no summary.csv rows to export (export reads a `run --out` or `sweep --out` directory)",
             dir.display()
         )));
     }
     drop(results);
     let path = dir.join("summary.csv");
-    let Some(mut summary) = CsvLines::open(&path).map_err(CliError::input)? else {
-        return Err(CliError::internal(anyhow!("{}: gone since it was read", path.display())));
+    let Some(mut summary) = CsvLines::open(&path).map_err(Error::usage)? else {
+        return Err(Error::failed(anyhow!("{}: gone since it was read", path.display())));
     };
     let failed = |e: LongError| match e {
-        LongError::Read(e) => CliError::input(e),
-        LongError::Write(e) => CliError::internal(e),
+        LongError::Read(e) => Error::usage(e),
+        LongError::Write(e) => Error::failed(e),
     };
     match out {
         Some(p) if p.as_os_str() == "-" => {
@@ -75,10 +75,10 @@ pub fn run(args: Args) -> CliResult {
             let p = p.unwrap_or_else(|| dir.join("summary_long.csv"));
             // Streamed to `NAME.tmp`, renamed when whole: a sweep's long file is ~70 rows a
             // row of summary.csv, more than is worth holding.
-            let mut file = AtomicFile::create(&p).map_err(CliError::internal)?;
+            let mut file = AtomicFile::create(&p).map_err(Error::failed)?;
             // On an error the file is dropped uncommitted, which removes `NAME.tmp`.
             let rows = summary_long(&mut summary, file.writer()).map_err(failed)?;
-            file.commit().map_err(CliError::internal)?;
+            file.commit().map_err(Error::failed)?;
             outln!("wrote {} ({rows} rows: point, axes, strategy, metric, value)", p.display())?;
             Ok(())
         }

@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
-use super::{CliError, CliResult};
-use crate::sweep::{self, SweepError};
+use super::CliResult;
+use crate::api;
 
 pub const EXAMPLES: &str =
     "  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 0/2 --out results/shard-0
@@ -36,14 +36,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let lock = super::guard::lock_dir(&args.out, "--out")?;
-    let rep = sweep::merge::merge(&args.dirs, &args.out).map_err(|e| {
-        lock.remove_if_empty();
-        match e {
-            SweepError::Input(m) => CliError::input(anyhow::anyhow!(m)),
-            SweepError::Internal(m) => CliError::internal(anyhow::anyhow!(m)),
-        }
-    })?;
+    let rep = api::merge_shards(&args.dirs, &args.out)?;
     if args.json {
         let v = serde_json::json!({
             "out": args.out.display().to_string(),

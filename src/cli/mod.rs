@@ -21,7 +21,6 @@ macro_rules! outln {
 pub mod calibrate;
 pub mod completions;
 pub mod export;
-pub mod guard;
 pub mod merge;
 pub mod models;
 pub mod plot;
@@ -34,50 +33,11 @@ pub mod shared;
 pub mod sweep;
 pub mod tune;
 
-/// An error that ends the process: bad input exits 2, a bug or I/O failure exits 1.
-#[derive(Debug)]
-pub enum CliError {
-    /// The user's input is wrong (usage, experiment file, trace): exit code 2.
-    Input(anyhow::Error),
-    /// Anything else: exit code 1.
-    Internal(anyhow::Error),
-}
+pub use crate::api::Error;
 
-impl CliError {
-    pub fn input(e: impl Into<anyhow::Error>) -> Self {
-        CliError::Input(e.into())
-    }
-    pub fn internal(e: impl Into<anyhow::Error>) -> Self {
-        CliError::Internal(e.into())
-    }
-    pub fn exit_code(&self) -> ExitCode {
-        match self {
-            CliError::Input(_) => ExitCode::from(2),
-            CliError::Internal(_) => ExitCode::from(1),
-        }
-    }
-}
-
-impl std::fmt::Display for CliError {
-    /// The error and its causes, each said once: a cause whose text the message already holds
-    /// (`{path}: {source}` followed by the source itself) is not repeated.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let e = match self {
-            CliError::Input(e) | CliError::Internal(e) => e,
-        };
-        let mut text = e.to_string();
-        for cause in e.chain().skip(1) {
-            let c = cause.to_string();
-            if !text.contains(&c) {
-                text.push_str(": ");
-                text.push_str(&c);
-            }
-        }
-        f.write_str(&text)
-    }
-}
-
-pub type CliResult = Result<(), CliError>;
+/// What a command returns: nothing, or the error that ends the process (`Error::exit_code`:
+/// 2 for bad input, 1 for a bug or an I/O failure).
+pub type CliResult = Result<(), Error>;
 
 /// Help prose as paragraphs for clap to wrap at the terminal's width: the lines of a
 /// paragraph are joined; an indented line (a table row, a TOML snippet) stays as it is.
@@ -193,7 +153,7 @@ pub fn stdout(bytes: &[u8]) -> CliResult {
     use std::io::Write as _;
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError::internal(e)),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::failed(e)),
         _ => Ok(()),
     }
 }
@@ -239,7 +199,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", e.report());
             e.exit_code()
         }
     }
@@ -261,6 +221,32 @@ mod tests {
         assert_eq!(help_target(&args(&["prefixsim", "--help"])), None);
         assert_eq!(help_target(&args(&["prefixsim", "run", "-h"])).as_deref(), Some("run"));
         assert_eq!(help_target(&args(&["prefixsim", "help", "tune"])).as_deref(), Some("tune"));
+    }
+
+    /// ARCHITECTURE.md's `cli -> api -> exec`: the commands that run experiments (or write
+    /// their results) reach the library through `crate::api` only, never the executor, the
+    /// sweep pipeline, the model, the limits or the experiment resolver behind it.
+    #[test]
+    fn commands_that_run_experiments_go_through_api() {
+        let sources = [
+            ("run.rs", include_str!("run.rs")),
+            ("sweep.rs", include_str!("sweep.rs")),
+            ("tune.rs", include_str!("tune.rs")),
+            ("merge.rs", include_str!("merge.rs")),
+            ("serve.rs", include_str!("serve.rs")),
+            ("replay.rs", include_str!("replay.rs")),
+        ];
+        let behind = ["exec", "sweep", "model", "limits", "config"];
+        for (file, text) in sources {
+            assert!(text.contains("crate::api"), "{file} does not call api");
+            let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
+            for line in code {
+                for m in behind {
+                    let path = format!("crate::{m}");
+                    assert!(!line.contains(&path), "cli/{file} reaches past api: {line}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{CliError, CliResult};
+use super::{CliResult, Error};
 use crate::config;
 use crate::config::latency_presets::{self, DECODE_RATE_FALLBACK};
 
@@ -70,8 +70,7 @@ struct Latency {
 pub fn run(args: Args) -> CliResult {
     let rows: Vec<ModelRow> = config::preset_names().into_iter().map(row).collect();
     if args.json {
-        let text =
-            serde_json::to_string_pretty(&Models { models: rows }).map_err(CliError::internal)?;
+        let text = serde_json::to_string_pretty(&Models { models: rows }).map_err(Error::failed)?;
         outln!("{text}")?;
     } else {
         out!("{}", table(&rows))?;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::{CliError, CliResult};
+use super::{CliResult, Error};
 use crate::plot::{self, Figure};
 use crate::results::{write_atomic, AtomicFile, Results, ResultsError};
 
@@ -51,16 +51,16 @@ The same input gives the same bytes. Exit code 2 when DIR holds no results or a 
 malformed (the error names the file and line).";
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub enum ImageFormat {
     Svg,
     Png,
 }
 
-impl Format {
+impl ImageFormat {
     fn ext(self) -> &'static str {
         match self {
-            Format::Svg => "svg",
-            Format::Png => "png",
+            ImageFormat::Svg => "svg",
+            ImageFormat::Png => "png",
         }
     }
 }
@@ -79,7 +79,7 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// Image formats, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "svg,png")]
-    pub format: Vec<Format>,
+    pub format: Vec<ImageFormat>,
     /// Hold a swept axis at this value instead of the experiment's baseline (repeatable;
     /// KEY is the axis's dotted name or its last part, e.g. `cache.ttl=1h`).
     #[arg(long, value_name = "KEY=VALUE", conflicts_with = "covered_prefix")]
@@ -90,28 +90,28 @@ pub struct Args {
 }
 
 /// Load DIR; "no results" and malformed files are the user's input (exit 2).
-pub fn load(dir: &Path) -> Result<Results, CliError> {
+pub fn load(dir: &Path) -> Result<Results, Error> {
     Results::load(dir).map_err(|e| match e {
-        ResultsError::Io { .. } => CliError::internal(e),
-        _ => CliError::input(e),
+        ResultsError::Io { .. } => Error::failed(e),
+        _ => Error::usage(e),
     })
 }
 
 /// After the figures are made: a histogram they asked for that did not decode, or runs that
 /// did not read again, are the user's input (exit 2), before anything is written.
-pub fn decoded(results: &Results) -> Result<(), CliError> {
-    results.check_reads().map_err(CliError::input)
+pub fn decoded(results: &Results) -> Result<(), Error> {
+    results.check_reads().map_err(Error::usage)
 }
 
 /// Draw `figures` into `out` in each format; the paths written, per figure.
 pub fn write_figures(
     figures: &[Figure],
     out: &Path,
-    formats: &[Format],
-) -> Result<Vec<Vec<PathBuf>>, CliError> {
+    formats: &[ImageFormat],
+) -> Result<Vec<Vec<PathBuf>>, Error> {
     std::fs::create_dir_all(out)
         .with_context(|| format!("creating {}", out.display()))
-        .map_err(CliError::internal)?;
+        .map_err(Error::failed)?;
     let mut written = Vec::new();
     for f in figures {
         let mut paths = Vec::new();
@@ -119,14 +119,14 @@ pub fn write_figures(
             let path = out.join(format!("{}.{}", f.name, fmt.ext()));
             match fmt {
                 // Written as it is outlined: a figure over 100,000 points is 75 MB of SVG.
-                Format::Svg => {
-                    let mut file = AtomicFile::create(&path).map_err(CliError::internal)?;
-                    plot::write_svg(f, file.writer()).map_err(CliError::internal)?;
-                    file.commit().map_err(CliError::internal)?;
+                ImageFormat::Svg => {
+                    let mut file = AtomicFile::create(&path).map_err(Error::failed)?;
+                    plot::write_svg(f, file.writer()).map_err(Error::failed)?;
+                    file.commit().map_err(Error::failed)?;
                 }
-                Format::Png => {
-                    let bytes = plot::render_png(f).map_err(CliError::internal)?;
-                    write_atomic(&path, &bytes).map_err(CliError::internal)?;
+                ImageFormat::Png => {
+                    let bytes = plot::render_png(f).map_err(Error::failed)?;
+                    write_atomic(&path, &bytes).map_err(Error::failed)?;
                 }
             }
             paths.push(path);
@@ -137,14 +137,14 @@ pub fn write_figures(
 }
 
 /// The figures to draw and where they go by default.
-fn chosen(args: &Args) -> Result<(Vec<Figure>, PathBuf), CliError> {
+fn chosen(args: &Args) -> Result<(Vec<Figure>, PathBuf), Error> {
     let Some(dir) = args.dir.as_ref().filter(|_| !args.covered_prefix) else {
         return Ok((vec![plot::covered::standalone()], PathBuf::from(".")));
     };
     let mut at = Vec::new();
     for pair in &args.at {
         let Some((k, v)) = pair.split_once('=') else {
-            return Err(CliError::input(anyhow::anyhow!(
+            return Err(Error::usage(anyhow::anyhow!(
                 "--at {pair}: expected KEY=VALUE, e.g. --at cache.ttl=1h"
             )));
         };
@@ -152,10 +152,10 @@ fn chosen(args: &Args) -> Result<(Vec<Figure>, PathBuf), CliError> {
     }
     let results = load(dir)?;
     let figures = plot::figures_at(&results, &at)
-        .map_err(|e| CliError::input(anyhow::anyhow!("{}: {e}", dir.display())))?;
+        .map_err(|e| Error::usage(anyhow::anyhow!("{}: {e}", dir.display())))?;
     decoded(&results)?;
     if figures.is_empty() {
-        return Err(CliError::input(anyhow::anyhow!(
+        return Err(Error::usage(anyhow::anyhow!(
             "{}: the results hold nothing to draw (no summary.csv rows, histograms or trace.csv)",
             dir.display()
         )));
@@ -180,7 +180,7 @@ pub fn run(args: Args) -> CliResult {
                 })
             })
             .collect();
-        outln!("{}", serde_json::to_string_pretty(&list).map_err(CliError::internal)?)?;
+        outln!("{}", serde_json::to_string_pretty(&list).map_err(Error::failed)?)?;
         return Ok(());
     }
     let width = figures.iter().map(|f| f.name.len()).max().unwrap_or(0);

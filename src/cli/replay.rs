@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context as _};
 
-use super::{CliError, CliResult};
-use crate::replay::{self, output, CacheChoice, Format, ReplaySettings};
+use super::{CliResult, Error};
+use crate::api::TraceReplay;
+use crate::replay::{output, Format};
 
 pub const EXAMPLES: &str = "  prefixsim replay data/mooncake/conversation_trace.jsonl
   prefixsim replay --what-if data/mooncake/conversation_trace.jsonl --json
@@ -80,13 +81,13 @@ pub struct Args {
 /// The trace and the what-if choices among the positional words: a word `KEY=VALUE...` that
 /// names no file is a choice (`--what-if cache.ttl=1h TRACE` reads as it was meant); the
 /// other is the trace.
-fn positionals(args: &Args) -> Result<(PathBuf, Vec<String>), CliError> {
+fn positionals(args: &Args) -> Result<(PathBuf, Vec<String>), Error> {
     let words = std::iter::once(args.trace.clone()).chain(args.choices.iter().map(PathBuf::from));
     let is_choice = |w: &PathBuf| w.to_str().is_some_and(|t| t.contains('=')) && !w.exists();
     let (choices, traces): (Vec<PathBuf>, Vec<PathBuf>) = words.partition(is_choice);
     let [trace] = <[PathBuf; 1]>::try_from(traces).map_err(|traces| {
         let shown: Vec<String> = traces.iter().map(|t| t.display().to_string()).collect();
-        CliError::input(anyhow!(
+        Error::usage(anyhow!(
             "expected one TRACE and what-if choices `cache.KEY=VALUE`, got {}",
             if shown.is_empty() { "no trace".to_string() } else { shown.join(", ") }
         ))
@@ -100,18 +101,17 @@ pub fn run(mut args: Args) -> CliResult {
     (args.trace, args.what_if) = positionals(&args)?;
     let format = match &args.format {
         Some(f) => parse_format(f),
-        None => guess_format(&args.trace).map_err(CliError::input)?,
+        None => guess_format(&args.trace).map_err(Error::usage)?,
     };
-    let mut settings = ReplaySettings::new(format);
+    let mut replay = TraceReplay::new(&args.trace, format);
     for s in &args.sets {
-        settings.apply_set(s).map_err(|e| CliError::input(anyhow!("--set {e}")))?;
+        replay = replay.set(s)?;
     }
-    settings.cache.label = base_label(&settings, &args.sets);
-    settings.lenient = args.lenient;
-    settings.instant_ready = args.instant_ready;
-    settings.validate().map_err(|e| CliError::input(anyhow!(e)))?;
-    let choices = choices(&settings, &args.what_if)?;
-    let result = replay::replay(&args.trace, &settings, &choices).map_err(CliError::input)?;
+    replay = replay.lenient(args.lenient).instant_ready(args.instant_ready);
+    if !args.what_if.is_empty() {
+        replay = args.what_if.iter().fold(replay.with_ttl_ladder(), |r, w| r.what_if(w));
+    }
+    let result = replay.replay()?;
     for w in result.warnings.iter().take(20) {
         eprintln!("warning: {w}");
     }
@@ -121,13 +121,13 @@ pub fn run(mut args: Args) -> CliResult {
              check --format and block_size"
         );
     }
+    let settings = replay.settings();
     let name = args.trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
     if let Some(dir) = &args.out {
-        let curves = replay::curves(&args.trace, &settings, result.distinct_tokens)
-            .map_err(CliError::input)?;
+        let curves = replay.curves(result.distinct_tokens)?;
         let v = output::replay_file_json(&result, &settings, &name, &curves);
         write_atomic(dir, "replay.json", &(serde_json::to_string_pretty(&v).expect("json") + "\n"))
-            .map_err(CliError::internal)?;
+            .map_err(Error::failed)?;
     }
     let text = if args.json {
         let v = output::stdout_json(&result, &settings, !args.what_if.is_empty());
@@ -169,57 +169,6 @@ fn guess_format(path: &Path) -> anyhow::Result<Format> {
             path.display()
         ))
     }
-}
-
-/// The label of the base choice: its `cache.*` assignments, or the default TTL.
-fn base_label(settings: &ReplaySettings, sets: &[String]) -> String {
-    let cache: Vec<&str> =
-        sets.iter().map(|s| s.trim()).filter(|s| s.starts_with("cache.")).collect();
-    if cache.is_empty() && settings.cache.ttl_as_sent {
-        "as sent".to_string()
-    } else if cache.is_empty() {
-        "cache.ttl=5m".to_string()
-    } else {
-        cache.join(",")
-    }
-}
-
-/// The choices to replay: the base alone, or with `--what-if` TTL 5m, 1h, none and each
-/// given choice applied on top of the base (duplicates by label dropped).
-fn choices(settings: &ReplaySettings, what_if: &[String]) -> Result<Vec<CacheChoice>, CliError> {
-    if what_if.is_empty() {
-        return Ok(vec![settings.cache.clone()]);
-    }
-    let mut specs: Vec<String> =
-        ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none"].map(String::from).to_vec();
-    specs.extend(what_if.iter().filter(|w| !w.trim().is_empty()).cloned());
-    // Request bodies carry their own TTLs: the choice "as sent" comes first.
-    let mut out: Vec<CacheChoice> = Vec::new();
-    if settings.cache.ttl_as_sent {
-        out.push(settings.cache.clone());
-    }
-    for spec in specs {
-        let mut s = settings.clone();
-        for assignment in spec.split(',') {
-            s.apply_set(assignment).map_err(|e| CliError::input(anyhow!("--what-if {e}")))?;
-        }
-        if s.model != settings.model
-            || s.per_request_prices != settings.per_request_prices
-            || s.latency != settings.latency
-            || s.block_size != settings.block_size
-            || s.seed != settings.seed
-        {
-            return Err(CliError::input(anyhow!(
-                "--what-if `{spec}`: a choice may change only cache.* keys (use --set for the rest)"
-            )));
-        }
-        s.validate().map_err(|e| CliError::input(anyhow!("--what-if `{spec}`: {e}")))?;
-        s.cache.label = spec.trim().to_string();
-        if !out.iter().any(|c| c.label == s.cache.label) {
-            out.push(s.cache);
-        }
-    }
-    Ok(out)
 }
 
 /// Write `dir/name` through `name.tmp` and a rename.

@@ -5,8 +5,8 @@
 
 use std::path::PathBuf;
 
-use super::plot::{decoded, load, write_figures, Format};
-use super::{CliError, CliResult};
+use super::plot::{decoded, load, write_figures, ImageFormat};
+use super::{CliResult, Error};
 use crate::plot;
 use crate::report::build::build;
 use crate::results::write_atomic;
@@ -50,24 +50,24 @@ pub fn run(args: Args) -> CliResult {
     let html_path = md_path.with_extension("html");
     let out_dir = md_path.parent().map(PathBuf::from).unwrap_or_default();
     let out_dir = if out_dir.as_os_str().is_empty() { PathBuf::from(".") } else { out_dir };
-    write_figures(&figures, &out_dir, &[Format::Svg])?;
-    write_atomic(&md_path, doc.to_markdown().as_bytes()).map_err(CliError::internal)?;
+    write_figures(&figures, &out_dir, &[ImageFormat::Svg])?;
+    write_atomic(&md_path, doc.to_markdown().as_bytes()).map_err(Error::failed)?;
     let mut failure = None;
     let html = doc.to_html(|name| {
         let f = figures.iter().find(|f| f.name == name)?;
         plot::render_png(f).map_err(|e| failure = Some(e)).ok()
     });
     if let Some(e) = failure {
-        return Err(CliError::internal(e));
+        return Err(Error::failed(e));
     }
-    write_atomic(&html_path, html.as_bytes()).map_err(CliError::internal)?;
+    write_atomic(&html_path, html.as_bytes()).map_err(Error::failed)?;
     if args.json {
         let v = serde_json::json!({
             "markdown": md_path.display().to_string(),
             "html": html_path.display().to_string(),
             "figures": figures.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
         });
-        outln!("{}", serde_json::to_string_pretty(&v).map_err(CliError::internal)?)?;
+        outln!("{}", serde_json::to_string_pretty(&v).map_err(Error::failed)?)?;
     } else {
         outln!(
             "{}\n{}\n({} figures in {})",

@@ -1,7 +1,7 @@
 //! `prefixsim scenarios`: the seed chapter's prefix-cache table and its three exercises,
 //! computed by the cache core from real request bodies (see `crate::scenarios`).
 
-use super::{CliError, CliResult};
+use super::{CliResult, Error};
 use crate::cache::Policy;
 use crate::scenarios::{self, render, WorkloadName};
 
@@ -76,10 +76,10 @@ pub fn run(args: Args) -> CliResult {
         PolicyArg::Sglang => Policy::Sglang,
     };
     // The workloads are embedded: an error here is a bug in the shipped data, not user input.
-    let report = scenarios::run(workload, policy).map_err(CliError::internal)?;
+    let report = scenarios::run(workload, policy).map_err(Error::failed)?;
     let text = if args.json {
         let json = serde_json::to_string_pretty(&render::to_json(&report));
-        json.map_err(CliError::internal)? + "\n"
+        json.map_err(Error::failed)? + "\n"
     } else {
         render::table(&report)
     };

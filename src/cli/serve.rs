@@ -6,9 +6,9 @@ use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
-use super::{CliError, CliResult};
+use super::{CliResult, Error};
+use crate::api::Experiment;
 use crate::serve::{self, App, Config};
-use crate::Experiment;
 
 pub const EXAMPLES: &str = "  prefixsim serve                                  # the default experiment, http://127.0.0.1:8077/
   prefixsim serve experiments/hold_vs_prefix_size.toml --port 8078
@@ -49,45 +49,32 @@ pub struct Args {
     pub budget: u64,
 }
 
-/// The starting experiment, its raw table and how the page names it.
-fn starting_point(file: &Option<PathBuf>) -> Result<(Experiment, toml::Table, String), CliError> {
-    let Some(path) = file else {
-        let table = crate::config::parse_table(crate::config::DEFAULT_EXPERIMENT, "default")
-            .map_err(CliError::internal)?;
-        let origin = crate::config::DEFAULT_ORIGIN.to_string();
-        return Ok((Experiment::default_experiment(), table, origin));
-    };
-    let origin = path.display().to_string();
-    let exp = Experiment::from_file(path).map_err(CliError::input)?;
-    let text = crate::config::read_experiment(path)
-        .map_err(|e| CliError::input(anyhow::anyhow!("{origin}: {e}")))?;
-    let table = crate::config::parse_table(&text, &origin).map_err(CliError::input)?;
-    Ok((exp, table, origin))
-}
-
 /// Each `--latency` file, absolute, checked by applying it to the experiment.
-fn calibrations(files: &[PathBuf], base: &Experiment) -> Result<Vec<PathBuf>, CliError> {
+fn calibrations(files: &[PathBuf], base: &Experiment) -> Result<Vec<PathBuf>, Error> {
     let mut out = Vec::new();
     for f in files {
         let abs = std::path::absolute(f)
-            .map_err(|e| CliError::input(anyhow::anyhow!("--latency {}: {e}", f.display())))?;
+            .map_err(|e| Error::usage(anyhow::anyhow!("--latency {}: {e}", f.display())))?;
         let value = toml::Value::String(abs.display().to_string());
         base.clone()
             .set(&format!("latency.from={value}"))
-            .map_err(|e| CliError::input(anyhow::anyhow!("--latency {}: {e}", f.display())))?;
+            .map_err(|e| Error::usage(anyhow::anyhow!("--latency {}: {e}", f.display())))?;
         out.push(abs);
     }
     Ok(out)
 }
 
 pub fn run(args: Args) -> CliResult {
-    let (base, table, origin) = starting_point(&args.file)?;
+    let base = match &args.file {
+        Some(path) => Experiment::from_file(path)?,
+        None => Experiment::default_experiment(),
+    };
     let calibrations = calibrations(&args.latency, &base)?;
     let ip = args.bind.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
     let listener = std::net::TcpListener::bind(SocketAddr::new(ip, args.port))
         .and_then(|l| l.set_nonblocking(true).map(|()| l))
-        .map_err(|e| CliError::input(anyhow::anyhow!("listening on {ip}:{}: {e}", args.port)))?;
-    let addr = listener.local_addr().map_err(CliError::internal)?;
+        .map_err(|e| Error::usage(anyhow::anyhow!("listening on {ip}:{}: {e}", args.port)))?;
+    let addr = listener.local_addr().map_err(Error::failed)?;
     if !ip.is_loopback() {
         eprintln!(
             "warning: listening on {addr}: anyone who can reach this machine can use the page \
@@ -95,23 +82,21 @@ pub fn run(args: Args) -> CliResult {
             args.budget
         );
     }
-    let workers = crate::exec::default_jobs();
-    let config = Config { base, origin, table, calibrations, budget: args.budget, workers };
+    let workers = crate::api::default_jobs();
+    let config = Config { base, calibrations, budget: args.budget, workers };
     let url = format!("http://{addr}/");
-    outln!("prefixsim serve: {url} (from {}; Ctrl-C stops)", config.origin)?;
+    outln!("prefixsim serve: {url} (from {}; Ctrl-C stops)", config.base.origin())?;
     let _ = std::io::stdout().flush();
     if args.open {
         open_browser(&url);
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(CliError::internal)?;
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(Error::failed)?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         serve::serve(listener, App::new(config)).await
     })
-    .map_err(CliError::internal)
+    .map_err(Error::failed)
 }
 
 /// Ask the desktop to open `url`; say so when it cannot (the URL is printed anyway).

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::CliError;
+use super::Error;
 
 /// `--set KEY=VALUE`... and `--latency FILE`.
 #[derive(clap::Args, Debug, Default, Clone)]
@@ -21,12 +21,11 @@ impl Overrides {
     /// The `--set` assignments, then `--latency FILE` as the `latency.from=...` it stands for
     /// (made absolute, because `latency.from` is otherwise relative to the experiment file's
     /// directory).
-    pub fn assignments(&self) -> Result<Vec<String>, CliError> {
+    pub fn assignments(&self) -> Result<Vec<String>, Error> {
         let mut out = self.set.clone();
         if let Some(file) = &self.latency {
-            let abs = std::path::absolute(file).map_err(|e| {
-                CliError::input(anyhow::anyhow!("--latency {}: {e}", file.display()))
-            })?;
+            let abs = std::path::absolute(file)
+                .map_err(|e| Error::usage(anyhow::anyhow!("--latency {}: {e}", file.display())))?;
             let value = toml::Value::String(abs.display().to_string());
             out.push(format!("latency.from={value}"));
         }

@@ -6,16 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::guard::{check_work, lock_dir};
 use super::shared::Overrides;
-use super::{CliError, CliResult};
-use crate::config;
-use crate::exec::{self, ModelSim, Simulator};
-use crate::limits::{self, WorkLimits};
-use crate::results::split_fields;
-use crate::sweep::journal::PointSeq;
-use crate::sweep::{self, ExecOptions, Outcome, Plan, SweepError};
-use crate::sweep::{Grid, SweepOptions};
+use super::CliResult;
+use crate::api::{self, Error, ExecOptions, Shard, Sweep, SweepOptions};
 
 pub const EXAMPLES: &str =
     "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
@@ -78,129 +71,6 @@ pub struct Args {
     pub force: bool,
 }
 
-/// Read FILE, apply `--set`, and validate the sweep (every bad key or range is an input error).
-pub fn load_plan(file: &Path, sets: &[String]) -> Result<(ModelSim, Plan), CliError> {
-    load_checked(file, sets, true, None)
-}
-
-/// As `load_plan`; unless `force`, refuse a grid or a sweep above the work limits (the grid's
-/// size first, before a point is looked at). Under `--shard` the limits apply to the shard's
-/// points, the work of this machine.
-fn load_checked(
-    file: &Path,
-    sets: &[String],
-    force: bool,
-    shard: Option<sweep::Shard>,
-) -> Result<(ModelSim, Plan), CliError> {
-    let origin = file.display().to_string();
-    let text = config::read_experiment(file)
-        .map_err(|e| CliError::input(anyhow::anyhow!("cannot read {origin}: {e}")))?;
-    let mut table = config::parse_table(&text, &origin).map_err(CliError::input)?;
-    for s in sets {
-        config::apply_set(&mut table, s).map_err(CliError::input)?;
-    }
-    blame_a_set(&table, &origin, sets)?;
-    let sim = ModelSim { origin: origin.clone() };
-    let order = sweep::spec::key_order(&text);
-    let limits = WorkLimits::from_table(&table);
-    let named = |e: CliError| match e {
-        CliError::Input(e) => CliError::input(anyhow::anyhow!("{origin}: {e}")),
-        e => e,
-    };
-    if let Some(Ok(grid)) = config::sweep_table(&table).map(|t| Grid::from_table(t, &order)) {
-        let axes: Vec<(String, usize)> =
-            grid.axes.iter().map(|a| (format!("[sweep] {}", a.key), a.values.len())).collect();
-        let sizes: Vec<String> = axes.iter().map(|a| a.1.to_string()).collect();
-        let seq = PointSeq::of(grid.points(), shard);
-        let how = format!("the [sweep] grid, {}{}", sizes.join(" x "), shard_text(shard, seq));
-        check_work(&limits::estimate_grid(seq.len(), &how, &axes), &limits, force)
-            .map_err(named)?;
-    }
-    let plan = Plan::new(&sim, table, &order).map_err(|e| sweep_err(&origin, e))?;
-    // Values that pass alone may not pass together: this shard's points are checked before
-    // any runs, by the estimate (which resolves each) or, under --force, on their own.
-    match force {
-        false => check_work(&estimate(&sim, &plan, shard)?, &limits, force).map_err(named)?,
-        // Worded as the estimate words it, so --force changes nothing of the message.
-        true => {
-            plan.check_points(&sim, PointSeq::of(plan.grid.points(), shard)).map_err(
-                |e| match e {
-                    SweepError::Input(m) => CliError::input(anyhow::anyhow!(m)),
-                    e => sweep_err(&origin, e),
-                },
-            )?
-        }
-    }
-    Ok((sim, plan))
-}
-
-/// An error in the base experiment (before the grid) about a key a `--set` assigned names
-/// that `--set`, as `run` does; other errors are left to the points, which say where.
-fn blame_a_set(table: &toml::Table, origin: &str, sets: &[String]) -> Result<(), CliError> {
-    if sets.is_empty() {
-        return Ok(());
-    }
-    match config::resolve(table, origin).map_err(|e| e.blame_set(sets)) {
-        Err(e @ config::ConfigError::FromSet { .. }) => Err(CliError::input(e)),
-        _ => Ok(()),
-    }
-}
-
-/// `" (shard 0/4: 25 of 100 points)"`, or nothing without a shard.
-fn shard_text(shard: Option<sweep::Shard>, seq: PointSeq) -> String {
-    match shard {
-        Some(s) => format!(" (shard {}/{}: {} of {} points)", s.index, s.count, seq.len(), seq.end),
-        None => String::new(),
-    }
-}
-
-/// The estimate of the sweep's (or the shard's) points, every one resolved (they are within
-/// `limits.max_points`).
-fn estimate(
-    sim: &ModelSim,
-    plan: &Plan,
-    shard: Option<sweep::Shard>,
-) -> Result<limits::Estimate, CliError> {
-    let seq = PointSeq::of(plan.grid.points(), shard);
-    let mut failed = None;
-    // Streamed: one point's experiment at a time. A point that does not resolve (a
-    // combination of axis values the experiment refuses) is bad input, found before any work.
-    let exps = seq.iter().map_while(|i| {
-        let exp = plan
-            .point_table(i)
-            .map_err(|e| e.to_string())
-            .and_then(|t| sim.resolve(&t).map_err(|e| e.to_string()));
-        match exp {
-            Ok(exp) => Some((plan.point_label(i), exp)),
-            Err(e) => {
-                failed = Some(format!("[sweep] {}: {e}", plan.point_label(i)));
-                None
-            }
-        }
-    });
-    let what = match shard {
-        Some(s) => format!("[sweep] shard {}/{}", s.index, s.count),
-        None => "[sweep]".to_string(),
-    };
-    let e = limits::estimate_points(&what, seq.len(), exps, 0, plan.grid.axes.len(), true);
-    match failed {
-        Some(m) => Err(CliError::input(anyhow::anyhow!(m))),
-        None => Ok(e),
-    }
-}
-
-/// Map a sweep error to the CLI's exit codes, naming the file on input errors.
-pub fn sweep_err(origin: &str, e: SweepError) -> CliError {
-    match e {
-        // Name the file once, in front, even when the resolver's message names it too.
-        SweepError::Input(m) => {
-            let m = m.replace(&format!("{origin}: "), "");
-            CliError::input(anyhow::anyhow!("{origin}: {m}"))
-        }
-        SweepError::Internal(m) => CliError::internal(anyhow::anyhow!(m)),
-    }
-}
-
 #[derive(Serialize)]
 struct Report<'a> {
     out: String,
@@ -208,60 +78,48 @@ struct Report<'a> {
     points: u64,
     points_done: u64,
     resumed_from: u64,
-    shard: Option<sweep::Shard>,
+    shard: Option<Shard>,
     content_hash: &'a str,
 }
 
 pub fn run(args: Args) -> CliResult {
     let sets = args.overrides.assignments()?;
-    let shard = match &args.shard {
-        Some(s) => Some(sweep::parse_shard(s).map_err(CliError::input)?),
-        None => None,
+    let shard: Option<Shard> =
+        args.shard.as_deref().map(str::parse).transpose().map_err(Error::usage)?;
+    let sweep = Sweep::load(&args.file, &sets, args.force, shard)?;
+    let dir = args.out.clone().unwrap_or_else(|| sweep.default_dir(shard));
+    let exec = ExecOptions {
+        jobs: args.jobs.unwrap_or_else(api::default_jobs).max(1),
+        progress: std::io::stderr().is_terminal(),
+        ctrl_c: true,
+        throttle_ms: throttle_ms(),
     };
-    let (sim, plan) = load_checked(&args.file, &sets, args.force, shard)?;
-    let dir = args.out.clone().unwrap_or_else(|| default_dir(&plan.desc.name, shard));
-    let lock = lock_dir(&dir, "--out")?;
-    let opts = SweepOptions {
-        dir: dir.clone(),
-        shard,
-        resume: args.resume,
-        exec: ExecOptions {
-            jobs: args.jobs.unwrap_or_else(exec::default_jobs).max(1),
-            progress: std::io::stderr().is_terminal(),
-            ctrl_c: true,
-            throttle_ms: throttle_ms(),
-        },
-    };
-    let origin = args.file.display().to_string();
-    let rep = sweep::run_sweep(&sim, &plan, &opts).map_err(|e| {
-        // A failed point removed the journal: leave no empty directory behind either.
-        lock.remove_if_empty();
-        sweep_err(&origin, e)
-    })?;
-    let done = match rep.outcome {
-        Outcome::Complete => rep.points,
-        Outcome::Interrupted { done } => done,
-    };
+    let opts = SweepOptions { dir: dir.clone(), shard, resume: args.resume, exec };
+    let done = api::run_sweep(&sweep, &opts)?;
     if args.json {
         let r = Report {
             out: dir.display().to_string(),
-            complete: rep.outcome == Outcome::Complete,
-            points: rep.points,
-            points_done: done,
-            resumed_from: rep.resumed_from,
+            complete: done.complete,
+            points: done.points,
+            points_done: done.points_done,
+            resumed_from: done.resumed_from,
             shard,
-            content_hash: &plan.content_hash,
+            content_hash: &done.content_hash,
         };
         outln!("{}", serde_json::to_string_pretty(&r).expect("a report serializes"))?;
-    } else if rep.outcome == Outcome::Complete {
-        print_done(&plan, &dir, rep.points, rep.resumed_from)?;
+    } else if done.complete {
+        out!(
+            "{}",
+            crate::report::sweep::done_text(sweep.plan(), &dir, done.points, done.resumed_from)
+        )?;
     }
-    if let Outcome::Interrupted { done } = rep.outcome {
+    if !done.complete {
         let how = resume_command(&args, &dir);
-        return Err(CliError::internal(anyhow::anyhow!(
-            "interrupted: {done} of {} points are saved in {}; continue with:\n  {how}",
-            rep.points,
-            dir.join(sweep::JOURNAL_FILE).display()
+        return Err(Error::failed(anyhow::anyhow!(
+            "interrupted: {} of {} points are saved in {}; continue with:\n  {how}",
+            done.points_done,
+            done.points,
+            dir.join(api::JOURNAL_FILE).display()
         )));
     }
     Ok(())
@@ -270,81 +128,6 @@ pub fn run(args: Args) -> CliResult {
 /// `PREFIXSIM_SWEEP_THROTTLE_MS`: a test seam (see `ExecOptions::throttle_ms`); unset = 0.
 fn throttle_ms() -> u64 {
     std::env::var("PREFIXSIM_SWEEP_THROTTLE_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
-}
-
-fn default_dir(name: &str, shard: Option<sweep::Shard>) -> PathBuf {
-    let base = crate::results::slug(&name.to_lowercase());
-    match shard {
-        None => PathBuf::from("results").join(base),
-        Some(s) => PathBuf::from("results").join(format!("{base}-shard{}of{}", s.index, s.count)),
-    }
-}
-
-fn print_done(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) -> CliResult {
-    let d = &plan.desc;
-    outln!(
-        "sweep {}: {points} points x {} strategies x {} replications{}",
-        d.name,
-        d.strategies.len(),
-        d.replications,
-        if resumed_from > 0 {
-            format!(" ({resumed_from} resumed from the journal)")
-        } else {
-            String::new()
-        }
-    )?;
-    for a in &plan.grid.axes {
-        let vals: Vec<String> = a.values.iter().map(sweep::spec::value_text).collect();
-        let shown = if vals.len() > 8 {
-            format!("{} ... {} ({} values)", vals[..3].join(", "), vals[vals.len() - 1], vals.len())
-        } else {
-            vals.join(", ")
-        };
-        outln!("  axis {:<32} {shown}", a.key)?;
-    }
-    if let Ok(table) = summary_table(dir, plan.grid.axes.len(), 20) {
-        out!("{table}")?;
-    }
-    let hold = if dir.join("hold.csv").exists() { ", hold.csv" } else { "" };
-    outln!("wrote {}/{{summary.csv, runs.csv, histograms/, manifest.json{hold}}}", dir.display())?;
-    outln!("next: prefixsim plot {0}   prefixsim report {0}", dir.display())
-}
-
-/// The first `max_rows` rows of DIR/summary.csv as a table for people.
-fn summary_table(dir: &Path, axes: usize, max_rows: usize) -> std::io::Result<String> {
-    use std::io::BufRead;
-    let file = std::fs::File::open(dir.join("summary.csv"))?;
-    let mut lines = std::io::BufReader::new(file).lines();
-    let header = split_fields(&lines.next().transpose()?.unwrap_or_default());
-    let wanted = ["cost_usd_mean", "hit_rate_mean", "launch_wait_pooled_p99_s", "makespan_s_mean"];
-    let idx: Vec<usize> =
-        wanted.iter().filter_map(|w| header.iter().position(|h| h == w)).collect();
-    // Up to the strategy: the axes and the seconds columns of duration axes.
-    let strategy = header.iter().position(|h| h == "strategy").unwrap_or(axes + 1);
-    let keep: Vec<usize> = (0..=strategy).chain(idx).collect();
-    let mut rows: Vec<Vec<String>> =
-        vec![keep.iter().map(|&i| header.get(i).cloned().unwrap_or_default()).collect()];
-    let mut more = 0usize;
-    for line in lines {
-        let cells = split_fields(&line?);
-        if rows.len() > max_rows {
-            more += 1;
-            continue;
-        }
-        rows.push(keep.iter().map(|&i| cells.get(i).cloned().unwrap_or_default()).collect());
-    }
-    let widths: Vec<usize> =
-        (0..keep.len()).map(|c| rows.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for r in &rows {
-        let cells: Vec<String> =
-            r.iter().zip(&widths).map(|(cell, w)| format!("{cell:>w$}")).collect();
-        out.push_str(&format!("  {}\n", cells.join("  ")));
-    }
-    if more > 0 {
-        out.push_str(&format!("  ... {more} more rows in summary.csv\n"));
-    }
-    Ok(out)
 }
 
 fn resume_command(args: &Args, dir: &Path) -> String {

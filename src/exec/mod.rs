@@ -1,22 +1,19 @@
-//! Execution: the one `Simulator` trait and the one executor (`ordered`) behind `run`,
+//! Execution: the one `Runner` trait (what exec needs of a simulator: resolve a table,
+//! run one replication of one strategy) and the one executor (`ordered`) behind `run`,
 //! `sweep` and `tune`. A run is a sweep with no axes: every replication of every strategy of
 //! one experiment, a replication's strategies simulated back to back on one worker and each
 //! strategy's replications folded in order (`run::execute`); a sweep point is the same per
 //! point (`crate::sweep::point`); a tune candidate is one strategy's run.
 //!
-//! Knows nothing of caches or agents: `ModelSim` plugs the model in, tests plug in fakes.
+//! Knows nothing of caches or agents: `ModelRunner` plugs the model in, tests plug in fakes.
 
 pub mod model;
 pub mod ordered;
 pub mod run;
-pub mod summary;
 
-pub use model::ModelSim;
+pub use model::ModelRunner;
 pub use ordered::ordered;
-pub use run::{execute, write_out, StrategyOutcome};
-pub use summary::{
-    json_text, table_text, table_text_with_overrides, Percentiles, StrategyResult, Summary, Tokens,
-};
+pub use run::{execute, trace_rows, write_out, StrategyOutcome};
 
 use crate::limits::RunError;
 use crate::metrics::RunMetrics;
@@ -34,18 +31,22 @@ pub struct Description {
 }
 
 /// Why an experiment table does not resolve: the message names the key and the value.
+/// (Resolving tables is a sweep's and a tune's: a run's experiment is resolved already.)
+#[cfg_attr(not(feature = "sweep"), allow(dead_code))]
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    /// Refused by a simulator's own resolver (the test fakes).
+    /// Refused by a runner's own resolver (the test fakes).
+    #[cfg_attr(not(test), allow(dead_code))]
     #[error("{0}")]
     Refused(String),
 }
 
 /// A point runner: resolve a table into an experiment, and simulate one replication of one of
 /// its strategies. Must be deterministic in (table, strategy, replication).
-pub trait Simulator: Send + Sync {
+#[cfg_attr(not(feature = "sweep"), allow(dead_code))]
+pub trait Runner: Send + Sync {
     type Exp: Send + Sync;
     /// Resolve and validate; the error names the key and the value.
     fn resolve(&self, table: &toml::Table) -> Result<Self::Exp, ResolveError>;

@@ -3,14 +3,15 @@
 
 use std::cell::RefCell;
 
-use super::{Description, ResolveError, Simulator};
+use super::{Description, ResolveError, Runner};
 use crate::config::{self, Experiment};
 use crate::limits::RunError;
 use crate::metrics::RunMetrics;
 use crate::results::TraceRow;
 
 /// Resolves tables with `config::resolve` and runs `model`; `origin` names the file in errors.
-pub struct ModelSim {
+pub struct ModelRunner {
+    #[cfg_attr(not(feature = "sweep"), allow(dead_code))]
     pub origin: String,
 }
 
@@ -18,7 +19,7 @@ thread_local! {
     static MODEL: RefCell<crate::model::Simulator> = RefCell::new(crate::model::Simulator::new());
 }
 
-impl Simulator for ModelSim {
+impl Runner for ModelRunner {
     type Exp = Experiment;
 
     fn resolve(&self, table: &toml::Table) -> Result<Experiment, ResolveError> {

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use super::{ordered, Simulator};
+use super::{ordered, Runner};
 use crate::config::{self, Experiment};
 use crate::limits::RunError;
 use crate::metrics::{RunMetrics, EXTRA_NAMES, SCALAR_NAMES};
@@ -42,7 +42,7 @@ type Scalars = ([f64; SCALAR_NAMES.len()], [f64; EXTRA_NAMES.len()]);
 /// merged on the workers. The first failing run in (replication, strategy) order is the
 /// error, naming its strategy and replication. Fewer replications than `jobs` use fewer
 /// threads. A progress bar is drawn on stderr when `progress` and stderr is a terminal.
-pub fn execute<S: Simulator>(
+pub fn execute<S: Runner>(
     sim: &S,
     exp: &S::Exp,
     jobs: usize,
@@ -182,7 +182,7 @@ fn check_finite(outcomes: &[StrategyOutcome]) -> Result<(), RunError> {
 
 /// Replication 0 of every strategy with every agent's segments (`trace.csv`). It reruns
 /// runs that already succeeded, so a failure here is a bug.
-pub fn trace_rows<S: Simulator>(sim: &S, exp: &S::Exp) -> Result<Vec<TraceRow>, RunError> {
+pub fn trace_rows<S: Runner>(sim: &S, exp: &S::Exp) -> Result<Vec<TraceRow>, RunError> {
     let desc = sim.describe(exp);
     let mut rows = Vec::new();
     for (s, label) in desc.strategies.iter().enumerate() {
@@ -253,7 +253,7 @@ mod tests {
         Recorder { reps, strategies, ..Default::default() }
     }
 
-    impl Simulator for Recorder {
+    impl Runner for Recorder {
         type Exp = ();
 
         fn resolve(&self, _: &toml::Table) -> Result<(), ResolveError> {

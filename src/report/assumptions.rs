@@ -5,7 +5,7 @@
 //! plus the keys the experiment file lists in `[report] assumptions`.
 
 use super::doc::Block;
-use super::words::{and_list, usd};
+use super::words::{and_list, json_text, usd};
 use crate::config::latency_presets::{self, LatencyPreset};
 use crate::config::{dist_label, Experiment, LatencyParams, Policy, Quantity};
 use crate::results::Results;
@@ -38,7 +38,7 @@ pub fn section(r: &Results, exp: &Experiment, table: &toml::Table) -> Vec<Block>
     let swept = |key: &str| -> Option<String> {
         let m = r.manifest.as_ref()?;
         let a = m.axes.iter().find(|a| a.key == key)?;
-        let vals: Vec<String> = a.values.iter().map(super::build::json_text).collect();
+        let vals: Vec<String> = a.values.iter().map(json_text).collect();
         Some(format!("swept: {}", vals.join(", ")))
     };
     let mut rows: Vec<Vec<String>> = Vec::new();
@@ -173,7 +173,7 @@ fn policies(r: &Results, exp: &Experiment) -> Vec<String> {
     let mut out = vec![exp.cache.policy.name().to_string()];
     let swept = r.manifest.as_ref().and_then(|m| m.axes.iter().find(|a| a.key == "cache.policy"));
     for v in swept.map(|a| a.values.clone()).unwrap_or_default() {
-        let v = super::build::json_text(&v);
+        let v = json_text(&v);
         if !out.contains(&v) {
             out.push(v);
         }

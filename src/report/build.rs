@@ -8,7 +8,7 @@
 
 use super::answer::{self, Answered};
 use super::doc::{Block, Doc};
-use super::words::{and_list, count, is_are, pct, secs, sig, usd, usd_ci};
+use super::words::{and_list, count, is_are, json_text, pct, secs, sig, usd, usd_ci};
 use crate::config::{Answer, Experiment};
 use crate::plot::style::num;
 use crate::plot::{Figure, Spec};
@@ -19,27 +19,9 @@ pub const MAX_TABLE_ROWS: usize = 120;
 
 /// The whole report.
 pub fn build(r: &Results, figures: &[Figure]) -> Doc {
-    let mut b = Vec::new();
-    b.push(Block::Heading(2, "Question".into()));
-    let tune_question = r.tune.as_ref().and_then(|t| t.get("question")?.as_str());
-    let question = r.manifest.as_ref().map(|m| m.question.as_str()).or(tune_question);
-    match question.map(str::trim).filter(|q| !q.is_empty()) {
-        Some(q) => b.push(Block::Quote(q.to_string())),
-        None => b.push(Block::Para(
-            "The results do not state a question (no `question` in manifest.json or tune.json)."
-                .into(),
-        )),
-    }
+    let mut b = vec![Block::Heading(2, "Question".into()), question(r)];
     let resolved = resolved(r);
-    let answered = match resolved.as_ref().map(|(e, _)| (e.report.answer, &e.report)) {
-        Some((Some(Answer::HoldCap), spec)) if !r.summary.is_empty() => {
-            Some(("the hold cap to use", answer::hold_cap(r, spec)))
-        }
-        Some((Some(Answer::Cost), spec)) if !r.summary.is_empty() => {
-            Some(("the cheaper option", answer::cost_answer(r, spec)))
-        }
-        _ => None,
-    };
+    let answered = resolved.as_ref().and_then(|(e, _)| answer(r, e));
     let mut findings = match &answered {
         Some((_, a)) => a.findings.clone(),
         None => caption_findings(figures),
@@ -76,18 +58,52 @@ pub fn build(r: &Results, figures: &[Figure]) -> Doc {
         b.push(Block::Heading(2, "Replay".into()));
         b.extend(replay_blocks(replay));
     }
-    if !figures.is_empty() {
-        b.push(Block::Heading(2, "Figures".into()));
-        for f in figures {
-            b.push(Block::Heading(3, f.title.clone()));
-            b.push(Block::Figure {
-                name: f.name.clone(),
-                title: f.title.clone(),
-                caption: f.caption.clone(),
-            });
-        }
-    }
+    b.extend(figure_blocks(figures));
     Doc { title: format!("{}: design review", r.name()), blocks: b }
+}
+
+/// The question the results state (manifest.json, else tune.json), quoted.
+fn question(r: &Results) -> Block {
+    let tune_question = r.tune.as_ref().and_then(|t| t.get("question")?.as_str());
+    let question = r.manifest.as_ref().map(|m| m.question.as_str()).or(tune_question);
+    match question.map(str::trim).filter(|q| !q.is_empty()) {
+        Some(q) => Block::Quote(q.to_string()),
+        None => Block::Para(
+            "The results do not state a question (no `question` in manifest.json or tune.json)."
+                .into(),
+        ),
+    }
+}
+
+/// The answer `[report] answer` asks for, and what it is of.
+fn answer(r: &Results, exp: &Experiment) -> Option<(&'static str, Answered)> {
+    let spec = &exp.report;
+    match spec.answer {
+        Some(Answer::HoldCap) if !r.summary.is_empty() => {
+            Some(("the hold cap to use", answer::hold_cap(r, spec)))
+        }
+        Some(Answer::Cost) if !r.summary.is_empty() => {
+            Some(("the cheaper option", super::cost_answer::cost_answer(r, spec)))
+        }
+        _ => None,
+    }
+}
+
+/// The figures, each under its title.
+fn figure_blocks(figures: &[Figure]) -> Vec<Block> {
+    if figures.is_empty() {
+        return Vec::new();
+    }
+    let mut b = vec![Block::Heading(2, "Figures".into())];
+    for f in figures {
+        b.push(Block::Heading(3, f.title.clone()));
+        b.push(Block::Figure {
+            name: f.name.clone(),
+            title: f.title.clone(),
+            caption: f.caption.clone(),
+        });
+    }
+    b
 }
 
 /// The experiment the manifest records, resolved again from its canonical TOML, and rendered
@@ -299,14 +315,6 @@ fn count_text(x: f64) -> String {
         format!("{x:.0}")
     } else {
         sig(x, 3)
-    }
-}
-
-/// A JSON scalar as plain text (strings unquoted).
-pub fn json_text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 

@@ -1,14 +1,25 @@
 //! The design-review report (Markdown and HTML) and the terminal tables.
 //!
 //! Everything here works from a results directory read by `crate::results` (the owner of the
-//! file formats), never from a live simulation, except `table` (terminal tables of `run`).
+//! file formats), never from a live simulation, except `run` and `table` (the typed results
+//! and the terminal tables of a run, from the executor's outcomes).
 
-#[cfg(feature = "plot")]
+// The design-review report (`prefixsim report`) and the terminal tables are the command
+// line's; the typed results of a run (`run`) are the library's.
+#[cfg(feature = "cli")]
 pub mod answer;
-#[cfg(feature = "plot")]
+#[cfg(feature = "cli")]
 pub mod assumptions;
-#[cfg(feature = "plot")]
+#[cfg(feature = "cli")]
 pub mod build;
+#[cfg(feature = "cli")]
+pub mod cost_answer;
+#[cfg(feature = "cli")]
 pub mod doc;
+pub mod run;
+#[cfg(feature = "cli")]
+pub mod sweep;
+#[cfg(feature = "cli")]
 pub mod table;
+#[cfg(feature = "cli")]
 pub mod words;

@@ -13,21 +13,6 @@ pub struct Row<'a> {
 const LADDER_NAMES: [&str; 5] = ["p50", "p90", "p99", "p99.9", "max"];
 const BAR_WIDTH: usize = 24;
 
-/// Seconds for people: `850ms`, `12.34s`, `3.5min`.
-pub fn fmt_secs(s: f64) -> String {
-    if s == 0.0 {
-        "0".to_string()
-    } else if s < 0.01 {
-        format!("{:.1}ms", s * 1e3)
-    } else if s < 1.0 {
-        format!("{:.0}ms", s * 1e3)
-    } else if s < 120.0 {
-        format!("{s:.2}s")
-    } else {
-        format!("{:.1}min", s / 60.0)
-    }
-}
-
 /// The unit of a column of durations, chosen from its largest value so that every cell of
 /// the column is in one unit with one precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,14 +252,5 @@ mod tests {
         assert_eq!(lines[1], "strategy  p50 (s)    p99 (s)");
         assert_eq!(lines[3], format!("eager{}1.00{}2.00", " ".repeat(8), " ".repeat(7)));
         assert!(lines[0].len() <= lines[1].len());
-    }
-
-    #[test]
-    fn seconds_read_naturally() {
-        assert_eq!(fmt_secs(0.25), "250ms");
-        assert_eq!(fmt_secs(0.0), "0");
-        assert_eq!(fmt_secs(0.0012), "1.2ms");
-        assert_eq!(fmt_secs(5.0), "5.00s");
-        assert_eq!(fmt_secs(300.0), "5.0min");
     }
 }

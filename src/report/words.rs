@@ -70,6 +70,14 @@ pub fn secs_delta(x: f64) -> String {
 
 pub use crate::numfmt::pct;
 
+/// A JSON scalar as plain text (strings unquoted).
+pub fn json_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// A list in prose: `a`, `a and b`, `a, b and c`.
 pub fn and_list(items: &[String]) -> String {
     match items {

@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use super::settings::Refusal;
 use crate::api::{Experiment, RunOptions};
-use crate::exec::Summary;
 use crate::plot::metric::{self, MetricSpec, Series};
 use crate::plot::{self, style, Figure, Spec};
+use crate::report::run::RunSummary;
 use crate::results::Results;
 
 /// A figure as the page shows it.
@@ -51,7 +51,7 @@ const SHOWN: [&str; 3] = ["launch_wait_percentiles", "completion_percentiles", "
 pub fn run_with_figures(
     exp: &Experiment,
     timeline: Option<&str>,
-) -> Result<(Summary, Vec<Drawn>), Refusal> {
+) -> Result<(RunSummary, Vec<Drawn>), Refusal> {
     let dir = Scratch::new();
     let opts =
         RunOptions { jobs: Some(1), out: Some(dir.0.clone()), trace: true, ..Default::default() };
@@ -90,7 +90,7 @@ pub fn svg(f: &Figure) -> Result<Drawn, Refusal> {
 
 /// Mean cost per strategy with its 95% CI, one marker per strategy (the plot module's dot
 /// plot for an axis of words).
-pub fn cost_by_strategy(s: &Summary) -> Figure {
+pub fn cost_by_strategy(s: &RunSummary) -> Figure {
     let labels: Vec<String> = s.results.iter().map(|r| r.strategy.clone()).collect();
     let mut x = metric::x_axis("strategy", &labels);
     x.title = "Launch strategy".to_string();
@@ -132,7 +132,7 @@ pub const SWEEP_METRICS: [(&str, &str); 4] = [
 
 /// The value of `metric` (one of `SWEEP_METRICS`) for one strategy: (mean, 95% CI half-width;
 /// 0 for pooled percentiles, which have none).
-pub fn metric_value(r: &crate::exec::StrategyResult, metric: &str) -> (f64, f64) {
+pub fn metric_value(r: &crate::report::run::StrategyResult, metric: &str) -> (f64, f64) {
     match metric {
         "launch_wait_p99_s" => (r.launch_wait_pooled_s.p99, 0.0),
         "completion_p99_s" => (r.completion_pooled_s.p99, 0.0),
@@ -143,7 +143,7 @@ pub fn metric_value(r: &crate::exec::StrategyResult, metric: &str) -> (f64, f64)
 
 /// A sweep's figure with the points computed so far: `metric` against `key`, whose full list
 /// of values fixes the axis from the first point on.
-pub fn sweep_figure(key: &str, values: &[String], metric: &str, done: &[Summary]) -> Figure {
+pub fn sweep_figure(key: &str, values: &[String], metric: &str, done: &[RunSummary]) -> Figure {
     let x = metric::x_axis(key, values);
     let labels: Vec<String> = done
         .first()

@@ -80,7 +80,7 @@ pub async fn controls(State(app): State<Arc<App>>) -> Response {
     } else {
         e.workload.parent_tokens
     };
-    let raw_latency = c.table.get("latency").and_then(toml::Value::as_table);
+    let raw_latency = c.base.table().get("latency").and_then(toml::Value::as_table);
     let preset = raw_latency.and_then(|t| t.get("preset")).and_then(toml::Value::as_str);
     let from = raw_latency.and_then(|t| t.get("from")).and_then(toml::Value::as_str);
     let policies = [
@@ -93,7 +93,7 @@ pub async fn controls(State(app): State<Arc<App>>) -> Response {
     ];
     let strategies: Vec<String> = e.strategies.iter().map(config::strategy_label).collect();
     json(serde_json::json!({
-        "origin": c.origin,
+        "origin": c.base.origin(),
         "name": e.name,
         "question": e.question,
         "kind": config::kind_label(&e.workload.kind),
@@ -123,7 +123,7 @@ pub async fn controls(State(app): State<Arc<App>>) -> Response {
         "max_sweep_points": settings::MAX_SWEEP_POINTS,
         "sweep_keys": SET_KEYS.iter().filter(|k| **k != "strategies").collect::<Vec<_>>(),
         "sweep_metrics": SWEEP_METRICS.map(|m| serde_json::json!({"name": m.0, "title": m.1})),
-        "sweep_default": sweep_default(&c.table),
+        "sweep_default": sweep_default(c.base.table()),
     }))
 }
 
@@ -159,7 +159,7 @@ pub async fn run(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Resp
 
 async fn run_json(app: &Arc<App>, query: Option<&str>) -> Result<serde_json::Value, Refusal> {
     let (s, exp, work) = prepare(app, query)?;
-    let toml = settings::export_toml(&exp, &app.config.origin, &s);
+    let toml = settings::export_toml(&exp, app.config.base.origin(), &s);
     let _permit = app.permits.acquire().await.map_err(|e| Refusal::Internal(e.to_string()))?;
     let timeline = s.timeline.clone();
     let (summary, drawn) =
@@ -202,7 +202,7 @@ pub async fn export(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> R
         .and_then(|s| Ok((s.apply(&app.config.base, &app.config.calibrations)?, s)));
     match prepared {
         Ok((exp, s)) => {
-            let body = settings::export_toml(&exp, &app.config.origin, &s);
+            let body = settings::export_toml(&exp, app.config.base.origin(), &s);
             let headers = [
                 (header::CONTENT_TYPE, "application/toml; charset=utf-8"),
                 (header::CONTENT_DISPOSITION, "attachment; filename=\"experiment.toml\""),

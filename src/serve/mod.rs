@@ -37,13 +37,11 @@ pub const DEFAULT_BUDGET: u64 = 5_000_000;
 /// What the server was started with; read-only while it runs.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The starting experiment (the file given, or the embedded default).
+    /// The starting experiment (the file given, or the embedded default): its origin names
+    /// it on the page and in exported files, its raw table holds the controls' starting
+    /// values that the resolved experiment no longer holds (the latency preset's name, the
+    /// `[sweep]` axis).
     pub base: Experiment,
-    /// Where it came from, as the page and exported files name it.
-    pub origin: String,
-    /// Its raw table: the controls' starting values that the resolved experiment no longer
-    /// holds (the latency preset's name, the `[sweep]` axis).
-    pub table: toml::Table,
     /// Calibration files (`serve --latency FILE`), absolute; the page picks one by index.
     pub calibrations: Vec<PathBuf>,
     /// Most simulated requests one request may ask for (a sweep: all its points together).

@@ -171,22 +171,31 @@ pub fn work(exp: &Experiment) -> f64 {
     crate::limits::run_size(c).requests * runs
 }
 
+/// `work` simulated requests, unless above `budget`: then `what` (its lead, saying how the
+/// work was counted) refuses it.
+pub fn within_budget(work: f64, budget: u64, what: impl FnOnce(String) -> String) -> Result<f64, Refusal> {
+    if work <= budget as f64 {
+        return Ok(work);
+    }
+    let lead = what(crate::limits::sci(work));
+    Err(Refusal::TooMuchWork(format!(
+        "{lead}; the server's budget is {budget} (prefixsim serve --budget N)"
+    )))
+}
+
 /// Refuse `exp` when its work is above `budget` simulated requests.
 pub fn check_budget(exp: &Experiment, budget: u64) -> Result<f64, Refusal> {
-    let w = work(exp);
-    if w > budget as f64 {
-        let c = exp.config();
-        return Err(Refusal::TooMuchWork(format!(
-            "this run is about {} simulated requests ({} agents x {:.1} turns x {} replications x \
-             {} strategies); the server's budget is {budget} (prefixsim serve --budget N)",
-            crate::limits::sci(w),
+    let c = exp.config();
+    within_budget(work(exp), budget, |w| {
+        format!(
+            "this run is about {w} simulated requests ({} agents x {:.1} turns x {} replications \
+             x {} strategies)",
             c.workload.agents,
             c.workload.turns.mean(),
             c.replications,
             c.strategies.len()
-        )));
-    }
-    Ok(w)
+        )
+    })
 }
 
 /// Refuse the hold answer's search for `exp` when its work is above `budget` simulated
@@ -194,18 +203,15 @@ pub fn check_budget(exp: &Experiment, budget: u64) -> Result<f64, Refusal> {
 pub fn check_hold_budget(exp: &Experiment, budget: u64) -> Result<f64, Refusal> {
     let c = exp.config();
     let runs = f64::from(c.replications) * crate::limits::HOLD_SEARCH_RUNS;
-    let w = crate::limits::run_size(c).requests * runs;
-    if w > budget as f64 {
-        return Err(Refusal::TooMuchWork(format!(
-            "the hold cap's search is about {} simulated requests (the grid {} and its \
+    within_budget(crate::limits::run_size(c).requests * runs, budget, |w| {
+        format!(
+            "the hold cap's search is about {w} simulated requests (the grid {} and its \
              refinements at the point fit and at each refit of the latency calibration, {} \
-             replications each); the server's budget is {budget} (prefixsim serve --budget N)",
-            crate::limits::sci(w),
+             replications each)",
             crate::sweep::hold::HOLD_RANGE,
             c.replications
-        )));
-    }
-    Ok(w)
+        )
+    })
 }
 
 /// The settings as an experiment file that `prefixsim run` runs to the same numbers: the

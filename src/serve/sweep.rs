@@ -16,7 +16,7 @@ use super::handlers::refused;
 use super::settings::{self, Refusal, Settings, MAX_SWEEP_POINTS, SET_KEYS};
 use super::{App, Stats};
 use crate::api::{Experiment, RunOptions};
-use crate::exec::Summary;
+use crate::report::run::RunSummary;
 
 /// A checked sweep: the key, its values as given, the metric, and one experiment per value.
 struct Plan {
@@ -52,15 +52,9 @@ fn plan(app: &App, query: Option<&str>) -> Result<Plan, Refusal> {
         points.push(base.clone().set(&format!("{key}={v}")).map_err(Refusal::from_api)?);
     }
     let work: f64 = points.iter().map(settings::work).sum();
-    if work > app.config.budget as f64 {
-        return Err(Refusal::TooMuchWork(format!(
-            "this sweep is about {} simulated requests over {} points; the server's budget is {} \
-             (prefixsim serve --budget N)",
-            crate::limits::sci(work),
-            values.len(),
-            app.config.budget
-        )));
-    }
+    settings::within_budget(work, app.config.budget, |w| {
+        format!("this sweep is about {w} simulated requests over {} points", values.len())
+    })?;
     Ok(Plan { key, values, metric, points })
 }
 
@@ -85,7 +79,7 @@ pub async fn stream(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> R
 
 /// Run the points in order, sending each as it completes.
 async fn run(app: Arc<App>, plan: Plan, tx: mpsc::Sender<Event>) {
-    let mut done: Vec<Summary> = Vec::new();
+    let mut done: Vec<RunSummary> = Vec::new();
     let Plan { key, values, metric, points } = plan;
     for (i, exp) in points.into_iter().enumerate() {
         if tx.is_closed() {
@@ -115,7 +109,7 @@ async fn point(
     app: &App,
     exp: Experiment,
     (key, values, metric): (&str, &[String], &str),
-    done: &mut Vec<Summary>,
+    done: &mut Vec<RunSummary>,
 ) -> Result<(Vec<(String, f64, f64)>, String), Refusal> {
     let _permit = app.permits.acquire().await.map_err(|e| Refusal::Internal(e.to_string()))?;
     let (key, values, metric) = (key.to_string(), values.to_vec(), metric.to_string());

@@ -28,9 +28,9 @@ pub enum Outcome {
 /// Why a pipeline run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
-    /// A point failed; `input`: the experiment's values stopped it (exit 2).
-    #[error("point {point}: {msg}")]
-    Point { point: u64, msg: String, input: bool },
+    /// A point failed: its values stopped it, or a bug (`RunError` says which).
+    #[error("point {point}: {source}")]
+    Point { point: u64, source: RunError },
     #[error(transparent)]
     Journal(#[from] JournalError),
     #[error("the sweep pipeline failed: {0}")]
@@ -40,6 +40,7 @@ pub enum ExecError {
 /// Options of one pipeline run.
 #[derive(Debug, Clone, Copy)]
 pub struct ExecOptions {
+    /// Points simulated at once (at least 1); never changes a result.
     pub jobs: usize,
     /// Draw a progress bar on stderr (the caller checks that stderr is a terminal).
     pub progress: bool,
@@ -80,7 +81,7 @@ where
         // A panicking point becomes that point's error, not a lost record.
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(point)))
             .unwrap_or_else(|p| Err(RunError::Internal(panic_text(p.as_ref()))))
-            .map_err(|e| ExecError::Point { point, msg: e.to_string(), input: e.is_input() })
+            .map_err(|source| ExecError::Point { point, source })
     };
     let append = |_: usize, rec: PointRecord| {
         journal.append(&rec)?;

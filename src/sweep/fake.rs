@@ -2,7 +2,7 @@
 //! a handful of keys (others are refused, like the real resolver) and draws its numbers from
 //! `rng::stream(seed, [replication, strategy])`, so points share random numbers.
 
-use super::{Description, ResolveError, Simulator};
+use super::{Description, ResolveError, Runner};
 use crate::metrics::RunMetrics;
 use crate::rng::{stream, RngExt};
 
@@ -29,7 +29,7 @@ workload.agents = "1..5 step 1"
 max_wait = ["0s", "2s"]
 "#;
 
-impl Simulator for Fake {
+impl Runner for Fake {
     type Exp = FakeExp;
 
     fn resolve(&self, t: &toml::Table) -> Result<FakeExp, ResolveError> {

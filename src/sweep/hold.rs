@@ -15,7 +15,7 @@
 use serde::Serialize;
 
 use super::tune::{self, Candidate, FirstTokenSpread, Objective, Tuned, Value};
-use super::Simulator;
+use super::Runner;
 use crate::limits::RunError;
 use crate::numfmt::pct;
 
@@ -38,13 +38,17 @@ pub struct HoldAnswer {
     pub strategy: String,
     /// The grid searched (`tune --range`).
     pub range: String,
+    /// The cap to use, seconds (0: no hold).
     pub cap_s: f64,
+    /// The cap as `tune` labels it (`5s`, `2500ms`).
     pub cap_label: String,
     /// Share of replications whose first token came after the cap, at the point fit.
     pub p_after_cap: f64,
     /// The first writer's time to first token from the hold's start, at the point fit.
     pub ttft_p50_s: f64,
+    /// Its 95th percentile.
     pub ttft_p95_s: f64,
+    /// Its 99th percentile.
     pub ttft_p99_s: f64,
     /// Bootstrap refits of the latency fit the interval comes from (0: none available).
     pub draws: usize,
@@ -61,7 +65,6 @@ pub struct HoldAnswer {
 }
 
 impl HoldAnswer {
-    /// One sentence, as `run`, `tune`, `report` and `serve` print it.
     /// The sentence when the answer is no hold: no cap cost less than sending every agent at
     /// once.
     fn no_hold_sentence(&self) -> String {
@@ -81,6 +84,7 @@ impl HoldAnswer {
         )
     }
 
+    /// One sentence, as `run`, `tune`, `report` and `serve` print it.
     pub fn sentence(&self) -> String {
         if self.cap_s == 0.0 {
             return self.no_hold_sentence();
@@ -129,7 +133,7 @@ impl HoldAnswer {
 /// `wait_first`: `answer` over `HOLD_RANGE` with `tune`'s default objective (cost) and
 /// refinement, for the experiment's first `wait_first`. `None` otherwise. `table` is the
 /// experiment's TOML (after `--set`), `exp` its resolution.
-pub fn for_experiment<S: Simulator>(
+pub fn for_experiment<S: Runner>(
     sim: &S,
     table: &toml::Table,
     exp: &crate::config::Experiment,
@@ -158,7 +162,7 @@ pub fn for_experiment<S: Simulator>(
 /// Returns the point fit's search too (`tune` prints its candidates); `None` when no cap
 /// meets the objective or `base` has no hold.
 #[allow(clippy::too_many_arguments)]
-pub fn answer<S: Simulator>(
+pub fn answer<S: Runner>(
     sim: &S,
     base: &toml::Table,
     draws: &[toml::Table],
@@ -248,7 +252,7 @@ pub fn draw_tables(base: &toml::Table, exp: &crate::config::Experiment) -> Vec<t
 
 /// The share of replications of `t` whose first token came after `cap`: read off `tuned`'s
 /// candidate at that cap, else evaluated.
-fn share_after<S: Simulator>(
+fn share_after<S: Runner>(
     sim: &S,
     t: &toml::Table,
     tuned: &Tuned,

@@ -92,6 +92,7 @@ impl PointSeq {
             (self.end - self.start).div_ceil(self.stride)
         }
     }
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // clippy: a `len` wants one
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

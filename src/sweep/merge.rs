@@ -15,12 +15,14 @@ use super::SweepError;
 /// What a merge produced.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergeReport {
+    /// Shards merged.
     pub shards: u64,
+    /// Points of the whole sweep.
     pub points: u64,
 }
 
 fn input(msg: String) -> SweepError {
-    SweepError::Input(msg)
+    SweepError::Mismatch(msg)
 }
 
 /// Merge the shard directories `dirs` into `out`.
@@ -39,38 +41,37 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, SweepError> {
         }
     }
     std::fs::create_dir_all(out)
-        .map_err(|e| SweepError::Internal(format!("{}: {e}", out.display())))?;
+        .map_err(|e| SweepError::Failed(format!("{}: {e}", out.display())))?;
     // The manifest goes last; an old one must not vouch for the files while they change.
-    output::remove_manifest(out).map_err(SweepError::internal)?;
+    output::remove_manifest(out).map_err(SweepError::failed)?;
     let mut readers: Vec<Reader> = shards
         .iter()
         .map(|(d, _)| {
             Reader::open(&d.join(JOURNAL_FILE))
-                .map_err(SweepError::internal)?
+                .map_err(SweepError::failed)?
                 .ok_or_else(|| input(format!("{}: the journal vanished", d.display())))
         })
         .collect::<Result<_, _>>()?;
     let tmp_journal = out.join(format!("{JOURNAL_FILE}.tmp"));
-    let mut journal =
-        journal::Writer::create(&tmp_journal, &header).map_err(SweepError::internal)?;
-    let mut sink = Sink::create(out, &header).map_err(SweepError::internal)?;
+    let mut journal = journal::Writer::create(&tmp_journal, &header).map_err(SweepError::failed)?;
+    let mut sink = Sink::create(out, &header).map_err(SweepError::failed)?;
     let n = readers.len() as u64;
     for p in 0..header.points {
         let rec = readers[(p % n) as usize]
             .next_record()
-            .map_err(SweepError::internal)?
-            .ok_or_else(|| SweepError::Internal(format!("point {p} missing while merging")))?;
-        journal.append(&rec).map_err(SweepError::internal)?;
-        sink.add(&rec).map_err(SweepError::internal)?;
+            .map_err(SweepError::failed)?
+            .ok_or_else(|| SweepError::Failed(format!("point {p} missing while merging")))?;
+        journal.append(&rec).map_err(SweepError::failed)?;
+        sink.add(&rec).map_err(SweepError::failed)?;
     }
-    journal.sync().map_err(SweepError::internal)?;
+    journal.sync().map_err(SweepError::failed)?;
     drop(journal);
     let final_journal = out.join(JOURNAL_FILE);
     std::fs::rename(&tmp_journal, &final_journal)
-        .map_err(|e| SweepError::Internal(format!("{}: {e}", final_journal.display())))?;
-    sink.commit().map_err(SweepError::internal)?;
+        .map_err(|e| SweepError::Failed(format!("{}: {e}", final_journal.display())))?;
+    sink.commit().map_err(SweepError::failed)?;
     output::write_atomic(&out.join("manifest.json"), &header.manifest)
-        .map_err(SweepError::internal)?;
+        .map_err(SweepError::failed)?;
     Ok(MergeReport { shards: n, points: header.points })
 }
 
@@ -97,7 +98,7 @@ fn open_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Header)>, SweepError> {
             }
             let scan = journal::scan(&path).map_err(|e| match e {
                 journal::JournalError::BadHeader { .. } => input(e.to_string()),
-                e => SweepError::internal(e),
+                e => SweepError::failed(e),
             })?;
             let scan = scan.ok_or_else(|| {
                 input(format!(

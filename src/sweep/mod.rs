@@ -1,7 +1,7 @@
 //! Parameter sweeps: the `[sweep]` grid, a resumable and shardable pipeline that streams point
 //! records to a journal, the result files assembled from it, the merge of shards, and tuning.
 //!
-//! The simulator is behind `crate::exec::Simulator` (`exec::ModelSim` runs the model; tests
+//! The simulator is behind `crate::exec::Runner` (`exec::ModelRunner` runs the model; tests
 //! use deterministic fakes), points run on the one executor (`crate::exec::ordered`), so this module knows nothing of caches or agents. Invariants:
 //! a point's record depends only on (experiment, point values), never on which other points
 //! run, in which order or on how many workers; outputs are a pure function of the journal.
@@ -23,21 +23,47 @@ pub use journal::{PointSeq, Shard, JOURNAL_FILE};
 pub use point::{PointHold, PointRecord};
 pub use spec::Grid;
 
-pub use crate::exec::{Description, ResolveError, Simulator};
+pub use crate::exec::{Description, ResolveError, Runner};
 use crate::limits::RunError;
 
-/// Why a sweep, merge or tune failed: `Input` is the user's to fix (exit 2).
+/// Why a sweep or a merge failed, by cause.
 #[derive(Debug, thiserror::Error)]
 pub enum SweepError {
+    /// The experiment, its `[sweep]` grid or a point's values are refused (names the key or
+    /// the point).
     #[error("{0}")]
-    Input(String),
+    Refused(String),
+    /// A point's run failed: its values stopped it, or a bug (`RunError` says which). Its
+    /// journal could never complete (the point fails again on resume), so it was removed.
+    #[error("point {point}: {source}; nothing was kept")]
+    Point {
+        /// The point's index in the grid.
+        point: u64,
+        /// Why its run failed.
+        source: RunError,
+    },
+    /// The journal in the directory is another sweep's, or the shards given to merge do not
+    /// make one sweep (names them).
     #[error("{0}")]
-    Internal(String),
+    Mismatch(String),
+    /// Reading or writing the journal or the outputs failed (names the file), or a bug.
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl SweepError {
-    fn internal(e: impl std::fmt::Display) -> Self {
-        SweepError::Internal(e.to_string())
+    /// True when the input is at fault: the experiment, the grid, the shards, or a point
+    /// whose own values stopped it.
+    pub fn is_input(&self) -> bool {
+        match self {
+            SweepError::Refused(_) | SweepError::Mismatch(_) => true,
+            SweepError::Point { source, .. } => source.is_input(),
+            SweepError::Failed(_) => false,
+        }
+    }
+
+    fn failed(e: impl std::fmt::Display) -> Self {
+        SweepError::Failed(e.to_string())
     }
 }
 
@@ -55,17 +81,12 @@ pub struct Plan {
     seconds: Vec<bool>,
 }
 
-/// SHA-256 of `text`, hex (the manifest's `content_hash`, as `run --out` computes it).
-pub fn sha256_hex(text: &str) -> String {
-    crate::results::content_hash(text)
-}
-
 impl Plan {
     /// Validate the sweep of `table`; `order` is the `[sweep]` keys' file order
     /// (`spec::key_order`). Every value of every axis is checked (`check_axes`), then the first
     /// point: the work is linear in the axes' lengths, whatever their product, so a shard of
     /// a large grid does not pay for the other shards' points.
-    pub fn new<S: Simulator>(
+    pub fn new<S: Runner>(
         sim: &S,
         table: toml::Table,
         order: &[String],
@@ -74,37 +95,40 @@ impl Plan {
         let sweep = match base.remove("sweep") {
             Some(toml::Value::Table(t)) => t,
             Some(other) => {
-                return Err(SweepError::Input(format!("`sweep` must be a table, found `{other}`")))
+                return Err(SweepError::Refused(format!(
+                    "`sweep` must be a table, found `{other}`"
+                )))
             }
-            None => return Err(SweepError::Input("the experiment has no [sweep] table".into())),
+            None => return Err(SweepError::Refused("the experiment has no [sweep] table".into())),
         };
-        let exp = sim.resolve(&base).map_err(|e| SweepError::Input(e.to_string()))?;
+        let exp = sim.resolve(&base).map_err(|e| SweepError::Refused(e.to_string()))?;
         let mut sweep_only = toml::Table::new();
         sweep_only.insert("sweep".into(), toml::Value::Table(sweep.clone()));
-        let sweep_text = toml::to_string(&sweep_only).map_err(SweepError::internal)?;
+        let sweep_text = toml::to_string(&sweep_only).map_err(SweepError::failed)?;
         let experiment_text = format!("{}\n{sweep_text}", sim.render(&exp));
-        let grid = Grid::from_table(&sweep, order).map_err(|e| SweepError::Input(e.to_string()))?;
+        let grid =
+            Grid::from_table(&sweep, order).map_err(|e| SweepError::Refused(e.to_string()))?;
         let seconds = grid.axes.iter().map(|a| crate::results::has_seconds_column(&a.values));
         let plan = Plan {
             seconds: seconds.collect(),
             base,
             grid,
-            content_hash: sha256_hex(&experiment_text),
+            content_hash: crate::results::content_hash(&experiment_text),
             experiment_text,
             desc: sim.describe(&exp),
         };
         plan.check_axes(sim, &exp)?;
-        let first = plan.point_table(0).map_err(|e| SweepError::Input(e.to_string()))?;
+        let first = plan.point_table(0).map_err(|e| SweepError::Refused(e.to_string()))?;
         sim.resolve(&first)
-            .map_err(|e| SweepError::Input(format!("[sweep] {}: {e}", plan.point_label(0))))?;
+            .map_err(|e| SweepError::Refused(format!("[sweep] {}: {e}", plan.point_label(0))))?;
         Ok(plan)
     }
 
     /// Each value of each axis (with its zip partners) set alone on the base experiment, so an
     /// error names the axis that causes it: every shard checks every value, and refuses a bad
     /// one before any point runs. One table is set and put back value after value, and the
-    /// simulator checks only what the value can change (`Simulator::check_changed`).
-    fn check_axes<S: Simulator>(&self, sim: &S, base: &S::Exp) -> Result<(), SweepError> {
+    /// simulator checks only what the value can change (`Runner::check_changed`).
+    fn check_axes<S: Runner>(&self, sim: &S, base: &S::Exp) -> Result<(), SweepError> {
         let mut t = self.base.clone();
         for (a, axis) in self.grid.axes.iter().enumerate() {
             let group = self.grid.group_of(a);
@@ -115,7 +139,7 @@ impl Plan {
                 let sets = group.iter().map(|&b| &self.grid.axes[b]);
                 let sets = sets.map(|b| (b.key.as_str(), &b.values[i]));
                 check_set(sim, base, &mut t, sets, &keys)?.map_err(|e| {
-                    SweepError::Input(format!(
+                    SweepError::Refused(format!(
                         "[sweep] {} = {}: {e}",
                         axis.key,
                         spec::value_text(v)
@@ -129,15 +153,16 @@ impl Plan {
     /// Every point of `seq` with all its values set, checked as `check_axes` checks one value:
     /// a combination the experiment refuses is bad input, found before any point runs. The
     /// points are this shard's, so the work is linear in the shard, not the grid.
-    pub fn check_points<S: Simulator>(&self, sim: &S, seq: PointSeq) -> Result<(), SweepError> {
-        let base = sim.resolve(&self.base).map_err(|e| SweepError::Input(e.to_string()))?;
+    pub fn check_points<S: Runner>(&self, sim: &S, seq: PointSeq) -> Result<(), SweepError> {
+        let base = sim.resolve(&self.base).map_err(|e| SweepError::Refused(e.to_string()))?;
         let keys: Vec<String> =
             self.grid.axes.iter().map(|a| table::canonical_key(&a.key)).collect();
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let mut t = self.base.clone();
         for i in seq.iter() {
-            check_set(sim, &base, &mut t, self.grid.point(i).into_iter(), &keys)?
-                .map_err(|e| SweepError::Input(format!("[sweep] {}: {e}", self.point_label(i))))?;
+            check_set(sim, &base, &mut t, self.grid.point(i).into_iter(), &keys)?.map_err(|e| {
+                SweepError::Refused(format!("[sweep] {}: {e}", self.point_label(i)))
+            })?;
         }
         Ok(())
     }
@@ -217,9 +242,9 @@ impl Plan {
     }
 }
 
-/// Whether `t` with the (key, value) `sets` resolves (`Simulator::check_changed`; `keys` are
+/// Whether `t` with the (key, value) `sets` resolves (`Runner::check_changed`; `keys` are
 /// the keys set, in full), putting `t` back after. The outer error: a value that cannot be set.
-fn check_set<'v, S: Simulator>(
+fn check_set<'v, S: Runner>(
     sim: &S,
     base: &S::Exp,
     t: &mut toml::Table,
@@ -230,7 +255,7 @@ fn check_set<'v, S: Simulator>(
     for (key, value) in sets {
         match table::set_value_undoable(t, key, value.clone()) {
             Ok(u) => undo.push(u),
-            Err(e) => return Err(SweepError::Input(format!("[sweep] {key}: {e}"))),
+            Err(e) => return Err(SweepError::Refused(format!("[sweep] {key}: {e}"))),
         }
     }
     let checked = sim.check_changed(base, t, keys);
@@ -241,9 +266,14 @@ fn check_set<'v, S: Simulator>(
 /// Where and how to run a sweep.
 #[derive(Debug, Clone)]
 pub struct SweepOptions {
+    /// The results directory (the journal, then the outputs), locked while written.
     pub dir: PathBuf,
+    /// Run only this shard's points (`index` of `count`: the points whose index mod `count`
+    /// is `index`).
     pub shard: Option<Shard>,
+    /// Continue the journal in `dir`, if it is this sweep's; otherwise start it again.
     pub resume: bool,
+    /// How the points run.
     pub exec: ExecOptions,
 }
 
@@ -267,7 +297,7 @@ pub fn run_sweep<S: PointHold>(
     let header = plan.header(opts.shard);
     let seq = header.point_seq();
     let path = opts.dir.join(JOURNAL_FILE);
-    let (writer, first) = open_journal(&path, &header, opts.resume)?;
+    let (writer, first) = open_journal(&opts.dir, &header, opts.resume)?;
     let work = |point: u64| -> Result<PointRecord, RunError> {
         let t = plan.point_table(point).map_err(|e| RunError::Internal(e.to_string()))?;
         let exp = sim.resolve(&t).map_err(|e| RunError::Input(e.to_string()))?;
@@ -277,41 +307,40 @@ pub fn run_sweep<S: PointHold>(
         Ok(o) => o,
         // A point that fails fails again on resume (same experiment, same numbers): the
         // journal can never complete, so it goes; I/O failures keep it (resume after fixing).
-        Err(e @ exec::ExecError::Point { input, .. }) => {
+        Err(exec::ExecError::Point { point, source }) => {
             let _ = std::fs::remove_file(&path);
-            let msg = format!("{e}; nothing was kept");
-            return Err(if input { SweepError::Input(msg) } else { SweepError::Internal(msg) });
+            return Err(SweepError::Point { point, source });
         }
-        Err(e) => return Err(SweepError::internal(e)),
+        Err(e) => return Err(SweepError::failed(e)),
     };
     if outcome == Outcome::Complete {
         output::finalize(&opts.dir, &path, &plan.manifest(opts.shard))
-            .map_err(SweepError::internal)?;
+            .map_err(SweepError::failed)?;
     }
     Ok(SweepReport { outcome, resumed_from: first, points: seq.len() })
 }
 
 /// Open the journal: continue a matching one (`resume`), or start a new one.
 fn open_journal(
-    path: &Path,
+    dir: &Path,
     header: &journal::Header,
     resume: bool,
 ) -> Result<(journal::Writer, u64), SweepError> {
-    let dir = path.parent().expect("the journal is inside DIR");
+    let path = &dir.join(JOURNAL_FILE);
     std::fs::create_dir_all(dir)
-        .map_err(|e| SweepError::Internal(format!("{}: {e}", dir.display())))?;
+        .map_err(|e| SweepError::Failed(format!("{}: {e}", dir.display())))?;
     if resume {
         let scan = journal::scan(path).map_err(|e| match e {
-            journal::JournalError::BadHeader { .. } => SweepError::Input(e.to_string()),
-            e => SweepError::internal(e),
+            journal::JournalError::BadHeader { .. } => SweepError::Mismatch(e.to_string()),
+            e => SweepError::failed(e),
         })?;
         if let Some(scan) = scan {
             check_same(&scan.header, header, path)?;
-            let w = journal::Writer::resume(path, scan.valid_len).map_err(SweepError::internal)?;
+            let w = journal::Writer::resume(path, scan.valid_len).map_err(SweepError::failed)?;
             return Ok((w, scan.records));
         }
     }
-    Ok((journal::Writer::create(path, header).map_err(SweepError::internal)?, 0))
+    Ok((journal::Writer::create(path, header).map_err(SweepError::failed)?, 0))
 }
 
 fn check_same(
@@ -321,7 +350,7 @@ fn check_same(
 ) -> Result<(), SweepError> {
     let p = path.display();
     if found.content_hash != want.content_hash {
-        return Err(SweepError::Input(format!(
+        return Err(SweepError::Mismatch(format!(
             "{p}: cannot resume: the journal is of a different experiment (content hash {} , \
              this file has {}); use another --out or remove the directory",
             found.content_hash, want.content_hash
@@ -331,14 +360,14 @@ fn check_same(
         let show = |s: Option<Shard>| {
             s.map_or("no shard".to_string(), |s| format!("--shard {}/{}", s.index, s.count))
         };
-        return Err(SweepError::Input(format!(
+        return Err(SweepError::Mismatch(format!(
             "{p}: cannot resume: the journal was written with {}, this run has {}",
             show(found.shard),
             show(want.shard)
         )));
     }
     if found != want {
-        return Err(SweepError::Input(format!(
+        return Err(SweepError::Mismatch(format!(
             "{p}: cannot resume: the journal was written by another prefixsim version"
         )));
     }
@@ -348,33 +377,51 @@ fn check_same(
 /// Why a `--shard K/N` is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShardError {
+    /// Not of the form `K/N`.
     #[error("--shard `{0}`: expected K/N, e.g. 0/4 (K counts from 0)")]
     NotKN(String),
+    /// `K` or `N` is not a whole number.
     #[error("--shard `{text}`: {part} is not a number")]
-    NotANumber { text: String, part: char },
+    NotANumber {
+        /// The text given.
+        text: String,
+        /// `K` or `N`.
+        part: char,
+    },
+    /// `N` is 0.
     #[error("--shard `{0}`: N must be at least 1")]
     NoShards(String),
+    /// `K` is `N` or more.
     #[error(
         "--shard `{text}`: K counts from 0, so K must be below N (0..{last}); with Slurm use \
          --array=0-{last}"
     )]
-    IndexPastLast { text: String, last: u64 },
+    IndexPastLast {
+        /// The text given.
+        text: String,
+        /// The last shard's index, `N - 1`.
+        last: u64,
+    },
 }
 
-/// Parse `K/N` (K is 0-based: 0 <= K < N).
-pub fn parse_shard(text: &str) -> Result<Shard, ShardError> {
-    let (k, n) = text.split_once('/').ok_or_else(|| ShardError::NotKN(text.into()))?;
-    let num = |s: &str, part| {
-        s.trim().parse::<u64>().map_err(|_| ShardError::NotANumber { text: text.into(), part })
-    };
-    let (k, n) = (num(k, 'K')?, num(n, 'N')?);
-    if n == 0 {
-        return Err(ShardError::NoShards(text.into()));
+impl std::str::FromStr for Shard {
+    type Err = ShardError;
+
+    /// Parse `K/N` (K is 0-based: 0 <= K < N).
+    fn from_str(text: &str) -> Result<Shard, ShardError> {
+        let (k, n) = text.split_once('/').ok_or_else(|| ShardError::NotKN(text.into()))?;
+        let num = |s: &str, part| {
+            s.trim().parse::<u64>().map_err(|_| ShardError::NotANumber { text: text.into(), part })
+        };
+        let (k, n) = (num(k, 'K')?, num(n, 'N')?);
+        if n == 0 {
+            return Err(ShardError::NoShards(text.into()));
+        }
+        if k >= n {
+            return Err(ShardError::IndexPastLast { text: text.into(), last: n - 1 });
+        }
+        Ok(Shard { index: k, count: n })
     }
-    if k >= n {
-        return Err(ShardError::IndexPastLast { text: text.into(), last: n - 1 });
-    }
-    Ok(Shard { index: k, count: n })
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::hold::HoldAnswer;
-use super::{Description, Simulator};
-use crate::exec::ModelSim;
+use super::{Description, Runner};
+use crate::exec::ModelRunner;
 use crate::limits::RunError;
 use crate::metrics::{RunMetrics, SCALAR_NAMES};
 use crate::results::{self, Aggregate, SummaryRow};
@@ -34,10 +34,10 @@ pub struct PointRecord {
     pub hold: String,
 }
 
-/// What a sweep needs of its simulator beyond `Simulator`: a point's hold answer
+/// What a sweep needs of its simulator beyond `Runner`: a point's hold answer
 /// (`sweep::hold::for_experiment`), which only the model's experiments can ask for. The
 /// default has none (the test fakes).
-pub trait PointHold: Simulator {
+pub trait PointHold: Runner {
     /// The hold answer of the point whose table is `table` and resolution `exp`.
     fn hold(&self, table: &toml::Table, exp: &Self::Exp) -> Result<Option<HoldAnswer>, RunError> {
         let _ = (table, exp);
@@ -45,7 +45,7 @@ pub trait PointHold: Simulator {
     }
 }
 
-impl PointHold for ModelSim {
+impl PointHold for ModelRunner {
     /// On one thread: the points run in parallel already.
     fn hold(
         &self,
@@ -126,7 +126,7 @@ thread_local! {
 /// `values` are the point's axis values in axis order (for the CSV columns). Replication
 /// outer, strategy inner (as `run` does, so a simulator's per-replication memo hits); the
 /// first failing run in that order is the error.
-pub fn run_point<S: Simulator>(
+pub fn run_point<S: Runner>(
     sim: &S,
     exp: &S::Exp,
     point: u64,
@@ -145,7 +145,7 @@ pub fn run_point<S: Simulator>(
 
 /// Every replication of every strategy into `spare` (its aggregates reset first),
 /// replication outer.
-fn simulate_point<S: Simulator>(
+fn simulate_point<S: Runner>(
     sim: &S,
     exp: &S::Exp,
     desc: &Description,
@@ -215,7 +215,7 @@ mod tests {
     #[derive(Default)]
     struct Order(Mutex<Vec<(usize, u32)>>);
 
-    impl Simulator for Order {
+    impl Runner for Order {
         type Exp = FakeExp;
         fn resolve(&self, t: &toml::Table) -> Result<FakeExp, ResolveError> {
             Fake.resolve(t)

@@ -2,7 +2,7 @@
 //! groups, and the grid of points they span, enumerated lazily by index.
 //!
 //! Knows nothing of what a key means: whether a key exists is decided by resolving the
-//! experiment with the value set (`super::Simulator::resolve`). File order is recovered from the
+//! experiment with the value set (`super::Runner::resolve`). File order is recovered from the
 //! source text's spans, because `toml::Table` sorts its keys.
 
 use crate::time::{parse_duration_us, DurationError, Human};
@@ -36,9 +36,17 @@ pub struct Axis {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
     pub axes: Vec<Axis>,
-    /// Indices into `axes`; the first group varies slowest (the outermost loop).
-    groups: Vec<Vec<usize>>,
+    groups: Groups,
     points: u64,
+}
+
+/// The axes that move together: a zip group, or an axis alone.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Groups {
+    /// Indices into `axes`; the first group varies slowest (the outermost loop).
+    members: Vec<Vec<usize>>,
+    /// Each axis's group, an index into `members`.
+    of_axis: Vec<usize>,
 }
 
 impl Grid {
@@ -74,6 +82,7 @@ impl Grid {
             .collect::<Result<Vec<_>, _>>()?;
         let groups = zip_groups(&axes, zip.as_ref())?;
         let points: u128 = groups
+            .members
             .iter()
             .map(|g| axes[g[0]].values.len() as u128)
             .fold(1u128, |acc, n| acc.saturating_mul(n));
@@ -83,26 +92,20 @@ impl Grid {
         Ok(Grid { axes, groups, points: points as u64 })
     }
 
-    /// A grid of one axis (used by `tune`).
-    pub fn single(key: &str, values: Vec<toml::Value>) -> Grid {
-        let points = values.len() as u64;
-        Grid { axes: vec![Axis { key: key.to_string(), values }], groups: vec![vec![0]], points }
-    }
-
     pub fn points(&self) -> u64 {
         self.points
     }
 
     /// The axes that move with axis `axis` (itself and its zip partners), in axis order.
     pub fn group_of(&self, axis: usize) -> &[usize] {
-        self.groups.iter().find(|g| g.contains(&axis)).expect("every axis has a group")
+        &self.groups.members[self.groups.of_axis[axis]]
     }
 
     /// The (key, value) assignments of point `index`, in axis order.
     pub fn point(&self, index: u64) -> Vec<(&str, &toml::Value)> {
         let mut picks = vec![0usize; self.axes.len()];
         let mut rest = index;
-        for g in self.groups.iter().rev() {
+        for g in self.groups.members.iter().rev() {
             let n = self.axes[g[0]].values.len() as u64;
             let i = (rest % n) as usize;
             rest /= n;
@@ -159,7 +162,7 @@ fn flatten(t: &toml::Table, prefix: &str, out: &mut Vec<(String, toml::Value)>) 
     }
 }
 
-fn zip_groups(axes: &[Axis], zip: Option<&toml::Value>) -> Result<Vec<Vec<usize>>, SpecError> {
+fn zip_groups(axes: &[Axis], zip: Option<&toml::Value>) -> Result<Groups, SpecError> {
     let lists: Vec<Vec<String>> = match zip {
         None => Vec::new(),
         Some(toml::Value::Array(items)) if items.iter().all(|i| i.is_str()) => {
@@ -183,6 +186,7 @@ fn zip_groups(axes: &[Axis], zip: Option<&toml::Value>) -> Result<Vec<Vec<usize>
         if list.len() < 2 {
             return Err(SpecError::Zip(format!("a zip group needs two or more keys: {list:?}")));
         }
+        let mut lens = Vec::with_capacity(list.len());
         for key in list {
             let a = axes
                 .iter()
@@ -191,35 +195,32 @@ fn zip_groups(axes: &[Axis], zip: Option<&toml::Value>) -> Result<Vec<Vec<usize>
             if group_of[a].replace(gi).is_some() {
                 return Err(SpecError::Zip(format!("`{key}` appears in two zip groups")));
             }
+            lens.push((key, axes[a].values.len()));
         }
-        let lens: Vec<String> = list
-            .iter()
-            .map(|k| {
-                let a = axes.iter().find(|a| &a.key == k).expect("checked above");
-                format!("{k} has {}", a.values.len())
-            })
-            .collect();
-        let first = axes.iter().find(|a| a.key == list[0]).map(|a| a.values.len());
-        if list.iter().any(|k| axes.iter().find(|a| &a.key == k).map(|a| a.values.len()) != first) {
+        if lens.iter().any(|l| l.1 != lens[0].1) {
+            let lens: Vec<String> = lens.iter().map(|(k, n)| format!("{k} has {n}")).collect();
             return Err(SpecError::Zip(format!(
                 "zipped axes must have the same length: {}",
                 lens.join(", ")
             )));
         }
     }
-    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut groups = Groups::default();
     let mut placed: Vec<Option<usize>> = vec![None; lists.len()];
-    for (a, g) in group_of.iter().enumerate() {
-        match g {
-            None => groups.push(vec![a]),
-            Some(gi) => match placed[*gi] {
-                Some(slot) => groups[slot].push(a),
-                None => {
-                    placed[*gi] = Some(groups.len());
-                    groups.push(vec![a]);
+    for (a, &g) in group_of.iter().enumerate() {
+        let slot = match g.and_then(|gi| placed[gi]) {
+            Some(slot) => slot,
+            None => {
+                groups.members.push(Vec::new());
+                let slot = groups.members.len() - 1;
+                if let Some(gi) = g {
+                    placed[gi] = Some(slot);
                 }
-            },
-        }
+                slot
+            }
+        };
+        groups.members[slot].push(a);
+        groups.of_axis.push(slot);
     }
     Ok(groups)
 }

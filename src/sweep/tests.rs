@@ -139,7 +139,7 @@ fn resume_refuses_another_experiment() {
     let p = plan(&other).unwrap();
     let e = run_sweep(&Fake, &p, &opts(&d, 1, None, true)).unwrap_err();
     assert!(
-        matches!(e, SweepError::Input(_)) && e.to_string().contains("different experiment"),
+        matches!(e, SweepError::Mismatch(_)) && e.to_string().contains("different experiment"),
         "{e}"
     );
     std::fs::remove_dir_all(&d).unwrap();
@@ -158,7 +158,7 @@ fn bad_specs_name_the_problem() {
     let head = FAKE.split("[sweep]").next().unwrap();
     for (sweep, want) in cases {
         let e = plan(&format!("{head}{sweep}\n")).unwrap_err();
-        assert!(matches!(e, SweepError::Input(_)), "{e}");
+        assert!(matches!(e, SweepError::Refused(_)), "{e}");
         assert!(e.to_string().contains(want), "{sweep}: {e}");
     }
 }
@@ -186,7 +186,7 @@ fn a_point_does_not_depend_on_other_points() {
 /// when only its keys changed) gives the answer and the error of resolving the whole table.
 #[test]
 fn checking_a_changed_value_answers_as_resolving_does() {
-    use crate::exec::ModelSim;
+    use crate::exec::ModelRunner;
     let head = "name = \"c\"\nmodel = \"claude-haiku-3.5\"\n\
                 strategies = [\"eager\", \"wait_first(max_wait=5s)\"]\n";
     let api = format!("{head}[workload]\nagents = 3\nparent_tokens = 5000\n");
@@ -210,7 +210,7 @@ fn checking_a_changed_value_answers_as_resolving_does() {
         (&server, "workload.parent_turn_every", v("90s")),
         (&server, "workload.parent_turn_every", v("0s")),
     ];
-    let sim = ModelSim { origin: "c.toml".into() };
+    let sim = ModelRunner { origin: "c.toml".into() };
     for (text, key, value) in cases {
         let base_table: toml::Table = text.parse().unwrap();
         let base = sim.resolve(&base_table).unwrap();

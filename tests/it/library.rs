@@ -4,9 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use prefixsim::limits::{LimitError, RunError};
-use prefixsim::sweep::{ExecOptions, SweepOptions};
-use prefixsim::{Error, Experiment, RunOptions};
+use prefixsim::errors::{LimitError, RunError};
+use prefixsim::{Error, ExecOptions, Experiment, RunOptions, Shard, SweepOptions};
 
 use super::common::bin;
 
@@ -79,7 +78,7 @@ fn a_library_sweep_checks_its_points_before_running_any() {
     assert!(e.to_string().contains(want) && e.to_string().contains("context window"), "{e}");
     assert!(!bad.exists(), "wrote {}", bad.display());
     // Shard 0/2 (points 0 and 2) does not hold point 3: it runs.
-    let shard = Some(prefixsim::sweep::parse_shard("0/2").unwrap());
+    let shard = Some("0/2".parse::<Shard>().unwrap());
     let done = prefixsim::run_sweep(&sweep, &opts(dir.join("good"), shard)).unwrap();
     assert!(done.complete && done.points_done == 2, "{done:?}");
 }

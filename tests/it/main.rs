@@ -20,6 +20,7 @@ mod readme;
 mod replay;
 mod report;
 mod results;
+mod run_output;
 mod scenarios;
 mod serve;
 mod server;

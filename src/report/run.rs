@@ -1,25 +1,30 @@
-//! A run's results as typed values (`Summary`, one `StrategyResult` per strategy) and the two
-//! ways `prefixsim run` prints them: the comparison table and the JSON document (which is
-//! `Summary` serialized: the field names below are the JSON schema).
+//! A run's results as typed values (`RunSummary`, one `StrategyResult` per strategy) and the
+//! two ways `prefixsim run` prints them: the comparison table and the JSON document (which is
+//! `RunSummary` serialized: the field names below are the JSON schema). Built from the
+//! executor's outcomes (`exec::StrategyOutcome`) and the model's notes, which the caller
+//! passes in: this module knows nothing of the model.
 
 use serde::Serialize;
 
-use super::run::StrategyOutcome;
-use crate::config::{self, Experiment};
+use crate::config::Experiment;
+use crate::exec::StrategyOutcome;
 use crate::metrics::EXTRA_NAMES;
-use crate::report::table;
 
 /// A run of every strategy of one experiment: means over replications, latency percentiles
 /// from the histograms merged over all agents and replications.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Summary {
+pub struct RunSummary {
+    /// The experiment seed (`--seed` replays it).
     pub seed: u64,
+    /// The experiment's name.
     pub name: String,
+    /// The question the experiment asks (empty when it states none).
     pub question: String,
     /// The model preset (or the name the experiment gives its own prices).
     pub model: String,
     /// The cache policy (`anthropic`, `every-block`, `openai`, `gemini`, `vllm`, `sglang`).
     pub policy: String,
+    /// Replications of every strategy.
     pub replications: u32,
     /// One per strategy, in the experiment's order.
     pub results: Vec<StrategyResult>,
@@ -31,9 +36,13 @@ pub struct Summary {
 /// Tokens per replication, by how they were billed (means over replications).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Tokens {
+    /// Input tokens read from the cache.
     pub cache_read: f64,
+    /// Input tokens written to the cache.
     pub cache_write: f64,
+    /// Input tokens neither read nor written.
     pub uncached: f64,
+    /// Output tokens.
     pub output: f64,
 }
 
@@ -42,11 +51,17 @@ pub struct Tokens {
 /// in summary.csv). `min` and `max` are exact.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Percentiles {
+    /// The least value.
     pub min: f64,
+    /// The median.
     pub p50: f64,
+    /// The 90th percentile.
     pub p90: f64,
+    /// The 99th percentile.
     pub p99: f64,
+    /// The 99.9th percentile.
     pub p999: f64,
+    /// The greatest value.
     pub max: f64,
 }
 
@@ -63,6 +78,7 @@ impl Percentiles {
 pub struct StrategyResult {
     /// The strategy's label (`eager`, `wait_first(max_wait=5s)`, ...).
     pub strategy: String,
+    /// Cost per replication, USD.
     pub cost_usd: f64,
     /// Half-width of the 95% confidence interval of `cost_usd`.
     pub cost_usd_ci95: f64,
@@ -72,27 +88,41 @@ pub struct StrategyResult {
     pub cost_relative_to_uncached: f64,
     /// Share of input tokens read from the cache.
     pub hit_rate: f64,
+    /// Blocks written while an equal entry was still pending (docs/cache.md).
     pub redundant_writes: f64,
+    /// Requests sent.
     pub requests: f64,
+    /// Tokens, by how they were billed.
     pub tokens: Tokens,
+    /// Time from an agent's launch to its first request's send.
     pub launch_wait_pooled_s: Percentiles,
+    /// Time to first token of every request.
     pub ttft_pooled_s: Percentiles,
+    /// Time from an agent's launch to its last response's end.
     pub completion_pooled_s: Percentiles,
+    /// Time from the first launch to the last response's end.
     pub makespan_s: f64,
+    /// Half-width of the 95% confidence interval of `makespan_s`.
     pub makespan_s_ci95: f64,
+    /// Agents finished per minute of makespan.
     pub throughput_agents_per_min: f64,
+    /// Tokens (input and output) per minute of makespan.
     pub throughput_tokens_per_min: f64,
+    /// 429 responses (rate limits).
     pub rate_limited: f64,
+    /// Time requests waited for the rate limiter, summed over requests.
     pub throttled_s: f64,
     /// Only when the parent advances (`workload.parent_turn_every` > 0): its own requests and
     /// cost per replication, not in `cost_usd`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_requests: Option<f64>,
+    /// The advancing parent's own cost per replication, USD.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_cost_usd: Option<f64>,
     /// Only with `[overload]`: 529s received and agents that gave up, per replication.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overloaded: Option<f64>,
+    /// Agents that gave up after a 529.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failed_agents: Option<f64>,
     /// Only with `cache.miss_probability` > 0: lookups that missed a readable entry.
@@ -117,13 +147,13 @@ fn shown_extras(exp: &Experiment) -> [bool; EXTRA_NAMES.len()] {
     ]
 }
 
-impl Summary {
-    /// The typed results of `outcomes`, a run of `exp`.
-    pub fn new(exp: &Experiment, outcomes: &[StrategyOutcome]) -> Summary {
+impl RunSummary {
+    /// The typed results of `outcomes`, a run of `exp`, with the model's `notes` on it.
+    pub fn new(exp: &Experiment, outcomes: &[StrategyOutcome], notes: Vec<String>) -> RunSummary {
         let eager =
             outcomes.iter().find(|o| o.label == "eager").map(|o| o.aggregate.stat("cost_usd").mean);
         let shown = shown_extras(exp);
-        Summary {
+        RunSummary {
             seed: exp.seed,
             name: exp.name.clone(),
             question: exp.question.clone(),
@@ -131,7 +161,7 @@ impl Summary {
             policy: exp.cache.policy.name().to_string(),
             replications: exp.replications,
             results: outcomes.iter().map(|o| StrategyResult::new(o, eager, &shown)).collect(),
-            notes: crate::model::notes(exp),
+            notes,
         }
     }
 
@@ -191,31 +221,24 @@ impl StrategyResult {
     }
 }
 
-/// `{"seed": n, "results": [...]}`: means over replications; percentiles from the merged
-/// histograms.
-pub fn json_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
-    Summary::new(exp, outcomes).to_json()
-}
-
-/// The seed first, then the comparison table, then the ladders.
-pub fn table_text(exp: &Experiment, outcomes: &[StrategyOutcome]) -> String {
-    table_text_with_overrides(exp, outcomes, &[])
-}
-
-/// `table_text`, saying under the question which `overrides` (`--set KEY=VALUE` as typed)
-/// changed the experiment the question was written for.
-pub fn table_text_with_overrides(
+/// The seed first, then the comparison table, the model's `notes` and the ladders; under the
+/// question, which `overrides` (`--set KEY=VALUE` as typed) changed the experiment the
+/// question was written for.
+#[cfg(feature = "cli")]
+pub fn table_text(
     exp: &Experiment,
     outcomes: &[StrategyOutcome],
+    notes: &[String],
     overrides: &[String],
 ) -> String {
+    use super::table;
     let rows: Vec<table::Row<'_>> =
         outcomes.iter().map(|o| table::Row { label: &o.label, aggregate: &o.aggregate }).collect();
     let mut s = format!("seed: {}\n", exp.seed);
     s.push_str(&format!(
         "{}: {} x {} agents, {} replications, model {}, policy {}\n",
         exp.name,
-        config::kind_label(&exp.workload.kind),
+        crate::config::kind_label(&exp.workload.kind),
         exp.workload.agents,
         exp.replications,
         exp.model.name,
@@ -261,7 +284,7 @@ pub fn table_text_with_overrides(
             s.push('\n');
         }
     }
-    for note in crate::model::notes(exp) {
+    for note in notes {
         s.push_str(&format!("note: {note}\n"));
     }
     s.push('\n');

@@ -1,0 +1,111 @@
+//! Running an experiment: the limits checked, the output directory checked and locked, every
+//! replication of every strategy on the one executor, the hold answer when the experiment asks
+//! for it, and the result files. `prefixsim run` is this and a print.
+
+use std::path::PathBuf;
+
+use super::error::Error;
+use super::experiment::Experiment;
+use super::outdir;
+use crate::exec::{self, ModelRunner, StrategyOutcome};
+use crate::limits::{self, WorkLimits};
+use crate::report::run::RunSummary;
+#[cfg(feature = "sweep")]
+use crate::sweep::hold::{self, HoldAnswer};
+
+/// How to run an experiment (`Default`: all cores, no files, the limits checked).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Threads for replications; `None`: all cores. Never changes a result.
+    pub jobs: Option<usize>,
+    /// Also write the result files (manifest.json, summary.csv, runs.csv, histograms/) here:
+    /// a directory that does not exist or is empty (unless `force`), locked while written.
+    pub out: Option<PathBuf>,
+    /// With `out`: also write trace.csv (every agent's segments in replication 0).
+    pub trace: bool,
+    /// Start even when the estimated work is above the experiment's `[limits]`, and write
+    /// `out` over the files in it (as `--force` does).
+    pub force: bool,
+    /// Also search the hold answer (`Experiment::hold_answer`) when the experiment asks for
+    /// it (`[report] answer = "hold_cap"`); with `out`, written as hold.json. Needs the
+    /// `sweep` feature.
+    pub hold: bool,
+    /// Draw a progress bar on stderr when it is a terminal.
+    pub progress: bool,
+}
+
+/// A finished run: each strategy's outcome, the model's notes, and the hold answer when asked.
+pub(crate) struct Ran {
+    pub outcomes: Vec<StrategyOutcome>,
+    pub notes: Vec<String>,
+    #[cfg(feature = "sweep")]
+    pub hold: Option<HoldAnswer>,
+}
+
+impl Ran {
+    /// The typed results (the `run --json` document).
+    pub fn summary(&self, exp: &Experiment) -> RunSummary {
+        RunSummary::new(&exp.resolved, &self.outcomes, self.notes.clone())
+    }
+}
+
+impl Experiment {
+    /// Every replication of every strategy; with `opts.out`, the result files too.
+    pub fn run(&self, opts: &RunOptions) -> Result<RunSummary, Error> {
+        Ok(self.execute(opts)?.summary(self))
+    }
+
+    /// The cap to use for this experiment's `wait_first` hold, with its interval over the
+    /// latency calibration's refits (`sweep::hold`), as `run`, `tune --param max_wait`,
+    /// `report` and `serve` give it; `None` unless `[report] answer = "hold_cap"` and a
+    /// `wait_first` strategy is run.
+    #[cfg(feature = "sweep")]
+    pub fn hold_answer(&self, jobs: Option<usize>) -> Result<Option<HoldAnswer>, Error> {
+        let jobs = jobs.unwrap_or_else(exec::default_jobs).max(1);
+        Ok(hold::for_experiment(&self.runner(), &self.table, &self.resolved, jobs)?)
+    }
+
+    pub(super) fn runner(&self) -> ModelRunner {
+        ModelRunner { origin: self.origin.clone() }
+    }
+
+    /// `run`, keeping what the command prints: the outcomes and the hold answer. Everything
+    /// is checked before anything runs, and the files are written under the directory's lock.
+    pub(crate) fn execute(&self, opts: &RunOptions) -> Result<Ran, Error> {
+        let exp = &self.resolved;
+        if !opts.force {
+            let estimate = limits::estimate_run(exp, opts.out.is_some());
+            estimate.check(&WorkLimits::from_table(&self.table), false)?;
+        }
+        if let Some(dir) = &opts.out {
+            outdir::check_empty(dir, opts.force)?;
+        }
+        let runner = self.runner();
+        let jobs = opts.jobs.unwrap_or_else(exec::default_jobs).max(1);
+        let outcomes = exec::execute(&runner, exp, jobs, opts.progress)?;
+        let ran = Ran {
+            outcomes,
+            notes: crate::model::notes(exp),
+            #[cfg(feature = "sweep")]
+            hold: match opts.hold {
+                true => hold::for_experiment(&runner, &self.table, exp, jobs)?,
+                false => None,
+            },
+        };
+        if let Some(dir) = &opts.out {
+            let trace = match opts.trace {
+                true => Some(exec::trace_rows(&runner, exp)?),
+                false => None,
+            };
+            let _lock = outdir::lock(dir)?;
+            exec::write_out(dir, exp, &ran.outcomes, trace.as_deref())
+                .map_err(|source| Error::Write { path: dir.clone(), source })?;
+            #[cfg(feature = "sweep")]
+            if let Some(h) = &ran.hold {
+                let json = serde_json::to_string_pretty(h).expect("a hold answer serializes");
+                crate::results::write_atomic(&dir.join("hold.json"), json + "\n")?;
+            }
+        }
+        Ok(ran)
+    }
+}
