@@ -4,9 +4,11 @@
 use super::tape::{Tape, TurnDraws};
 use super::workload::{self, Chain, Shared, SharedMemo, TurnTokens, WORKFLOW_ID};
 use super::SimError;
-use crate::cache::{Prompt, PromptMemory};
-use crate::config::{AgentKind, Experiment, ModelParams};
-use crate::rng::{self, site, ChaCha8Rng};
+use crate::cache::{Breakpoint, Prompt, PromptMemory};
+use crate::config::{
+    AgentKind, BlockKind, Experiment, ModelParams, Overload, ThinkingHistory, Ttl,
+};
+use crate::rng::{self, site, ChaCha8Rng, RngExt};
 use crate::time::{SimDuration, SimTime};
 
 /// Who sends a request: one of the fan-out's agents, the prewarm request, or the advancing
@@ -218,6 +220,15 @@ pub(super) fn build_into(
     copies
 }
 
+/// Whether an agent's own chain must keep a bare history: its turns carry user blocks that
+/// drop its earlier thinking (thinking on, a model that strips), `model` being the agents'.
+pub(super) fn strips_own(exp: &Experiment, model: &ModelParams) -> bool {
+    let w = &exp.workload;
+    w.thinking
+        && model.thinking == ThinkingHistory::Stripped
+        && w.turn_blocks.contains(&BlockKind::User)
+}
+
 impl Agent {
     /// An agent to build over (`build_into`): no prompt blocks, streams of key 0.
     fn blank() -> Agent {
@@ -249,6 +260,43 @@ impl Agent {
     pub(super) fn enter(&mut self, to: Phase) {
         assert!(self.phase.may_become(to), "agent phase {:?} -> {to:?}", self.phase);
         self.phase = to;
+    }
+
+    /// Its current request's breakpoints at `ttl`, written into `bps`: end of system, end of
+    /// the shared part, last block (`workload::breakpoints`).
+    #[inline]
+    pub(super) fn breakpoints<'b>(
+        &self,
+        ttl: Ttl,
+        bps: &'b mut [Breakpoint; 3],
+    ) -> &'b [Breakpoint] {
+        let last = self.chain.prompt.len() - 1;
+        let n = workload::breakpoints(1, self.shared_end, last, ttl, bps);
+        &bps[..n]
+    }
+
+    /// Whether the API answers this attempt with a 529 (`Some`: the `[overload]` that did),
+    /// one draw from its overload stream; no draw and no 529 without `[overload]`.
+    #[inline]
+    pub(super) fn overloaded<'e>(&mut self, exp: &'e Experiment) -> Option<&'e Overload> {
+        let o = exp.overload.as_ref()?;
+        let rng = self.overload.as_deref_mut()?;
+        (rng.random::<f64>() < o.probability).then_some(o)
+    }
+
+    /// After a 529 under `o`: the client's backoff before its next retry, `min(initial *
+    /// 2^n, max) * (1 - 0.25 U)` before retry n + 1 (U from its overload stream); `None` once
+    /// `max_retries` retries are spent (it gives up).
+    pub(super) fn backoff(&mut self, o: &Overload) -> Option<SimDuration> {
+        if self.overload_retries >= o.max_retries {
+            return None;
+        }
+        let n = self.overload_retries.min(62);
+        self.overload_retries += 1;
+        let base_us = o.initial_backoff_us.saturating_mul(1 << n).min(o.max_backoff_us);
+        let rng = self.overload.as_deref_mut().expect("the 529 was drawn from this stream");
+        let jitter = 1.0 - 0.25 * rng.random::<f64>();
+        Some(SimDuration::from_us((base_us as f64 * jitter).round() as u64))
     }
 
     /// The tool call after request `request`, read from `tape`: extend the prompt with the

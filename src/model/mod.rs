@@ -26,10 +26,12 @@ pub mod rate;
 mod recorder;
 mod server;
 mod sim;
+mod simulator;
 mod tape;
 pub mod workload;
+mod world;
 
-pub use sim::Simulator;
+pub use simulator::Simulator;
 
 use crate::cache::Usage;
 use crate::config::{Experiment, Strategy};
