@@ -206,7 +206,7 @@ pub use api::{
 pub use api::{run_sweep, HoldAnswer, Sweep, SweepSummary};
 pub use calibrate::Settings as CalibrateSettings;
 pub use exec::{Percentiles, StrategyResult, Summary, Tokens};
-pub use replay::Format as TraceFormat;
+pub use replay::TraceFormat;
 #[cfg(feature = "sweep")]
 pub use sweep::{ExecOptions, SweepOptions};
 

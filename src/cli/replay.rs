@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context as _};
 
 use super::{CliError, CliResult};
-use crate::replay::{self, output, CacheChoice, Format, ReplaySettings};
+use crate::replay::{self, output, CacheChoice, ReplaySettings, TraceFormat as Format};
 
 pub const EXAMPLES: &str = "  prefixsim replay data/mooncake/conversation_trace.jsonl
   prefixsim replay --what-if data/mooncake/conversation_trace.jsonl --json

@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
 use super::run::{MISS_CAUSES, READY_SOURCES};
-use super::{ChoiceStats, Curves, Format, Replay, ReplaySettings};
+use super::{ChoiceStats, Curves, Replay, ReplaySettings, TraceFormat};
 use crate::config::Policy;
 use crate::time::{secs, Human};
 
@@ -209,7 +209,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 
 /// Whether the table shows where readiness came from: only traces that record timing.
 fn shows_ready_sources(replay: &Replay, settings: &ReplaySettings) -> bool {
-    replay.format == Format::ClaudeCode && !settings.instant_ready
+    replay.format == TraceFormat::ClaudeCode && !settings.instant_ready
 }
 
 /// The trace header lines.

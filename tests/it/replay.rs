@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use prefixsim::replay::{self, ChoiceStats, Format, ReplaySettings};
+use prefixsim::replay::{self, ChoiceStats, ReplaySettings, TraceFormat};
 use prefixsim::time::{SimDuration, SimTime};
 
 /// The bundled data: `data/` in the repository (each set with its NOTICE.md and LICENSE).
@@ -47,7 +47,7 @@ fn mooncake_file(name: &str, rows: &[(f64, u64, &[u64])]) -> PathBuf {
 
 /// Settings for a hand-made Mooncake trace with 4-token blocks.
 fn settings(sets: &[&str]) -> ReplaySettings {
-    let mut s = ReplaySettings::new(Format::Mooncake);
+    let mut s = ReplaySettings::new(TraceFormat::Mooncake);
     s.apply_set("block_size=4").unwrap();
     // The closed forms below are written for a constant 500 ms overhead.
     s.apply_set("latency.preset=launch-2024").unwrap();
@@ -189,7 +189,7 @@ fn entries_are_readable_at_the_writers_measured_ttft_capped_by_its_api_time() {
     const TTFT: usize = 0;
     const API_TIME: usize = 1;
     const MODEL: usize = 2;
-    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    let mut s = ReplaySettings::new(TraceFormat::ClaudeCode);
     // Model TTFT = 500 ms + 640 tokens / 64 tok/s = 10.5 s, for every model.
     s.apply_set("latency.preset=launch-2024").unwrap();
     s.apply_set("latency.prefill_rate=const(64)").unwrap();
@@ -232,7 +232,7 @@ fn entries_are_readable_at_the_writers_measured_ttft_capped_by_its_api_time() {
 #[test]
 fn trace_0279_request_82_reads_what_request_81_wrote() {
     let file = PathBuf::from(claude_code()).join("trace_0279.json");
-    let s = ReplaySettings::new(Format::ClaudeCode);
+    let s = ReplaySettings::new(TraceFormat::ClaudeCode);
     let st = run_one(&file, &s);
     assert_eq!((st.miss_tokens[PENDING], st.redundant_writes), (0, 0));
     // The same file with its timing fields dropped: the model alone leaves the pending miss.
@@ -289,7 +289,7 @@ fn claude_code_subagents_start_at_t_minus_duration() {
         sub(200.0, 140_000)
     );
     std::fs::write(dir.join("a.json"), text).unwrap();
-    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    let mut s = ReplaySettings::new(TraceFormat::ClaudeCode);
     s.apply_set("cache.ttl=1h").unwrap();
     let r = replay::replay(&dir, &s, std::slice::from_ref(&s.cache)).unwrap();
     let st = &r.choices[0].1;
@@ -317,7 +317,7 @@ fn claude_code_ids_are_scoped_by_file_and_model() {
     };
     std::fs::write(dir.join("a.json"), conv("m")).unwrap();
     std::fs::write(dir.join("b.json"), conv("m")).unwrap();
-    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    let mut s = ReplaySettings::new(TraceFormat::ClaudeCode);
     s.apply_set("model=claude-sonnet-4.5").unwrap(); // `m` and `other` have no preset
     s.instant_ready = true;
     let r = replay::replay(&dir, &s, std::slice::from_ref(&s.cache)).unwrap();
@@ -352,7 +352,7 @@ fn per_request_prices_use_each_requests_model() {
     };
     let file = dir.join("a.json");
     std::fs::write(&file, conv("claude-opus-4-5-20251101")).unwrap();
-    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    let mut s = ReplaySettings::new(TraceFormat::ClaudeCode);
     assert!((run_one(&file, &s).cost_usd - 400e-6).abs() < 1e-12);
     s.apply_set("model=claude-sonnet-4.5").unwrap();
     assert!((run_one(&file, &s).cost_usd - 240e-6).abs() < 1e-12);
@@ -377,7 +377,7 @@ fn seen_set_hits(requests: &[Req], block_tokens: u64) -> (u64, u64) {
     (read, input)
 }
 
-fn unbounded(format: Format) -> ReplaySettings {
+fn unbounded(format: TraceFormat) -> ReplaySettings {
     let mut s = ReplaySettings::new(format);
     s.apply_set("cache.ttl=none").unwrap();
     s.instant_ready = true;
@@ -401,8 +401,8 @@ fn bundled_mooncake_matches_a_seen_set() {
     let (read, input) = seen_set_hits(&reqs, 512);
     let r = replay::replay(
         Path::new(&mooncake()),
-        &unbounded(Format::Mooncake),
-        &[unbounded(Format::Mooncake).cache],
+        &unbounded(TraceFormat::Mooncake),
+        &[unbounded(TraceFormat::Mooncake).cache],
     )
     .unwrap();
     let st = &r.choices[0].1;
@@ -462,7 +462,7 @@ fn bundled_claude_code_traces_match_a_seen_set() {
     }
     assert_eq!(reqs.len(), 752); // the NOTICE's table
     let (read, input) = seen_set_hits(&reqs, 64);
-    let s = unbounded(Format::ClaudeCode);
+    let s = unbounded(TraceFormat::ClaudeCode);
     let r = replay::replay(Path::new(&claude_code()), &s, std::slice::from_ref(&s.cache)).unwrap();
     let st = &r.choices[0].1;
     assert_eq!((st.account.cache_read, st.account.input()), (read, input));
@@ -503,7 +503,7 @@ fn bundled_mooncake_matches_the_cache_core_entry_store() {
             redundant += u64::from(outcome == WriteOutcome::Redundant);
         }
     }
-    let s = ReplaySettings::new(Format::Mooncake);
+    let s = ReplaySettings::new(TraceFormat::Mooncake);
     let r = replay::replay(Path::new(&mooncake()), &s, std::slice::from_ref(&s.cache)).unwrap();
     let st = &r.choices[0].1;
     assert_eq!((st.account.cache_read, st.redundant_writes), (read, redundant));
@@ -512,7 +512,7 @@ fn bundled_mooncake_matches_the_cache_core_entry_store() {
 
 #[test]
 fn longer_ttl_never_hits_less_and_full_capacity_is_unbounded() {
-    let mut s = ReplaySettings::new(Format::ClaudeCode);
+    let mut s = ReplaySettings::new(TraceFormat::ClaudeCode);
     s.instant_ready = true;
     let base =
         replay::replay(Path::new(&claude_code()), &s, std::slice::from_ref(&s.cache)).unwrap();
@@ -734,7 +734,7 @@ fn requests_format_replays_real_breakpoints() {
         std::fs::write(&p, format!("{l1}\n{l2}\n")).unwrap();
         p
     };
-    let s = ReplaySettings::new(Format::Requests);
+    let s = ReplaySettings::new(TraceFormat::Requests);
     let near = run_one(&write("req_near", 60_000), &s);
     let w = near.account.cache_write_5m;
     assert!(w > 1024, "the system prompt is above the minimum: {w}");
@@ -845,7 +845,7 @@ fn requests_replay_does_not_sort_object_keys() {
         std::fs::write(&p, format!("{}\n{}\n", line(0, ab), line(10_000, second))).unwrap();
         p
     };
-    let s = ReplaySettings::new(Format::Requests);
+    let s = ReplaySettings::new(TraceFormat::Requests);
     let same = run_one(&write("req_keys_same", ab), &s);
     let swapped = run_one(&write("req_keys_swapped", ba), &s);
     let body = |input: &str| {
