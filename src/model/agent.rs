@@ -59,7 +59,7 @@ impl Phase {
 }
 
 /// A stream only some runs draw from. Boxed: a stream is a few hundred bytes, and an agent
-/// that carried four unused ones inline was copied whole as it was built and stored.
+/// carrying four unused ones inline would be copied whole as it is built and stored.
 pub(super) type OptionalStream = Option<Box<ChaCha8Rng>>;
 
 /// One agent (or the prewarm request) and where it is.
@@ -131,8 +131,8 @@ impl Streams {
     /// Everything of requester `node`'s agent but its chain and work stream (set by the
     /// caller), written into `ag` in place: an agent is large (two streams and two prompts),
     /// and one built aside would be copied into its place. Streams for the optional draws
-    /// exist only when their feature is on: a run that enables nothing draws exactly what it
-    /// drew before.
+    /// exist only when their feature is on, each at its own site: the other streams draw the
+    /// same numbers whichever are on.
     fn fill(
         &self,
         ag: &mut Agent,
@@ -182,7 +182,7 @@ pub(super) fn build_into(
     agents.truncate(w.agents as usize + usize::from(prewarm));
     // The agents below take one memory each; the prewarm request's and the bare histories'
     // come back too but are never taken, so keep no more than will be: a reused `Simulator`
-    // must not grow run after run (a 100,000-point sweep held 2.6 GB of them).
+    // must not grow run after run (unbounded, a 100,000-point sweep would hold 2.6 GB of them).
     spare.truncate(w.agents as usize);
     // Each agent forks the shared prefix with room for its own turns: it needs none.
     let shared: &Shared = memo.get(exp, w.thinking);

@@ -215,15 +215,11 @@ pub fn notes(exp: &Experiment) -> Vec<String> {
         crate::config::AgentKind::ForkOtherModel { model } => crate::cache::preset(model),
         _ => Some(exp.model.clone()),
     };
-    let strips = agents_model
-        .as_ref()
-        .is_some_and(|m| m.thinking == crate::config::ThinkingHistory::Stripped);
-    if w.parent_thinks() && w.parent_turn_every_us > 0 && (strips || !w.thinking) {
+    let strips = agents_model.filter(|m| m.thinking == crate::config::ThinkingHistory::Stripped);
+    if w.parent_thinks() && w.parent_turn_every_us > 0 && (strips.is_some() || !w.thinking) {
         let why = match strips {
-            true => {
-                format!("{} strips earlier turns' thinking", agents_model.expect("a model").name)
-            }
-            false => "the agents' requests have thinking off".to_string(),
+            Some(m) => format!("{} strips earlier turns' thinking", m.name),
+            None => "the agents' requests have thinking off".to_string(),
         };
         notes.push(format!(
             "thinking: {why}, so each agent's first request (its task is a user message) drops \

@@ -399,8 +399,8 @@ impl<'a> Run<'a> {
             serve_terms(&mut self.world.caches[m], (&ag.chain.prompt, bps, miss), now, terms)
                 .map_err(|source| SimError::Cache { agent: shown, request, source })?;
         self.world.limiters.settle(self.world.exp, (m, admit), now, &usage, out);
-        // Billed after the settle, a call: before it, the bill was kept in memory across the
-        // call and its costs read back as one 16-byte load of two 8-byte stores.
+        // Billed after the settle (a call): a bill made before it would be kept in memory
+        // across the call and its costs read back as one 16-byte load of two 8-byte stores.
         let bill = self.world.caches[m].prices().bill(&usage, out);
         self.world.rec.metrics.long_context_requests += u64::from(bill.long_context);
         let (cost_usd, uncached_usd) = (bill.cost_usd, bill.uncached_usd);

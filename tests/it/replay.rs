@@ -493,7 +493,8 @@ fn bundled_mooncake_matches_the_cache_core_entry_store() {
         let hit = ids.iter().take_while(|&&id| store.is_ready(id, now)).count();
         let r = hit as u64 * 512;
         let secs = (input - r) as f64 / 20_000.0 + r as f64 / 1_000_000.0;
-        let ready_at = now + SimDuration::from_us(500_000) + SimDuration::from_secs_f64_round(secs);
+        let ready_at =
+            now + SimDuration::from_us(500_000) + SimDuration::from_us((secs * 1e6).round() as u64);
         read += r;
         for &id in &ids[..hit] {
             assert!(store.touch(id, now));
