@@ -8,11 +8,15 @@
 //! buffers (event heap, launch buffers, caches) across runs. See docs/model.md for the assumptions.
 //!
 //! - `workload.rs`: the synthetic prompts of each agent kind, their breakpoints.
-//! - `sim.rs`: one run on the engine: the events and the one place that handles them.
+//! - `simulator.rs`: `Simulator`, which keeps a run's buffers for the next.
+//! - `sim.rs`: one run on the engine: the one place that handles the events, the agents' way.
+//! - `world.rs`: what every request meets (events, clock, caches, limits, latency, recorder).
 //! - `agent.rs`: who sends a request, one agent's state and phase.
 //! - `launch.rs`: the launch strategies as one state machine (which held agents go when).
 //! - `admission.rs`: rate limits, the cache peek a refused request needs, isolated misses.
-//! - `parent.rs`: the advancing parent conversation.
+//! - `parent.rs`: the parent conversation: warm before t0, advancing during the run.
+//! - `server.rs`: the self-hosted server's replicas (`vllm`, `sglang`).
+//! - `tape.rs`: a replication's workload draws, shared by its strategies.
 //! - `recorder.rs`: the run's metrics and its optional trace.
 //! - `rate.rs`: RPM/ITPM/OTPM token buckets.
 //! - `latency.rs`: the latency model (prefill, cached reads, decode, tool time).

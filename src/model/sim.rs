@@ -1,5 +1,6 @@
-//! One run of the fan-out on the engine: the events (`Ev`), the one place that handles them
-//! (`Run::handle`), and an agent's way through slot, requests, tool calls and completion.
+//! One run of the fan-out on the engine: the one place that handles the events (`Run::handle`;
+//! the events are `world::Ev`), and an agent's way through slot, requests, tool calls and
+//! completion, over the run's `World`.
 //!
 //! One run: at t0 the fan-out starts (t0 = `parent_idle` when the parent is warm: the parent's
 //! entries are written at simulated time 0, so an idle time past the TTL means they expired).
@@ -89,7 +90,7 @@ struct Run<'a> {
     strategy: &'a Strategy,
     launch: &'a mut Launch,
     /// The agents in index order, then the prewarm request (at `n`) under `prewarm`. Slices,
-    /// not the `Simulator`'s vectors: one pointer less to follow per request.
+    /// not `Buffers`' vectors: one pointer less to follow per request.
     agents: &'a mut [Agent],
     /// The agents' per-turn distributions, ready to draw from.
     turn_draws: TurnDraws<'a>,
@@ -117,8 +118,8 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// A run of `strategy` on `buffers`, counting into `metrics` (and the trace).
-    /// Inlined into its two callers: a run is a large value, returned into their frames.
+    /// A run of `strategy` on `buffers`, counting into `metrics` (and the trace). Inlined
+    /// into `run`: a run is a large value, built in its frame.
     #[inline(always)]
     fn new(
         exp: &'a Experiment,

@@ -67,7 +67,7 @@ pub(super) struct World<'a> {
 impl<'a> World<'a> {
     /// The world of a run of `exp` from `t0` in the buffers of earlier runs (emptied, memory
     /// kept; `models` holds a `fork_other_model` run's two), counting into `metrics` (and
-    /// `trace`). Inlined into its caller, as `Run::new`.
+    /// `trace`). Inlined into `Run::new`.
     #[inline(always)]
     pub(super) fn new(
         exp: &'a Experiment,
