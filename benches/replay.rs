@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use prefixsim::replay::{self, Format, ReplaySettings};
+use prefixsim::replay::{self, ReplaySettings, TraceFormat as Format};
 
 fn main() {
     divan::main();

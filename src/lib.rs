@@ -227,7 +227,7 @@ pub use api::{
 #[cfg(feature = "sweep")]
 pub use api::{merge_shards, run_sweep, tune, Sweep, SweepSummary, TuneReport, TuneRequest};
 pub use calibrate::Settings as CalibrateSettings;
-pub use replay::Format as TraceFormat;
+pub use replay::TraceFormat;
 pub use report::run::{Percentiles, RunSummary, StrategyResult, Tokens};
 #[cfg(feature = "sweep")]
 pub use sweep::hold::HoldAnswer;

@@ -5,8 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::iter::Sum;
-use std::ops::{Add, AddAssign, Div, Mul, Sub};
+use std::ops::{Add, AddAssign, Div, Sub};
 
 /// A point in simulated time, in microseconds since the start of a run.
 ///
@@ -69,24 +68,10 @@ macro_rules! microseconds {
                 self.0
             }
 
-            /// Seconds, for output only (never fed back into simulated time).
-            pub fn as_secs_f64(self) -> f64 {
-                secs(self.0)
-            }
-
             /// `self + d`, stopping at `MAX` instead of overflowing.
             #[inline]
             pub const fn saturating_add(self, d: SimDuration) -> $t {
                 $t(self.0.saturating_add(d.0))
-            }
-
-            /// `self + d`, `None` on overflow.
-            #[inline]
-            pub const fn checked_add(self, d: SimDuration) -> Option<$t> {
-                match self.0.checked_add(d.0) {
-                    Some(us) => Some($t(us)),
-                    None => None,
-                }
             }
         }
 
@@ -108,15 +93,6 @@ impl SimTime {
     pub const fn saturating_since(self, earlier: SimTime) -> SimDuration {
         SimDuration(self.0.saturating_sub(earlier.0))
     }
-
-    /// The time from `earlier` to `self`, `None` if `earlier` is later.
-    #[inline]
-    pub const fn checked_since(self, earlier: SimTime) -> Option<SimDuration> {
-        match self.0.checked_sub(earlier.0) {
-            Some(us) => Some(SimDuration(us)),
-            None => None,
-        }
-    }
 }
 
 impl SimDuration {
@@ -130,21 +106,9 @@ impl SimDuration {
         SimDuration(s * US_PER_S)
     }
 
-    /// Seconds rounded to the nearest microsecond, once (the rule of [`parse_duration_us`]);
-    /// negative and NaN give zero, too large saturates at [`SimDuration::MAX`].
-    #[inline]
-    pub fn from_secs_f64_round(s: f64) -> SimDuration {
-        SimDuration((s * US_PER_S as f64).round() as u64)
-    }
-
     #[inline]
     pub const fn is_zero(self) -> bool {
         self.0 == 0
-    }
-
-    #[inline]
-    pub const fn saturating_sub(self, other: SimDuration) -> SimDuration {
-        SimDuration(self.0.saturating_sub(other.0))
     }
 
     #[inline]
@@ -185,31 +149,11 @@ arithmetic!(Sub sub -: SimDuration, SimDuration -> SimDuration);
 arithmetic!(assign AddAssign add_assign +=: SimTime, SimDuration);
 arithmetic!(assign AddAssign add_assign +=: SimDuration, SimDuration);
 
-impl Mul<u64> for SimDuration {
-    type Output = SimDuration;
-    #[inline]
-    fn mul(self, n: u64) -> SimDuration {
-        SimDuration(self.0 * n)
-    }
-}
-
 impl Div<u64> for SimDuration {
     type Output = SimDuration;
     #[inline]
     fn div(self, n: u64) -> SimDuration {
         SimDuration(self.0 / n)
-    }
-}
-
-impl Sum for SimDuration {
-    fn sum<I: Iterator<Item = SimDuration>>(iter: I) -> SimDuration {
-        iter.fold(SimDuration::ZERO, Add::add)
-    }
-}
-
-impl<'a> Sum<&'a SimDuration> for SimDuration {
-    fn sum<I: Iterator<Item = &'a SimDuration>>(iter: I) -> SimDuration {
-        iter.copied().sum()
     }
 }
 
@@ -237,7 +181,7 @@ pub enum DurationError {
 }
 
 /// Microseconds in one `unit`, or `None` for a unit we do not accept.
-pub fn unit_us(unit: &str) -> Option<u64> {
+fn unit_us(unit: &str) -> Option<u64> {
     match unit {
         "us" | "µs" => Some(1),
         "ms" => Some(US_PER_MS),
@@ -281,11 +225,6 @@ pub fn parse_duration_us(text: &str) -> Result<u64, DurationError> {
         return Err(DurationError::TooLarge(t.to_string()));
     }
     Ok(us as u64)
-}
-
-/// As [`parse_duration_us`], typed.
-pub fn parse_duration(text: &str) -> Result<SimDuration, DurationError> {
-    parse_duration_us(text).map(SimDuration)
 }
 
 /// A duration for people: the largest unit that shows it exactly, else seconds with 3 decimals.
@@ -364,17 +303,9 @@ mod tests {
         u += d;
         assert_eq!(u, SimTime::from_us(15));
         assert_eq!(t.saturating_since(u), SimDuration::ZERO);
-        assert_eq!((t.checked_since(u), u.checked_since(t)), (None, Some(d)));
         assert_eq!(SimTime::MAX.saturating_add(d), SimTime::MAX);
-        assert_eq!(SimTime::MAX.checked_add(d), None);
-        assert_eq!(
-            (d * 3, d * 3 / 2, d + d),
-            (SimDuration::from_us(15), SimDuration::from_us(7), SimDuration::from_us(10))
-        );
-        assert_eq!([d, d, d].iter().sum::<SimDuration>(), SimDuration::from_us(15));
+        assert_eq!((d / 2, d + d), (SimDuration::from_us(2), SimDuration::from_us(10)));
         assert_eq!(SimDuration::from_secs(2), SimDuration::from_ms(2_000));
-        assert_eq!(SimDuration::from_secs_f64_round(1.5e-6), SimDuration::from_us(2));
-        assert_eq!(parse_duration("1.5s"), Ok(SimDuration::from_ms(1_500)));
     }
 
     #[test]
@@ -386,7 +317,6 @@ mod tests {
             (t.to_string(), SimDuration::from_ms(1_500).to_string()),
             ("5s".into(), "1500ms".into())
         );
-        assert_eq!(t.as_secs_f64(), 5.0);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use prefixsim::config::{self, Experiment};
 use prefixsim::limits::{self, RunError, WorkLimits};
-use prefixsim::replay::{self, Format, ReplaySettings};
+use prefixsim::replay::{self, ReplaySettings, TraceFormat as Format};
 use prefixsim::sweep::{spec, tune};
 
 /// One fuzz target: takes any bytes, panics only on a bug.

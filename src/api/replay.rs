@@ -55,7 +55,7 @@ pub struct ReplaySummary {
 
 impl TraceReplay {
     /// Replay `path`, a trace in `format`.
-    pub fn new(path: impl Into<PathBuf>, format: replay::Format) -> TraceReplay {
+    pub fn new(path: impl Into<PathBuf>, format: replay::TraceFormat) -> TraceReplay {
         TraceReplay {
             path: path.into(),
             settings: ReplaySettings::new(format),

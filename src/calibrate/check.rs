@@ -4,10 +4,14 @@
 //! above the predicted p50, p90, p95 and p99, a request's predicted quantile being its token
 //! terms plus that quantile of the overhead distribution the simulator draws from. Pure.
 
-use super::estimate::{launch_errors, overhead_of, Calibration};
 use super::fit::{self, median, Coefs, Loss, Row};
-use super::tail::Spliced;
-use super::Observations;
+use super::tail::{self, Spliced};
+
+/// The 2024 launch figures (Claude 3.5 Sonnet, https://www.anthropic.com/news/prompt-caching;
+/// derivation in `model::latency`): 500 ms, 9,100 prefilled tokens/s, 51,500 cached tokens/s.
+pub const LAUNCH_2024_OVERHEAD_S: f64 = 0.5;
+pub const LAUNCH_2024_PREFILL_RATE: f64 = 9_100.0;
+pub const LAUNCH_2024_CACHED_RATE: f64 = 51_500.0;
 
 /// The predicted quantiles whose exceedance is reported.
 pub const EXCEED_PROBS: [f64; 4] = [0.5, 0.9, 0.95, 0.99];
@@ -81,7 +85,7 @@ pub fn held_out(sessions: &[Vec<Row>], folds: usize, attention: bool) -> Option<
         l2.extend(test.iter().map(|r| (r.ttft_s - f2.predict(r)).abs()));
         launch.extend(launch_errors(&test));
         let residuals: Vec<f64> = train.iter().map(|r| r.ttft_s - f1.predict(r)).collect();
-        tally.add(&test, &f1, &overhead_of(&f1, &residuals));
+        tally.add(&test, &f1, &tail::overhead(f1.overhead_s, &residuals));
     }
     (!l1.is_empty()).then(|| HeldOut {
         folds: k,
@@ -92,45 +96,27 @@ pub fn held_out(sessions: &[Vec<Row>], folds: usize, attention: bool) -> Option<
     })
 }
 
-/// Backtest every model of `cal` on the timed requests of `data` with the same model id (sets
-/// `validation`); returns the ids of `data`'s timed models that `cal` has no fit for.
-pub fn validate(cal: &mut Calibration, data: &Observations) -> Vec<String> {
-    for m in &mut cal.models {
-        let Some(id) = data.models.iter().position(|x| *x == m.model) else { continue };
-        let rows: Vec<Row> = data
-            .obs
-            .iter()
-            .filter(|o| o.model as usize == id)
-            .filter_map(|o| {
-                let ttft_s = o.ttft_s?;
-                Some(Row {
-                    prefill: o.prefill_tokens as f64,
-                    cached: o.cached_tokens as f64,
-                    ttft_s,
-                })
-            })
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
-        let mut tally = Tally::default();
-        tally.add(&rows, &m.coefs, &m.overhead_distribution);
-        let mut abs: Vec<f64> =
-            rows.iter().map(|r| (r.ttft_s - m.coefs.predict(r)).abs()).collect();
-        m.validation = Some(Validation {
-            requests: rows.len(),
-            median_abs_error_s: median(&mut abs),
-            exceed: tally.shares(),
-        });
+/// The backtest of a fit (`coefs`, `overhead`) on the timed requests `rows` of the
+/// `--validate` files.
+pub fn backtest(rows: &[Row], coefs: &Coefs, overhead: &Spliced) -> Validation {
+    let mut tally = Tally::default();
+    tally.add(rows, coefs, overhead);
+    let mut abs: Vec<f64> = rows.iter().map(|r| (r.ttft_s - coefs.predict(r)).abs()).collect();
+    Validation {
+        requests: rows.len(),
+        median_abs_error_s: median(&mut abs),
+        exceed: tally.shares(),
     }
-    let mut unknown: Vec<String> = data
-        .models
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| data.obs.iter().any(|o| o.model as usize == *i && o.ttft_s.is_some()))
-        .map(|(_, name)| name.clone())
-        .filter(|name| !cal.models.iter().any(|m| m.model == *name))
-        .collect();
-    unknown.sort();
-    unknown
+}
+
+/// Absolute errors of the 2024 launch figures on `rows`.
+pub fn launch_errors(rows: &[Row]) -> Vec<f64> {
+    rows.iter()
+        .map(|r| {
+            let predicted = LAUNCH_2024_OVERHEAD_S
+                + r.prefill / LAUNCH_2024_PREFILL_RATE
+                + r.cached / LAUNCH_2024_CACHED_RATE;
+            (r.ttft_s - predicted).abs()
+        })
+        .collect()
 }

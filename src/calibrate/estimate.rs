@@ -6,10 +6,10 @@
 //!
 //! A parameter the data cannot identify is `None`, with the reason: never a made-up value.
 
-use super::check::{self, HeldOut, Validation};
+use super::check::{self, launch_errors, HeldOut, Validation};
 use super::fit::{self, median, quantile, Coefs, Loss, Row};
 use super::tail::{self, Spliced};
-use super::Observations;
+use super::{Observation, Observations};
 use crate::rng::{self, RngExt};
 
 /// The bootstrap and cross-validation settings (the CLI uses the defaults).
@@ -58,12 +58,6 @@ pub fn is_identified(requests: usize, sessions: usize, prefill: Option<&Interval
         && sessions >= IDENTIFIED_MIN_SESSIONS
         && prefill.is_some_and(|i| i.hi.is_some())
 }
-
-/// The 2024 launch figures (Claude 3.5 Sonnet, https://www.anthropic.com/news/prompt-caching;
-/// derivation in `model::latency`): 500 ms, 9,100 prefilled tokens/s, 51,500 cached tokens/s.
-pub const LAUNCH_2024_OVERHEAD_S: f64 = 0.5;
-pub const LAUNCH_2024_PREFILL_RATE: f64 = 9_100.0;
-pub const LAUNCH_2024_CACHED_RATE: f64 = 51_500.0;
 
 /// A 95% interval; an upper end `None` is unbounded (a rate whose coefficient's interval
 /// reaches zero).
@@ -203,21 +197,47 @@ fn sessions_of(data: &Observations, model: u32) -> Vec<Session> {
     let mut index = std::collections::BTreeMap::new();
     let mut out: Vec<Session> = Vec::new();
     for o in data.obs.iter().filter(|o| o.model == model) {
-        let Some(ttft_s) = o.ttft_s else { continue };
+        let Some(row) = row(o) else { continue };
         let i = *index.entry(o.group).or_insert_with(|| {
             out.push(Session::new());
             out.len() - 1
         });
         let decode = match o.duration_s {
-            Some(d) if o.output_tokens >= MIN_DECODE_OUTPUT_TOKENS && d > ttft_s => {
-                Some(o.output_tokens as f64 / (d - ttft_s))
+            Some(d) if o.output_tokens >= MIN_DECODE_OUTPUT_TOKENS && d > row.ttft_s => {
+                Some(o.output_tokens as f64 / (d - row.ttft_s))
             }
             _ => None,
         };
-        let row = Row { prefill: o.prefill_tokens as f64, cached: o.cached_tokens as f64, ttft_s };
         out[i].push(Unit { row, decode });
     }
     out
+}
+
+/// An observation's row of the fit: `None` without a measured TTFT.
+fn row(o: &Observation) -> Option<Row> {
+    let (prefill, cached) = (o.prefill_tokens as f64, o.cached_tokens as f64);
+    o.ttft_s.map(|ttft_s| Row { prefill, cached, ttft_s })
+}
+
+/// Backtest every model of `cal` on the timed requests of `data` with the same model id (sets
+/// `validation`: `check::backtest`); returns the ids of `data`'s timed models that `cal` has
+/// no fit for.
+pub fn validate(cal: &mut Calibration, data: &Observations) -> Vec<String> {
+    for m in &mut cal.models {
+        let Some(id) = data.models.iter().position(|x| *x == m.model) else { continue };
+        let of_model = data.obs.iter().filter(|o| o.model as usize == id);
+        let rows: Vec<Row> = of_model.filter_map(row).collect();
+        if !rows.is_empty() {
+            m.validation = Some(check::backtest(&rows, &m.coefs, &m.overhead_distribution));
+        }
+    }
+    let timed = |i: usize| data.obs.iter().any(|o| o.model as usize == i && o.ttft_s.is_some());
+    let mut unknown: Vec<String> = (data.models.iter().enumerate())
+        .filter(|&(i, name)| timed(i) && !cal.models.iter().any(|m| m.model == *name))
+        .map(|(_, name)| name.clone())
+        .collect();
+    unknown.sort();
+    unknown
 }
 
 /// A model's bootstrap: the refits, in resample order, and the decode medians.
@@ -255,21 +275,10 @@ fn model_fit(name: &str, total: usize, sessions: &[Session], settings: &Settings
     };
     let (prefill_rate, cached_rate) = (rate(coefs.s_per_prefill), rate(coefs.s_per_cached));
     let attention_rate = rate(coefs.s_per_attention);
-    let ci95 = Ci95 {
-        overhead_s: interval(boot.coefs.iter().map(|c| c.overhead_s))
-            .unwrap_or(Interval { lo: f64::NAN, hi: None }),
-        prefill_rate: prefill_rate
-            .and(interval(boot.coefs.iter().filter_map(|c| c.s_per_prefill)))
-            .map(rate_interval),
-        cached_rate: cached_rate
-            .and(interval(boot.coefs.iter().filter_map(|c| c.s_per_cached)))
-            .map(rate_interval),
-        attention_rate: attention_ci.map(rate_interval),
-        decode_rate: decode_rate.and(interval(boot.decode.iter().copied())),
-    };
+    let ci95 = ci95(&coefs, &boot, attention_ci, decode_rate);
     let mut residuals: Vec<f64> = rows.iter().map(|r| r.ttft_s - coefs.predict(r)).collect();
     let mut abs: Vec<f64> = residuals.iter().map(|r| r.abs()).collect();
-    let overhead_distribution = overhead_of(&coefs, &residuals);
+    let overhead_distribution = tail::overhead(coefs.overhead_s, &residuals);
     residuals.sort_by(f64::total_cmp);
     let draws = boot.draws.into_iter().zip(&boot.coefs).map(|(d, c)| draw(d, c)).collect();
     let mut not_identifiable = reasons(&coefs, decode_rate.is_none());
@@ -305,6 +314,22 @@ fn model_fit(name: &str, total: usize, sessions: &[Session], settings: &Settings
     }
 }
 
+/// The 95% intervals of the fit `coefs` from its bootstrap `boot`: a rate's only where the
+/// fit has the rate, the attention rate's (`attention_ci`) whenever it could be fitted.
+fn ci95(coefs: &Coefs, boot: &Boot, attention_ci: Option<Interval>, decode: Option<f64>) -> Ci95 {
+    let of = |s: fn(&Coefs) -> Option<f64>| {
+        rate(s(coefs)).and(interval(boot.coefs.iter().filter_map(s))).map(rate_interval)
+    };
+    Ci95 {
+        overhead_s: interval(boot.coefs.iter().map(|c| c.overhead_s))
+            .unwrap_or(Interval { lo: f64::NAN, hi: None }),
+        prefill_rate: of(|c| c.s_per_prefill),
+        cached_rate: of(|c| c.s_per_cached),
+        attention_rate: attention_ci.map(rate_interval),
+        decode_rate: decode.and(interval(boot.decode.iter().copied())),
+    }
+}
+
 /// Each session's rows, for the held-out check.
 fn sessions_rows(sessions: &[Session]) -> Vec<Vec<Row>> {
     sessions.iter().map(|s| s.iter().map(|u| u.row).collect()).collect()
@@ -315,12 +340,6 @@ fn residual_quantiles(sorted: &[f64]) -> Vec<f64> {
     (0..RESIDUAL_QUANTILES)
         .map(|k| quantile(sorted, (2 * k + 1) as f64 / (2 * RESIDUAL_QUANTILES) as f64))
         .collect()
-}
-
-/// The overhead distribution of a fit: its fixed part plus each residual, spliced with a tail.
-pub fn overhead_of(coefs: &Coefs, residuals: &[f64]) -> Spliced {
-    let mut values: Vec<f64> = residuals.iter().map(|r| coefs.overhead_s + r).collect();
-    tail::spliced(&mut values)
 }
 
 fn draw(overhead: Spliced, c: &Coefs) -> Draw {
@@ -355,18 +374,6 @@ fn attention_reason(with: &Coefs, ci: Option<Interval>) -> String {
 /// Tokens per second from seconds per token; `None` when the coefficient is absent or held at 0.
 pub fn rate(s_per_token: Option<f64>) -> Option<f64> {
     s_per_token.filter(|&s| s > 0.0).map(|s| 1.0 / s)
-}
-
-/// Absolute errors of the 2024 launch figures on `rows`.
-pub fn launch_errors(rows: &[Row]) -> Vec<f64> {
-    rows.iter()
-        .map(|r| {
-            let predicted = LAUNCH_2024_OVERHEAD_S
-                + r.prefill / LAUNCH_2024_PREFILL_RATE
-                + r.cached / LAUNCH_2024_CACHED_RATE;
-            (r.ttft_s - predicted).abs()
-        })
-        .collect()
 }
 
 /// Why each missing parameter is missing, in words.
@@ -431,7 +438,7 @@ fn bootstrap(units: &[Session], picks: &[Vec<usize>], full: &Coefs, draws: usize
                 fit::fit_with(&rows, Loss::Absolute, attention, Some(full), BOOTSTRAP_TOLERANCE);
             if boot.draws.len() < draws {
                 let residuals: Vec<f64> = rows.iter().map(|r| r.ttft_s - c.predict(r)).collect();
-                boot.draws.push(overhead_of(&c, &residuals));
+                boot.draws.push(tail::overhead(c.overhead_s, &residuals));
             }
             boot.coefs.push(c);
         }

@@ -31,8 +31,7 @@ pub mod report;
 pub mod tail;
 pub mod usage_log;
 
-pub use check::validate;
-pub use estimate::{calibrate, Calibration, ModelFit, Settings};
+pub use estimate::{calibrate, validate, Calibration, ModelFit, Settings};
 
 /// One API call: its token split (as the server billed it, or as inferred) and its timing.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -65,7 +64,7 @@ pub struct Observations {
     /// What a reader assumed or skipped, for people (stderr).
     pub notes: Vec<String>,
     /// Each input and the format it was read as.
-    pub inputs: Vec<(PathBuf, Format)>,
+    pub inputs: Vec<(PathBuf, ObservationFormat)>,
 }
 
 impl Observations {
@@ -90,30 +89,30 @@ fn intern(names: &mut Vec<String>, index: &mut BTreeMap<String, u32>, name: &str
     i
 }
 
-/// An input format.
+/// The format of a file of measured requests (`--format`): what `read` parses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum ObservationFormat {
     ClaudeCode,
     UsageLog,
     Otlp,
 }
 
-impl Format {
+impl ObservationFormat {
     pub const NAMES: [&'static str; 3] = ["claude-code", "usage-log", "otlp"];
 
-    pub fn parse(name: &str) -> Option<Format> {
+    pub fn parse(name: &str) -> Option<ObservationFormat> {
         match name {
-            "claude-code" => Some(Format::ClaudeCode),
-            "usage-log" => Some(Format::UsageLog),
-            "otlp" => Some(Format::Otlp),
+            "claude-code" => Some(ObservationFormat::ClaudeCode),
+            "usage-log" => Some(ObservationFormat::UsageLog),
+            "otlp" => Some(ObservationFormat::Otlp),
             _ => None,
         }
     }
     pub fn name(self) -> &'static str {
         match self {
-            Format::ClaudeCode => "claude-code",
-            Format::UsageLog => "usage-log",
-            Format::Otlp => "otlp",
+            ObservationFormat::ClaudeCode => "claude-code",
+            ObservationFormat::UsageLog => "usage-log",
+            ObservationFormat::Otlp => "otlp",
         }
     }
 }
@@ -132,9 +131,9 @@ pub enum CalibrateError {
 /// the format used.
 pub fn read(
     input: &Path,
-    format: Option<Format>,
+    format: Option<ObservationFormat>,
     out: &mut Observations,
-) -> Result<Format, CalibrateError> {
+) -> Result<ObservationFormat, CalibrateError> {
     read_with_ttl(input, format, Some(claude_code::DEFAULT_TTL_US), out)
 }
 
@@ -142,18 +141,18 @@ pub fn read(
 /// logs and OTLP spans carry the provider's own split, which the TTL does not touch.
 pub fn read_with_ttl(
     input: &Path,
-    format: Option<Format>,
+    format: Option<ObservationFormat>,
     ttl_us: Option<u64>,
     out: &mut Observations,
-) -> Result<Format, CalibrateError> {
+) -> Result<ObservationFormat, CalibrateError> {
     let format = match format {
         Some(f) => f,
         None => guess_format(input)?,
     };
     match format {
-        Format::ClaudeCode => claude_code::read(input, ttl_us, out)?,
-        Format::UsageLog => usage_log::read(input, out)?,
-        Format::Otlp => otlp::read(input, out)?,
+        ObservationFormat::ClaudeCode => claude_code::read(input, ttl_us, out)?,
+        ObservationFormat::UsageLog => usage_log::read(input, out)?,
+        ObservationFormat::Otlp => otlp::read(input, out)?,
     }
     out.inputs.push((input.to_path_buf(), format));
     Ok(format)
@@ -161,10 +160,10 @@ pub fn read_with_ttl(
 
 /// A directory is claude-code; a file is told by its first 64 KiB: `resourceSpans` is an OTLP
 /// export, a first line with `usage` a usage log, `requests` a claude-code trace.
-pub fn guess_format(path: &Path) -> Result<Format, CalibrateError> {
+pub fn guess_format(path: &Path) -> Result<ObservationFormat, CalibrateError> {
     use std::io::Read as _;
     if path.is_dir() {
-        return Ok(Format::ClaudeCode);
+        return Ok(ObservationFormat::ClaudeCode);
     }
     let mut head = Vec::new();
     crate::input::open(path)
@@ -173,11 +172,11 @@ pub fn guess_format(path: &Path) -> Result<Format, CalibrateError> {
     let has = |bytes: &[u8], key: &[u8]| bytes.windows(key.len()).any(|w| w == key);
     let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
     if has(&head, b"\"resourceSpans\"") || has(&head, b"\"resource_spans\"") {
-        Ok(Format::Otlp)
+        Ok(ObservationFormat::Otlp)
     } else if has(first, b"\"usage\"") {
-        Ok(Format::UsageLog)
+        Ok(ObservationFormat::UsageLog)
     } else if has(&head, b"\"requests\"") {
-        Ok(Format::ClaudeCode)
+        Ok(ObservationFormat::ClaudeCode)
     } else {
         Err(TraceError::line(
             path,

@@ -185,13 +185,11 @@ fn call(span: &Span) -> Result<Option<Call>, SpanError> {
         Some(_) => tokens("gen_ai.usage.cache_creation.input_tokens")?,
         None => tokens("gen_ai.usage.cache_write.input_tokens")?,
     };
-    let ttft_key = ["gen_ai.response.time_to_first_chunk", "gen_ai.response.time_to_first_token"]
+    let ttft = ["gen_ai.response.time_to_first_chunk", "gen_ai.response.time_to_first_token"]
         .into_iter()
-        .find(|k| attr(k).is_some());
-    let ttft_s = match ttft_key {
-        Some(key) => Some(
-            seconds(attr(key).unwrap()).map_err(|source| SpanError::Attribute { key, source })?,
-        ),
+        .find_map(|k| Some((k, attr(k)?)));
+    let ttft_s = match ttft {
+        Some((key, v)) => Some(seconds(v).map_err(|source| SpanError::Attribute { key, source })?),
         None => None,
     };
     let duration_s = duration(span)?;

@@ -65,10 +65,17 @@ pub fn fit_gpd(excesses: &[f64]) -> Gpd {
     }
 }
 
+/// The overhead distribution of a fit: its fixed part `fixed_s` plus each of its residuals,
+/// spliced with a tail (`spliced`).
+pub fn overhead(fixed_s: f64, residuals: &[f64]) -> Spliced {
+    let mut values: Vec<f64> = residuals.iter().map(|r| fixed_s + r).collect();
+    spliced(&mut values)
+}
+
 /// The spliced overhead distribution of `values` (the fixed part plus each residual, seconds,
 /// any order, at least one): body quantiles clamped at 0, the tail fitted to the values above
 /// the `P_TAIL` quantile.
-pub fn spliced(values: &mut [f64]) -> Spliced {
+fn spliced(values: &mut [f64]) -> Spliced {
     assert!(!values.is_empty(), "a distribution of nothing");
     values.sort_by(f64::total_cmp);
     // Interpolation may round one ulp past the next order statistic: keep the body ascending.

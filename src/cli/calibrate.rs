@@ -10,7 +10,7 @@ use anyhow::{anyhow, Context as _};
 
 use super::{CliResult, Error};
 use crate::calibrate::figure::{self, Figure};
-use crate::calibrate::{self, report, Format, Observations, Settings};
+use crate::calibrate::{self, report, ObservationFormat as Format, Observations, Settings};
 
 pub const EXAMPLES: &str = "  prefixsim calibrate data/claude-code-ttft
   prefixsim calibrate data/claude-code-ttft --json

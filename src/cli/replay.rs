@@ -9,7 +9,7 @@ use anyhow::{anyhow, Context as _};
 
 use super::{CliResult, Error};
 use crate::api::TraceReplay;
-use crate::replay::{output, Format};
+use crate::replay::{output, TraceFormat as Format};
 
 pub const EXAMPLES: &str = "  prefixsim replay data/mooncake/conversation_trace.jsonl
   prefixsim replay --what-if data/mooncake/conversation_trace.jsonl --json

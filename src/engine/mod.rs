@@ -15,10 +15,10 @@
 //! pending events the run moves into a binary heap keyed by `(time, seq)`, `seq` numbering the
 //! heap's entries in scheduling order, until that empties.
 //!
-//! Measured in the run's place on the peer fan-out (16 agents) and slower there, in both
-//! instructions and time: a monotone radix heap (its pops spread a bucket of a few entries
-//! over the buckets below, more work than the walk's few shifts) and a binary search with one
-//! `Vec::insert` (the search and the `memmove` call cost what the walk does).
+//! For so few events the walk costs less than a monotone radix heap (whose pops spread a
+//! bucket of a few entries over the buckets below, more work than the walk's few shifts) or
+//! a binary search with one `Vec::insert` (the search and the `memmove` call cost what the
+//! walk does), in instructions and in time on the peer fan-out (16 agents).
 
 use crate::time::{SimDuration, SimTime};
 use std::cmp::Ordering;

@@ -96,14 +96,13 @@ impl Limiters {
         match limiter.admit(ask.now, counted_input(exp, &usage), ask.out) {
             Admission::Admitted => Ok(Admit::Charged),
             Admission::RetryAfter(wait) => Ok(Admit::Retry(wait)),
-            Admission::Never(limit, amount) => {
-                let r = exp.rate_limits.as_ref().expect("a limiter has limits");
-                let (name, capacity) = match limit {
-                    Limit::Rpm => ("rpm", r.rpm),
-                    Limit::Itpm => ("itpm", r.itpm),
-                    Limit::Otpm => ("otpm", r.otpm),
+            Admission::Never(limit, amount, capacity) => {
+                let limit = match limit {
+                    Limit::Rpm => "rpm",
+                    Limit::Itpm => "itpm",
+                    Limit::Otpm => "otpm",
                 };
-                Err(SimError::NeverAdmitted { agent, limit: name, amount, capacity })
+                Err(SimError::NeverAdmitted { agent, limit, amount, capacity })
             }
         }
     }

@@ -4,9 +4,11 @@
 use super::tape::{Tape, TurnDraws};
 use super::workload::{self, Chain, Shared, SharedMemo, TurnTokens, WORKFLOW_ID};
 use super::SimError;
-use crate::cache::{Prompt, PromptMemory};
-use crate::config::{AgentKind, Experiment, ModelParams};
-use crate::rng::{self, site, ChaCha8Rng};
+use crate::cache::{Breakpoint, Prompt, PromptMemory};
+use crate::config::{
+    AgentKind, BlockKind, Experiment, ModelParams, Overload, ThinkingHistory, Ttl,
+};
+use crate::rng::{self, site, ChaCha8Rng, RngExt};
 use crate::time::{SimDuration, SimTime};
 
 /// Who sends a request: one of the fan-out's agents, the prewarm request, or the advancing
@@ -57,7 +59,7 @@ impl Phase {
 }
 
 /// A stream only some runs draw from. Boxed: a stream is a few hundred bytes, and an agent
-/// that carried four unused ones inline was copied whole as it was built and stored.
+/// carrying four unused ones inline would be copied whole as it is built and stored.
 pub(super) type OptionalStream = Option<Box<ChaCha8Rng>>;
 
 /// One agent (or the prewarm request) and where it is.
@@ -129,8 +131,8 @@ impl Streams {
     /// Everything of requester `node`'s agent but its chain and work stream (set by the
     /// caller), written into `ag` in place: an agent is large (two streams and two prompts),
     /// and one built aside would be copied into its place. Streams for the optional draws
-    /// exist only when their feature is on: a run that enables nothing draws exactly what it
-    /// drew before.
+    /// exist only when their feature is on, each at its own site: the other streams draw the
+    /// same numbers whichever are on.
     fn fill(
         &self,
         ag: &mut Agent,
@@ -180,7 +182,7 @@ pub(super) fn build_into(
     agents.truncate(w.agents as usize + usize::from(prewarm));
     // The agents below take one memory each; the prewarm request's and the bare histories'
     // come back too but are never taken, so keep no more than will be: a reused `Simulator`
-    // must not grow run after run (a 100,000-point sweep held 2.6 GB of them).
+    // must not grow run after run (unbounded, a 100,000-point sweep would hold 2.6 GB of them).
     spare.truncate(w.agents as usize);
     // Each agent forks the shared prefix with room for its own turns: it needs none.
     let shared: &Shared = memo.get(exp, w.thinking);
@@ -218,6 +220,15 @@ pub(super) fn build_into(
     copies
 }
 
+/// Whether an agent's own chain must keep a bare history: its turns carry user blocks that
+/// drop its earlier thinking (thinking on, a model that strips), `model` being the agents'.
+pub(super) fn strips_own(exp: &Experiment, model: &ModelParams) -> bool {
+    let w = &exp.workload;
+    w.thinking
+        && model.thinking == ThinkingHistory::Stripped
+        && w.turn_blocks.contains(&BlockKind::User)
+}
+
 impl Agent {
     /// An agent to build over (`build_into`): no prompt blocks, streams of key 0.
     fn blank() -> Agent {
@@ -249,6 +260,43 @@ impl Agent {
     pub(super) fn enter(&mut self, to: Phase) {
         assert!(self.phase.may_become(to), "agent phase {:?} -> {to:?}", self.phase);
         self.phase = to;
+    }
+
+    /// Its current request's breakpoints at `ttl`, written into `bps`: end of system, end of
+    /// the shared part, last block (`workload::breakpoints`).
+    #[inline]
+    pub(super) fn breakpoints<'b>(
+        &self,
+        ttl: Ttl,
+        bps: &'b mut [Breakpoint; 3],
+    ) -> &'b [Breakpoint] {
+        let last = self.chain.prompt.len() - 1;
+        let n = workload::breakpoints(1, self.shared_end, last, ttl, bps);
+        &bps[..n]
+    }
+
+    /// Whether the API answers this attempt with a 529 (`Some`: the `[overload]` that did),
+    /// one draw from its overload stream; no draw and no 529 without `[overload]`.
+    #[inline]
+    pub(super) fn overloaded<'e>(&mut self, exp: &'e Experiment) -> Option<&'e Overload> {
+        let o = exp.overload.as_ref()?;
+        let rng = self.overload.as_deref_mut()?;
+        (rng.random::<f64>() < o.probability).then_some(o)
+    }
+
+    /// After a 529 under `o`: the client's backoff before its next retry, `min(initial *
+    /// 2^n, max) * (1 - 0.25 U)` before retry n + 1 (U from its overload stream); `None` once
+    /// `max_retries` retries are spent (it gives up).
+    pub(super) fn backoff(&mut self, o: &Overload) -> Option<SimDuration> {
+        if self.overload_retries >= o.max_retries {
+            return None;
+        }
+        let n = self.overload_retries.min(62);
+        self.overload_retries += 1;
+        let base_us = o.initial_backoff_us.saturating_mul(1 << n).min(o.max_backoff_us);
+        let rng = self.overload.as_deref_mut().expect("the 529 was drawn from this stream");
+        let jitter = 1.0 - 0.25 * rng.random::<f64>();
+        Some(SimDuration::from_us((base_us as f64 * jitter).round() as u64))
     }
 
     /// The tool call after request `request`, read from `tape`: extend the prompt with the

@@ -320,7 +320,7 @@ fn secs_rounded(s: f64) -> SimDuration {
 /// Microseconds rounded, an infinite time as in `secs_rounded`.
 fn us_rounded(us: f64) -> SimDuration {
     if us.is_finite() {
-        // `SimDuration::from_secs_f64_round(s)`, without the software `round`.
+        // Rounded to nearest without the software `round`.
         SimDuration::from_us(round_u64(us))
     } else {
         SimDuration::MAX / 4
@@ -478,7 +478,7 @@ mod tests {
         let mut rng = crate::rng::stream(1, &[]);
         let ttft = |prefill_tokens, cached_tokens, rng: &mut ChaCha8Rng| {
             let w = Work { prefill_tokens, cached_tokens, output_tokens: 0 };
-            draw(&p, w, rng).ttft.as_secs_f64()
+            crate::time::secs(draw(&p, w, rng).ttft.as_us())
         };
         assert!((ttft(100_000, 0, &mut rng) - 11.5).abs() < 0.1);
         assert!((ttft(150, 100_000, &mut rng) - 2.4).abs() < 0.1);

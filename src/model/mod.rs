@@ -8,11 +8,15 @@
 //! buffers (event heap, launch buffers, caches) across runs. See docs/model.md for the assumptions.
 //!
 //! - `workload.rs`: the synthetic prompts of each agent kind, their breakpoints.
-//! - `sim.rs`: one run on the engine: the events and the one place that handles them.
+//! - `simulator.rs`: `Simulator`, which keeps a run's buffers for the next.
+//! - `sim.rs`: one run on the engine: the one place that handles the events, the agents' way.
+//! - `world.rs`: what every request meets (events, clock, caches, limits, latency, recorder).
 //! - `agent.rs`: who sends a request, one agent's state and phase.
 //! - `launch.rs`: the launch strategies as one state machine (which held agents go when).
 //! - `admission.rs`: rate limits, the cache peek a refused request needs, isolated misses.
-//! - `parent.rs`: the advancing parent conversation.
+//! - `parent.rs`: the parent conversation: warm before t0, advancing during the run.
+//! - `server.rs`: the self-hosted server's replicas (`vllm`, `sglang`).
+//! - `tape.rs`: a replication's workload draws, shared by its strategies.
 //! - `recorder.rs`: the run's metrics and its optional trace.
 //! - `rate.rs`: RPM/ITPM/OTPM token buckets.
 //! - `latency.rs`: the latency model (prefill, cached reads, decode, tool time).
@@ -26,10 +30,12 @@ pub mod rate;
 mod recorder;
 mod server;
 mod sim;
+mod simulator;
 mod tape;
 pub mod workload;
+mod world;
 
-pub use sim::Simulator;
+pub use simulator::Simulator;
 
 use crate::cache::Usage;
 use crate::config::{Experiment, Strategy};
@@ -228,15 +234,11 @@ pub fn notes(exp: &Experiment) -> Vec<String> {
         crate::config::AgentKind::ForkOtherModel { model } => crate::config::preset(model),
         _ => Some(exp.model.clone()),
     };
-    let strips = agents_model
-        .as_ref()
-        .is_some_and(|m| m.thinking == crate::config::ThinkingHistory::Stripped);
-    if w.parent_thinks() && w.parent_turn_every_us > 0 && (strips || !w.thinking) {
+    let strips = agents_model.filter(|m| m.thinking == crate::config::ThinkingHistory::Stripped);
+    if w.parent_thinks() && w.parent_turn_every_us > 0 && (strips.is_some() || !w.thinking) {
         let why = match strips {
-            true => {
-                format!("{} strips earlier turns' thinking", agents_model.expect("a model").name)
-            }
-            false => "the agents' requests have thinking off".to_string(),
+            Some(m) => format!("{} strips earlier turns' thinking", m.name),
+            None => "the agents' requests have thinking off".to_string(),
         };
         notes.push(format!(
             "thinking: {why}, so each agent's first request (its task is a user message) drops \

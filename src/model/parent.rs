@@ -3,19 +3,21 @@
 //! first request's send. See docs/model.md, "An advancing parent".
 
 use super::admission::{counts_parent, draw_implicit_miss, draw_miss, Admit, Ask};
-use super::agent::Requester;
+use super::agent::{Agent, Requester};
 use super::recorder::Served;
-use super::sim::{serve_timed, Ev, Run};
+use super::server::Server;
 use super::workload::{self, Chain};
+use super::world::{serve_terms, Ev, World};
 use super::SimError;
 use crate::cache::{Breakpoint, Prompt};
-use crate::config::{BlockKind, Experiment, ModelParams, ThinkingHistory};
+use crate::config::{AgentKind, BlockKind, Experiment, ModelParams, ThinkingHistory, Ttl};
+use crate::dist::Dist;
 use crate::rng::{self, site, ChaCha8Rng};
 use crate::time::{SimDuration, SimTime};
 
 /// The parent conversation while the fan-out runs: its own chain, and the line of history
 /// the agents fork.
-pub(super) struct Parent {
+pub(super) struct Parent<'a> {
     /// Its own requests: tools, system, history, then its exchanges, as the API processes them.
     pub own: Chain,
     /// The history the agents fork: the same exchanges behind their kind's tools, system and
@@ -36,19 +38,26 @@ pub(super) struct Parent {
     pub miss: Option<ChaCha8Rng>,
     /// Gemini implicit hit draws (only under the `gemini` policy in implicit mode).
     pub implicit: Option<ChaCha8Rng>,
-    /// 429 jitter (only when the parent draws on the buckets, `rate_limits.parent_counts`).
-    pub jitter: Option<ChaCha8Rng>,
+    /// The 429 retry jitter and its stream, when the parent draws on the buckets
+    /// (`rate_limits.parent_counts`).
+    counts: Option<(&'a Dist, ChaCha8Rng)>,
+    /// The TTL of its breakpoints.
+    ttl: Ttl,
     /// The output tokens of its latest turn, and whether that turn is still to be sent (a
     /// 429 delayed it).
     pub out: u64,
     pub pending: bool,
 }
 
-impl Parent {
+impl<'a> Parent<'a> {
     /// The advancing parent, when `parent_turn_every` > 0: its prompt as of t0 (the warm
     /// parent's last request) and, for kinds that do not keep its prefix, the agents' line.
     /// `models`: the experiment's model, then the agents' when it differs.
-    pub(super) fn new(exp: &Experiment, models: &[ModelParams], replication: u32) -> Option<Self> {
+    pub(super) fn new(
+        exp: &'a Experiment,
+        models: &[ModelParams],
+        replication: u32,
+    ) -> Option<Self> {
         let w = &exp.workload;
         if w.parent_turn_every_us == 0 {
             return None;
@@ -60,8 +69,8 @@ impl Parent {
             && models[0].thinking == ThinkingHistory::Stripped
             && w.parent_exchange_blocks.contains(&BlockKind::User);
         let line = workload::line(exp, 64, w.thinking);
-        let agents_drop =
-            models.last().expect("a model").thinking == ThinkingHistory::Stripped || !w.thinking;
+        let agents_model = &models[models.len() - 1];
+        let agents_drop = agents_model.thinking == ThinkingHistory::Stripped || !w.thinking;
         let line_bare = (w.parent_thinks() && agents_drop).then(|| line.clone());
         let before = line_bare.as_ref().unwrap_or(&line).clone();
         Some(Parent {
@@ -75,14 +84,19 @@ impl Parent {
             lat: stream(site::LATENCY),
             miss: (exp.cache.miss_probability > 0.0).then(|| stream(site::MISS)),
             implicit: super::admission::draws_implicit(exp).then(|| stream(site::IMPLICIT_HIT)),
-            jitter: counts_parent(exp).then(|| stream(site::RATE_LIMIT)),
+            counts: exp
+                .rate_limits
+                .as_ref()
+                .filter(|_| counts_parent(exp))
+                .map(|r| (&r.retry_jitter_us, stream(site::RATE_LIMIT))),
+            ttl: exp.cache.parent_ttl(),
             out: 0,
             pending: false,
         })
     }
 
     /// The history an agent whose first request is sent at `now` forks.
-    pub(super) fn line_at(&self, now: SimTime) -> &Prompt {
+    fn line_at(&self, now: SimTime) -> &Prompt {
         match &self.line_bare {
             _ if self.changed_us == now => &self.before,
             Some(bare) => bare,
@@ -92,7 +106,7 @@ impl Parent {
 
     /// The parent's next turn at `now`: one exchange appended to its own chain and to the
     /// agents' line, and its output drawn.
-    pub(super) fn advance(&mut self, exp: &Experiment, now: SimTime) {
+    fn advance(&mut self, exp: &Experiment, now: SimTime) {
         let w = &exp.workload;
         self.turn += 1;
         let tokens = w.parent_turn_tokens.sample_u64(&mut self.work);
@@ -107,83 +121,115 @@ impl Parent {
             }
         }
     }
-}
 
-impl Run<'_> {
+    /// Agent `a`'s (`ag`'s) prompt forks the history as of `now`: its line (the parent's own
+    /// prompt, or the same history behind its kind's tools, system or model), then the brief
+    /// and its task; `strips`: its chain keeps a bare history. Subagents carry no history. A
+    /// 429 retry resends this same body.
+    pub(super) fn fork(
+        &self,
+        exp: &Experiment,
+        (ag, a): (&mut Agent, u32),
+        now: SimTime,
+        strips: bool,
+    ) {
+        if exp.workload.kind == AgentKind::Subagent {
+            return;
+        }
+        let mut prompt = self.line_at(now).fork(3 + workload::turn_room(exp, ag.turns));
+        workload::push_brief(&mut prompt, exp);
+        ag.shared_end = prompt.len() - 1;
+        workload::push_task(&mut prompt, a as u64, exp.workload.task_tokens);
+        ag.chain.reset(prompt, strips);
+    }
+
     /// Schedule the parent's next turn at `at`, unless it is past the horizon (the parent's
     /// turns stop there; the agents' own events still meet the engine's bound).
-    pub(super) fn schedule_parent_turn(&mut self, at: SimTime) {
-        let horizon = SimDuration::from_us(self.exp.limits.horizon_us);
-        if self.parent.is_some() && at <= self.t0.saturating_add(horizon) {
-            self.engine.schedule_at(at, Ev::ParentTurn);
+    pub(super) fn schedule_turn(w: &mut World<'_>, at: SimTime) {
+        let horizon = SimDuration::from_us(w.exp.limits.horizon_us);
+        if at <= w.t0.saturating_add(horizon) {
+            w.engine.schedule_at(at, Ev::ParentTurn);
         }
     }
 
     /// The parent's next turn: one exchange appended to its history (and to the agents'
-    /// line), its request served by the cache like any other (breakpoints: end of system, last
-    /// message; no rate limiter), counted apart from the fan-out. Stops once every agent is done.
-    pub(super) fn parent_turn(&mut self) -> Result<(), SimError> {
-        if self.completed == self.n {
-            return Ok(());
-        }
-        let now = self.engine.now();
-        let p = self.parent.as_mut().expect("parent turns are scheduled only with a parent");
-        p.advance(self.exp, now);
+    /// line), its request served by the cache like any other, counted apart from the fan-out.
+    pub(super) fn turn(&mut self, w: &mut World<'_>) -> Result<(), SimError> {
+        let now = w.engine.now();
+        self.advance(w.exp, now);
         // The clock goes on whether or not this turn is sent now; a turn still waiting on a
         // 429 is sent with this one's exchange appended (the conversation went on).
-        let pending = p.pending;
-        let every = SimDuration::from_us(self.exp.workload.parent_turn_every_us);
-        self.schedule_parent_turn(now.saturating_add(every));
-        if pending {
+        let every = SimDuration::from_us(w.exp.workload.parent_turn_every_us);
+        Self::schedule_turn(w, now.saturating_add(every));
+        if self.pending {
             return Ok(());
         }
-        self.parent_send()
+        self.send(w)
     }
 
     /// Send the parent's latest turn (or retry it after a 429): its breakpoints (end of
     /// system, last message, the parent's TTL), the window check, the buckets when the parent
     /// draws on them, the cache; counted apart from the fan-out.
-    pub(super) fn parent_send(&mut self) -> Result<(), SimError> {
-        let (now, exp) = (self.engine.now(), self.exp);
-        let p = self.parent.as_mut().expect("parent sends only with a parent");
-        let (out, ttl) = (p.out, self.parent_ttl);
+    pub(super) fn send(&mut self, w: &mut World<'_>) -> Result<(), SimError> {
+        let (now, exp) = (w.engine.now(), w.exp);
+        let (out, ttl) = (self.out, self.ttl);
         let mut bps = [Breakpoint { index: 0, ttl }; 3];
-        let last = p.own.prompt.len() - 1;
+        let last = self.own.prompt.len() - 1;
         let nbps = workload::breakpoints(1, last, last, ttl, &mut bps);
         let bps = &bps[..nbps];
-        let (who, request) = (Requester::Parent.shown(self.n), (p.turn - 1) as u32);
-        let (tokens, window) = (p.own.prompt.tokens() + out, self.models[0].window_tokens());
+        let (who, request) = (Requester::Parent.shown(w.n), (self.turn - 1) as u32);
+        let (tokens, window) = (self.own.prompt.tokens() + out, w.windows[0]);
         if tokens > window {
-            let (model, key) = (self.models[0].name.clone(), "workload.parent_turn_every");
+            let (model, key) = (w.models[0].name.clone(), "workload.parent_turn_every");
             let agent = who;
             return Err(SimError::ContextWindow { agent, request, tokens, window, model, key });
         }
-        let miss = draw_miss(exp.cache.miss_probability, p.miss.as_mut())
-            | draw_implicit_miss(exp, p.implicit.as_mut());
-        let ask = Ask { prompt: &p.own.prompt, bps, out, miss, now, who, request };
+        let miss = draw_miss(exp.cache.miss_probability, self.miss.as_mut())
+            | draw_implicit_miss(exp, self.implicit.as_mut());
+        let ask = Ask { prompt: &self.own.prompt, bps, out, miss, now, who, request };
         // The parent's requests skip the buckets unless they count: as if charged already.
-        let admit = match counts_parent(exp) {
-            true => self.limiters.ask(exp, 0, &self.caches[0], &ask)?,
-            false => Admit::Charged,
+        let admit = match self.counts.as_mut() {
+            Some((jitter, rng)) => match w.limiters.ask(exp, 0, &w.caches[0], &ask)? {
+                Admit::Retry(wait) => {
+                    self.pending = true;
+                    let jitter = SimDuration::from_us(jitter.sample_u64(rng));
+                    w.engine.schedule_in(wait.saturating_add(jitter), Ev::ParentSend);
+                    return Ok(());
+                }
+                admit => admit,
+            },
+            None => Admit::Charged,
         };
-        if let Admit::Retry(wait) = admit {
-            let jitter = p.jitter.as_mut().expect("a stream when the parent counts");
-            let r = exp.rate_limits.as_ref().expect("parent_counts needs [rate_limits]");
-            p.pending = true;
-            let jitter = SimDuration::from_us(r.retry_jitter_us.sample_u64(jitter));
-            self.engine.schedule_in(wait.saturating_add(jitter), Ev::ParentSend);
-            return Ok(());
-        }
-        p.pending = false;
-        let rates = self.latency[0].sample(&mut p.lat);
+        self.pending = false;
+        let terms = w.latency[0].sample(&mut self.lat).terms(out);
         let (usage, timing) =
-            serve_timed(&mut self.caches[0], (&p.own.prompt, bps, miss), now, rates, out)
+            serve_terms(&mut w.caches[0], (&self.own.prompt, bps, miss), now, terms)
                 .map_err(|source| SimError::Cache { agent: who, request, source })?;
-        self.limiters.settle(exp, (0, admit), now, &usage, out);
-        let cost_usd = self.caches[0].prices().bill(&usage, out).cost_usd;
+        w.limiters.settle(exp, (0, admit), now, &usage, out);
+        let cost_usd = w.caches[0].prices().bill(&usage, out).cost_usd;
         let who = Requester::Parent;
         let served = Served { who, request, send_us: now, usage, timing, out, model: 0, cost_usd };
-        self.rec.parent_request(&served, &p.own.prompt, bps);
+        w.rec.parent_request(&served, &self.own.prompt, bps);
         Ok(())
     }
+}
+
+/// A warm parent: its last request wrote its entries at time 0, readable at once (on the
+/// self-hosted `server` when there is one). A parent of no tokens has nothing to cache: warm
+/// or cold, the same (nothing is written).
+pub(super) fn warm(w: &mut World<'_>, server: Option<&mut Server>) -> Result<(), SimError> {
+    let exp = w.exp;
+    if !exp.workload.parent_warm || exp.workload.parent_tokens == 0 {
+        return Ok(());
+    }
+    let (prompt, bps) = workload::parent_request(exp);
+    if let Some(server) = server {
+        server.warm(&prompt);
+        return Ok(());
+    }
+    let agent = Requester::Parent.shown(w.n);
+    w.caches[0]
+        .serve(&prompt, &bps, SimTime::ZERO, |_| SimTime::ZERO)
+        .map_err(|source| SimError::Cache { agent, request: 0, source })?;
+    Ok(())
 }

@@ -78,8 +78,9 @@ pub enum Admission {
     Admitted,
     /// A 429: retry after this long (the time until every bucket fits).
     RetryAfter(SimDuration),
-    /// The request exceeds a bucket's capacity and can never be admitted.
-    Never(Limit, u64),
+    /// The request's amount exceeds the limit's per-minute capacity (the third number): it can
+    /// never be admitted.
+    Never(Limit, u64, u64),
 }
 
 /// The three buckets of one model.
@@ -118,7 +119,7 @@ impl RateLimiter {
             (&self.otpm, output_tokens, Limit::Otpm),
         ] {
             match bucket.wait_us(amount) {
-                None => return Admission::Never(limit, amount),
+                None => return Admission::Never(limit, amount, bucket.limit_per_min),
                 Some(w) => wait = wait.max(w),
             }
         }
@@ -181,7 +182,7 @@ mod tests {
         let mut t = RateLimiter::with_interval(1_000, 600_000, 1_000_000, US_PER_S);
         assert_eq!(t.admit(T0, 30_000, 0), Admission::Admitted);
         assert_eq!(t.admit(T0, 1, 0), after(2_000_100));
-        assert_eq!(t.admit(T0, 600_001, 0), Admission::Never(Limit::Itpm, 600_001));
+        assert_eq!(t.admit(T0, 600_001, 0), Admission::Never(Limit::Itpm, 600_001, 600_000));
     }
 
     #[test]
@@ -190,6 +191,6 @@ mod tests {
         let mut r = RateLimiter::new(1000, 600_000, 1_000_000);
         assert_eq!(r.admit(T0, 600_000, 0), Admission::Admitted);
         assert_eq!(r.admit(T0, 5_000, 0), after(500_000));
-        assert_eq!(r.admit(T0, 700_000, 0), Admission::Never(Limit::Itpm, 700_000));
+        assert_eq!(r.admit(T0, 700_000, 0), Admission::Never(Limit::Itpm, 700_000, 600_000));
     }
 }

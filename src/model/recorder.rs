@@ -27,21 +27,21 @@ pub(super) type Trace = (Vec<Segment>, Vec<RequestRecord>);
 /// The metrics of one run and its optional trace.
 pub(super) struct Recorder<'a> {
     pub metrics: &'a mut RunMetrics,
-    trace: Option<Trace>,
+    /// The traced run's timeline and request records (`None`: not traced).
+    trace: Option<&'a mut Trace>,
     t0: SimTime,
     /// Agents in the run (to number the prewarm request and the parent in the trace).
     n: u32,
 }
 
 impl<'a> Recorder<'a> {
-    pub(super) fn new(metrics: &'a mut RunMetrics, traced: bool, t0: SimTime, n: u32) -> Self {
-        let trace = traced.then(|| (Vec::new(), Vec::new()));
+    pub(super) fn new(
+        metrics: &'a mut RunMetrics,
+        trace: Option<&'a mut Trace>,
+        t0: SimTime,
+        n: u32,
+    ) -> Self {
         Recorder { metrics, trace, t0, n }
-    }
-
-    /// The trace, once the run is over (`None` when not traced).
-    pub(super) fn take_trace(&mut self) -> Option<Trace> {
-        self.trace.take()
     }
 
     /// Count one served request of an agent (or the prewarm) into the metrics (and the

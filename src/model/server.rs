@@ -28,11 +28,9 @@
 use super::agent::Requester;
 use super::latency::Timing;
 use super::recorder::Served;
-use super::sim::{Ev, Run};
-use super::{workload, SimError};
-use crate::cache::{Breakpoint, GpuCache, Prompt, Usage};
+use crate::cache::{GpuCache, Prompt, Usage};
 use crate::config::{Router, ServerParams, Sharing};
-use crate::metrics::ServerMetrics;
+use crate::metrics::{RunMetrics, ServerMetrics};
 use crate::time::{SimDuration, SimTime, US_PER_S};
 
 /// One request on a replica, from arrival to the end of its prefill.
@@ -199,11 +197,29 @@ impl Server {
         busy.saturating_mul(u64::from(p.gpus_per_replica))
     }
 
-    /// Tokens evicted and the largest over-commit, over the replicas.
-    pub(super) fn memory(&self) -> (u64, u64) {
-        let evicted = self.replicas.iter().map(|r| r.cache.evicted_tokens()).sum();
-        let over = self.replicas.iter().map(|r| r.cache.overcommit_peak()).max().unwrap_or(0);
-        (evicted, over)
+    /// The run is over: its cost in `mx` is the GPU time it kept busy; without caching, the
+    /// reads would have been prefilled too (`cost_uncached_usd`).
+    pub(super) fn costs(&self, p: &ServerParams, mx: &mut RunMetrics) {
+        let busy = self.busy_gpu_us(p);
+        let gpus = u64::from(p.replicas) * u64::from(p.gpus_per_replica);
+        let read_us = prefill_us(mx.tokens.cache_read, p.prefill_tokens_per_s)
+            .saturating_mul(u64::from(p.gpus_per_replica));
+        let busy_usd = gpu_usd(busy, p.gpu_usd_per_hour);
+        mx.cost_usd += busy_usd;
+        mx.cost_uncached_usd += busy_usd + gpu_usd(read_us, p.gpu_usd_per_hour);
+        let provisioned = mx.makespan_us.saturating_mul(gpus);
+        let replicas = &self.replicas;
+        mx.server = ServerMetrics {
+            gpu_busy_us: busy,
+            gpu_provisioned_us: provisioned,
+            provisioned_usd: gpu_usd(provisioned, p.gpu_usd_per_hour),
+            evicted_tokens: replicas.iter().map(|r| r.cache.evicted_tokens()).sum(),
+            overcommit_peak_tokens: replicas
+                .iter()
+                .map(|r| r.cache.overcommit_peak())
+                .max()
+                .unwrap_or(0),
+        };
     }
 }
 
@@ -293,94 +309,4 @@ pub(super) fn prefill_us(tokens: u64, rate: f64) -> u64 {
 /// USD of `gpu_us` GPU-microseconds at `usd_per_hour` a GPU.
 pub(super) fn gpu_usd(gpu_us: u64, usd_per_hour: f64) -> f64 {
     gpu_us as f64 / crate::time::US_PER_H as f64 * usd_per_hour
-}
-
-// ---- The run's side: requests to the server and back (called from `sim.rs`) ----
-
-impl Run<'_> {
-    /// Send `who`'s request `request` (`out` output tokens) to the server now. Out of line:
-    /// the API's requests, the common case, skip it.
-    #[inline(never)]
-    pub(super) fn server_send(&mut self, who: Requester, request: u32, out: u64) {
-        let exp = self.exp;
-        let p = exp.server.as_ref().expect("a server policy has [server]");
-        let now = self.engine.now();
-        let prompt = &self.agents[self.index(who)].chain.prompt;
-        let r = self.server.route(p, prompt, now);
-        if let Some(at) = self.server.arrive(r, (who, request, out), prompt, now) {
-            self.engine.schedule_at(at, Ev::Step(r as u32));
-        }
-    }
-
-    /// A step of replica `r` ends now: the next one is scheduled, and every request whose
-    /// prefill it finished is recorded and goes on (first token, response, next turn).
-    pub(super) fn server_step(&mut self, r: usize) -> Result<(), SimError> {
-        let exp = self.exp;
-        let p = exp.server.as_ref().expect("a server policy has [server]");
-        let (now, n, agents) = (self.engine.now(), self.n, &self.agents);
-        let prompts = |who: Requester| &agents[index_of(who, n)].chain.prompt;
-        if let Some(end) = self.server.step(p, r, now, &prompts) {
-            self.engine.schedule_at(end, Ev::Step(r as u32));
-        }
-        let mut k = 0;
-        while k < self.server.done.len() {
-            let d = self.server.done[k];
-            k += 1;
-            self.server_served(d)?;
-        }
-        self.server.done.clear();
-        Ok(())
-    }
-
-    /// Record one finished prefill and go on as after any served request.
-    fn server_served(&mut self, d: Served) -> Result<(), SimError> {
-        let ag = &self.agents[index_of(d.who, self.n)];
-        let mut bps = [Breakpoint { index: 0, ttl: self.agent_ttl }; 3];
-        let last = ag.chain.prompt.len() - 1;
-        let nbps = workload::breakpoints(1, ag.shared_end, last, self.agent_ttl, &mut bps);
-        let first = matches!((d.who, d.request), (Requester::Agent(_), 0));
-        let wait = first.then(|| d.send_us - ag.slot);
-        self.rec.request(&d, (0.0, wait), &ag.chain.prompt, &bps[..nbps]);
-        let (request, send_us, timing) = (d.request, d.send_us, d.timing);
-        match d.who {
-            Requester::Agent(a) => self.served(a, request, send_us, timing),
-            Requester::Prewarm => {
-                self.prewarm_served(send_us, timing);
-                Ok(())
-            }
-            Requester::Parent => unreachable!("the parent does not advance on a server"),
-        }
-    }
-
-    /// The run is over: its cost is the GPU time it kept busy; without caching, the reads
-    /// would have been prefilled too (`cost_uncached_usd`).
-    pub(super) fn server_costs(&mut self) {
-        let p = self.exp.server.as_ref().expect("a server policy has [server]");
-        let busy = self.server.busy_gpu_us(p);
-        let (evicted_tokens, overcommit_peak_tokens) = self.server.memory();
-        let mx = &mut *self.rec.metrics;
-        let gpus = u64::from(p.replicas) * u64::from(p.gpus_per_replica);
-        let read_us = prefill_us(mx.tokens.cache_read, p.prefill_tokens_per_s)
-            .saturating_mul(u64::from(p.gpus_per_replica));
-        let busy_usd = gpu_usd(busy, p.gpu_usd_per_hour);
-        mx.cost_usd += busy_usd;
-        mx.cost_uncached_usd += busy_usd + gpu_usd(read_us, p.gpu_usd_per_hour);
-        let provisioned = mx.makespan_us.saturating_mul(gpus);
-        mx.server = ServerMetrics {
-            gpu_busy_us: busy,
-            gpu_provisioned_us: provisioned,
-            provisioned_usd: gpu_usd(provisioned, p.gpu_usd_per_hour),
-            evicted_tokens,
-            overcommit_peak_tokens,
-        };
-    }
-}
-
-/// Where `who` is in the run's agents (`n` agents, then the prewarm request).
-fn index_of(who: Requester, n: u32) -> usize {
-    match who {
-        Requester::Agent(a) => a as usize,
-        Requester::Prewarm => n as usize,
-        Requester::Parent => unreachable!("the parent does not advance on a server"),
-    }
 }

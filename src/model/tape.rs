@@ -15,7 +15,7 @@
 //! exactly where it would have drawn. Each agent's draws come from its own stream in the
 //! order a run without a tape made them (turns, the first output; then per tool call: the
 //! denial, the tool latency, the result, the next output), so a run reads the very numbers it
-//! drew before. A run that pushes turns past the tape's prompt gives its prompt to the tape
+//! would draw itself. A run that pushes turns past the tape's prompt gives its prompt to the tape
 //! when it ends (`adopt`); a run that fails leaves a tape that is drawn again.
 //!
 //! What it is drawn for is its key: the experiment seed, the replication, the workload (every
@@ -95,14 +95,14 @@ impl Tape {
                 && k.latency.1 == exp.latency_other
         };
         let replication_key = Some((exp.seed, replication));
-        match &mut self.key {
+        match &self.key {
             Some(k) if k.replication == replication_key && drawn_for(k) => {}
-            // Another replication (or seed) of the same workload: the key is updated in place,
-            // not cloned again.
+            // Another replication (or seed) of the same workload: the key is kept (not cloned
+            // again), out of the tape while it is drawn.
             Some(k) if drawn_for(k) => {
-                k.replication = None;
+                let key = self.key.take();
                 self.draw_starts(exp, replication);
-                self.key.as_mut().expect("matched above").replication = replication_key;
+                self.key = key.map(|k| Key { replication: replication_key, ..k });
             }
             _ => {
                 self.key = None;

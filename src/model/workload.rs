@@ -175,8 +175,6 @@ fn block(layer: Layer, tokens: u64, tag: &str, a: u64, b: u64) -> Block {
 pub struct Shared {
     /// Tools, system, [history], [brief]: the prefix the prewarm request sends.
     pub prompt: Prompt,
-    /// Index of the last system block (the first default breakpoint).
-    pub system_end: usize,
     /// Which model the agents call: 0 = the experiment's, 1 = `fork_other_model`'s.
     pub model: usize,
 }
@@ -210,12 +208,6 @@ fn agents_model(exp: &Experiment) -> (&str, usize) {
         AgentKind::ForkOtherModel { model } => (model.as_str(), 1),
         _ => (exp.model.name.as_str(), 0),
     }
-}
-
-/// Whether agents of `kind` send the parent's own tools, system and history (and so can read
-/// the parent's entries): `fork`, `btw`, `fork_deny_at_call`.
-pub fn keeps_parent_prefix(kind: &AgentKind) -> bool {
-    matches!(kind, AgentKind::Fork | AgentKind::Btw | AgentKind::ForkDenyAtCall { .. })
 }
 
 /// The tools, system and (for every kind but `subagent`) the parent's history that an agent of
@@ -289,7 +281,7 @@ pub fn shared(exp: &Experiment, turns_hint: usize, thinking: bool) -> Shared {
     let blocks = 5 + (exp.workload.turn_blocks.len() + 1) * turns_hint;
     let mut p = line(exp, blocks, thinking);
     push_brief(&mut p, exp);
-    Shared { prompt: p, system_end: 1, model: agents_model(exp).1 }
+    Shared { prompt: p, model: agents_model(exp).1 }
 }
 
 /// The shared prefix last built (`shared` with no turns hint), with what it was built from: a
@@ -331,9 +323,9 @@ impl SharedMemo {
     /// `shared(exp, 0, thinking)`, built only when the inputs differ from the last call's.
     pub fn get(&mut self, exp: &Experiment, thinking: bool) -> &Shared {
         if !matches!(&self.0, Some((key, _)) if key.is(exp, thinking)) {
-            self.0 = Some((SharedKey::of(exp, thinking), shared(exp, 0, thinking)));
+            self.0 = None;
         }
-        &self.0.as_ref().expect("built above").1
+        &self.0.get_or_insert_with(|| (SharedKey::of(exp, thinking), shared(exp, 0, thinking))).1
     }
 }
 
@@ -515,7 +507,7 @@ mod tests {
             for thinking in [false, true, false] {
                 let (got, want) = (memo.get(&exp, thinking), shared(&exp, 0, thinking));
                 assert_eq!(keys(&got.prompt), keys(&want.prompt), "{set:?}, thinking {thinking}");
-                assert_eq!((got.system_end, got.model), (want.system_end, want.model));
+                assert_eq!(got.model, want.model);
             }
         }
     }

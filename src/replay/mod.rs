@@ -23,7 +23,7 @@ use std::path::Path;
 use hdrhistogram::Histogram;
 
 pub use run::ChoiceStats;
-pub use settings::{CacheChoice, Format, ReplaySettings, SetError, SettingError};
+pub use settings::{CacheChoice, ReplaySettings, SetError, SettingError, TraceFormat};
 pub use trace::{RecordError, TraceError, TraceMeta, TraceRequest};
 
 use crate::time::{US_PER_H, US_PER_MIN, US_PER_S};
@@ -31,7 +31,7 @@ use crate::time::{US_PER_H, US_PER_MIN, US_PER_S};
 /// The result of replaying one trace through one or more cache choices.
 #[derive(Debug)]
 pub struct Replay {
-    pub format: Format,
+    pub format: TraceFormat,
     /// Conversation names, in first-seen order (empty for Mooncake traces).
     pub conversations: Vec<String>,
     /// Lines or files skipped with `--lenient`.
@@ -54,7 +54,7 @@ pub fn read_trace(
     sink: &mut dyn FnMut(&TraceRequest),
 ) -> Result<(), TraceError> {
     match settings.format {
-        Format::Mooncake => mooncake::read(
+        TraceFormat::Mooncake => mooncake::read(
             path,
             settings.block_size,
             &settings.model.name,
@@ -62,8 +62,8 @@ pub fn read_trace(
             meta,
             sink,
         ),
-        Format::ClaudeCode => claude_code::read(path, settings.lenient, meta, sink),
-        Format::Requests => Err(TraceError::file(
+        TraceFormat::ClaudeCode => claude_code::read(path, settings.lenient, meta, sink),
+        TraceFormat::Requests => Err(TraceError::file(
             path,
             "request bodies are replayed by `requests::replay`, not streamed as hash ids",
         )),
@@ -76,7 +76,7 @@ pub fn replay(
     settings: &ReplaySettings,
     choices: &[CacheChoice],
 ) -> Result<Replay, TraceError> {
-    if settings.format == Format::Requests {
+    if settings.format == TraceFormat::Requests {
         return requests::replay(path, settings, choices);
     }
     let mut meta = TraceMeta::default();

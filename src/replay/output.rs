@@ -9,9 +9,10 @@ use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
-use super::run::{MISS_CAUSES, READY_SOURCES};
-use super::{ChoiceStats, Curves, Format, Replay, ReplaySettings};
-use crate::config::Policy;
+use super::blocks::CAUSES;
+use super::run::READY_SOURCES;
+use super::{ChoiceStats, Curves, Replay, ReplaySettings, TraceFormat};
+use crate::numfmt::pct;
 use crate::time::{secs, Human};
 
 /// Percentiles shown for the reuse gaps.
@@ -20,10 +21,6 @@ pub const PERCENTILES: [(f64, &str); 5] =
 
 fn r6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
-}
-
-fn policy_name(p: Policy) -> &'static str {
-    p.name()
 }
 
 /// The money of one choice: (cost, cost with no caching).
@@ -48,7 +45,7 @@ pub fn choice_json(replay: &Replay, index: usize) -> Value {
     let shares = s.miss_shares();
     let ready_shares = s.ready_shares();
     let causes = |f: &dyn Fn(usize) -> Value| -> Value {
-        MISS_CAUSES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
+        CAUSES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
     };
     let sources = |f: &dyn Fn(usize) -> Value| -> Value {
         READY_SOURCES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
@@ -65,7 +62,7 @@ pub fn choice_json(replay: &Replay, index: usize) -> Value {
         })
         .collect();
     json!({
-        "label": choice.label, "policy": policy_name(choice.policy), "ttl": choice.ttl_text(),
+        "label": choice.label, "policy": choice.policy.name(), "ttl": choice.ttl_text(),
         "capacity_tokens": choice.capacity_tokens, "requests": s.requests,
         "requests_with_hit": s.requests_with_hit, "input_tokens": a.input(),
         "cache_read": a.cache_read, "cache_write": a.cache_write(),
@@ -176,10 +173,6 @@ fn money(x: f64) -> String {
     }
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.1}%", 100.0 * x)
-}
-
 /// A table: the first column left-aligned, the others right-aligned.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
@@ -209,7 +202,7 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 
 /// Whether the table shows where readiness came from: only traces that record timing.
 fn shows_ready_sources(replay: &Replay, settings: &ReplaySettings) -> bool {
-    replay.format == Format::ClaudeCode && !settings.instant_ready
+    replay.format == TraceFormat::ClaudeCode && !settings.instant_ready
 }
 
 /// The trace header lines.
@@ -240,7 +233,7 @@ fn choice_row(replay: &Replay, i: usize, ready: bool) -> Vec<String> {
     let shares = s.miss_shares();
     let mut row = vec![
         c.label.clone(),
-        policy_name(c.policy).to_string(),
+        c.policy.name().to_string(),
         c.ttl_text(),
         c.capacity_tokens.map_or("-".into(), thousands),
         pct(s.account.hit_rate()),

@@ -6,7 +6,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::blocks::{BlockCache, Interner, CAUSES};
+use super::blocks::{BlockCache, Interner};
 use super::prices::{self, Account, Pricing};
 use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{TraceRequest, NO_CONVERSATION};
@@ -47,14 +47,18 @@ pub struct Part {
 impl ChoiceStats {
     /// Share of missed (written) tokens per cause, in `CAUSES` order; zeros with no miss.
     pub fn miss_shares(&self) -> [f64; 4] {
-        let total: u64 = self.miss_tokens.iter().sum();
-        self.miss_tokens.map(|t| if total == 0 { 0.0 } else { t as f64 / total as f64 })
+        shares(&self.miss_tokens)
     }
     /// Share of written tokens per readiness source, in `READY_SOURCES` order.
     pub fn ready_shares(&self) -> [f64; 4] {
-        let total: u64 = self.ready_tokens.iter().sum();
-        self.ready_tokens.map(|t| if total == 0 { 0.0 } else { t as f64 / total as f64 })
+        shares(&self.ready_tokens)
     }
+}
+
+/// Each count's share of their sum; zeros when the sum is.
+fn shares(counts: &[u64; 4]) -> [f64; 4] {
+    let total: u64 = counts.iter().sum();
+    counts.map(|t| if total == 0 { 0.0 } else { t as f64 / total as f64 })
 }
 
 /// Where a written entry's readiness came from (index into `READY_SOURCES`).
@@ -289,6 +293,3 @@ impl ChoiceStats {
         }
     }
 }
-
-/// The cause names, re-exported for output code.
-pub const MISS_CAUSES: [&str; 4] = CAUSES;

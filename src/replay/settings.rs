@@ -15,7 +15,7 @@ use crate::time::{Human, US_PER_H, US_PER_MIN};
 
 /// The three trace formats `replay` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum TraceFormat {
     /// Mooncake JSONL: `{timestamp, input_length, output_length, hash_ids}`, `ceil` blocks.
     Mooncake,
     /// Claude Code session traces (kv-cache-tester): one JSON object per conversation.
@@ -24,17 +24,17 @@ pub enum Format {
     Requests,
 }
 
-impl Format {
+impl TraceFormat {
     pub fn name(self) -> &'static str {
         match self {
-            Format::Mooncake => "mooncake",
-            Format::ClaudeCode => "claude-code",
-            Format::Requests => "requests",
+            TraceFormat::Mooncake => "mooncake",
+            TraceFormat::ClaudeCode => "claude-code",
+            TraceFormat::Requests => "requests",
         }
     }
     /// True for the formats that carry block hash ids rather than content.
     pub fn is_hash_ids(self) -> bool {
-        !matches!(self, Format::Requests)
+        !matches!(self, TraceFormat::Requests)
     }
 }
 
@@ -79,7 +79,7 @@ impl CacheChoice {
 /// Everything a replay needs besides the trace itself.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplaySettings {
-    pub format: Format,
+    pub format: TraceFormat,
     /// Prices (and the name shown); with `per_request_prices`, the fallback and (for
     /// `requests`) the minimum cacheable length.
     pub model: ModelParams,
@@ -166,12 +166,12 @@ impl ReplaySettings {
     /// unbounded capacity, `claude-sonnet-4.5` prices (claude-code traces: each request's own
     /// model, which they record), the latency model on, 512-token blocks (Mooncake's), policy
     /// `every-block` for hash-id traces and `anthropic` for request bodies.
-    pub fn new(format: Format) -> Self {
+    pub fn new(format: TraceFormat) -> Self {
         let policy = if format.is_hash_ids() { Policy::EveryBlock } else { Policy::Anthropic };
         let mut settings = ReplaySettings {
             format,
             model: crate::config::preset(DEFAULT_MODEL).expect("the default model is a preset"),
-            per_request_prices: format == Format::ClaudeCode,
+            per_request_prices: format == TraceFormat::ClaudeCode,
             block_size: 512,
             latency: LatencyParams::default(),
             latency_preset: LatencyPreset::Calibrated,
@@ -252,7 +252,7 @@ impl ReplaySettings {
                     .ok_or_else(|| SettingError::UnknownModel(value.to_string()))?;
                 self.latency = self.latency_for(&self.model.name).clone();
             }
-            "block_size" if self.format != Format::Mooncake => {
+            "block_size" if self.format != TraceFormat::Mooncake => {
                 return Err(SettingError::BlockSizeNotMooncake(self.format.name()))
             }
             "block_size" => self.block_size = parse_positive(value)?,
@@ -365,7 +365,7 @@ mod tests {
 
     #[test]
     fn keys_apply_and_refuse() {
-        let mut s = ReplaySettings::new(Format::Mooncake);
+        let mut s = ReplaySettings::new(TraceFormat::Mooncake);
         s.apply_set("cache.ttl=1h").unwrap();
         assert_eq!(s.cache.ttl_us, Some(US_PER_H));
         assert!(s.cache.bills_1h());
@@ -387,17 +387,17 @@ mod tests {
         assert!(s.validate().is_err());
         s.apply_set("model=per-request").unwrap();
         assert!(s.per_request_prices);
-        let mut cc = ReplaySettings::new(Format::ClaudeCode);
+        let mut cc = ReplaySettings::new(TraceFormat::ClaudeCode);
         assert!(cc.per_request_prices, "claude-code traces record each request's model");
         cc.apply_set("model=claude-opus-4.5").unwrap();
         assert!(!cc.per_request_prices);
-        assert!(!ReplaySettings::new(Format::Mooncake).per_request_prices);
+        assert!(!ReplaySettings::new(TraceFormat::Mooncake).per_request_prices);
         assert!(cc.apply_set("block_size=64").unwrap_err().to_string().contains("mooncake"));
     }
 
     #[test]
     fn a_ttl_the_api_does_not_sell_replays_only_under_every_block() {
-        let mut s = ReplaySettings::new(Format::Requests);
+        let mut s = ReplaySettings::new(TraceFormat::Requests);
         s.apply_set("cache.ttl=7m").unwrap();
         let e = s.validate().unwrap_err();
         assert_eq!(e, SettingError::TtlNotOffered("7min".into()));

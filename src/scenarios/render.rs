@@ -7,18 +7,9 @@
 use super::{explanation, Report, ScenarioResult, SCENARIOS};
 use crate::cache::{cost_usd, uncached_cost_usd, Policy, Usage};
 use crate::config::ModelParams;
+use crate::numfmt::pct;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
-
-/// The policy's name on the command line.
-pub fn policy_name(policy: Policy) -> &'static str {
-    policy.name()
-}
-
-/// `x` as a percentage with one decimal.
-fn pct(x: f64) -> String {
-    format!("{:.1}%", 100.0 * x)
-}
 
 /// A hit rate rounded to 6 decimals (stable JSON).
 fn rate6(x: f64) -> f64 {
@@ -37,7 +28,7 @@ pub fn input_cost_ratio(model: &ModelParams, u: &Usage) -> f64 {
 /// The table for people.
 pub fn table(r: &Report) -> String {
     let mut out = String::new();
-    let policy = policy_name(r.policy);
+    let policy = r.policy.name();
     let _ = writeln!(
         out,
         "Prefix-cache scenarios: workload `{}`, policy `{policy}`, model {}",
@@ -122,8 +113,7 @@ fn btw_rows(r: &Report, out: &mut String) {
         "{:22}  {:>12}  {:>20}  {:>20}",
         "design", "side request", "next, answer shown", "next, answer kept"
     );
-    for s in designs {
-        let n = s.next_turn.expect("filtered");
+    for (s, n) in designs.iter().filter_map(|s| Some((s, s.next_turn.as_ref()?))) {
         let _ = writeln!(
             out,
             "{:22}  {:>12}  {:>20}  {:>20}",
@@ -152,7 +142,7 @@ fn policy_notes(r: &Report) -> Vec<String> {
             "Run with --policy anthropic for the API's rules.".into(),
         ],
         Policy::Vllm | Policy::Sglang => vec![
-            format!("{}: a GPU prefix cache with no expiry and no server clock: the longest", policy_name(r.policy)),
+            format!("{}: a GPU prefix cache with no expiry and no server clock: the longest", r.policy.name()),
             "prefix at a block boundary, read in whole KV blocks (vllm 16 tokens, sglang 1);".into(),
             "\"uncached\" = tokens computed. Prefill timing and GPU cost need `run` ([server]).".into(),
         ],
@@ -196,7 +186,7 @@ pub fn to_json(r: &Report) -> Value {
     let notes: Vec<Value> = policy_notes(r).into_iter().map(Value::String).collect();
     json!({
         "workload": r.workload.as_str(),
-        "policy": policy_name(r.policy),
+        "policy": r.policy.name(),
         "model": r.model,
         "min_cacheable_tokens": r.min_cacheable_tokens,
         "main_turns": r.main_turns,

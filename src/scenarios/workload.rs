@@ -21,8 +21,6 @@ pub enum WorkloadName {
 }
 
 impl WorkloadName {
-    pub const ALL: [WorkloadName; 2] = [WorkloadName::Seed, WorkloadName::ClaudeCode];
-
     /// The name on the command line and in the JSON output.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -274,7 +274,7 @@ fn json_shape_parses_back() {
         let text = serde_json::to_string(&render::to_json(r)).unwrap();
         let v: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v["workload"], json!(w.as_str()));
-        assert_eq!(v["policy"], json!(render::policy_name(p)));
+        assert_eq!(v["policy"], json!(p.name()));
         let rows = v["scenarios"].as_array().unwrap();
         assert_eq!(rows.len(), r.scenarios.len());
         for (row, s) in rows.iter().zip(&r.scenarios) {

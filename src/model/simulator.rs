@@ -1,0 +1,48 @@
+//! `Simulator`: the model's entry point for many runs. It keeps one run's buffers for the
+//! next (`sim::Buffers`), so a sweep allocates nothing per run once they have grown.
+
+use super::recorder::Trace;
+use super::sim::{self, Buffers};
+use super::{Detailed, SimError};
+use crate::config::{Experiment, Strategy};
+use crate::metrics::RunMetrics;
+
+/// Reusable simulation buffers: the event heap, the launch strategy's buffers and the caches
+/// keep their capacity across runs.
+#[derive(Default)]
+pub struct Simulator {
+    buffers: Buffers,
+}
+
+impl Simulator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Run one replication into `metrics` (reset first: its sample buffers are reused).
+    pub fn run_into(
+        &mut self,
+        exp: &Experiment,
+        strategy: &Strategy,
+        replication: u32,
+        metrics: &mut RunMetrics,
+    ) -> Result<(), SimError> {
+        metrics.reset();
+        sim::run(exp, strategy, replication, &mut self.buffers, (metrics, None))
+    }
+
+    /// Run one replication with the timeline and the per-request records.
+    pub fn run_detailed(
+        &mut self,
+        exp: &Experiment,
+        strategy: &Strategy,
+        replication: u32,
+    ) -> Result<Detailed, SimError> {
+        let (mut metrics, mut trace) = (RunMetrics::new(), Trace::default());
+        let counts = (&mut metrics, Some(&mut trace));
+        sim::run(exp, strategy, replication, &mut self.buffers, counts)?;
+        let (mut segments, requests) = trace;
+        segments.sort_by_key(|s| (s.agent, s.start_us, s.kind, s.request));
+        Ok(Detailed { metrics, segments, requests })
+    }
+}
