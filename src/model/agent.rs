@@ -6,7 +6,7 @@ use super::workload::{self, Chain, Shared, SharedMemo, TurnTokens, WORKFLOW_ID};
 use super::SimError;
 use crate::cache::{Prompt, PromptMemory};
 use crate::config::{AgentKind, Experiment, ModelParams};
-use crate::rng::{self, site, ChaCha8Rng};
+use crate::rng::{self, site, ChaCha8Rng, SeedableRng};
 use crate::time::{SimDuration, SimTime};
 
 /// Who sends a request: one of the fan-out's agents, the prewarm request, or the advancing
@@ -231,7 +231,7 @@ impl Agent {
             slot: SimTime::ZERO,
             phase: Phase::Queued,
             grown: [0; 2],
-            lat: ChaCha8Rng::from_key([0; 8]),
+            lat: ChaCha8Rng::from_seed([0; 32]),
             jitter: None,
             miss: None,
             implicit: None,
