@@ -153,10 +153,7 @@ pub struct Sampler<'d> {
 #[derive(Debug, Clone, Copy)]
 enum Kind<'d> {
     Const(f64),
-    LogNormal {
-        median: f64,
-        sigma: f64,
-    },
+    LogNormal { median: f64, sigma: f64 },
     Other(&'d Dist),
 }
 
