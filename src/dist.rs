@@ -47,13 +47,8 @@ pub enum Dist {
 
 use crate::rng::{ChaCha8Rng, RngExt};
 
-mod exp;
 mod spliced;
 pub use spliced::{Spliced, SplicedError};
-
-/// 64 / ln 2, rounded to nearest.
-const INV_LN2_64: f64 = 64.0 / std::f64::consts::LN_2;
-pub use exp::{scaled_exp2_64, EXP2_64_MAX_ARG};
 
 impl Dist {
     /// Draw one value (never negative).
@@ -118,9 +113,9 @@ impl Dist {
     }
 
     /// Draw a whole number (tokens, microseconds), rounded once, here: `round_u64` of
-    /// `sample`'s value, bit for bit (a lognormal through `Sampler::sample_u64`'s fast exp).
+    /// `sample`'s value.
     pub fn sample_u64(&self, rng: &mut ChaCha8Rng) -> u64 {
-        Sampler::new(self).sample_u64(rng)
+        round_u64(self.sample(rng))
     }
 
     /// The distribution's mean (exact, used for documentation and closed-form checks).
@@ -158,12 +153,7 @@ pub struct Sampler<'d> {
 #[derive(Debug, Clone, Copy)]
 enum Kind<'d> {
     Const(f64),
-    /// `sigma64` is `sigma * 64 / ln 2`, the exponent's scale in units of ln2/64.
-    LogNormal {
-        median: f64,
-        sigma: f64,
-        sigma64: f64,
-    },
+    LogNormal { median: f64, sigma: f64 },
     Other(&'d Dist),
 }
 
@@ -172,8 +162,7 @@ impl<'d> Sampler<'d> {
         let kind = match dist {
             Dist::Const(x) => Kind::Const(*x),
             Dist::LogNormal { median, p90 } => {
-                let sigma = lognormal_sigma(*median, *p90);
-                Kind::LogNormal { median: *median, sigma, sigma64: sigma * INV_LN2_64 }
+                Kind::LogNormal { median: *median, sigma: lognormal_sigma(*median, *p90) }
             }
             other => Kind::Other(other),
         };
@@ -193,77 +182,16 @@ impl<'d> Sampler<'d> {
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> f64 {
         match self.kind {
             Kind::Const(x) => x,
-            Kind::LogNormal { median, sigma, .. } => lognormal(median, sigma, rng),
+            Kind::LogNormal { median, sigma } => lognormal(median, sigma, rng),
             Kind::Other(dist) => dist.sample(rng),
         }
     }
 
-    /// Draw a whole number: `round_u64(self.sample(rng))`, bit for bit, with a lognormal's exp
-    /// computed inline where that cannot change the whole number (`sample_whole`).
-    #[inline(always)]
+    /// Draw a whole number: `round_u64(self.sample(rng))`.
+    #[inline]
     pub fn sample_u64(&self, rng: &mut ChaCha8Rng) -> u64 {
-        self.sample_whole(rng).unwrap_or_else(round_u64)
+        round_u64(self.sample(rng))
     }
-
-    /// Draw a value `v` for a caller that reads only `round_u64(v)`: `Ok` of that whole
-    /// number, or `Err(v)` for the caller to round itself. Either way the whole number is that
-    /// of `self.sample(rng)` bit for bit, and the draw consumes the same random numbers. A
-    /// lognormal's exp is `scaled_exp2_64` of the normal draw times `sigma64` (`Ok`), unless
-    /// the result is too near a half to be sure (`fast_round`): then it is recomputed from the
-    /// same normal draw with libm's exp, as `sample` does (`Err`); other kinds are always
-    /// `Err`.
-    #[inline(always)]
-    fn sample_whole(&self, rng: &mut ChaCha8Rng) -> Result<u64, f64> {
-        match self.kind {
-            Kind::LogNormal { median, sigma, sigma64 } => {
-                let z = standard_normal(rng);
-                let t = sigma64 * z;
-                let fast = if t.abs() <= EXP2_64_MAX_ARG {
-                    fast_round(scaled_exp2_64(t, median))
-                } else {
-                    None
-                };
-                fast.ok_or_else(|| median * (sigma * z).exp())
-            }
-            _ => Err(self.sample(rng)),
-        }
-    }
-}
-
-/// `round_u64(y)` for `y` computed with `scaled_exp2_64` in place of libm's exp, when that is
-/// provably the whole number the same computation with libm's exp rounds to; `None` when `y`
-/// is too near a half (or out of range) to be sure: the caller then uses libm's.
-///
-/// Why the margin `y * 2^-45` is enough, with u = 2^-53:
-/// - The exponent: ours is `t = sigma64 * z`, `sigma64 = sigma * (64.0 / LN_2)`, and
-///   `64.0 / LN_2` is within 2u of 64/ln2, so `t` ln2/64 is within 4u |sigma z| of sigma z;
-///   libm's is `s = sigma * z`, within u |sigma z|. With |t| <= 1536, |sigma z| < 16.7, so
-///   the two exponents differ by less than 5u * 16.7 = 83.5u: a relative factor within 83.6u.
-/// - `scaled_exp2_64(t, median)` is within 3.4u of `median * 2^(t/64)`; libm's exp is within
-///   1 ulp, at most 2u relative: glibc's exp (since 2.28, from Arm's optimized-routines,
-///   github.com/ARM-software/optimized-routines) has a worst case of 0.51 ulp in
-///   round-to-nearest, and the glibc manual ("Known Maximum Errors in Math Functions",
-///   sourceware.org/glibc/manual) lists no larger error for exp on x86-64; its product by
-///   `median` rounds within u. So the two lognormal values are within
-///   83.6u + 3.4u + 2u + u = 90u of each other, relative (plus terms of order u^2). The margin
-///   below leaves room for up to 75 further roundings of a computation from the draw (each
-///   adding at most 2u: 240u (1 + 2^-40)); the one caller rounds the draw itself.
-/// - Below 2^51, `n = (y + SHIFT) - SHIFT` is an integer nearest `y` and `y - n` is exact
-///   (Sterbenz for n >= 1), so `0.5 - |y - n|` is `y`'s distance to the nearest half: exact
-///   when at most 1/4, and above 1/4 (within u/2) otherwise. If it exceeds `y * 2^-45` = 256u y
-///   (exact, a power of two), the libm value, within 91u y of `y`, is strictly on the same side
-///   of the same half, so it rounds to the same whole number, `n`: no half is that near, so
-///   `n`'s ties-to-even never applies and it is `round_u64`'s half-away-from-zero.
-#[inline(always)]
-fn fast_round(y: f64) -> Option<u64> {
-    const BELOW: f64 = (1u64 << 51) as f64;
-    const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5 * 2^52: y + SHIFT rounds y to an integer
-    const MARGIN: f64 = 1.0 / (1u64 << 45) as f64;
-    let shifted = y + SHIFT;
-    let n = shifted - SHIFT;
-    let whole = shifted.to_bits() - SHIFT.to_bits();
-    let in_range = y > 0.0 && y < BELOW;
-    (in_range && 0.5 - (y - n).abs() > y * MARGIN).then_some(whole)
 }
 
 /// A lognormal draw: the median times e to the sigma times a standard normal.
@@ -273,36 +201,20 @@ fn lognormal(median: f64, sigma: f64, rng: &mut ChaCha8Rng) -> f64 {
 }
 
 /// `x.round().max(0.0) as u64` (half away from zero; negatives and NaN give 0, values past
-/// `u64::MAX` saturate), without `f64::round`: baseline x86-64 has no rounding instruction,
-/// so `round` is a software routine there, a tenth of a draw's cost. Here it is the
-/// truncation of `x + 0.5`, which is `floor(x + 0.5)`, `round`'s result, for every `x` in
-/// [0.5, 2^52) (u = 2^-53):
-/// - there `x + 0.5` is a multiple of `ulp(x)` (0.5 is one: `ulp(x)` <= 1/2), so it is exact
-///   unless it reaches the next power of two 2^k above `x`; then it is below 2^k + 1/2, and
-///   rounds to within `ulp(x)` <= 1/2 of itself, to a value in [2^k, 2^k + 1): the same
-///   truncation, 2^k;
-/// - below 0.5 the sum can round up to 1 (`0.5 - u/2 + 0.5` rounds to even, 1.0), but there
-///   every `x` rounds to 0, as it returns at once; and from 2^52 every `x` is whole already
-///   (there `x + 0.5` could round up an odd `x`).
-///
-/// Two dependent instructions, an add and a truncation, on the chain from a request's time to
-/// its microseconds, where the truncation, back-conversion, subtraction, comparison and
-/// carry it replaces (same results, `round_u64_is_round_then_clamp`) were five. The
-/// truncation goes through `i64`: x86-64 converts `f64` to `i64` in one instruction, where
-/// `u64` takes a branch or a correction for the top bit; and unchecked, since the sum is
-/// known to be in range there (a checked `as` adds a saturation and a NaN test).
+/// `u64::MAX` saturate), without `f64::round`, which baseline x86-64 computes in software (a
+/// tenth of a draw's cost): the truncation of `x + 0.5`, which is `floor(x + 0.5)` for every
+/// `x` in [0.5, 2^52) (there `x + 0.5` is exact, or rounds to the power of two it reaches);
+/// from 2^52 every `x` is whole already. `round_u64_is_round_then_clamp` checks the edges.
 #[inline]
 pub fn round_u64(x: f64) -> u64 {
     const WHOLE: f64 = (1u64 << 52) as f64;
     if x.is_nan() || x < 0.5 {
-        return 0; // negatives and everything below a half round to 0
+        0
+    } else if x >= WHOLE {
+        x as u64
+    } else {
+        (x + 0.5) as i64 as u64
     }
-    if x >= WHOLE {
-        return x as u64; // already whole; saturates past u64::MAX
-    }
-    // SAFETY: 0.5 <= x < 2^52 here, so `x + 0.5` is finite and its truncation fits an `i64`.
-    let whole: i64 = unsafe { (x + 0.5).to_int_unchecked() };
-    whole as u64
 }
 
 /// z of the 90th percentile of the standard normal.
@@ -376,78 +288,6 @@ mod tests {
                 assert_eq!(s.sample_u64(&mut a), d.sample_u64(&mut b), "{d:?}");
             }
         }
-    }
-
-    /// `Dist::sample` then `round_u64`: the libm computation `sample_u64` must reproduce.
-    fn libm_u64(d: &Dist, rng: &mut ChaCha8Rng) -> u64 {
-        round_u64(d.sample(rng))
-    }
-
-    #[test]
-    fn whole_draws_are_the_libm_draws_rounded() {
-        let lognormal = |median: f64, p90: f64| Dist::LogNormal { median, p90 };
-        let dists = [
-            lognormal(300.0, 1500.0),
-            lognormal(0.7, 3.0),
-            lognormal(2e6, 1e7),
-            lognormal(500.0, 4000.0),
-            lognormal(1e12, 1e15),
-            lognormal(300.0, 300.0),
-            lognormal(0.0, 5.0),
-            lognormal(-4.0, 5.0),
-            Dist::Const(2.5),
-            Dist::Uniform { low: 1.0, high: 9.0 },
-            Dist::Normal { mean: 5.0, sd: 3.0 },
-            Dist::Exp { mean: 2.0 },
-            Dist::Empirical(vec![1.5, 2.0, 4.5]),
-        ];
-        for d in &dists {
-            for seed in [1, 2, 3] {
-                let (mut a, mut b) =
-                    (crate::rng::stream(seed, &[4]), crate::rng::stream(seed, &[4]));
-                let s = Sampler::new(d);
-                for _ in 0..150_000 {
-                    assert_eq!(s.sample_u64(&mut a), libm_u64(d, &mut b), "{d:?}");
-                }
-                assert_eq!(d.sample_u64(&mut a), libm_u64(d, &mut b), "{d:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn almost_every_lognormal_draw_takes_the_fast_exp() {
-        let d = Dist::LogNormal { median: 2e6, p90: 1e7 };
-        let (s, mut rng) = (Sampler::new(&d), crate::rng::stream(5, &[]));
-        let fast = (0..1_000_000).filter(|_| s.sample_whole(&mut rng).is_ok()).count();
-        assert!(fast > 999_000, "{fast}");
-    }
-
-    /// A lognormal sampler whose next draw from `rng` lands within a few ulps of `target`.
-    fn aimed_at(target: f64, sigma: f64, rng: &ChaCha8Rng, ulps: i32) -> Sampler<'static> {
-        let z = standard_normal(&mut rng.clone());
-        let mut median = target / (sigma * z).exp();
-        for _ in 0..ulps.abs() {
-            median = if ulps > 0 { median.next_up() } else { median.next_down() };
-        }
-        Sampler { kind: Kind::LogNormal { median, sigma, sigma64: sigma * INV_LN2_64 } }
-    }
-
-    #[test]
-    fn a_draw_next_to_a_half_falls_back_to_libm() {
-        let mut rng = crate::rng::stream(6, &[]);
-        let mut fell_back = 0;
-        for i in 0..20_000u32 {
-            let target = f64::from(i % 5_000) * 37.0 + 0.5;
-            let sigma = [0.3, 1.2, 2.0][i as usize % 3];
-            let s = aimed_at(target, sigma, &rng, i as i32 % 9 - 4);
-            let Kind::LogNormal { median, sigma, .. } = s.kind else { unreachable!() };
-            let libm = round_u64(lognormal(median, sigma, &mut rng.clone()));
-            let whole = s.sample_whole(&mut rng.clone());
-            fell_back += usize::from(whole.is_err());
-            assert_eq!(s.sample_u64(&mut rng), libm, "{median} {sigma}");
-        }
-        // Every aimed draw is within a few ulps of its half: none may trust the fast exp.
-        assert_eq!(fell_back, 20_000);
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //!   ready -> expired, sliding TTL from the send time of the last request that used it), shared
 //!   with the trace replay's block cache (`lifecycle.rs`); [`lru::Lru`]: the intrusive recency
 //!   list both caches evict from (`lru.rs`).
-//! - [`EntryStore`]: entries keyed by a [`StoreKey`] (its index: `index.rs`), following that
+//! - [`EntryStore`]: entries keyed by any hashable key (`Key`, `u64`), following that
 //!   lifecycle, optional LRU capacity (`store.rs`).
 //! - [`Cache`]: an `EntryStore<Key>` plus a [`Policy`] and a model; [`Cache::serve`] looks a
 //!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
@@ -24,7 +24,6 @@
 
 mod body;
 pub mod gpu;
-mod index;
 mod json;
 pub mod lifecycle;
 pub mod lru;
@@ -42,7 +41,6 @@ pub use body::{
     request_from_json_scoped, BodyError, Granularity, ParsedBody,
 };
 pub use gpu::GpuCache;
-pub use index::StoreKey;
 pub use json::Json;
 pub use lifecycle::State;
 pub use params::{

@@ -5,25 +5,24 @@
 //! first reclaims expired entries and then evicts the least recently used live ones from the
 //! old end of an intrusive recency list threaded through a slab ([`super::lru`]; O(1), no
 //! allocation per lookup). Without a capacity nothing is ever evicted, so no recency list is
-//! kept (a hit then costs one index lookup and one store). The index is an open-addressing
-//! table of its own ([`super::index`]): placed by the key's uniform low word, kept across
-//! runs. Keys are remembered after eviction
+//! kept (a hit then costs one index lookup and one store). The index is a `HashMap` with
+//! [`KeyHasher`], its memory kept across runs. Keys are remembered after eviction
 //! or expiry, so [`EntryStore::probe`] can say why a key misses (an evicted entry probes
 //! `Evicted` until it would have expired, as in the replay's block cache). With one TTL and
 //! monotonic time, LRU order is `last_use` order, so expired entries are always at the old end.
 //!
 //! Generic key: `Key` (the API cache), `u64` hash ids (trace replay). Knows no prompts.
 
-use super::index::{Index, StoreKey};
 use super::lifecycle::{held_state, state, State};
 use super::lru::{Link, Linked, Lru};
 use super::{ttl_duration, Ttl};
 use crate::time::{SimDuration, SimTime};
-use std::hash::Hasher;
+use std::collections::hash_map::{Entry, HashMap};
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 
 /// A fast hasher for keys that are already (nearly) uniform, for the maps keyed by them (the
 /// router, the GPU cache): a folded 128-bit multiply per 8-byte word. `Key` and `Digest`
-/// hash as their first 8 bytes; `u64` ids as themselves.
+/// hash as their first 8 bytes; `u64` ids (trace block ids, counters) spread by the multiply.
 #[derive(Default, Clone, Copy)]
 pub struct KeyHasher(u64);
 
@@ -125,7 +124,7 @@ pub struct StoreStats {
 /// Entries by key; see the module doc for the lifecycle.
 #[derive(Debug, Clone)]
 pub struct EntryStore<K> {
-    index: Index<K>,
+    index: HashMap<K, u32, BuildHasherDefault<KeyHasher>>,
     slots: Vec<Slot>,
     /// `Live` slots by recency.
     lru: Lru,
@@ -134,11 +133,11 @@ pub struct EntryStore<K> {
     stats: StoreStats,
 }
 
-impl<K: StoreKey> EntryStore<K> {
+impl<K: Copy + Eq + Hash> EntryStore<K> {
     /// An empty store; `capacity_tokens: None` = unbounded.
     pub fn new(capacity_tokens: Option<u64>) -> Self {
         EntryStore {
-            index: Index::default(),
+            index: HashMap::default(),
             slots: Vec::new(),
             lru: Lru::new(),
             capacity_tokens,
@@ -177,7 +176,7 @@ impl<K: StoreKey> EntryStore<K> {
 
     /// Classify `key` at `now` without changing anything.
     pub fn probe(&self, key: K, now: SimTime) -> State {
-        let Some(i) = self.index.get(key) else { return State::Absent };
+        let Some(i) = self.index.get(&key).copied() else { return State::Absent };
         let s = &self.slots[i as usize];
         match s.residency {
             Residency::Reclaimed => State::Expired,
@@ -194,7 +193,7 @@ impl<K: StoreKey> EntryStore<K> {
     /// Inlined: a prefix search calls it once per position, mostly on absent keys.
     #[inline(always)]
     pub fn ready_slot(&self, key: K, now: SimTime) -> Option<SlotId> {
-        let i = self.index.get(key)?;
+        let i = self.index.get(&key).copied()?;
         let s = &self.slots[i as usize];
         (s.residency == Residency::Live && s.state(now) == State::Ready).then_some(SlotId(i))
     }
@@ -202,8 +201,8 @@ impl<K: StoreKey> EntryStore<K> {
     /// The tokens and ready time last written for `key` (whatever its state now).
     pub fn written(&self, key: K) -> Option<(u64, SimTime)> {
         self.index
-            .get(key)
-            .map(|i| (self.slots[i as usize].tokens, self.slots[i as usize].ready_at))
+            .get(&key)
+            .map(|&i| (self.slots[i as usize].tokens, self.slots[i as usize].ready_at))
     }
 
     /// A hit: refresh `key`'s TTL from `now` and make it the most recently used. Returns false
@@ -217,7 +216,7 @@ impl<K: StoreKey> EntryStore<K> {
     /// [`Self::touch_slot_if_ready`]. A key keeps its slot until [`Self::clear`].
     #[inline]
     pub fn slot_of(&self, key: K) -> Option<SlotId> {
-        self.index.get(key).map(SlotId)
+        self.index.get(&key).copied().map(SlotId)
     }
 
     /// [`Self::touch`] on the slot `slot_of(key)` gave: the same effect, no hash lookup.
@@ -274,9 +273,10 @@ impl<K: StoreKey> EntryStore<K> {
         let ready_at = ready_at.max(now);
         // One probe whether the key is new or not (a new key is the common case).
         let next = self.slots.len() as u32;
-        let i = match self.index.get_or_insert(key, next) {
-            Some(seen) => seen,
-            None => {
+        let i = match self.index.entry(key) {
+            Entry::Occupied(seen) => *seen.get(),
+            Entry::Vacant(new) => {
+                new.insert(next);
                 let link = Link::UNLINKED;
                 if self.capacity_tokens.is_none() {
                     // Nothing to make room for: stored as it is pushed, in one write.
@@ -389,7 +389,7 @@ impl<K: StoreKey> EntryStore<K> {
     /// without a capacity: no recency is kept where nothing is evicted.
     pub fn lru_order(&self) -> Vec<K> {
         let mut keys = vec![None; self.slots.len()];
-        for (key, i) in self.index.iter() {
+        for (&key, &i) in &self.index {
             keys[i as usize] = Some(key);
         }
         self.lru.newest_first(&self.slots).filter_map(|i| keys[i as usize]).collect()

@@ -8,7 +8,7 @@ use crate::cache::{Breakpoint, Prompt, PromptMemory};
 use crate::config::{
     AgentKind, BlockKind, Experiment, ModelParams, Overload, ThinkingHistory, Ttl,
 };
-use crate::rng::{self, site, ChaCha8Rng, RngExt};
+use crate::rng::{self, site, ChaCha8Rng, RngExt, SeedableRng};
 use crate::time::{SimDuration, SimTime};
 
 /// Who sends a request: one of the fan-out's agents, the prewarm request, or the advancing
@@ -242,7 +242,7 @@ impl Agent {
             slot: SimTime::ZERO,
             phase: Phase::Queued,
             grown: [0; 2],
-            lat: ChaCha8Rng::from_key([0; 8]),
+            lat: ChaCha8Rng::from_seed([0; 32]),
             jitter: None,
             miss: None,
             implicit: None,

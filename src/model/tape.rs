@@ -28,7 +28,7 @@ use super::workload;
 use crate::cache::Prompt;
 use crate::config::{AgentKind, Experiment, LatencyParams, Workload};
 use crate::dist::Sampler;
-use crate::rng::{self, site, ChaCha8Rng, RngExt};
+use crate::rng::{self, site, ChaCha8Rng, RngExt, SeedableRng};
 use crate::time::SimDuration;
 
 /// The draws (and prompts) of one replication's agents; see the module's docs.
@@ -253,8 +253,8 @@ impl<'e> TurnDraws<'e> {
 impl AgentTape {
     fn blank() -> AgentTape {
         AgentTape {
-            work: ChaCha8Rng::from_key([0; 8]),
-            lat: ChaCha8Rng::from_key([0; 8]),
+            work: ChaCha8Rng::from_seed([0; 32]),
+            lat: ChaCha8Rng::from_seed([0; 32]),
             terms: Vec::new(),
             turns: 0,
             outputs: Vec::new(),

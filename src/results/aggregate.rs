@@ -1,5 +1,5 @@
 //! One strategy at one point, aggregated over its replications: a `Stat` per scalar of
-//! `SCALAR_NAMES`, each latency's samples counted in a histogram of its own (`v2::Counts`:
+//! `SCALAR_NAMES`, each latency's samples counted in a histogram of its own (`counts::Counts`:
 //! `metrics::new_histogram`'s buckets, counted and read through the buckets samples fell in),
 //! and each latency's exact smallest and largest value (a histogram only knows its buckets'
 //! edges, which can lie above a hold's cap: 2.000895 s for a 2 s cap).
@@ -8,8 +8,8 @@ use std::cell::Cell;
 
 use hdrhistogram::Histogram;
 
+use super::counts::{Counts, Layout};
 use super::stats::{Stat, Welford};
-use super::v2::{Counts, Layout};
 use crate::metrics::{RunMetrics, Samples, LATENCY_BOUNDS, LATENCY_NAMES, SCALAR_NAMES};
 use crate::time::secs;
 

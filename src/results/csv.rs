@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::csv_lines::CsvLines;
-use super::read::ResultsError;
+use super::error::ResultsError;
 use super::schema::{axis_text, fmt_f, STRATEGY_COLUMNS};
 
 /// A CSV cell: quoted (with doubled quotes) when it holds a comma, a quote or a line break, or

@@ -6,22 +6,8 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use super::csv::{split_trimmed_into, Csv};
-use super::read::ResultsError;
+use super::error::{open_opt, ResultsError};
 use super::schema::{Columns, Values};
-
-/// The file at `path` opened for reading; `None` if there is none, an error naming it if a
-/// directory is there.
-pub fn open_opt(path: &Path) -> Result<Option<std::fs::File>, ResultsError> {
-    if path.is_dir() {
-        let msg = "a directory where a file should be".to_string();
-        return Err(ResultsError::Malformed { path: path.to_path_buf(), line: 1, msg });
-    }
-    match std::fs::File::open(path) {
-        Ok(f) => Ok(Some(f)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ResultsError::Io { path: path.to_path_buf(), source: e }),
-    }
-}
 
 pub struct CsvLines {
     /// The header, and no rows: `column`, `parse_number` and `parse_field` name this file.

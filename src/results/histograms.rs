@@ -14,15 +14,17 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
+use base64::Engine as _;
 use hdrhistogram::Histogram;
 
-use super::read::{FirstFailure, ResultsError};
-use super::schema::{histogram_tag, slug, split_histogram_tag};
-use super::write::decode_histogram;
+use super::error::{open_opt, point_range, read_opt, FirstFailure, ResultsError};
+use super::hlog::HISTOGRAM_LOG;
+use super::hlog::{decode_histogram, histogram_tag, split_histogram_tag, HistogramError};
+use super::schema::slug;
 use crate::metrics::LATENCY_NAMES;
 
 /// A histogram's place: (point, strategy label, latency name).
@@ -192,7 +194,7 @@ impl Histograms {
     /// Where the histogram at (point, label number as asked for, latency) is. Of raw labels
     /// that `relabel` made one, the last that has it (as a map built from them keeps).
     fn source(&self, point: u32, s: usize, l: usize) -> Option<Source<'_>> {
-        let range = super::read::point_range(&self.stretches, point, |st| st.point);
+        let range = point_range(&self.stretches, point, |st| st.point);
         (0..self.raw_labels.len()).rev().filter(|&raw| self.to[raw] as usize == s).find_map(|raw| {
             let bit = raw * LATENCIES + l;
             let slot = (point, raw as u16, l as u8);
@@ -360,6 +362,136 @@ impl Histograms {
         }
         self.labels = labels;
     }
+}
+
+/// Index `histograms/latency.hlog` and the `.hdr` files of the earlier layout (one file per
+/// histogram). An interval or file of an unknown strategy, or a histogram named twice, is an
+/// error; no histogram is decoded here.
+pub(super) fn load_histograms(
+    dir: &Path,
+    strategies: &[String],
+) -> Result<Histograms, ResultsError> {
+    let log = dir.join(HISTOGRAM_LOG);
+    let mut out = Histograms::new(log.clone(), strategies);
+    index_legacy_histograms(&dir.join("histograms"), strategies, &mut out)?;
+    out.finish();
+    index_histogram_log(&log, strategies, &mut out)?;
+    out.finish();
+    Ok(out)
+}
+
+/// Index the intervals of an interval log into `out`, one line in memory at a time.
+fn index_histogram_log(
+    path: &Path,
+    strategies: &[String],
+    out: &mut Histograms,
+) -> Result<(), ResultsError> {
+    let Some(file) = open_opt(path)? else { return Ok(()) };
+    let io = |e| ResultsError::Io { path: path.to_path_buf(), source: e };
+    let malformed =
+        |line, msg: String| ResultsError::Malformed { path: path.to_path_buf(), line, msg };
+    let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
+    let mut lines = BufReader::new(file);
+    let (mut buf, mut scratch, mut line, mut offset) = (Vec::new(), Vec::new(), 0, 0u64);
+    loop {
+        buf.clear();
+        let n = lines.read_until(b'\n', &mut buf).map_err(io)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let at = offset;
+        offset += n as u64;
+        line += 1;
+        let text = std::str::from_utf8(&buf)
+            .map_err(|e| malformed(line, format!("not UTF-8 text (at byte {})", e.valid_up_to())))?
+            .trim_end_matches(['\n', '\r']);
+        // Comments (`#[...]`) and the legend line (`"StartTimestamp",...`) of other writers.
+        if text.is_empty() || text.starts_with('#') || text.starts_with('"') {
+            continue;
+        }
+        let key = check_interval(text, &slugs, &mut scratch).map_err(|m| malformed(line, m))?;
+        out.add_interval(key, at, line).map_err(|m| malformed(line, m))?;
+    }
+}
+
+/// Check one interval line, `Tag=<tag>,<start s>,<length s>,<max>,<base64 V2 histogram>`,
+/// and return its place (point, strategy index, latency index). The histogram is left encoded
+/// (its base64 is checked, decoded into `scratch`).
+fn check_interval(
+    line: &str,
+    slugs: &[String],
+    scratch: &mut Vec<u8>,
+) -> Result<(u32, usize, usize), String> {
+    let fields: Vec<&str> = line.split(',').collect();
+    let [tag, start, length, max, encoded] = fields[..] else {
+        return Err(format!(
+            "expected Tag=<tag>,<start>,<length>,<max>,<base64 histogram> (5 fields), found {}",
+            fields.len()
+        ));
+    };
+    let tag = tag.strip_prefix("Tag=").ok_or_else(|| {
+        "an interval without `Tag=`: prefixsim tags every interval \
+         p<point:05>_<strategy slug>_<latency>"
+            .to_string()
+    })?;
+    for (name, v) in [("start", start), ("length", length), ("max", max)] {
+        if !v.parse::<f64>().is_ok_and(|x| x.is_finite() && x >= 0.0) {
+            return Err(format!("tag `{tag}`: {name} `{v}` is not a number >= 0"));
+        }
+    }
+    let key = tag_place(tag, slugs).ok_or_else(|| {
+        format!(
+            "tag `{tag}`: expected p<point:05>_<strategy slug>_<latency name>, with a strategy \
+             of the manifest or summary.csv"
+        )
+    })?;
+    scratch.clear();
+    base64::engine::general_purpose::STANDARD
+        .decode_vec(encoded.trim(), scratch)
+        .map_err(|e| format!("tag `{tag}`: {}", HistogramError::NotBase64(e.to_string())))?;
+    Ok(key)
+}
+
+/// (point, strategy index, latency index) of a tag whose strategy slug is one of `slugs`.
+fn tag_place(tag: &str, slugs: &[String]) -> Option<(u32, usize, usize)> {
+    let (point, slug, latency) = split_histogram_tag(tag)?;
+    Some((point, slugs.iter().position(|s| s == slug)?, latency))
+}
+
+/// Index `histograms/p<point>_<slug>_<latency>.hdr` (one base64 histogram per file, as
+/// written before `latency.hlog`); files of unknown strategies are an error.
+fn index_legacy_histograms(
+    dir: &Path,
+    strategies: &[String],
+    out: &mut Histograms,
+) -> Result<(), ResultsError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(ResultsError::Io { path: dir.to_path_buf(), source: e }),
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.ends_with(".hdr"))
+        .collect();
+    names.sort();
+    let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
+    let mut scratch = Vec::new();
+    for name in names {
+        let path = dir.join(&name);
+        let stem = name.strip_suffix(".hdr").unwrap_or(&name);
+        let malformed = |msg: String| ResultsError::Malformed { path: path.clone(), line: 1, msg };
+        let key = tag_place(stem, &slugs).ok_or_else(|| {
+            malformed("expected p<point:05>_<strategy slug>_<latency name>.hdr, with a strategy of the manifest or summary.csv".into())
+        })?;
+        let text = read_opt(&path)?.unwrap_or_default();
+        scratch.clear();
+        base64::engine::general_purpose::STANDARD
+            .decode_vec(text.trim(), &mut scratch)
+            .map_err(|e| malformed(HistogramError::NotBase64(e.to_string()).to_string()))?;
+        out.add_legacy(key, path);
+    }
+    Ok(())
 }
 
 impl std::ops::Index<&HistogramKey> for Histograms {

@@ -8,21 +8,25 @@
 //! and every file is written to `NAME.tmp` and renamed (`write_atomic`, `AtomicFile`).
 
 pub mod aggregate;
+pub mod counts;
 pub mod csv;
 pub mod csv_lines;
-pub mod deflate;
+pub mod error;
 pub mod histograms;
+pub mod hlog;
 pub mod read;
 pub mod runs;
 pub mod schema;
 pub mod stats;
 pub mod summary;
-pub mod v2;
 pub mod write;
 
 pub use aggregate::{Aggregate, Batched};
 pub use csv::{axis_cell, csv_cell, split_fields};
-pub use read::{HistogramKey, Histograms, Results, ResultsError};
+pub use error::ResultsError;
+pub use histograms::{HistogramKey, Histograms};
+pub use hlog::*;
+pub use read::Results;
 pub use runs::{Run, Runs, RUN_COLUMNS};
 pub use schema::*;
 pub use stats::{t_975, Stat, Welford};

@@ -8,41 +8,21 @@
 //! This module knows the file formats, not what a figure or a report makes of them.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-
-use base64::Engine as _;
 
 use super::csv::Csv;
 use super::csv::{axis_cell, csv_cell};
-use super::csv_lines::{open_opt, CsvLines};
-pub use super::histograms::{HistogramKey, Histograms};
+use super::csv_lines::CsvLines;
+use super::error::{read_opt, ResultsError};
+use super::histograms::{load_histograms, Histograms};
+use super::hlog::{histogram_tag, HISTOGRAM_LOG};
 use super::runs::{Run, Runs};
 use super::schema::{
-    fmt_f, histogram_tag, is_seconds_column, parse_label, slug, split_histogram_tag, Label,
-    Manifest, SummaryRow, TraceRow, HISTOGRAM_LOG, SEGMENT_KINDS, STRATEGY_COLUMNS,
+    fmt_f, is_seconds_column, parse_label, Label, Manifest, SummaryRow, TraceRow, SEGMENT_KINDS,
+    STRATEGY_COLUMNS,
 };
 use super::summary::Summary;
-use super::write::HistogramError;
 use crate::metrics::LATENCY_NAMES;
-
-/// Why a results directory could not be read. Every variant is the user's input (exit 2).
-#[derive(Debug, thiserror::Error)]
-pub enum ResultsError {
-    #[error("{0}: no results here (expected manifest.json, summary.csv, trace.csv, tune.json or replay.json, as written by `run --out`, `sweep --out`, `tune --out` or `replay --out`)")]
-    NoResults(PathBuf),
-    #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
-    #[error("{path}:{line}: {msg}")]
-    Malformed { path: PathBuf, line: usize, msg: String },
-    /// A JSON file's field holds a value no prefixsim writes.
-    #[error("{path}: field `{field}`: {msg}")]
-    BadField { path: PathBuf, field: String, msg: String },
-    /// A run or sweep directory that its writer did not finish.
-    #[error("{dir}: {msg}")]
-    Incomplete { dir: PathBuf, msg: String },
-}
 
 /// Everything a results directory holds.
 #[derive(Debug, Default)]
@@ -67,27 +47,6 @@ pub struct Results {
     /// hold.csv: a sweep's hold answer per point that has one (`HOLD_CSV`), in point order.
     pub hold_rows: Vec<HoldRow>,
     pub replay: Option<serde_json::Value>,
-}
-
-/// The text of `path`, `None` if there is no such file. A directory where the file should be
-/// and bytes that are not UTF-8 are malformed input (naming the line of the first bad byte).
-fn read_opt(path: &Path) -> Result<Option<String>, ResultsError> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(_) if path.is_dir() => {
-            let msg = "a directory where a file should be".to_string();
-            return Err(ResultsError::Malformed { path: path.to_path_buf(), line: 1, msg });
-        }
-        Err(e) => return Err(ResultsError::Io { path: path.to_path_buf(), source: e }),
-    };
-    String::from_utf8(bytes).map(Some).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
-        let msg = format!("not UTF-8 text (byte 0x{:02x} at offset {at})", bytes[at]);
-        ResultsError::Malformed { path: path.to_path_buf(), line, msg }
-    })
 }
 
 fn json_error(path: &Path, e: serde_json::Error) -> ResultsError {
@@ -545,38 +504,6 @@ fn read_hold(lines: &mut CsvLines, summary: &Summary) -> Result<Vec<HoldRow>, Re
     Ok(rows)
 }
 
-/// The first of a reader's reads again (after `Results::load`) that failed: (file, line,
-/// message). Kept, not returned where it happens, because the figures that read ask for a
-/// histogram or runs and go on without them; `check` turns it into the error (exit 2).
-#[derive(Debug, Default)]
-pub(super) struct FirstFailure(Mutex<Option<(PathBuf, usize, String)>>);
-
-impl FirstFailure {
-    pub(super) fn record(&self, path: PathBuf, line: usize, msg: String) {
-        let mut first = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        first.get_or_insert((path, line, msg));
-    }
-
-    /// Record the error of a read again: a malformed row names its own file and line; any
-    /// other error (the file gone, unreadable) is placed at `path`, `line`.
-    pub(super) fn record_error(&self, e: ResultsError, path: PathBuf, line: usize) {
-        match e {
-            ResultsError::Malformed { path, line, msg } => self.record(path, line, msg),
-            other => self.record(path, line, format!("reading it again: {other}")),
-        }
-    }
-
-    pub(super) fn check(&self) -> Result<(), ResultsError> {
-        let first = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        match &*first {
-            Some((path, line, msg)) => {
-                Err(ResultsError::Malformed { path: path.clone(), line: *line, msg: msg.clone() })
-            }
-            None => Ok(()),
-        }
-    }
-}
-
 /// The distinct labels of the summary as written, ordered by the last row that carries each:
 /// a walk over them meets each label's last row in point order, as a walk over the rows would.
 fn labels_by_last_row(summary: &Summary) -> impl Iterator<Item = &str> {
@@ -587,16 +514,6 @@ fn labels_by_last_row(summary: &Summary) -> impl Iterator<Item = &str> {
     let mut labels: Vec<(usize, &str)> = last.into_iter().map(|(l, i)| (i, l)).collect();
     labels.sort_unstable();
     labels.into_iter().map(|(_, l)| l)
-}
-
-/// Where the rows of `point` are in rows sorted by point: a binary search.
-pub(super) fn point_range<T>(
-    rows: &[T],
-    point: u32,
-    of: impl Fn(&T) -> u32,
-) -> std::ops::Range<usize> {
-    let lo = rows.partition_point(|r| of(r) < point);
-    lo..lo + rows[lo..].partition_point(|r| of(r) == point)
 }
 
 /// How many of `STRATEGY_COLUMNS` the header has at `at` (all or none: files written before
@@ -648,133 +565,6 @@ fn parse_trace(lines: &mut CsvLines) -> Result<Vec<TraceRow>, ResultsError> {
         rows.push(row);
     }
     Ok(rows)
-}
-
-/// Index `histograms/latency.hlog` and the `.hdr` files of the earlier layout (one file per
-/// histogram). An interval or file of an unknown strategy, or a histogram named twice, is an
-/// error; no histogram is decoded here.
-fn load_histograms(dir: &Path, strategies: &[String]) -> Result<Histograms, ResultsError> {
-    let log = dir.join(HISTOGRAM_LOG);
-    let mut out = Histograms::new(log.clone(), strategies);
-    index_legacy_histograms(&dir.join("histograms"), strategies, &mut out)?;
-    out.finish();
-    index_histogram_log(&log, strategies, &mut out)?;
-    out.finish();
-    Ok(out)
-}
-
-/// Index the intervals of an interval log into `out`, one line in memory at a time.
-fn index_histogram_log(
-    path: &Path,
-    strategies: &[String],
-    out: &mut Histograms,
-) -> Result<(), ResultsError> {
-    let Some(file) = open_opt(path)? else { return Ok(()) };
-    let io = |e| ResultsError::Io { path: path.to_path_buf(), source: e };
-    let malformed =
-        |line, msg: String| ResultsError::Malformed { path: path.to_path_buf(), line, msg };
-    let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
-    let mut lines = BufReader::new(file);
-    let (mut buf, mut scratch, mut line, mut offset) = (Vec::new(), Vec::new(), 0, 0u64);
-    loop {
-        buf.clear();
-        let n = lines.read_until(b'\n', &mut buf).map_err(io)?;
-        if n == 0 {
-            return Ok(());
-        }
-        let at = offset;
-        offset += n as u64;
-        line += 1;
-        let text = std::str::from_utf8(&buf)
-            .map_err(|e| malformed(line, format!("not UTF-8 text (at byte {})", e.valid_up_to())))?
-            .trim_end_matches(['\n', '\r']);
-        // Comments (`#[...]`) and the legend line (`"StartTimestamp",...`) of other writers.
-        if text.is_empty() || text.starts_with('#') || text.starts_with('"') {
-            continue;
-        }
-        let key = check_interval(text, &slugs, &mut scratch).map_err(|m| malformed(line, m))?;
-        out.add_interval(key, at, line).map_err(|m| malformed(line, m))?;
-    }
-}
-
-/// Check one interval line, `Tag=<tag>,<start s>,<length s>,<max>,<base64 V2 histogram>`,
-/// and return its place (point, strategy index, latency index). The histogram is left encoded
-/// (its base64 is checked, decoded into `scratch`).
-fn check_interval(
-    line: &str,
-    slugs: &[String],
-    scratch: &mut Vec<u8>,
-) -> Result<(u32, usize, usize), String> {
-    let fields: Vec<&str> = line.split(',').collect();
-    let [tag, start, length, max, encoded] = fields[..] else {
-        return Err(format!(
-            "expected Tag=<tag>,<start>,<length>,<max>,<base64 histogram> (5 fields), found {}",
-            fields.len()
-        ));
-    };
-    let tag = tag.strip_prefix("Tag=").ok_or_else(|| {
-        "an interval without `Tag=`: prefixsim tags every interval \
-         p<point:05>_<strategy slug>_<latency>"
-            .to_string()
-    })?;
-    for (name, v) in [("start", start), ("length", length), ("max", max)] {
-        if !v.parse::<f64>().is_ok_and(|x| x.is_finite() && x >= 0.0) {
-            return Err(format!("tag `{tag}`: {name} `{v}` is not a number >= 0"));
-        }
-    }
-    let key = tag_place(tag, slugs).ok_or_else(|| {
-        format!(
-            "tag `{tag}`: expected p<point:05>_<strategy slug>_<latency name>, with a strategy \
-             of the manifest or summary.csv"
-        )
-    })?;
-    scratch.clear();
-    base64::engine::general_purpose::STANDARD
-        .decode_vec(encoded.trim(), scratch)
-        .map_err(|e| format!("tag `{tag}`: {}", HistogramError::NotBase64(e.to_string())))?;
-    Ok(key)
-}
-
-/// (point, strategy index, latency index) of a tag whose strategy slug is one of `slugs`.
-fn tag_place(tag: &str, slugs: &[String]) -> Option<(u32, usize, usize)> {
-    let (point, slug, latency) = split_histogram_tag(tag)?;
-    Some((point, slugs.iter().position(|s| s == slug)?, latency))
-}
-
-/// Index `histograms/p<point>_<slug>_<latency>.hdr` (one base64 histogram per file, as
-/// written before `latency.hlog`); files of unknown strategies are an error.
-fn index_legacy_histograms(
-    dir: &Path,
-    strategies: &[String],
-    out: &mut Histograms,
-) -> Result<(), ResultsError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(ResultsError::Io { path: dir.to_path_buf(), source: e }),
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
-        .filter(|n| n.ends_with(".hdr"))
-        .collect();
-    names.sort();
-    let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
-    let mut scratch = Vec::new();
-    for name in names {
-        let path = dir.join(&name);
-        let stem = name.strip_suffix(".hdr").unwrap_or(&name);
-        let malformed = |msg: String| ResultsError::Malformed { path: path.clone(), line: 1, msg };
-        let key = tag_place(stem, &slugs).ok_or_else(|| {
-            malformed("expected p<point:05>_<strategy slug>_<latency name>.hdr, with a strategy of the manifest or summary.csv".into())
-        })?;
-        let text = read_opt(&path)?.unwrap_or_default();
-        scratch.clear();
-        base64::engine::general_purpose::STANDARD
-            .decode_vec(text.trim(), &mut scratch)
-            .map_err(|e| malformed(HistogramError::NotBase64(e.to_string()).to_string()))?;
-        out.add_legacy(key, path);
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 
 use super::csv::Csv;
 use super::csv_lines::CsvLines;
-use super::read::{strategy_columns_at, FirstFailure, ResultsError};
+use super::error::{point_range, FirstFailure, ResultsError};
+use super::read::strategy_columns_at;
 
 /// The columns of `runs.csv` that `plot` and `report` read; a `Run` holds these and no other.
 /// `cost_usd`: the paired saving of one strategy over another (`report::answer`);
@@ -168,7 +169,7 @@ impl Runs {
     /// `check` and ends the read.
     fn read_point(&self, point: u32) -> Vec<Run<'_>> {
         let mut out = Vec::new();
-        let range = super::read::point_range(&self.stretches, point, |s| s.point);
+        let range = point_range(&self.stretches, point, |s| s.point);
         for s in &self.stretches[range] {
             if let Err(e) = self.read_stretch(s, &mut out) {
                 let path = self.csv.as_ref().map(|c| c.path.clone()).unwrap_or_default();

@@ -504,39 +504,6 @@ pub fn slug(label: &str) -> String {
         .collect()
 }
 
-/// The one histogram file of a run or sweep, however many points: an HdrHistogram interval
-/// log holding one interval per (point, strategy, latency), tagged `histogram_tag`.
-pub const HISTOGRAM_LOG: &str = "histograms/latency.hlog";
-
-/// `p<point:05>_<strategy slug>_<latency name>`: the tag of one interval of `HISTOGRAM_LOG`.
-pub fn histogram_tag(point: u32, strategy: &str, latency: &str) -> String {
-    format!("p{point:05}_{}_{latency}", slug(strategy))
-}
-
-/// `histogram_tag` + `.hdr`: the one-histogram-per-file layout that earlier versions wrote
-/// under `histograms/`; the reader still reads it.
-pub fn legacy_histogram_file_name(point: u32, strategy: &str, latency: &str) -> String {
-    histogram_tag(point, strategy, latency) + ".hdr"
-}
-
-/// The (point, strategy, latency) of a tag (or a legacy file stem), the strategy being the one
-/// of `strategies` whose slug the tag holds; `None` if the tag is not one prefixsim writes.
-pub fn parse_histogram_tag(tag: &str, strategies: &[String]) -> Option<(u32, String, String)> {
-    let (point, s, latency) = split_histogram_tag(tag)?;
-    let strategy = strategies.iter().find(|label| slug(label) == s)?;
-    Some((point, strategy.clone(), LATENCY_NAMES[latency].to_string()))
-}
-
-/// The point, strategy slug and index in `LATENCY_NAMES` of a tag of `histogram_tag`'s form.
-pub fn split_histogram_tag(tag: &str) -> Option<(u32, &str, usize)> {
-    let (point, rest) = tag.strip_prefix('p')?.split_once('_')?;
-    let point: u32 = point.parse().ok()?;
-    let latency = LATENCY_NAMES
-        .iter()
-        .position(|l| rest.strip_suffix(l).is_some_and(|s| s.ends_with('_')))?;
-    Some((point, &rest[..rest.len() - LATENCY_NAMES[latency].len() - 1], latency))
-}
-
 /// `wait_first(max_wait=5s,release=timer)` -> ("wait_first", [("max_wait","5s"), ("release","timer")]).
 pub fn parse_label(label: &str) -> (String, Vec<(String, String)>) {
     let Some((family, rest)) = label.split_once('(') else {
@@ -591,14 +558,6 @@ mod tests {
     #[test]
     fn slugs() {
         assert_eq!(slug("wait_first(max_wait=5s)"), "wait_first_max_wait_5s_");
-        assert_eq!(histogram_tag(3, "eager", "launch_wait"), "p00003_eager_launch_wait");
-        let strategies = ["eager".to_string(), "wait_first(max_wait=5s)".to_string()];
-        let tag = histogram_tag(123456, &strategies[1], "ttft");
-        assert_eq!(
-            parse_histogram_tag(&tag, &strategies),
-            Some((123456, strategies[1].clone(), "ttft".to_string()))
-        );
-        assert_eq!(parse_histogram_tag("p00001_stagger_ttft", &strategies), None);
     }
 
     #[test]

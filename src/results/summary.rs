@@ -18,7 +18,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::csv::Csv;
 use super::csv_lines::CsvLines;
-use super::read::{strategy_columns_at, FirstFailure, ResultsError};
+use super::error::{point_range, FirstFailure, ResultsError};
+use super::read::strategy_columns_at;
 use super::schema::{
     is_seconds_column, kept_column_index, AxisValues, Columns, Label, SummaryRow,
     SUMMARY_COLUMNS_READ,
@@ -352,7 +353,7 @@ impl Summary {
 
     /// The rows of `point`, in file order: found by a search of the index, read again.
     pub fn rows_at(&self, point: u32) -> Vec<SummaryRow> {
-        self.rows_of(super::read::point_range(&self.stretches, point, |s| s.point)).collect()
+        self.rows_of(point_range(&self.stretches, point, |s| s.point)).collect()
     }
 
     /// The row of (`point`, `strategy`).

@@ -5,25 +5,16 @@
 //! file. Floats are written `{:.6}`; nothing written depends on the clock, the host or the
 //! working directory.
 
-use std::fmt::Write as _;
 use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
-
-use hdrhistogram::serialization::interval_log::{IntervalLogWriterBuilder, Tag};
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
-use hdrhistogram::Histogram;
 use sha2::{Digest as _, Sha256};
 
-use super::aggregate::Aggregate;
 use super::csv::{axis_cell, csv_cell};
-use super::deflate::ReusedDeflate;
 use super::schema::*;
-use super::v2::{Counts, Layout};
 use crate::config::{strategy_label, Experiment};
-use crate::metrics::{LATENCY_NAMES, SCALAR_NAMES};
+use crate::metrics::SCALAR_NAMES;
 
 /// A file that could not be written: the path (the `.tmp` file or its final name) and why.
 #[derive(Debug, thiserror::Error)]
@@ -40,7 +31,7 @@ impl From<WriteError> for io::Error {
     }
 }
 
-fn at(path: &Path) -> impl FnOnce(io::Error) -> WriteError + '_ {
+pub(super) fn at(path: &Path) -> impl FnOnce(io::Error) -> WriteError + '_ {
     move |source| WriteError { path: path.to_path_buf(), source }
 }
 
@@ -281,144 +272,6 @@ impl RunsWriter {
     }
 }
 
-/// HdrHistogram V2 + deflate, base64 (standard alphabet, padded), one line.
-pub fn encode_histogram(h: &Histogram<u64>) -> String {
-    let mut bytes = Vec::new();
-    ReusedDeflate::with(|s| s.serialize(h, &mut bytes)).expect("serialising to memory succeeds");
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-/// Why the text of a histogram file could not be decoded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum HistogramError {
-    #[error("not base64: {0}")]
-    NotBase64(String),
-    #[error("not a V2 HdrHistogram: {0}")]
-    NotV2(String),
-}
-
-/// The inverse of `encode_histogram` (surrounding whitespace ignored).
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, HistogramError> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.trim())
-        .map_err(|e| HistogramError::NotBase64(e.to_string()))?;
-    Deserializer::new()
-        .deserialize(&mut bytes.as_slice())
-        .map_err(|e| HistogramError::NotV2(format!("{e:?}")))
-}
-
-/// The comment lines that open `HISTOGRAM_LOG` (each ending in `\n`).
-pub fn histogram_log_header() -> String {
-    let mut out = Vec::new();
-    let mut serializer = V2DeflateSerializer::new();
-    IntervalLogWriterBuilder::new()
-        .add_comment("[Histogram log format version 1.3]")
-        .add_comment(
-            "[prefixsim latency histograms: values in microseconds; one interval per point, \
-             strategy and latency, tagged p<point:05>_<strategy slug>_<latency>]",
-        )
-        .begin_log_with(&mut out, &mut serializer)
-        .expect("writing to memory succeeds");
-    String::from_utf8(out).expect("an interval log is ASCII")
-}
-
-/// The intervals of `HISTOGRAM_LOG` for one strategy at one point, in the standard
-/// HdrHistogram interval-log format (Java's `HistogramLogWriter`, read by
-/// `HistogramLogProcessor` and Python's `hdrh` `HistogramLogReader`): one line per latency of
-/// `LATENCY_NAMES`, tagged `histogram_tag`, values in microseconds, V2 + deflate, base64.
-/// Simulated time has no epoch: every interval starts at 0.000 and lasts 0.000 s (the whole
-/// run). Each line ends in `\n`.
-pub fn histogram_intervals(
-    point: u32,
-    strategy: &str,
-    hists: &[Histogram<u64>; LATENCY_NAMES.len()],
-) -> String {
-    intervals(point, strategy, Latencies::Histograms(hists))
-}
-
-/// `histogram_intervals` of the histograms of `agg`, encoded from its own counts (the same
-/// bytes, without building an `hdrhistogram::Histogram` or walking every bucket).
-pub fn aggregate_intervals(point: u32, strategy: &str, agg: &Aggregate) -> String {
-    let (layout, counts) = agg.counts();
-    intervals(point, strategy, Latencies::Counts(layout, counts))
-}
-
-/// The latencies of one strategy at one point, as `hdrhistogram` histograms or as
-/// prefixsim's own counts.
-#[derive(Clone, Copy)]
-enum Latencies<'a> {
-    Histograms(&'a [Histogram<u64>; LATENCY_NAMES.len()]),
-    Counts(&'a Layout, &'a [Counts; LATENCY_NAMES.len()]),
-}
-
-/// The lines of `histogram_intervals`, each what hdrhistogram's
-/// `IntervalLogWriter::write_histogram` writes (`Tag=`, start and length in seconds and the
-/// max value, `{:.3}`, then the base64 bytes); a test compares them.
-fn intervals(point: u32, strategy: &str, latencies: Latencies<'_>) -> String {
-    let mut out = String::new();
-    ReusedDeflate::with(|serializer| {
-        for (i, name) in LATENCY_NAMES.iter().enumerate() {
-            let tag = histogram_tag(point, strategy, name);
-            assert!(Tag::new(&tag).is_some(), "a slug holds no comma, space or newline: {tag}");
-            let (max, bytes) = match latencies {
-                Latencies::Histograms(hists) => (hists[i].max(), serializer.bytes(&hists[i])),
-                Latencies::Counts(layout, counts) => {
-                    (counts[i].max(layout), serializer.bytes_of_counts(layout, &counts[i]))
-                }
-            };
-            let max = max as f64;
-            write!(out, "Tag={tag},0.000,0.000,{max:.3},").expect("writing to a String succeeds");
-            let bytes = bytes.expect("serialising to memory succeeds");
-            base64::engine::general_purpose::STANDARD.encode_string(bytes, &mut out);
-            out.push('\n');
-        }
-    });
-    out
-}
-
-/// `HISTOGRAM_LOG` of a run or sweep, written interval by interval to its `.tmp` file and
-/// renamed by `commit` (memory: one point's intervals at a time). Dropped without `commit`,
-/// it leaves only the `.tmp` file.
-pub struct HistogramLog {
-    out: AtomicFile,
-}
-
-impl HistogramLog {
-    /// Start `dir/histograms/latency.hlog`, removing what an earlier run or version left in
-    /// `histograms/` (one `p*.hdr` or `p*.hlog` file per histogram, `.tmp` files), so that the
-    /// directory holds one layout only.
-    pub fn create(dir: &Path) -> Result<HistogramLog, WriteError> {
-        let path = dir.join(HISTOGRAM_LOG);
-        let hdir = path.parent().expect("the log lives in a directory");
-        fs::create_dir_all(hdir).map_err(at(hdir))?;
-        for entry in fs::read_dir(hdir).map_err(at(hdir))? {
-            let stale = entry.map_err(at(hdir))?.path();
-            let name = stale.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            let ours = [".hdr", ".hdr.tmp", ".hlog", ".hlog.tmp"].iter().any(|e| name.ends_with(e));
-            if name.starts_with('p') && ours {
-                fs::remove_file(&stale).map_err(at(&stale))?;
-            }
-        }
-        let mut out = AtomicFile::create(&path)?;
-        out.write(&histogram_log_header())?;
-        Ok(HistogramLog { out })
-    }
-
-    /// Append intervals made by `histogram_intervals`.
-    pub fn write(&mut self, intervals: &str) -> Result<(), WriteError> {
-        self.out.write(intervals)
-    }
-
-    /// Append the merged histograms of `strategy` at `point`.
-    pub fn add(&mut self, point: u32, strategy: &str, agg: &Aggregate) -> Result<(), WriteError> {
-        self.write(&aggregate_intervals(point, strategy, agg))
-    }
-
-    pub fn commit(self) -> Result<(), WriteError> {
-        self.out.commit()
-    }
-}
-
 pub fn write_trace(dir: &Path, rows: &[TraceRow]) -> Result<(), WriteError> {
     let mut text = String::from(TRACE_HEADER);
     text.push('\n');
@@ -440,47 +293,6 @@ pub fn write_trace(dir: &Path, rows: &[TraceRow]) -> Result<(), WriteError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::RunMetrics;
-    use std::time::Duration;
-
-    /// The intervals as hdrhistogram's `IntervalLogWriter` writes them.
-    fn theirs(point: u32, strategy: &str, hists: &[Histogram<u64>; 3]) -> String {
-        let mut out = Vec::new();
-        let mut serializer = V2DeflateSerializer::new();
-        let mut log =
-            IntervalLogWriterBuilder::new().begin_log_with(&mut out, &mut serializer).unwrap();
-        for (name, h) in LATENCY_NAMES.iter().zip(hists) {
-            let tag = histogram_tag(point, strategy, name);
-            log.write_histogram(h, Duration::ZERO, Duration::ZERO, Tag::new(&tag)).unwrap();
-        }
-        String::from_utf8(out).unwrap()
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
-
-        /// The lines of `IntervalLogWriter`, from an aggregate's buckets or from the counts.
-        #[test]
-        fn intervals_are_those_of_the_interval_log_writer(
-            samples in proptest::collection::vec(
-                proptest::collection::vec(proptest::prop_oneof![0_u64..100_000, proptest::prelude::any::<u64>()], 0..50),
-                3,
-            ),
-            point in 0_u32..200_000,
-        ) {
-            let mut run = RunMetrics::new();
-            let latencies = [&mut run.launch_wait_us, &mut run.ttft_us, &mut run.completion_us];
-            for (latency, values) in latencies.into_iter().zip(&samples) {
-                values.iter().for_each(|&v| latency.record(v));
-            }
-            let mut agg = Aggregate::new();
-            agg.add(&run);
-            let hists = agg.histograms();
-            let want = theirs(point, "wait_first(max_wait=2s)", &hists);
-            proptest::prop_assert_eq!(&aggregate_intervals(point, "wait_first(max_wait=2s)", &agg), &want);
-            proptest::prop_assert_eq!(&histogram_intervals(point, "wait_first(max_wait=2s)", &hists), &want);
-        }
-    }
 
     fn scratch(name: &str) -> PathBuf {
         let d =

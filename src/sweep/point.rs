@@ -261,7 +261,7 @@ mod tests {
             }
             let row = SummaryRow::from_aggregate(point, values, label, &agg);
             summary += &(results::summary_line(&row) + "\n");
-            hists += &results::histogram_intervals(point, label, &agg.histograms());
+            hists += &results::aggregate_intervals(point, label, &agg);
         }
         PointRecord { point: point.into(), runs, summary, hists, hold: String::new() }
     }

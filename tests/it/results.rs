@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use hdrhistogram::Histogram;
-use prefixsim::metrics::{new_histogram, LATENCY_NAMES, SCALAR_NAMES};
+use prefixsim::metrics::{new_histogram, RunMetrics, LATENCY_NAMES, SCALAR_NAMES};
 use prefixsim::results::{
     self, summary_columns, write_atomic, Manifest, ManifestAxis, Results, RunRow, Shard,
     SummaryRow, TraceRow, Values, SEGMENT_KINDS,
@@ -153,6 +153,18 @@ fn histograms(samples: &[Vec<u64>; 3]) -> [Histogram<u64>; 3] {
     })
 }
 
+/// The aggregate of a row's samples, as one replication.
+fn aggregate(samples: &[Vec<u64>; 3]) -> results::Aggregate {
+    let mut run = RunMetrics::new();
+    let latencies = [&mut run.launch_wait_us, &mut run.ttft_us, &mut run.completion_us];
+    for (latency, values) in latencies.into_iter().zip(samples) {
+        values.iter().for_each(|&v| latency.record(v));
+    }
+    let mut agg = results::Aggregate::new();
+    agg.add(&run);
+    agg
+}
+
 /// Write a complete run or sweep directory: summary, runs, the histogram log, manifest last.
 fn write_dir(dir: &Path, m: &Manifest, rows: &Rows) {
     results::write_summary(dir, &rows.axis_keys, &rows.summary).unwrap();
@@ -163,8 +175,7 @@ fn write_dir(dir: &Path, m: &Manifest, rows: &Rows) {
     write_atomic(&dir.join("runs.csv"), text).unwrap();
     let mut log = results::HistogramLog::create(dir).unwrap();
     for (r, samples) in rows.summary.iter().zip(&rows.samples) {
-        log.write(&results::histogram_intervals(r.point, &r.strategy, &histograms(samples)))
-            .unwrap();
+        log.add(r.point, &r.strategy, &aggregate(samples)).unwrap();
     }
     log.commit().unwrap();
     results::write_manifest(dir, m).unwrap();
