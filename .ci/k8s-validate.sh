@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The README's Kubernetes Indexed Job, checked without a cluster (none can be started here from
-# the package registries: docs/scale-out.md says why). Extracts the manifest from README.md
-# (between its e2e markers, so this fails when the README changes), then:
+# docs/scale-out.md's Kubernetes Indexed Job, checked without a cluster (none can be started here from
+# the package registries: docs/scale-out.md says why). Extracts the manifest from there
+# (between its e2e markers, so this fails when docs/scale-out.md changes), then:
 #  1. validates it against the Kubernetes JSON schema, strictly (no unknown field), with
 #     kubernetes-validate from PyPI (pinned; its schemas ship in the package, no download);
 #  2. checks what the schema cannot: an Indexed Job whose completions equal the shard count N in
@@ -32,8 +32,8 @@ trap 'rm -rf "$work"' EXIT
 "$root/.ci/readme-block.sh" k8s-job >"$work/job.yaml"
 
 "$venv/bin/kubernetes-validate" --strict --quiet -k 1.37.0 "$work/job.yaml" \
-  || { say "FAILED: the README's Job manifest does not validate"; exit 1; }
-say "the README's Job validates against the Kubernetes 1.37 schema (strict)"
+  || { say "FAILED: docs/scale-out.md's Job manifest does not validate"; exit 1; }
+say "docs/scale-out.md's Job validates against the Kubernetes 1.37 schema (strict)"
 
 mkdir -p "$work/results" "$work/bin"
 ln -s "$prefixsim" "$work/bin/prefixsim"

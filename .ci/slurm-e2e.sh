@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # End to end on a real Slurm: installs Debian's slurm and munge, starts a single-node cluster on
 # this machine (munged, slurmctld, slurmd, all private to a temporary directory), submits the
-# README's sweep script ("Slurm job array", extracted between its e2e markers, so this fails
-# when the README changes) as the job array it declares, then the README's merge job, waits,
+# docs/scale-out.md's sweep script ("Slurm job array", extracted between its e2e markers, so this fails
+# when docs/scale-out.md changes) as the job array it declares, then docs/scale-out.md's merge job, waits,
 # and compares the merged result byte for byte (diff -r) with a single-machine `prefixsim sweep`
 # of the same experiment. Stops the daemons it started.
 #
 # Needs root and a working apt-get (skips with a message otherwise). PREFIXSIM: the binary (default
-# target/release/prefixsim). The README's own experiment is swept: it takes about a second.
+# target/release/prefixsim). docs/scale-out.md's own experiment is swept: it takes about a second.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 prefixsim="$(realpath "${PREFIXSIM:-$root/target/release/prefixsim}")"
@@ -47,16 +47,16 @@ dump_logs() {
 
 mkdir -p "$work/run" "$work/bin" "$work/state" "$work/spool"
 chmod 711 "$work" # munged wants its socket's directory searchable by all
-# The README's script and merge command, as written there.
+# docs/scale-out.md's script and merge command, as written there.
 "$root/.ci/readme-block.sh" slurm-sweep >"$work/run/sweep.sh"
 "$root/.ci/readme-block.sh" slurm-merge | sed '/^# or/,$d' >"$work/run/merge.sh"
-grep -q 'prefixsim sweep' "$work/run/sweep.sh" || { say "README: no Slurm sweep script"; exit 1; }
-grep -q 'prefixsim merge' "$work/run/merge.sh" || { say "README: no Slurm merge job"; exit 1; }
+grep -q 'prefixsim sweep' "$work/run/sweep.sh" || { say "docs/scale-out.md: no Slurm sweep script"; exit 1; }
+grep -q 'prefixsim merge' "$work/run/merge.sh" || { say "docs/scale-out.md: no Slurm merge job"; exit 1; }
 range=$(sed -n 's/^#SBATCH --array=\([0-9]*\)-\([0-9]*\).*/\1 \2/p' "$work/run/sweep.sh")
-[ -n "$range" ] || { say "README: the sweep script declares no --array=A-B"; exit 1; }
+[ -n "$range" ] || { say "docs/scale-out.md: the sweep script declares no --array=A-B"; exit 1; }
 shards=$(($(echo "$range" | cut -d' ' -f2) - $(echo "$range" | cut -d' ' -f1) + 1))
 experiment="$(grep -o 'experiments/[a-z_]*\.toml' "$work/run/sweep.sh" | head -n 1)"
-[ -n "$experiment" ] || { say "README: the sweep script names no experiments/*.toml"; exit 1; }
+[ -n "$experiment" ] || { say "docs/scale-out.md: the sweep script names no experiments/*.toml"; exit 1; }
 cp -r "$root/experiments" "$work/run/experiments"
 ln -s "$prefixsim" "$work/bin/prefixsim"
 export PATH="$work/bin:$PATH"
@@ -109,7 +109,7 @@ done
 sinfo -h -o %T | grep -qx idle || { say "the node did not come up"; dump_logs; exit 1; }
 say "cluster up ($host, 2 CPUs) after $(($(date +%s) - start)) s"
 
-# The README's script, submitted as written. The node has 2 CPUs, so the one override is
+# docs/scale-out.md's script, submitted as written. The node has 2 CPUs, so the one override is
 # --cpus-per-task=1 on the command line (it wins over the script's #SBATCH 4): two shards at once.
 cd "$work/run"
 job_id() { sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p'; }

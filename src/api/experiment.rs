@@ -18,7 +18,7 @@ pub struct Experiment {
 }
 
 impl Experiment {
-    /// Parse and resolve an experiment file's text (the README's "Experiment files").
+    /// Parse and resolve an experiment file's text (docs/experiments.md).
     pub fn from_toml(text: &str) -> Result<Experiment, Error> {
         Experiment::from_text(text, "<experiment>", &[])
     }

@@ -118,7 +118,8 @@ pub fn write_figures(
         for fmt in formats {
             let path = out.join(format!("{}.{}", f.name, fmt.ext()));
             match fmt {
-                // Written as it is outlined: a figure over 100,000 points is 75 MB of SVG.
+                // Rendered into one string, then written atomically (a figure reduces its lines
+                // to one point per pixel column, so the string stays small).
                 ImageFormat::Svg => {
                     let mut file = AtomicFile::create(&path).map_err(Error::failed)?;
                     plot::write_svg(f, file.writer()).map_err(Error::failed)?;

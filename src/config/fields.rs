@@ -213,8 +213,8 @@ impl<const Q: u8> DistOf<Q> {
         let q = Self::QUANTITY;
         let text = match v {
             Value::String(s) => s,
-            Value::Integer(i) if q == Quantity::Number => i.to_string(),
-            Value::Float(x) if q == Quantity::Number => x.to_string(),
+            Value::Integer(i) if q != Quantity::Duration => i.to_string(),
+            Value::Float(x) if q != Quantity::Duration => x.to_string(),
             v if q == Quantity::Duration => {
                 return Err(Bad::new(v, "a duration needs a unit, e.g. \"2s\" or \"const(2s)\""))
             }

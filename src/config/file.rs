@@ -2,7 +2,7 @@
 //! default its section's `validate` gives it), every unknown key refused. Fields are in the
 //! order the "did you mean" hints try them. `resolve` reads a table into `ExperimentFile`;
 //! `render` writes a resolved experiment back as one. The keys, their defaults and meaning: the
-//! README's experiment-file reference.
+//! experiment-file reference, docs/experiments.md.
 
 use std::collections::BTreeMap;
 

@@ -24,7 +24,7 @@ mod server;
 mod tests;
 pub use report::lookup;
 
-/// The strategies run when the file names none (the README's experiment-file reference).
+/// The strategies run when the file names none (docs/experiments.md).
 pub const DEFAULT_STRATEGIES: [&str; 5] =
     ["eager", "wait_first(max_wait=5s)", "stagger(interval=1s)", "sequential", "prewarm"];
 

@@ -15,7 +15,7 @@ pub const DEFAULT_OVERHEAD_US: f64 = 500_000.0;
 pub const DEFAULT_PREFILL_RATE: f64 = 9_100.0;
 /// Cache-read tokens per second: 51,500.
 pub const DEFAULT_CACHED_RATE: f64 = 51_500.0;
-/// Output tokens per second (the README's experiment-file reference value).
+/// Output tokens per second (docs/experiments.md).
 pub const DEFAULT_DECODE_RATE: f64 = 50.0;
 
 /// The default latency model: named assumptions, calibrated to the only public Anthropic

@@ -121,3 +121,34 @@ fn a_sweep_through_the_library_writes_what_the_command_writes() {
         assert_eq!(read(&cli_dir), read(&lib_dir), "{f}");
     }
 }
+
+/// Every experiment file the repository ships (experiments/, benches/) reads and checks: a
+/// change to the file format that refuses one of them fails here, not in a benchmark nobody
+/// runs in CI.
+#[test]
+fn every_shipped_experiment_file_reads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["experiments", "benches", "benches/peer"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() >= 8, "found only {files:?}");
+    for path in files {
+        if let Err(e) = Experiment::from_file(&path) {
+            panic!("{}: {e}", path.display());
+        }
+    }
+}
+
+#[test]
+fn a_rate_may_be_a_bare_number_as_the_docs_say() {
+    let text = "[latency]\nprefill_rate = 9100\ncached_rate = 1000000.5\ndecode_rate = 50\n";
+    Experiment::from_toml(text).expect("bare numbers for rates");
+    let err = Experiment::from_toml("[latency]\noverhead = 5\n").unwrap_err().to_string();
+    assert!(err.contains("a duration needs a unit"), "{err}");
+}

@@ -1,5 +1,5 @@
 //! `[report]` (which metric answers the experiment's question and how the design-review report
-//! reads it: docs/plot.md, "The report") and `[plot] baseline`. No effect on a run; rendered
+//! reads it: docs/plot.md, "Design-review report") and `[plot] baseline`. No effect on a run; rendered
 //! into the resolved experiment only when they differ from the default.
 
 use crate::config::error::{At, ConfigError};
