@@ -8,8 +8,7 @@ use anyhow::anyhow;
 use super::{CliResult, Error};
 use std::io::Write as _;
 
-use crate::results::csv::{summary_long, LongError};
-use crate::results::csv_lines::CsvLines;
+use crate::results::table::{summary_long, CsvLines, LongError};
 use crate::results::AtomicFile;
 
 pub const EXAMPLES: &str =

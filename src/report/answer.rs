@@ -14,7 +14,7 @@
 use super::doc::Block;
 use super::words::{count, pct, secs, secs_delta, usd, usd_ci};
 use crate::config::ReportSpec;
-use crate::results::read::HoldRow;
+use crate::results::HoldRow;
 use crate::results::{strategy_cells, Results, SummaryRow};
 
 /// Sentences for the findings and the blocks of the "Answer" section.

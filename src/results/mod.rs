@@ -9,28 +9,30 @@
 
 pub mod aggregate;
 pub mod counts;
-pub mod csv;
-pub mod csv_lines;
 pub mod error;
 pub mod histograms;
 pub mod hlog;
+pub mod hold;
 pub mod read;
 pub mod runs;
 pub mod schema;
 pub mod stats;
 pub mod summary;
+pub mod summary_rows;
+pub mod table;
 pub mod write;
 
 pub use aggregate::{Aggregate, Batched};
-pub use csv::{axis_cell, csv_cell, split_fields};
 pub use error::ResultsError;
 pub use histograms::{HistogramKey, Histograms};
 pub use hlog::*;
+pub use hold::{hold_header, hold_line, HoldRow, HOLD_COLUMNS, HOLD_CSV};
 pub use read::Results;
 pub use runs::{Run, Runs, RUN_COLUMNS};
 pub use schema::*;
 pub use stats::{t_975, Stat, Welford};
 pub use summary::Summary;
+pub use table::{csv_line, split_fields};
 pub use write::*;
 
 /// `text` written to `NAME.csv` in a scratch directory of `area` (a test's own file, for the

@@ -12,10 +12,10 @@
 
 use std::collections::BTreeMap;
 
-use super::csv::Csv;
-use super::csv_lines::CsvLines;
+use csv::StringRecord;
+
 use super::error::{point_range, FirstFailure, ResultsError};
-use super::read::strategy_columns_at;
+use super::table::{strategy_columns_at, Csv, CsvLines};
 
 /// The columns of `runs.csv` that `plot` and `report` read; a `Run` holds these and no other.
 /// `cost_usd`: the paired saving of one strategy over another (`report::answer`);
@@ -106,7 +106,7 @@ impl Runs {
         // Of a name given twice, the last (as `Values` reads it).
         let names = &csv.header[layout.first_value..];
         let at = RUN_COLUMNS.map(|c| names.iter().rposition(|n| n == c));
-        let csv = Csv { path: csv.path.clone(), header: csv.header.clone(), rows: Vec::new() };
+        let csv = csv.clone();
         Runs { csv: Some(csv), layout, at, ..Runs::default() }
     }
 
@@ -115,7 +115,7 @@ impl Runs {
     fn index(
         &mut self,
         line: usize,
-        fields: &[String],
+        fields: &StringRecord,
         (offset, line_index): (u64, usize),
     ) -> Result<(), ResultsError> {
         let (point, _, label, _) = self.parse(line, fields)?;
@@ -131,7 +131,7 @@ impl Runs {
     }
 
     /// Every number of the row is checked; its place and `RUN_COLUMNS` are returned.
-    fn parse<'f>(&self, line: usize, fields: &'f [String]) -> Result<Row<'f>, ResultsError> {
+    fn parse<'f>(&self, line: usize, fields: &'f StringRecord) -> Result<Row<'f>, ResultsError> {
         let Some(csv) = &self.csv else { unreachable!("rows are parsed only of a file") };
         let l = self.layout;
         let mut values = [None; RUN_COLUMNS.len()];

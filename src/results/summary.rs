@@ -10,26 +10,21 @@
 //! the axes (the groups, combinations and slices of the figures) reads the index; what needs
 //! the numbers streams the file (`iter`, `by_point`) or reads a point again (`rows_at`).
 //! Every row is checked when the index is built, so a malformed file is an error naming its
-//! line before anything is drawn; a row read again is checked for what is read of it (its
-//! width, point, strategy and the numbers kept), and one that no longer reads so (the file
-//! changed under the index) is reported by `check`.
+//! line before anything is drawn; the rows read again are `summary_rows.rs`'s.
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::csv::Csv;
-use super::csv_lines::CsvLines;
-use super::error::{point_range, FirstFailure, ResultsError};
-use super::read::strategy_columns_at;
-use super::schema::{
-    is_seconds_column, kept_column_index, AxisValues, Columns, Label, SummaryRow,
-    SUMMARY_COLUMNS_READ,
-};
+use csv::StringRecord;
+
+use super::error::{FirstFailure, ResultsError};
+use super::schema::{is_seconds_column, kept_column_index, Columns, Label, SUMMARY_COLUMNS_READ};
+use super::table::{strategy_columns_at, Csv, CsvLines};
 
 /// Where a row's fields are in `summary.csv`.
 #[derive(Debug, Default)]
-struct Layout {
+pub(super) struct Layout {
     point: usize,
-    strategy: usize,
+    pub(super) strategy: usize,
     replications: usize,
     /// The axis columns (not the seconds columns restating a duration axis).
     axes: Vec<usize>,
@@ -40,13 +35,13 @@ struct Layout {
 
 /// Consecutive rows of one point with the same axis values: where the first starts.
 #[derive(Debug, Clone, Copy)]
-struct Stretch {
-    point: u32,
+pub(super) struct Stretch {
+    pub(super) point: u32,
     /// 0-based line and byte offset of its first row.
-    line: u32,
-    offset: u64,
+    pub(super) line: u32,
+    pub(super) offset: u64,
     /// Its rows' strategies (`Summary::patterns`).
-    pattern: u32,
+    pub(super) pattern: u32,
     /// Its axis values: `Summary::axis_ids[at..at + axes]`.
     at: u32,
 }
@@ -74,24 +69,24 @@ impl Pool {
 #[derive(Debug, Default)]
 pub struct Summary {
     /// The header of summary.csv and its path (no rows): how to read and name its rows again.
-    csv: Option<Csv>,
-    layout: Layout,
+    pub(super) csv: Option<Csv>,
+    pub(super) layout: Layout,
     /// Axis keys (the columns between `point` and `strategy`).
     keys: Vec<String>,
     /// Strategy labels as written, and as shown (renamed by `relabel`).
-    written: Vec<String>,
-    labels: Vec<Label>,
+    pub(super) written: Vec<String>,
+    pub(super) labels: Vec<Label>,
     lookup: HashMap<String, u32>,
     /// The label ids of a stretch's rows, in file order; most sweeps have one pattern.
-    patterns: Vec<Box<[u32]>>,
+    pub(super) patterns: Vec<Box<[u32]>>,
     pools: Vec<Pool>,
     axis_ids: Vec<u32>,
     /// Sorted by point, stably.
-    stretches: Vec<Stretch>,
+    pub(super) stretches: Vec<Stretch>,
     /// True when the stretches are in file order (one read streams them all).
-    in_file_order: bool,
+    pub(super) in_file_order: bool,
     rows: usize,
-    failed: FirstFailure,
+    pub(super) failed: FirstFailure,
 }
 
 /// While indexing: the look-ups that make the compact index, dropped when it is done.
@@ -140,7 +135,7 @@ impl Summary {
         let names = kept_column_index(&csv.header[first_value..], &SUMMARY_COLUMNS_READ);
         let layout = Layout { point, strategy, replications, axes, first_value, names };
         let pools = (0..layout.axes.len()).map(|_| Pool::default()).collect();
-        let csv = Csv { path: csv.path.clone(), header: csv.header.clone(), rows: Vec::new() };
+        let csv = csv.clone();
         Ok(Summary {
             csv: Some(csv),
             layout,
@@ -158,13 +153,13 @@ impl Summary {
         i: &mut Interning,
         ids: &mut Vec<u32>,
         point: u32,
-        f: &[String],
+        f: &StringRecord,
         at: (u64, usize),
     ) {
         ids.clear();
         for (a, &c) in self.layout.axes.iter().enumerate() {
             let pool = &mut self.pools[a];
-            let id = *i.values[a].entry(f[c].clone()).or_insert_with(|| {
+            let id = *i.values[a].entry(f[c].to_string()).or_insert_with(|| {
                 pool.text.push_str(&f[c]);
                 pool.ends.push(pool.text.len() as u32);
                 pool.ends.len() as u32 - 1
@@ -183,13 +178,13 @@ impl Summary {
             self.stretches.push(Stretch { point, line, offset, pattern: 0, at });
         }
         let label = &f[self.layout.strategy];
-        let id = match self.lookup.get(label.as_str()) {
+        let id = match self.lookup.get(label) {
             Some(&id) => id,
             None => {
                 let id = self.written.len() as u32;
-                self.lookup.insert(label.clone(), id);
-                self.written.push(label.clone());
-                self.labels.push(Label::from(label.as_str()));
+                self.lookup.insert(label.to_string(), id);
+                self.written.push(label.to_string());
+                self.labels.push(Label::from(label));
                 id
             }
         };
@@ -224,14 +219,14 @@ impl Summary {
 
     /// The row `f` on `line`: its point, replications and the numbers kept, with every number
     /// checked (`every`, when indexing) or those kept (reading it again).
-    fn row_of(
+    pub(super) fn row_of(
         &self,
         lines: &CsvLines,
-        (line, f): (usize, &[String]),
+        (line, f): (usize, &StringRecord),
         every: bool,
     ) -> Result<(u32, u32, super::schema::Values), ResultsError> {
         let l = &self.layout;
-        let values = lines.values((line, f), l.first_value, &l.names, every)?;
+        let values = lines.values(line, l.first_value, &l.names, every)?;
         let point = lines.csv.parse_field(line, f, l.point)?;
         Ok((point, lines.csv.parse_field(line, f, l.replications)?, values))
     }
@@ -262,7 +257,7 @@ impl Summary {
         self.stretches.iter().map(|s| (s.point, self.axes_of(s)))
     }
 
-    fn axes_of(&self, s: &Stretch) -> Vec<&str> {
+    pub(super) fn axes_of(&self, s: &Stretch) -> Vec<&str> {
         let ids = &self.axis_ids[s.at as usize..s.at as usize + self.pools.len()];
         ids.iter().zip(&self.pools).map(|(&i, p)| p.get(i)).collect()
     }
@@ -323,42 +318,6 @@ impl Summary {
                 .iter()
                 .map(move |&i| (s.point, self.written[i as usize].as_str()))
         })
-    }
-
-    /// Every row, by point (file order within a point), read again from the file as it
-    /// streams past; a failure is kept for `check` and ends the stream.
-    pub fn iter(&self) -> Rows<'_> {
-        self.rows_of(0..self.stretches.len())
-    }
-
-    /// The rows of the stretches `range`, streamed.
-    fn rows_of(&self, range: std::ops::Range<usize>) -> Rows<'_> {
-        let (next, end) = (range.start, range.end);
-        Rows { summary: self, next, end, lines: None, current: None, failed: false }
-    }
-
-    /// Every point's rows, in point order: the stream grouped by point.
-    pub fn by_point(&self) -> impl Iterator<Item = (u32, Vec<SummaryRow>)> + '_ {
-        let mut rows = self.iter().peekable();
-        std::iter::from_fn(move || {
-            let first = rows.next()?;
-            let point = first.point;
-            let mut here = vec![first];
-            while let Some(r) = rows.next_if(|r| r.point == point) {
-                here.push(r);
-            }
-            Some((point, here))
-        })
-    }
-
-    /// The rows of `point`, in file order: found by a search of the index, read again.
-    pub fn rows_at(&self, point: u32) -> Vec<SummaryRow> {
-        self.rows_of(point_range(&self.stretches, point, |s| s.point)).collect()
-    }
-
-    /// The row of (`point`, `strategy`).
-    pub fn row(&self, point: u32, strategy: &str) -> Option<SummaryRow> {
-        self.rows_at(point).into_iter().find(|r| r.strategy == strategy)
     }
 
     /// The axis values of the first row in point order.
@@ -423,105 +382,10 @@ impl<'a> Combos<'a> {
     }
 }
 
-/// The stretch being read: its rows left, their axis values, its pattern.
-struct Current {
-    stretch: Stretch,
-    axes: AxisValues,
-    read: usize,
-    left: usize,
-}
-
-/// The rows of a summary streamed from its file (`Summary::iter`).
-pub struct Rows<'a> {
-    summary: &'a Summary,
-    /// The next stretch to start, and the end of those to read.
-    next: usize,
-    end: usize,
-    lines: Option<CsvLines>,
-    current: Option<Current>,
-    failed: bool,
-}
-
-impl Rows<'_> {
-    /// The stretch of the row last read: its place in `Summary::axes`.
-    pub fn stretch(&self) -> usize {
-        self.next.saturating_sub(1)
-    }
-
-    /// The next row, or the error of a file that no longer reads as it was indexed.
-    fn read_row(&mut self) -> Result<Option<SummaryRow>, ResultsError> {
-        let s = self.summary;
-        if self.current.as_ref().is_none_or(|c| c.left == 0) {
-            let Some(&stretch) = s.stretches[..self.end].get(self.next) else { return Ok(None) };
-            self.next += 1;
-            self.start(stretch)?;
-        }
-        let (Some(c), Some(lines)) = (self.current.as_mut(), self.lines.as_mut()) else {
-            return Ok(None);
-        };
-        let csv = s.csv.as_ref().expect("a stretch is of a file");
-        let changed = |line: usize, what: &str| ResultsError::Malformed {
-            path: csv.path.clone(),
-            line,
-            msg: format!("{what} was not there when the file was read"),
-        };
-        let at = c.stretch.line as usize + 1;
-        let Some(line) = lines.next_row()? else {
-            return Err(changed(at, "the end of the file"));
-        };
-        let f = lines.row();
-        let (point, replications, values) = s.row_of(lines, (line, f), false)?;
-        let id = s.patterns[c.stretch.pattern as usize][c.read];
-        let label = &f[s.layout.strategy];
-        if point != c.stretch.point || *label != s.written[id as usize] {
-            return Err(changed(line, &format!("row of point {point}, strategy `{label}`,")));
-        }
-        c.read += 1;
-        c.left -= 1;
-        let strategy = s.labels[id as usize].clone();
-        Ok(Some(SummaryRow { point, axis_values: c.axes.clone(), strategy, replications, values }))
-    }
-
-    /// Begin `stretch`: go on reading where the last one ended if it starts there, else
-    /// open the file again at its offset.
-    fn start(&mut self, stretch: Stretch) -> Result<(), ResultsError> {
-        let s = self.summary;
-        let Some(csv) = &s.csv else { return Ok(()) };
-        let here = self.lines.as_ref().map(|l| l.position().0);
-        if !s.in_file_order || here != Some(stretch.offset) {
-            self.lines = Some(CsvLines::reopen(csv, stretch.offset, stretch.line as usize)?);
-        }
-        let axes: AxisValues = s.axes_of(&stretch).into_iter().map(String::from).collect();
-        let left = s.patterns[stretch.pattern as usize].len();
-        self.current = Some(Current { stretch, axes, read: 0, left });
-        Ok(())
-    }
-}
-
-impl Iterator for Rows<'_> {
-    type Item = SummaryRow;
-
-    fn next(&mut self) -> Option<SummaryRow> {
-        if self.failed {
-            return None;
-        }
-        match self.read_row() {
-            Ok(row) => row,
-            Err(e) => {
-                self.failed = true;
-                let s = self.summary;
-                let path = s.csv.as_ref().map(|c| c.path.clone()).unwrap_or_default();
-                let line = self.current.as_ref().map_or(1, |c| c.stretch.line as usize + 1);
-                s.failed.record_error(e, path, line);
-                None
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::schema::SummaryRow;
     use std::path::Path;
 
     const HEADER: &str = "point,agents,strategy,replications,cost_usd_mean,cost_usd_sd\n";

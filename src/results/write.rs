@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest as _, Sha256};
 
-use super::csv::{axis_cell, csv_cell};
 use super::schema::*;
+use super::table::csv_line;
 use crate::config::{strategy_label, Experiment};
 use crate::metrics::SCALAR_NAMES;
 
@@ -141,40 +141,24 @@ pub fn write_manifest(dir: &Path, m: &Manifest) -> Result<(), WriteError> {
     write_atomic(&dir.join("manifest.json"), manifest_json(m))
 }
 
-fn axis_header(axis_keys: &[String]) -> String {
-    axis_keys.iter().map(|k| format!("{},", csv_cell(k))).collect()
-}
-
 /// `point,<axes>,strategy,replications,<STRATEGY_COLUMNS>,<summary_columns>`.
 pub fn summary_header(axis_keys: &[String]) -> String {
-    format!(
-        "point,{}strategy,replications,{},{}",
-        axis_header(axis_keys),
-        STRATEGY_COLUMNS.join(","),
-        summary_columns().join(",")
-    )
-}
-
-/// The cells of `STRATEGY_COLUMNS` for `label`, comma-separated.
-fn strategy_part(label: &str) -> String {
-    strategy_cells(label).iter().map(|c| csv_cell(c).into_owned()).collect::<Vec<_>>().join(",")
+    let head = ["point"].iter().map(|c| c.to_string()).chain(axis_keys.iter().cloned());
+    let tail = ["strategy", "replications"].into_iter().chain(STRATEGY_COLUMNS).map(String::from);
+    csv_line(head.chain(tail).chain(summary_columns()))
 }
 
 /// The line of `row` (without its `\n`); `row.values` must hold every `summary_columns()`.
 pub fn summary_line(row: &SummaryRow) -> String {
-    let mut s = format!("{},", row.point);
-    for v in &row.axis_values {
-        s.push_str(&csv_cell(v));
-        s.push(',');
-    }
-    s.push_str(&format!("{},{},", csv_cell(&row.strategy), row.replications));
-    s.push_str(&strategy_part(&row.strategy));
+    let mut cells = vec![row.point.to_string()];
+    cells.extend(row.axis_values.iter().cloned());
+    cells.extend([row.strategy.to_string(), row.replications.to_string()]);
+    cells.extend(strategy_cells(&row.strategy));
     for col in summary_columns() {
         let x = row.values.get(&col).unwrap_or_else(|| panic!("summary row without `{col}`"));
-        s.push(',');
-        s.push_str(&fmt_f(*x));
+        cells.push(fmt_f(*x));
     }
-    s
+    csv_line(cells)
 }
 
 /// Write `summary.csv` (rows in the order given: point, then strategy order).
@@ -194,12 +178,9 @@ pub fn write_summary(
 
 /// `point,<axes>,replication,strategy,<STRATEGY_COLUMNS>,<SCALAR_NAMES>`.
 pub fn runs_header(axis_keys: &[String]) -> String {
-    format!(
-        "point,{}replication,strategy,{},{}",
-        axis_header(axis_keys),
-        STRATEGY_COLUMNS.join(","),
-        SCALAR_NAMES.join(",")
-    )
+    let head = ["point"].iter().map(|c| c.to_string()).chain(axis_keys.iter().cloned());
+    let tail = ["replication", "strategy"].into_iter().chain(STRATEGY_COLUMNS);
+    csv_line(head.chain(tail.chain(SCALAR_NAMES).map(String::from)))
 }
 
 /// The line of one replication (without its `\n`): `scalars` in `SCALAR_NAMES` order.
@@ -210,37 +191,34 @@ pub fn runs_line(
     strategy: &str,
     scalars: &[f64; SCALAR_NAMES.len()],
 ) -> String {
-    let axes: String = axis_vals.iter().map(|v| format!("{},", axis_cell(v))).collect();
-    runs_cells(point, &axes, replication, strategy, scalars.iter().copied())
+    let axes = axis_vals.iter().map(axis_text);
+    runs_cells(point, axes, replication, strategy, scalars.iter().copied())
 }
 
 /// The line of `row` (without its `\n`); `row.values` must hold every one of `SCALAR_NAMES`.
 pub fn run_row_line(row: &RunRow) -> String {
-    let axes: String = row.axis_values.iter().map(|v| format!("{},", csv_cell(v))).collect();
     let values = SCALAR_NAMES
         .iter()
         .map(|m| *row.values.get(m).unwrap_or_else(|| panic!("runs row without `{m}`")));
-    runs_cells(row.point, &axes, row.replication, &row.strategy, values)
+    let axes = row.axis_values.iter().cloned();
+    runs_cells(row.point, axes, row.replication, &row.strategy, values)
 }
 
 fn runs_cells(
     point: u32,
-    axis_cells: &str,
+    axis_cells: impl Iterator<Item = String>,
     replication: u32,
     strategy: &str,
     values: impl Iterator<Item = f64>,
 ) -> String {
-    let mut s = format!("{point},{axis_cells}{replication},{},", csv_cell(strategy));
-    s.push_str(&strategy_part(strategy));
+    let mut cells = vec![point.to_string()];
+    cells.extend(axis_cells);
+    cells.extend([replication.to_string(), strategy.to_string()]);
+    cells.extend(strategy_cells(strategy));
     for (x, name) in values.zip(SCALAR_NAMES) {
-        s.push(',');
-        if INTEGER_SCALARS.contains(&name) {
-            s.push_str(&format!("{x:.0}"));
-        } else {
-            s.push_str(&fmt_f(x));
-        }
+        cells.push(if INTEGER_SCALARS.contains(&name) { format!("{x:.0}") } else { fmt_f(x) });
     }
-    s
+    csv_line(cells)
 }
 
 /// `runs.csv`, written row by row into `runs.csv.tmp` and renamed by `finish`. Dropped without
@@ -276,16 +254,18 @@ pub fn write_trace(dir: &Path, rows: &[TraceRow]) -> Result<(), WriteError> {
     let mut text = String::from(TRACE_HEADER);
     text.push('\n');
     for r in rows {
-        text.push_str(&format!(
-            "{},{},{},{},{},{},{}\n",
-            csv_cell(&r.strategy),
-            r.agent,
-            r.request,
-            r.segment,
-            fmt_f(r.start_s),
-            fmt_f(r.end_s),
-            r.outcome
-        ));
+        let (agent, request) = (r.agent.to_string(), r.request.to_string());
+        let (start, end) = (fmt_f(r.start_s), fmt_f(r.end_s));
+        text.push_str(&csv_line([
+            &r.strategy,
+            &agent,
+            &request,
+            &r.segment,
+            &start,
+            &end,
+            &r.outcome,
+        ]));
+        text.push('\n');
     }
     write_atomic(&dir.join("trace.csv"), text)
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::journal::{Header, JournalError, Reader};
 use super::point::{hold_header, runs_header, summary_header, PointRecord};
-use crate::results::read::HOLD_CSV;
+use crate::results::HOLD_CSV;
 use crate::results::{AtomicFile, HistogramLog, WriteError};
 
 /// Why the outputs could not be written.

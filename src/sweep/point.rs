@@ -58,7 +58,7 @@ impl PointHold for ModelRunner {
 
 /// The hold.csv row of `answer` at `point` (`values`: its axis cells), with its `\n`.
 pub fn hold_line(point: u32, values: &[toml::Value], answer: &HoldAnswer) -> String {
-    let row = results::read::HoldRow {
+    let row = results::HoldRow {
         point,
         strategy: answer.strategy.as_str().into(),
         cap_s: answer.cap_s,
@@ -71,12 +71,12 @@ pub fn hold_line(point: u32, values: &[toml::Value], answer: &HoldAnswer) -> Str
         draws: u32::try_from(answer.draws).unwrap_or(u32::MAX),
         knife_edge: answer.knife_edge,
     };
-    results::read::hold_line(&row, values) + "\n"
+    results::hold_line(&row, values) + "\n"
 }
 
 /// The header line of hold.csv for these axis keys (with its `\n`).
 pub fn hold_header(axis_keys: &[String]) -> String {
-    results::read::hold_header(axis_keys) + "\n"
+    results::hold_header(axis_keys) + "\n"
 }
 
 /// `run_point`, then the point's hold answer (`PointHold::hold`) into the record: the whole

@@ -296,10 +296,10 @@ fn capped_run() -> TempDir {
 /// `Results` keeps only the columns plot and report read).
 fn summary_cell(dir: &Path, label: &str, column: &str) -> f64 {
     let path = dir.join("summary.csv");
-    let csv = results::csv::Csv::parse(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
-    let (s, c) = (csv.column("strategy").unwrap(), csv.column(column).unwrap());
-    let (_, row) = csv.rows.iter().find(|(_, f)| f[s] == label).unwrap();
-    row[c].parse().unwrap()
+    let mut lines = results::table::CsvLines::open(&path).unwrap().unwrap();
+    let (s, c) = (lines.csv.column("strategy").unwrap(), lines.csv.column(column).unwrap());
+    while lines.next_row().unwrap().is_some() && &lines.row()[s] != label {}
+    lines.row()[c].parse().unwrap()
 }
 
 #[test]
