@@ -18,7 +18,7 @@ use divan::counter::ItemsCount;
 use divan::Bencher;
 use prefixsim::config::preset;
 use prefixsim::config::server::server_preset;
-use prefixsim::config::{Experiment, Policy, Release, Strategy};
+use prefixsim::config::{ExperimentSpec, Policy, Release, Strategy};
 use prefixsim::dist::Dist;
 use prefixsim::engine::{Bounds, Engine};
 use prefixsim::metrics::RunMetrics;
@@ -62,7 +62,7 @@ fn events_in_flight(bencher: Bencher, in_flight: u64) {
 /// The tests' closed-form fan-out (`closed_form_experiment`) made stochastic: a 500-token
 /// brief, `turns` turns, lognormal outputs, tool latency and tool results, on Sonnet 4.6
 /// (Sonnet 4.5's prices with a 1M window: long agents never outgrow it).
-fn experiment(agents: u32, turns: f64) -> Experiment {
+fn experiment(agents: u32, turns: f64) -> ExperimentSpec {
     let mut exp = closed_form_experiment(agents);
     exp.name = "bench".into();
     exp.question = String::new();
@@ -88,7 +88,7 @@ fn strategies() -> [(&'static str, Strategy); 5] {
 }
 
 /// Each iteration runs replications `0..reps` (a fixed set, so the request count is fixed).
-fn bench_replications(bencher: Bencher, exp: &Experiment, strategy: &Strategy, reps: u32) {
+fn bench_replications(bencher: Bencher, exp: &ExperimentSpec, strategy: &Strategy, reps: u32) {
     let requests: u64 = (0..reps).map(|r| simulate(exp, strategy, r).expect("runs").requests).sum();
     let mut sim = Simulator::new();
     let mut metrics = RunMetrics::new();
@@ -102,7 +102,7 @@ fn bench_replications(bencher: Bencher, exp: &Experiment, strategy: &Strategy, r
 
 /// 10 cold forks of a 50k-token parent, a 2k brief, 3-8 turns, lognormal outputs, tool
 /// latency and tool results: the workload both `default_workload` benches run.
-fn default_fanout() -> Experiment {
+fn default_fanout() -> ExperimentSpec {
     let mut exp = experiment(10, 3.0);
     exp.workload.brief_tokens = 2_000;
     exp.workload.task_tokens = 200;

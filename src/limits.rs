@@ -9,7 +9,7 @@
 //!
 //! Pure: no I/O, no clock. Knows the experiment's shape, not how the model runs it.
 
-use crate::config::{AgentKind, Experiment};
+use crate::config::{AgentKind, ExperimentSpec};
 use crate::dist::Dist;
 
 /// Most input tokens one run may bill (estimated): 2^53, where every count is still exact in
@@ -150,7 +150,7 @@ pub const HOLD_SEARCH_RUNS: f64 =
 /// The runs of one strategy per replication that `exp`'s hold answer adds: `HOLD_SEARCH_RUNS`
 /// when `[report] answer = "hold_cap"` and a `wait_first` is run (`sweep::hold::for_experiment`),
 /// else 0.
-pub fn hold_search_runs(exp: &Experiment) -> f64 {
+pub fn hold_search_runs(exp: &ExperimentSpec) -> f64 {
     use crate::config::{Answer, Strategy};
     let holds = exp.strategies.iter().any(|s| matches!(s, Strategy::WaitFirst { .. }));
     if exp.report.answer == Some(Answer::HoldCap) && holds && cfg!(feature = "sweep") {
@@ -174,7 +174,7 @@ pub struct RunSize {
 
 /// The parent's turns while the fan-out runs: at most one per `parent_turn_every` up to the
 /// horizon, and never more than the run's event limit.
-fn parent_turns(exp: &Experiment) -> f64 {
+fn parent_turns(exp: &ExperimentSpec) -> f64 {
     let every = exp.workload.parent_turn_every_us;
     if every == 0 {
         return 0.0;
@@ -183,7 +183,7 @@ fn parent_turns(exp: &Experiment) -> f64 {
 }
 
 /// Estimate one run of `exp`.
-pub fn run_size(exp: &Experiment) -> RunSize {
+pub fn run_size(exp: &ExperimentSpec) -> RunSize {
     let w = &exp.workload;
     let btw = w.kind == AgentKind::Btw;
     let turns = if btw { 1.0 } else { w.turns.mean().max(1.0) };
@@ -240,7 +240,7 @@ impl Driver {
 
 /// The inputs that size one experiment's runs, each against a typical value (the defaults;
 /// 8 turns): the one furthest above is named when `resource` is refused.
-pub fn drivers(exp: &Experiment, resource: Resource) -> Vec<Driver> {
+pub fn drivers(exp: &ExperimentSpec, resource: Resource) -> Vec<Driver> {
     let w = &exp.workload;
     let size = run_size(exp);
     let turns = crate::config::dist_label(&w.turns, crate::config::Quantity::Number);
@@ -410,7 +410,7 @@ pub enum LimitError {
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// The estimate of `run`: every strategy x replication of `exp`; `out`: result files written.
-pub fn estimate_run(exp: &Experiment, out: bool) -> Estimate {
+pub fn estimate_run(exp: &ExperimentSpec, out: bool) -> Estimate {
     let size = run_size(exp);
     let (s, r) = (exp.strategies.len() as f64, f64::from(exp.replications));
     let h = hold_search_runs(exp);
@@ -468,7 +468,7 @@ pub fn estimate_grid(points: u64, how: &str, axes: &[(String, usize)]) -> Estima
 /// The largest contribution so far to one resource: (amount, point label, its drivers).
 type Largest = Option<(f64, String, Vec<Driver>)>;
 
-fn keep_largest(slot: &mut Largest, amount: f64, label: &str, exp: &Experiment, r: Resource) {
+fn keep_largest(slot: &mut Largest, amount: f64, label: &str, exp: &ExperimentSpec, r: Resource) {
     if slot.as_ref().is_none_or(|(a, _, _)| amount > *a) {
         *slot = Some((amount, label.to_string(), drivers(exp, r)));
     }
@@ -480,7 +480,7 @@ fn keep_largest(slot: &mut Largest, amount: f64, label: &str, exp: &Experiment, 
 pub fn estimate_points(
     what: &str,
     n: u64,
-    points: impl Iterator<Item = (String, Experiment)>,
+    points: impl Iterator<Item = (String, ExperimentSpec)>,
     extra: u64,
     axes: usize,
     writes: bool,
@@ -533,7 +533,7 @@ pub fn estimate_points(
 mod tests {
     use super::*;
 
-    fn exp(sets: &[&str]) -> Experiment {
+    fn exp(sets: &[&str]) -> ExperimentSpec {
         let mut t = crate::config::parse_table("", "x.toml").unwrap();
         for s in sets {
             crate::config::apply_set(&mut t, s).unwrap();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An independent SimPy model of prefixsim's fork fan-out (benches/peer/README.md).
 
-Written from prefixsim's documentation (README.md "Experiment files", docs/model.md,
+Written from prefixsim's documentation (docs/experiments.md, docs/model.md,
 docs/cache.md, docs/anthropic.md), not from its Rust code: agents are SimPy processes, the
 prefix cache is a dict of entries keyed by the prefix's identity, and every rule below names the
 page it comes from. It reads the same experiment TOML as `prefixsim run` and prints, per

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use prefixsim::config::{self, Experiment};
+use prefixsim::config::{self, ExperimentSpec};
 use prefixsim::limits::{self, RunError, WorkLimits};
 use prefixsim::replay::{self, ReplaySettings, TraceFormat as Format};
 use prefixsim::sweep::{spec, tune};
@@ -70,7 +70,7 @@ pub fn experiment(data: &[u8]) {
 }
 
 /// Simulate one replication of each strategy when the run is small (bounded time per input).
-fn simulate_small(mut exp: Experiment) {
+fn simulate_small(mut exp: ExperimentSpec) {
     exp.replications = 1;
     exp.limits.max_events = exp.limits.max_events.min(200_000);
     let tight = WorkLimits { max_requests: 5_000, max_memory_mb: 32, ..WorkLimits::default() };

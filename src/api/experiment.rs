@@ -14,7 +14,7 @@ pub struct Experiment {
     #[cfg_attr(not(feature = "sweep"), allow(dead_code))]
     pub(super) text: String,
     pub(super) table: toml::Table,
-    pub(super) resolved: config::Experiment,
+    pub(super) resolved: config::ExperimentSpec,
 }
 
 impl Experiment {
@@ -91,7 +91,7 @@ impl Experiment {
     }
 
     /// The resolved experiment (every parameter, in base units).
-    pub fn config(&self) -> &config::Experiment {
+    pub fn config(&self) -> &config::ExperimentSpec {
         &self.resolved
     }
 

@@ -89,7 +89,7 @@ fn resolve_candidate(
     table: &toml::Table,
     param: &str,
     v: Value,
-) -> Result<crate::config::Experiment, String> {
+) -> Result<crate::config::ExperimentSpec, String> {
     tune::candidate_table(table, param, v)
         .map_err(|e| e.to_string())
         .and_then(|t| runner.resolve(&t).map_err(|e| e.to_string()))

@@ -28,7 +28,7 @@ at its own limits.";
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
-    /// The experiment file (TOML; every key is documented in README.md, "Experiment files").
+    /// The experiment file (TOML; every key is documented in docs/experiments.md).
     pub file: PathBuf,
     #[command(flatten)]
     pub overrides: Overrides,

@@ -6,7 +6,7 @@ use crate::dist::Dist;
 
 /// One experiment, ready to simulate.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Experiment {
+pub struct ExperimentSpec {
     pub name: String,
     /// The question the experiment answers (the file's `question` key or leading comment).
     pub question: String,

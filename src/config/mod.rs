@@ -77,7 +77,7 @@ pub fn parse_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError>
 
 /// Read `path`, apply the `--set` assignments in order, and resolve. Returns the raw table
 /// too (the sweep code expands its `[sweep]` table from it).
-pub fn load(path: &Path, sets: &[String]) -> Result<(toml::Table, Experiment), ConfigError> {
+pub fn load(path: &Path, sets: &[String]) -> Result<(toml::Table, ExperimentSpec), ConfigError> {
     let origin = path.display().to_string();
     let text =
         read_experiment(path).map_err(|source| ConfigError::Io { path: origin.clone(), source })?;
@@ -90,7 +90,7 @@ pub fn load(path: &Path, sets: &[String]) -> Result<(toml::Table, Experiment), C
 }
 
 /// The default experiment with `--set` assignments applied.
-pub fn load_default(sets: &[String]) -> Result<(toml::Table, Experiment), ConfigError> {
+pub fn load_default(sets: &[String]) -> Result<(toml::Table, ExperimentSpec), ConfigError> {
     let mut table = parse_table(DEFAULT_EXPERIMENT, DEFAULT_ORIGIN)?;
     for s in sets {
         apply_set(&mut table, s)?;

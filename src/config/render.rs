@@ -1,4 +1,4 @@
-//! `Experiment` -> canonical TOML text: the experiment as an `ExperimentFile` with every key
+//! `ExperimentSpec` -> canonical TOML text: the experiment as an `ExperimentFile` with every key
 //! written out, serialized with its keys sorted, so that `resolve(parse_table(render(e)))` == `e`
 //! and equal experiments give equal bytes (the results manifest hashes this text). Keys added
 //! later (context windows, thinking, block shapes, TTL buckets, isolated misses, enforcement
@@ -13,7 +13,7 @@ use crate::cache::{CacheParams, ModelParams, Policy};
 use crate::time::US_PER_MIN;
 
 /// The resolved experiment as TOML text.
-pub fn render(exp: &Experiment) -> String {
+pub fn render(exp: &ExperimentSpec) -> String {
     assert!(i64::try_from(exp.seed).is_ok(), "seeds are at most i64::MAX (checked on input)");
     let (openai, gemini) = hosted_sections(&exp.cache);
     let file = ExperimentFile {

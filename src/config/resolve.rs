@@ -1,4 +1,4 @@
-//! Raw TOML table -> `Experiment`: the table is read into `ExperimentFile` (every value checked
+//! Raw TOML table -> `ExperimentSpec`: the table is read into `ExperimentFile` (every value checked
 //! by its type, every unknown key refused, each error placed at its dotted key), then each
 //! section's `validate` fills in the defaults and checks what depends on other values.
 
@@ -30,7 +30,7 @@ pub const DEFAULT_STRATEGIES: [&str; 5] =
 
 /// Resolve a raw table. `origin` names the file in errors; `empirical(file=...)` and
 /// `latency.from` paths are relative to its directory.
-pub fn resolve(table: &toml::Table, origin: &str) -> Result<Experiment, ConfigError> {
+pub fn resolve(table: &toml::Table, origin: &str) -> Result<ExperimentSpec, ConfigError> {
     let file: ExperimentFile = read(table, toml::Value::Table(table.clone()), origin, "")?;
     file.validate(table, At { origin, prefix: "" })
 }
@@ -91,7 +91,7 @@ fn placed(
 /// a `fork_other_model` depends on `kind` only) and resolved as in `base`. Any other key
 /// resolves the whole table.
 pub fn check_changed(
-    base: &Experiment,
+    base: &ExperimentSpec,
     table: &toml::Table,
     origin: &str,
     changed: &[&str],
@@ -116,7 +116,7 @@ pub fn check_changed(
 
 impl ExperimentFile {
     /// Every section, defaulted and checked, then the checks across sections.
-    fn validate(self, table: &toml::Table, at: At) -> Result<Experiment, ConfigError> {
+    fn validate(self, table: &toml::Table, at: At) -> Result<ExperimentSpec, ConfigError> {
         let stem = Path::new(at.origin).file_stem().map(|s| s.to_string_lossy().into_owned());
         let policy = self.cache.as_ref().and_then(|c| c.policy).map(|p| p.0);
         let default_model =
@@ -138,7 +138,7 @@ impl ExperimentFile {
             self.latency.unwrap_or_default().validate(&model.name, other_model, at)?;
         let strategies = self.strategies.map_or_else(default_strategies, Into::into);
         let openai_counts = cache.policy == Policy::OpenAi;
-        let exp = Experiment {
+        let exp = ExperimentSpec {
             name: self.name.get_or(stem.unwrap_or_else(|| "experiment".into())),
             question: self.question.get_or(String::new()),
             seed: self.seed.get_or(42),
@@ -162,10 +162,10 @@ impl ExperimentFile {
 
 /// The checks across sections, and `[server]` (read and checked whatever the policy).
 fn check_experiment(
-    mut exp: Experiment,
+    mut exp: ExperimentSpec,
     server: ServerSection,
     at: At,
-) -> Result<Experiment, ConfigError> {
+) -> Result<ExperimentSpec, ConfigError> {
     let server = server.validate(exp.cache.policy, at.section("server."))?;
     if exp.cache.policy.is_server() {
         server::check_experiment(&exp, &exp.workload, at)?;
@@ -196,7 +196,7 @@ fn checked_other_model(w: &Workload, at: At) -> Result<Option<ModelParams>, Conf
 
 /// Thinking on needs a model with extended thinking (the agents' and the parent's).
 fn check_thinking(
-    exp: &Experiment,
+    exp: &ExperimentSpec,
     w: &Workload,
     other: Option<&ModelParams>,
     at: At,
@@ -218,7 +218,7 @@ fn check_thinking(
 /// model it is sent to; the key named is the prefix size that made it too long. Later requests
 /// grow with turns and parent exchanges: the model checks each one when it is sent.
 fn check_first_request_fits(
-    exp: &Experiment,
+    exp: &ExperimentSpec,
     w: &Workload,
     other: Option<&ModelParams>,
     at: At,

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 
 use super::{Description, ResolveError, Runner};
-use crate::config::{self, Experiment};
+use crate::config::{self, ExperimentSpec};
 use crate::limits::RunError;
 use crate::metrics::RunMetrics;
 use crate::results::TraceRow;
@@ -20,22 +20,22 @@ thread_local! {
 }
 
 impl Runner for ModelRunner {
-    type Exp = Experiment;
+    type Exp = ExperimentSpec;
 
-    fn resolve(&self, table: &toml::Table) -> Result<Experiment, ResolveError> {
+    fn resolve(&self, table: &toml::Table) -> Result<ExperimentSpec, ResolveError> {
         Ok(config::resolve(table, &self.origin)?)
     }
 
     fn check_changed(
         &self,
-        base: &Experiment,
+        base: &ExperimentSpec,
         table: &toml::Table,
         changed: &[&str],
     ) -> Result<(), ResolveError> {
         Ok(config::check_changed(base, table, &self.origin, changed)?)
     }
 
-    fn describe(&self, exp: &Experiment) -> Description {
+    fn describe(&self, exp: &ExperimentSpec) -> Description {
         Description {
             name: exp.name.clone(),
             question: exp.question.clone(),
@@ -45,13 +45,13 @@ impl Runner for ModelRunner {
         }
     }
 
-    fn render(&self, exp: &Experiment) -> String {
+    fn render(&self, exp: &ExperimentSpec) -> String {
         config::render(exp)
     }
 
     fn simulate_into(
         &self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         strategy: usize,
         rep: u32,
         out: &mut RunMetrics,
@@ -63,7 +63,7 @@ impl Runner for ModelRunner {
         })
     }
 
-    fn trace(&self, exp: &Experiment, strategy: usize) -> Result<Vec<TraceRow>, RunError> {
+    fn trace(&self, exp: &ExperimentSpec, strategy: usize) -> Result<Vec<TraceRow>, RunError> {
         let s = &exp.strategies[strategy];
         let (_, segments) = crate::model::simulate_traced(exp, s, 0).map_err(RunError::from)?;
         let label = config::strategy_label(s);

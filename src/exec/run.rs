@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use super::{ordered, Runner};
-use crate::config::{self, Experiment};
+use crate::config::{self, ExperimentSpec};
 use crate::limits::RunError;
 use crate::metrics::{RunMetrics, EXTRA_NAMES, SCALAR_NAMES};
 use crate::results::stats::Welford;
@@ -197,7 +197,7 @@ pub fn trace_rows<S: Runner>(sim: &S, exp: &S::Exp) -> Result<Vec<TraceRow>, Run
 /// refuse it. A manifest of an earlier run is removed first, so it never vouches for a mix.
 pub fn write_out(
     dir: &Path,
-    exp: &Experiment,
+    exp: &ExperimentSpec,
     outcomes: &[StrategyOutcome],
     trace: Option<&[TraceRow]>,
 ) -> std::io::Result<()> {

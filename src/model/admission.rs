@@ -5,7 +5,7 @@
 use super::rate::{Admission, Limit, RateLimiter};
 use super::SimError;
 use crate::cache::{Breakpoint, Cache, Prompt, Usage};
-use crate::config::{Experiment, GeminiMode, ModelParams, Policy};
+use crate::config::{ExperimentSpec, GeminiMode, ModelParams, Policy};
 use crate::rng::{ChaCha8Rng, RngExt};
 use crate::time::{SimDuration, SimTime};
 
@@ -43,7 +43,7 @@ pub(super) struct Limiters {
 }
 
 impl Limiters {
-    pub(super) fn new(exp: &Experiment, models: &[ModelParams]) -> Self {
+    pub(super) fn new(exp: &ExperimentSpec, models: &[ModelParams]) -> Self {
         let same_class =
             models.len() == 2 && models[0].rate_limit_class == models[1].rate_limit_class;
         let of_model = if same_class { [0, 0] } else { [0, 1] };
@@ -64,7 +64,7 @@ impl Limiters {
     #[inline]
     pub(super) fn ask(
         &mut self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         m: usize,
         cache: &Cache,
         ask: &Ask<'_>,
@@ -78,7 +78,7 @@ impl Limiters {
     #[inline(never)]
     fn ask_limited(
         &mut self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         m: usize,
         cache: &Cache,
         ask: &Ask<'_>,
@@ -112,7 +112,7 @@ impl Limiters {
     #[inline]
     pub(super) fn settle(
         &mut self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         (m, admit): (usize, Admit),
         now: SimTime,
         usage: &Usage,
@@ -132,19 +132,19 @@ impl Limiters {
 
 /// Whether every request of a run is admitted as it comes, with no draw: no `[rate_limits]`,
 /// no isolated misses, no Gemini implicit draws. A run decides this once.
-pub(super) fn admits_all(exp: &Experiment) -> bool {
+pub(super) fn admits_all(exp: &ExperimentSpec) -> bool {
     let draws_miss = exp.cache.miss_probability > 0.0;
     exp.rate_limits.is_none() && !draws_miss && !draws_implicit(exp)
 }
 
 /// Whether the parent's own requests draw on the rate-limit buckets.
-pub(super) fn counts_parent(exp: &Experiment) -> bool {
+pub(super) fn counts_parent(exp: &ExperimentSpec) -> bool {
     exp.rate_limits.as_ref().is_some_and(|r| r.parent_counts)
 }
 
 /// Input tokens that count toward ITPM: uncached and written (and read, when
 /// `cache_reads_count`).
-fn counted_input(exp: &Experiment, u: &Usage) -> u64 {
+fn counted_input(exp: &ExperimentSpec, u: &Usage) -> u64 {
     let reads = exp.rate_limits.as_ref().is_some_and(|r| r.cache_reads_count);
     u.uncached + u.cache_write() + if reads { u.cache_read } else { 0 }
 }
@@ -159,14 +159,14 @@ pub(super) fn draw_miss(probability: f64, rng: Option<&mut ChaCha8Rng>) -> bool 
 }
 
 /// Whether the run draws Gemini implicit hits (`gemini` policy, implicit mode).
-pub(super) fn draws_implicit(exp: &Experiment) -> bool {
+pub(super) fn draws_implicit(exp: &ExperimentSpec) -> bool {
     exp.cache.policy == Policy::Gemini && exp.cache.hosted.gemini.mode == GeminiMode::Implicit
 }
 
 /// Gemini implicit caching gives no guarantee: a lookup misses unless a draw from the
 /// requester's own stream falls under `gemini.implicit_hit_probability` (so 0 never hits and
 /// 1 always does). No stream, no draw, no miss.
-pub(super) fn draw_implicit_miss(exp: &Experiment, rng: Option<&mut ChaCha8Rng>) -> bool {
+pub(super) fn draw_implicit_miss(exp: &ExperimentSpec, rng: Option<&mut ChaCha8Rng>) -> bool {
     let p = exp.cache.hosted.gemini.implicit_hit_probability;
     rng.is_some_and(|rng| rng.random::<f64>() >= p)
 }

@@ -6,7 +6,7 @@ use super::workload::{self, Chain, Shared, SharedMemo, TurnTokens, WORKFLOW_ID};
 use super::SimError;
 use crate::cache::{Breakpoint, Prompt, PromptMemory};
 use crate::config::{
-    AgentKind, BlockKind, Experiment, ModelParams, Overload, ThinkingHistory, Ttl,
+    AgentKind, BlockKind, ExperimentSpec, ModelParams, Overload, ThinkingHistory, Ttl,
 };
 use crate::rng::{self, site, ChaCha8Rng, RngExt, SeedableRng};
 use crate::time::{SimDuration, SimTime};
@@ -101,7 +101,7 @@ struct Streams {
 }
 
 impl Streams {
-    fn new(exp: &Experiment, replication: u32) -> Self {
+    fn new(exp: &ExperimentSpec, replication: u32) -> Self {
         let optional = [
             exp.rate_limits.is_some(),
             exp.cache.miss_probability > 0.0,
@@ -172,7 +172,7 @@ pub(super) fn build_into(
         &mut SharedMemo,
         &mut Tape,
     ),
-    exp: &Experiment,
+    exp: &ExperimentSpec,
     replication: u32,
     prewarm: bool,
     strips: bool,
@@ -222,7 +222,7 @@ pub(super) fn build_into(
 
 /// Whether an agent's own chain must keep a bare history: its turns carry user blocks that
 /// drop its earlier thinking (thinking on, a model that strips), `model` being the agents'.
-pub(super) fn strips_own(exp: &Experiment, model: &ModelParams) -> bool {
+pub(super) fn strips_own(exp: &ExperimentSpec, model: &ModelParams) -> bool {
     let w = &exp.workload;
     w.thinking
         && model.thinking == ThinkingHistory::Stripped
@@ -278,7 +278,7 @@ impl Agent {
     /// Whether the API answers this attempt with a 529 (`Some`: the `[overload]` that did),
     /// one draw from its overload stream; no draw and no 529 without `[overload]`.
     #[inline]
-    pub(super) fn overloaded<'e>(&mut self, exp: &'e Experiment) -> Option<&'e Overload> {
+    pub(super) fn overloaded<'e>(&mut self, exp: &'e ExperimentSpec) -> Option<&'e Overload> {
         let o = exp.overload.as_ref()?;
         let rng = self.overload.as_deref_mut()?;
         (rng.random::<f64>() < o.probability).then_some(o)
@@ -305,7 +305,7 @@ impl Agent {
     #[inline]
     pub(super) fn next_turn(
         &mut self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         (tape, draws, copies): (&mut Tape, &TurnDraws<'_>, bool),
         a: u32,
         request: u32,
@@ -334,7 +334,7 @@ impl Agent {
     /// its number in the error.
     pub(super) fn check_window(
         &self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         (model, window): (&ModelParams, u64),
         shown: u32,
     ) -> Result<(), SimError> {
@@ -350,7 +350,7 @@ impl Agent {
     #[inline(never)]
     fn window_error(
         &self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         model: &ModelParams,
         shown: u32,
         (tokens, window): (u64, u64),

@@ -38,7 +38,7 @@ mod world;
 pub use simulator::Simulator;
 
 use crate::cache::Usage;
-use crate::config::{Experiment, Strategy};
+use crate::config::{ExperimentSpec, Strategy};
 use crate::engine::EngineError;
 use crate::metrics::RunMetrics;
 
@@ -219,7 +219,7 @@ impl From<SimError> for crate::limits::RunError {
 
 /// What a run of `exp` says beside its numbers: the documented rules that changed what a
 /// strategy or kind can do (printed under the table, `notes` in `--json`).
-pub fn notes(exp: &Experiment) -> Vec<String> {
+pub fn notes(exp: &ExperimentSpec) -> Vec<String> {
     let w = &exp.workload;
     let mut notes = Vec::new();
     if w.thinking && exp.strategies.contains(&Strategy::Prewarm) {
@@ -251,7 +251,7 @@ pub fn notes(exp: &Experiment) -> Vec<String> {
 
 /// Run replication `replication` of `strategy` on `exp`.
 pub fn simulate(
-    exp: &Experiment,
+    exp: &ExperimentSpec,
     strategy: &Strategy,
     replication: u32,
 ) -> Result<RunMetrics, SimError> {
@@ -262,7 +262,7 @@ pub fn simulate(
 
 /// As `simulate`, plus the timeline segments of every request, ordered by agent, then time.
 pub fn simulate_traced(
-    exp: &Experiment,
+    exp: &ExperimentSpec,
     strategy: &Strategy,
     replication: u32,
 ) -> Result<(RunMetrics, Vec<Segment>), SimError> {
@@ -272,7 +272,7 @@ pub fn simulate_traced(
 
 /// As `simulate_traced`, plus one record per accepted request, in acceptance order.
 pub fn simulate_detailed(
-    exp: &Experiment,
+    exp: &ExperimentSpec,
     strategy: &Strategy,
     replication: u32,
 ) -> Result<Detailed, SimError> {

@@ -10,7 +10,7 @@ use super::workload::{self, Chain};
 use super::world::{serve_terms, Ev, World};
 use super::SimError;
 use crate::cache::{Breakpoint, Prompt};
-use crate::config::{AgentKind, BlockKind, Experiment, ModelParams, ThinkingHistory, Ttl};
+use crate::config::{AgentKind, BlockKind, ExperimentSpec, ModelParams, ThinkingHistory, Ttl};
 use crate::dist::Dist;
 use crate::rng::{self, site, ChaCha8Rng};
 use crate::time::{SimDuration, SimTime};
@@ -54,7 +54,7 @@ impl<'a> Parent<'a> {
     /// parent's last request) and, for kinds that do not keep its prefix, the agents' line.
     /// `models`: the experiment's model, then the agents' when it differs.
     pub(super) fn new(
-        exp: &'a Experiment,
+        exp: &'a ExperimentSpec,
         models: &[ModelParams],
         replication: u32,
     ) -> Option<Self> {
@@ -106,7 +106,7 @@ impl<'a> Parent<'a> {
 
     /// The parent's next turn at `now`: one exchange appended to its own chain and to the
     /// agents' line, and its output drawn.
-    fn advance(&mut self, exp: &Experiment, now: SimTime) {
+    fn advance(&mut self, exp: &ExperimentSpec, now: SimTime) {
         let w = &exp.workload;
         self.turn += 1;
         let tokens = w.parent_turn_tokens.sample_u64(&mut self.work);
@@ -128,7 +128,7 @@ impl<'a> Parent<'a> {
     /// 429 retry resends this same body.
     pub(super) fn fork(
         &self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         (ag, a): (&mut Agent, u32),
         now: SimTime,
         strips: bool,

@@ -30,7 +30,7 @@ use super::workload::SharedMemo;
 use super::world::{serve_terms, Ev, World};
 use super::{Outcome, SegmentKind, SimError};
 use crate::cache::{Breakpoint, Cache, PromptMemory};
-use crate::config::{Experiment, ModelParams, Overload, ServerParams, Strategy, Ttl};
+use crate::config::{ExperimentSpec, ModelParams, Overload, ServerParams, Strategy, Ttl};
 use crate::engine::{Bounds, Engine};
 use crate::metrics::RunMetrics;
 use crate::time::{SimDuration, SimTime};
@@ -75,7 +75,7 @@ impl Default for Buffers {
 /// Run replication `replication` of `strategy` on `exp` in `buffers`, counting into
 /// `metrics` (and `trace`, for a traced run).
 pub(super) fn run(
-    exp: &Experiment,
+    exp: &ExperimentSpec,
     strategy: &Strategy,
     replication: u32,
     buffers: &mut Buffers,
@@ -122,7 +122,7 @@ impl<'a> Run<'a> {
     /// into `run`: a run is a large value, built in its frame.
     #[inline(always)]
     fn new(
-        exp: &'a Experiment,
+        exp: &'a ExperimentSpec,
         strategy: &'a Strategy,
         replication: u32,
         buffers: &'a mut Buffers,

@@ -4,7 +4,7 @@
 use super::recorder::Trace;
 use super::sim::{self, Buffers};
 use super::{Detailed, SimError};
-use crate::config::{Experiment, Strategy};
+use crate::config::{ExperimentSpec, Strategy};
 use crate::metrics::RunMetrics;
 
 /// Reusable simulation buffers: the event heap, the launch strategy's buffers and the caches
@@ -22,7 +22,7 @@ impl Simulator {
     /// Run one replication into `metrics` (reset first: its sample buffers are reused).
     pub fn run_into(
         &mut self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         strategy: &Strategy,
         replication: u32,
         metrics: &mut RunMetrics,
@@ -34,7 +34,7 @@ impl Simulator {
     /// Run one replication with the timeline and the per-request records.
     pub fn run_detailed(
         &mut self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         strategy: &Strategy,
         replication: u32,
     ) -> Result<Detailed, SimError> {

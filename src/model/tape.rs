@@ -26,7 +26,7 @@
 use super::latency::{Latency, Terms};
 use super::workload;
 use crate::cache::Prompt;
-use crate::config::{AgentKind, Experiment, LatencyParams, Workload};
+use crate::config::{AgentKind, ExperimentSpec, LatencyParams, Workload};
 use crate::dist::Sampler;
 use crate::rng::{self, site, ChaCha8Rng, RngExt, SeedableRng};
 use crate::time::SimDuration;
@@ -86,7 +86,7 @@ pub(super) struct Call {
 impl Tape {
     /// Make the tape the one of `replication` of `exp` (`prompts`: keep the agents' prompts),
     /// unless it already is.
-    pub(super) fn prepare(&mut self, exp: &Experiment, replication: u32, prompts: bool) {
+    pub(super) fn prepare(&mut self, exp: &ExperimentSpec, replication: u32, prompts: bool) {
         let drawn_for = |k: &Key| {
             k.prompts == prompts
                 && k.model == exp.model.name
@@ -126,7 +126,7 @@ impl Tape {
 
     /// Every agent's turn count and first output from its workload stream (rekeyed in place),
     /// and no calls or prompt yet.
-    fn draw_starts(&mut self, exp: &Experiment, replication: u32) {
+    fn draw_starts(&mut self, exp: &ExperimentSpec, replication: u32) {
         let w = &exp.workload;
         let node = rng::Node::new(exp.seed, &[replication as u64]);
         let (turns_draw, output_draw) = (Sampler::new(&w.turns), Sampler::new(&w.output_tokens));
@@ -161,7 +161,7 @@ impl Tape {
     #[inline]
     pub(super) fn call(
         &mut self,
-        exp: &Experiment,
+        exp: &ExperimentSpec,
         draws: &TurnDraws,
         a: u32,
         request: u32,
@@ -278,7 +278,7 @@ impl AgentTape {
     /// Draw the next tool call (after the last request drawn) and the output of the request
     /// after it. Out of line: a replication's first run draws, the others read.
     #[inline(never)]
-    fn draw_call(&mut self, exp: &Experiment, draws: &TurnDraws) {
+    fn draw_call(&mut self, exp: &ExperimentSpec, draws: &TurnDraws) {
         let w = &exp.workload;
         let denied = match w.kind {
             AgentKind::ForkDenyAtCall { .. } => self.work.random::<f64>() < w.denied_call_share,
@@ -300,19 +300,19 @@ impl AgentTape {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{self, Experiment};
+    use crate::config::{self, ExperimentSpec};
     use crate::metrics::RunMetrics;
     use crate::model::Simulator;
 
     /// `exp` with `sets` applied over the default experiment.
-    fn default_with(sets: &[&str]) -> Experiment {
+    fn default_with(sets: &[&str]) -> ExperimentSpec {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         config::load_default(&sets).unwrap_or_else(|e| panic!("{sets:?}: {e}")).1
     }
 
     /// Every run of `runs` (an experiment, a strategy, a replication) on one simulator, in
     /// order, each as a fresh simulator runs it alone.
-    fn assert_runs_as_alone(runs: &[(&Experiment, usize, u32)]) {
+    fn assert_runs_as_alone(runs: &[(&ExperimentSpec, usize, u32)]) {
         let mut shared = Simulator::new();
         for (i, &(exp, s, r)) in runs.iter().enumerate() {
             let (mut reused, mut alone) = (RunMetrics::new(), RunMetrics::new());
@@ -326,7 +326,7 @@ mod tests {
     /// Replication-major: every strategy of a replication back to back, the tape drawn by the
     /// first and read by the others; and the same again in reverse, where a tape drawn by a
     /// later replication is found stale.
-    fn assert_strategies_share_tapes(exp: &Experiment, reps: u32) {
+    fn assert_strategies_share_tapes(exp: &ExperimentSpec, reps: u32) {
         let n = exp.strategies.len();
         let mut order: Vec<_> = (0..reps).flat_map(|r| (0..n).map(move |s| (exp, s, r))).collect();
         assert_runs_as_alone(&order);
@@ -407,7 +407,7 @@ mod tests {
     /// model differs (the key); where they differ only outside it, it may.
     #[test]
     fn a_tape_serves_only_the_workload_it_was_drawn_for() {
-        let points: Vec<Experiment> = [
+        let points: Vec<ExperimentSpec> = [
             &[][..],
             &["workload.output_tokens=\"lognormal(median=300, p90=900)\""],
             &["workload.task_tokens=151"],

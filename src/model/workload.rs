@@ -16,7 +16,7 @@
 //! processes ([`Chain`]).
 
 use crate::cache::{Block, Breakpoint, Digest, Layer, Prompt, PromptMemory};
-use crate::config::{AgentKind, BlockKind, Experiment, Ttl};
+use crate::config::{AgentKind, BlockKind, ExperimentSpec, Ttl};
 
 /// Share of `parent_tokens` that is the tool list, in per mille (assumption).
 pub const PARENT_TOOLS_PERMILLE: u64 = 300;
@@ -181,7 +181,7 @@ pub struct Shared {
 
 /// The parent's own last request (tools, system, history; the parent's thinking setting and
 /// TTL), used to warm its entries.
-pub fn parent_request(exp: &Experiment) -> (Prompt, [Breakpoint; 2]) {
+pub fn parent_request(exp: &ExperimentSpec) -> (Prompt, [Breakpoint; 2]) {
     let mut p = new_prompt(&exp.model.name, exp.workload.parent_thinks(), 3);
     push_parent(&mut p, exp, "parent/tools", "parent/system");
     let ttl = exp.cache.parent_ttl();
@@ -189,7 +189,7 @@ pub fn parent_request(exp: &Experiment) -> (Prompt, [Breakpoint; 2]) {
     (p, [Breakpoint { index: 1, ttl }, Breakpoint { index: last, ttl }])
 }
 
-fn push_parent(p: &mut Prompt, exp: &Experiment, tools: &str, system: &str) {
+fn push_parent(p: &mut Prompt, exp: &ExperimentSpec, tools: &str, system: &str) {
     let w = &exp.workload;
     let tools_tokens = w.parent_tokens * PARENT_TOOLS_PERMILLE / 1000;
     let system_tokens = w.parent_tokens * PARENT_SYSTEM_PERMILLE / 1000;
@@ -203,7 +203,7 @@ fn push_parent(p: &mut Prompt, exp: &Experiment, tools: &str, system: &str) {
 
 /// Which model the agents of `kind` call: its name and index (0 = the experiment's, 1 = the
 /// `fork_other_model` model).
-fn agents_model(exp: &Experiment) -> (&str, usize) {
+fn agents_model(exp: &ExperimentSpec) -> (&str, usize) {
     match &exp.workload.kind {
         AgentKind::ForkOtherModel { model } => (model.as_str(), 1),
         _ => (exp.model.name.as_str(), 0),
@@ -214,7 +214,7 @@ fn agents_model(exp: &Experiment) -> (&str, usize) {
 /// `exp.workload.kind` sends, before the brief, with room for `blocks` blocks, its thinking on
 /// or off. For the kinds that keep the parent's prefix, with the parent's thinking setting,
 /// this is the parent's own prompt (`parent_request`).
-pub fn line(exp: &Experiment, blocks: usize, thinking: bool) -> Prompt {
+pub fn line(exp: &ExperimentSpec, blocks: usize, thinking: bool) -> Prompt {
     let w = &exp.workload;
     let mut p = new_prompt(agents_model(exp).0, thinking, blocks);
     match &w.kind {
@@ -248,7 +248,7 @@ pub fn line(exp: &Experiment, blocks: usize, thinking: bool) -> Prompt {
 
 /// Append the shared brief (nothing if empty; a /btw question carries no brief: it is one
 /// question on the parent).
-pub fn push_brief(p: &mut Prompt, exp: &Experiment) {
+pub fn push_brief(p: &mut Prompt, exp: &ExperimentSpec) {
     let w = &exp.workload;
     if w.brief_tokens > 0 && w.kind != AgentKind::Btw {
         p.push(block(Layer::Messages, w.brief_tokens, "brief", 0, 0));
@@ -259,7 +259,7 @@ pub fn push_brief(p: &mut Prompt, exp: &Experiment) {
 /// tokens, shaped by `parent_exchange_blocks` (thinking blocks when the parent thinks), the
 /// tokens divided evenly among them. The same blocks in every line: the same history behind
 /// different tools, system or model.
-pub fn exchange(exp: &Experiment, k: u64, tokens: u64) -> [Option<(BlockKind, Block)>; 5] {
+pub fn exchange(exp: &ExperimentSpec, k: u64, tokens: u64) -> [Option<(BlockKind, Block)>; 5] {
     let w = &exp.workload;
     let present = |kind: &&BlockKind| w.parent_thinks() || **kind != BlockKind::Thinking;
     let n = w.parent_exchange_blocks.iter().filter(present).count() as u64;
@@ -277,7 +277,7 @@ pub fn exchange(exp: &Experiment, k: u64, tokens: u64) -> [Option<(BlockKind, Bl
 
 /// The shared prefix of the agents of `exp.workload.kind`, their thinking on or off: its line,
 /// then the brief.
-pub fn shared(exp: &Experiment, turns_hint: usize, thinking: bool) -> Shared {
+pub fn shared(exp: &ExperimentSpec, turns_hint: usize, thinking: bool) -> Shared {
     let blocks = 5 + (exp.workload.turn_blocks.len() + 1) * turns_hint;
     let mut p = line(exp, blocks, thinking);
     push_brief(&mut p, exp);
@@ -301,17 +301,17 @@ struct SharedKey {
 }
 
 impl SharedKey {
-    fn of(exp: &Experiment, thinking: bool) -> Self {
+    fn of(exp: &ExperimentSpec, thinking: bool) -> Self {
         let (kind, model) = (exp.workload.kind.clone(), exp.model.name.clone());
         SharedKey { kind, model, tokens: Self::tokens(exp), thinking }
     }
 
-    fn tokens(exp: &Experiment) -> [u64; 3] {
+    fn tokens(exp: &ExperimentSpec) -> [u64; 3] {
         let w = &exp.workload;
         [w.parent_tokens, w.subagent_tokens, w.brief_tokens]
     }
 
-    fn is(&self, exp: &Experiment, thinking: bool) -> bool {
+    fn is(&self, exp: &ExperimentSpec, thinking: bool) -> bool {
         self.thinking == thinking
             && self.tokens == Self::tokens(exp)
             && self.kind == exp.workload.kind
@@ -321,7 +321,7 @@ impl SharedKey {
 
 impl SharedMemo {
     /// `shared(exp, 0, thinking)`, built only when the inputs differ from the last call's.
-    pub fn get(&mut self, exp: &Experiment, thinking: bool) -> &Shared {
+    pub fn get(&mut self, exp: &ExperimentSpec, thinking: bool) -> &Shared {
         if !matches!(&self.0, Some((key, _)) if key.is(exp, thinking)) {
             self.0 = None;
         }
@@ -331,7 +331,7 @@ impl SharedMemo {
 
 /// Room for the blocks `turns` agent turns append: reserved when a fork starts, so no block is
 /// copied as its conversation grows (capped: a run of huge turn counts grows as it goes).
-pub fn turn_room(exp: &Experiment, turns: u32) -> usize {
+pub fn turn_room(exp: &ExperimentSpec, turns: u32) -> usize {
     (exp.workload.turn_blocks.len() + 1) * (turns as usize).min(256)
 }
 
@@ -375,7 +375,7 @@ pub struct TurnTokens {
 /// position, the output tokens divided evenly among the assistant blocks (`part`); empty
 /// blocks are not sent (the API refuses empty text blocks). Blocks go straight to the chain:
 /// no array of them is built and copied per turn (the hot path).
-pub fn push_turn(chain: &mut Chain, exp: &Experiment, agent: u64, turn: u64, t: TurnTokens) {
+pub fn push_turn(chain: &mut Chain, exp: &ExperimentSpec, agent: u64, turn: u64, t: TurnTokens) {
     // The kinds present (the first five: a valid shape has no more), in one plain pass: a
     // shape is a few kinds, and an iterator chain walked twice cost more than the pushes.
     let w = &exp.workload;
@@ -415,11 +415,11 @@ pub fn push_turn(chain: &mut Chain, exp: &Experiment, agent: u64, turn: u64, t: 
 /// claude-sonnet-4.5; latency 500 ms + prefill 20k tok/s + cached 1M tok/s, decode 50
 /// tok/s, no ready delay; no rate limits; seed 7, one replication of `eager`.
 #[doc(hidden)]
-pub fn closed_form_experiment(agents: u32) -> Experiment {
+pub fn closed_form_experiment(agents: u32) -> ExperimentSpec {
     use crate::config::{CacheParams, LatencyParams, Policy, RunLimits, Strategy, Workload};
     use crate::dist::Dist;
     use crate::time::{US_PER_H, US_PER_MS, US_PER_S};
-    Experiment {
+    ExperimentSpec {
         name: "test".into(),
         question: "closed forms".into(),
         seed: 7,

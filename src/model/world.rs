@@ -9,7 +9,7 @@ use super::latency::{Latency, Terms, Timing};
 use super::recorder::{Recorder, Trace};
 use super::{Outcome, SegmentKind, SimError};
 use crate::cache::{self, Breakpoint, Cache, Prompt, Usage};
-use crate::config::{AgentKind, Experiment, ModelParams};
+use crate::config::{AgentKind, ExperimentSpec, ModelParams};
 use crate::engine::{Bounds, Engine};
 use crate::metrics::RunMetrics;
 use crate::time::{SimDuration, SimTime};
@@ -46,7 +46,7 @@ const _: () = assert!(std::mem::size_of::<Ev>() <= 8);
 
 /// The parts of a run every request meets.
 pub(super) struct World<'a> {
-    pub exp: &'a Experiment,
+    pub exp: &'a ExperimentSpec,
     pub engine: &'a mut Engine<Ev>,
     pub rec: Recorder<'a>,
     pub t0: SimTime,
@@ -70,7 +70,7 @@ impl<'a> World<'a> {
     /// `trace`). Inlined into `Run::new`.
     #[inline(always)]
     pub(super) fn new(
-        exp: &'a Experiment,
+        exp: &'a ExperimentSpec,
         t0: SimTime,
         (engine, caches, models): (
             &'a mut Engine<Ev>,
@@ -165,7 +165,7 @@ fn isolated_miss(cache: &Cache, ask: &Ask<'_>) -> Result<u64, SimError> {
 /// The models of a run: the experiment's, then `fork_other_model`'s (built into `both`; a
 /// run of one model borrows the experiment's, no clone of its name and prices every run).
 fn run_models<'a>(
-    exp: &'a Experiment,
+    exp: &'a ExperimentSpec,
     both: &'a mut Vec<ModelParams>,
 ) -> Result<&'a [ModelParams], SimError> {
     let AgentKind::ForkOtherModel { model } = &exp.workload.kind else {
@@ -178,7 +178,7 @@ fn run_models<'a>(
 }
 
 /// One empty cache per model, reusing the ones of earlier runs.
-fn reset_caches(caches: &mut Vec<Cache>, exp: &Experiment, models: &[ModelParams]) {
+fn reset_caches(caches: &mut Vec<Cache>, exp: &ExperimentSpec, models: &[ModelParams]) {
     caches.truncate(models.len());
     for (i, m) in models.iter().enumerate() {
         match caches.get_mut(i) {

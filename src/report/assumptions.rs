@@ -7,7 +7,7 @@
 use super::doc::Block;
 use super::words::{and_list, json_text, usd};
 use crate::config::latency_presets::{self, LatencyPreset};
-use crate::config::{dist_label, Experiment, LatencyParams, Policy, Quantity};
+use crate::config::{dist_label, ExperimentSpec, LatencyParams, Policy, Quantity};
 use crate::results::Results;
 
 /// A key the simulator needs but no provider documents, the policies it applies to (empty:
@@ -34,7 +34,7 @@ const NAMED: [Named; 12] = [
 ];
 
 /// The section's blocks; `table` is the resolved experiment's TOML (manifest.json).
-pub fn section(r: &Results, exp: &Experiment, table: &toml::Table) -> Vec<Block> {
+pub fn section(r: &Results, exp: &ExperimentSpec, table: &toml::Table) -> Vec<Block> {
     let swept = |key: &str| -> Option<String> {
         let m = r.manifest.as_ref()?;
         let a = m.axes.iter().find(|a| a.key == key)?;
@@ -84,7 +84,7 @@ pub fn section(r: &Results, exp: &Experiment, table: &toml::Table) -> Vec<Block>
     out
 }
 
-fn model_text(exp: &Experiment) -> String {
+fn model_text(exp: &ExperimentSpec) -> String {
     let m = &exp.model;
     let ttl1h = if m.write_1h_multiplier > 0.0 {
         format!(" ({}x for 1 h)", m.write_1h_multiplier)
@@ -104,7 +104,7 @@ fn model_text(exp: &Experiment) -> String {
 }
 
 /// The named preset whose parameters these are (and the keys that differ from it).
-pub fn latency_text(exp: &Experiment) -> String {
+pub fn latency_text(exp: &ExperimentSpec) -> String {
     let model = &exp.model.name;
     let best = [LatencyPreset::Calibrated, LatencyPreset::Launch2024]
         .into_iter()
@@ -143,7 +143,7 @@ fn differing(a: &LatencyParams, b: &LatencyParams) -> Vec<&'static str> {
     pairs.into_iter().filter(|p| !p.1).map(|p| p.0).collect()
 }
 
-fn ttl_text(exp: &Experiment) -> String {
+fn ttl_text(exp: &ExperimentSpec) -> String {
     let c = &exp.cache;
     let mut s = format!("the agents' {}", c.ttl.words());
     if let Some(p) = c.parent_ttl {
@@ -155,7 +155,7 @@ fn ttl_text(exp: &Experiment) -> String {
     s
 }
 
-fn rate_text(exp: &Experiment) -> String {
+fn rate_text(exp: &ExperimentSpec) -> String {
     match &exp.rate_limits {
         None => "none (no `[rate_limits]`: unlimited)".into(),
         Some(l) => format!(
@@ -169,7 +169,7 @@ fn rate_text(exp: &Experiment) -> String {
 }
 
 /// The policies the experiment runs: its own and any swept `cache.policy` values.
-fn policies(r: &Results, exp: &Experiment) -> Vec<String> {
+fn policies(r: &Results, exp: &ExperimentSpec) -> Vec<String> {
     let mut out = vec![exp.cache.policy.name().to_string()];
     let swept = r.manifest.as_ref().and_then(|m| m.axes.iter().find(|a| a.key == "cache.policy"));
     for v in swept.map(|a| a.values.clone()).unwrap_or_default() {
@@ -181,7 +181,7 @@ fn policies(r: &Results, exp: &Experiment) -> Vec<String> {
     out
 }
 
-fn named_rows(r: &Results, exp: &Experiment, table: &toml::Table) -> Vec<Vec<String>> {
+fn named_rows(r: &Results, exp: &ExperimentSpec, table: &toml::Table) -> Vec<Vec<String>> {
     let own = exp.cache.policy.name();
     // The parent's pace only matters to forks (a sub-agent shares no parent history).
     let forks = exp.workload.kind.name().starts_with("fork")

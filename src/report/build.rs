@@ -9,7 +9,7 @@
 use super::answer::{self, Answered};
 use super::doc::{Block, Doc};
 use super::words::{and_list, count, is_are, json_text, pct, secs, sig, usd, usd_ci};
-use crate::config::{Answer, Experiment};
+use crate::config::{Answer, ExperimentSpec};
 use crate::plot::style::num;
 use crate::plot::{Figure, Spec};
 use crate::results::{Results, SummaryRow};
@@ -76,7 +76,7 @@ fn question(r: &Results) -> Block {
 }
 
 /// The answer `[report] answer` asks for, and what it is of.
-fn answer(r: &Results, exp: &Experiment) -> Option<(&'static str, Answered)> {
+fn answer(r: &Results, exp: &ExperimentSpec) -> Option<(&'static str, Answered)> {
     let spec = &exp.report;
     match spec.answer {
         Some(Answer::HoldCap) if !r.summary.is_empty() => {
@@ -109,7 +109,7 @@ fn figure_blocks(figures: &[Figure]) -> Vec<Block> {
 /// The experiment the manifest records, resolved again from its canonical TOML, and rendered
 /// again as a table (every key written out, whatever the manifest's text left to defaults);
 /// `None` without a manifest, or when this version no longer reads it.
-fn resolved(r: &Results) -> Option<(Experiment, toml::Table)> {
+fn resolved(r: &Results) -> Option<(ExperimentSpec, toml::Table)> {
     let text = r.manifest.as_ref()?.experiment.as_ref()?;
     let table = crate::config::parse_table(text, "manifest.json").ok()?;
     let exp = crate::config::resolve(&table, "manifest.json").ok()?;

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::config::Experiment;
+use crate::config::ExperimentSpec;
 use crate::exec::StrategyOutcome;
 use crate::metrics::EXTRA_NAMES;
 
@@ -134,7 +134,7 @@ pub struct StrategyResult {
 }
 
 /// Which of `EXTRA_NAMES` a run of `exp` reports (its feature is on).
-fn shown_extras(exp: &Experiment) -> [bool; EXTRA_NAMES.len()] {
+fn shown_extras(exp: &ExperimentSpec) -> [bool; EXTRA_NAMES.len()] {
     let advancing = exp.workload.parent_turn_every_us > 0;
     let overload = exp.overload.is_some();
     [
@@ -149,7 +149,7 @@ fn shown_extras(exp: &Experiment) -> [bool; EXTRA_NAMES.len()] {
 
 impl RunSummary {
     /// The typed results of `outcomes`, a run of `exp`, with the model's `notes` on it.
-    pub fn new(exp: &Experiment, outcomes: &[StrategyOutcome], notes: Vec<String>) -> RunSummary {
+    pub fn new(exp: &ExperimentSpec, outcomes: &[StrategyOutcome], notes: Vec<String>) -> RunSummary {
         let eager =
             outcomes.iter().find(|o| o.label == "eager").map(|o| o.aggregate.stat("cost_usd").mean);
         let shown = shown_extras(exp);
@@ -226,7 +226,7 @@ impl StrategyResult {
 /// question was written for.
 #[cfg(feature = "cli")]
 pub fn table_text(
-    exp: &Experiment,
+    exp: &ExperimentSpec,
     outcomes: &[StrategyOutcome],
     notes: &[String],
     overrides: &[String],

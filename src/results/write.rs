@@ -13,7 +13,7 @@ use sha2::{Digest as _, Sha256};
 
 use super::schema::*;
 use super::table::csv_line;
-use crate::config::{strategy_label, Experiment};
+use crate::config::{strategy_label, ExperimentSpec};
 use crate::metrics::SCALAR_NAMES;
 
 /// A file that could not be written: the path (the `.tmp` file or its final name) and why.
@@ -107,7 +107,7 @@ impl Drop for AtomicFile {
 impl Manifest {
     /// The manifest of a resolved experiment whose canonical text is `experiment_text`, as a
     /// run with one point; a sweep sets `kind`, `axes`, `points` and `shard`.
-    pub fn new(kind: &str, exp: &Experiment, experiment_text: &str) -> Self {
+    pub fn new(kind: &str, exp: &ExperimentSpec, experiment_text: &str) -> Self {
         Manifest {
             prefixsim_version: env!("CARGO_PKG_VERSION").to_string(),
             kind: kind.to_string(),

@@ -62,7 +62,7 @@ pub fn refused(app: &App, r: &Refusal) -> Response {
 }
 
 /// The key of the shared prefix's size for the experiment's kind of agent.
-pub fn prefix_key(exp: &config::Experiment) -> &'static str {
+pub fn prefix_key(exp: &config::ExperimentSpec) -> &'static str {
     match exp.workload.kind {
         config::AgentKind::Subagent => "workload.subagent_tokens",
         _ => "workload.parent_tokens",

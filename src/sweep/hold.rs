@@ -136,7 +136,7 @@ impl HoldAnswer {
 pub fn for_experiment<S: Runner>(
     sim: &S,
     table: &toml::Table,
-    exp: &crate::config::Experiment,
+    exp: &crate::config::ExperimentSpec,
     jobs: usize,
 ) -> Result<Option<HoldAnswer>, RunError> {
     use crate::config::{Answer, Strategy};
@@ -228,7 +228,7 @@ pub fn answer<S: Runner>(
 /// calibrated preset's point fit (a file, another preset, or a key that changes a term): its
 /// latency then has no calibration to draw from. Terms written out equal to the preset's (an
 /// exported experiment) still count as the preset.
-pub fn draw_tables(base: &toml::Table, exp: &crate::config::Experiment) -> Vec<toml::Table> {
+pub fn draw_tables(base: &toml::Table, exp: &crate::config::ExperimentSpec) -> Vec<toml::Table> {
     use crate::config::latency_presets::{self, LatencyPreset, CALIBRATION_DRAWS};
     let model = &exp.model.name;
     if latency_presets::params(model, LatencyPreset::Calibrated).as_ref() != Some(&exp.latency) {

@@ -50,7 +50,7 @@ impl PointHold for ModelRunner {
     fn hold(
         &self,
         table: &toml::Table,
-        exp: &crate::config::Experiment,
+        exp: &crate::config::ExperimentSpec,
     ) -> Result<Option<HoldAnswer>, RunError> {
         super::hold::for_experiment(self, table, exp, 1)
     }

@@ -6,7 +6,7 @@
 use crate::model::experiment;
 use prefixsim::config::preset;
 use prefixsim::config::{
-    self, AgentKind, BlockKind, Experiment, Overload, RateLimits, Release, Strategy, Ttl,
+    self, AgentKind, BlockKind, ExperimentSpec, Overload, RateLimits, Release, Strategy, Ttl,
 };
 use prefixsim::dist::Dist;
 use prefixsim::metrics::RunMetrics;
@@ -20,7 +20,7 @@ fn of(records: &[RequestRecord], a: u32) -> Vec<RequestRecord> {
 
 /// Two forks off a warm parent that sends one exchange every 10 s; fork 1 arrives 1 s after
 /// exchange `k`, so it carries exchanges 1..=k.
-fn advancing(kind: AgentKind, k: u64, exchange_tokens: u64) -> Experiment {
+fn advancing(kind: AgentKind, k: u64, exchange_tokens: u64) -> ExperimentSpec {
     let mut exp = experiment(2);
     exp.workload.kind = kind;
     exp.workload.parent_warm = true;
@@ -42,7 +42,7 @@ fn advancing(kind: AgentKind, k: u64, exchange_tokens: u64) -> Experiment {
 #[test]
 fn the_lookback_counts_content_blocks() {
     let drop = || AgentKind::ForkDropTool { tool: "Bash".into() };
-    let fork1 = |exp: &Experiment| {
+    let fork1 = |exp: &ExperimentSpec| {
         let d = simulate_detailed(exp, &Strategy::Eager, 0).unwrap();
         of(&d.requests, 1)[0].usage
     };
@@ -232,7 +232,7 @@ fn ttl_per_request_kind() {
 }
 
 /// The scalars and extras of every replication of every strategy.
-fn fingerprint(exp: &Experiment) -> Vec<Vec<u64>> {
+fn fingerprint(exp: &ExperimentSpec) -> Vec<Vec<u64>> {
     let mut out = Vec::new();
     for s in &exp.strategies {
         for r in 0..exp.replications {

@@ -3,7 +3,7 @@
 //! (`props`), a tokio reference model of the same protocol (`reference`), and the parent and
 //! the agents' arrivals over time (`over_time`).
 
-use prefixsim::config::{AgentKind, Experiment, Policy, RateLimits, Release, Strategy, Ttl};
+use prefixsim::config::{AgentKind, ExperimentSpec, Policy, RateLimits, Release, Strategy, Ttl};
 use prefixsim::dist::Dist;
 use prefixsim::model::{simulate, simulate_detailed, Outcome, RequestRecord, SegmentKind};
 use prefixsim::time::{US_PER_H, US_PER_MIN, US_PER_MS, US_PER_S};
@@ -17,7 +17,7 @@ mod reference;
 /// 100-token task, one turn of 100 output tokens; claude-sonnet-4.5 ($3 / $15 per MTok,
 /// 1024-token minimum); latency 500 ms + prefill 20k tok/s + cached 1M tok/s, decode 50
 /// tok/s, ready delay 0; no rate limits.
-pub fn experiment(agents: u32) -> Experiment {
+pub fn experiment(agents: u32) -> ExperimentSpec {
     prefixsim::model::workload::closed_form_experiment(agents)
 }
 
@@ -275,7 +275,7 @@ fn same_seed_same_metrics_and_different_seed_differs() {
 }
 
 /// A workload with random turns, outputs, tools and latencies.
-pub fn random_experiment(agents: u32) -> Experiment {
+pub fn random_experiment(agents: u32) -> ExperimentSpec {
     let mut exp = experiment(agents);
     exp.workload.turns = Dist::Uniform { low: 1.0, high: 4.0 };
     exp.workload.output_tokens = Dist::LogNormal { median: 300.0, p90: 900.0 };

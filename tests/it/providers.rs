@@ -5,7 +5,7 @@
 use prefixsim::cache::{cost_usd, Block, Breakpoint, Cache, Layer, Prompt, Ttl, Usage};
 use prefixsim::config::preset;
 use prefixsim::config::{
-    parse_table, resolve, Experiment, GeminiMode, HostedParams, ModelParams, OpenAiContract,
+    parse_table, resolve, ExperimentSpec, GeminiMode, HostedParams, ModelParams, OpenAiContract,
     OpenAiParams, OpenAiRetention, Policy, Strategy,
 };
 use prefixsim::time::{SimTime, US_PER_H, US_PER_S};
@@ -165,7 +165,7 @@ fn run(text: &str, strategy: &Strategy) -> prefixsim::metrics::RunMetrics {
     prefixsim::model::simulate(&exp, strategy, 0).unwrap()
 }
 
-fn experiment(text: &str) -> Experiment {
+fn experiment(text: &str) -> ExperimentSpec {
     resolve(&parse_table(text, "p.toml").unwrap(), "p.toml").unwrap()
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use prefixsim::config::{self, Experiment};
+use prefixsim::config::{self, ExperimentSpec};
 use prefixsim::exec::{execute, write_out, StrategyOutcome};
 use prefixsim::exec::{Description, ModelRunner, ResolveError, Runner};
 use prefixsim::limits::RunError;
@@ -17,12 +17,12 @@ fn scratch(name: &str) -> PathBuf {
 }
 
 /// `run --json`'s document for `out`, a run of `exp`.
-fn json_text(exp: &Experiment, out: &[StrategyOutcome]) -> String {
+fn json_text(exp: &ExperimentSpec, out: &[StrategyOutcome]) -> String {
     prefixsim::RunSummary::new(exp, out, prefixsim::model::notes(exp)).to_json()
 }
 
 /// `run`'s table for `out`, a run of `exp`.
-fn table_text(exp: &Experiment, out: &[StrategyOutcome]) -> String {
+fn table_text(exp: &ExperimentSpec, out: &[StrategyOutcome]) -> String {
     prefixsim::report::run::table_text(exp, out, &prefixsim::model::notes(exp), &[])
 }
 
@@ -52,19 +52,19 @@ fn fake_metrics(i: usize, r: u32) -> RunMetrics {
 
 /// Resolves, describes and renders as the real simulator does; simulates `fake_metrics`.
 impl Runner for Fake {
-    type Exp = Experiment;
-    fn resolve(&self, t: &toml::Table) -> Result<Experiment, ResolveError> {
+    type Exp = ExperimentSpec;
+    fn resolve(&self, t: &toml::Table) -> Result<ExperimentSpec, ResolveError> {
         Ok(config::resolve(t, "fake")?)
     }
-    fn describe(&self, e: &Experiment) -> Description {
+    fn describe(&self, e: &ExperimentSpec) -> Description {
         ModelRunner { origin: "fake".into() }.describe(e)
     }
-    fn render(&self, e: &Experiment) -> String {
+    fn render(&self, e: &ExperimentSpec) -> String {
         config::render(e)
     }
     fn simulate_into(
         &self,
-        _: &Experiment,
+        _: &ExperimentSpec,
         s: usize,
         r: u32,
         out: &mut RunMetrics,
@@ -72,7 +72,7 @@ impl Runner for Fake {
         *out = fake_metrics(s, r);
         Ok(())
     }
-    fn trace(&self, e: &Experiment, s: usize) -> Result<Vec<TraceRow>, RunError> {
+    fn trace(&self, e: &ExperimentSpec, s: usize) -> Result<Vec<TraceRow>, RunError> {
         Ok(vec![TraceRow {
             strategy: config::strategy_label(&e.strategies[s]),
             agent: 0,
@@ -85,7 +85,7 @@ impl Runner for Fake {
     }
 }
 
-fn small_experiment(reps: u32) -> Experiment {
+fn small_experiment(reps: u32) -> ExperimentSpec {
     let t = config::parse_table(
         &format!("replications = {reps}\nstrategies = [\"eager\", \"wait_first(max_wait=5s, release=timer)\"]\n"),
         "small.toml",
@@ -135,19 +135,19 @@ fn output_bytes_do_not_depend_on_jobs() {
 fn failures_report_the_first_failing_run() {
     struct Failing;
     impl Runner for Failing {
-        type Exp = Experiment;
-        fn resolve(&self, t: &toml::Table) -> Result<Experiment, ResolveError> {
+        type Exp = ExperimentSpec;
+        fn resolve(&self, t: &toml::Table) -> Result<ExperimentSpec, ResolveError> {
             Fake.resolve(t)
         }
-        fn describe(&self, e: &Experiment) -> Description {
+        fn describe(&self, e: &ExperimentSpec) -> Description {
             Fake.describe(e)
         }
-        fn render(&self, e: &Experiment) -> String {
+        fn render(&self, e: &ExperimentSpec) -> String {
             Fake.render(e)
         }
         fn simulate_into(
             &self,
-            e: &Experiment,
+            e: &ExperimentSpec,
             s: usize,
             r: u32,
             out: &mut RunMetrics,

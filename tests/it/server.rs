@@ -2,7 +2,7 @@
 //! closed forms (docs/providers.md sections 3-7).
 
 use prefixsim::cache::{Block, GpuCache, Layer, Prompt};
-use prefixsim::config::{self, Experiment, Strategy};
+use prefixsim::config::{self, ExperimentSpec, Strategy};
 use prefixsim::model::{simulate, simulate_detailed, RequestRecord};
 use prefixsim::time::SimTime;
 
@@ -12,7 +12,7 @@ fn t(us: u64) -> SimTime {
 }
 
 /// An experiment from TOML text (every other key at its default).
-fn exp(text: &str) -> Experiment {
+fn exp(text: &str) -> ExperimentSpec {
     config::resolve(&config::parse_table(text, "s.toml").unwrap(), "s.toml").unwrap()
 }
 
@@ -23,7 +23,7 @@ fn resolve_err(text: &str) -> String {
 
 /// A fork fan-out on a server that prefills one token a microsecond with no step overhead,
 /// so that times are token counts. One turn, one output token.
-fn fanout(policy: &str, agents: u32, server: &str) -> Experiment {
+fn fanout(policy: &str, agents: u32, server: &str) -> ExperimentSpec {
     exp(&format!(
         "[cache]\npolicy = \"{policy}\"\n\
          [workload]\nkind = \"fork\"\nagents = {agents}\nturns = 1\noutput_tokens = 1\n\
@@ -33,7 +33,7 @@ fn fanout(policy: &str, agents: u32, server: &str) -> Experiment {
 }
 
 /// The request records of one run, by agent.
-fn records(e: &Experiment, s: &Strategy) -> Vec<RequestRecord> {
+fn records(e: &ExperimentSpec, s: &Strategy) -> Vec<RequestRecord> {
     let mut r = simulate_detailed(e, s, 0).unwrap().requests;
     r.sort_by_key(|r| (r.agent, r.request));
     r

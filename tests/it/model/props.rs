@@ -5,7 +5,7 @@
 use super::experiment;
 use prefixsim::cache::Digest;
 use prefixsim::config::preset;
-use prefixsim::config::{AgentKind, Experiment, RateLimits, Release, Strategy as Launch, Ttl};
+use prefixsim::config::{AgentKind, ExperimentSpec, RateLimits, Release, Strategy as Launch, Ttl};
 use prefixsim::dist::Dist;
 use prefixsim::model::{simulate_detailed, workload, Detailed, SegmentKind};
 use prefixsim::time::{US_PER_H, US_PER_MIN, US_PER_S};
@@ -48,7 +48,7 @@ prop_compose! {
         itpm in 1_000_000..2_000_000u64,
         parent_every_s in prop_oneof![Just(0u64), 1..120u64],
         arrival_ms in prop_oneof![Just(0u64), 1..20_000u64],
-    ) -> Experiment {
+    ) -> ExperimentSpec {
         let mut exp = experiment(agents);
         // Sonnet 4.5's prices with a 1M window: long random runs stay inside it.
         exp.model = prefixsim::config::preset("claude-sonnet-4.6").unwrap();
@@ -87,7 +87,7 @@ struct Entry {
 
 /// Replay the requests' keys in acceptance order through a ledger of the cache's documented
 /// lifecycle; panic on a read of an entry that is unknown, not yet ready, or expired.
-fn check_lifecycle(exp: &Experiment, d: &Detailed) {
+fn check_lifecycle(exp: &ExperimentSpec, d: &Detailed) {
     let ttl = match exp.cache.ttl {
         Ttl::FiveMin => 5 * US_PER_MIN as i64,
         Ttl::OneHour => US_PER_H as i64,
@@ -136,7 +136,7 @@ fn check_lifecycle(exp: &Experiment, d: &Detailed) {
     }
 }
 
-fn check_conservation(exp: &Experiment, d: &Detailed) {
+fn check_conservation(exp: &ExperimentSpec, d: &Detailed) {
     let m = &d.metrics;
     let n = exp.workload.agents;
     // The fan-out's requests (agents and prewarm, ids 0..=n) and the parent's (id n + 1),

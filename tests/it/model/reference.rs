@@ -9,7 +9,7 @@
 
 use super::experiment;
 use prefixsim::cache::{self, Breakpoint, Cache, Prompt};
-use prefixsim::config::{Experiment, Release, Strategy};
+use prefixsim::config::{ExperimentSpec, Release, Strategy};
 use prefixsim::dist::Dist;
 use prefixsim::model::latency::{self, Work};
 use prefixsim::model::{simulate_detailed, workload};
@@ -38,7 +38,7 @@ type Flag = (watch::Sender<bool>, watch::Receiver<bool>);
 /// What every agent task shares.
 #[derive(Clone)]
 struct Ctx {
-    exp: Arc<Experiment>,
+    exp: Arc<ExperimentSpec>,
     strategy: Strategy,
     replication: u32,
     world: Arc<Mutex<World>>,
@@ -120,7 +120,7 @@ async fn agent(ctx: Ctx, a: u32) {
 }
 
 /// Run the reference on the current (paused) runtime; rows sorted by (agent, request).
-async fn reference(exp: &Experiment, strategy: &Strategy, replication: u32) -> Vec<Row> {
+async fn reference(exp: &ExperimentSpec, strategy: &Strategy, replication: u32) -> Vec<Row> {
     let exp = Arc::new(exp.clone());
     let mut cache = Cache::from_params(&exp.cache, &exp.model);
     if exp.workload.parent_warm {
@@ -152,7 +152,7 @@ async fn reference(exp: &Experiment, strategy: &Strategy, replication: u32) -> V
     rows
 }
 
-fn engine(exp: &Experiment, strategy: &Strategy, replication: u32) -> Vec<Row> {
+fn engine(exp: &ExperimentSpec, strategy: &Strategy, replication: u32) -> Vec<Row> {
     let d = simulate_detailed(exp, strategy, replication).unwrap();
     let mut rows: Vec<Row> = d
         .requests
@@ -166,7 +166,7 @@ fn engine(exp: &Experiment, strategy: &Strategy, replication: u32) -> Vec<Row> {
 /// Seeded workloads whose every latency is a whole number of milliseconds: sizes are
 /// multiples of 1,000 tokens (cached reads at 1,000 tokens/ms), prefill 20 tokens/ms, decode
 /// 20 ms/token, tool latencies in whole ms.
-fn whole_ms_experiment(seed: u64, agents: u32, warm: bool) -> Experiment {
+fn whole_ms_experiment(seed: u64, agents: u32, warm: bool) -> ExperimentSpec {
     let mut exp = experiment(agents);
     exp.seed = seed;
     exp.workload.parent_warm = warm;
