@@ -65,7 +65,7 @@ def seconds(key, text):
 
 
 def dist(key, value, duration):
-    """A sampler `f(rng) -> float` for a distribution string (README, "Values")."""
+    """A sampler `f(rng) -> float` for a distribution string (docs/experiments.md, "Values")."""
     num = (lambda s: seconds(key, s)) if duration else (lambda s: float(s))
     if isinstance(value, (int, float)):
         return lambda rng, v=float(value): v
@@ -105,7 +105,7 @@ def need(table, key, duration):
 
 
 def count(sampler):
-    """Counts drawn from a distribution are rounded to whole numbers (README, "Values")."""
+    """Counts drawn from a distribution are rounded to whole numbers (docs/experiments.md, "Values")."""
     return lambda rng: int(math.floor(sampler(rng) + 0.5))
 
 

@@ -12,7 +12,7 @@ use super::table::{csv_line, Csv, CsvLines};
 /// point does. Columns: `point`, the axis columns of summary.csv, then `HOLD_COLUMNS`.
 pub const HOLD_CSV: &str = "hold.csv";
 
-/// The columns of hold.csv after the axis columns (README.md, "Result files"): the fields of
+/// The columns of hold.csv after the axis columns (docs/results.md): the fields of
 /// `sweep::hold::HoldAnswer`, the interval split in two, an empty cell where it has none.
 pub const HOLD_COLUMNS: [&str; 11] = [
     "strategy",

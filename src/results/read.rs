@@ -1,4 +1,4 @@
-//! Reading a results directory (README.md, "Result files"), strictly: the trace into memory,
+//! Reading a results directory (docs/results.md), strictly: the trace into memory,
 //! the summary, the runs and the histograms into indexes by point (`Summary`, `Runs`,
 //! `Histograms`) that stream the rows, read a point's rows or decode a histogram again only
 //! when it is asked for.

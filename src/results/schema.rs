@@ -1,4 +1,4 @@
-//! The schema of the result files (README.md, "Result files"): one definition of each record,
+//! The schema of the result files (docs/results.md): one definition of each record,
 //! used by the writers (`write.rs`) and the reader (`read.rs`) alike, and the names that tie
 //! files together (strategy slugs in histogram tags, the segment kinds of `trace.csv`).
 

@@ -1,4 +1,4 @@
-//! The CSV of the result files (README.md, "Result files"), read and written by the `csv` crate:
+//! The CSV of the result files (docs/results.md), read and written by the `csv` crate:
 //! fields separated by `,`, lines ended by `\n`, a cell quoted with `"` (quotes doubled) when it
 //! holds a comma, a quote or a line break; cells are trimmed on reading, blank lines skipped.
 //! A strict reader of one row at a time (`CsvLines`, which can start again at a row it passed),

@@ -1,4 +1,4 @@
-//! Writers of the result files (README.md, "Result files"). `run --out` and `sweep --out`
+//! Writers of the result files (docs/results.md). `run --out` and `sweep --out`
 //! both call these; a run is a sweep with no axes and one point (point 0).
 //!
 //! Every file goes to `NAME.tmp` first and is renamed into place, so a reader never sees half a
