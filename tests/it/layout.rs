@@ -144,7 +144,8 @@ fn paths(code: &str) -> Vec<String> {
 fn find_word(text: &str, word: &str) -> Option<usize> {
     let mut from = 0;
     while let Some(i) = text[from..].find(word).map(|i| from + i) {
-        let ok = i == 0 || !text.as_bytes()[i - 1].is_ascii_alphanumeric() && text.as_bytes()[i - 1] != b'_';
+        let ok = i == 0
+            || !text.as_bytes()[i - 1].is_ascii_alphanumeric() && text.as_bytes()[i - 1] != b'_';
         if ok {
             return Some(i);
         }
@@ -259,18 +260,20 @@ fn long_functions(rel: &str, text: &str, max: usize) -> Vec<String> {
     while i < lines.len() {
         let line = lines[i];
         let indent = &line[..line.len() - line.trim_start().len()];
-        let words: Vec<&str> = line.trim_start().split_whitespace().collect();
+        let words: Vec<&str> = line.split_whitespace().collect();
         let at = words.iter().position(|w| *w == "fn");
         let is_fn = at.is_some_and(|a| {
             words[..a].iter().all(|w| {
-                w.starts_with("pub") || matches!(*w, "const" | "async" | "unsafe" | "extern" | "\"C\"")
+                w.starts_with("pub")
+                    || matches!(*w, "const" | "async" | "unsafe" | "extern" | "\"C\"")
             })
         });
         if !is_fn {
             i += 1;
             continue;
         }
-        let Some(open) = (i..lines.len()).find(|&j| lines[j].trim_end().ends_with(['{', ';'])) else {
+        let Some(open) = (i..lines.len()).find(|&j| lines[j].trim_end().ends_with(['{', ';']))
+        else {
             break;
         };
         if lines[open].trim_end().ends_with(';') {
@@ -278,7 +281,8 @@ fn long_functions(rel: &str, text: &str, max: usize) -> Vec<String> {
             continue;
         }
         let close_line = format!("{indent}}}");
-        let close = (open..lines.len()).find(|&j| lines[j] == close_line).unwrap_or(lines.len() - 1);
+        let close =
+            (open..lines.len()).find(|&j| lines[j] == close_line).unwrap_or(lines.len() - 1);
         if close - i + 1 > max {
             let name = words[at.unwrap() + 1].split(['(', '<']).next().unwrap_or("");
             out.push(format!("src/{rel}:{} {name} ({} lines)", i + 1, close - i + 1));
@@ -369,7 +373,9 @@ fn the_checker_sees_cycles_through_use_trees_super_and_children() {
 fn the_checker_measures_functions_from_fn_to_closing_brace() {
     let body = "    let x = 1;\n".repeat(69);
     let ok = format!("fn short() {{\n{}}}\n", &body[..body.len() - 15]);
-    let long = format!("impl A {{\n    pub(crate) fn long(\n        a: u8,\n    ) -> u8 {{\n{body}    }}\n}}\n");
+    let long = format!(
+        "impl A {{\n    pub(crate) fn long(\n        a: u8,\n    ) -> u8 {{\n{body}    }}\n}}\n"
+    );
     assert!(long_functions("x.rs", &ok, 70).is_empty());
     assert_eq!(long_functions("x.rs", &long, 70), vec!["src/x.rs:2 long (73 lines)"]);
 }
