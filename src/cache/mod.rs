@@ -14,15 +14,12 @@
 //!   request up, bills it ([`Usage`]) and writes its entries (`serve.rs`).
 //! - [`GpuCache`]: a self-hosted replica's KV memory (`vllm`, `sglang`): full blocks readable as
 //!   they are computed, LRU among blocks no running request holds (`gpu.rs`).
-//! - The price formula (`presets.rs`; the model presets are `config::presets`, re-exported); Messages-API JSON bodies to prompts
-//!   (`body.rs`), read with their keys in the order sent (`json.rs`).
+//! - The price formula (`presets.rs`; the model presets are `config::presets`, re-exported).
 //!
 //! It does not know agents, latency or events: the caller says when a request is sent and when
 //! its written entries become ready.
 
-mod body;
 pub mod gpu;
-mod json;
 pub mod lifecycle;
 pub mod lru;
 mod presets;
@@ -34,12 +31,7 @@ mod store;
 pub use crate::config::model_ids;
 pub use crate::config::presets::{preset, preset_for, preset_names};
 pub use crate::config::{Policy, Ttl};
-pub use body::{
-    parse_body, parse_body_with, parse_json, parse_json_with, request_from_json,
-    request_from_json_scoped, BodyError, Granularity, ParsedBody,
-};
 pub use gpu::GpuCache;
-pub use json::Json;
 pub use lifecycle::State;
 pub use model_ids::preset_for_api_id;
 pub use presets::{cost_usd, is_long_context, storage_usd, uncached_cost_usd, Bill, Prices};

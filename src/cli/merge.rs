@@ -45,11 +45,12 @@ pub fn run(args: Args) -> CliResult {
         }
     })?;
     if args.json {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "out": args.out.display().to_string(),
             "shards": rep.shards,
             "points": rep.points,
         });
+        v.sort_all_objects(); // keys sorted, as ever
         outln!("{}", serde_json::to_string_pretty(&v).expect("a report serializes"))?;
     } else {
         outln!(
