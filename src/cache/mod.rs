@@ -16,15 +16,12 @@
 //!   they are computed, LRU among blocks no running request holds (`gpu.rs`).
 //! - [`params`]: what the cache is told: the model's prices and limits, the policy, TTLs, the
 //!   hosted providers' rules (`config` builds them from experiment files and owns the presets).
-//! - The price formula (`prices.rs`); Messages-API JSON bodies to prompts (`body.rs`), read with
-//!   their keys in the order sent (`json.rs`).
+//! - The price formula (`prices.rs`). Request bodies become prompts in `replay::body`.
 //!
 //! It does not know agents, latency, events or experiment files: the caller says when a request
 //! is sent and when its written entries become ready.
 
-mod body;
 pub mod gpu;
-mod json;
 pub mod lifecycle;
 pub mod lru;
 pub mod params;
@@ -34,14 +31,7 @@ pub mod router;
 mod serve;
 mod store;
 
-/// The one use of config left: `body.rs`'s (it leaves cache with that file).
-use crate::config::presets::preset_for;
-pub use body::{
-    parse_body, parse_body_with, parse_json, parse_json_with, request_from_json,
-    request_from_json_scoped, BodyError, Granularity, ParsedBody,
-};
 pub use gpu::GpuCache;
-pub use json::Json;
 pub use lifecycle::State;
 pub use params::{
     CacheParams, GeminiMode, GeminiParams, HostedParams, LongContext, ModelParams, OpenAiContract,

@@ -8,6 +8,7 @@
 //! but never the wall clock: the same trace and settings give the same bytes.
 
 pub mod blocks;
+pub mod body;
 pub mod claude_code;
 pub mod mooncake;
 pub mod output;

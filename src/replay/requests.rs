@@ -7,7 +7,7 @@
 //! decreasing) and `body` (with `model`, `messages`, optional `tools`, `system`,
 //! `cache_control`) are required; `output_tokens` (default 0: cost and decode time of the
 //! response) and `conversation` (default none: totals only) are optional; other keys are
-//! ignored. Blocks and tokens are the cache core's (`cache::parse_json`: canonical bytes with
+//! ignored. Blocks and tokens are the cache core's (`body::parse_body`: canonical bytes with
 //! object keys in the order sent, never sorted, `ceil(chars / 4)` tokens). A body that extends the previous body of its conversation
 //! extends its digest chain (only new blocks are hashed). One line in memory at a time, plus
 //! the last body of each conversation.
@@ -18,14 +18,13 @@ use std::path::Path;
 use hdrhistogram::Histogram;
 use serde::Deserialize;
 
+use super::body::{parse_body, ParsedBody};
 use super::prices::{Account, Pricing};
 use super::run::{ChoiceStats, Measured, ReadySource};
 use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{RecordError, TraceError, TraceMeta, NO_CONVERSATION};
 use super::Replay;
-use crate::cache::{
-    parse_json, Breakpoint, Cache, Json, Key, ParsedBody, Prompt, State, Ttl, Usage,
-};
+use crate::cache::{Breakpoint, Cache, Key, Prompt, State, Ttl, Usage};
 use crate::config::LatencyParams;
 use crate::time::SimTime;
 
@@ -34,7 +33,7 @@ struct Line {
     timestamp_ms: f64,
     /// Read with its keys in the order sent: the API caches bytes, and the same content with
     /// another key order is other bytes.
-    body: Json,
+    body: serde_json::Value,
     #[serde(default)]
     output_tokens: u64,
     #[serde(default)]
@@ -72,7 +71,7 @@ pub fn replay(
     super::trace::for_each_line(path, settings.lenient, &mut meta, |buf, meta| {
         let (t, line) = parse_line(buf, last_time_us)?;
         let conv = line.conversation.as_deref().map_or(NO_CONVERSATION, |c| meta.conversation(c));
-        let parsed = parse_json(&line.body)?;
+        let parsed = parse_body(&line.body)?;
         let input = parsed.blocks.iter().map(|b| b.tokens).sum();
         super::window::check(&parsed.model, input, line.output_tokens)?;
         r.request(t, conv, parsed, line.output_tokens, meta.requests)?;

@@ -93,7 +93,7 @@ pub enum RecordError {
     #[error(transparent)]
     Window(#[from] super::window::WindowError),
     #[error(transparent)]
-    Body(#[from] crate::cache::BodyError),
+    Body(#[from] super::body::BodyError),
     #[error(transparent)]
     Cache(#[from] crate::cache::CacheError),
 }

@@ -11,8 +11,9 @@ use super::bodies::{assistant_text, user_text, Request};
 use super::permission::{tool_result, CallOutcome, Permissions};
 use super::workload::Workload;
 use super::{NextTurn, ScenarioError, ScenarioResult};
-use crate::cache::{request_from_json, Cache, Layer, Policy, Ttl, Usage};
+use crate::cache::{Cache, Layer, Policy, Ttl, Usage};
 use crate::config::ModelParams;
+use crate::replay::body::request_from_json;
 use crate::time::{SimDuration, SimTime};
 use serde_json::{json, Value};
 

@@ -22,8 +22,9 @@ pub mod workload;
 
 pub use workload::{Workload, WorkloadError, WorkloadName};
 
-use crate::cache::{BodyError, CacheError, Policy, Usage};
+use crate::cache::{CacheError, Policy, Usage};
 use crate::config::preset;
+use crate::replay::body::BodyError;
 use crate::time::SimTime;
 use bodies::{user_text, Request};
 use compute::{btw_design, fork_deny, fork_thinking, layer_tokens, main_next, Warm};

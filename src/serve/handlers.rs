@@ -40,7 +40,8 @@ fn text(content_type: &'static str, body: String) -> Response {
         .into_response()
 }
 
-fn json(v: serde_json::Value) -> Response {
+fn json(mut v: serde_json::Value) -> Response {
+    v.sort_all_objects(); // keys sorted, as ever
     text("application/json", v.to_string())
 }
 

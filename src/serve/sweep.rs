@@ -142,5 +142,7 @@ fn data_of(i: usize, value: &str, (row, svg): (Vec<(String, f64, f64)>, String))
         .into_iter()
         .map(|(s, m, ci)| serde_json::json!({"strategy": s, "value": m, "ci95": ci}))
         .collect();
-    serde_json::json!({"index": i, "value": value, "results": results, "svg": svg}).to_string()
+    let mut v = serde_json::json!({"index": i, "value": value, "results": results, "svg": svg});
+    v.sort_all_objects(); // keys sorted, as ever
+    v.to_string()
 }

@@ -9,10 +9,11 @@
 //! 0-based, so block 35 is index 34. Times are microseconds.
 
 use prefixsim::cache::{
-    cost_usd, reference_prefix_key, request_from_json, Block, Breakpoint, Cache, CacheError,
-    Digest, EntryStore, Layer, Policy, Prompt, State, Ttl, Usage, WriteOutcome,
+    cost_usd, reference_prefix_key, Block, Breakpoint, Cache, CacheError, Digest, EntryStore,
+    Layer, Policy, Prompt, State, Ttl, Usage, WriteOutcome,
 };
 use prefixsim::config::{preset, preset_names, ModelParams};
+use prefixsim::replay::body::request_from_json;
 use prefixsim::time::{SimTime, US_PER_MIN, US_PER_S};
 use proptest::prelude::*;
 use serde_json::json;
@@ -329,14 +330,13 @@ fn body_blocks_and_breakpoints() {
 }
 
 /// Markers are not content: moving `cache_control` (automatic caching moves it every turn)
-/// leaves every digest unchanged. A `serde_json::Value` iterates its keys sorted, so two
-/// `Value`s that differ only in key order are the same body here (text keeps the order: below).
+/// leaves every digest unchanged.
 #[test]
 fn markers_do_not_change_digests() {
     let a = json!({"model": "m", "system": [{"type": "text", "text": "s"}], "messages": [
         {"role": "user", "content": [{"type": "text", "text": "q", "cache_control": {"type": "ephemeral"}}]}]});
-    let b = json!({"messages": [{"content": [{"text": "q", "type": "text"}], "role": "user"}],
-        "system": [{"text": "s", "type": "text", "cache_control": {"type": "ephemeral"}}], "model": "m"});
+    let b = json!({"model": "m", "system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]}]});
     let (pa, _) = request_from_json(&a).unwrap();
     let (pb, _) = request_from_json(&b).unwrap();
     assert_eq!(pa.prefix_key(1), pb.prefix_key(1));
@@ -360,8 +360,8 @@ fn key_order_is_content_from_the_block_that_differs() {
     };
     let marker = r#", "cache_control": {"type": "ephemeral"}"#;
     let parse = |t: String| {
-        let j: prefixsim::cache::Json = t.parse().unwrap();
-        prefixsim::cache::parse_json(&j).unwrap().prompt("default")
+        let j: serde_json::Value = serde_json::from_str(&t).unwrap();
+        prefixsim::replay::body::parse_body(&j).unwrap().prompt("default")
     };
     let a = parse(text(r#"{"path": "a.rs", "limit": 10}"#, ""));
     let b = parse(text(r#"{"limit": 10, "path": "a.rs"}"#, ""));
@@ -370,14 +370,14 @@ fn key_order_is_content_from_the_block_that_differs() {
     assert_eq!(a.common_prefix_len(&b), 3);
     assert_eq!(a.common_prefix_len(&a_marked), 5);
     assert_eq!(a.tokens(), b.tokens());
-    // The same two inputs as `Value`s are one body (sorted keys): no difference to see there.
+    // Built as `Value`s, the bodies keep the order `json!` wrote: they differ too.
     let v = |input: serde_json::Value| {
         json!({"model": "m", "messages": [{"role": "assistant", "content": [
             {"type": "tool_use", "id": "t1", "name": "Read", "input": input}]}]})
     };
     let (va, _) = request_from_json(&v(json!({"path": "a.rs", "limit": 10}))).unwrap();
     let (vb, _) = request_from_json(&v(json!({"limit": 10, "path": "a.rs"}))).unwrap();
-    assert_eq!(va.common_prefix_len(&vb), 1);
+    assert_eq!(va.common_prefix_len(&vb), 0);
 }
 
 /// Automatic caching over turns: turn 2 appends an assistant and a user message; its breakpoint
@@ -400,14 +400,14 @@ fn automatic_caching_reads_the_previous_turn() {
     assert_eq!(u.cache_read, p1.tokens());
     assert_eq!(u.cache_write_5m, p2.tokens() - p1.tokens());
     // The incremental build of turn 2 from turn 1 equals the build from scratch.
-    let parsed1 = prefixsim::cache::parse_body(&turn1).unwrap();
-    let parsed2 = prefixsim::cache::parse_body(&turn2).unwrap();
+    let parsed1 = prefixsim::replay::body::parse_body(&turn1).unwrap();
+    let parsed2 = prefixsim::replay::body::parse_body(&turn2).unwrap();
     let ext = parsed2.extend_prompt(&parsed1, &parsed1.prompt("default")).unwrap();
     assert_eq!(ext.prefix_key(ext.len() - 1), p2.prefix_key(p2.len() - 1));
     // A body that changes `tool_choice` does not extend its parent.
     let mut other = turn2.clone();
     other["tool_choice"] = json!({"type": "none"});
-    let parsed3 = prefixsim::cache::parse_body(&other).unwrap();
+    let parsed3 = prefixsim::replay::body::parse_body(&other).unwrap();
     assert!(parsed3.extend_prompt(&parsed1, &parsed1.prompt("default")).is_none());
 }
 
@@ -417,7 +417,7 @@ fn automatic_caching_reads_the_previous_turn() {
 /// with 2 tools and 1 system string, 2 + 1 + 1 + 2 + 2 = 8 blocks.
 #[test]
 fn content_block_granularity_counts_runs_as_one_position() {
-    use prefixsim::cache::{parse_body_with, Granularity};
+    use prefixsim::replay::body::{parse_body_with, Granularity};
     let cc = json!({"type": "ephemeral"});
     let b = json!({"model": "m", "tools": tools(), "system": "sys", "messages": [
         {"role": "user", "content": "go"},
@@ -443,7 +443,7 @@ fn content_block_granularity_counts_runs_as_one_position() {
         ]
     );
     assert_eq!(fine.breakpoints, vec![bp(7)]);
-    let coarse = prefixsim::cache::parse_body(&b).unwrap();
+    let coarse = prefixsim::replay::body::parse_body(&b).unwrap();
     assert_eq!(coarse.blocks.len(), 5);
     assert_eq!(coarse.breakpoints, vec![bp(4)]);
 }

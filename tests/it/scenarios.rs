@@ -1,6 +1,7 @@
 //! Tests: `prefixsim scenarios` (the seed table and its exercises, computed by the cache core).
 
-use prefixsim::cache::{request_from_json, Policy};
+use prefixsim::cache::Policy;
+use prefixsim::replay::body::request_from_json;
 use prefixsim::scenarios::bodies::{assistant_text, user_text, Request};
 use prefixsim::scenarios::compute::{main_next, thinking_fork_requests};
 use prefixsim::scenarios::permission::{tool_result, CallOutcome, Permissions};
@@ -370,7 +371,6 @@ fn input_cost_ratio_closed_form() {
 /// fork also sends fewer tokens (both thinking blocks are gone).
 #[test]
 fn thinking_fork_reads_to_the_loop_on_a_model_that_strips() {
-    use prefixsim::cache::request_from_json;
     use prefixsim::scenarios::compute::thinking_fork_requests;
     for w in [WorkloadName::Seed, WorkloadName::ClaudeCode] {
         let r = report(w, Policy::Anthropic);

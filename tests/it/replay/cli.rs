@@ -238,7 +238,7 @@ fn bundled_requests_sample_forks_read_the_parents_cache() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let tokens = |i: usize| {
-        let (prompt, _) = prefixsim::cache::request_from_json(&lines[i]["body"]).unwrap();
+        let (prompt, _) = prefixsim::replay::body::request_from_json(&lines[i]["body"]).unwrap();
         prompt.tokens()
     };
     let conv = |i: usize| lines[i]["conversation"].as_str().unwrap().to_string();
@@ -322,8 +322,8 @@ fn requests_replay_does_not_sort_object_keys() {
     let same = run_one(&write("req_keys_same", ab), &s);
     let swapped = run_one(&write("req_keys_swapped", ba), &s);
     let body = |input: &str| {
-        let v: prefixsim::cache::Json = line(0, input).parse().unwrap();
-        let b = prefixsim::cache::parse_json(v.get("body").unwrap()).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line(0, input)).unwrap();
+        let b = prefixsim::replay::body::parse_body(v.get("body").unwrap()).unwrap();
         b.prompt("default")
     };
     let p = body(ab);

@@ -7,14 +7,15 @@
 //! back in another order misses, see docs/anthropic.md), and the `cache_control` markers removed
 //! (a marker says where to cache, it is not content; automatic caching moves it every turn). A
 //! string `system` is its raw text. Tokens: `ceil(chars / 4)` of the canonical bytes (the seed's
-//! estimate over its JSON-serialized blocks). Bodies read from text keep the text's key order
-//! ([`Json`]); a `serde_json::Value` keeps its own (sorted) order.
+//! estimate over its JSON-serialized blocks). A body is a `serde_json::Value`, whose objects keep
+//! their keys in the order of the text (serde_json's `preserve_order`), or as a `json!` wrote
+//! them; of a key given twice, the last value at the first one's place.
 //!
 //! [`Granularity::ContentBlock`] cuts finer: each tool, system block and content block is a block
 //! (a lookback position), a run of `tool_use` (or `tool_result`) blocks counting as one.
 //!
 //! Earlier turns' thinking (the extended-thinking page): on a model that strips it (its preset
-//! says so, `cache::preset_for` on the body's model name), or with `thinking: {"type":
+//! says so, `config::preset_for` on the body's model name), or with `thinking: {"type":
 //! "disabled"}`, the thinking blocks of assistant messages before the last user message that
 //! is not only tool results are dropped: the request is processed (cached and billed) as if
 //! they had never been sent. A model that is not a preset keeps them.
@@ -30,13 +31,15 @@
 //! markers before 5m ones, no marker on thinking blocks or empty text. Errors name the path,
 //! e.g. `messages[3].content[1].cache_control`.
 
-use super::json::{write_string, Json};
-use super::serve::MAX_BREAKPOINTS;
-use super::{estimate_tokens, Block, Breakpoint, Digest, Layer, Prompt, Ttl};
-use serde_json::Value;
+use crate::cache::{
+    estimate_tokens, Block, Breakpoint, Digest, Layer, Prompt, ThinkingHistory, Ttl,
+    MAX_BREAKPOINTS,
+};
+use crate::config::preset_for;
+use serde_json::{Map, Value};
 
 /// An object's entries.
-type Obj = [(String, Json)];
+type Obj = Map<String, Value>;
 
 /// A body the parser refuses: the JSON path and what is wrong there.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -151,23 +154,11 @@ pub fn parse_body(body: &Value) -> Result<ParsedBody, BodyError> {
     parse_body_with(body, Granularity::Message)
 }
 
-/// Parse and validate a body, cut into blocks at `granularity`. A `Value`'s objects iterate in
-/// sorted key order: bodies read from text should go through [`parse_json_with`] to keep the
-/// order they were sent in.
+/// Parse and validate a body, cut into blocks at `granularity`.
 pub fn parse_body_with(body: &Value, granularity: Granularity) -> Result<ParsedBody, BodyError> {
-    parse_json_with(&Json::from(body), granularity)
-}
-
-/// Parse and validate a body read with its keys in the order sent, at the default granularity.
-pub fn parse_json(body: &Json) -> Result<ParsedBody, BodyError> {
-    parse_json_with(body, Granularity::Message)
-}
-
-/// Parse and validate a body read with its keys in the order sent, cut at `granularity`.
-pub fn parse_json_with(body: &Json, granularity: Granularity) -> Result<ParsedBody, BodyError> {
     let Some(obj) = body.as_object() else { return err("$", "the body must be a JSON object") };
     let model = match body.get("model") {
-        Some(Json::String(m)) if !m.is_empty() => m.clone(),
+        Some(Value::String(m)) if !m.is_empty() => m.clone(),
         Some(_) => return err("model", "must be a non-empty string"),
         None => return err("model", "missing (the model name is part of the cache key)"),
     };
@@ -179,11 +170,11 @@ pub fn parse_json_with(body: &Json, granularity: Granularity) -> Result<ParsedBo
         parse_system(system, &mut b)?;
     }
     match body.get("messages") {
-        Some(Json::Array(messages)) => {
+        Some(Value::Array(messages)) => {
             let strip_before = strips_thinking(body, &model).then(|| last_instruction(messages));
             for (i, m) in messages.iter().enumerate() {
                 let strip = strip_before.flatten().is_some_and(|k| i < k)
-                    && m.get("role").and_then(Json::as_str) == Some("assistant");
+                    && m.get("role").and_then(Value::as_str) == Some("assistant");
                 match strip {
                     true => parse_message(&without_thinking(m), i, &mut b)?,
                     false => parse_message(m, i, &mut b)?,
@@ -208,22 +199,22 @@ pub fn parse_json_with(body: &Json, granularity: Granularity) -> Result<ParsedBo
 }
 
 /// Whether earlier turns' thinking is dropped: the model strips it, or thinking is disabled.
-fn strips_thinking(body: &Json, model: &str) -> bool {
-    let disabled =
-        body.get("thinking").and_then(|t| t.get("type")).and_then(Json::as_str) == Some("disabled");
-    let model_strips = super::preset_for(model)
-        .is_some_and(|m| m.thinking == crate::config::ThinkingHistory::Stripped);
+fn strips_thinking(body: &Value, model: &str) -> bool {
+    let disabled = body.get("thinking").and_then(|t| t.get("type")).and_then(Value::as_str)
+        == Some("disabled");
+    let model_strips =
+        preset_for(model).is_some_and(|m| m.thinking == ThinkingHistory::Stripped);
     disabled || model_strips
 }
 
 /// The index of the last user message that is not only tool results (a new instruction).
-fn last_instruction(messages: &[Json]) -> Option<usize> {
-    let is_instruction = |m: &Json| {
-        m.get("role").and_then(Json::as_str) == Some("user")
+fn last_instruction(messages: &[Value]) -> Option<usize> {
+    let is_instruction = |m: &Value| {
+        m.get("role").and_then(Value::as_str) == Some("user")
             && match m.get("content") {
-                Some(Json::Array(items)) => items
+                Some(Value::Array(items)) => items
                     .iter()
-                    .any(|c| c.get("type").and_then(Json::as_str) != Some("tool_result")),
+                    .any(|c| c.get("type").and_then(Value::as_str) != Some("tool_result")),
                 _ => true,
             }
     };
@@ -231,21 +222,15 @@ fn last_instruction(messages: &[Json]) -> Option<usize> {
 }
 
 /// The message with its thinking and redacted_thinking content blocks removed.
-fn without_thinking(m: &Json) -> Json {
-    let Json::Object(entries) = m else { return m.clone() };
-    let thinking = |c: &Json| {
-        matches!(c.get("type").and_then(Json::as_str), Some("thinking" | "redacted_thinking"))
+fn without_thinking(m: &Value) -> Value {
+    let thinking = |c: &Value| {
+        matches!(c.get("type").and_then(Value::as_str), Some("thinking" | "redacted_thinking"))
     };
-    let entries = entries
-        .iter()
-        .map(|(k, v)| match (k.as_str(), v) {
-            ("content", Json::Array(items)) => {
-                (k.clone(), Json::Array(items.iter().filter(|c| !thinking(c)).cloned().collect()))
-            }
-            _ => (k.clone(), v.clone()),
-        })
-        .collect();
-    Json::Object(entries)
+    let mut m = m.clone();
+    if let Some(Value::Array(items)) = m.get_mut("content") {
+        items.retain(|c| !thinking(c));
+    }
+    m
 }
 
 /// Digest of the named top-level keys (absent = null), keys sorted: settings, not content.
@@ -254,15 +239,14 @@ fn params_digest(obj: &Obj, keys: &[&str]) -> Digest {
     for k in keys {
         s.push_str(k);
         s.push('=');
-        let value = obj.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v);
-        sorted_compact(value.unwrap_or(&Json::Null), &mut s);
+        sorted_compact(obj.get(*k).unwrap_or(&Value::Null), &mut s);
         s.push('\n');
     }
     Digest::of(s.as_bytes())
 }
 
-fn parse_tools(tools: &Json, b: &mut Builder) -> Result<(), BodyError> {
-    let Json::Array(list) = tools else {
+fn parse_tools(tools: &Value, b: &mut Builder) -> Result<(), BodyError> {
+    let Value::Array(list) = tools else {
         return err("tools", "must be an array of tool definitions");
     };
     if list.is_empty() {
@@ -271,8 +255,8 @@ fn parse_tools(tools: &Json, b: &mut Builder) -> Result<(), BodyError> {
     let first = b.blocks.len();
     for (i, t) in list.iter().enumerate() {
         let path = format!("tools[{i}]");
-        let Json::Object(o) = t else { return err(path, "a tool definition must be an object") };
-        if !matches!(t.get("name"), Some(Json::String(_))) {
+        let Value::Object(o) = t else { return err(path, "a tool definition must be an object") };
+        if !matches!(t.get("name"), Some(Value::String(_))) {
             return err(format!("{path}.name"), "missing or not a string");
         }
         marker_of(o, if b.fine { first + i } else { first }, &path, b)?;
@@ -290,14 +274,14 @@ fn parse_tools(tools: &Json, b: &mut Builder) -> Result<(), BodyError> {
     Ok(())
 }
 
-fn parse_system(system: &Json, b: &mut Builder) -> Result<(), BodyError> {
+fn parse_system(system: &Value, b: &mut Builder) -> Result<(), BodyError> {
     let first = b.blocks.len();
     match system {
-        Json::String(text) => {
+        Value::String(text) => {
             b.push(Layer::System, text, "system".into());
             Ok(())
         }
-        Json::Array(list) => {
+        Value::Array(list) => {
             for (i, item) in list.iter().enumerate() {
                 let path = format!("system[{i}]");
                 check_content_block(item, if b.fine { first + i } else { first }, &path, b)?;
@@ -318,26 +302,26 @@ fn parse_system(system: &Json, b: &mut Builder) -> Result<(), BodyError> {
     }
 }
 
-fn parse_message(m: &Json, i: usize, b: &mut Builder) -> Result<(), BodyError> {
+fn parse_message(m: &Value, i: usize, b: &mut Builder) -> Result<(), BodyError> {
     let path = format!("messages[{i}]");
     if m.as_object().is_none() {
         return err(path, "a message must be an object");
     }
-    let Some(Json::String(role)) = m.get("role") else {
+    let Some(Value::String(role)) = m.get("role") else {
         return err(format!("{path}.role"), "missing or not a string");
     };
-    if m.contains_key("cache_control") {
+    if m.get("cache_control").is_some() {
         return err(
             format!("{path}.cache_control"),
             "cache_control goes on a content block, not on the message",
         );
     }
     match m.get("content") {
-        Some(Json::String(_)) => {}
-        Some(Json::Array(list)) if b.fine && !list.is_empty() => {
+        Some(Value::String(_)) => {}
+        Some(Value::Array(list)) if b.fine && !list.is_empty() => {
             return parse_content_runs(role, list, &path, b);
         }
-        Some(Json::Array(list)) => {
+        Some(Value::Array(list)) => {
             let block = b.blocks.len();
             for (k, item) in list.iter().enumerate() {
                 check_content_block(item, block, &format!("{path}.content[{k}]"), b)?;
@@ -358,11 +342,11 @@ fn parse_message(m: &Json, i: usize, b: &mut Builder) -> Result<(), BodyError> {
 /// `tool_result`) blocks as one. The bytes carry the role and the run's position.
 fn parse_content_runs(
     role: &str,
-    list: &[Json],
+    list: &[Value],
     path: &str,
     b: &mut Builder,
 ) -> Result<(), BodyError> {
-    let kind = |v: &Json| v.get("type").and_then(Json::as_str).map(str::to_owned);
+    let kind = |v: &Value| v.get("type").and_then(Value::as_str).map(str::to_owned);
     let mut start = 0;
     while start < list.len() {
         let mut end = start + 1;
@@ -389,23 +373,23 @@ fn parse_content_runs(
 
 /// A content block (system or message): an object with a string `type`; its marker, if any.
 fn check_content_block(
-    item: &Json,
+    item: &Value,
     block: usize,
     path: &str,
     b: &mut Builder,
 ) -> Result<(), BodyError> {
-    let Json::Object(o) = item else { return err(path, "a content block must be an object") };
-    let Some(Json::String(kind)) = item.get("type") else {
+    let Value::Object(o) = item else { return err(path, "a content block must be an object") };
+    let Some(Value::String(kind)) = item.get("type") else {
         return err(format!("{path}.type"), "missing or not a string");
     };
-    if item.contains_key("cache_control") {
+    if item.get("cache_control").is_some() {
         if kind == "thinking" || kind == "redacted_thinking" {
             return err(
                 format!("{path}.cache_control"),
                 "thinking blocks cannot carry cache_control",
             );
         }
-        if kind == "text" && item.get("text").and_then(Json::as_str).is_some_and(str::is_empty) {
+        if kind == "text" && item.get("text").and_then(Value::as_str).is_some_and(str::is_empty) {
             return err(format!("{path}.cache_control"), "empty text blocks cannot be cached");
         }
     }
@@ -414,7 +398,7 @@ fn check_content_block(
 
 /// Record the object's `cache_control` marker (if any) on block `block`.
 fn marker_of(o: &Obj, block: usize, path: &str, b: &mut Builder) -> Result<(), BodyError> {
-    if let Some((_, cc)) = o.iter().rev().find(|(k, _)| k == "cache_control") {
+    if let Some(cc) = o.get("cache_control") {
         let path = format!("{path}.cache_control");
         let ttl = parse_cache_control(cc, &path)?;
         b.markers.push(Marker { block, ttl, path });
@@ -422,17 +406,13 @@ fn marker_of(o: &Obj, block: usize, path: &str, b: &mut Builder) -> Result<(), B
     Ok(())
 }
 
-fn parse_cache_control(cc: &Json, path: &str) -> Result<Ttl, BodyError> {
+fn parse_cache_control(cc: &Value, path: &str) -> Result<Ttl, BodyError> {
     if cc.as_object().is_none() {
         return err(path, r#"must be an object like {"type": "ephemeral"}"#);
     }
-    let text = |v: &Json| {
-        let mut s = String::new();
-        v.write_compact(&mut s);
-        s
-    };
+    let text = |v: &Value| v.to_string();
     match cc.get("type") {
-        Some(Json::String(t)) if t == "ephemeral" => {}
+        Some(Value::String(t)) if t == "ephemeral" => {}
         Some(v) => {
             return err(
                 format!("{path}.type"),
@@ -443,14 +423,14 @@ fn parse_cache_control(cc: &Json, path: &str) -> Result<Ttl, BodyError> {
     }
     match cc.get("ttl") {
         None => Ok(Ttl::FiveMin),
-        Some(Json::String(t)) if t == "5m" => Ok(Ttl::FiveMin),
-        Some(Json::String(t)) if t == "1h" => Ok(Ttl::OneHour),
+        Some(Value::String(t)) if t == "5m" => Ok(Ttl::FiveMin),
+        Some(Value::String(t)) if t == "1h" => Ok(Ttl::OneHour),
         Some(v) => err(format!("{path}.ttl"), format!("`{}`: use \"5m\" or \"1h\"", text(v))),
     }
 }
 
 /// Top-level `cache_control`: a breakpoint on the last block.
-fn automatic_marker(cc: &Json, b: &mut Builder) -> Result<(), BodyError> {
+fn automatic_marker(cc: &Value, b: &mut Builder) -> Result<(), BodyError> {
     let ttl = parse_cache_control(cc, "cache_control")?;
     let Some(last) = b.blocks.len().checked_sub(1) else {
         return err("cache_control", "automatic caching needs at least one block to cache");
@@ -500,7 +480,7 @@ fn breakpoints_of(markers: &[Marker]) -> Result<Vec<Breakpoint>, BodyError> {
 }
 
 /// A list whose items are objects that may carry `cache_control` (stripped).
-fn canonical_list(list: &[Json], out: &mut String) {
+fn canonical_list(list: &[Value], out: &mut String) {
     out.push('[');
     for (i, v) in list.iter().enumerate() {
         if i > 0 {
@@ -513,10 +493,10 @@ fn canonical_list(list: &[Json], out: &mut String) {
 
 /// Compact JSON, keys in the order sent. With `strip`, this object's `cache_control` key is
 /// dropped, and so is that of the items of its `content` list (a message's content blocks).
-fn canonical(v: &Json, strip: bool, out: &mut String) {
-    let Json::Object(entries) = v else { return v.write_compact(out) };
+fn canonical(v: &Value, strip: bool, out: &mut String) {
+    let Value::Object(entries) = v else { return out.push_str(&v.to_string()) };
     out.push('{');
-    let kept = entries.iter().filter(|(k, _)| !(strip && k == "cache_control"));
+    let kept = entries.iter().filter(|(k, _)| !(strip && *k == "cache_control"));
     for (i, (k, value)) in kept.enumerate() {
         if i > 0 {
             out.push(',');
@@ -524,41 +504,21 @@ fn canonical(v: &Json, strip: bool, out: &mut String) {
         write_string(k, out);
         out.push(':');
         match (value, strip && k == "content") {
-            (Json::Array(items), true) => canonical_list(items, out),
-            (value, _) => value.write_compact(out),
+            (Value::Array(items), true) => canonical_list(items, out),
+            (value, _) => out.push_str(&value.to_string()),
         }
     }
     out.push('}');
 }
 
-/// Compact JSON with every object's keys sorted (and a repeated key's last value).
-fn sorted_compact(v: &Json, out: &mut String) {
-    match v {
-        Json::Object(entries) => {
-            let mut keys: Vec<&String> = entries.iter().map(|(k, _)| k).collect();
-            keys.sort();
-            keys.dedup();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(k, out);
-                out.push(':');
-                sorted_compact(v.get(k).expect("a listed key"), out);
-            }
-            out.push('}');
-        }
-        Json::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                sorted_compact(item, out);
-            }
-            out.push(']');
-        }
-        other => other.write_compact(out),
-    }
+/// Compact JSON with every object's keys sorted.
+fn sorted_compact(v: &Value, out: &mut String) {
+    let mut sorted = v.clone();
+    sorted.sort_all_objects();
+    out.push_str(&sorted.to_string());
+}
+
+/// A JSON string literal, escaped as `serde_json` escapes it.
+fn write_string(s: &str, out: &mut String) {
+    out.push_str(&Value::from(s).to_string());
 }
