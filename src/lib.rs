@@ -179,15 +179,15 @@ internal_modules! {
     cli;
     #[allow(dead_code, unused_imports, missing_docs)]
     config;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     dist;
     #[allow(dead_code, unused_imports, missing_docs)]
     engine;
     exec;
     input;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     limits;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     metrics;
     #[allow(dead_code, unused_imports, missing_docs)]
     model;
@@ -198,9 +198,9 @@ internal_modules! {
     #[allow(dead_code, unused_imports, missing_docs)]
     replay;
     report;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     results;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     rng;
     #[allow(dead_code, unused_imports, missing_docs)]
     scenarios;
@@ -208,7 +208,7 @@ internal_modules! {
     serve;
     #[cfg(feature = "sweep")]
     sweep;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     time;
 }
 

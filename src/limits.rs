@@ -424,30 +424,14 @@ pub fn estimate_run(exp: &ExperimentSpec, out: bool) -> Estimate {
         0.0 => format!("{s} strategies"),
         h => format!("({s} strategies + {h} runs of the hold cap's search)"),
     };
-    e.add(
-        Resource::Requests,
-        (s + h) * r * size.requests,
-        format!("{runs} x {r} replications x {} per run", sci(size.requests)),
-        drv(Resource::Requests),
-    );
-    let memory = size.memory_bytes + kept_bytes(s, s * r);
-    e.add(
-        Resource::Memory,
-        memory,
-        format!(
-            "{} for the largest run, {} kept",
-            bytes(size.memory_bytes),
-            bytes(kept_bytes(s, s * r))
-        ),
-        drv(Resource::Memory),
-    );
+    let how = format!("{runs} x {r} replications x {} per run", sci(size.requests));
+    e.add(Resource::Requests, (s + h) * r * size.requests, how, drv(Resource::Requests));
+    let kept = kept_bytes(s, s * r);
+    let how = format!("{} for the largest run, {} kept", bytes(size.memory_bytes), bytes(kept));
+    e.add(Resource::Memory, size.memory_bytes + kept, how, drv(Resource::Memory));
     if out {
-        e.add(
-            Resource::Output,
-            output_bytes(s, s * r, 0),
-            format!("{} runs.csv rows", sci(s * r)),
-            drv(Resource::Output),
-        );
+        let how = format!("{} runs.csv rows", sci(s * r));
+        e.add(Resource::Output, output_bytes(s, s * r, 0), how, drv(Resource::Output));
     }
     e.add(Resource::Tokens, size.tokens, "per run".to_string(), drivers(exp, Resource::Tokens));
     e
@@ -464,6 +448,10 @@ pub fn estimate_grid(points: u64, how: &str, axes: &[(String, usize)]) -> Estima
     e.add(Resource::Points, points as f64, how.to_string(), drivers);
     e
 }
+
+/// The resources a grid's estimate sums or bounds, in the order of `estimate_points`' arrays.
+const RESOURCES: [Resource; 4] =
+    [Resource::Requests, Resource::Memory, Resource::Output, Resource::Tokens];
 
 /// The largest contribution so far to one resource: (amount, point label, its drivers).
 type Largest = Option<(f64, String, Vec<Driver>)>;
@@ -496,8 +484,8 @@ pub fn estimate_points(
         let out = 2.0 * output_bytes(s, s * r, axes);
         (requests, output, max_requests) = (requests + req, output + out, max_requests.max(req));
         (memory, tokens) = (memory.max(mem), tokens.max(size.tokens));
-        let res = [Resource::Requests, Resource::Memory, Resource::Output, Resource::Tokens];
-        for ((slot, amount), r) in largest.iter_mut().zip([req, mem, out, size.tokens]).zip(res) {
+        let amounts = [req, mem, out, size.tokens];
+        for ((slot, amount), r) in largest.iter_mut().zip(amounts).zip(RESOURCES) {
             keep_largest(slot, amount, &label, &exp, r);
         }
     }
@@ -505,8 +493,7 @@ pub fn estimate_points(
     let grid = Driver::new(format!("{what} ({} points)", n + extra), (n + extra) as f64, 10.0);
     let mut e = Estimate::default();
     let amounts = [requests, memory, output, tokens];
-    let res = [Resource::Requests, Resource::Memory, Resource::Output, Resource::Tokens];
-    for ((slot, amount), r) in largest.into_iter().zip(amounts).zip(res) {
+    for ((slot, amount), r) in largest.into_iter().zip(amounts).zip(RESOURCES) {
         if r == Resource::Output && !writes {
             continue;
         }
@@ -527,66 +514,4 @@ pub fn estimate_points(
         e.add(r, amount, how, drivers);
     }
     e
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn exp(sets: &[&str]) -> ExperimentSpec {
-        let mut t = crate::config::parse_table("", "x.toml").unwrap();
-        for s in sets {
-            crate::config::apply_set(&mut t, s).unwrap();
-        }
-        crate::config::resolve(&t, "x.toml").unwrap()
-    }
-
-    /// Closed form: 10 agents x const(3) turns + the prewarm request, 5 strategies x 100
-    /// replications -> 5 * 100 * 31 requests; tokens per agent 3 * 50,100 + 9/2 * 600.
-    #[test]
-    fn run_size_matches_hand_computation() {
-        let e = exp(&["workload.turns=\"const(3)\""]);
-        let size = run_size(&e);
-        assert_eq!(size.requests, 31.0);
-        assert_eq!(size.tokens, 10.0 * (3.0 * 50_100.0 + 4.5 * 600.0));
-        let est = estimate_run(&e, true);
-        assert_eq!(est.parts[0].1, 5.0 * 100.0 * 31.0);
-        assert!(est.check(&WorkLimits::default(), false).is_ok());
-    }
-
-    #[test]
-    fn refusals_name_the_estimate_the_limit_and_the_cause() {
-        let e = exp(&["replications=1000000000"]);
-        let err = estimate_run(&e, false).check(&WorkLimits::default(), false).unwrap_err();
-        assert!(matches!(
-            err,
-            LimitError::Above { resource: Resource::Requests, key: "limits.max_requests", .. }
-        ));
-        let msg = err.to_string();
-        assert!(msg.contains("limits.max_requests") && msg.contains("replications = 1000000000"));
-        assert!(estimate_run(&e, false).check(&WorkLimits::default(), true).is_ok());
-        let e = exp(&["workload.agents=1000000000"]);
-        let msg = estimate_run(&e, false).check(&WorkLimits::default(), false).unwrap_err();
-        let msg = msg.to_string();
-        assert!(msg.contains("workload.agents = 1000000000"), "{msg}");
-        let e = exp(&["workload.turns=10000000000"]);
-        let msg = estimate_run(&e, false).check(&WorkLimits::default(), false).unwrap_err();
-        let msg = msg.to_string();
-        assert!(msg.contains("workload.turns"), "{msg}");
-    }
-
-    #[test]
-    fn limits_come_from_the_table() {
-        let t: toml::Table = "[limits]\nmax_points = 7\nmax_memory_mb = 3\n".parse().unwrap();
-        let l = WorkLimits::from_table(&t);
-        assert_eq!((l.max_points, l.max_memory_mb), (7, 3));
-        assert_eq!(l.max_requests, WorkLimits::default().max_requests);
-    }
-
-    #[test]
-    fn sizes_print_for_people() {
-        assert_eq!(bytes(1536.0), "1.5 KiB");
-        assert_eq!(sci(12.0), "12");
-        assert_eq!(sci(3.3e11), "3.30e11");
-    }
 }

@@ -19,7 +19,7 @@ pub struct Tokens {
 }
 
 /// The measurements of one replication of one strategy.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunMetrics {
     pub tokens: Tokens,
     pub requests: u64,
@@ -228,84 +228,18 @@ impl Tokens {
 impl RunMetrics {
     /// An empty record, ready to count into.
     pub fn new() -> Self {
-        RunMetrics {
-            tokens: Tokens::default(),
-            requests: 0,
-            requests_with_hit: 0,
-            redundant_writes: 0,
-            cost_usd: 0.0,
-            cost_uncached_usd: 0.0,
-            launch_wait_us: Samples::default(),
-            ttft_us: Samples::default(),
-            completion_us: Samples::default(),
-            makespan_us: 0,
-            agents: 0,
-            rate_limited: 0,
-            throttled_us: 0,
-            events: 0,
-            parent_requests: 0,
-            parent_tokens: Tokens::default(),
-            parent_cost_usd: 0.0,
-            overloaded: 0,
-            failed_agents: 0,
-            isolated_misses: 0,
-            long_context_requests: 0,
-            hold_first_token_us: None,
-            hold_capped: false,
-            server: ServerMetrics::default(),
-        }
+        Self::default()
     }
 
     /// Back to `new()`'s state, keeping the samples' capacity (a simulator reused across runs
-    /// counts each run from zero without reallocating). Destructured so that a new field
-    /// cannot be forgotten here.
+    /// counts each run from zero without reallocating).
     pub fn reset(&mut self) {
-        let RunMetrics {
-            tokens,
-            requests,
-            requests_with_hit,
-            redundant_writes,
-            cost_usd,
-            cost_uncached_usd,
-            launch_wait_us,
-            ttft_us,
-            completion_us,
-            makespan_us,
-            agents,
-            rate_limited,
-            throttled_us,
-            events,
-            parent_requests,
-            parent_tokens,
-            parent_cost_usd,
-            overloaded,
-            failed_agents,
-            isolated_misses,
-            long_context_requests,
-            hold_first_token_us,
-            hold_capped,
-            server,
-        } = self;
-        *tokens = Tokens::default();
-        *parent_tokens = Tokens::default();
-        for samples in [launch_wait_us, ttft_us, completion_us] {
-            samples.clear();
-        }
-        for count in [requests, requests_with_hit, redundant_writes, makespan_us, agents] {
-            *count = 0;
-        }
-        for count in [rate_limited, throttled_us, events, parent_requests, overloaded] {
-            *count = 0;
-        }
-        for count in [failed_agents, isolated_misses, long_context_requests] {
-            *count = 0;
-        }
-        for usd in [cost_usd, cost_uncached_usd, parent_cost_usd] {
-            *usd = 0.0;
-        }
-        *hold_first_token_us = None;
-        *hold_capped = false;
-        *server = ServerMetrics::default();
+        let [launch_wait_us, ttft_us, completion_us] =
+            [&mut self.launch_wait_us, &mut self.ttft_us, &mut self.completion_us].map(|s| {
+                s.clear();
+                std::mem::take(s)
+            });
+        *self = RunMetrics { launch_wait_us, ttft_us, completion_us, ..Self::default() };
     }
 
     /// The optional counters, in `EXTRA_NAMES` order.
@@ -352,41 +286,5 @@ impl RunMetrics {
             s(self.ttft_us.value_at_quantile(0.50)),
             s(self.completion_us.value_at_quantile(0.99)),
         ]
-    }
-}
-
-impl Default for RunMetrics {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A quantile is the sorted values' entry at rank `ceil(q * n)` (at least 1), whichever
-    /// way it is found (the ends without a selection), and the range is the sorted ends.
-    #[test]
-    fn quantiles_and_range_are_the_sorted_values() {
-        let mut x = 7u64;
-        let mut next = || {
-            x = crate::rng::mix64(x);
-            x % 1_000
-        };
-        let mut h = new_histogram();
-        for n in [1, 2, 3, 16, 80, 99, 100, 101, 250] {
-            let mut s = Samples::default();
-            (0..n).for_each(|_| s.record(next()));
-            let mut sorted = s.values().to_vec();
-            sorted.sort_unstable();
-            for q in [0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0] {
-                let rank = ((q * n as f64).ceil() as usize).clamp(1, n);
-                assert_eq!(s.value_at_quantile(q), sorted[rank - 1], "n {n}, q {q}");
-            }
-            assert_eq!(s.record_into(&mut h), Some((sorted[0], sorted[n - 1])), "n {n}");
-        }
-        assert_eq!(Samples::default().value_at_quantile(0.5), 0);
-        assert_eq!(Samples::default().record_into(&mut h), None);
     }
 }

@@ -55,26 +55,19 @@ impl Spliced {
         shape: f64,
         max: f64,
     ) -> Result<Spliced, SplicedError> {
-        if body.len() < 2 {
-            return Err(SplicedError::BodyTooShort);
-        }
         let finite = body.iter().all(|x| x.is_finite() && *x >= 0.0);
-        if !finite || body.windows(2).any(|w| w[1] < w[0]) {
-            return Err(SplicedError::BodyOrder);
+        let checks = [
+            (body.len() >= 2, SplicedError::BodyTooShort),
+            (finite && body.windows(2).all(|w| w[0] <= w[1]), SplicedError::BodyOrder),
+            (p_tail > 0.0 && p_tail <= 1.0, SplicedError::PTail),
+            (scale.is_finite() && scale > 0.0, SplicedError::Scale),
+            ((-1.0..1.0).contains(&shape), SplicedError::Shape),
+            (max.is_finite() && body.last().is_some_and(|&t| max >= t), SplicedError::Max),
+        ];
+        match checks.into_iter().find(|(ok, _)| !ok) {
+            Some((_, e)) => Err(e),
+            None => Ok(Spliced { body, p_tail, scale, shape, max }),
         }
-        if !(p_tail > 0.0 && p_tail <= 1.0) {
-            return Err(SplicedError::PTail);
-        }
-        if !(scale.is_finite() && scale > 0.0) {
-            return Err(SplicedError::Scale);
-        }
-        if !(-1.0..1.0).contains(&shape) {
-            return Err(SplicedError::Shape);
-        }
-        if !(max.is_finite() && max >= body[body.len() - 1]) {
-            return Err(SplicedError::Max);
-        }
-        Ok(Spliced { body, p_tail, scale, shape, max })
     }
 
     /// Where the tail starts: the body's last value, its `p_tail` quantile.

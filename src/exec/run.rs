@@ -75,15 +75,11 @@ pub fn execute<S: Runner>(
             }
             runs.push(scalars);
         }
-        if let Some(bar) = &bar {
-            bar.inc(n_strategies as u64);
-        }
+        bar(Some(n_strategies as u64));
         Ok(())
     };
     let result = ordered(reps, jobs, &AtomicBool::new(false), init, work, fold);
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
+    bar(None);
     let workers = result.map_err(|(r, (s, e))| {
         let label = &desc.strategies[s];
         e.map(|m| format!("strategy {label}, replication {r}: {m}"))
@@ -123,58 +119,40 @@ fn outcomes(labels: &[String], folded: Vec<Folded>, workers: Vec<Worker>) -> Vec
         .collect()
 }
 
-/// A progress bar on stderr when asked, stderr is a terminal and there is more than one task;
-/// otherwise none (a hidden bar still takes a lock at every replication); without the
-/// `progress` feature, none.
+/// A progress bar on stderr when asked, stderr is a terminal and there is more than one task
+/// (a hidden bar still takes a lock at every replication); without the `progress` feature,
+/// none. Called with `Some(n)`: `n` more tasks are done; with `None`: all are, clear it.
 #[cfg(feature = "progress")]
-fn progress_bar(total: u64, show: bool) -> Option<indicatif::ProgressBar> {
+fn progress_bar(total: u64, show: bool) -> impl Fn(Option<u64>) {
     use std::io::IsTerminal;
-    (show && std::io::stderr().is_terminal() && total > 1)
-        .then(|| indicatif::ProgressBar::new(total))
+    let bar = (show && std::io::stderr().is_terminal() && total > 1)
+        .then(|| indicatif::ProgressBar::new(total));
+    move |done| match (&bar, done) {
+        (Some(bar), Some(n)) => bar.inc(n),
+        (Some(bar), None) => bar.finish_and_clear(),
+        (None, _) => {}
+    }
 }
 
 #[cfg(not(feature = "progress"))]
-fn progress_bar(_total: u64, _show: bool) -> Option<NoBar> {
-    None
-}
-
-/// The progress bar's type when the `progress` feature is off: there is none to make.
-#[cfg(not(feature = "progress"))]
-enum NoBar {}
-
-#[cfg(not(feature = "progress"))]
-impl NoBar {
-    fn inc(&self, _n: u64) {
-        match *self {}
-    }
-    fn finish_and_clear(self) {
-        match self {}
-    }
+fn progress_bar(_total: u64, _show: bool) -> impl Fn(Option<u64>) {
+    |_| {}
 }
 
 /// Every number about to be printed or written is finite: a NaN or an infinity here is a bug
 /// (the inputs are range-checked so that the arithmetic stays finite), never an output.
 fn check_finite(outcomes: &[StrategyOutcome]) -> Result<(), RunError> {
     for o in outcomes {
-        let stats = o.aggregate.stats().into_iter().zip(SCALAR_NAMES);
-        for (st, name) in stats.chain(o.extras.iter().zip(EXTRA_NAMES).map(|(w, n)| (w.stat(), n)))
-        {
-            for x in [st.mean, st.sd, st.ci95] {
-                if !x.is_finite() {
-                    return Err(RunError::Internal(format!(
-                        "{}: {name} is {x}: a bug, please report it",
-                        o.label
-                    )));
-                }
+        let extras = o.extras.iter().map(Welford::stat).zip(EXTRA_NAMES);
+        for (st, name) in o.aggregate.stats().into_iter().zip(SCALAR_NAMES).chain(extras) {
+            if let Some(x) = [st.mean, st.sd, st.ci95].into_iter().find(|x| !x.is_finite()) {
+                let msg = format!("{}: {name} is {x}: a bug, please report it", o.label);
+                return Err(RunError::Internal(msg));
             }
         }
-        if let Some((r, _)) =
-            o.runs.iter().enumerate().find(|(_, s)| s.iter().any(|x| !x.is_finite()))
-        {
-            return Err(RunError::Internal(format!(
-                "{}, replication {r}: a metric is not finite: a bug",
-                o.label
-            )));
+        if let Some(r) = o.runs.iter().position(|s| s.iter().any(|x| !x.is_finite())) {
+            let msg = format!("{}, replication {r}: a metric is not finite: a bug", o.label);
+            return Err(RunError::Internal(msg));
         }
     }
     Ok(())

@@ -134,11 +134,7 @@ impl Aggregate {
 
     /// The stat of the scalar called `name` (one of `SCALAR_NAMES`).
     pub fn stat(&self, name: &str) -> Stat {
-        let i = SCALAR_NAMES
-            .iter()
-            .position(|n| *n == name)
-            .unwrap_or_else(|| panic!("`{name}` is not one of metrics::SCALAR_NAMES"));
-        self.scalars[i].stat()
+        self.scalars[position(&SCALAR_NAMES, name, "SCALAR_NAMES")].stat()
     }
 
     /// p50, p90, p99, p99.9 and max of latency `index` (in `LATENCY_NAMES` order), in seconds,
@@ -188,12 +184,14 @@ impl Aggregate {
 
     /// `ladder_s` of the latency called `name` (one of `LATENCY_NAMES`).
     pub fn ladder_of(&self, name: &str) -> [f64; 5] {
-        let i = LATENCY_NAMES
-            .iter()
-            .position(|n| *n == name)
-            .unwrap_or_else(|| panic!("`{name}` is not one of metrics::LATENCY_NAMES"));
-        self.ladder_s(i)
+        self.ladder_s(position(&LATENCY_NAMES, name, "LATENCY_NAMES"))
     }
+}
+
+/// Where `name` is in `names` (`metrics::<list>`); a name not there is a bug of the caller.
+fn position(names: &[&str], name: &str, list: &str) -> usize {
+    let at = names.iter().position(|n| *n == name);
+    at.unwrap_or_else(|| panic!("`{name}` is not one of metrics::{list}"))
 }
 
 /// The samples a `Batched` holds before it counts them (per latency): 32 KB.

@@ -120,12 +120,6 @@ impl Layout {
             None => (sub_bucket - self.half_count, self.unit_magnitude),
         }
     }
-
-    /// An empty `hdrhistogram::Histogram` of these bounds.
-    fn histogram(&self) -> Histogram<u64> {
-        Histogram::new_with_bounds(self.low, self.high, self.sigfig)
-            .expect("a layout is made of a histogram's valid bounds")
-    }
 }
 
 /// How many buckets of `2^count_magnitude` sub-buckets a histogram of unit `2^unit_magnitude`
@@ -255,7 +249,8 @@ impl Counts {
     /// were recorded in; above 1, its smallest non-zero value may differ (bucket 0 then holds
     /// values from 0 to the unit, which a histogram of the samples tells apart).
     pub fn histogram(&self, layout: &Layout) -> Histogram<u64> {
-        let mut h = layout.histogram();
+        let mut h = Histogram::new_with_bounds(layout.low, layout.high, layout.sigfig)
+            .expect("a layout is made of a histogram's valid bounds");
         for (index, count) in self.iter() {
             h.saturating_record_n(layout.value_for(index), count);
         }
@@ -298,15 +293,6 @@ pub struct CountTooLarge;
 /// writes of `counts.histogram(layout)`. On an error `out` is left as it was.
 pub fn encode(layout: &Layout, counts: &Counts, out: &mut Vec<u8>) -> Result<(), CountTooLarge> {
     let start = out.len();
-    let written = encode_counts(layout, counts, out);
-    if written.is_err() {
-        out.truncate(start);
-    }
-    written
-}
-
-fn encode_counts(layout: &Layout, counts: &Counts, out: &mut Vec<u8>) -> Result<(), CountTooLarge> {
-    let start = out.len();
     out.extend_from_slice(&V2_COOKIE.to_be_bytes());
     out.extend_from_slice(&[0; 8]); // the length (set below), the normalizing offset
     out.extend_from_slice(&u32::from(layout.sigfig).to_be_bytes());
@@ -318,7 +304,11 @@ fn encode_counts(layout: &Layout, counts: &Counts, out: &mut Vec<u8>) -> Result<
     let mut next = 0;
     for (index, count) in counts.iter() {
         skip(index - next, out);
-        varint(zig_zag(i64::try_from(count).map_err(|_| CountTooLarge)?), out);
+        let Ok(count) = i64::try_from(count) else {
+            out.truncate(start);
+            return Err(CountTooLarge);
+        };
+        varint(zig_zag(count), out);
         next = index + 1;
     }
     skip(last + 1 - next, out);
@@ -542,10 +532,11 @@ pub(crate) mod tests {
         }
     }
 
-    /// A layout made from the bounds has the histogram's number of buckets and header (its
-    /// arithmetic is tested bucket by bucket below).
+    /// A layout made from the bounds has the histogram's number of buckets and header; and
+    /// every bucket of every layout: its lowest value lands in it, and its highest value is
+    /// `highest_equivalent`'s (the top of the range `value_at_quantile` answers with).
     #[test]
-    fn a_layout_of_bounds_is_the_histograms() {
+    fn a_layout_of_bounds_is_the_histograms_bucket_by_bucket() {
         for (low, high, sigfig) in
             BOUNDS.into_iter().chain([(1, 2, 0), (7, 15, 5), (2, 1 << 63, 3)])
         {
@@ -553,16 +544,6 @@ pub(crate) mod tests {
             let layout = Layout::new(low, high, sigfig);
             assert_eq!(layout.len, h.distinct_values(), "{low} {high} {sigfig}");
             assert_eq!((layout.low, layout.high, layout.sigfig), (h.low(), h.high(), h.sigfig()));
-        }
-    }
-
-    /// Every bucket of every layout: its lowest value lands in it, and its highest value is
-    /// `highest_equivalent`'s (the top of the range `value_at_quantile` answers with).
-    #[test]
-    fn each_buckets_values_are_the_histograms() {
-        for (low, high, sigfig) in BOUNDS {
-            let h = Histogram::<u64>::new_with_bounds(low, high, sigfig).unwrap();
-            let layout = Layout::of(&h);
             for index in 0..layout.len {
                 let lowest = layout.value_for(index);
                 assert_eq!(layout.index_for(lowest), index, "{index} of {high}");

@@ -22,24 +22,26 @@ pub enum ResultsError {
     Incomplete { dir: PathBuf, msg: String },
 }
 
+impl ResultsError {
+    /// Line `line` of the file at `path` is not what prefixsim writes, for `msg`.
+    pub(crate) fn malformed(path: &Path, line: usize, msg: impl Into<String>) -> ResultsError {
+        ResultsError::Malformed { path: path.to_path_buf(), line, msg: msg.into() }
+    }
+}
+
 /// The text of `path`, `None` if there is no such file. A directory where the file should be
 /// and bytes that are not UTF-8 are malformed input (naming the line of the first bad byte).
 pub(crate) fn read_opt(path: &Path) -> Result<Option<String>, ResultsError> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(_) if path.is_dir() => {
-            let msg = "a directory where a file should be".to_string();
-            return Err(ResultsError::Malformed { path: path.to_path_buf(), line: 1, msg });
-        }
-        Err(e) => return Err(ResultsError::Io { path: path.to_path_buf(), source: e }),
-    };
+    let Some(mut file) = open_opt(path)? else { return Ok(None) };
+    let mut bytes = Vec::new();
+    let read = std::io::Read::read_to_end(&mut file, &mut bytes);
+    read.map_err(|e| ResultsError::Io { path: path.to_path_buf(), source: e })?;
     String::from_utf8(bytes).map(Some).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
         let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
         let msg = format!("not UTF-8 text (byte 0x{:02x} at offset {at})", bytes[at]);
-        ResultsError::Malformed { path: path.to_path_buf(), line, msg }
+        ResultsError::malformed(path, line, msg)
     })
 }
 
@@ -47,8 +49,7 @@ pub(crate) fn read_opt(path: &Path) -> Result<Option<String>, ResultsError> {
 /// directory is there.
 pub(crate) fn open_opt(path: &Path) -> Result<Option<std::fs::File>, ResultsError> {
     if path.is_dir() {
-        let msg = "a directory where a file should be".to_string();
-        return Err(ResultsError::Malformed { path: path.to_path_buf(), line: 1, msg });
+        return Err(ResultsError::malformed(path, 1, "a directory where a file should be"));
     }
     match std::fs::File::open(path) {
         Ok(f) => Ok(Some(f)),
@@ -79,13 +80,8 @@ impl FirstFailure {
     }
 
     pub(crate) fn check(&self) -> Result<(), ResultsError> {
-        let first = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        match &*first {
-            Some((path, line, msg)) => {
-                Err(ResultsError::Malformed { path: path.clone(), line: *line, msg: msg.clone() })
-            }
-            None => Ok(()),
-        }
+        let first = self.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        first.map_or(Ok(()), |(path, line, msg)| Err(ResultsError::Malformed { path, line, msg }))
     }
 }
 

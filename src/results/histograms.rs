@@ -69,7 +69,6 @@ pub struct Histograms {
     seen: Option<BTreeMap<u32, Vec<u32>>>,
     /// `.hdr` files of the earlier layout (one histogram each), sorted by slot.
     legacy: Vec<(Slot, PathBuf, Decoded)>,
-    count: usize,
     decodes: AtomicUsize,
     /// The first histogram that did not decode.
     failed: FirstFailure,
@@ -79,7 +78,7 @@ impl std::fmt::Debug for Histograms {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Histograms")
             .field("log", &self.log)
-            .field("indexed", &self.count)
+            .field("points", &self.stretches.len())
             .field("decoded", &self.decodes())
             .finish()
     }
@@ -135,7 +134,6 @@ impl Histograms {
         let Some(last) = self.stretches.last() else { unreachable!("a stretch was opened") };
         let b = last.first_bit as usize + bit;
         self.present[b / 64] |= 1 << (b % 64);
-        self.count += 1;
         Ok(())
     }
 
@@ -175,7 +173,6 @@ impl Histograms {
     pub(super) fn add_legacy(&mut self, (point, s, l): (u32, usize, usize), path: PathBuf) {
         // `.hdr` names are unique in a directory, and legacy files are indexed first.
         self.legacy.push(((point, s as u16, l as u8), path, OnceLock::new()));
-        self.count += 1;
     }
 
     /// Done indexing: sort the stretches by point and the legacy files by slot (if the files
@@ -306,17 +303,8 @@ impl Histograms {
         self.decodes.load(Ordering::Relaxed)
     }
 
-    /// How many histograms the directory holds (each place counted once).
-    pub fn len(&self) -> usize {
-        if self.to.iter().enumerate().all(|(i, &t)| t as usize == i) {
-            self.count
-        } else {
-            self.slots().len()
-        }
-    }
-
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.stretches.is_empty() && self.legacy.is_empty()
     }
 
     /// The smallest point with a histogram (decodes nothing).
@@ -324,27 +312,6 @@ impl Histograms {
         let log = self.stretches.first().map(|st| st.point);
         let legacy = self.legacy.first().map(|e| e.0 .0);
         log.into_iter().chain(legacy).min()
-    }
-
-    /// Every place with a histogram as asked for (labels after `relabel`), ascending.
-    fn slots(&self) -> Vec<Slot> {
-        let mut out: Vec<Slot> = self.legacy.iter().map(|e| e.0).collect();
-        for st in &self.stretches {
-            for bit in (0..self.bits()).filter(|&b| self.has_bit(st, b)) {
-                out.push((st.point, (bit / LATENCIES) as u16, (bit % LATENCIES) as u8));
-            }
-        }
-        out.iter_mut().for_each(|slot| slot.1 = self.to[slot.1 as usize]);
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-
-    /// The places of every histogram, ascending by point, strategy, latency (decodes nothing).
-    pub fn keys(&self) -> impl Iterator<Item = HistogramKey> + '_ {
-        self.slots().into_iter().map(|(point, s, l)| {
-            (point, self.labels[s as usize].clone(), LATENCY_NAMES[l as usize].to_string())
-        })
     }
 
     /// Give the strategies new labels (`rename(old)`, or the old one where it is `None`);
@@ -388,8 +355,7 @@ fn index_histogram_log(
 ) -> Result<(), ResultsError> {
     let Some(file) = open_opt(path)? else { return Ok(()) };
     let io = |e| ResultsError::Io { path: path.to_path_buf(), source: e };
-    let malformed =
-        |line, msg: String| ResultsError::Malformed { path: path.to_path_buf(), line, msg };
+    let malformed = |line, msg: String| ResultsError::malformed(path, line, msg);
     let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
     let mut lines = BufReader::new(file);
     let (mut buf, mut scratch, mut line, mut offset) = (Vec::new(), Vec::new(), 0, 0u64);
@@ -480,7 +446,7 @@ fn index_legacy_histograms(
     for name in names {
         let path = dir.join(&name);
         let stem = name.strip_suffix(".hdr").unwrap_or(&name);
-        let malformed = |msg: String| ResultsError::Malformed { path: path.clone(), line: 1, msg };
+        let malformed = |msg: String| ResultsError::malformed(&path, 1, msg);
         let key = tag_place(stem, &slugs).ok_or_else(|| {
             malformed("expected p<point:05>_<strategy slug>_<latency name>.hdr, with a strategy of the manifest or summary.csv".into())
         })?;

@@ -39,14 +39,6 @@ pub fn histogram_tag(point: u32, strategy: &str, latency: &str) -> String {
     format!("p{point:05}_{}_{latency}", slug(strategy))
 }
 
-/// The (point, strategy, latency) of a tag (or a legacy file stem), the strategy being the one
-/// of `strategies` whose slug the tag holds; `None` if the tag is not one prefixsim writes.
-pub fn parse_histogram_tag(tag: &str, strategies: &[String]) -> Option<(u32, String, String)> {
-    let (point, s, latency) = split_histogram_tag(tag)?;
-    let strategy = strategies.iter().find(|label| slug(label) == s)?;
-    Some((point, strategy.clone(), LATENCY_NAMES[latency].to_string()))
-}
-
 /// The point, strategy slug and index in `LATENCY_NAMES` of a tag of `histogram_tag`'s form.
 pub fn split_histogram_tag(tag: &str) -> Option<(u32, &str, usize)> {
     let (point, rest) = tag.strip_prefix('p')?.split_once('_')?;
@@ -132,14 +124,14 @@ struct Packer {
 }
 
 impl Packer {
+    fn new() -> Packer {
+        let zlib = Compress::new(Compression::default(), true);
+        Packer { plain: Vec::new(), packed: Vec::new(), zlib, kept: HashMap::new() }
+    }
+
     fn with<R>(f: impl FnOnce(&mut Packer) -> R) -> R {
         thread_local! {
-            static PACKER: RefCell<Packer> = RefCell::new(Packer {
-                plain: Vec::new(),
-                packed: Vec::new(),
-                zlib: Compress::new(Compression::default(), true),
-                kept: HashMap::new(),
-            });
+            static PACKER: RefCell<Packer> = RefCell::new(Packer::new());
         }
         PACKER.with_borrow_mut(f)
     }
@@ -300,12 +292,7 @@ mod tests {
             .map(|n| (0..n % 7).map(|v| (v * n, 1)).collect())
             .collect();
         let dense: Vec<(u64, u64)> = (0..200_000).map(|v| (v * 613, 1)).collect();
-        let mut packer = Packer {
-            plain: Vec::new(),
-            packed: Vec::new(),
-            zlib: Compress::new(Compression::default(), true),
-            kept: HashMap::new(),
-        };
+        let mut packer = Packer::new();
         for values in sets.iter().chain(sets.iter().rev()).chain([&dense, &dense]) {
             let (h, layout, counts) = recorded(0, values);
             let before = packer.kept.len();
@@ -320,12 +307,8 @@ mod tests {
     #[test]
     fn tags_name_point_strategy_and_latency() {
         assert_eq!(histogram_tag(3, "eager", "launch_wait"), "p00003_eager_launch_wait");
-        let strategies = ["eager".to_string(), "wait_first(max_wait=5s)".to_string()];
-        let tag = histogram_tag(123456, &strategies[1], "ttft");
-        assert_eq!(
-            parse_histogram_tag(&tag, &strategies),
-            Some((123456, strategies[1].clone(), "ttft".to_string()))
-        );
-        assert_eq!(parse_histogram_tag("p00001_stagger_ttft", &strategies), None);
+        let tag = histogram_tag(123456, "wait_first(max_wait=5s)", "ttft");
+        assert_eq!(split_histogram_tag(&tag), Some((123456, "wait_first_max_wait_5s_", 1)));
+        assert_eq!(split_histogram_tag("p00001_stagger_latency"), None);
     }
 }

@@ -109,7 +109,7 @@ pub(super) fn read_hold(
 }
 
 fn malformed(csv: &Csv, line: usize, msg: String) -> ResultsError {
-    ResultsError::Malformed { path: csv.path.clone(), line, msg }
+    ResultsError::malformed(&csv.path, line, msg)
 }
 
 /// Where `HOLD_COLUMNS` start in the header of hold.csv, whose axis columns must be those of

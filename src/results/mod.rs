@@ -24,15 +24,12 @@ pub mod write;
 
 pub use aggregate::{Aggregate, Batched};
 pub use error::ResultsError;
-pub use histograms::{HistogramKey, Histograms};
 pub use hlog::*;
-pub use hold::{hold_header, hold_line, HoldRow, HOLD_COLUMNS, HOLD_CSV};
+pub use hold::{hold_header, hold_line, HoldRow, HOLD_CSV};
 pub use read::Results;
-pub use runs::{Run, Runs, RUN_COLUMNS};
 pub use schema::*;
-pub use stats::{t_975, Stat, Welford};
-pub use summary::Summary;
-pub use table::{csv_line, split_fields};
+pub use stats::{t_975, Welford};
+pub use table::split_fields;
 pub use write::*;
 
 /// `text` written to `NAME.csv` in a scratch directory of `area` (a test's own file, for the

@@ -15,7 +15,7 @@ use super::histograms::{load_histograms, Histograms};
 use super::hlog::{histogram_tag, HISTOGRAM_LOG};
 use super::hold::{read_hold, HoldRow, HOLD_CSV};
 use super::runs::{Run, Runs};
-use super::schema::{parse_label, Manifest, SummaryRow, TraceRow, SEGMENT_KINDS};
+use super::schema::{parse_label, Manifest, SummaryRow, TraceRow, SEGMENT_KINDS, TRACE_HEADER};
 use super::summary::Summary;
 use super::table::{check_number, CsvLines};
 use crate::metrics::LATENCY_NAMES;
@@ -46,14 +46,16 @@ pub struct Results {
 }
 
 fn json_error(path: &Path, e: serde_json::Error) -> ResultsError {
-    ResultsError::Malformed { path: path.to_path_buf(), line: e.line(), msg: e.to_string() }
+    ResultsError::malformed(path, e.line(), e.to_string())
 }
 
-/// Parse a JSON result file; every number in it must be one prefixsim could have written.
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, ResultsError> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| json_error(path, e))?;
+/// Parse the JSON result file at `path` (`None` if there is none); every number in it must be
+/// one prefixsim could have written.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, ResultsError> {
+    let Some(text) = read_opt(path)? else { return Ok(None) };
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| json_error(path, e))?;
     check_json(path, "", &v)?;
-    serde_json::from_value(v).map_err(|e| json_error(path, e))
+    serde_json::from_value(v).map(Some).map_err(|e| json_error(path, e))
 }
 
 fn check_json(path: &Path, at: &str, v: &serde_json::Value) -> Result<(), ResultsError> {
@@ -88,21 +90,10 @@ impl Results {
             return Err(ResultsError::NoResults(dir.to_path_buf()));
         }
         let mut r = Results { dir: dir.to_path_buf(), ..Results::default() };
-        let p = dir.join("manifest.json");
-        if let Some(t) = read_opt(&p)? {
-            r.manifest = Some(read_json(&p, &t)?);
-        }
-        let files = [
-            ("tune.json", &mut r.tune),
-            ("replay.json", &mut r.replay),
-            ("hold.json", &mut r.hold),
-        ];
-        for (name, slot) in files {
-            let p = dir.join(name);
-            if let Some(t) = read_opt(&p)? {
-                *slot = Some(read_json(&p, &t)?);
-            }
-        }
+        r.manifest = read_json(&dir.join("manifest.json"))?;
+        r.tune = read_json(&dir.join("tune.json"))?;
+        r.replay = read_json(&dir.join("replay.json"))?;
+        r.hold = read_json(&dir.join("hold.json"))?;
         if let Some(mut lines) = CsvLines::open(&dir.join("summary.csv"))? {
             r.summary = Summary::read(&mut lines)?;
             r.axis_keys = r.summary.axis_keys().to_vec();
@@ -161,18 +152,15 @@ impl Results {
                 }
             }
         }
-        if let Some(first) = missing.first() {
-            return Err(incomplete(format!(
-                "manifest.json vouches for {first}{}, which is missing: the directory is \
-                 incomplete; run it again",
-                if missing.len() > 1 {
-                    format!(" (and {} more)", missing.len() - 1)
-                } else {
-                    String::new()
-                }
-            )));
-        }
-        Ok(())
+        let Some(first) = missing.first() else { return Ok(()) };
+        let more = match missing.len() - 1 {
+            0 => String::new(),
+            n => format!(" (and {n} more)"),
+        };
+        Err(incomplete(format!(
+            "manifest.json vouches for {first}{more}, which is missing: the directory is \
+             incomplete; run it again"
+        )))
     }
 
     /// A sweep over a strategy's own parameter (`max_wait = "0s..10s step 2s"`) writes that
@@ -265,12 +253,8 @@ impl Results {
 
     /// The experiment name (manifest), else the directory's name.
     pub fn name(&self) -> String {
-        match &self.manifest {
-            Some(m) => m.name.clone(),
-            None => {
-                self.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-            }
-        }
+        let dir = || self.dir.file_name().map(|n| n.to_string_lossy().into_owned());
+        self.manifest.as_ref().map(|m| m.name.clone()).or_else(dir).unwrap_or_default()
     }
 
     /// The distinct points of the summary, ascending.
@@ -296,11 +280,6 @@ impl Results {
         self.runs.check()
     }
 
-    /// The summary row of (`point`, `strategy`), read again.
-    pub fn row(&self, point: u32, strategy: &str) -> Option<SummaryRow> {
-        self.summary.row(point, strategy)
-    }
-
     /// The hold answer of `point` (hold.csv), if it has one.
     pub fn hold_at(&self, point: u32) -> Option<&HoldRow> {
         let i = self.hold_rows.binary_search_by_key(&point, |h| h.point).ok()?;
@@ -322,21 +301,15 @@ fn labels_by_last_row(summary: &Summary) -> impl Iterator<Item = &str> {
 
 fn parse_trace(lines: &mut CsvLines) -> Result<Vec<TraceRow>, ResultsError> {
     let csv = &lines.csv.clone();
-    let cols = ["strategy", "agent", "request", "segment", "start_s", "end_s", "outcome"];
-    let mut idx = [0usize; 7];
-    for (i, c) in cols.iter().enumerate() {
-        idx[i] = csv.column(c)?;
-    }
+    let idx: Vec<usize> =
+        TRACE_HEADER.split(',').map(|c| csv.column(c)).collect::<Result<_, _>>()?;
     let mut rows = Vec::new();
     while let Some(line) = lines.next_row()? {
         let f = lines.row();
         let segment = f[idx[3]].to_string();
         if !SEGMENT_KINDS.contains(&segment.as_str()) {
-            return Err(ResultsError::Malformed {
-                path: csv.path.clone(),
-                line,
-                msg: format!("segment `{segment}` is not one of {}", SEGMENT_KINDS.join("|")),
-            });
+            let msg = format!("segment `{segment}` is not one of {}", SEGMENT_KINDS.join("|"));
+            return Err(ResultsError::malformed(&csv.path, line, msg));
         }
         let row = TraceRow {
             strategy: f[idx[0]].to_string(),
@@ -348,11 +321,8 @@ fn parse_trace(lines: &mut CsvLines) -> Result<Vec<TraceRow>, ResultsError> {
             outcome: f[idx[6]].to_string(),
         };
         if row.end_s < row.start_s || row.end_s.is_nan() || row.start_s.is_nan() {
-            return Err(ResultsError::Malformed {
-                path: csv.path.clone(),
-                line,
-                msg: format!("end_s {} is before start_s {}", row.end_s, row.start_s),
-            });
+            let msg = format!("end_s {} is before start_s {}", row.end_s, row.start_s);
+            return Err(ResultsError::malformed(&csv.path, line, msg));
         }
         rows.push(row);
     }

@@ -56,7 +56,6 @@ pub struct Runs {
     /// Sorted by point, stably: one per point when the file is in point order, as writers
     /// leave it.
     stretches: Vec<Stretch>,
-    len: usize,
     /// The first read again that failed.
     failed: FirstFailure,
 }
@@ -106,8 +105,7 @@ impl Runs {
         // Of a name given twice, the last (as `Values` reads it).
         let names = &csv.header[layout.first_value..];
         let at = RUN_COLUMNS.map(|c| names.iter().rposition(|n| n == c));
-        let csv = csv.clone();
-        Runs { csv: Some(csv), layout, at, ..Runs::default() }
+        Runs { csv: Some(csv.clone()), layout, at, ..Runs::default() }
     }
 
     /// Check the row `fields` on `line` (1-based), which starts at `position` (as
@@ -126,7 +124,6 @@ impl Runs {
         if self.stretches.last().is_none_or(|s| s.point != point) {
             self.stretches.push(Stretch { point, line: line_index as u32, offset });
         }
-        self.len += 1;
         Ok(())
     }
 
@@ -157,12 +154,8 @@ impl Runs {
         self.stretches.shrink_to_fit();
     }
 
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.stretches.is_empty()
     }
 
     /// The runs of `point`, in file order, read again from the file; a failure is kept for
@@ -190,7 +183,7 @@ impl Runs {
             }
             let Some(&i) = self.lookup.get(label) else {
                 let msg = format!("strategy `{label}` was not there when the file was read");
-                return Err(ResultsError::Malformed { path: csv.path.clone(), line, msg });
+                return Err(ResultsError::malformed(&csv.path, line, msg));
             };
             let strategy = self.labels[i as usize].as_str();
             out.push(Run { point, replication, strategy, values });
@@ -202,13 +195,6 @@ impl Runs {
     /// error naming its file and line.
     pub fn check(&self) -> Result<(), ResultsError> {
         self.failed.check()
-    }
-
-    /// Every run, by point (each point's rows read again: tests and small directories).
-    pub fn iter(&self) -> impl Iterator<Item = Run<'_>> + '_ {
-        let mut points: Vec<u32> = self.stretches.iter().map(|s| s.point).collect();
-        points.dedup();
-        points.into_iter().flat_map(|p| self.read_point(p))
     }
 
     /// The runs of (`point`, `strategy`), in file order: the rows of the point, found by a
@@ -248,7 +234,7 @@ mod tests {
             "place",
             "point,replication,strategy,cost_usd,hit_rate,redundant_writes\n3,1,eager,0.5,0.9,2\n",
         );
-        let run = runs.iter().next().unwrap();
+        let run = runs.read_point(3)[0];
         assert_eq!((run.point, run.replication, run.strategy), (3, 1, "eager"));
         assert_eq!(run.get("cost_usd"), Some(0.5));
         assert_eq!(run.get("redundant_writes"), Some(2.0));
@@ -262,9 +248,8 @@ mod tests {
             "order",
             "point,replication,strategy,cost_usd\n2,0,a,1\n1,0,b,2\n\n2,1,a,3\n1,1,a,4\n",
         );
-        assert_eq!(runs.len(), 4);
         let got: Vec<(u32, u32, &str, Option<f64>)> =
-            runs.iter().map(|u| (u.point, u.replication, u.strategy, u.get("cost_usd"))).collect();
+            [1, 2].into_iter().flat_map(|p| runs.read_point(p)).map(|u| (u.point, u.replication, u.strategy, u.get("cost_usd"))).collect();
         assert_eq!(
             got,
             [
@@ -282,11 +267,8 @@ mod tests {
 
     #[test]
     fn a_malformed_row_is_an_error_naming_its_line_when_indexed() {
-        let dir = std::env::temp_dir().join(format!("prefixsim-runs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("bad.csv");
-        std::fs::write(&path, "point,replication,strategy,cost_usd\n0,0,a,1\n0,1,a,inf\n").unwrap();
-        let e = index(&path).unwrap_err();
+        let text = "point,replication,strategy,cost_usd\n0,0,a,1\n0,1,a,inf\n";
+        let e = index(&crate::results::test_csv("runs", "bad", text)).unwrap_err();
         assert!(e.to_string().contains("bad.csv:3"), "{e}");
     }
 
@@ -306,6 +288,6 @@ mod tests {
     #[should_panic(expected = "not kept")]
     fn asking_for_a_column_not_kept_is_a_bug() {
         let runs = runs_of_file("kept", "point,replication,strategy,hit_rate\n0,0,eager,1\n");
-        runs.iter().next().unwrap().get("hit_rate");
+        runs.read_point(0)[0].get("hit_rate");
     }
 }

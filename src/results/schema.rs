@@ -80,12 +80,6 @@ impl std::ops::Deref for Label {
     }
 }
 
-impl Label {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
 /// By its text, as `Ord` compares it: a set of labels is looked up by `&str`.
 impl std::borrow::Borrow<str> for Label {
     fn borrow(&self) -> &str {
@@ -105,9 +99,9 @@ impl From<String> for Label {
     }
 }
 
-impl PartialEq<str> for Label {
-    fn eq(&self, other: &str) -> bool {
-        *self.0 == *other
+impl Label {
+    pub fn as_str(&self) -> &str {
+        &self.0
     }
 }
 
@@ -146,41 +140,15 @@ impl std::ops::Deref for AxisValues {
     }
 }
 
-impl<'a> IntoIterator for &'a AxisValues {
-    type Item = &'a String;
-    type IntoIter = std::slice::Iter<'a, String>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
-    }
-}
-
 impl FromIterator<String> for AxisValues {
     fn from_iter<I: IntoIterator<Item = String>>(values: I) -> AxisValues {
         AxisValues(values.into_iter().collect())
     }
 }
 
-impl From<Vec<String>> for AxisValues {
-    fn from(values: Vec<String>) -> AxisValues {
-        AxisValues(values.into())
-    }
-}
-
 impl PartialEq<Vec<String>> for AxisValues {
     fn eq(&self, other: &Vec<String>) -> bool {
         *self.0 == **other
-    }
-}
-
-impl PartialEq<&[String]> for AxisValues {
-    fn eq(&self, other: &&[String]) -> bool {
-        *self.0 == **other
-    }
-}
-
-impl PartialEq<[String]> for AxisValues {
-    fn eq(&self, other: &[String]) -> bool {
-        *self.0 == *other
     }
 }
 
@@ -275,12 +243,6 @@ impl FromIterator<(String, f64)> for Values {
     fn from_iter<I: IntoIterator<Item = (String, f64)>>(pairs: I) -> Values {
         let (names, numbers): (Vec<String>, Vec<f64>) = pairs.into_iter().unzip();
         Values { columns: column_index(&names), numbers: numbers.into_boxed_slice() }
-    }
-}
-
-impl From<BTreeMap<String, f64>> for Values {
-    fn from(map: BTreeMap<String, f64>) -> Values {
-        map.into_iter().collect()
     }
 }
 
@@ -409,14 +371,11 @@ pub fn seconds_column(key: &str) -> String {
 pub fn axis_columns<'a>(
     axes: impl IntoIterator<Item = (&'a str, &'a [toml::Value])>,
 ) -> Vec<String> {
-    let mut out = Vec::new();
-    for (key, values) in axes {
-        out.push(key.to_string());
-        if has_seconds_column(values) {
-            out.push(seconds_column(key));
-        }
-    }
-    out
+    let columns = axes.into_iter().map(|(key, values)| {
+        let seconds = has_seconds_column(values).then(|| seconds_column(key));
+        std::iter::once(key.to_string()).chain(seconds)
+    });
+    columns.flatten().collect()
 }
 
 /// The axis cells of one point, in `axis_columns` order: `value` of each axis, then its
@@ -448,18 +407,6 @@ pub const INTEGER_SCALARS: [&str; 8] = {
     let s = SCALAR_NAMES;
     [s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[13]]
 };
-
-/// One row of `runs.csv`: one replication of one strategy at one point.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunRow {
-    pub point: u32,
-    /// The value of each axis at this point, as the cell's text.
-    pub axis_values: Vec<String>,
-    pub replication: u32,
-    pub strategy: String,
-    /// By column name (one of `SCALAR_NAMES`).
-    pub values: Values,
-}
 
 /// One row of `trace.csv`: a segment of an agent's life in replication 0.
 #[derive(Debug, Clone, PartialEq)]

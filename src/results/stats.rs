@@ -100,28 +100,18 @@ fn central_mass(t: f64, df: u64) -> f64 {
     let theta = (t / (df as f64).sqrt()).atan();
     let (s, c) = theta.sin_cos();
     let c2 = c * c;
-    if df % 2 == 1 {
-        let mut sum = 0.0;
-        if df > 1 {
-            let mut term = c;
-            sum = term;
-            let mut k = 3;
-            while k < df {
-                term *= c2 * (k - 1) as f64 / k as f64;
-                sum += term;
-                k += 2;
-            }
-        }
+    let odd = df % 2 == 1;
+    let (mut term, mut k) = if odd { (c, 3) } else { (1.0, 2) };
+    // Odd df from 3, even df from 2: the series' first term; df 1 has none.
+    let mut sum = if df == 1 { 0.0 } else { term };
+    while k < df {
+        term *= c2 * (k - 1) as f64 / k as f64;
+        sum += term;
+        k += 2;
+    }
+    if odd {
         2.0 / std::f64::consts::PI * (theta + s * sum)
     } else {
-        let mut term = 1.0;
-        let mut sum = 1.0;
-        let mut k = 2;
-        while k < df {
-            term *= c2 * (k - 1) as f64 / k as f64;
-            sum += term;
-            k += 2;
-        }
         s * sum
     }
 }

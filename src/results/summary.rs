@@ -85,7 +85,6 @@ pub struct Summary {
     pub(super) stretches: Vec<Stretch>,
     /// True when the stretches are in file order (one read streams them all).
     pub(super) in_file_order: bool,
-    rows: usize,
     pub(super) failed: FirstFailure,
 }
 
@@ -121,11 +120,8 @@ impl Summary {
         let strategy = csv.column("strategy")?;
         let replications = csv.column("replications")?;
         if point != 0 || strategy < point || replications != strategy + 1 {
-            return Err(ResultsError::Malformed {
-                path: csv.path.clone(),
-                line: 1,
-                msg: "the header must start `point,<axis keys...>,strategy,replications,`".into(),
-            });
+            let msg = "the header must start `point,<axis keys...>,strategy,replications,`";
+            return Err(ResultsError::malformed(&csv.path, 1, msg));
         }
         let axes: Vec<usize> = (1..strategy)
             .filter(|&c| !(c > 1 && is_seconds_column(&csv.header[..strategy], c)))
@@ -135,9 +131,8 @@ impl Summary {
         let names = kept_column_index(&csv.header[first_value..], &SUMMARY_COLUMNS_READ);
         let layout = Layout { point, strategy, replications, axes, first_value, names };
         let pools = (0..layout.axes.len()).map(|_| Pool::default()).collect();
-        let csv = csv.clone();
         Ok(Summary {
-            csv: Some(csv),
+            csv: Some(csv.clone()),
             layout,
             keys,
             pools,
@@ -189,7 +184,6 @@ impl Summary {
             }
         };
         i.pattern.push(id);
-        self.rows += 1;
     }
 
     /// The last stretch's rows are all read: give it its pattern of strategies.
@@ -236,12 +230,8 @@ impl Summary {
         &self.keys
     }
 
-    pub fn len(&self) -> usize {
-        self.rows
-    }
-
     pub fn is_empty(&self) -> bool {
-        self.rows == 0
+        self.stretches.is_empty()
     }
 
     /// The distinct points, ascending.
@@ -260,12 +250,6 @@ impl Summary {
     pub(super) fn axes_of(&self, s: &Stretch) -> Vec<&str> {
         let ids = &self.axis_ids[s.at as usize..s.at as usize + self.pools.len()];
         ids.iter().zip(&self.pools).map(|(&i, p)| p.get(i)).collect()
-    }
-
-    /// The distinct values of axis `a`, in first-seen order (in file order).
-    pub fn axis_values(&self, a: usize) -> Vec<String> {
-        let p = &self.pools[a];
-        (0..p.len() as u32).map(|i| p.get(i).to_string()).collect()
     }
 
     /// The distinct combinations of the values of the axes `group` (indices into the axis
@@ -304,19 +288,17 @@ impl Summary {
 
     /// The strategies of each row, by point: (point, label as shown), without reading.
     pub fn labels(&self) -> impl Iterator<Item = (u32, &Label)> + '_ {
-        self.stretches.iter().flat_map(move |s| {
-            self.patterns[s.pattern as usize]
-                .iter()
-                .map(move |&i| (s.point, &self.labels[i as usize]))
-        })
+        self.labels_of(&self.labels)
     }
 
     /// As `labels`, with each label as written in the file (before `relabel`).
-    pub(super) fn written_labels(&self) -> impl Iterator<Item = (u32, &str)> + '_ {
+    pub(super) fn written_labels(&self) -> impl Iterator<Item = (u32, &String)> + '_ {
+        self.labels_of(&self.written)
+    }
+
+    fn labels_of<'a, T>(&'a self, names: &'a [T]) -> impl Iterator<Item = (u32, &'a T)> + 'a {
         self.stretches.iter().flat_map(move |s| {
-            self.patterns[s.pattern as usize]
-                .iter()
-                .map(move |&i| (s.point, self.written[i as usize].as_str()))
+            self.patterns[s.pattern as usize].iter().map(move |&i| (s.point, &names[i as usize]))
         })
     }
 
@@ -354,10 +336,6 @@ pub struct Combos<'a> {
 impl<'a> Combos<'a> {
     pub fn len(&self) -> usize {
         self.first.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.first.is_empty()
     }
 
     /// Combination `i`: the group's values, in the group's axis order.
@@ -408,13 +386,12 @@ mod tests {
     fn the_index_answers_the_axes_and_strategies_without_reading_the_rows() {
         let text = format!("{HEADER}0,4,eager,2,1.5,0.1\n0,4,hold,2,1.0,0.1\n1,8,eager,2,3,0\n");
         let s = summary_of_file("axes", &text);
-        assert_eq!((s.len(), s.points()), (3, vec![0, 1]));
+        assert_eq!(s.points(), [0, 1]);
         assert_eq!(s.axis_keys(), ["agents"]);
         let axes: Vec<(u32, Vec<&str>)> = s.axes().collect();
         assert_eq!(axes, [(0, vec!["4"]), (1, vec!["8"])]);
         let labels: Vec<(u32, &str)> = s.labels().map(|(p, l)| (p, l.as_str())).collect();
         assert_eq!(labels, [(0, "eager"), (0, "hold"), (1, "eager")]);
-        assert_eq!(s.axis_values(0), ["4", "8"]);
     }
 
     #[test]
@@ -436,8 +413,7 @@ mod tests {
         }
         let grouped: Vec<(u32, usize)> = s.by_point().map(|(p, r)| (p, r.len())).collect();
         assert_eq!(grouped, [(0, 2), (1, 1)]);
-        assert_eq!(s.row(0, "hold").and_then(|r| cost(&r)), Some(1.0));
-        assert!(s.row(1, "hold").is_none() && s.rows_at(7).is_empty());
+        assert!(s.rows_at(7).is_empty());
         s.check().unwrap();
     }
 
@@ -456,11 +432,8 @@ mod tests {
 
     #[test]
     fn a_malformed_row_is_an_error_naming_its_line_when_indexed() {
-        let dir = std::env::temp_dir().join(format!("prefixsim-summary-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("bad.csv");
-        std::fs::write(&path, format!("{HEADER}0,4,a,1,1,0\n1,4,a,1,1,-2\n")).unwrap();
-        let e = index(&path).unwrap_err();
+        let text = format!("{HEADER}0,4,a,1,1,0\n1,4,a,1,1,-2\n");
+        let e = index(&crate::results::test_csv("summary", "bad", &text)).unwrap_err();
         assert!(e.to_string().contains("bad.csv:3"), "{e}");
     }
 
@@ -487,7 +460,7 @@ mod tests {
         s.relabel(|l| l.starts_with("w(").then(|| "w(x=x)".to_string()));
         let labels: Vec<String> = s.iter().map(|r| r.strategy.to_string()).collect();
         assert_eq!(labels, ["w(x=x)", "w(x=x)"]);
-        let written: Vec<&str> = s.written_labels().map(|(_, l)| l).collect();
+        let written: Vec<&str> = s.written_labels().map(|(_, l)| l.as_str()).collect();
         assert_eq!(written, ["w(x=1)", "w(x=2)"]);
     }
 }

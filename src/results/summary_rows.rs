@@ -40,11 +40,6 @@ impl Summary {
     pub fn rows_at(&self, point: u32) -> Vec<SummaryRow> {
         self.rows_of(point_range(&self.stretches, point, |s| s.point)).collect()
     }
-
-    /// The row of (`point`, `strategy`).
-    pub fn row(&self, point: u32, strategy: &str) -> Option<SummaryRow> {
-        self.rows_at(point).into_iter().find(|r| r.strategy == strategy)
-    }
 }
 
 /// The stretch being read: its rows left, their axis values, its pattern.
@@ -84,10 +79,8 @@ impl Rows<'_> {
             return Ok(None);
         };
         let csv = s.csv.as_ref().expect("a stretch is of a file");
-        let changed = |line: usize, what: &str| ResultsError::Malformed {
-            path: csv.path.clone(),
-            line,
-            msg: format!("{what} was not there when the file was read"),
+        let changed = |line: usize, what: &str| {
+            ResultsError::malformed(&csv.path, line, format!("{what} was not there when the file was read"))
         };
         let at = c.stretch.line as usize + 1;
         let Some(line) = lines.next_row()? else {

@@ -52,11 +52,9 @@ pub struct Csv {
 impl Csv {
     /// The index of column `name`, or an error naming the file and the column.
     pub fn column(&self, name: &str) -> Result<usize, ResultsError> {
-        self.header.iter().position(|h| h == name).ok_or_else(|| ResultsError::Malformed {
-            path: self.path.clone(),
-            line: 1,
-            msg: format!("missing column `{name}` in the header"),
-        })
+        let msg = || format!("missing column `{name}` in the header");
+        let at = self.header.iter().position(|h| h == name);
+        at.ok_or_else(|| ResultsError::malformed(&self.path, 1, msg()))
     }
 
     /// Parse field `col` of the row on `line` as a number of a result file: finite, at most
@@ -72,7 +70,7 @@ impl Csv {
         let name = &self.header[col];
         check_number(name, x).map_or(Ok(x), |why| {
             let msg = format!("column `{name}`: `{}` {why}", &row[col]);
-            Err(ResultsError::Malformed { path: self.path.clone(), line, msg })
+            Err(ResultsError::malformed(&self.path, line, msg))
         })
     }
 
@@ -84,11 +82,8 @@ impl Csv {
         col: usize,
     ) -> Result<T, ResultsError> {
         let text = &row[col];
-        text.parse().map_err(|_| ResultsError::Malformed {
-            path: self.path.clone(),
-            line,
-            msg: format!("column `{}`: `{text}` is not a valid number", self.header[col]),
-        })
+        let msg = || format!("column `{}`: `{text}` is not a valid number", self.header[col]);
+        text.parse().map_err(|_| ResultsError::malformed(&self.path, line, msg()))
     }
 }
 
@@ -110,8 +105,8 @@ impl CsvLines {
         let csv = Csv { path: path.to_path_buf(), header: Vec::new() };
         let mut lines = CsvLines { csv, reader: reader(1 << 16, file), row: StringRecord::new() };
         if lines.next_record()?.is_none() {
-            let msg = "the file is empty (expected a header row)".into();
-            return Err(ResultsError::Malformed { path: path.to_path_buf(), line: 1, msg });
+            let msg = "the file is empty (expected a header row)";
+            return Err(ResultsError::malformed(path, 1, msg));
         }
         lines.csv.header = lines.row.iter().map(String::from).collect();
         Ok(Some(lines))
@@ -171,7 +166,7 @@ impl CsvLines {
                 self.csv.header.len(),
                 csv_line(&self.row)
             );
-            return Err(ResultsError::Malformed { path: self.csv.path.clone(), line, msg });
+            return Err(ResultsError::malformed(&self.csv.path, line, msg));
         }
         Ok(Some(line))
     }
@@ -269,11 +264,8 @@ pub enum LongError {
 pub fn summary_long(summary: &mut CsvLines, out: &mut impl Write) -> Result<usize, LongError> {
     let header = summary.csv.header.clone();
     let reps = summary.csv.column("replications")?;
-    let n = STRATEGY_COLUMNS.len();
-    let has_strategy_columns =
-        header.get(reps + 1..reps + 1 + n) == Some(&STRATEGY_COLUMNS.map(String::from)[..]);
-    let id_cols: Vec<usize> =
-        (0..reps).chain(if has_strategy_columns { reps + 1..reps + 1 + n } else { 0..0 }).collect();
+    let n = strategy_columns_at(&summary.csv, reps + 1);
+    let id_cols: Vec<usize> = (0..reps).chain(reps + 1..reps + 1 + n).collect();
     let metric_cols: Vec<usize> = (reps..header.len()).filter(|c| !id_cols.contains(c)).collect();
     let mut w = writer(out);
     let id = |row: &dyn Fn(usize) -> String| id_cols.iter().map(|&c| row(c)).collect::<Vec<_>>();

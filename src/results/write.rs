@@ -191,31 +191,11 @@ pub fn runs_line(
     strategy: &str,
     scalars: &[f64; SCALAR_NAMES.len()],
 ) -> String {
-    let axes = axis_vals.iter().map(axis_text);
-    runs_cells(point, axes, replication, strategy, scalars.iter().copied())
-}
-
-/// The line of `row` (without its `\n`); `row.values` must hold every one of `SCALAR_NAMES`.
-pub fn run_row_line(row: &RunRow) -> String {
-    let values = SCALAR_NAMES
-        .iter()
-        .map(|m| *row.values.get(m).unwrap_or_else(|| panic!("runs row without `{m}`")));
-    let axes = row.axis_values.iter().cloned();
-    runs_cells(row.point, axes, row.replication, &row.strategy, values)
-}
-
-fn runs_cells(
-    point: u32,
-    axis_cells: impl Iterator<Item = String>,
-    replication: u32,
-    strategy: &str,
-    values: impl Iterator<Item = f64>,
-) -> String {
     let mut cells = vec![point.to_string()];
-    cells.extend(axis_cells);
+    cells.extend(axis_vals.iter().map(axis_text));
     cells.extend([replication.to_string(), strategy.to_string()]);
     cells.extend(strategy_cells(strategy));
-    for (x, name) in values.zip(SCALAR_NAMES) {
+    for (&x, name) in scalars.iter().zip(SCALAR_NAMES) {
         cells.push(if INTEGER_SCALARS.contains(&name) { format!("{x:.0}") } else { fmt_f(x) });
     }
     csv_line(cells)
@@ -256,57 +236,9 @@ pub fn write_trace(dir: &Path, rows: &[TraceRow]) -> Result<(), WriteError> {
     for r in rows {
         let (agent, request) = (r.agent.to_string(), r.request.to_string());
         let (start, end) = (fmt_f(r.start_s), fmt_f(r.end_s));
-        text.push_str(&csv_line([
-            &r.strategy,
-            &agent,
-            &request,
-            &r.segment,
-            &start,
-            &end,
-            &r.outcome,
-        ]));
+        let cells = [&r.strategy, &agent, &request, &r.segment, &start, &end, &r.outcome];
+        text.push_str(&csv_line(cells));
         text.push('\n');
     }
     write_atomic(&dir.join("trace.csv"), text)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn scratch(name: &str) -> PathBuf {
-        let d =
-            std::env::temp_dir().join(format!("prefixsim-atomic-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
-        fs::create_dir_all(&d).unwrap();
-        d
-    }
-
-    #[test]
-    fn an_atomic_file_dropped_before_its_commit_leaves_nothing() {
-        let d = scratch("drop");
-        let path = d.join("summary.csv");
-        let mut f = AtomicFile::create(&path).unwrap();
-        f.write("point,strategy\n").unwrap();
-        assert!(tmp_path(&path).exists());
-        drop(f);
-        assert!(!path.exists() && !tmp_path(&path).exists(), "nothing half-written");
-        let mut f = AtomicFile::create(&path).unwrap();
-        f.write("point,strategy\n").unwrap();
-        f.commit().unwrap();
-        assert_eq!(fs::read_to_string(&path).unwrap(), "point,strategy\n");
-        assert!(!tmp_path(&path).exists());
-        fs::remove_dir_all(&d).unwrap();
-    }
-
-    #[test]
-    fn a_failed_atomic_write_leaves_no_tmp_file() {
-        // The rename fails (the target is a non-empty directory): neither file is left.
-        let d = scratch("fail");
-        let path = d.join("out");
-        fs::create_dir_all(path.join("inside")).unwrap();
-        assert!(write_atomic(&path, b"x").is_err());
-        assert!(!tmp_path(&path).exists());
-        fs::remove_dir_all(&d).unwrap();
-    }
 }

@@ -11,6 +11,7 @@ use prefixsim::results::{self, Results};
 use prefixsim::{plot, report};
 
 use super::common::{bin, scratch};
+use super::lean_results::histogram_keys;
 
 const STRATEGIES: usize = 2;
 
@@ -39,7 +40,7 @@ fn sweep(name: &str, points: u32) -> PathBuf {
 fn the_report_of_a_sweep_decodes_only_the_histograms_it_draws() {
     let points = 400;
     let r = Results::load(&sweep("bounded", points)).unwrap();
-    assert_eq!(r.histograms.len(), points as usize * STRATEGIES * LATENCY_NAMES.len());
+    assert_eq!(histogram_keys(&r).len(), points as usize * STRATEGIES * LATENCY_NAMES.len());
     assert_eq!(r.histograms.decodes(), 0, "loading indexes the histograms, decodes none");
     let figures = plot::figures(&r);
     let drawn = figures.iter().filter(|f| f.name.ends_with("_percentiles")).count();
@@ -50,7 +51,7 @@ fn the_report_of_a_sweep_decodes_only_the_histograms_it_draws() {
         r.histograms.decodes(),
         STRATEGIES * LATENCY_NAMES.len(),
         "one point's histograms, each decoded once, of {}",
-        r.histograms.len()
+        histogram_keys(&r).len()
     );
     r.histograms.check().unwrap();
 }
@@ -59,14 +60,24 @@ fn the_report_of_a_sweep_decodes_only_the_histograms_it_draws() {
 /// the same order, for every point and strategy of a sweep.
 #[test]
 fn the_runs_of_a_point_are_found_by_search_as_by_scan() {
-    let r = Results::load(&sweep("runs-of", 40)).unwrap();
+    let dir = sweep("runs-of", 40);
+    let r = Results::load(&dir).unwrap();
     assert!(!r.runs.is_empty());
+    let text = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    let mut lines = text.lines().map(results::split_fields);
+    let head = lines.next().unwrap();
+    let col = |n: &str| head.iter().position(|h| h == n).unwrap();
+    let (p, rep, s, cost) = (col("point"), col("replication"), col("strategy"), col("cost_usd"));
+    let rows: Vec<Vec<String>> = lines.collect();
     for row in r.summary.iter() {
-        let found: Vec<_> = r.runs_of(row.point, &row.strategy).collect();
-        let scanned: Vec<_> = r
-            .runs
+        let found: Vec<_> = r
+            .runs_of(row.point, &row.strategy)
+            .map(|u| (u.point, u.replication, u.get("cost_usd")))
+            .collect();
+        let scanned: Vec<_> = rows
             .iter()
-            .filter(|u| u.point == row.point && u.strategy == row.strategy.as_str())
+            .filter(|f| f[p] == row.point.to_string() && f[s] == row.strategy.as_str())
+            .map(|f| (row.point, f[rep].parse().unwrap(), f[cost].parse().ok()))
             .collect();
         assert_eq!(found, scanned, "point {} {}", row.point, row.strategy);
         assert!(!found.is_empty(), "point {} {} has runs", row.point, row.strategy);
@@ -116,7 +127,8 @@ fn the_one_file_per_histogram_layout_reads_to_the_same_histograms() {
     let dir = sweep("legacy", 3);
     // Decoded now: a `Results` reads its histograms from the files when asked.
     let log = Results::load(&dir).unwrap();
-    let want: Vec<_> = log.histograms.keys().map(|k| (log.histograms[&k].clone(), k)).collect();
+    let want: Vec<_> =
+        histogram_keys(&log).into_iter().map(|k| (log.histograms[&k].clone(), k)).collect();
     assert_eq!(want.len(), 3 * STRATEGIES * LATENCY_NAMES.len());
     for (tag, encoded) in intervals(&dir) {
         std::fs::write(dir.join("histograms").join(tag + ".hdr"), encoded + "\n").unwrap();
@@ -124,7 +136,7 @@ fn the_one_file_per_histogram_layout_reads_to_the_same_histograms() {
     std::fs::remove_file(dir.join(results::HISTOGRAM_LOG)).unwrap();
     let legacy = Results::load(&dir).unwrap();
     assert_eq!(legacy.histograms.decodes(), 0);
-    let keys: Vec<_> = legacy.histograms.keys().collect();
+    let keys = histogram_keys(&legacy);
     assert_eq!(keys, want.iter().map(|w| w.1.clone()).collect::<Vec<_>>());
     for (h, key) in &want {
         assert_eq!(&legacy.histograms[key], h, "{key:?}");

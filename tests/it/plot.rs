@@ -281,7 +281,10 @@ fn the_hold_cap_axis_marks_the_5s_default() {
     let labels: Vec<&str> = m.series.iter().map(|s| s.label.as_str()).collect();
     assert_eq!(labels, ["eager", "wait_first(max_wait=x)"]);
     assert!(m.series.iter().all(|s| s.points.len() == 4), "four points per line");
-    assert!(r.histograms.keys().any(|k| k.1 == "wait_first(max_wait=x)"), "histograms follow");
+    assert!(
+        super::lean_results::histogram_keys(&r).iter().any(|k| k.1 == "wait_first(max_wait=x)"),
+        "histograms follow"
+    );
     let svg = plot::render_svg(f).unwrap();
     assert!(svg.contains("default hold cap 5 s"), "marker label");
     assert!(svg.contains("wait_first.max_wait (s)"), "x title with unit");

@@ -9,10 +9,12 @@ use std::path::Path;
 use hdrhistogram::Histogram;
 use prefixsim::metrics::{new_histogram, RunMetrics, LATENCY_NAMES, SCALAR_NAMES};
 use prefixsim::results::{
-    self, summary_columns, write_atomic, Manifest, ManifestAxis, Results, RunRow, Shard,
-    SummaryRow, TraceRow, Values, SEGMENT_KINDS,
+    self, summary_columns, write_atomic, Manifest, ManifestAxis, Results, Shard, SummaryRow,
+    TraceRow, Values, SEGMENT_KINDS,
 };
 use proptest::prelude::*;
+
+use super::lean_results::histogram_keys;
 
 /// A value as the result files hold it: a whole number of millionths (written `{:.6}`).
 fn value() -> impl Strategy<Value = f64> {
@@ -63,6 +65,16 @@ fn summary_values() -> impl Strategy<Value = Values> {
         .prop_map(move |v| cols.iter().cloned().zip(v).collect())
 }
 
+/// One row of `runs.csv`: one replication of one strategy at one point.
+#[derive(Debug, Clone)]
+struct RunRow {
+    point: u32,
+    axis_values: Vec<String>,
+    replication: u32,
+    strategy: String,
+    values: Values,
+}
+
 /// A run directory's rows: `points` points, each strategy once per point, `axes` axis values.
 #[derive(Debug, Clone)]
 struct Rows {
@@ -103,7 +115,8 @@ fn rows() -> impl Strategy<Value = Rows> {
                                 values: values.clone(),
                             });
                         }
-                        let (axis_values, strategy) = (axis_values.into(), strategy.into());
+                        let (axis_values, strategy) =
+                            (axis_values.into_iter().collect(), strategy.into());
                         let row = SummaryRow { point, axis_values, strategy, replications, values };
                         rows.summary.push(row);
                         cell += 1;
@@ -170,7 +183,10 @@ fn write_dir(dir: &Path, m: &Manifest, rows: &Rows) {
     results::write_summary(dir, &rows.axis_keys, &rows.summary).unwrap();
     let mut text = results::runs_header(&rows.axis_keys) + "\n";
     for r in &rows.runs {
-        text.push_str(&(results::run_row_line(r) + "\n"));
+        let axes: Vec<toml::Value> = r.axis_values.iter().cloned().map(toml::Value::from).collect();
+        let scalars = SCALAR_NAMES.map(|m| r.values.get(m).copied().unwrap());
+        let line = results::runs_line(r.point, &axes, r.replication, &r.strategy, &scalars);
+        text.push_str(&(line + "\n"));
     }
     write_atomic(&dir.join("runs.csv"), text).unwrap();
     let mut log = results::HistogramLog::create(dir).unwrap();
@@ -196,7 +212,7 @@ proptest! {
         let r = Results::load(dir.path()).unwrap();
         prop_assert_eq!(r.manifest.as_ref(), Some(&m));
         prop_assert_eq!(&r.axis_keys, &rows.axis_keys);
-        prop_assert_eq!(r.summary.len(), rows.summary.len());
+        prop_assert_eq!(r.summary.iter().count(), rows.summary.len());
         for (got, want) in r.summary.iter().zip(&rows.summary) {
             prop_assert_eq!(
                 (got.point, &got.axis_values, &got.strategy, got.replications),
@@ -206,15 +222,19 @@ proptest! {
                 prop_assert_eq!(got.get(c), want.get(c), "{}", c);
             }
         }
-        prop_assert_eq!(r.runs.len(), rows.runs.len());
-        for (got, want) in r.runs.iter().zip(&rows.runs) {
+        let mut runs = Vec::new();
+        for p in r.points() {
+            rows.strategies.iter().for_each(|s| runs.extend(r.runs_of(p, s)));
+        }
+        prop_assert_eq!(runs.len(), rows.runs.len());
+        for (got, want) in runs.iter().zip(&rows.runs) {
             prop_assert_eq!((got.point, got.replication), (want.point, want.replication));
             prop_assert_eq!(got.strategy, &want.strategy);
-            for c in results::RUN_COLUMNS {
+            for c in results::runs::RUN_COLUMNS {
                 prop_assert_eq!(got.get(c), want.values.get(c).copied(), "{}", c);
             }
         }
-        prop_assert_eq!(r.histograms.len(), rows.summary.len() * 3);
+        prop_assert_eq!(histogram_keys(&r).len(), rows.summary.len() * 3);
         for (row, samples) in rows.summary.iter().zip(&rows.samples) {
             for (l, h) in LATENCY_NAMES.iter().zip(histograms(samples)) {
                 let key = (row.point, row.strategy.to_string(), l.to_string());
@@ -384,7 +404,10 @@ fn a_duration_axis_has_a_numeric_seconds_column_that_the_reader_skips() {
     let r = Results::load(&out).unwrap();
     assert_eq!(r.axis_keys, ["cache.ttl", "workload.agents"]);
     assert!(r.summary.iter().all(|row| row.axis_values.len() == 2));
-    assert_eq!(r.runs.len(), r.summary.len() * 2, "two replications of each row");
+    for row in r.summary.iter() {
+        let runs = r.runs_of(row.point, &row.strategy).count();
+        assert_eq!(runs, 2, "two replications of each row");
+    }
 }
 
 #[test]
@@ -455,16 +478,18 @@ fn the_interval_log_decodes_to_the_histograms_read() {
         let tag = i.tag().unwrap().as_str().to_string();
         let bytes = base64_decode(i.encoded_histogram());
         let h: Histogram<u64> = Deserializer::new().deserialize(&mut bytes.as_slice()).unwrap();
-        let key = results::parse_histogram_tag(&tag, &r.strategies()).unwrap();
-        assert_eq!(h, r.histograms[&key], "{tag}");
-        tags.push(tag);
+        tags.push((tag, h));
     }
-    let want: Vec<String> = r
+    let keys: Vec<(String, String)> = r
         .strategies()
-        .iter()
-        .flat_map(|s| LATENCY_NAMES.map(|l| results::histogram_tag(0, s, l)))
+        .into_iter()
+        .flat_map(|s| LATENCY_NAMES.map(|l| (s.clone(), l.into())))
         .collect();
-    assert_eq!(tags, want, "one interval per strategy and latency, in strategy order");
+    assert_eq!(tags.len(), keys.len(), "one interval per strategy and latency");
+    for ((tag, h), (s, l)) in tags.iter().zip(keys) {
+        assert_eq!(*tag, results::histogram_tag(0, &s, &l), "in strategy order");
+        assert_eq!(*h, r.histograms[&(0, s, l)], "{tag}");
+    }
 }
 
 #[test]
@@ -502,16 +527,14 @@ fn an_interval_log_out_of_order_reads_the_same_and_a_repeat_is_found() {
     let good = std::fs::read_to_string(&path).unwrap();
     // Decoded before the file changes: the index reads the file again when asked.
     let want = Results::load(dir.path()).unwrap();
-    let want: Vec<_> = want.histograms.keys().map(|k| (want.histograms[&k].clone(), k)).collect();
+    let want: Vec<_> =
+        histogram_keys(&want).into_iter().map(|k| (want.histograms[&k].clone(), k)).collect();
     let (head, mut intervals): (Vec<&str>, Vec<&str>) =
         good.lines().partition(|l| !l.starts_with("Tag="));
     intervals.reverse();
     std::fs::write(&path, [head.clone(), intervals.clone()].concat().join("\n") + "\n").unwrap();
     let got = Results::load(dir.path()).unwrap();
-    assert_eq!(
-        got.histograms.keys().collect::<Vec<_>>(),
-        want.iter().map(|w| w.1.clone()).collect::<Vec<_>>()
-    );
+    assert_eq!(histogram_keys(&got), want.iter().map(|w| w.1.clone()).collect::<Vec<_>>());
     for (h, key) in &want {
         assert_eq!(&got.histograms[key], h, "{key:?}");
     }
