@@ -55,13 +55,8 @@ impl Dist {
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> f64 {
         match self {
             Dist::Const(x) => *x,
-            Dist::Uniform { low, high } => {
-                if high > low {
-                    rng.random_range(*low..*high)
-                } else {
-                    *low
-                }
-            }
+            Dist::Uniform { low, high } if high > low => rng.random_range(*low..*high),
+            Dist::Uniform { low, .. } => *low,
             Dist::Normal { mean, sd } => {
                 // Truncated at zero by resampling, with a bound; then clamped.
                 for _ in 0..64 {
@@ -75,10 +70,7 @@ impl Dist {
             Dist::LogNormal { median, p90 } => {
                 lognormal(*median, lognormal_sigma(*median, *p90), rng)
             }
-            Dist::Exp { mean } => {
-                let u: f64 = rng.random();
-                -mean * (1.0 - u).ln()
-            }
+            Dist::Exp { mean } => -mean * (1.0 - rng.random::<f64>()).ln(),
             Dist::Empirical(values) => values[rng.random_range(0..values.len())],
             Dist::Spliced(s) => s.sample(rng),
         }
@@ -238,21 +230,27 @@ pub(crate) fn standard_normal(rng: &mut ChaCha8Rng) -> f64 {
 mod tests {
     use super::*;
 
-    #[test]
-    fn quantiles_are_the_draws_quantiles() {
+    /// Every kind, and a lognormal whose p90 is its median (a point mass).
+    fn dists() -> [Dist; 10] {
         let spliced = Spliced::new(vec![1.0, 2.0, 3.0], 0.9, 1.0, 0.2, 100.0).unwrap();
-        let dists = [
+        [
             Dist::Const(3.0),
             Dist::Uniform { low: 1.0, high: 9.0 },
             Dist::Normal { mean: 5.0, sd: 3.0 },
             Dist::Normal { mean: 1.0, sd: 3.0 },
             Dist::LogNormal { median: 300.0, p90: 1500.0 },
+            Dist::LogNormal { median: 300.0, p90: 300.0 },
             Dist::Exp { mean: 2.0 },
             Dist::Empirical(vec![4.0, 1.0, 2.0, 8.0]),
+            Dist::Empirical(vec![1.0, 2.0, 4.0]),
             Dist::Spliced(Box::new(spliced)),
-        ];
+        ]
+    }
+
+    #[test]
+    fn quantiles_are_the_draws_quantiles() {
         let n = 100_000;
-        for d in &dists {
+        for d in &dists() {
             let mut rng = crate::rng::stream(3, &[]);
             let mut v: Vec<f64> = (0..n).map(|_| d.sample(&mut rng)).collect();
             v.sort_by(f64::total_cmp);
@@ -271,16 +269,7 @@ mod tests {
 
     #[test]
     fn a_sampler_draws_what_its_distribution_draws() {
-        let dists = [
-            Dist::Const(3.0),
-            Dist::Uniform { low: 1.0, high: 9.0 },
-            Dist::Normal { mean: 5.0, sd: 3.0 },
-            Dist::LogNormal { median: 300.0, p90: 1500.0 },
-            Dist::LogNormal { median: 300.0, p90: 300.0 },
-            Dist::Exp { mean: 2.0 },
-            Dist::Empirical(vec![1.0, 2.0, 4.0]),
-        ];
-        for d in &dists {
+        for d in &dists() {
             let (mut a, mut b) = (crate::rng::stream(9, &[1]), crate::rng::stream(9, &[1]));
             let s = Sampler::new(d);
             for _ in 0..1000 {

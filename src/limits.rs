@@ -175,11 +175,8 @@ pub struct RunSize {
 /// The parent's turns while the fan-out runs: at most one per `parent_turn_every` up to the
 /// horizon, and never more than the run's event limit.
 fn parent_turns(exp: &ExperimentSpec) -> f64 {
-    let every = exp.workload.parent_turn_every_us;
-    if every == 0 {
-        return 0.0;
-    }
-    (exp.limits.horizon_us / every).min(exp.limits.max_events) as f64
+    let turns = exp.limits.horizon_us.checked_div(exp.workload.parent_turn_every_us);
+    turns.map_or(0.0, |n| n.min(exp.limits.max_events) as f64)
 }
 
 /// Estimate one run of `exp`.

@@ -211,10 +211,7 @@ pub fn parse_duration_us(text: &str) -> Result<u64, DurationError> {
     let value: f64 =
         num.replace('_', "").parse().map_err(|_| DurationError::NotANumber(t.to_string()))?;
     if unit.is_empty() {
-        if value == 0.0 {
-            return Ok(0);
-        }
-        return Err(DurationError::MissingUnit(t.to_string()));
+        return if value == 0.0 { Ok(0) } else { Err(DurationError::MissingUnit(t.to_string())) };
     }
     let per = unit_us(unit).ok_or_else(|| DurationError::UnknownUnit {
         text: t.to_string(),

@@ -149,11 +149,9 @@ impl Aggregate {
         let Some((lo, hi)) = self.extremes[index] else {
             return [0.0; 5];
         };
-        let values = self.quantiles(index, [0.50, 0.90, 0.99, 0.999]);
-        let mut ladder = [0.0, 0.0, 0.0, 0.0, secs(hi)];
-        for (at, v) in ladder.iter_mut().zip(values) {
-            *at = secs(v.clamp(lo, hi));
-        }
+        let [p50, p90, p99, p999] =
+            self.quantiles(index, [0.50, 0.90, 0.99, 0.999]).map(|v| secs(v.clamp(lo, hi)));
+        let ladder = [p50, p90, p99, p999, secs(hi)];
         ladders[index] = Some(ladder);
         self.ladders.set(ladders);
         ladder

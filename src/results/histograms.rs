@@ -181,9 +181,7 @@ impl Histograms {
         if self.seen.take().is_some() {
             self.stretches.sort_by_key(|st| st.point);
         }
-        if !self.legacy.is_sorted_by_key(|e| e.0) {
-            self.legacy.sort_by_key(|e| e.0);
-        }
+        self.legacy.sort_by_key(|e| e.0);
         self.stretches.shrink_to_fit();
         self.present.shrink_to_fit();
     }
@@ -340,9 +338,10 @@ pub(super) fn load_histograms(
 ) -> Result<Histograms, ResultsError> {
     let log = dir.join(HISTOGRAM_LOG);
     let mut out = Histograms::new(log.clone(), strategies);
-    index_legacy_histograms(&dir.join("histograms"), strategies, &mut out)?;
+    let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
+    index_legacy_histograms(&dir.join("histograms"), &slugs, &mut out)?;
     out.finish();
-    index_histogram_log(&log, strategies, &mut out)?;
+    index_histogram_log(&log, &slugs, &mut out)?;
     out.finish();
     Ok(out)
 }
@@ -350,13 +349,12 @@ pub(super) fn load_histograms(
 /// Index the intervals of an interval log into `out`, one line in memory at a time.
 fn index_histogram_log(
     path: &Path,
-    strategies: &[String],
+    slugs: &[String],
     out: &mut Histograms,
 ) -> Result<(), ResultsError> {
     let Some(file) = open_opt(path)? else { return Ok(()) };
     let io = |e| ResultsError::Io { path: path.to_path_buf(), source: e };
     let malformed = |line, msg: String| ResultsError::malformed(path, line, msg);
-    let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
     let mut lines = BufReader::new(file);
     let (mut buf, mut scratch, mut line, mut offset) = (Vec::new(), Vec::new(), 0, 0u64);
     loop {
@@ -375,7 +373,7 @@ fn index_histogram_log(
         if text.is_empty() || text.starts_with('#') || text.starts_with('"') {
             continue;
         }
-        let key = check_interval(text, &slugs, &mut scratch).map_err(|m| malformed(line, m))?;
+        let key = check_interval(text, slugs, &mut scratch).map_err(|m| malformed(line, m))?;
         out.add_interval(key, at, line).map_err(|m| malformed(line, m))?;
     }
 }
@@ -428,7 +426,7 @@ fn tag_place(tag: &str, slugs: &[String]) -> Option<(u32, usize, usize)> {
 /// written before `latency.hlog`); files of unknown strategies are an error.
 fn index_legacy_histograms(
     dir: &Path,
-    strategies: &[String],
+    slugs: &[String],
     out: &mut Histograms,
 ) -> Result<(), ResultsError> {
     let entries = match std::fs::read_dir(dir) {
@@ -441,13 +439,12 @@ fn index_legacy_histograms(
         .filter(|n| n.ends_with(".hdr"))
         .collect();
     names.sort();
-    let slugs: Vec<String> = strategies.iter().map(|s| slug(s)).collect();
     let mut scratch = Vec::new();
     for name in names {
         let path = dir.join(&name);
         let stem = name.strip_suffix(".hdr").unwrap_or(&name);
         let malformed = |msg: String| ResultsError::malformed(&path, 1, msg);
-        let key = tag_place(stem, &slugs).ok_or_else(|| {
+        let key = tag_place(stem, slugs).ok_or_else(|| {
             malformed("expected p<point:05>_<strategy slug>_<latency name>.hdr, with a strategy of the manifest or summary.csv".into())
         })?;
         let text = read_opt(&path)?.unwrap_or_default();
@@ -458,13 +455,4 @@ fn index_legacy_histograms(
         out.add_legacy(key, path);
     }
     Ok(())
-}
-
-impl std::ops::Index<&HistogramKey> for Histograms {
-    type Output = Histogram<u64>;
-
-    /// The histogram at `key`; panics if there is none or it does not decode (tests).
-    fn index(&self, key: &HistogramKey) -> &Histogram<u64> {
-        self.get(key).unwrap_or_else(|| panic!("no decodable histogram at {key:?}"))
-    }
 }

@@ -158,10 +158,7 @@ fn hold_row(
         return Err(malformed(csv, line, msg));
     }
     let num = |i: usize| csv.parse_number(line, f, first + i);
-    let opt = |i: usize| match f[first + i].is_empty() {
-        true => Ok(None),
-        false => num(i).map(Some),
-    };
+    let opt = |i: usize| (!f[first + i].is_empty()).then(|| num(i)).transpose();
     let text = &f[first];
     let strategy = match last {
         Some(r) if &*r.strategy == text => r.strategy.clone(),
@@ -179,13 +176,9 @@ fn hold_row(
             return Err(malformed(csv, line, msg));
         }
     };
-    let knife_edge = match &f[first + 10] {
-        "true" => true,
-        "false" => false,
-        other => {
-            let msg = format!("column `knife_edge`: `{other}` is not true or false");
-            return Err(malformed(csv, line, msg));
-        }
+    let Ok(knife_edge) = f[first + 10].parse() else {
+        let msg = format!("column `knife_edge`: `{}` is not true or false", &f[first + 10]);
+        return Err(malformed(csv, line, msg));
     };
     Ok(HoldRow {
         point,

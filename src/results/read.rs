@@ -63,13 +63,10 @@ fn check_json(path: &Path, at: &str, v: &serde_json::Value) -> Result<(), Result
         serde_json::Value::Number(n) => {
             let x = n.as_f64().unwrap_or(f64::NAN);
             let name = at.rsplit('.').next().unwrap_or(at);
-            match check_number(name, x) {
-                Some(why) => {
-                    let (path, field) = (path.to_path_buf(), at.to_string());
-                    Err(ResultsError::BadField { path, field, msg: format!("{n} {why}") })
-                }
-                None => Ok(()),
-            }
+            check_number(name, x).map_or(Ok(()), |why| {
+                let (path, field) = (path.to_path_buf(), at.to_string());
+                Err(ResultsError::BadField { path, field, msg: format!("{n} {why}") })
+            })
         }
         serde_json::Value::Array(items) => items
             .iter()
@@ -282,8 +279,8 @@ impl Results {
 
     /// The hold answer of `point` (hold.csv), if it has one.
     pub fn hold_at(&self, point: u32) -> Option<&HoldRow> {
-        let i = self.hold_rows.binary_search_by_key(&point, |h| h.point).ok()?;
-        Some(&self.hold_rows[i])
+        let i = self.hold_rows.binary_search_by_key(&point, |h| h.point);
+        i.ok().map(|i| &self.hold_rows[i])
     }
 }
 

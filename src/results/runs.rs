@@ -148,9 +148,7 @@ impl Runs {
     /// Done indexing: order the stretches by point, stably (a file out of point order is read
     /// as if it were in order), and give back the spare capacity.
     fn finish(&mut self) {
-        if !self.stretches.is_sorted_by_key(|s| s.point) {
-            self.stretches.sort_by_key(|s| s.point);
-        }
+        self.stretches.sort_by_key(|s| s.point);
         self.stretches.shrink_to_fit();
     }
 

@@ -167,12 +167,8 @@ pub fn write_summary(
     axis_keys: &[String],
     rows: &[SummaryRow],
 ) -> Result<(), WriteError> {
-    let mut text = summary_header(axis_keys);
-    text.push('\n');
-    for r in rows {
-        text.push_str(&summary_line(r));
-        text.push('\n');
-    }
+    let lines = std::iter::once(summary_header(axis_keys)).chain(rows.iter().map(summary_line));
+    let text: String = lines.map(|l| l + "\n").collect();
     write_atomic(&dir.join("summary.csv"), text)
 }
 
@@ -231,14 +227,12 @@ impl RunsWriter {
 }
 
 pub fn write_trace(dir: &Path, rows: &[TraceRow]) -> Result<(), WriteError> {
-    let mut text = String::from(TRACE_HEADER);
-    text.push('\n');
+    let mut text = format!("{TRACE_HEADER}\n");
     for r in rows {
         let (agent, request) = (r.agent.to_string(), r.request.to_string());
         let (start, end) = (fmt_f(r.start_s), fmt_f(r.end_s));
         let cells = [&r.strategy, &agent, &request, &r.segment, &start, &end, &r.outcome];
-        text.push_str(&csv_line(cells));
-        text.push('\n');
+        text.push_str(&(csv_line(cells) + "\n"));
     }
     write_atomic(&dir.join("trace.csv"), text)
 }

@@ -238,7 +238,7 @@ proptest! {
         for (row, samples) in rows.summary.iter().zip(&rows.samples) {
             for (l, h) in LATENCY_NAMES.iter().zip(histograms(samples)) {
                 let key = (row.point, row.strategy.to_string(), l.to_string());
-                prop_assert_eq!(&r.histograms[&key], &h);
+                prop_assert_eq!(r.histograms.get(&key).unwrap(), &h);
             }
         }
     }
@@ -336,7 +336,7 @@ fn no_hold_exceeds_its_cap_and_the_extremes_are_exact() {
             assert!(x <= cap, "{label}: pooled {p} {x} beyond the cap {cap}");
         }
         // Its histogram alone would say more: the bucket's upper edge.
-        let h = &r.histograms[&(0, label.to_string(), "launch_wait".to_string())];
+        let h = &r.histograms.get(&(0, label.to_string(), "launch_wait".to_string())).unwrap();
         assert!(h.max() as f64 / 1e6 > cap);
     }
     assert_eq!(summary_cell(dir.path(), "eager", "launch_wait_min_s"), 0.0);
@@ -488,7 +488,7 @@ fn the_interval_log_decodes_to_the_histograms_read() {
     assert_eq!(tags.len(), keys.len(), "one interval per strategy and latency");
     for ((tag, h), (s, l)) in tags.iter().zip(keys) {
         assert_eq!(*tag, results::histogram_tag(0, &s, &l), "in strategy order");
-        assert_eq!(*h, r.histograms[&(0, s, l)], "{tag}");
+        assert_eq!(h, r.histograms.get(&(0, s, l)).unwrap(), "{tag}");
     }
 }
 
@@ -527,8 +527,10 @@ fn an_interval_log_out_of_order_reads_the_same_and_a_repeat_is_found() {
     let good = std::fs::read_to_string(&path).unwrap();
     // Decoded before the file changes: the index reads the file again when asked.
     let want = Results::load(dir.path()).unwrap();
-    let want: Vec<_> =
-        histogram_keys(&want).into_iter().map(|k| (want.histograms[&k].clone(), k)).collect();
+    let want: Vec<_> = histogram_keys(&want)
+        .into_iter()
+        .map(|k| (want.histograms.get(&k).unwrap().clone(), k))
+        .collect();
     let (head, mut intervals): (Vec<&str>, Vec<&str>) =
         good.lines().partition(|l| !l.starts_with("Tag="));
     intervals.reverse();
@@ -536,7 +538,7 @@ fn an_interval_log_out_of_order_reads_the_same_and_a_repeat_is_found() {
     let got = Results::load(dir.path()).unwrap();
     assert_eq!(histogram_keys(&got), want.iter().map(|w| w.1.clone()).collect::<Vec<_>>());
     for (h, key) in &want {
-        assert_eq!(&got.histograms[key], h, "{key:?}");
+        assert_eq!(got.histograms.get(key).unwrap(), h, "{key:?}");
     }
     intervals.push(intervals[1]);
     let text = [head.clone(), intervals].concat();
