@@ -179,15 +179,17 @@ internal_modules! {
     cli;
     #[allow(dead_code, unused_imports, missing_docs)]
     config;
-    #[allow(missing_docs)]
     dist;
     #[allow(dead_code, unused_imports, missing_docs)]
     engine;
     exec;
     input;
     #[allow(missing_docs)]
+    #[cfg_attr(
+        not(all(feature = "cli", feature = "plot", feature = "sweep")),
+        allow(dead_code, unused_imports)
+    )]
     limits;
-    #[allow(missing_docs)]
     metrics;
     #[allow(dead_code, unused_imports, missing_docs)]
     model;
@@ -199,8 +201,11 @@ internal_modules! {
     replay;
     report;
     #[allow(missing_docs)]
+    #[cfg_attr(
+        not(all(feature = "cli", feature = "plot", feature = "sweep")),
+        allow(dead_code, unused_imports)
+    )]
     results;
-    #[allow(missing_docs)]
     rng;
     #[allow(dead_code, unused_imports, missing_docs)]
     scenarios;
@@ -208,7 +213,6 @@ internal_modules! {
     serve;
     #[cfg(feature = "sweep")]
     sweep;
-    #[allow(missing_docs)]
     time;
 }
 
