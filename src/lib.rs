@@ -173,7 +173,7 @@ mod api;
 internal_modules! {
     #[allow(dead_code, unused_imports, missing_docs)]
     cache;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     calibrate;
     #[cfg(feature = "cli")]
     cli;
@@ -195,7 +195,7 @@ internal_modules! {
     #[cfg(feature = "plot")]
     #[allow(dead_code, unused_imports, missing_docs)]
     plot;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     replay;
     report;
     #[allow(dead_code, unused_imports, missing_docs)]

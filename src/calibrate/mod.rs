@@ -31,7 +31,7 @@ pub mod report;
 pub mod tail;
 pub mod usage_log;
 
-pub use estimate::{calibrate, validate, Calibration, ModelFit, Settings};
+pub use estimate::{calibrate, validate, Settings};
 
 /// One API call: its token split (as the server billed it, or as inferred) and its timing.
 #[derive(Debug, Clone, Copy, PartialEq)]
