@@ -18,6 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::replay::trace::intern;
 use crate::replay::TraceError;
 
 pub mod check;
@@ -79,16 +80,6 @@ impl Observations {
     }
 }
 
-fn intern(names: &mut Vec<String>, index: &mut BTreeMap<String, u32>, name: &str) -> u32 {
-    if let Some(&i) = index.get(name) {
-        return i;
-    }
-    let i = names.len() as u32;
-    names.push(name.to_string());
-    index.insert(name.to_string(), i);
-    i
-}
-
 /// The format of a file of measured requests (`--format`): what `read` parses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObservationFormat {
@@ -99,21 +90,14 @@ pub enum ObservationFormat {
 
 impl ObservationFormat {
     pub const NAMES: [&'static str; 3] = ["claude-code", "usage-log", "otlp"];
+    const ALL: [ObservationFormat; 3] =
+        [ObservationFormat::ClaudeCode, ObservationFormat::UsageLog, ObservationFormat::Otlp];
 
     pub fn parse(name: &str) -> Option<ObservationFormat> {
-        match name {
-            "claude-code" => Some(ObservationFormat::ClaudeCode),
-            "usage-log" => Some(ObservationFormat::UsageLog),
-            "otlp" => Some(ObservationFormat::Otlp),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|f| f.name() == name)
     }
     pub fn name(self) -> &'static str {
-        match self {
-            ObservationFormat::ClaudeCode => "claude-code",
-            ObservationFormat::UsageLog => "usage-log",
-            ObservationFormat::Otlp => "otlp",
-        }
+        Self::NAMES[self as usize]
     }
 }
 

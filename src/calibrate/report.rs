@@ -383,7 +383,7 @@ fn rate_text(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::estimate::{Ci95, Interval, Settings};
+    use crate::calibrate::estimate::{Ci95, Draw, Interval, Settings};
     use crate::calibrate::fit::Coefs;
     use crate::config::parse_dist_in;
     use crate::dist::{Dist, Quantity};

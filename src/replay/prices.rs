@@ -19,6 +19,17 @@ pub fn add(total: &mut Account, part: &Account) {
     total.output += part.output;
 }
 
+/// The account of a request the cache core billed `u`, with `output` tokens.
+pub fn account(u: &Usage, output: u64) -> Account {
+    Account {
+        cache_read: u.cache_read,
+        cache_write_5m: u.cache_write_5m,
+        cache_write_1h: u.cache_write_1h,
+        uncached: u.uncached,
+        output,
+    }
+}
+
 fn usage(a: &Account) -> Usage {
     Usage {
         cache_read: a.cache_read,
