@@ -198,15 +198,10 @@ fn validation_table(cal: &Calibration, files: &str) -> String {
                 .into_iter()
                 .chain(v.exceed.iter().map(|&e| pct(e)))
                 .collect(),
-            None => vec![
-                m.model.clone(),
-                "0".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-            ],
+            None => [m.model.clone(), "0".into()]
+                .into_iter()
+                .chain(std::iter::repeat_n("-".to_string(), 5))
+                .collect(),
         })
         .collect();
     format!(

@@ -184,12 +184,10 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     let line = |cells: &mut dyn Iterator<Item = &str>, out: &mut String| {
         for (i, (cell, w)) in cells.zip(&widths).enumerate() {
-            let sep = if i == 0 { "" } else { "  " };
-            if i == 0 {
-                let _ = write!(out, "{sep}{cell:<w$}");
-            } else {
-                let _ = write!(out, "{sep}{cell:>w$}");
-            }
+            let _ = match i {
+                0 => write!(out, "{cell:<w$}"),
+                _ => write!(out, "  {cell:>w$}"),
+            };
         }
         out.push('\n');
     };
