@@ -60,7 +60,7 @@ impl Interner {
         *slot
     }
     /// Distinct blocks seen so far.
-    pub fn len(&self) -> usize {
+    pub fn distinct(&self) -> usize {
         self.len as usize
     }
 }
@@ -274,7 +274,7 @@ mod tests {
         assert_eq!(i.index(1, 7), 2, "another namespace is another block");
         assert_eq!(i.index(0, DIRECT_IDS + 5), 3, "large ids go through the map");
         assert_eq!(i.index(0, DIRECT_IDS + 5), 3);
-        assert_eq!(i.len(), 4);
+        assert_eq!(i.distinct(), 4);
     }
 
     #[test]
