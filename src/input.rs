@@ -51,6 +51,18 @@ pub fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The first 64 KiB of `path` (decompressed), for telling its format.
+pub fn head(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::new();
+    open(path)?.take(1 << 16).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// Whether `bytes` hold `key`.
+pub fn contains(bytes: &[u8], key: &[u8]) -> bool {
+    bytes.windows(key.len()).any(|w| w == key)
+}
+
 /// Whether a file name ends in one of `extensions`, alone or followed by `.gz`
 /// (`["json"]` matches `a.json` and `a.json.gz`).
 pub fn has_extension(path: &Path, extensions: &[&str]) -> bool {

@@ -145,15 +145,11 @@ pub fn read_with_ttl(
 /// A directory is claude-code; a file is told by its first 64 KiB: `resourceSpans` is an OTLP
 /// export, a first line with `usage` a usage log, `requests` a claude-code trace.
 pub fn guess_format(path: &Path) -> Result<ObservationFormat, CalibrateError> {
-    use std::io::Read as _;
+    use crate::input::contains as has;
     if path.is_dir() {
         return Ok(ObservationFormat::ClaudeCode);
     }
-    let mut head = Vec::new();
-    crate::input::open(path)
-        .and_then(|r| r.take(1 << 16).read_to_end(&mut head))
-        .map_err(|e| TraceError::io(path, e))?;
-    let has = |bytes: &[u8], key: &[u8]| bytes.windows(key.len()).any(|w| w == key);
+    let head = crate::input::head(path).map_err(|e| TraceError::io(path, e))?;
     let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
     if has(&head, b"\"resourceSpans\"") || has(&head, b"\"resource_spans\"") {
         Ok(ObservationFormat::Otlp)

@@ -368,10 +368,9 @@ pub fn overhead_dist(d: &Spliced) -> String {
 
 /// A rate as plain text: whole tokens/s from 100 up, else one decimal.
 fn rate_text(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{}", v.round())
-    } else {
-        format!("{:.1}", v)
+    match v >= 100.0 {
+        true => format!("{}", v.round()),
+        false => format!("{v:.1}"),
     }
 }
 

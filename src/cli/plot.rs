@@ -56,15 +56,6 @@ pub enum ImageFormat {
     Png,
 }
 
-impl ImageFormat {
-    fn ext(self) -> &'static str {
-        match self {
-            ImageFormat::Svg => "svg",
-            ImageFormat::Png => "png",
-        }
-    }
-}
-
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
@@ -116,7 +107,8 @@ pub fn write_figures(
     for f in figures {
         let mut paths = Vec::new();
         for fmt in formats {
-            let path = out.join(format!("{}.{}", f.name, fmt.ext()));
+            let ext = clap::ValueEnum::to_possible_value(fmt).expect("no variant is skipped");
+            let path = out.join(format!("{}.{}", f.name, ext.get_name()));
             match fmt {
                 // Rendered into one string, then written atomically (a figure reduces its lines
                 // to one point per pixel column, so the string stays small).

@@ -2,7 +2,6 @@
 //! choices side by side. The edge: reads the trace, prints a table or JSON, writes
 //! `replay.json` (tmp + rename). Bad input (trace, `--set`) exits 2 and prints nothing on stdout.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context as _};
@@ -153,17 +152,11 @@ fn guess_format(path: &Path) -> anyhow::Result<Format> {
     if path.is_dir() || crate::input::has_extension(path, &["json"]) {
         return Ok(Format::ClaudeCode);
     }
-    let mut head = Vec::new();
-    crate::input::open(path)
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .take(1 << 16)
-        .read_to_end(&mut head)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let head = crate::input::head(path).with_context(|| format!("cannot read {}", path.display()))?;
     let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
-    let has = |key: &[u8]| first.windows(key.len()).any(|w| w == key);
-    if has(b"\"hash_ids\"") {
+    if crate::input::contains(first, b"\"hash_ids\"") {
         Ok(Format::Mooncake)
-    } else if has(b"\"body\"") {
+    } else if crate::input::contains(first, b"\"body\"") {
         Ok(Format::Requests)
     } else {
         Err(anyhow!(

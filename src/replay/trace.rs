@@ -130,12 +130,8 @@ impl TraceMeta {
     }
     /// The namespace of ids of `scope` (0 for a global scope) sent to `model`.
     pub fn namespace(&mut self, scope: u32, model: &str) -> u32 {
-        if let Some(&i) = self.namespaces.get(&(scope, model.to_string())) {
-            return i;
-        }
-        let i = self.namespaces.len() as u32;
-        self.namespaces.insert((scope, model.to_string()), i);
-        i
+        let next = self.namespaces.len() as u32;
+        *self.namespaces.entry((scope, model.to_string())).or_insert(next)
     }
     /// Record a skipped line (`--lenient`).
     pub fn warn(&mut self, e: TraceError) {
