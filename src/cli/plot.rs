@@ -163,7 +163,7 @@ pub fn run(args: Args) -> CliResult {
     let out = args.out.clone().unwrap_or(default_out);
     let written = write_figures(&figures, &out, &formats)?;
     if args.json {
-        let mut list: Vec<serde_json::Value> = figures
+        let list: Vec<serde_json::Value> = figures
             .iter()
             .zip(&written)
             .map(|(f, p)| {
@@ -173,8 +173,7 @@ pub fn run(args: Args) -> CliResult {
                 })
             })
             .collect();
-        list.iter_mut().for_each(serde_json::Value::sort_all_objects); // keys sorted, as ever
-        outln!("{}", serde_json::to_string_pretty(&list).map_err(Error::failed)?)?;
+        out!("{}", super::sorted_json(list.into()))?;
         return Ok(());
     }
     let width = figures.iter().map(|f| f.name.len()).max().unwrap_or(0);

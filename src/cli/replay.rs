@@ -124,15 +124,11 @@ pub fn run(mut args: Args) -> CliResult {
     let name = args.trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
     if let Some(dir) = &args.out {
         let curves = replay.curves(result.distinct_tokens)?;
-        let mut v = output::replay_file_json(&result, &settings, &name, &curves);
-        v.sort_all_objects(); // keys sorted, as ever
-        write_atomic(dir, "replay.json", &(serde_json::to_string_pretty(&v).expect("json") + "\n"))
-            .map_err(Error::failed)?;
+        let v = output::replay_file_json(&result, &settings, &name, &curves);
+        write_atomic(dir, "replay.json", &super::sorted_json(v)).map_err(Error::failed)?;
     }
     let text = if args.json {
-        let mut v = output::stdout_json(&result, &settings, !args.what_if.is_empty());
-        v.sort_all_objects(); // keys sorted, as ever
-        serde_json::to_string_pretty(&v).expect("json values serialize") + "\n"
+        super::sorted_json(output::stdout_json(&result, &settings, !args.what_if.is_empty()))
     } else {
         output::text(&result, &settings, &name)
     };

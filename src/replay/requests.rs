@@ -190,7 +190,8 @@ impl<'s> Replayer<'s> {
             let ready_at = |u: &Usage| {
                 let mut rng = crate::rng::stream(settings.seed, &[index]);
                 let a = prices::account(u, output);
-                let (t, from) = ready_time(settings, latency, &a, Measured::default(), now, &mut rng);
+                let (t, from) =
+                    ready_time(settings, latency, &a, Measured::default(), now, &mut rng);
                 source = from;
                 t
             };
