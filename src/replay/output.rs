@@ -39,11 +39,9 @@ pub fn choice_json(replay: &Replay, index: usize) -> Value {
     let (cost, uncached_cost) = (s.cost_usd, s.cost_uncached_usd);
     let shares = s.miss_shares();
     let ready_shares = s.ready_shares();
-    let causes = |f: &dyn Fn(usize) -> Value| -> Value {
-        CAUSES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
-    };
-    let sources = |f: &dyn Fn(usize) -> Value| -> Value {
-        READY_SOURCES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
+    // Counts and shares by cause (`CAUSES`) or readiness source (`READY_SOURCES`).
+    let named = |names: [&str; 4], values: [Value; 4]| -> Value {
+        names.into_iter().map(String::from).zip(values).collect()
     };
     let conversations: Vec<Value> = s
         .conversations
@@ -65,10 +63,10 @@ pub fn choice_json(replay: &Replay, index: usize) -> Value {
         "output_tokens": a.output, "hit_rate": r6(a.hit_rate()), "cost_usd": r6(cost),
         "cost_uncached_usd": r6(uncached_cost), "saving_usd": r6(uncached_cost - cost),
         "redundant_writes": s.redundant_writes,
-        "miss_tokens": causes(&|i| json!(s.miss_tokens[i])),
-        "miss_share": causes(&|i| json!(r6(shares[i]))),
-        "ready_from_tokens": sources(&|i| json!(s.ready_tokens[i])),
-        "ready_from_share": sources(&|i| json!(r6(ready_shares[i]))),
+        "miss_tokens": named(CAUSES, s.miss_tokens.map(|t| json!(t))),
+        "miss_share": named(CAUSES, shares.map(|x| json!(r6(x)))),
+        "ready_from_tokens": named(READY_SOURCES, s.ready_tokens.map(|t| json!(t))),
+        "ready_from_share": named(READY_SOURCES, ready_shares.map(|x| json!(r6(x)))),
         "conversations": conversations,
     })
 }
