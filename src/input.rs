@@ -51,6 +51,18 @@ pub fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// The first 64 KiB of `path` (decompressed), for telling its format.
+pub fn head(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut head = Vec::new();
+    open(path)?.take(1 << 16).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// Whether `bytes` hold `key`.
+pub fn contains(bytes: &[u8], key: &[u8]) -> bool {
+    bytes.windows(key.len()).any(|w| w == key)
+}
+
 /// Whether a file name ends in one of `extensions`, alone or followed by `.gz`
 /// (`["json"]` matches `a.json` and `a.json.gz`).
 pub fn has_extension(path: &Path, extensions: &[&str]) -> bool {
@@ -150,26 +162,5 @@ mod tests {
         assert!(!has_extension(Path::new("d/a.jsonl"), &["json"]));
         assert!(!has_extension(Path::new("d/.json"), &["json"]));
         assert!(has_extension(Path::new("a.jsonl.gz"), &["json", "jsonl"]));
-    }
-
-    #[test]
-    fn gzip_is_read_transparently() {
-        use std::io::Write;
-        let dir = std::env::temp_dir().join(format!("prefixsim-input-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("x.json.gz");
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gz.write_all(b"{\"a\": 1}\n").unwrap();
-        std::fs::write(&path, gz.finish().unwrap()).unwrap();
-        std::fs::write(dir.join("y.json"), b"{}").unwrap();
-        std::fs::write(dir.join("notes.txt"), b"-").unwrap();
-        assert_eq!(read_all(&path).unwrap(), b"{\"a\": 1}\n");
-        let names: Vec<_> = files(&dir, &["json"])
-            .unwrap()
-            .iter()
-            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-            .collect();
-        assert_eq!(names, ["x.json.gz", "y.json"]);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -173,7 +173,7 @@ mod api;
 internal_modules! {
     #[allow(dead_code, unused_imports, missing_docs)]
     cache;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     calibrate;
     #[cfg(feature = "cli")]
     cli;
@@ -197,7 +197,7 @@ internal_modules! {
     #[cfg(feature = "plot")]
     #[allow(dead_code, unused_imports, missing_docs)]
     plot;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     replay;
     report;
     #[allow(missing_docs)]

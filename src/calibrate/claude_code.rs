@@ -31,6 +31,7 @@ pub const DEFAULT_TTL_US: u64 = 5 * 60 * 1_000_000;
 /// microsecond writes). A request carries every prefix of its own, so a shorter prefix was used
 /// at least as recently as a longer one: the live prefixes of a chain are a prefix of it, and
 /// the longest is found by bisection.
+#[derive(Default)]
 struct Seen {
     /// `None`: nothing expires.
     ttl_us: Option<u64>,
@@ -43,14 +44,7 @@ struct Seen {
 
 impl Seen {
     fn new(ttl_us: Option<u64>) -> Seen {
-        Seen {
-            ttl_us,
-            conversation: None,
-            by_model: HashMap::new(),
-            pending: Vec::new(),
-            pending_time_us: 0,
-            chain: Vec::new(),
-        }
+        Seen { ttl_us, ..Seen::default() }
     }
 
     /// Cached blocks of `r` under the assumption, then remember its prefixes as used now.

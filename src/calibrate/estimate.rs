@@ -379,26 +379,21 @@ pub fn rate(s_per_token: Option<f64>) -> Option<f64> {
 /// Why each missing parameter is missing, in words.
 fn reasons(c: &Coefs, no_decode: bool) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
-    match c.s_per_prefill {
-        None => {
-            out.push(("prefill_rate", "every request prefilled the same number of tokens".into()))
+    let constant = "every request prefilled the same number of tokens";
+    let no_reads = "no request read from the cache (or all read the same amount)";
+    let columns = [
+        ("prefill_rate", c.s_per_prefill, "prefilled", constant),
+        ("cached_rate", c.s_per_cached, "cached", no_reads),
+    ];
+    for (key, coef, what, absent) in columns {
+        match coef {
+            None => out.push((key, absent.to_string())),
+            Some(s) if s <= 0.0 => out.push((
+                key,
+                format!("the fitted time per {what} token is not positive (held at 0)"),
+            )),
+            _ => {}
         }
-        Some(s) if s <= 0.0 => out.push((
-            "prefill_rate",
-            "the fitted time per prefilled token is not positive (held at 0)".into(),
-        )),
-        _ => {}
-    }
-    match c.s_per_cached {
-        None => out.push((
-            "cached_rate",
-            "no request read from the cache (or all read the same amount)".into(),
-        )),
-        Some(s) if s <= 0.0 => out.push((
-            "cached_rate",
-            "the fitted time per cached token is not positive (held at 0)".into(),
-        )),
-        _ => {}
     }
     if no_decode {
         out.push((

@@ -18,6 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::replay::trace::intern;
 use crate::replay::TraceError;
 
 pub mod check;
@@ -31,7 +32,7 @@ pub mod report;
 pub mod tail;
 pub mod usage_log;
 
-pub use estimate::{calibrate, validate, Calibration, ModelFit, Settings};
+pub use estimate::{calibrate, validate, Settings};
 
 /// One API call: its token split (as the server billed it, or as inferred) and its timing.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -79,16 +80,6 @@ impl Observations {
     }
 }
 
-fn intern(names: &mut Vec<String>, index: &mut BTreeMap<String, u32>, name: &str) -> u32 {
-    if let Some(&i) = index.get(name) {
-        return i;
-    }
-    let i = names.len() as u32;
-    names.push(name.to_string());
-    index.insert(name.to_string(), i);
-    i
-}
-
 /// The format of a file of measured requests (`--format`): what `read` parses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObservationFormat {
@@ -99,21 +90,14 @@ pub enum ObservationFormat {
 
 impl ObservationFormat {
     pub const NAMES: [&'static str; 3] = ["claude-code", "usage-log", "otlp"];
+    const ALL: [ObservationFormat; 3] =
+        [ObservationFormat::ClaudeCode, ObservationFormat::UsageLog, ObservationFormat::Otlp];
 
     pub fn parse(name: &str) -> Option<ObservationFormat> {
-        match name {
-            "claude-code" => Some(ObservationFormat::ClaudeCode),
-            "usage-log" => Some(ObservationFormat::UsageLog),
-            "otlp" => Some(ObservationFormat::Otlp),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|f| f.name() == name)
     }
     pub fn name(self) -> &'static str {
-        match self {
-            ObservationFormat::ClaudeCode => "claude-code",
-            ObservationFormat::UsageLog => "usage-log",
-            ObservationFormat::Otlp => "otlp",
-        }
+        Self::NAMES[self as usize]
     }
 }
 
@@ -161,15 +145,11 @@ pub fn read_with_ttl(
 /// A directory is claude-code; a file is told by its first 64 KiB: `resourceSpans` is an OTLP
 /// export, a first line with `usage` a usage log, `requests` a claude-code trace.
 pub fn guess_format(path: &Path) -> Result<ObservationFormat, CalibrateError> {
-    use std::io::Read as _;
+    use crate::input::contains as has;
     if path.is_dir() {
         return Ok(ObservationFormat::ClaudeCode);
     }
-    let mut head = Vec::new();
-    crate::input::open(path)
-        .and_then(|r| r.take(1 << 16).read_to_end(&mut head))
-        .map_err(|e| TraceError::io(path, e))?;
-    let has = |bytes: &[u8], key: &[u8]| bytes.windows(key.len()).any(|w| w == key);
+    let head = crate::input::head(path).map_err(|e| TraceError::io(path, e))?;
     let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
     if has(&head, b"\"resourceSpans\"") || has(&head, b"\"resource_spans\"") {
         Ok(ObservationFormat::Otlp)

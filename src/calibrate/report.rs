@@ -2,12 +2,13 @@
 //! the simulator (`latency.toml`: a `[latency."MODEL"]` table per model in the experiment
 //! distribution syntax of `dist`). Pure: strings in, strings out.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde_json::{json, Value};
 
 use super::check::{Exceed, EXCEED_PROBS};
-use super::estimate::{Calibration, Draw, Interval, ModelFit};
+use super::estimate::{Calibration, Interval, ModelFit};
 use super::tail::Spliced;
 use crate::numfmt::pct;
 use crate::replay::output::{table, thousands};
@@ -22,101 +23,6 @@ fn r1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0 + 0.0
 }
 
-#[derive(Serialize)]
-struct Json<'a> {
-    models: Vec<ModelJson<'a>>,
-}
-
-#[derive(Serialize)]
-struct ModelJson<'a> {
-    model: &'a str,
-    preset: Option<&'static str>,
-    requests: usize,
-    identified: bool,
-    overhead_s: f64,
-    prefill_rate: Option<f64>,
-    cached_rate: Option<f64>,
-    attention_rate: Option<f64>,
-    decode_rate: Option<f64>,
-    median_abs_error_s: f64,
-    ci95: CiJson,
-    overhead_distribution: DistJson,
-    launch_2024_median_abs_error_s: f64,
-    residual_quantiles_s: Vec<f64>,
-    requests_total: usize,
-    sessions: usize,
-    cache_read_requests: usize,
-    decode_requests: usize,
-    bootstrap: BootstrapJson,
-    held_out: Option<HeldOutJson>,
-    validation: Option<ValidationJson>,
-    not_identifiable: std::collections::BTreeMap<&'static str, &'a str>,
-    draws: Vec<DrawJson>,
-}
-
-#[derive(Serialize)]
-struct CiJson {
-    overhead_s: [Option<f64>; 2],
-    prefill_rate: Option<[Option<f64>; 2]>,
-    cached_rate: Option<[Option<f64>; 2]>,
-    attention_rate: Option<[Option<f64>; 2]>,
-    decode_rate: Option<[Option<f64>; 2]>,
-}
-
-/// A `dist::Spliced` in seconds.
-#[derive(Serialize)]
-struct DistJson {
-    body_s: Vec<f64>,
-    p_tail: f64,
-    scale_s: f64,
-    shape: f64,
-    max_s: f64,
-}
-
-#[derive(Serialize)]
-struct DrawJson {
-    overhead_distribution: DistJson,
-    prefill_rate: Option<f64>,
-    cached_rate: Option<f64>,
-    attention_rate: Option<f64>,
-}
-
-#[derive(Serialize)]
-struct ExceedJson {
-    p50: f64,
-    p90: f64,
-    p95: f64,
-    p99: f64,
-}
-
-#[derive(Serialize)]
-struct ValidationJson {
-    requests: usize,
-    median_abs_error_s: f64,
-    exceed: ExceedJson,
-}
-
-#[derive(Serialize)]
-struct BootstrapJson {
-    unit: &'static str,
-    resamples: usize,
-    seed: u64,
-}
-
-#[derive(Serialize)]
-struct HeldOutJson {
-    folds: usize,
-    median_abs_error_s: HeldOutErrors,
-    exceed: ExceedJson,
-}
-
-#[derive(Serialize)]
-struct HeldOutErrors {
-    median_fit: f64,
-    least_squares: f64,
-    launch_2024: f64,
-}
-
 /// An interval as `[lo, hi]`, each end rounded by `f`; a non-finite end is `null`.
 fn pair(i: &Interval, f: fn(f64) -> f64) -> [Option<f64>; 2] {
     let end = |x: f64| x.is_finite().then(|| f(x));
@@ -128,84 +34,85 @@ fn share(x: f64) -> f64 {
     (x * 1e4).round() / 1e4 + 0.0
 }
 
-fn exceed_json(e: &Exceed) -> ExceedJson {
-    ExceedJson { p50: share(e[0]), p90: share(e[1]), p95: share(e[2]), p99: share(e[3]) }
+fn exceed_json(e: &Exceed) -> Value {
+    json!({"p50": share(e[0]), "p90": share(e[1]), "p95": share(e[2]), "p99": share(e[3])})
 }
 
-/// A shape, rounded as a share.
-fn dist_json(d: &Spliced) -> DistJson {
-    DistJson {
-        body_s: d.body.iter().map(|&x| s4(x)).collect(),
-        p_tail: d.p_tail,
-        scale_s: s4(d.scale),
-        shape: share(d.shape),
-        max_s: s4(d.max),
-    }
-}
-
-fn draw_json(d: &Draw) -> DrawJson {
-    DrawJson {
-        overhead_distribution: dist_json(&d.overhead),
-        prefill_rate: d.prefill_rate.map(r1),
-        cached_rate: d.cached_rate.map(r1),
-        attention_rate: d.attention_rate.map(r1),
-    }
+/// A `dist::Spliced` in seconds, its shape rounded as a share.
+fn dist_json(d: &Spliced) -> Value {
+    json!({
+        "body_s": d.body.iter().map(|&x| s4(x)).collect::<Vec<_>>(),
+        "p_tail": d.p_tail,
+        "scale_s": s4(d.scale),
+        "shape": share(d.shape),
+        "max_s": s4(d.max),
+    })
 }
 
 /// `{"models": [...]}`, pretty-printed with a final newline.
 pub fn json(cal: &Calibration) -> String {
-    let models = cal.models.iter().map(|m| model_json(m, cal)).collect();
-    serde_json::to_string_pretty(&Json { models }).expect("calibration serializes") + "\n"
+    let models: Vec<Value> = cal.models.iter().map(|m| model_json(m, cal)).collect();
+    serde_json::to_string_pretty(&json!({ "models": models })).expect("calibration serializes")
+        + "\n"
 }
 
-fn model_json<'a>(m: &'a ModelFit, cal: &Calibration) -> ModelJson<'a> {
-    ModelJson {
-        model: &m.model,
-        preset: m.preset,
-        requests: m.requests,
-        identified: m.identified,
-        overhead_s: s4(m.overhead_s),
-        prefill_rate: m.prefill_rate.map(r1),
-        cached_rate: m.cached_rate.map(r1),
-        attention_rate: m.attention_rate.map(r1),
-        decode_rate: m.decode_rate.map(r1),
-        median_abs_error_s: s4(m.median_abs_error_s),
-        ci95: CiJson {
-            overhead_s: pair(&m.ci95.overhead_s, s4),
-            prefill_rate: m.ci95.prefill_rate.as_ref().map(|i| pair(i, r1)),
-            cached_rate: m.ci95.cached_rate.as_ref().map(|i| pair(i, r1)),
-            attention_rate: m.ci95.attention_rate.as_ref().map(|i| pair(i, r1)),
-            decode_rate: m.ci95.decode_rate.as_ref().map(|i| pair(i, r1)),
+fn model_json(m: &ModelFit, cal: &Calibration) -> Value {
+    let ci = &m.ci95;
+    let rate_ci = |i: &Option<Interval>| i.as_ref().map(|i| pair(i, r1));
+    let not_identifiable: BTreeMap<&str, &str> =
+        m.not_identifiable.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    json!({
+        "model": m.model,
+        "preset": m.preset,
+        "requests": m.requests,
+        "identified": m.identified,
+        "overhead_s": s4(m.overhead_s),
+        "prefill_rate": m.prefill_rate.map(r1),
+        "cached_rate": m.cached_rate.map(r1),
+        "attention_rate": m.attention_rate.map(r1),
+        "decode_rate": m.decode_rate.map(r1),
+        "median_abs_error_s": s4(m.median_abs_error_s),
+        "ci95": {
+            "overhead_s": pair(&ci.overhead_s, s4),
+            "prefill_rate": rate_ci(&ci.prefill_rate),
+            "cached_rate": rate_ci(&ci.cached_rate),
+            "attention_rate": rate_ci(&ci.attention_rate),
+            "decode_rate": rate_ci(&ci.decode_rate),
         },
-        overhead_distribution: dist_json(&m.overhead_distribution),
-        launch_2024_median_abs_error_s: s4(m.launch_2024_median_abs_error_s),
-        residual_quantiles_s: m.residual_quantiles_s.iter().map(|&x| s4(x)).collect(),
-        requests_total: m.requests_total,
-        sessions: m.sessions,
-        cache_read_requests: m.cache_read_requests,
-        decode_requests: m.decode_requests,
-        bootstrap: BootstrapJson {
-            unit: m.bootstrap_unit,
-            resamples: cal.settings.resamples,
-            seed: cal.settings.seed,
+        "overhead_distribution": dist_json(&m.overhead_distribution),
+        "launch_2024_median_abs_error_s": s4(m.launch_2024_median_abs_error_s),
+        "residual_quantiles_s": m.residual_quantiles_s.iter().map(|&x| s4(x)).collect::<Vec<_>>(),
+        "requests_total": m.requests_total,
+        "sessions": m.sessions,
+        "cache_read_requests": m.cache_read_requests,
+        "decode_requests": m.decode_requests,
+        "bootstrap": {
+            "unit": m.bootstrap_unit,
+            "resamples": cal.settings.resamples,
+            "seed": cal.settings.seed,
         },
-        held_out: m.held_out.map(|h| HeldOutJson {
-            folds: h.folds,
-            median_abs_error_s: HeldOutErrors {
-                median_fit: s4(h.median_fit_s),
-                least_squares: s4(h.least_squares_s),
-                launch_2024: s4(h.launch_2024_s),
+        "held_out": m.held_out.map(|h| json!({
+            "folds": h.folds,
+            "median_abs_error_s": {
+                "median_fit": s4(h.median_fit_s),
+                "least_squares": s4(h.least_squares_s),
+                "launch_2024": s4(h.launch_2024_s),
             },
-            exceed: exceed_json(&h.exceed),
-        }),
-        validation: m.validation.map(|v| ValidationJson {
-            requests: v.requests,
-            median_abs_error_s: s4(v.median_abs_error_s),
-            exceed: exceed_json(&v.exceed),
-        }),
-        not_identifiable: m.not_identifiable.iter().map(|(k, v)| (*k, v.as_str())).collect(),
-        draws: m.draws.iter().map(draw_json).collect(),
-    }
+            "exceed": exceed_json(&h.exceed),
+        })),
+        "validation": m.validation.map(|v| json!({
+            "requests": v.requests,
+            "median_abs_error_s": s4(v.median_abs_error_s),
+            "exceed": exceed_json(&v.exceed),
+        })),
+        "not_identifiable": not_identifiable,
+        "draws": m.draws.iter().map(|d| json!({
+            "overhead_distribution": dist_json(&d.overhead),
+            "prefill_rate": d.prefill_rate.map(r1),
+            "cached_rate": d.cached_rate.map(r1),
+            "attention_rate": d.attention_rate.map(r1),
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// A number for people: 3 significant digits below 1,000, else whole with thousands commas.
@@ -291,15 +198,10 @@ fn validation_table(cal: &Calibration, files: &str) -> String {
                 .into_iter()
                 .chain(v.exceed.iter().map(|&e| pct(e)))
                 .collect(),
-            None => vec![
-                m.model.clone(),
-                "0".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-            ],
+            None => [m.model.clone(), "0".into()]
+                .into_iter()
+                .chain(std::iter::repeat_n("-".to_string(), 5))
+                .collect(),
         })
         .collect();
     format!(
@@ -466,17 +368,16 @@ pub fn overhead_dist(d: &Spliced) -> String {
 
 /// A rate as plain text: whole tokens/s from 100 up, else one decimal.
 fn rate_text(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{}", v.round())
-    } else {
-        format!("{:.1}", v)
+    match v >= 100.0 {
+        true => format!("{}", v.round()),
+        false => format!("{v:.1}"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calibrate::estimate::{Ci95, Interval, Settings};
+    use crate::calibrate::estimate::{Ci95, Draw, Interval, Settings};
     use crate::calibrate::fit::Coefs;
     use crate::config::parse_dist_in;
     use crate::dist::{Dist, Quantity};

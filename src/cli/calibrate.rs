@@ -91,11 +91,9 @@ fn read_all(inputs: &[PathBuf], format: Option<&str>, ttl: Ttl) -> Result<Observ
 
 pub fn run(args: Args) -> CliResult {
     let data = read_all(&args.inputs, args.format.as_deref(), args.ttl)?;
-    let validate = if args.validate.is_empty() {
-        None
-    } else {
-        Some(read_all(&args.validate, args.validate_format.as_deref(), args.ttl)?)
-    };
+    let validate = (!args.validate.is_empty())
+        .then(|| read_all(&args.validate, args.validate_format.as_deref(), args.ttl))
+        .transpose()?;
     if !data.obs.iter().any(|o| o.ttft_s.is_some()) {
         return Err(Error::usage(anyhow!(
             "{}: no request has a measured time to first token (ttft); nothing to fit",
@@ -152,10 +150,8 @@ fn command(args: &Args) -> String {
     if let Some(f) = &args.format {
         parts.push(format!("--format {f}"));
     }
-    match args.ttl.0 {
-        Some(us) => parts.push(format!("--ttl {}", crate::time::SimDuration::from_us(us))),
-        None => parts.push("--ttl none".into()),
-    }
+    let ttl = args.ttl.0.map(|us| crate::time::SimDuration::from_us(us).to_string());
+    parts.push(format!("--ttl {}", ttl.as_deref().unwrap_or("none")));
     if let Some(d) = &args.out {
         parts.push(format!("--out {}", d.display()));
     }

@@ -38,13 +38,12 @@ pub struct Args {
 pub fn run(args: Args) -> CliResult {
     let rep = api::merge_shards(&args.dirs, &args.out)?;
     if args.json {
-        let mut v = serde_json::json!({
+        let v = serde_json::json!({
             "out": args.out.display().to_string(),
             "shards": rep.shards,
             "points": rep.points,
         });
-        v.sort_all_objects(); // keys sorted, as ever
-        outln!("{}", serde_json::to_string_pretty(&v).expect("a report serializes"))?;
+        out!("{}", super::sorted_json(v))?;
     } else {
         outln!(
             "merged {} shards, {} points -> {}/{{summary.csv, runs.csv, histograms/, manifest.json}}",

@@ -147,6 +147,13 @@ fn help_target(args: &[String]) -> Option<String> {
     }
 }
 
+/// `v` pretty-printed with every object's keys sorted (as every JSON output has them), and a
+/// final newline.
+pub fn sorted_json(mut v: serde_json::Value) -> String {
+    v.sort_all_objects();
+    serde_json::to_string_pretty(&v).expect("JSON values serialize") + "\n"
+}
+
 /// Write to stdout and flush. A closed pipe (`| head`) is not an error: the reader has what it
 /// wanted, and the work behind the output (files written, a run finished) is done.
 pub fn stdout(bytes: &[u8]) -> CliResult {
@@ -201,59 +208,6 @@ pub fn main() -> ExitCode {
         Err(e) => {
             eprintln!("error: {}", e.report());
             e.exit_code()
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reflow_joins_paragraphs_and_keeps_indented_lines() {
-        let text = "One line\nand its tail.\n\nTable:\n  a   1\n  b   2\nAfter.\n";
-        assert_eq!(reflow(text), "One line and its tail.\n\nTable:\n  a   1\n  b   2\nAfter.");
-    }
-
-    #[test]
-    fn help_target_is_the_first_word() {
-        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(help_target(&args(&["prefixsim", "--help"])), None);
-        assert_eq!(help_target(&args(&["prefixsim", "run", "-h"])).as_deref(), Some("run"));
-        assert_eq!(help_target(&args(&["prefixsim", "help", "tune"])).as_deref(), Some("tune"));
-    }
-
-    /// ARCHITECTURE.md's `cli -> api -> exec`: the commands that run experiments (or write
-    /// their results) reach the library through `crate::api` only, never the executor, the
-    /// sweep pipeline, the model, the limits or the experiment resolver behind it.
-    #[test]
-    fn commands_that_run_experiments_go_through_api() {
-        let sources = [
-            ("run.rs", include_str!("run.rs")),
-            ("sweep.rs", include_str!("sweep.rs")),
-            ("tune.rs", include_str!("tune.rs")),
-            ("merge.rs", include_str!("merge.rs")),
-            ("serve.rs", include_str!("serve.rs")),
-            ("replay.rs", include_str!("replay.rs")),
-        ];
-        let behind = ["exec", "sweep", "model", "limits", "config"];
-        for (file, text) in sources {
-            assert!(text.contains("crate::api"), "{file} does not call api");
-            let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
-            for line in code {
-                for m in behind {
-                    let path = format!("crate::{m}");
-                    assert!(!line.contains(&path), "cli/{file} reaches past api: {line}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn every_command_has_examples() {
-        use clap::CommandFactory;
-        for c in Cli::command().get_subcommands() {
-            assert!(examples(Some(c.get_name())).is_some(), "{} has no examples", c.get_name());
         }
     }
 }

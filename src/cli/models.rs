@@ -27,11 +27,6 @@ pub struct Args {
 }
 
 #[derive(Serialize)]
-struct Models {
-    models: Vec<ModelRow>,
-}
-
-#[derive(Serialize)]
 struct ModelRow {
     name: &'static str,
     api_ids: Vec<String>,
@@ -70,7 +65,8 @@ struct Latency {
 pub fn run(args: Args) -> CliResult {
     let rows: Vec<ModelRow> = config::preset_names().into_iter().map(row).collect();
     if args.json {
-        let text = serde_json::to_string_pretty(&Models { models: rows }).map_err(Error::failed)?;
+        let v = serde_json::json!({ "models": rows });
+        let text = serde_json::to_string_pretty(&v).map_err(Error::failed)?;
         outln!("{text}")?;
     } else {
         out!("{}", table(&rows))?;

@@ -56,15 +56,6 @@ pub enum ImageFormat {
     Png,
 }
 
-impl ImageFormat {
-    fn ext(self) -> &'static str {
-        match self {
-            ImageFormat::Svg => "svg",
-            ImageFormat::Png => "png",
-        }
-    }
-}
-
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::reflow(AFTER_HELP))]
 pub struct Args {
@@ -116,7 +107,8 @@ pub fn write_figures(
     for f in figures {
         let mut paths = Vec::new();
         for fmt in formats {
-            let path = out.join(format!("{}.{}", f.name, fmt.ext()));
+            let ext = clap::ValueEnum::to_possible_value(fmt).expect("no variant is skipped");
+            let path = out.join(format!("{}.{}", f.name, ext.get_name()));
             match fmt {
                 // Rendered into one string, then written atomically (a figure reduces its lines
                 // to one point per pixel column, so the string stays small).
@@ -171,7 +163,7 @@ pub fn run(args: Args) -> CliResult {
     let out = args.out.clone().unwrap_or(default_out);
     let written = write_figures(&figures, &out, &formats)?;
     if args.json {
-        let mut list: Vec<serde_json::Value> = figures
+        let list: Vec<serde_json::Value> = figures
             .iter()
             .zip(&written)
             .map(|(f, p)| {
@@ -181,8 +173,7 @@ pub fn run(args: Args) -> CliResult {
                 })
             })
             .collect();
-        list.iter_mut().for_each(serde_json::Value::sort_all_objects); // keys sorted, as ever
-        outln!("{}", serde_json::to_string_pretty(&list).map_err(Error::failed)?)?;
+        out!("{}", super::sorted_json(list.into()))?;
         return Ok(());
     }
     let width = figures.iter().map(|f| f.name.len()).max().unwrap_or(0);

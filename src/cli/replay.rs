@@ -2,7 +2,6 @@
 //! choices side by side. The edge: reads the trace, prints a table or JSON, writes
 //! `replay.json` (tmp + rename). Bad input (trace, `--set`) exits 2 and prints nothing on stdout.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, Context as _};
@@ -125,15 +124,11 @@ pub fn run(mut args: Args) -> CliResult {
     let name = args.trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
     if let Some(dir) = &args.out {
         let curves = replay.curves(result.distinct_tokens)?;
-        let mut v = output::replay_file_json(&result, &settings, &name, &curves);
-        v.sort_all_objects(); // keys sorted, as ever
-        write_atomic(dir, "replay.json", &(serde_json::to_string_pretty(&v).expect("json") + "\n"))
-            .map_err(Error::failed)?;
+        let v = output::replay_file_json(&result, &settings, &name, &curves);
+        write_atomic(dir, "replay.json", &super::sorted_json(v)).map_err(Error::failed)?;
     }
     let text = if args.json {
-        let mut v = output::stdout_json(&result, &settings, !args.what_if.is_empty());
-        v.sort_all_objects(); // keys sorted, as ever
-        serde_json::to_string_pretty(&v).expect("json values serialize") + "\n"
+        super::sorted_json(output::stdout_json(&result, &settings, !args.what_if.is_empty()))
     } else {
         output::text(&result, &settings, &name)
     };
@@ -153,17 +148,11 @@ fn guess_format(path: &Path) -> anyhow::Result<Format> {
     if path.is_dir() || crate::input::has_extension(path, &["json"]) {
         return Ok(Format::ClaudeCode);
     }
-    let mut head = Vec::new();
-    crate::input::open(path)
-        .with_context(|| format!("cannot read {}", path.display()))?
-        .take(1 << 16)
-        .read_to_end(&mut head)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let head = crate::input::head(path).with_context(|| format!("cannot read {}", path.display()))?;
     let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
-    let has = |key: &[u8]| first.windows(key.len()).any(|w| w == key);
-    if has(b"\"hash_ids\"") {
+    if crate::input::contains(first, b"\"hash_ids\"") {
         Ok(Format::Mooncake)
-    } else if has(b"\"body\"") {
+    } else if crate::input::contains(first, b"\"body\"") {
         Ok(Format::Requests)
     } else {
         Err(anyhow!(

@@ -62,13 +62,12 @@ pub fn run(args: Args) -> CliResult {
     }
     write_atomic(&html_path, html.as_bytes()).map_err(Error::failed)?;
     if args.json {
-        let mut v = serde_json::json!({
+        let v = serde_json::json!({
             "markdown": md_path.display().to_string(),
             "html": html_path.display().to_string(),
             "figures": figures.iter().map(|f| f.name.clone()).collect::<Vec<_>>(),
         });
-        v.sort_all_objects(); // keys sorted, as ever
-        outln!("{}", serde_json::to_string_pretty(&v).map_err(Error::failed)?)?;
+        out!("{}", super::sorted_json(v))?;
     } else {
         outln!(
             "{}\n{}\n({} figures in {})",

@@ -78,10 +78,7 @@ pub fn run(args: Args) -> CliResult {
     // The workloads are embedded: an error here is a bug in the shipped data, not user input.
     let report = scenarios::run(workload, policy).map_err(Error::failed)?;
     let text = if args.json {
-        let mut v = render::to_json(&report);
-        v.sort_all_objects(); // keys sorted, as ever
-        let json = serde_json::to_string_pretty(&v);
-        json.map_err(Error::failed)? + "\n"
+        super::sorted_json(render::to_json(&report))
     } else {
         render::table(&report)
     };

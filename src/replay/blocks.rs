@@ -60,11 +60,8 @@ impl Interner {
         *slot
     }
     /// Distinct blocks seen so far.
-    pub fn len(&self) -> usize {
+    pub fn distinct(&self) -> usize {
         self.len as usize
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 }
 
@@ -159,11 +156,6 @@ pub struct BlockCache {
 impl BlockCache {
     pub fn new(ttl: Option<SimDuration>, capacity_tokens: Option<u64>) -> Self {
         BlockCache { entries: Vec::new(), lru: Lru::new(), used_tokens: 0, ttl, capacity_tokens }
-    }
-
-    /// Tokens held by live (linked) entries, expired ones included until they are reclaimed.
-    pub fn used_tokens(&self) -> u64 {
-        self.used_tokens
     }
 
     /// The state of one block at `now`. Expiry is checked before eviction: a block that
@@ -282,7 +274,7 @@ mod tests {
         assert_eq!(i.index(1, 7), 2, "another namespace is another block");
         assert_eq!(i.index(0, DIRECT_IDS + 5), 3, "large ids go through the map");
         assert_eq!(i.index(0, DIRECT_IDS + 5), 3);
-        assert_eq!(i.len(), 4);
+        assert_eq!(i.distinct(), 4);
     }
 
     #[test]
@@ -321,7 +313,6 @@ mod tests {
             c.lookup(blocks, 4, now);
             c.commit(blocks, 4, now, now);
         }
-        assert_eq!(c.used_tokens(), 12);
         assert_eq!(c.probe(0, t(3)), State::Ready);
         assert_eq!(c.probe(1, t(3)), State::Evicted);
         assert_eq!(c.probe(2, t(3)), State::Ready);

@@ -1,7 +1,7 @@
 //! Messages-API-shaped JSON bodies to prompts: blocks with canonical bytes, breakpoints from
 //! `cache_control`.
 //!
-//! Default granularity (docs/cache.md): the whole `tools` list is one block, the system prompt one
+//! Granularity (docs/cache.md): the whole `tools` list is one block, the system prompt one
 //! block, each message one block. Canonical bytes: compact JSON with object keys **in the order
 //! they were sent** (the API caches the bytes it is sent: a `tool_use` input whose keys come
 //! back in another order misses, see docs/anthropic.md), and the `cache_control` markers removed
@@ -10,9 +10,6 @@
 //! estimate over its JSON-serialized blocks). A body is a `serde_json::Value`, whose objects keep
 //! their keys in the order of the text (serde_json's `preserve_order`), or as a `json!` wrote
 //! them; of a key given twice, the last value at the first one's place.
-//!
-//! [`Granularity::ContentBlock`] cuts finer: each tool, system block and content block is a block
-//! (a lookback position), a run of `tool_use` (or `tool_result`) blocks counting as one.
 //!
 //! Earlier turns' thinking (the extended-thinking page): on a model that strips it (its preset
 //! says so, `config::preset_for` on the body's model name), or with `thinking: {"type":
@@ -58,8 +55,6 @@ fn err<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, Body
 pub struct ParsedBody {
     pub model: String,
     pub blocks: Vec<Block>,
-    /// JSON path of each block (`tools`, `system`, `messages[3]`).
-    pub paths: Vec<String>,
     pub system_params: Digest,
     pub message_params: Digest,
     pub breakpoints: Vec<Breakpoint>,
@@ -99,16 +94,8 @@ impl ParsedBody {
 
 /// Parse a body into a prompt (scope `default`) and its breakpoints.
 pub fn request_from_json(body: &Value) -> Result<(Prompt, Vec<Breakpoint>), BodyError> {
-    request_from_json_scoped(body, "default")
-}
-
-/// Parse a body into a prompt in cache `scope` and its breakpoints.
-pub fn request_from_json_scoped(
-    body: &Value,
-    scope: &str,
-) -> Result<(Prompt, Vec<Breakpoint>), BodyError> {
     let parsed = parse_body(body)?;
-    Ok((parsed.prompt(scope), parsed.breakpoints))
+    Ok((parsed.prompt("default"), parsed.breakpoints))
 }
 
 /// A `cache_control` marker found in the body, in document order.
@@ -118,51 +105,35 @@ struct Marker {
     path: String,
 }
 
-/// How finely a body is cut into blocks (docs/cache.md: the default is `Message`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Granularity {
-    /// The tool list one block, the system prompt one block, each message one block.
-    #[default]
-    Message,
-    /// Each tool, each system block and each content block is a block (a lookback position);
-    /// a run of consecutive `tool_use` (or `tool_result`) blocks in a message is one block, as
-    /// the Claude API counts positions (the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching), newer docs).
-    ContentBlock,
-}
-
 #[derive(Default)]
 struct Builder {
-    fine: bool,
     blocks: Vec<Block>,
-    paths: Vec<String>,
     markers: Vec<Marker>,
 }
 
 impl Builder {
-    fn push(&mut self, layer: Layer, canonical: &str, path: String) {
-        self.push_bytes(layer, canonical.as_bytes(), estimate_tokens(canonical), path);
+    fn push(&mut self, layer: Layer, canonical: &str) {
+        let tokens = estimate_tokens(canonical);
+        self.blocks.push(Block::from_bytes(layer, canonical.as_bytes(), tokens));
     }
 
-    fn push_bytes(&mut self, layer: Layer, bytes: &[u8], tokens: u64, path: String) {
-        self.blocks.push(Block::from_bytes(layer, bytes, tokens));
-        self.paths.push(path);
+    fn push_list(&mut self, layer: Layer, list: &[Value]) {
+        let mut s = String::new();
+        canonical_list(list, &mut s);
+        self.push(layer, &s);
     }
 }
 
-/// Parse and validate a body at the default granularity (one block per message).
+/// Parse and validate a body, one block for the tools, one for the system prompt and one per
+/// message.
 pub fn parse_body(body: &Value) -> Result<ParsedBody, BodyError> {
-    parse_body_with(body, Granularity::Message)
-}
-
-/// Parse and validate a body, cut into blocks at `granularity`.
-pub fn parse_body_with(body: &Value, granularity: Granularity) -> Result<ParsedBody, BodyError> {
     let Some(obj) = body.as_object() else { return err("$", "the body must be a JSON object") };
     let model = match body.get("model") {
         Some(Value::String(m)) if !m.is_empty() => m.clone(),
         Some(_) => return err("model", "must be a non-empty string"),
         None => return err("model", "missing (the model name is part of the cache key)"),
     };
-    let mut b = Builder { fine: granularity == Granularity::ContentBlock, ..Builder::default() };
+    let mut b = Builder::default();
     if let Some(tools) = body.get("tools") {
         parse_tools(tools, &mut b)?;
     }
@@ -191,7 +162,6 @@ pub fn parse_body_with(body: &Value, granularity: Granularity) -> Result<ParsedB
     Ok(ParsedBody {
         model,
         blocks: b.blocks,
-        paths: b.paths,
         system_params: params_digest(obj, &["speed"]),
         message_params: params_digest(obj, &["output_config", "thinking", "tool_choice"]),
         breakpoints,
@@ -259,18 +229,9 @@ fn parse_tools(tools: &Value, b: &mut Builder) -> Result<(), BodyError> {
         if !matches!(t.get("name"), Some(Value::String(_))) {
             return err(format!("{path}.name"), "missing or not a string");
         }
-        marker_of(o, if b.fine { first + i } else { first }, &path, b)?;
-        if b.fine {
-            let mut s = String::new();
-            canonical(t, true, &mut s);
-            b.push(Layer::Tools, &s, path);
-        }
+        marker_of(o, first, &path, b)?;
     }
-    if !b.fine {
-        let mut s = String::new();
-        canonical_list(list, &mut s);
-        b.push(Layer::Tools, &s, "tools".into());
-    }
+    b.push_list(Layer::Tools, list);
     Ok(())
 }
 
@@ -278,23 +239,16 @@ fn parse_system(system: &Value, b: &mut Builder) -> Result<(), BodyError> {
     let first = b.blocks.len();
     match system {
         Value::String(text) => {
-            b.push(Layer::System, text, "system".into());
+            b.push(Layer::System, text);
             Ok(())
         }
         Value::Array(list) => {
             for (i, item) in list.iter().enumerate() {
                 let path = format!("system[{i}]");
-                check_content_block(item, if b.fine { first + i } else { first }, &path, b)?;
-                if b.fine {
-                    let mut s = String::new();
-                    canonical(item, true, &mut s);
-                    b.push(Layer::System, &s, path);
-                }
+                check_content_block(item, first, &path, b)?;
             }
-            if !b.fine && !list.is_empty() {
-                let mut s = String::new();
-                canonical_list(list, &mut s);
-                b.push(Layer::System, &s, "system".into());
+            if !list.is_empty() {
+                b.push_list(Layer::System, list);
             }
             Ok(())
         }
@@ -307,7 +261,7 @@ fn parse_message(m: &Value, i: usize, b: &mut Builder) -> Result<(), BodyError> 
     if m.as_object().is_none() {
         return err(path, "a message must be an object");
     }
-    let Some(Value::String(role)) = m.get("role") else {
+    let Some(Value::String(_)) = m.get("role") else {
         return err(format!("{path}.role"), "missing or not a string");
     };
     if m.get("cache_control").is_some() {
@@ -318,9 +272,6 @@ fn parse_message(m: &Value, i: usize, b: &mut Builder) -> Result<(), BodyError> 
     }
     match m.get("content") {
         Some(Value::String(_)) => {}
-        Some(Value::Array(list)) if b.fine && !list.is_empty() => {
-            return parse_content_runs(role, list, &path, b);
-        }
         Some(Value::Array(list)) => {
             let block = b.blocks.len();
             for (k, item) in list.iter().enumerate() {
@@ -334,40 +285,7 @@ fn parse_message(m: &Value, i: usize, b: &mut Builder) -> Result<(), BodyError> 
     }
     let mut s = String::new();
     canonical(m, true, &mut s);
-    b.push(Layer::Messages, &s, path);
-    Ok(())
-}
-
-/// Content-block granularity: one block per content block, a run of `tool_use` (or
-/// `tool_result`) blocks as one. The bytes carry the role and the run's position.
-fn parse_content_runs(
-    role: &str,
-    list: &[Value],
-    path: &str,
-    b: &mut Builder,
-) -> Result<(), BodyError> {
-    let kind = |v: &Value| v.get("type").and_then(Value::as_str).map(str::to_owned);
-    let mut start = 0;
-    while start < list.len() {
-        let mut end = start + 1;
-        let run_kind = kind(&list[start]);
-        let merges = matches!(run_kind.as_deref(), Some("tool_use" | "tool_result"));
-        while merges && end < list.len() && kind(&list[end]) == run_kind {
-            end += 1;
-        }
-        let block = b.blocks.len();
-        for (k, item) in list.iter().enumerate().take(end).skip(start) {
-            check_content_block(item, block, &format!("{path}.content[{k}]"), b)?;
-        }
-        let mut run = String::new();
-        canonical_list(&list[start..end], &mut run);
-        let mut bytes = String::new();
-        write_string(role, &mut bytes);
-        let bytes = format!("{bytes}\0{start}\0{run}");
-        let block_path = format!("{path}.content[{start}]");
-        b.push_bytes(Layer::Messages, bytes.as_bytes(), estimate_tokens(&run), block_path);
-        start = end;
-    }
+    b.push(Layer::Messages, &s);
     Ok(())
 }
 

@@ -25,7 +25,7 @@ use hdrhistogram::Histogram;
 
 pub use run::ChoiceStats;
 pub use settings::{CacheChoice, ReplaySettings, SetError, SettingError, TraceFormat};
-pub use trace::{RecordError, TraceError, TraceMeta, TraceRequest};
+pub use trace::{TraceError, TraceMeta, TraceRequest};
 
 use crate::time::{US_PER_H, US_PER_MIN, US_PER_S};
 

@@ -36,7 +36,9 @@ pub fn read(
         let (time_us, line) = parse_line(buf, block_size, last_time_us)?;
         super::window::check(model, line.input_length, line.output_length)?;
         last_time_us = time_us;
-        let full = full_blocks(line.input_length, block_size, line.hash_ids.len());
+        // All ids but a trailing partial block's.
+        let partial = !line.input_length.is_multiple_of(block_size);
+        let full = line.hash_ids.len() - usize::from(partial);
         meta.requests += 1;
         sink(&TraceRequest {
             time_us,
@@ -52,15 +54,6 @@ pub fn read(
         });
         Ok::<(), RecordError>(())
     })
-}
-
-/// The number of full blocks: all ids but a trailing partial one.
-fn full_blocks(input_tokens: u64, block_size: u64, ids: usize) -> usize {
-    if input_tokens.is_multiple_of(block_size) {
-        ids
-    } else {
-        ids - 1
-    }
 }
 
 fn parse_line(buf: &[u8], block_size: u64, last_time_us: u64) -> Result<(u64, Line), RecordError> {

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::blocks::CAUSES;
 use super::run::READY_SOURCES;
-use super::{ChoiceStats, Curves, Replay, ReplaySettings, TraceFormat};
+use super::{Curves, Replay, ReplaySettings, TraceFormat};
 use crate::numfmt::pct;
 use crate::time::{secs, Human};
 
@@ -23,14 +23,9 @@ fn r6(x: f64) -> f64 {
     (x * 1e6).round() / 1e6
 }
 
-/// The money of one choice: (cost, cost with no caching).
-pub fn costs(stats: &ChoiceStats) -> (f64, f64) {
-    (stats.cost_usd, stats.cost_uncached_usd)
-}
-
 /// The index of the cheapest choice among those with an API TTL (5m or 1h), else overall.
 pub fn winner(replay: &Replay) -> Option<usize> {
-    let cost = |i: &usize| costs(&replay.choices[*i].1).0;
+    let cost = |i: &usize| replay.choices[*i].1.cost_usd;
     let api: Vec<usize> =
         (0..replay.choices.len()).filter(|&i| replay.choices[i].0.is_api_ttl()).collect();
     let pool = if api.is_empty() { (0..replay.choices.len()).collect() } else { api };
@@ -41,14 +36,12 @@ pub fn winner(replay: &Replay) -> Option<usize> {
 pub fn choice_json(replay: &Replay, index: usize) -> Value {
     let (choice, s) = &replay.choices[index];
     let a = &s.account;
-    let (cost, uncached_cost) = costs(s);
+    let (cost, uncached_cost) = (s.cost_usd, s.cost_uncached_usd);
     let shares = s.miss_shares();
     let ready_shares = s.ready_shares();
-    let causes = |f: &dyn Fn(usize) -> Value| -> Value {
-        CAUSES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
-    };
-    let sources = |f: &dyn Fn(usize) -> Value| -> Value {
-        READY_SOURCES.iter().enumerate().map(|(i, c)| (c.to_string(), f(i))).collect()
+    // Counts and shares by cause (`CAUSES`) or readiness source (`READY_SOURCES`).
+    let named = |names: [&str; 4], values: [Value; 4]| -> Value {
+        names.into_iter().map(String::from).zip(values).collect()
     };
     let conversations: Vec<Value> = s
         .conversations
@@ -70,22 +63,20 @@ pub fn choice_json(replay: &Replay, index: usize) -> Value {
         "output_tokens": a.output, "hit_rate": r6(a.hit_rate()), "cost_usd": r6(cost),
         "cost_uncached_usd": r6(uncached_cost), "saving_usd": r6(uncached_cost - cost),
         "redundant_writes": s.redundant_writes,
-        "miss_tokens": causes(&|i| json!(s.miss_tokens[i])),
-        "miss_share": causes(&|i| json!(r6(shares[i]))),
-        "ready_from_tokens": sources(&|i| json!(s.ready_tokens[i])),
-        "ready_from_share": sources(&|i| json!(r6(ready_shares[i]))),
+        "miss_tokens": named(CAUSES, s.miss_tokens.map(|t| json!(t))),
+        "miss_share": named(CAUSES, shares.map(|x| json!(r6(x)))),
+        "ready_from_tokens": named(READY_SOURCES, s.ready_tokens.map(|t| json!(t))),
+        "ready_from_share": named(READY_SOURCES, ready_shares.map(|x| json!(r6(x)))),
         "conversations": conversations,
     })
 }
 
 /// Reuse-gap percentiles in seconds.
 pub fn gap_json(h: &Histogram<u64>) -> Value {
-    let mut m = serde_json::Map::new();
-    m.insert("count".into(), json!(h.len()));
-    for (q, name) in PERCENTILES {
-        m.insert(format!("{name}_s"), json!(r6(secs(h.value_at_quantile(q)))));
-    }
-    Value::Object(m)
+    let quantiles = PERCENTILES.map(|(q, name)| {
+        (format!("{name}_s"), json!(r6(secs(h.value_at_quantile(q)))))
+    });
+    std::iter::once(("count".to_string(), json!(h.len()))).chain(quantiles).collect()
 }
 
 /// `--json`: one object (plus trace facts) for one choice, an array for `--what-if`.
@@ -103,10 +94,9 @@ pub fn stdout_json(replay: &Replay, settings: &ReplaySettings, what_if: bool) ->
             v
         })
         .collect();
-    if what_if {
-        Value::Array(objects)
-    } else {
-        objects.into_iter().next().unwrap_or(Value::Null)
+    match what_if {
+        true => Value::Array(objects),
+        false => objects.into_iter().next().unwrap_or(Value::Null),
     }
 }
 
@@ -166,10 +156,9 @@ pub fn thousands(n: u64) -> String {
 
 /// Dollars: cents for large sums, 4 decimals under $1.
 fn money(x: f64) -> String {
-    if x.abs() >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        format!("{x:.4}")
+    match x.abs() >= 1.0 {
+        true => format!("{x:.2}"),
+        false => format!("{x:.4}"),
     }
 }
 
@@ -184,12 +173,10 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     let line = |cells: &mut dyn Iterator<Item = &str>, out: &mut String| {
         for (i, (cell, w)) in cells.zip(&widths).enumerate() {
-            let sep = if i == 0 { "" } else { "  " };
-            if i == 0 {
-                let _ = write!(out, "{sep}{cell:<w$}");
-            } else {
-                let _ = write!(out, "{sep}{cell:>w$}");
-            }
+            let _ = match i {
+                0 => write!(out, "{cell:<w$}"),
+                _ => write!(out, "  {cell:>w$}"),
+            };
         }
         out.push('\n');
     };
@@ -229,7 +216,7 @@ fn header(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Strin
 /// One row of the choices table (with the readiness sources' shares if `ready`).
 fn choice_row(replay: &Replay, i: usize, ready: bool) -> Vec<String> {
     let (c, s) = &replay.choices[i];
-    let (cost, uncached) = costs(s);
+    let (cost, uncached) = (s.cost_usd, s.cost_uncached_usd);
     let shares = s.miss_shares();
     let mut row = vec![
         c.label.clone(),
@@ -255,10 +242,9 @@ fn choice_row(replay: &Replay, i: usize, ready: bool) -> Vec<String> {
 
 /// Whose prices: the chosen model, or `per-request`.
 fn price_label(settings: &ReplaySettings) -> &str {
-    if settings.per_request_prices {
-        "per-request"
-    } else {
-        &settings.model.name
+    match settings.per_request_prices {
+        true => "per-request",
+        false => &settings.model.name,
     }
 }
 
@@ -291,7 +277,7 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
     if replay.choices.len() > 1 {
         if let Some(w) = winner(replay) {
             let (c, s) = &replay.choices[w];
-            let _ = writeln!(out, "\ncheapest: {} at ${}", c.label, money(costs(s).0));
+            let _ = writeln!(out, "\ncheapest: {} at ${}", c.label, money(s.cost_usd));
             out +=
                 "(ttl=none is a bound: no API offers it; its writes are billed at the 5m price)\n";
         }

@@ -19,6 +19,17 @@ pub fn add(total: &mut Account, part: &Account) {
     total.output += part.output;
 }
 
+/// The account of a request the cache core billed `u`, with `output` tokens.
+pub fn account(u: &Usage, output: u64) -> Account {
+    Account {
+        cache_read: u.cache_read,
+        cache_write_5m: u.cache_write_5m,
+        cache_write_1h: u.cache_write_1h,
+        uncached: u.uncached,
+        output,
+    }
+}
+
 fn usage(a: &Account) -> Usage {
     Usage {
         cache_read: a.cache_read,
@@ -38,40 +49,6 @@ pub fn cost_usd(a: &Account, model: &ModelParams) -> f64 {
 /// What the same tokens cost with no caching at all.
 pub fn cost_uncached_usd(a: &Account, model: &ModelParams) -> f64 {
     crate::cache::uncached_cost_usd(model, &usage(a), a.output)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cost_is_the_spec_formula() {
-        let m = crate::config::preset("claude-sonnet-4.5").unwrap();
-        let mut a = Account {
-            cache_read: 1_000_000,
-            cache_write_5m: 1_000_000,
-            cache_write_1h: 0,
-            uncached: 1_000_000,
-            output: 1_000_000,
-        };
-        // 3 * (1 + 1.25 + 0.1) + 15 = 22.05; with 1h writes 3 * (1 + 2 + 0.1) + 15 = 24.3;
-        // no caching: 3 * 3 + 15 = 24.
-        assert!((cost_usd(&a, &m) - 22.05).abs() < 1e-9);
-        assert!((cost_uncached_usd(&a, &m) - 24.0).abs() < 1e-9);
-        std::mem::swap(&mut a.cache_write_5m, &mut a.cache_write_1h);
-        assert!((cost_usd(&a, &m) - 24.3).abs() < 1e-9);
-    }
-
-    #[test]
-    fn trace_model_names_map_to_presets() {
-        let name = |n: &str| preset_for(n).map(|p| p.name);
-        assert_eq!(name("claude-opus-4-5-20251101").as_deref(), Some("claude-opus-4.5"));
-        assert_eq!(name("claude-haiku-4-5-20251001").as_deref(), Some("claude-haiku-4.5"));
-        assert_eq!(name("claude-sonnet-4-20250514").as_deref(), Some("claude-sonnet-4"));
-        assert_eq!(name("claude-opus-4-6").as_deref(), Some("claude-opus-4.6"));
-        assert_eq!(name("claude-sonnet-4.5").as_deref(), Some("claude-sonnet-4.5"));
-        assert_eq!(name("gpt-4o"), None);
-    }
 }
 
 /// The preset of a model name as traces and request bodies spell it (`config::preset_for`).

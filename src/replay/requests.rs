@@ -19,13 +19,12 @@ use hdrhistogram::Histogram;
 use serde::Deserialize;
 
 use super::body::{parse_body, ParsedBody};
-use super::prices::{Account, Pricing};
-use super::run::{ChoiceStats, Measured, ReadySource};
+use super::prices::{self, Pricing};
+use super::run::{ready_time, ChoiceStats, Measured, ReadySource};
 use super::settings::{CacheChoice, ReplaySettings};
 use super::trace::{RecordError, TraceError, TraceMeta, NO_CONVERSATION};
 use super::Replay;
 use crate::cache::{Breakpoint, Cache, Key, Prompt, State, Ttl, Usage};
-use crate::config::LatencyParams;
 use crate::time::SimTime;
 
 #[derive(Deserialize)]
@@ -186,19 +185,18 @@ impl<'s> Replayer<'s> {
             let miss = miss_causes(&lane.cache, &prompt, &peek, now);
             let settings = self.settings;
             let mut source = ReadySource::Model;
+            // Request bodies record no timing: the model draws from the request's own stream
+            // (common random numbers across choices).
             let ready_at = |u: &Usage| {
-                let (t, from) = ready_time(settings, latency, u, output, now, index);
+                let mut rng = crate::rng::stream(settings.seed, &[index]);
+                let a = prices::account(u, output);
+                let (t, from) =
+                    ready_time(settings, latency, &a, Measured::default(), now, &mut rng);
                 source = from;
                 t
             };
             let usage = lane.cache.serve(&prompt, &self.breakpoints, now, ready_at)?;
-            let account = Account {
-                cache_read: usage.cache_read,
-                cache_write_5m: usage.cache_write_5m,
-                cache_write_1h: usage.cache_write_1h,
-                uncached: usage.uncached,
-                output,
-            };
+            let account = prices::account(&usage, output);
             lane.stats.record(conv, &account, &miss, usage.redundant_writes, price);
             lane.stats.ready_tokens[source as usize] += account.cache_write();
         }
@@ -213,28 +211,6 @@ impl<'s> Replayer<'s> {
             }
         }
     }
-}
-
-/// `run::ready_time` for a request billed `u` (no measured timing: request bodies record
-/// none), drawing from the request's own stream `stream(seed, [index])` (common random
-/// numbers across choices).
-fn ready_time(
-    s: &ReplaySettings,
-    latency: &LatencyParams,
-    u: &Usage,
-    output: u64,
-    now: SimTime,
-    index: u64,
-) -> (SimTime, ReadySource) {
-    let a = Account {
-        cache_read: u.cache_read,
-        cache_write_5m: u.cache_write_5m,
-        cache_write_1h: u.cache_write_1h,
-        uncached: u.uncached,
-        output,
-    };
-    let mut rng = crate::rng::stream(s.seed, &[index]);
-    super::run::ready_time(s, latency, &a, Measured::default(), now, &mut rng)
 }
 
 /// Written tokens by cause: walking down from the last written boundary to the hit, each

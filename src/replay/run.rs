@@ -256,7 +256,7 @@ impl Shared {
 
     /// Distinct full blocks seen.
     pub fn distinct_blocks(&self) -> usize {
-        self.interner.len()
+        self.interner.distinct()
     }
 }
 

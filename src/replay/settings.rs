@@ -198,10 +198,7 @@ impl ReplaySettings {
     /// latency lookup. Each model has its own (`latency.preset`, `latency.from`), with the
     /// `latency.*` assignments over it; a name that is no preset gets `model`'s.
     pub fn latency_for(&self, preset: &str) -> &LatencyParams {
-        match self.latencies.iter().find(|(name, _)| *name == preset) {
-            Some((_, l)) => l,
-            None => &self.latency,
-        }
+        self.latencies.iter().find(|(name, _)| *name == preset).map_or(&self.latency, |(_, l)| l)
     }
 
     /// Recompute every model's latency after a latency or model assignment.
@@ -357,54 +354,4 @@ fn parse_policy(value: &str) -> Result<Policy, SettingError> {
 fn parse_dist(value: &str, duration: bool) -> Result<Dist, SettingError> {
     let q = if duration { Quantity::Duration } else { Quantity::Rate };
     crate::config::parse_dist(value, q).map_err(|e| SettingError::Dist(e.to_string()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_apply_and_refuse() {
-        let mut s = ReplaySettings::new(TraceFormat::Mooncake);
-        s.apply_set("cache.ttl=1h").unwrap();
-        assert_eq!(s.cache.ttl_us, Some(US_PER_H));
-        assert!(s.cache.bills_1h());
-        s.apply_set("cache.capacity_tokens=1_000").unwrap();
-        assert_eq!(s.cache.capacity_tokens, Some(1000));
-        s.apply_set("latency.overhead=const(250ms)").unwrap();
-        assert_eq!(s.latency.overhead_us, Dist::Const(250_000.0));
-        s.apply_set("latency.decode_rate=uniform(40, 60)").unwrap();
-        assert!(!s.latency.decode_rate.is_const());
-        s.apply_set("model=\"claude-opus-4.5\"").unwrap();
-        assert_eq!(s.model.input_usd_per_mtok, 5.0);
-        let e = s.apply_set("cache.ttl=-2m").unwrap_err();
-        assert!(e.to_string().contains("positive duration (5m, 1h, 90s, ...) or none"), "{e}");
-        s.apply_set("cache.ttl=2m").unwrap();
-        assert_eq!(s.cache.ttl_us, Some(2 * US_PER_MIN));
-        assert!(s.apply_set("cache.size=3").unwrap_err().to_string().contains("unknown key"));
-        assert!(s.apply_set("block_size=0").is_err());
-        s.apply_set("cache.policy=anthropic").unwrap();
-        assert!(s.validate().is_err());
-        s.apply_set("model=per-request").unwrap();
-        assert!(s.per_request_prices);
-        let mut cc = ReplaySettings::new(TraceFormat::ClaudeCode);
-        assert!(cc.per_request_prices, "claude-code traces record each request's model");
-        cc.apply_set("model=claude-opus-4.5").unwrap();
-        assert!(!cc.per_request_prices);
-        assert!(!ReplaySettings::new(TraceFormat::Mooncake).per_request_prices);
-        assert!(cc.apply_set("block_size=64").unwrap_err().to_string().contains("mooncake"));
-    }
-
-    #[test]
-    fn a_ttl_the_api_does_not_sell_replays_only_under_every_block() {
-        let mut s = ReplaySettings::new(TraceFormat::Requests);
-        s.apply_set("cache.ttl=7m").unwrap();
-        let e = s.validate().unwrap_err();
-        assert_eq!(e, SettingError::TtlNotOffered("7min".into()));
-        assert!(e.to_string().contains("5m and 1h only"), "{e}");
-        s.apply_set("cache.policy=every-block").unwrap();
-        s.validate().unwrap();
-        assert!(!s.cache.is_api_ttl());
-        assert!(s.cache.bills_1h(), "above 5 minutes: the 1-hour write price");
-    }
 }

@@ -126,27 +126,28 @@ pub struct TraceMeta {
 impl TraceMeta {
     /// The index of a conversation, created on first use.
     pub fn conversation(&mut self, name: &str) -> u32 {
-        if let Some(&i) = self.conversation_index.get(name) {
-            return i;
-        }
-        let i = self.conversations.len() as u32;
-        self.conversations.push(name.to_string());
-        self.conversation_index.insert(name.to_string(), i);
-        i
+        intern(&mut self.conversations, &mut self.conversation_index, name)
     }
     /// The namespace of ids of `scope` (0 for a global scope) sent to `model`.
     pub fn namespace(&mut self, scope: u32, model: &str) -> u32 {
-        if let Some(&i) = self.namespaces.get(&(scope, model.to_string())) {
-            return i;
-        }
-        let i = self.namespaces.len() as u32;
-        self.namespaces.insert((scope, model.to_string()), i);
-        i
+        let next = self.namespaces.len() as u32;
+        *self.namespaces.entry((scope, model.to_string())).or_insert(next)
     }
     /// Record a skipped line (`--lenient`).
     pub fn warn(&mut self, e: TraceError) {
         self.warnings.push(format!("{e} (skipped)"));
     }
+}
+
+/// The index of `name` in `names`, appended on first use.
+pub fn intern(names: &mut Vec<String>, index: &mut BTreeMap<String, u32>, name: &str) -> u32 {
+    if let Some(&i) = index.get(name) {
+        return i;
+    }
+    let i = names.len() as u32;
+    names.push(name.to_string());
+    index.insert(name.to_string(), i);
+    i
 }
 
 /// A JSON error of one record, without serde's "at line 1" (the record is one line; the

@@ -9,19 +9,12 @@ use axum::response::{IntoResponse, Response};
 
 use super::figures::{self, SWEEP_METRICS};
 use super::settings::{self, Refusal, Settings, SET_KEYS};
-use super::{App, Stats, PAGE_CSS, PAGE_HTML, PAGE_JS};
+use super::{App, Stats};
 use crate::config;
 
-pub async fn page() -> Response {
-    text("text/html; charset=utf-8", PAGE_HTML.to_string())
-}
-
-pub async fn script() -> Response {
-    text("text/javascript; charset=utf-8", PAGE_JS.to_string())
-}
-
-pub async fn style() -> Response {
-    text("text/css; charset=utf-8", PAGE_CSS.to_string())
+/// The page, its script or its style sheet.
+pub async fn asset(content_type: &'static str, body: &'static str) -> Response {
+    text(content_type, body.to_string())
 }
 
 pub async fn not_found() -> Response {

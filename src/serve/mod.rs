@@ -95,9 +95,9 @@ impl App {
 /// Every route of the server.
 pub fn router(app: Arc<App>) -> Router {
     Router::new()
-        .route("/", get(handlers::page))
-        .route("/page.js", get(handlers::script))
-        .route("/page.css", get(handlers::style))
+        .route("/", get(|| handlers::asset("text/html; charset=utf-8", PAGE_HTML)))
+        .route("/page.js", get(|| handlers::asset("text/javascript; charset=utf-8", PAGE_JS)))
+        .route("/page.css", get(|| handlers::asset("text/css; charset=utf-8", PAGE_CSS)))
         .route("/api/controls", get(handlers::controls))
         .route("/api/run", get(handlers::run))
         .route("/api/export", get(handlers::export))

@@ -411,43 +411,6 @@ fn automatic_caching_reads_the_previous_turn() {
     assert!(parsed3.extend_prompt(&parsed1, &parsed1.prompt("default")).is_none());
 }
 
-/// Content-block granularity: each content block is a block (a lookback position), a run of
-/// `tool_use` blocks is one (the Claude API's newer rule). Message 0 (string) is 1 block;
-/// message 1 [text, tool_use, tool_use] is 2; message 2 [tool_result, tool_result, text] is 2:
-/// with 2 tools and 1 system string, 2 + 1 + 1 + 2 + 2 = 8 blocks.
-#[test]
-fn content_block_granularity_counts_runs_as_one_position() {
-    use prefixsim::replay::body::{parse_body_with, Granularity};
-    let cc = json!({"type": "ephemeral"});
-    let b = json!({"model": "m", "tools": tools(), "system": "sys", "messages": [
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": [{"type": "text", "text": "ok"},
-            {"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "ls"}},
-            {"type": "tool_use", "id": "b", "name": "Read", "input": {"path": "x"}}]},
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "f"},
-            {"type": "tool_result", "tool_use_id": "b", "content": "g"},
-            {"type": "text", "text": "next", "cache_control": cc}]}]});
-    let fine = parse_body_with(&b, Granularity::ContentBlock).unwrap();
-    let paths: Vec<&str> = fine.paths.iter().map(String::as_str).collect();
-    assert_eq!(
-        paths,
-        [
-            "tools[0]",
-            "tools[1]",
-            "system",
-            "messages[0]",
-            "messages[1].content[0]",
-            "messages[1].content[1]",
-            "messages[2].content[0]",
-            "messages[2].content[2]"
-        ]
-    );
-    assert_eq!(fine.breakpoints, vec![bp(7)]);
-    let coarse = prefixsim::replay::body::parse_body(&b).unwrap();
-    assert_eq!(coarse.blocks.len(), 5);
-    assert_eq!(coarse.breakpoints, vec![bp(4)]);
-}
-
 // ---------------------------------------------------------------- presets and price
 
 #[test]

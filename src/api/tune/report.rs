@@ -24,21 +24,6 @@ struct CandJson {
     p_cap_before_first_token: Option<f64>,
 }
 
-/// Where the recommended hold cap sits against the first writer's time to first token.
-#[derive(Debug, Clone, Serialize)]
-struct EdgeJson {
-    ttft_p05_s: Option<f64>,
-    ttft_p50_s: Option<f64>,
-    ttft_p95_s: Option<f64>,
-    ttft_p99_s: Option<f64>,
-    /// The recommendation lies in [p5, p95) of that time.
-    knife_edge: bool,
-    /// The tie rule's pick when the recommendation moved off the knife edge.
-    moved_from: Option<String>,
-    margin_over_p95_s: Option<f64>,
-    margin_over_p99_s: Option<f64>,
-}
-
 /// What `tune` found: tune.json's schema.
 #[derive(Debug, Clone, Serialize)]
 pub struct TuneReport {
@@ -54,8 +39,9 @@ pub struct TuneReport {
     recommended_objective: Option<f64>,
     recommended_ci95: Option<f64>,
     flat: bool,
-    /// Tuning a wait_first hold cap: see `sweep::tune::Edge`.
-    hold_edge: Option<EdgeJson>,
+    /// Tuning a wait_first hold cap: where the recommended cap sits against the first
+    /// writer's time to first token (`sweep::tune::Edge`).
+    hold_edge: Option<serde_json::Value>,
     refine_rounds: u32,
     notes: Vec<String>,
     /// Tuning the hold cap: the answer with its interval over the calibration's refits
@@ -178,21 +164,23 @@ impl TuneReport {
     }
 }
 
-fn edge_json(t: &Tuned) -> Option<EdgeJson> {
+fn edge_json(t: &Tuned) -> Option<serde_json::Value> {
     let v = t.verdict.as_ref()?;
     let e = v.edge.as_ref()?;
     let cap = t.candidates[v.recommended].value.json();
     let finite = |x: f64| x.is_finite().then_some(x);
-    Some(EdgeJson {
-        ttft_p05_s: finite(e.ttft.p05_s),
-        ttft_p50_s: finite(e.ttft.p50_s),
-        ttft_p95_s: finite(e.ttft.p95_s),
-        ttft_p99_s: finite(e.ttft.p99_s),
-        knife_edge: e.knife_edge,
-        moved_from: e.moved_from.map(|m| t.candidates[m].value.label()),
-        margin_over_p95_s: finite(cap - e.ttft.p95_s),
-        margin_over_p99_s: finite(cap - e.ttft.p99_s),
-    })
+    Some(serde_json::json!({
+        "ttft_p05_s": finite(e.ttft.p05_s),
+        "ttft_p50_s": finite(e.ttft.p50_s),
+        "ttft_p95_s": finite(e.ttft.p95_s),
+        "ttft_p99_s": finite(e.ttft.p99_s),
+        // The recommendation lies in [p5, p95) of that time; `moved_from`: the tie rule's
+        // pick when the recommendation moved off the knife edge.
+        "knife_edge": e.knife_edge,
+        "moved_from": e.moved_from.map(|m| t.candidates[m].value.label()),
+        "margin_over_p95_s": finite(cap - e.ttft.p95_s),
+        "margin_over_p99_s": finite(cap - e.ttft.p99_s),
+    }))
 }
 
 fn notes(param: &str, t: &Tuned) -> Vec<String> {
