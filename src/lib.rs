@@ -181,7 +181,6 @@ internal_modules! {
     config;
     #[allow(dead_code, unused_imports, missing_docs)]
     dist;
-    #[allow(dead_code, unused_imports, missing_docs)]
     engine;
     exec;
     input;
@@ -189,7 +188,7 @@ internal_modules! {
     limits;
     #[allow(dead_code, unused_imports, missing_docs)]
     metrics;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     model;
     numfmt;
     #[cfg(feature = "plot")]

@@ -31,12 +31,13 @@ use super::world::{serve_terms, Ev, World};
 use super::{Outcome, SegmentKind, SimError};
 use crate::cache::{Breakpoint, Cache, PromptMemory};
 use crate::config::{ExperimentSpec, ModelParams, Overload, ServerParams, Strategy, Ttl};
-use crate::engine::{Bounds, Engine};
+use crate::engine::Engine;
 use crate::metrics::RunMetrics;
 use crate::time::{SimDuration, SimTime};
 
 /// The buffers a run lives in, kept across runs: the event heap, the launch strategy's
 /// buffers, the caches, the agents and their prompts' memory keep their capacity.
+#[derive(Default)]
 pub(super) struct Buffers {
     engine: Engine<Ev>,
     launch: Launch,
@@ -54,22 +55,6 @@ pub(super) struct Buffers {
     /// The models of a `fork_other_model` run; other runs borrow the experiment's model
     /// instead of cloning it.
     models: Vec<ModelParams>,
-}
-
-impl Default for Buffers {
-    fn default() -> Self {
-        Buffers {
-            engine: Engine::with_capacity(Bounds::UNBOUNDED, 256),
-            launch: Launch::default(),
-            caches: Vec::new(),
-            server: Server::default(),
-            agents: Vec::new(),
-            spare: Vec::new(),
-            shared: SharedMemo::default(),
-            tape: Tape::default(),
-            models: Vec::new(),
-        }
-    }
 }
 
 /// Run replication `replication` of `strategy` on `exp` in `buffers`, counting into

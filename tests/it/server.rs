@@ -3,7 +3,8 @@
 
 use prefixsim::cache::{Block, GpuCache, Layer, Prompt};
 use prefixsim::config::{self, ExperimentSpec, Strategy};
-use prefixsim::model::{simulate, simulate_detailed, RequestRecord};
+use crate::model::simulate;
+use prefixsim::model::{simulate_detailed, RequestRecord};
 use prefixsim::time::SimTime;
 
 /// An instant `us` microseconds into the run.
