@@ -175,10 +175,6 @@ pub(super) fn draw_implicit_miss(exp: &ExperimentSpec, rng: Option<&mut ChaCha8R
 /// (`RunMetrics::isolated_misses`), found without touching the cache.
 pub(super) fn would_have_read(cache: &Cache, ask: &Ask<'_>) -> Result<bool, SimError> {
     let (agent, request) = (ask.who, ask.request);
-    let would = cache.peek(ask.prompt, ask.bps, ask.now).map_err(|source| SimError::Cache {
-        agent,
-        request,
-        source,
-    })?;
-    Ok(would.cache_read > 0)
+    let would = cache.peek(ask.prompt, ask.bps, ask.now);
+    Ok(would.map_err(|source| SimError::Cache { agent, request, source })?.cache_read > 0)
 }

@@ -209,11 +209,7 @@ impl From<SimError> for crate::limits::RunError {
         use crate::limits::RunError;
         match e {
             SimError::Cache { .. } => RunError::Internal(e.to_string()),
-            SimError::Bounded(_)
-            | SimError::NeverAdmitted { .. }
-            | SimError::UnknownModel(_)
-            | SimError::Invalid(_)
-            | SimError::ContextWindow { .. } => RunError::Input(e.to_string()),
+            _ => RunError::Input(e.to_string()),
         }
     }
 }

@@ -183,18 +183,19 @@ pub struct Shared {
 /// TTL), used to warm its entries.
 pub fn parent_request(exp: &ExperimentSpec) -> (Prompt, [Breakpoint; 2]) {
     let mut p = new_prompt(&exp.model.name, exp.workload.parent_thinks(), 3);
-    push_parent(&mut p, exp, "parent/tools", "parent/system");
+    push_parent(&mut p, exp, ("parent/tools", 0), "parent/system");
     let ttl = exp.cache.parent_ttl();
     let last = p.len() - 1;
     (p, [Breakpoint { index: 1, ttl }, Breakpoint { index: last, ttl }])
 }
 
-fn push_parent(p: &mut Prompt, exp: &ExperimentSpec, tools: &str, system: &str) {
+/// The parent's tools (the tag and `a` of their identity), system prompt and history.
+fn push_parent(p: &mut Prompt, exp: &ExperimentSpec, (tools, a): (&str, u64), system: &str) {
     let w = &exp.workload;
     let tools_tokens = w.parent_tokens * PARENT_TOOLS_PERMILLE / 1000;
     let system_tokens = w.parent_tokens * PARENT_SYSTEM_PERMILLE / 1000;
     let history_tokens = w.parent_tokens - tools_tokens - system_tokens;
-    p.push(block(Layer::Tools, tools_tokens, tools, 0, 0));
+    p.push(block(Layer::Tools, tools_tokens, tools, a, 0));
     p.push(block(Layer::System, system_tokens, system, 0, 0));
     if history_tokens > 0 {
         p.push(block(Layer::Messages, history_tokens, "parent/history", 0, 0));
@@ -225,23 +226,13 @@ pub fn line(exp: &ExperimentSpec, blocks: usize, thinking: bool) -> Prompt {
         }
         AgentKind::ForkDropTool { tool } => {
             // The tool list without `tool`: another identity (same size: assumption).
-            let id = identity(tool, 0, 0);
-            let tools_tokens = w.parent_tokens * PARENT_TOOLS_PERMILLE / 1000;
-            let mut id64 = [0u8; 8];
-            id64.copy_from_slice(&id.0[..8]);
-            let without = u64::from_le_bytes(id64);
-            p.push(block(Layer::Tools, tools_tokens, "parent/tools-without", without, 0));
-            let system_tokens = w.parent_tokens * PARENT_SYSTEM_PERMILLE / 1000;
-            p.push(block(Layer::System, system_tokens, "parent/system", 0, 0));
-            let history = w.parent_tokens - tools_tokens - system_tokens;
-            if history > 0 {
-                p.push(block(Layer::Messages, history, "parent/history", 0, 0));
-            }
+            let without = name_hash(tool);
+            push_parent(&mut p, exp, ("parent/tools-without", without), "parent/system");
         }
         AgentKind::ForkEditSystem => {
-            push_parent(&mut p, exp, "parent/tools", "parent/system-edited")
+            push_parent(&mut p, exp, ("parent/tools", 0), "parent/system-edited")
         }
-        _ => push_parent(&mut p, exp, "parent/tools", "parent/system"),
+        _ => push_parent(&mut p, exp, ("parent/tools", 0), "parent/system"),
     }
     p
 }

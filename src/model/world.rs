@@ -91,7 +91,7 @@ impl<'a> World<'a> {
         Ok(World {
             exp,
             engine,
-            rec: Recorder::new(metrics, trace, t0, n),
+            rec: Recorder { metrics, trace, t0, n },
             t0,
             n,
             caches: &mut caches[..],

@@ -1,8 +1,9 @@
 //! Parameter sweeps: the `[sweep]` grid, a resumable and shardable pipeline that streams point
 //! records to a journal, the result files assembled from it, the merge of shards, and tuning.
 //!
-//! The simulator is behind `crate::exec::Runner` (`exec::ModelRunner` runs the model; tests
-//! use deterministic fakes), points run on the one executor (`crate::exec::ordered`), so this module knows nothing of caches or agents. Invariants:
+//! The simulator is behind `crate::exec::Runner` (`exec::ModelRunner` runs the model), points
+//! run on the one executor (`crate::exec::ordered`), so this module knows nothing of caches or
+//! agents. Invariants:
 //! a point's record depends only on (experiment, point values), never on which other points
 //! run, in which order or on how many workers; outputs are a pure function of the journal.
 
@@ -424,7 +425,5 @@ impl std::str::FromStr for Shard {
     }
 }
 
-#[cfg(test)]
-mod fake;
 #[cfg(test)]
 mod tests;

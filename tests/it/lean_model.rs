@@ -1,5 +1,6 @@
 //! Tests: the model's tape (`model::tape`): strategies and sweep points that share a
-//! replication's draws run exactly as they run alone.
+//! replication's draws run exactly as they run alone; a sweep's check of one changed value
+//! answers as resolving the whole experiment does.
 
 use prefixsim::config::{ExperimentSpec, Overload, RateLimits};
 use prefixsim::dist::Dist;
@@ -123,4 +124,44 @@ fn a_tape_serves_only_the_workload_it_was_drawn_for() {
     .collect();
     let runs: Vec<_> = points.iter().flat_map(|p| [(p, 0, 0), (p, 1, 0)]).collect();
     assert_runs_as_alone(&runs);
+}
+
+/// The model's check of a changed value (`check_changed`, which resolves only `[workload]`
+/// when only its keys changed) gives the answer and the error of resolving the whole table.
+#[test]
+fn checking_a_changed_value_answers_as_resolving_does() {
+    use prefixsim::exec::{ModelRunner, Runner};
+    let head = "name = \"c\"\nmodel = \"claude-haiku-3.5\"\n\
+                strategies = [\"eager\", \"wait_first(max_wait=5s)\"]\n";
+    let api = format!("{head}[workload]\nagents = 3\nparent_tokens = 5000\n");
+    let server = format!("{head}[cache]\npolicy = \"vllm\"\n[workload]\nagents = 3\n");
+    let v = |s: &str| toml::Value::String(s.into());
+    let cases: Vec<(&str, &str, toml::Value)> = vec![
+        (&api, "workload.agents", 4.into()),
+        (&api, "workload.agents", 0.into()),
+        (&api, "workload.agentz", 1.into()),
+        (&api, "workload.task_tokens", 900_000_000.into()),
+        (&api, "workload.parent_tokens", 300_000.into()),
+        (&api, "workload.thinking", true.into()),
+        (&api, "workload.turns", v("bogus(2)")),
+        (&api, "workload.turns", v("uniform(1, 3)")),
+        (&api, "workload.tool_latency", 5.into()),
+        (&api, "workload.kind", v("nope")),
+        (&api, "workload.kind", v("subagent")),
+        (&api, "strategy.wait_first.max_wait", v("fast")),
+        (&api, "latency.overhead", v("x")),
+        (&api, "latency.overhead", v("const(1s)")),
+        (&server, "workload.parent_turn_every", v("90s")),
+        (&server, "workload.parent_turn_every", v("0s")),
+    ];
+    let sim = ModelRunner { origin: "c.toml".into() };
+    for (text, key, value) in cases {
+        let base_table: toml::Table = text.parse().unwrap();
+        let base = sim.resolve(&base_table).unwrap();
+        let mut t = base_table.clone();
+        prefixsim::sweep::table::set_value(&mut t, key, value.clone()).unwrap();
+        let whole = sim.resolve(&t).map(drop).map_err(|e| e.to_string());
+        let changed = sim.check_changed(&base, &t, &[key]).map_err(|e| e.to_string());
+        assert_eq!(changed, whole, "{key} = {value}");
+    }
 }
