@@ -90,7 +90,9 @@ fn strategies() -> [(&'static str, Strategy); 5] {
 
 /// Each iteration runs replications `0..reps` (a fixed set, so the request count is fixed).
 fn bench_replications(bencher: Bencher, exp: &ExperimentSpec, strategy: &Strategy, reps: u32) {
-    let requests: u64 = (0..reps).map(|r| simulate_detailed(exp, strategy, r).expect("runs").metrics.requests).sum();
+    let requests: u64 = (0..reps)
+        .map(|r| simulate_detailed(exp, strategy, r).expect("runs").metrics.requests)
+        .sum();
     let mut sim = Simulator::new();
     let mut metrics = RunMetrics::new();
     bencher.counter(ItemsCount::new(requests)).bench_local(|| {

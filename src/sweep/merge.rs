@@ -43,9 +43,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, SweepError> {
     let mut readers: Vec<Reader> = shards
         .iter()
         .map(|(d, _)| {
-            Reader::open(&d.join(JOURNAL_FILE))
-                .map_err(SweepError::failed)?
-                .ok_or_else(|| SweepError::Mismatch(format!("{}: the journal vanished", d.display())))
+            Reader::open(&d.join(JOURNAL_FILE)).map_err(SweepError::failed)?.ok_or_else(|| {
+                SweepError::Mismatch(format!("{}: the journal vanished", d.display()))
+            })
         })
         .collect::<Result<_, _>>()?;
     let tmp_journal = out.join(format!("{JOURNAL_FILE}.tmp"));
@@ -174,7 +174,10 @@ fn check_shards(shards: &[(PathBuf, Header)]) -> Result<(), SweepError> {
         .map(|(i, _)| format!("{i}/{count}"))
         .collect();
     if !missing.is_empty() {
-        return Err(SweepError::Mismatch(format!("missing shards: {} (of {count})", missing.join(", "))));
+        return Err(SweepError::Mismatch(format!(
+            "missing shards: {} (of {count})",
+            missing.join(", ")
+        )));
     }
     Ok(())
 }

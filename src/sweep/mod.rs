@@ -233,13 +233,15 @@ impl Plan {
     }
 
     fn header(&self, shard: Option<Shard>) -> journal::Header {
-        journal::Header::new(
-            self.content_hash.clone(),
-            self.grid.points(),
+        journal::Header {
+            format: journal::FORMAT.into(),
+            content_hash: self.content_hash.clone(),
+            points: self.grid.points(),
             shard,
-            self.csv_axis_columns(),
-            self.manifest(None),
-        )
+            axis_keys: self.csv_axis_columns(),
+            manifest: self.manifest(None),
+            hold: true,
+        }
     }
 }
 

@@ -453,7 +453,8 @@ mod tests {
         assert_eq!(g.axes[0].key, "b", "file order, not sorted");
         let p: Vec<_> = (0..6).map(|i| g.point(i)[1].1.as_integer().unwrap()).collect();
         assert_eq!(p, vec![10, 20, 30, 10, 20, 30]);
-        let g = grid("[sweep]\nzip = [\"a\", \"b\"]\na = [1, 2]\nb = [3, 4]\nc = [5, 6]\n").unwrap();
+        let g =
+            grid("[sweep]\nzip = [\"a\", \"b\"]\na = [1, 2]\nb = [3, 4]\nc = [5, 6]\n").unwrap();
         assert_eq!(g.points(), 4);
         let p1: Vec<_> = g.point(2).iter().map(|(_, v)| v.as_integer().unwrap()).collect();
         assert_eq!(p1, vec![2, 4, 5]);

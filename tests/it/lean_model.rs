@@ -1,6 +1,10 @@
 //! Tests: the model's tape (`model::tape`): strategies and sweep points that share a
 //! replication's draws run exactly as they run alone; a sweep's check of one changed value
-//! answers as resolving the whole experiment does.
+//! answers as resolving the whole experiment does; setting an axis's value (`table`) and
+//! `tune`'s verdict (`tune`).
+
+mod table;
+mod tune;
 
 use prefixsim::config::{ExperimentSpec, Overload, RateLimits};
 use prefixsim::dist::Dist;

@@ -1,9 +1,9 @@
 //! The self-hosted `vllm` and `sglang` policies: the GPU block cache and the server model's
 //! closed forms (docs/providers.md sections 3-7).
 
+use crate::model::simulate;
 use prefixsim::cache::{Block, GpuCache, Layer, Prompt};
 use prefixsim::config::{self, ExperimentSpec, Strategy};
-use crate::model::simulate;
 use prefixsim::model::{simulate_detailed, RequestRecord};
 use prefixsim::time::SimTime;
 
