@@ -137,11 +137,6 @@ pub(super) fn admits_all(exp: &ExperimentSpec) -> bool {
     exp.rate_limits.is_none() && !draws_miss && !draws_implicit(exp)
 }
 
-/// Whether the parent's own requests draw on the rate-limit buckets.
-pub(super) fn counts_parent(exp: &ExperimentSpec) -> bool {
-    exp.rate_limits.as_ref().is_some_and(|r| r.parent_counts)
-}
-
 /// Input tokens that count toward ITPM: uncached and written (and read, when
 /// `cache_reads_count`).
 fn counted_input(exp: &ExperimentSpec, u: &Usage) -> u64 {

@@ -137,13 +137,9 @@ pub fn key_order(text: &str) -> Vec<String> {
 fn spans(v: &toml::de::DeValue<'_>, prefix: &str, out: &mut Vec<(usize, String)>) {
     if let toml::de::DeValue::Table(t) = v {
         for (k, val) in t.iter() {
-            let key = if prefix.is_empty() {
-                k.get_ref().to_string()
-            } else {
-                format!("{prefix}.{}", k.get_ref())
-            };
+            let key = format!("{prefix}{}", k.get_ref());
             if matches!(val.get_ref(), toml::de::DeValue::Table(_)) {
-                spans(val.get_ref(), &key, out);
+                spans(val.get_ref(), &format!("{key}."), out);
             } else {
                 out.push((k.span().start, key));
             }

@@ -50,10 +50,8 @@ fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         for e in std::fs::read_dir(dir.join(sub)).unwrap() {
             let p = e.unwrap().path();
             if p.is_file() {
-                out.insert(
-                    format!("{sub}/{}", p.file_name().unwrap().to_string_lossy()),
-                    std::fs::read(&p).unwrap(),
-                );
+                let name = format!("{sub}/{}", p.file_name().unwrap().to_string_lossy());
+                out.insert(name, std::fs::read(&p).unwrap());
             }
         }
     }
