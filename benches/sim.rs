@@ -22,8 +22,7 @@ use prefixsim::config::{ExperimentSpec, Policy, Release, Strategy};
 use prefixsim::dist::Dist;
 use prefixsim::engine::{Bounds, Engine};
 use prefixsim::metrics::RunMetrics;
-use prefixsim::model::workload::closed_form_experiment;
-use prefixsim::model::{simulate, Simulator};
+use prefixsim::model::{simulate_detailed, Simulator};
 use prefixsim::time::{SimDuration, SimTime};
 use prefixsim::RunOptions;
 
@@ -59,11 +58,13 @@ fn events_in_flight(bencher: Bencher, in_flight: u64) {
     });
 }
 
-/// The tests' closed-form fan-out (`closed_form_experiment`) made stochastic: a 500-token
+/// The tests' closed-form fan-out (benches/closed_form.toml) made stochastic: a 500-token
 /// brief, `turns` turns, lognormal outputs, tool latency and tool results, on Sonnet 4.6
 /// (Sonnet 4.5's prices with a 1M window: long agents never outgrow it).
 fn experiment(agents: u32, turns: f64) -> ExperimentSpec {
-    let mut exp = closed_form_experiment(agents);
+    let file = include_str!("closed_form.toml");
+    let mut exp = prefixsim::Experiment::from_toml(file).expect("resolves").config().clone();
+    exp.workload.agents = agents;
     exp.name = "bench".into();
     exp.question = String::new();
     exp.seed = 42;
@@ -89,7 +90,9 @@ fn strategies() -> [(&'static str, Strategy); 5] {
 
 /// Each iteration runs replications `0..reps` (a fixed set, so the request count is fixed).
 fn bench_replications(bencher: Bencher, exp: &ExperimentSpec, strategy: &Strategy, reps: u32) {
-    let requests: u64 = (0..reps).map(|r| simulate(exp, strategy, r).expect("runs").requests).sum();
+    let requests: u64 = (0..reps)
+        .map(|r| simulate_detailed(exp, strategy, r).expect("runs").metrics.requests)
+        .sum();
     let mut sim = Simulator::new();
     let mut metrics = RunMetrics::new();
     bencher.counter(ItemsCount::new(requests)).bench_local(|| {

@@ -180,7 +180,6 @@ internal_modules! {
     #[allow(dead_code, unused_imports, missing_docs)]
     config;
     dist;
-    #[allow(dead_code, unused_imports, missing_docs)]
     engine;
     exec;
     input;
@@ -191,7 +190,7 @@ internal_modules! {
     )]
     limits;
     metrics;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
     model;
     numfmt;
     #[cfg(feature = "plot")]

@@ -65,7 +65,7 @@ impl Runner for ModelRunner {
 
     fn trace(&self, exp: &ExperimentSpec, strategy: usize) -> Result<Vec<TraceRow>, RunError> {
         let s = &exp.strategies[strategy];
-        let (_, segments) = crate::model::simulate_traced(exp, s, 0).map_err(RunError::from)?;
+        let segments = crate::model::simulate_detailed(exp, s, 0).map_err(RunError::from)?.segments;
         let label = config::strategy_label(s);
         Ok(segments
             .iter()

@@ -137,11 +137,6 @@ pub(super) fn admits_all(exp: &ExperimentSpec) -> bool {
     exp.rate_limits.is_none() && !draws_miss && !draws_implicit(exp)
 }
 
-/// Whether the parent's own requests draw on the rate-limit buckets.
-pub(super) fn counts_parent(exp: &ExperimentSpec) -> bool {
-    exp.rate_limits.as_ref().is_some_and(|r| r.parent_counts)
-}
-
 /// Input tokens that count toward ITPM: uncached and written (and read, when
 /// `cache_reads_count`).
 fn counted_input(exp: &ExperimentSpec, u: &Usage) -> u64 {
@@ -175,10 +170,6 @@ pub(super) fn draw_implicit_miss(exp: &ExperimentSpec, rng: Option<&mut ChaCha8R
 /// (`RunMetrics::isolated_misses`), found without touching the cache.
 pub(super) fn would_have_read(cache: &Cache, ask: &Ask<'_>) -> Result<bool, SimError> {
     let (agent, request) = (ask.who, ask.request);
-    let would = cache.peek(ask.prompt, ask.bps, ask.now).map_err(|source| SimError::Cache {
-        agent,
-        request,
-        source,
-    })?;
-    Ok(would.cache_read > 0)
+    let would = cache.peek(ask.prompt, ask.bps, ask.now);
+    Ok(would.map_err(|source| SimError::Cache { agent, request, source })?.cache_read > 0)
 }

@@ -81,16 +81,9 @@ pub struct Latency<'p> {
 /// hoisting it out of the request changes no draw and no float.
 #[derive(Debug, Clone, Copy)]
 enum Shape<'p> {
-    /// At most the prefill rate is drawn: the other four are constants, the overhead and the
-    /// ready delay already rounded to microseconds.
-    Prefill {
-        overhead: SimDuration,
-        prefill_rate: Sampler<'p>,
-        cached_rate: f64,
-        decode_rate: f64,
-        ready_delay: SimDuration,
-        attention_rate: f64,
-    },
+    /// At most the prefill rate is drawn: the other terms are `fixed`'s constants, the
+    /// overhead and the ready delay already rounded to microseconds.
+    Prefill { fixed: Rates, prefill_rate: Sampler<'p> },
     /// Any other term drawn: every term through its sampler, in `draw`'s order.
     Drawn {
         overhead_us: Sampler<'p>,
@@ -125,12 +118,15 @@ impl<'p> Latency<'p> {
                 Some(ready),
                 Some(attention),
             ) => Shape::Prefill {
-                overhead: SimDuration::from_us(round_u64(overhead.max(0.0))),
+                fixed: Rates {
+                    overhead: SimDuration::from_us(round_u64(overhead.max(0.0))),
+                    prefill_rate: f64::NAN,
+                    cached_rate,
+                    decode_rate,
+                    ready_delay: SimDuration::from_us(round_u64(ready)),
+                    attention_rate: attention,
+                },
                 prefill_rate,
-                cached_rate,
-                decode_rate,
-                ready_delay: SimDuration::from_us(round_u64(ready)),
-                attention_rate: attention,
             },
             _ => Shape::Drawn {
                 overhead_us,
@@ -145,9 +141,10 @@ impl<'p> Latency<'p> {
     }
 
     /// Draw one request's timing for `work`, in `draw`'s order: its terms (`sample`), then
-    /// their timing of `work` (`Rates::timing`).
+    /// their timing of `work` (`Terms::timing`).
     pub fn draw(&self, work: Work, rng: &mut ChaCha8Rng) -> Timing {
-        self.sample(rng).timing(work)
+        let terms = self.sample(rng).terms(work.output_tokens);
+        terms.timing(work.prefill_tokens, work.cached_tokens)
     }
 }
 
@@ -165,12 +162,6 @@ pub struct Rates {
 }
 
 impl Rates {
-    /// The timing of `work` at these terms: `Latency::draw` of the same draw, bit for bit.
-    #[inline]
-    pub fn timing(&self, work: Work) -> Timing {
-        self.terms(work.output_tokens).timing(work.prefill_tokens, work.cached_tokens)
-    }
-
     /// These terms for a request of `output_tokens`: its decode time, which needs no cache,
     /// computed now.
     #[inline]
@@ -202,7 +193,7 @@ pub struct Terms {
 
 impl Terms {
     /// The timing of a request that prefills `prefill_tokens` (uncached and written) and
-    /// reads `cached_tokens`: `Rates::timing` of the same draw and output tokens, bit for bit.
+    /// reads `cached_tokens`.
     #[inline]
     pub fn timing(&self, prefill_tokens: u64, cached_tokens: u64) -> Timing {
         let (tokens, rates) =
@@ -219,21 +210,9 @@ impl Latency<'_> {
     /// per request and replication (`model::tape`), so an inline exp would not pay here.
     pub fn sample(&self, rng: &mut ChaCha8Rng) -> Rates {
         match &self.shape {
-            Shape::Prefill {
-                overhead,
-                prefill_rate,
-                cached_rate,
-                decode_rate,
-                ready_delay,
-                attention_rate,
-            } => Rates {
-                overhead: *overhead,
-                prefill_rate: prefill_rate.sample(rng),
-                cached_rate: *cached_rate,
-                decode_rate: *decode_rate,
-                ready_delay: *ready_delay,
-                attention_rate: *attention_rate,
-            },
+            Shape::Prefill { fixed, prefill_rate } => {
+                Rates { prefill_rate: prefill_rate.sample(rng), ..*fixed }
+            }
             Shape::Drawn {
                 overhead_us,
                 prefill_rate,

@@ -1,11 +1,10 @@
 //! The fan-out model: workload, agents, launch strategies, latency, rate limits. The only
 //! module that knows both the engine and the cache.
 //!
-//! `simulate(exp, strategy, replication)` runs one replication of one strategy and returns its
-//! `RunMetrics`; `simulate_traced` also returns the timeline segments (hold, rate_limit,
-//! prefill, decode, tool, entry_ready) of every request; `simulate_detailed` adds per-request
-//! records (send time, usage, cost) for tests and the reference model. `Simulator` reuses its
-//! buffers (event heap, launch buffers, caches) across runs. See docs/model.md for the assumptions.
+//! `Simulator::run_into` runs one replication of one strategy into its `RunMetrics`, reusing
+//! its buffers (event heap, launch buffers, caches) across runs; `simulate_detailed` also
+//! returns the timeline segments (hold, rate_limit, prefill, decode, tool, entry_ready) and
+//! per-request records (send time, usage, cost). See docs/model.md for the assumptions.
 //!
 //! - `workload.rs`: the synthetic prompts of each agent kind, their breakpoints.
 //! - `simulator.rs`: `Simulator`, which keeps a run's buffers for the next.
@@ -162,8 +161,10 @@ pub struct RequestKeys {
     pub n_breakpoints: usize,
 }
 
-/// Everything one traced run produced.
+/// Everything one traced run produced. The product reads the segments; the metrics and the
+/// request records are what the tests and the reference model check a run by.
 #[derive(Debug, Clone)]
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub struct Detailed {
     pub metrics: RunMetrics,
     pub segments: Vec<Segment>,
@@ -208,11 +209,7 @@ impl From<SimError> for crate::limits::RunError {
         use crate::limits::RunError;
         match e {
             SimError::Cache { .. } => RunError::Internal(e.to_string()),
-            SimError::Bounded(_)
-            | SimError::NeverAdmitted { .. }
-            | SimError::UnknownModel(_)
-            | SimError::Invalid(_)
-            | SimError::ContextWindow { .. } => RunError::Input(e.to_string()),
+            _ => RunError::Input(e.to_string()),
         }
     }
 }
@@ -249,28 +246,8 @@ pub fn notes(exp: &ExperimentSpec) -> Vec<String> {
     notes
 }
 
-/// Run replication `replication` of `strategy` on `exp`.
-pub fn simulate(
-    exp: &ExperimentSpec,
-    strategy: &Strategy,
-    replication: u32,
-) -> Result<RunMetrics, SimError> {
-    let mut metrics = RunMetrics::new();
-    Simulator::new().run_into(exp, strategy, replication, &mut metrics)?;
-    Ok(metrics)
-}
-
-/// As `simulate`, plus the timeline segments of every request, ordered by agent, then time.
-pub fn simulate_traced(
-    exp: &ExperimentSpec,
-    strategy: &Strategy,
-    replication: u32,
-) -> Result<(RunMetrics, Vec<Segment>), SimError> {
-    let d = simulate_detailed(exp, strategy, replication)?;
-    Ok((d.metrics, d.segments))
-}
-
-/// As `simulate_traced`, plus one record per accepted request, in acceptance order.
+/// Run replication `replication` of `strategy` on `exp` with its timeline segments (ordered
+/// by agent, then time) and one record per accepted request, in acceptance order.
 pub fn simulate_detailed(
     exp: &ExperimentSpec,
     strategy: &Strategy,

@@ -2,7 +2,7 @@
 //! while the fan-out runs, one exchange per turn, and each agent forks its history as of its
 //! first request's send. See docs/model.md, "An advancing parent".
 
-use super::admission::{counts_parent, draw_implicit_miss, draw_miss, Admit, Ask};
+use super::admission::{draw_implicit_miss, draw_miss, Admit, Ask};
 use super::agent::{Agent, Requester};
 use super::recorder::Served;
 use super::server::Server;
@@ -87,7 +87,7 @@ impl<'a> Parent<'a> {
             counts: exp
                 .rate_limits
                 .as_ref()
-                .filter(|_| counts_parent(exp))
+                .filter(|r| r.parent_counts)
                 .map(|r| (&r.retry_jitter_us, stream(site::RATE_LIMIT))),
             ttl: exp.cache.parent_ttl(),
             out: 0,

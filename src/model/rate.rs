@@ -92,11 +92,6 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
-    /// Full per-minute buckets at t = 0.
-    pub fn new(rpm: u64, itpm: u64, otpm: u64) -> Self {
-        Self::with_interval(rpm, itpm, otpm, US_PER_MIN)
-    }
-
     /// Full buckets at t = 0, each limit enforced over `interval_us` (at most a minute).
     pub fn with_interval(rpm: u64, itpm: u64, otpm: u64, interval_us: u64) -> Self {
         RateLimiter {
@@ -109,9 +104,7 @@ impl RateLimiter {
     /// Try to admit one request at `now` that counts `input_tokens` toward ITPM and
     /// `output_tokens` toward OTPM. Charges all three buckets only when all three fit.
     pub fn admit(&mut self, now: SimTime, input_tokens: u64, output_tokens: u64) -> Admission {
-        self.rpm.refill(now);
-        self.itpm.refill(now);
-        self.otpm.refill(now);
+        self.refill(now);
         let mut wait = 0;
         for (bucket, amount, limit) in [
             (&self.rpm, 1, Limit::Rpm),
@@ -135,12 +128,15 @@ impl RateLimiter {
     /// Whether a request of at most `input_tokens` / `output_tokens` would be admitted now,
     /// without charging anything (used to skip the exact check when even the worst case fits).
     pub fn would_admit(&mut self, now: SimTime, input_tokens: u64, output_tokens: u64) -> bool {
-        self.rpm.refill(now);
-        self.itpm.refill(now);
-        self.otpm.refill(now);
-        self.rpm.wait_us(1) == Some(0)
-            && self.itpm.wait_us(input_tokens) == Some(0)
-            && self.otpm.wait_us(output_tokens) == Some(0)
+        self.refill(now);
+        let asks = [(&self.rpm, 1), (&self.itpm, input_tokens), (&self.otpm, output_tokens)];
+        asks.iter().all(|(bucket, amount)| bucket.wait_us(*amount) == Some(0))
+    }
+
+    fn refill(&mut self, now: SimTime) {
+        for bucket in [&mut self.rpm, &mut self.itpm, &mut self.otpm] {
+            bucket.refill(now);
+        }
     }
 }
 
@@ -158,7 +154,7 @@ mod tests {
     #[test]
     fn bucket_refills_continuously() {
         // 60 RPM = one request per second once the burst of 60 is spent.
-        let mut r = RateLimiter::new(60, 1_000_000, 1_000_000);
+        let mut r = RateLimiter::with_interval(60, 1_000_000, 1_000_000, US_PER_MIN);
         for _ in 0..60 {
             assert_eq!(r.admit(T0, 0, 0), Admission::Admitted);
         }
@@ -188,7 +184,7 @@ mod tests {
     #[test]
     fn itpm_wait_is_the_deficit_over_the_rate() {
         // 600k ITPM = 10k tokens/s. After 600k, 5k more need 0.5 s.
-        let mut r = RateLimiter::new(1000, 600_000, 1_000_000);
+        let mut r = RateLimiter::with_interval(1000, 600_000, 1_000_000, US_PER_MIN);
         assert_eq!(r.admit(T0, 600_000, 0), Admission::Admitted);
         assert_eq!(r.admit(T0, 5_000, 0), after(500_000));
         assert_eq!(r.admit(T0, 700_000, 0), Admission::Never(Limit::Itpm, 700_000, 600_000));

@@ -28,22 +28,13 @@ pub(super) type Trace = (Vec<Segment>, Vec<RequestRecord>);
 pub(super) struct Recorder<'a> {
     pub metrics: &'a mut RunMetrics,
     /// The traced run's timeline and request records (`None`: not traced).
-    trace: Option<&'a mut Trace>,
-    t0: SimTime,
+    pub trace: Option<&'a mut Trace>,
+    pub t0: SimTime,
     /// Agents in the run (to number the prewarm request and the parent in the trace).
-    n: u32,
+    pub n: u32,
 }
 
 impl<'a> Recorder<'a> {
-    pub(super) fn new(
-        metrics: &'a mut RunMetrics,
-        trace: Option<&'a mut Trace>,
-        t0: SimTime,
-        n: u32,
-    ) -> Self {
-        Recorder { metrics, trace, t0, n }
-    }
-
     /// Count one served request of an agent (or the prewarm) into the metrics (and the
     /// trace): `uncached_usd` is what it would have cost uncached, `launch_wait` is set on
     /// an agent's first request. Inlined: `s` is built by the caller just before, and read

@@ -191,16 +191,12 @@ impl Server {
         start_step(p, &mut self.replicas[r], now, prompts)
     }
 
-    /// GPU-microseconds the replicas were busy (times the GPUs of one replica).
-    pub(super) fn busy_gpu_us(&self, p: &ServerParams) -> u64 {
-        let busy: u64 = self.replicas.iter().map(|r| r.busy_us).sum();
-        busy.saturating_mul(u64::from(p.gpus_per_replica))
-    }
-
     /// The run is over: its cost in `mx` is the GPU time it kept busy; without caching, the
     /// reads would have been prefilled too (`cost_uncached_usd`).
     pub(super) fn costs(&self, p: &ServerParams, mx: &mut RunMetrics) {
-        let busy = self.busy_gpu_us(p);
+        // GPU-microseconds the replicas were busy (times the GPUs of one replica).
+        let busy_us: u64 = self.replicas.iter().map(|r| r.busy_us).sum();
+        let busy = busy_us.saturating_mul(u64::from(p.gpus_per_replica));
         let gpus = u64::from(p.replicas) * u64::from(p.gpus_per_replica);
         let read_us = prefill_us(mx.tokens.cache_read, p.prefill_tokens_per_s)
             .saturating_mul(u64::from(p.gpus_per_replica));

@@ -31,12 +31,13 @@ use super::world::{serve_terms, Ev, World};
 use super::{Outcome, SegmentKind, SimError};
 use crate::cache::{Breakpoint, Cache, PromptMemory};
 use crate::config::{ExperimentSpec, ModelParams, Overload, ServerParams, Strategy, Ttl};
-use crate::engine::{Bounds, Engine};
+use crate::engine::Engine;
 use crate::metrics::RunMetrics;
 use crate::time::{SimDuration, SimTime};
 
 /// The buffers a run lives in, kept across runs: the event heap, the launch strategy's
 /// buffers, the caches, the agents and their prompts' memory keep their capacity.
+#[derive(Default)]
 pub(super) struct Buffers {
     engine: Engine<Ev>,
     launch: Launch,
@@ -56,36 +57,8 @@ pub(super) struct Buffers {
     models: Vec<ModelParams>,
 }
 
-impl Default for Buffers {
-    fn default() -> Self {
-        Buffers {
-            engine: Engine::with_capacity(Bounds::UNBOUNDED, 256),
-            launch: Launch::default(),
-            caches: Vec::new(),
-            server: Server::default(),
-            agents: Vec::new(),
-            spare: Vec::new(),
-            shared: SharedMemo::default(),
-            tape: Tape::default(),
-            models: Vec::new(),
-        }
-    }
-}
-
-/// Run replication `replication` of `strategy` on `exp` in `buffers`, counting into
-/// `metrics` (and `trace`, for a traced run).
-pub(super) fn run(
-    exp: &ExperimentSpec,
-    strategy: &Strategy,
-    replication: u32,
-    buffers: &mut Buffers,
-    counts: (&mut RunMetrics, Option<&mut Trace>),
-) -> Result<(), SimError> {
-    Run::new(exp, strategy, replication, buffers, counts)?.go()
-}
-
 /// One run in progress: the agents and their launch strategy over the run's world.
-struct Run<'a> {
+pub(super) struct Run<'a> {
     world: World<'a>,
     strategy: &'a Strategy,
     launch: &'a mut Launch,
@@ -118,10 +91,11 @@ struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// A run of `strategy` on `buffers`, counting into `metrics` (and the trace). Inlined
-    /// into `run`: a run is a large value, built in its frame.
+    /// Replication `replication` of `strategy` on `exp` in `buffers`, counting into `metrics`
+    /// (and `trace`, for a traced run). Inlined into its caller: a run is a large value, built
+    /// in its frame.
     #[inline(always)]
-    fn new(
+    pub(super) fn new(
         exp: &'a ExperimentSpec,
         strategy: &'a Strategy,
         replication: u32,
@@ -174,7 +148,7 @@ impl<'a> Run<'a> {
 
     /// Start the fan-out at t0 and run the engine to the end; then the tape keeps the agents'
     /// prompts that reach further than its own, or, when the run failed, is drawn again.
-    fn go(&mut self) -> Result<(), SimError> {
+    pub(super) fn go(&mut self) -> Result<(), SimError> {
         let result = self.run_to_end();
         match &result {
             Ok(()) if self.copies => {

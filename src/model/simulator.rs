@@ -2,7 +2,7 @@
 //! next (`sim::Buffers`), so a sweep allocates nothing per run once they have grown.
 
 use super::recorder::Trace;
-use super::sim::{self, Buffers};
+use super::sim::{Buffers, Run};
 use super::{Detailed, SimError};
 use crate::config::{ExperimentSpec, Strategy};
 use crate::metrics::RunMetrics;
@@ -28,7 +28,7 @@ impl Simulator {
         metrics: &mut RunMetrics,
     ) -> Result<(), SimError> {
         metrics.reset();
-        sim::run(exp, strategy, replication, &mut self.buffers, (metrics, None))
+        Run::new(exp, strategy, replication, &mut self.buffers, (metrics, None))?.go()
     }
 
     /// Run one replication with the timeline and the per-request records.
@@ -40,7 +40,7 @@ impl Simulator {
     ) -> Result<Detailed, SimError> {
         let (mut metrics, mut trace) = (RunMetrics::new(), Trace::default());
         let counts = (&mut metrics, Some(&mut trace));
-        sim::run(exp, strategy, replication, &mut self.buffers, counts)?;
+        Run::new(exp, strategy, replication, &mut self.buffers, counts)?.go()?;
         let (mut segments, requests) = trace;
         segments.sort_by_key(|s| (s.agent, s.start_us, s.kind, s.request));
         Ok(Detailed { metrics, segments, requests })

@@ -183,18 +183,19 @@ pub struct Shared {
 /// TTL), used to warm its entries.
 pub fn parent_request(exp: &ExperimentSpec) -> (Prompt, [Breakpoint; 2]) {
     let mut p = new_prompt(&exp.model.name, exp.workload.parent_thinks(), 3);
-    push_parent(&mut p, exp, "parent/tools", "parent/system");
+    push_parent(&mut p, exp, ("parent/tools", 0), "parent/system");
     let ttl = exp.cache.parent_ttl();
     let last = p.len() - 1;
     (p, [Breakpoint { index: 1, ttl }, Breakpoint { index: last, ttl }])
 }
 
-fn push_parent(p: &mut Prompt, exp: &ExperimentSpec, tools: &str, system: &str) {
+/// The parent's tools (the tag and `a` of their identity), system prompt and history.
+fn push_parent(p: &mut Prompt, exp: &ExperimentSpec, (tools, a): (&str, u64), system: &str) {
     let w = &exp.workload;
     let tools_tokens = w.parent_tokens * PARENT_TOOLS_PERMILLE / 1000;
     let system_tokens = w.parent_tokens * PARENT_SYSTEM_PERMILLE / 1000;
     let history_tokens = w.parent_tokens - tools_tokens - system_tokens;
-    p.push(block(Layer::Tools, tools_tokens, tools, 0, 0));
+    p.push(block(Layer::Tools, tools_tokens, tools, a, 0));
     p.push(block(Layer::System, system_tokens, system, 0, 0));
     if history_tokens > 0 {
         p.push(block(Layer::Messages, history_tokens, "parent/history", 0, 0));
@@ -225,23 +226,13 @@ pub fn line(exp: &ExperimentSpec, blocks: usize, thinking: bool) -> Prompt {
         }
         AgentKind::ForkDropTool { tool } => {
             // The tool list without `tool`: another identity (same size: assumption).
-            let id = identity(tool, 0, 0);
-            let tools_tokens = w.parent_tokens * PARENT_TOOLS_PERMILLE / 1000;
-            let mut id64 = [0u8; 8];
-            id64.copy_from_slice(&id.0[..8]);
-            let without = u64::from_le_bytes(id64);
-            p.push(block(Layer::Tools, tools_tokens, "parent/tools-without", without, 0));
-            let system_tokens = w.parent_tokens * PARENT_SYSTEM_PERMILLE / 1000;
-            p.push(block(Layer::System, system_tokens, "parent/system", 0, 0));
-            let history = w.parent_tokens - tools_tokens - system_tokens;
-            if history > 0 {
-                p.push(block(Layer::Messages, history, "parent/history", 0, 0));
-            }
+            let without = name_hash(tool);
+            push_parent(&mut p, exp, ("parent/tools-without", without), "parent/system");
         }
         AgentKind::ForkEditSystem => {
-            push_parent(&mut p, exp, "parent/tools", "parent/system-edited")
+            push_parent(&mut p, exp, ("parent/tools", 0), "parent/system-edited")
         }
-        _ => push_parent(&mut p, exp, "parent/tools", "parent/system"),
+        _ => push_parent(&mut p, exp, ("parent/tools", 0), "parent/system"),
     }
     p
 }
@@ -409,75 +400,6 @@ pub fn push_turn(chain: &mut Chain, exp: &ExperimentSpec, agent: u64, turn: u64,
     }
 }
 
-/// The closed-form fan-out the tests derive by hand and the benches start from: `agents`
-/// cold forks of a 50k-token parent (15k tools, 5k system, 30k history), no brief, a
-/// 100-token task, one turn of 100 output tokens (2 s tool calls, 500-token results);
-/// claude-sonnet-4.5; latency 500 ms + prefill 20k tok/s + cached 1M tok/s, decode 50
-/// tok/s, no ready delay; no rate limits; seed 7, one replication of `eager`.
-#[doc(hidden)]
-pub fn closed_form_experiment(agents: u32) -> ExperimentSpec {
-    use crate::config::{CacheParams, LatencyParams, Policy, RunLimits, Strategy, Workload};
-    use crate::dist::Dist;
-    use crate::time::{US_PER_H, US_PER_MS, US_PER_S};
-    ExperimentSpec {
-        name: "test".into(),
-        question: "closed forms".into(),
-        seed: 7,
-        replications: 1,
-        strategies: vec![Strategy::Eager],
-        model: crate::config::preset("claude-sonnet-4.5").expect("preset exists"),
-        cache: CacheParams {
-            policy: Policy::Anthropic,
-            ttl: Ttl::FiveMin,
-            capacity_tokens: None,
-            parent_ttl: None,
-            ttl_by_kind: Vec::new(),
-            miss_probability: 0.0,
-            hosted: Default::default(),
-        },
-        workload: Workload {
-            kind: AgentKind::Fork,
-            agents,
-            arrival_every_us: 0,
-            concurrency: 16,
-            parent_tokens: 50_000,
-            parent_warm: false,
-            parent_idle_us: 0,
-            parent_turn_every_us: 0,
-            parent_turn_tokens: Dist::Const(2000.0),
-            brief_tokens: 0,
-            task_tokens: 100,
-            subagent_tokens: 15_000,
-            turns: Dist::Const(1.0),
-            output_tokens: Dist::Const(100.0),
-            tool_latency_us: Dist::Const(2.0 * US_PER_S as f64),
-            tool_result_tokens: Dist::Const(500.0),
-            denied_call_share: 0.0,
-            turn_blocks: crate::config::DEFAULT_TURN_BLOCKS.to_vec(),
-            parent_exchange_blocks: crate::config::DEFAULT_TURN_BLOCKS.to_vec(),
-            thinking: false,
-            parent_thinking: None,
-            output_max_tokens: u64::MAX,
-            tool_result_max_tokens: u64::MAX,
-        },
-        latency: LatencyParams {
-            overhead_us: Dist::Const(500.0 * US_PER_MS as f64),
-            prefill_rate: Dist::Const(20_000.0),
-            cached_rate: Dist::Const(1_000_000.0),
-            decode_rate: Dist::Const(50.0),
-            ready_delay_us: Dist::Const(0.0),
-            attention_rate: Dist::Const(f64::INFINITY),
-        },
-        latency_other: None,
-        rate_limits: None,
-        overload: None,
-        limits: RunLimits { max_events: 10_000_000, horizon_us: 24 * US_PER_H },
-        plot_baseline: Vec::new(),
-        report: crate::config::ReportSpec::default(),
-        server: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -492,20 +414,22 @@ mod tests {
     #[test]
     fn the_shared_memo_follows_every_input() {
         let sets = [
-            vec![],
-            vec!["workload.brief_tokens=0".to_string()],
-            vec!["workload.parent_tokens=9000".to_string()],
-            vec!["workload.subagent_tokens=700".to_string()],
-            vec!["workload.kind=\"fork\"".to_string()],
-            vec!["workload.kind=\"fork_drop_tool(tool=Bash)\"".to_string()],
-            vec!["model=\"claude-sonnet-4.5\"".to_string()],
-            vec![],
+            None,
+            Some("workload.brief_tokens=0"),
+            Some("workload.parent_tokens=9000"),
+            Some("workload.subagent_tokens=700"),
+            Some("workload.kind=\"fork\""),
+            Some("workload.kind=\"fork_drop_tool(tool=Bash)\""),
+            Some("model=\"claude-sonnet-4.5\""),
+            None,
         ];
         let mut memo = SharedMemo::default();
-        for set in &sets {
-            let (_, exp) = crate::config::load_default(set).expect("the experiment loads");
+        for set in sets {
+            let base = crate::Experiment::default_experiment();
+            let e = set.map_or(Ok(base.clone()), |s| base.set(s)).expect("the experiment loads");
+            let exp = e.config();
             for thinking in [false, true, false] {
-                let (got, want) = (memo.get(&exp, thinking), shared(&exp, 0, thinking));
+                let (got, want) = (memo.get(exp, thinking), shared(exp, 0, thinking));
                 assert_eq!(keys(&got.prompt), keys(&want.prompt), "{set:?}, thinking {thinking}");
                 assert_eq!(got.model, want.model);
             }
@@ -526,7 +450,7 @@ mod tests {
 
     #[test]
     fn a_turn_divides_its_output_among_its_assistant_blocks_and_drops_empty_ones() {
-        let mut exp = closed_form_experiment(1);
+        let mut exp = crate::Experiment::default_experiment().config().clone();
         exp.workload.thinking = true;
         let mut chain = Chain::new(new_prompt("m", true, 8), false);
         let turn = |output, result| TurnTokens { output, result, user: 0 };

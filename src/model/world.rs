@@ -91,7 +91,7 @@ impl<'a> World<'a> {
         Ok(World {
             exp,
             engine,
-            rec: Recorder::new(metrics, trace, t0, n),
+            rec: Recorder { metrics, trace, t0, n },
             t0,
             n,
             caches: &mut caches[..],
@@ -171,7 +171,8 @@ fn run_models<'a>(
     let AgentKind::ForkOtherModel { model } = &exp.workload.kind else {
         return Ok(std::slice::from_ref(&exp.model));
     };
-    let other = crate::config::preset(model).ok_or_else(|| SimError::UnknownModel(model.clone()))?;
+    let other =
+        crate::config::preset(model).ok_or_else(|| SimError::UnknownModel(model.clone()))?;
     both.clear();
     both.extend([exp.model.clone(), other]);
     Ok(both)

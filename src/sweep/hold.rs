@@ -192,13 +192,9 @@ pub fn answer<S: Runner>(
         caps.push(tuned.verdict.as_ref().map(|v| tuned.candidates[v.recommended].value.json()));
         after.push(share_after(sim, t, &tuned, rec.value, objective)?);
     }
-    let cap_range_s = match caps.iter().copied().collect::<Option<Vec<f64>>>() {
-        Some(c) if !c.is_empty() => Some([
-            c.iter().copied().fold(f64::INFINITY, f64::min),
-            c.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        ]),
-        _ => None,
-    };
+    let caps = caps.into_iter().collect::<Option<Vec<f64>>>().filter(|c| !c.is_empty());
+    let (lo, hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    let cap_range_s = caps.map(|c| c.iter().fold([lo, hi], |[l, h], &x| [l.min(x), h.max(x)]));
     let p_after_cap_draws =
         (!after.is_empty()).then(|| after.iter().sum::<f64>() / after.len() as f64);
     // A cap of 0 is no hold: nothing to fire before the first token, no edge to be on.

@@ -17,7 +17,7 @@ use super::point::PointRecord;
 
 pub const JOURNAL_FILE: &str = "sweep.journal";
 /// Version 3: a record's histograms are interval-log lines (version 2 held one file each).
-const FORMAT: &str = "prefixsim-sweep-journal/3";
+pub const FORMAT: &str = "prefixsim-sweep-journal/3";
 
 pub use crate::results::Shard;
 
@@ -39,24 +39,6 @@ pub struct Header {
 }
 
 impl Header {
-    pub fn new(
-        content_hash: String,
-        points: u64,
-        shard: Option<Shard>,
-        axis_keys: Vec<String>,
-        manifest: String,
-    ) -> Self {
-        Header {
-            format: FORMAT.into(),
-            content_hash,
-            points,
-            shard,
-            axis_keys,
-            manifest,
-            hold: true,
-        }
-    }
-
     /// The point indices this journal covers, in order.
     pub fn point_seq(&self) -> PointSeq {
         PointSeq::of(self.points, self.shard)
@@ -272,6 +254,20 @@ impl Writer {
 mod tests {
     use super::*;
 
+    /// The header of a journal of `points` points.
+    fn header(points: u64) -> Header {
+        let (content_hash, manifest, axis_keys) = ("abc".into(), "{}".into(), vec!["k".into()]);
+        Header {
+            format: FORMAT.into(),
+            content_hash,
+            points,
+            shard: None,
+            axis_keys,
+            manifest,
+            hold: true,
+        }
+    }
+
     fn rec(point: u64) -> PointRecord {
         PointRecord {
             point,
@@ -287,7 +283,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("prefixsim-journal-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(JOURNAL_FILE);
-        let h = Header::new("abc".into(), 3, None, vec!["k".into()], "{}".into());
+        let h = header(3);
         let mut w = Writer::create(&path, &h).unwrap();
         for p in 0..3 {
             w.append(&rec(p)).unwrap();
@@ -324,7 +320,7 @@ mod tests {
             std::env::temp_dir().join(format!("prefixsim-journal-old-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(JOURNAL_FILE);
-        let h = Header::new("abc".into(), 1, None, vec!["k".into()], "{}".into());
+        let h = header(1);
         let strip = |json: String, field: &str| {
             let v: serde_json::Value = serde_json::from_str(&json).unwrap();
             let mut m = v.as_object().unwrap().clone();

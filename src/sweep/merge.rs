@@ -21,10 +21,6 @@ pub struct MergeReport {
     pub points: u64,
 }
 
-fn input(msg: String) -> SweepError {
-    SweepError::Mismatch(msg)
-}
-
 /// Merge the shard directories `dirs` into `out`.
 pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, SweepError> {
     let mut shards = open_shards(dirs)?;
@@ -34,7 +30,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, SweepError> {
     let header = Header { shard: None, ..first };
     for (d, _) in &shards {
         if same_dir(d, out) {
-            return Err(input(format!(
+            return Err(SweepError::Mismatch(format!(
                 "--out {} is one of the shards; choose a new directory",
                 out.display()
             )));
@@ -47,9 +43,9 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, SweepError> {
     let mut readers: Vec<Reader> = shards
         .iter()
         .map(|(d, _)| {
-            Reader::open(&d.join(JOURNAL_FILE))
-                .map_err(SweepError::failed)?
-                .ok_or_else(|| input(format!("{}: the journal vanished", d.display())))
+            Reader::open(&d.join(JOURNAL_FILE)).map_err(SweepError::failed)?.ok_or_else(|| {
+                SweepError::Mismatch(format!("{}: the journal vanished", d.display()))
+            })
         })
         .collect::<Result<_, _>>()?;
     let tmp_journal = out.join(format!("{JOURNAL_FILE}.tmp"));
@@ -85,23 +81,23 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// Each directory's journal header, after checking that it is complete.
 fn open_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Header)>, SweepError> {
     if dirs.is_empty() {
-        return Err(input("merge needs at least one shard directory".into()));
+        return Err(SweepError::Mismatch("merge needs at least one shard directory".into()));
     }
     dirs.iter()
         .map(|d| {
             let path = d.join(JOURNAL_FILE);
             if !d.is_dir() {
-                return Err(input(format!(
+                return Err(SweepError::Mismatch(format!(
                     "{}: not a directory (expected the --out directory of a `sweep --shard`)",
                     d.display()
                 )));
             }
             let scan = journal::scan(&path).map_err(|e| match e {
-                journal::JournalError::BadHeader { .. } => input(e.to_string()),
+                journal::JournalError::BadHeader { .. } => SweepError::Mismatch(e.to_string()),
                 e => SweepError::failed(e),
             })?;
             let scan = scan.ok_or_else(|| {
-                input(format!(
+                SweepError::Mismatch(format!(
                     "{}: no sweep journal here (not a `sweep --out` directory?)",
                     d.display()
                 ))
@@ -112,7 +108,7 @@ fn open_shards(dirs: &[PathBuf]) -> Result<Vec<(PathBuf, Header)>, SweepError> {
                     .header
                     .shard
                     .map_or(String::new(), |s| format!(" (shard {}/{})", s.index, s.count));
-                return Err(input(format!(
+                return Err(SweepError::Mismatch(format!(
                     "{}{which} is unfinished: {} of {want} points; finish it with `prefixsim sweep \
                      ... --resume` first",
                     d.display(),
@@ -129,7 +125,7 @@ fn check_shards(shards: &[(PathBuf, Header)]) -> Result<(), SweepError> {
     let (d0, h0) = &shards[0];
     for (d, h) in &shards[1..] {
         if h.content_hash != h0.content_hash || h.points != h0.points || h.manifest != h0.manifest {
-            return Err(input(format!(
+            return Err(SweepError::Mismatch(format!(
                 "{} and {} are shards of different experiments (content hash {} vs {})",
                 d0.display(),
                 d.display(),
@@ -141,7 +137,7 @@ fn check_shards(shards: &[(PathBuf, Header)]) -> Result<(), SweepError> {
     for (d, h) in &shards[1..] {
         if h.hold != h0.hold {
             let (old, new) = if h.hold { (d0, d) } else { (d, d0) };
-            return Err(input(format!(
+            return Err(SweepError::Mismatch(format!(
                 "{} was written by an earlier prefixsim than {} (its points have no hold \
                  answers): run that shard again with this version",
                 old.display(),
@@ -154,7 +150,7 @@ fn check_shards(shards: &[(PathBuf, Header)]) -> Result<(), SweepError> {
     for (d, h) in shards {
         let s = h.shard.unwrap_or(journal::Shard { index: 0, count: 1 });
         if s.count != count {
-            return Err(input(format!(
+            return Err(SweepError::Mismatch(format!(
                 "{} is shard {}/{} but {} is one of {count} shards: shard counts differ",
                 d.display(),
                 s.index,
@@ -163,7 +159,7 @@ fn check_shards(shards: &[(PathBuf, Header)]) -> Result<(), SweepError> {
             )));
         }
         if let Some(other) = seen[s.index as usize].replace(d) {
-            return Err(input(format!(
+            return Err(SweepError::Mismatch(format!(
                 "{} and {} are the same shard {}/{count} (overlapping shards)",
                 other.display(),
                 d.display(),
@@ -178,7 +174,10 @@ fn check_shards(shards: &[(PathBuf, Header)]) -> Result<(), SweepError> {
         .map(|(i, _)| format!("{i}/{count}"))
         .collect();
     if !missing.is_empty() {
-        return Err(input(format!("missing shards: {} (of {count})", missing.join(", "))));
+        return Err(SweepError::Mismatch(format!(
+            "missing shards: {} (of {count})",
+            missing.join(", ")
+        )));
     }
     Ok(())
 }

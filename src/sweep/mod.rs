@@ -1,8 +1,9 @@
 //! Parameter sweeps: the `[sweep]` grid, a resumable and shardable pipeline that streams point
 //! records to a journal, the result files assembled from it, the merge of shards, and tuning.
 //!
-//! The simulator is behind `crate::exec::Runner` (`exec::ModelRunner` runs the model; tests
-//! use deterministic fakes), points run on the one executor (`crate::exec::ordered`), so this module knows nothing of caches or agents. Invariants:
+//! The simulator is behind `crate::exec::Runner` (`exec::ModelRunner` runs the model), points
+//! run on the one executor (`crate::exec::ordered`), so this module knows nothing of caches or
+//! agents. Invariants:
 //! a point's record depends only on (experiment, point values), never on which other points
 //! run, in which order or on how many workers; outputs are a pure function of the journal.
 
@@ -134,7 +135,6 @@ impl Plan {
             let group = self.grid.group_of(a);
             let keys: Vec<String> =
                 group.iter().map(|&b| table::canonical_key(&self.grid.axes[b].key)).collect();
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
             for (i, v) in axis.values.iter().enumerate() {
                 let sets = group.iter().map(|&b| &self.grid.axes[b]);
                 let sets = sets.map(|b| (b.key.as_str(), &b.values[i]));
@@ -157,7 +157,6 @@ impl Plan {
         let base = sim.resolve(&self.base).map_err(|e| SweepError::Refused(e.to_string()))?;
         let keys: Vec<String> =
             self.grid.axes.iter().map(|a| table::canonical_key(&a.key)).collect();
-        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         let mut t = self.base.clone();
         for i in seq.iter() {
             check_set(sim, &base, &mut t, self.grid.point(i).into_iter(), &keys)?.map_err(|e| {
@@ -191,13 +190,7 @@ impl Plan {
         self.grid.axes.iter().map(|a| a.key.clone()).collect()
     }
 
-    /// The axis columns of summary.csv and runs.csv: each key, and `<key>_s` after a
-    /// duration-valued one (`results::axis_columns`).
-    fn csv_axis_columns(&self) -> Vec<String> {
-        crate::results::axis_columns(self.grid.axes.iter().map(|a| (a.key.as_str(), &a.values[..])))
-    }
-
-    /// The axis cells of point `index`, in `csv_axis_columns` order.
+    /// The axis cells of point `index`, in the order of the header's axis columns.
     fn csv_axis_cells(&self, index: u64) -> Vec<toml::Value> {
         let values: Vec<toml::Value> =
             self.grid.point(index).into_iter().map(|(_, v)| v.clone()).collect();
@@ -232,13 +225,17 @@ impl Plan {
     }
 
     fn header(&self, shard: Option<Shard>) -> journal::Header {
-        journal::Header::new(
-            self.content_hash.clone(),
-            self.grid.points(),
+        let axes = self.grid.axes.iter();
+        journal::Header {
+            format: journal::FORMAT.into(),
+            content_hash: self.content_hash.clone(),
+            points: self.grid.points(),
             shard,
-            self.csv_axis_columns(),
-            self.manifest(None),
-        )
+            // Each key, and `<key>_s` after a duration-valued one.
+            axis_keys: crate::results::axis_columns(axes.map(|a| (a.key.as_str(), &a.values[..]))),
+            manifest: self.manifest(None),
+            hold: true,
+        }
     }
 }
 
@@ -249,16 +246,15 @@ fn check_set<'v, S: Runner>(
     base: &S::Exp,
     t: &mut toml::Table,
     sets: impl Iterator<Item = (&'v str, &'v toml::Value)>,
-    keys: &[&str],
+    keys: &[String],
 ) -> Result<Result<(), ResolveError>, SweepError> {
     let mut undo = Vec::with_capacity(keys.len());
     for (key, value) in sets {
-        match table::set_value_undoable(t, key, value.clone()) {
-            Ok(u) => undo.push(u),
-            Err(e) => return Err(SweepError::Refused(format!("[sweep] {key}: {e}"))),
-        }
+        let u = table::set_value_undoable(t, key, value.clone());
+        undo.push(u.map_err(|e| SweepError::Refused(format!("[sweep] {key}: {e}")))?);
     }
-    let checked = sim.check_changed(base, t, keys);
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let checked = sim.check_changed(base, t, &keys);
     undo.into_iter().rev().for_each(|u| u.restore(t));
     Ok(checked)
 }
@@ -424,7 +420,5 @@ impl std::str::FromStr for Shard {
     }
 }
 
-#[cfg(test)]
-mod fake;
 #[cfg(test)]
 mod tests;

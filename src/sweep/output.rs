@@ -7,9 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use super::journal::{Header, JournalError, Reader};
-use super::point::{hold_header, runs_header, summary_header, PointRecord};
-use crate::results::HOLD_CSV;
-use crate::results::{AtomicFile, HistogramLog, WriteError};
+use super::point::PointRecord;
+use crate::results::{self, AtomicFile, HistogramLog, WriteError, HOLD_CSV};
 
 /// Why the outputs could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -84,11 +83,12 @@ impl Sink {
     /// Open the writers (`HistogramLog::create` removes an earlier layout's histogram files).
     pub fn create(dir: &Path, header: &Header) -> Result<Sink, OutputError> {
         let hists = HistogramLog::create(dir)?;
+        let keys = &header.axis_keys;
         let mut runs = AtomicFile::create(&dir.join("runs.csv"))?;
-        runs.write(&runs_header(&header.axis_keys))?;
+        runs.write(&(results::runs_header(keys) + "\n"))?;
         let mut summary = AtomicFile::create(&dir.join("summary.csv"))?;
-        summary.write(&summary_header(&header.axis_keys))?;
-        let (hold_path, hold_header) = (dir.join(HOLD_CSV), hold_header(&header.axis_keys));
+        summary.write(&(results::summary_header(keys) + "\n"))?;
+        let (hold_path, hold_header) = (dir.join(HOLD_CSV), results::hold_header(keys) + "\n");
         Ok(Sink { runs, summary, hists, hold: None, hold_path, hold_header })
     }
 

@@ -35,14 +35,10 @@ pub struct PointRecord {
 }
 
 /// What a sweep needs of its simulator beyond `Runner`: a point's hold answer
-/// (`sweep::hold::for_experiment`), which only the model's experiments can ask for. The
-/// default has none (the test fakes).
+/// (`sweep::hold::for_experiment`), which only the model's experiments can ask for.
 pub trait PointHold: Runner {
     /// The hold answer of the point whose table is `table` and resolution `exp`.
-    fn hold(&self, table: &toml::Table, exp: &Self::Exp) -> Result<Option<HoldAnswer>, RunError> {
-        let _ = (table, exp);
-        Ok(None)
-    }
+    fn hold(&self, table: &toml::Table, exp: &Self::Exp) -> Result<Option<HoldAnswer>, RunError>;
 }
 
 impl PointHold for ModelRunner {
@@ -74,11 +70,6 @@ pub fn hold_line(point: u32, values: &[toml::Value], answer: &HoldAnswer) -> Str
     results::hold_line(&row, values) + "\n"
 }
 
-/// The header line of hold.csv for these axis keys (with its `\n`).
-pub fn hold_header(axis_keys: &[String]) -> String {
-    results::hold_header(axis_keys) + "\n"
-}
-
 /// `run_point`, then the point's hold answer (`PointHold::hold`) into the record: the whole
 /// of a sweep point. `table` is the point's experiment table, `exp` its resolution.
 pub fn run_point_with_hold<S: PointHold>(
@@ -94,16 +85,6 @@ pub fn run_point_with_hold<S: PointHold>(
         record.hold = hold_line(p32, values, &answer);
     }
     Ok(record)
-}
-
-/// The header line of runs.csv for these axis keys (with its `\n`).
-pub fn runs_header(axis_keys: &[String]) -> String {
-    results::runs_header(axis_keys) + "\n"
-}
-
-/// The header line of summary.csv for these axis keys (with its `\n`).
-pub fn summary_header(axis_keys: &[String]) -> String {
-    results::summary_header(axis_keys) + "\n"
 }
 
 /// A worker thread's buffers, kept between points: one aggregate per strategy (a reset
@@ -208,52 +189,57 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
+    use crate::config::ExperimentSpec;
     use crate::exec::ResolveError;
-    use crate::sweep::fake::{Fake, FakeExp, FAKE};
 
-    /// The fake, with every (strategy, replication) it is asked for recorded.
+    const SIM: ModelRunner = ModelRunner { origin: String::new() };
+
+    /// The model, with every (strategy, replication) it is asked for recorded.
     #[derive(Default)]
     struct Order(Mutex<Vec<(usize, u32)>>);
 
     impl Runner for Order {
-        type Exp = FakeExp;
-        fn resolve(&self, t: &toml::Table) -> Result<FakeExp, ResolveError> {
-            Fake.resolve(t)
+        type Exp = ExperimentSpec;
+        fn resolve(&self, t: &toml::Table) -> Result<ExperimentSpec, ResolveError> {
+            SIM.resolve(t)
         }
-        fn describe(&self, e: &FakeExp) -> Description {
-            Fake.describe(e)
+        fn describe(&self, e: &ExperimentSpec) -> Description {
+            SIM.describe(e)
         }
-        fn render(&self, e: &FakeExp) -> String {
-            Fake.render(e)
+        fn render(&self, e: &ExperimentSpec) -> String {
+            SIM.render(e)
         }
         fn simulate_into(
             &self,
-            e: &FakeExp,
+            e: &ExperimentSpec,
             s: usize,
             r: u32,
             m: &mut RunMetrics,
         ) -> Result<(), RunError> {
             self.0.lock().unwrap().push((s, r));
-            Fake.simulate_into(e, s, r, m)
+            SIM.simulate_into(e, s, r, m)
         }
     }
 
-    fn fake(strategies: &str) -> FakeExp {
-        let head = FAKE.split("[sweep]").next().unwrap();
-        let text = head.replace(r#"["eager", "wait_first(max_wait=1s)"]"#, strategies);
-        Fake.resolve(&text.parse().unwrap()).unwrap()
+    /// Two agents of one turn, three replications of `strategies`.
+    fn tiny(strategies: &str) -> ExperimentSpec {
+        let text = format!(
+            "seed = 7\nreplications = 3\nstrategies = {strategies}\n\
+             [workload]\nagents = 2\nparent_tokens = 5000\nturns = \"const(1)\"\n"
+        );
+        SIM.resolve(&text.parse().unwrap()).unwrap()
     }
 
     /// The record as the strategy-major loop made it: a fresh aggregate per strategy, its
     /// replications in order.
-    fn strategy_major(e: &FakeExp, point: u32, values: &[toml::Value]) -> PointRecord {
-        let desc = Fake.describe(e);
+    fn strategy_major(e: &ExperimentSpec, point: u32, values: &[toml::Value]) -> PointRecord {
+        let desc = SIM.describe(e);
         let (mut runs, mut summary, mut hists) = (String::new(), String::new(), String::new());
         let mut m = RunMetrics::new();
         for (s, label) in desc.strategies.iter().enumerate() {
             let mut agg = Aggregate::new();
             for r in 0..desc.replications {
-                Fake.simulate_into(e, s, r, &mut m).unwrap();
+                SIM.simulate_into(e, s, r, &mut m).unwrap();
                 let scalars = m.scalars();
                 runs += &(results::runs_line(point, values, r, label, &scalars) + "\n");
                 agg.add_scalars(&scalars);
@@ -268,7 +254,7 @@ mod tests {
 
     #[test]
     fn a_point_runs_replication_major_and_writes_as_strategy_major() {
-        let three = fake(r#"["eager", "wait_first(max_wait=1s)", "sequential"]"#);
+        let three = tiny(r#"["eager", "wait_first(max_wait=1s)", "sequential"]"#);
         let values = [toml::Value::Integer(4)];
         let order = Order::default();
         let record = run_point(&order, &three, 5, &values).unwrap();
@@ -276,8 +262,8 @@ mod tests {
         assert_eq!(order.0.into_inner().unwrap(), want);
         assert_eq!(record, strategy_major(&three, 5, &values));
         // This thread's spare aggregates are reset between points, however many are used.
-        let two = fake(r#"["sequential", "eager"]"#);
-        assert_eq!(run_point(&Fake, &two, 6, &values).unwrap(), strategy_major(&two, 6, &values));
-        assert_eq!(run_point(&Fake, &three, 5, &values).unwrap(), record);
+        let two = tiny(r#"["sequential", "eager"]"#);
+        assert_eq!(run_point(&SIM, &two, 6, &values).unwrap(), strategy_major(&two, 6, &values));
+        assert_eq!(run_point(&SIM, &three, 5, &values).unwrap(), record);
     }
 }

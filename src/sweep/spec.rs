@@ -52,8 +52,7 @@ struct Groups {
 impl Grid {
     /// Parse the `[sweep]` table. `order` lists dotted keys in file order (others go last, sorted).
     pub fn from_table(sweep: &toml::Table, order: &[String]) -> Result<Grid, SpecError> {
-        let mut leaves = Vec::new();
-        flatten(sweep, "", &mut leaves);
+        let mut leaves = crate::config::flatten_keys(sweep);
         let zip = leaves.iter().position(|(k, _)| k == "zip").map(|i| leaves.remove(i).1);
         let pos = |k: &str| order.iter().position(|o| o == k).unwrap_or(usize::MAX);
         leaves.sort_by(|a, b| (pos(&a.0), &a.0).cmp(&(pos(&b.0), &b.0)));
@@ -78,9 +77,9 @@ impl Grid {
         }
         let axes = leaves
             .into_iter()
-            .map(|(key, v)| axis_values(&key, &v).map(|values| Axis { key, values }))
+            .map(|(key, v)| axis_values(&key, v).map(|values| Axis { key, values }))
             .collect::<Result<Vec<_>, _>>()?;
-        let groups = zip_groups(&axes, zip.as_ref())?;
+        let groups = zip_groups(&axes, zip)?;
         let points: u128 = groups
             .members
             .iter()
@@ -138,26 +137,12 @@ pub fn key_order(text: &str) -> Vec<String> {
 fn spans(v: &toml::de::DeValue<'_>, prefix: &str, out: &mut Vec<(usize, String)>) {
     if let toml::de::DeValue::Table(t) = v {
         for (k, val) in t.iter() {
-            let key = if prefix.is_empty() {
-                k.get_ref().to_string()
-            } else {
-                format!("{prefix}.{}", k.get_ref())
-            };
+            let key = format!("{prefix}{}", k.get_ref());
             if matches!(val.get_ref(), toml::de::DeValue::Table(_)) {
-                spans(val.get_ref(), &key, out);
+                spans(val.get_ref(), &format!("{key}."), out);
             } else {
                 out.push((k.span().start, key));
             }
-        }
-    }
-}
-
-fn flatten(t: &toml::Table, prefix: &str, out: &mut Vec<(String, toml::Value)>) {
-    for (k, v) in t {
-        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
-        match v {
-            toml::Value::Table(sub) => flatten(sub, &key, out),
-            _ => out.push((key, v.clone())),
         }
     }
 }
@@ -433,6 +418,12 @@ pub fn value_json(v: &toml::Value) -> serde_json::Value {
 mod tests {
     use super::*;
 
+    /// The grid of the `[sweep]` table of `text`.
+    fn grid(text: &str) -> Result<Grid, SpecError> {
+        let t: toml::Table = text.parse().unwrap();
+        Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text))
+    }
+
     fn ints(v: &[toml::Value]) -> Vec<i64> {
         v.iter().map(|x| x.as_integer().unwrap()).collect()
     }
@@ -453,22 +444,17 @@ mod tests {
 
     #[test]
     fn grid_order_and_zip() {
-        let text = "[sweep]\nb = [1, 2]\na = [10, 20, 30]\n";
-        let t: toml::Table = text.parse().unwrap();
-        let g = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text)).unwrap();
+        let g = grid("[sweep]\nb = [1, 2]\na = [10, 20, 30]\n").unwrap();
         assert_eq!(g.points(), 6);
         assert_eq!(g.axes[0].key, "b", "file order, not sorted");
         let p: Vec<_> = (0..6).map(|i| g.point(i)[1].1.as_integer().unwrap()).collect();
         assert_eq!(p, vec![10, 20, 30, 10, 20, 30]);
-        let text = "[sweep]\nzip = [\"a\", \"b\"]\na = [1, 2]\nb = [3, 4]\nc = [5, 6]\n";
-        let t: toml::Table = text.parse().unwrap();
-        let g = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text)).unwrap();
+        let g =
+            grid("[sweep]\nzip = [\"a\", \"b\"]\na = [1, 2]\nb = [3, 4]\nc = [5, 6]\n").unwrap();
         assert_eq!(g.points(), 4);
         let p1: Vec<_> = g.point(2).iter().map(|(_, v)| v.as_integer().unwrap()).collect();
         assert_eq!(p1, vec![2, 4, 5]);
-        let text = "[sweep]\nzip = [\"a\", \"b\"]\na = [1, 2]\nb = [3]\n";
-        let t: toml::Table = text.parse().unwrap();
-        let e = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text)).unwrap_err();
+        let e = grid("[sweep]\nzip = [\"a\", \"b\"]\na = [1, 2]\nb = [3]\n").unwrap_err();
         assert!(e.to_string().contains("same length"), "{e}");
     }
 
@@ -476,8 +462,7 @@ mod tests {
     fn one_key_given_twice_is_refused() {
         // Both spell the key `workload.agents`: two axes of it would set it twice a point.
         let text = "[sweep]\n\"workload.agents\" = [1, 2]\n[sweep.workload]\nagents = [3]\n";
-        let t: toml::Table = text.parse().unwrap();
-        let e = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(text)).unwrap_err();
+        let e = grid(text).unwrap_err();
         assert!(e.to_string().starts_with("[sweep] workload.agents: given twice"), "{e}");
     }
 
@@ -506,8 +491,7 @@ mod tests {
                 "[sweep]\nzip = [\"a\", \"c\"]\na = {}\nb = {}\nc = {}\n",
                 list(n1, 0), list(n2, 100), list(n1, 200)
             );
-            let t: toml::Table = text.parse().unwrap();
-            let g = Grid::from_table(t["sweep"].as_table().unwrap(), &key_order(&text)).unwrap();
+            let g = grid(&text).unwrap();
             proptest::prop_assert_eq!(g.points(), (n1 * n2) as u64);
             let mut seen = std::collections::BTreeSet::new();
             for p in 0..g.points() {

@@ -3,14 +3,14 @@
 //! history; a 100-token task; one 100-token response; claude-sonnet-4.5; time to first token
 //! 0.5 s + prefill at 20k tok/s + reads at 1M tok/s; decode 50 tok/s).
 
-use crate::model::experiment;
+use crate::model::{experiment, simulate};
 use prefixsim::config::preset;
 use prefixsim::config::{
     self, AgentKind, BlockKind, ExperimentSpec, Overload, RateLimits, Release, Strategy, Ttl,
 };
 use prefixsim::dist::Dist;
 use prefixsim::metrics::RunMetrics;
-use prefixsim::model::{notes, simulate, simulate_detailed, RequestRecord, SimError};
+use prefixsim::model::{notes, simulate_detailed, RequestRecord, SimError};
 use prefixsim::time::{US_PER_MIN, US_PER_S};
 
 /// The records of agent `a`'s requests, in order.

@@ -13,7 +13,7 @@ fn d(us: u64) -> SimDuration {
 
 #[test]
 fn events_come_out_in_time_then_scheduling_order() {
-    let mut e = Engine::new(Bounds::UNBOUNDED);
+    let mut e = Engine::with_capacity(Bounds::UNBOUNDED, 0);
     let times = [30u64, 10, 20, 10, 30, 0, 10];
     for (i, &at) in times.iter().enumerate() {
         e.schedule_at(t(at), i);
@@ -30,34 +30,39 @@ fn events_come_out_in_time_then_scheduling_order() {
 #[test]
 fn handlers_schedule_more_and_time_never_goes_backwards() {
     // A chain: each event at t schedules one at t + 3 and, at the same instant, a tie.
-    let mut e = Engine::new(Bounds::UNBOUNDED);
+    let mut e = Engine::with_capacity(Bounds::UNBOUNDED, 0);
     e.schedule_at(SimTime::ZERO, 0u32);
     let mut last = SimTime::ZERO;
     let mut seen = Vec::new();
-    e.run(|eng, at, n| {
+    while let Some((at, n)) = e.pop().unwrap() {
         assert!(at >= last);
         last = at;
         seen.push((at.as_us(), n));
         if n < 6 {
-            eng.schedule_in(d(if n % 2 == 0 { 3 } else { 0 }), n + 1);
+            e.schedule_in(d(if n % 2 == 0 { 3 } else { 0 }), n + 1);
         }
-    })
-    .unwrap();
+    }
     assert_eq!(seen, vec![(0, 0), (3, 1), (3, 2), (6, 3), (6, 4), (9, 5), (9, 6)]);
 }
 
 #[test]
 fn the_event_limit_stops_a_run() {
-    let mut e = Engine::new(Bounds { max_events: 5, horizon: SimTime::MAX });
+    let mut e = Engine::with_capacity(Bounds { max_events: 5, horizon: SimTime::MAX }, 0);
     e.schedule_at(SimTime::ZERO, ());
-    let err = e.run(|eng, _, ()| eng.schedule_in(d(1), ())).unwrap_err();
+    let err = loop {
+        match e.pop() {
+            Ok(_) => e.schedule_in(d(1), ()),
+            Err(err) => break err,
+        }
+    };
     assert_eq!(err, EngineError::EventLimit { max_events: 5, now_us: t(4) });
-    assert_eq!(e.pending(), 1);
+    // The undelivered event is still queued.
+    assert_eq!(e.pop(), Err(err));
 }
 
 #[test]
 fn the_horizon_stops_a_run() {
-    let mut e = Engine::new(Bounds { max_events: u64::MAX, horizon: t(100) });
+    let mut e = Engine::with_capacity(Bounds { max_events: u64::MAX, horizon: t(100) }, 0);
     e.schedule_at(t(100), 1);
     e.schedule_at(t(101), 2);
     assert_eq!(e.pop().unwrap(), Some((t(100), 1)));
@@ -73,7 +78,7 @@ fn the_horizon_stops_a_run() {
 #[test]
 #[should_panic(expected = "scheduled in the past")]
 fn scheduling_in_the_past_is_a_bug() {
-    let mut e = Engine::new(Bounds::UNBOUNDED);
+    let mut e = Engine::with_capacity(Bounds::UNBOUNDED, 0);
     e.schedule_at(t(50), ());
     e.pop().unwrap();
     e.schedule_at(t(49), ());

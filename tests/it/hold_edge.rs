@@ -8,10 +8,9 @@ use std::process::Command;
 
 use prefixsim::config::{Release, Strategy};
 use prefixsim::dist::Dist;
-use prefixsim::model::simulate;
 use prefixsim::time::US_PER_S;
 
-use crate::model::experiment;
+use crate::model::{experiment, simulate};
 
 fn wait_first(max_wait_us: u64, release: Release) -> Strategy {
     Strategy::WaitFirst { max_wait_us, release }

@@ -14,6 +14,7 @@ mod large_results;
 mod latency;
 mod layout;
 mod lean_edge;
+mod lean_model;
 mod lean_results;
 mod library;
 mod model;

@@ -5,20 +5,30 @@
 
 use prefixsim::config::{AgentKind, ExperimentSpec, Policy, RateLimits, Release, Strategy, Ttl};
 use prefixsim::dist::Dist;
-use prefixsim::model::{simulate, simulate_detailed, Outcome, RequestRecord, SegmentKind};
+use prefixsim::metrics::RunMetrics;
+use prefixsim::model::{simulate_detailed, Outcome, RequestRecord, SegmentKind, SimError};
 use prefixsim::time::{US_PER_H, US_PER_MIN, US_PER_MS, US_PER_S};
 
 mod over_time;
 mod props;
 mod reference;
 
-/// The closed-form workload (the library's `closed_form_experiment`, which the benches share):
+/// The closed-form workload (benches/closed_form.toml, which the benches share):
 /// `agents` cold forks of a 50k-token parent (15k tools, 5k system, 30k history), no brief, a
 /// 100-token task, one turn of 100 output tokens; claude-sonnet-4.5 ($3 / $15 per MTok,
 /// 1024-token minimum); latency 500 ms + prefill 20k tok/s + cached 1M tok/s, decode 50
 /// tok/s, ready delay 0; no rate limits.
 pub fn experiment(agents: u32) -> ExperimentSpec {
-    prefixsim::model::workload::closed_form_experiment(agents)
+    let file = include_str!("../../benches/closed_form.toml");
+    let mut exp = prefixsim::Experiment::from_toml(file).unwrap().config().clone();
+    exp.workload.agents = agents;
+    exp
+}
+
+/// One replication's metrics, as a fresh simulator runs it.
+pub fn simulate(exp: &ExperimentSpec, s: &Strategy, r: u32) -> Result<RunMetrics, SimError> {
+    let mut m = RunMetrics::new();
+    prefixsim::model::Simulator::new().run_into(exp, s, r, &mut m).map(|()| m)
 }
 
 fn wait_first(max_wait_us: u64) -> Strategy {

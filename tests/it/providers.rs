@@ -162,7 +162,7 @@ fn explicit_storage_costs_tokens_times_hours_times_price() {
 
 fn run(text: &str, strategy: &Strategy) -> prefixsim::metrics::RunMetrics {
     let exp = experiment(text);
-    prefixsim::model::simulate(&exp, strategy, 0).unwrap()
+    crate::model::simulate(&exp, strategy, 0).unwrap()
 }
 
 fn experiment(text: &str) -> ExperimentSpec {

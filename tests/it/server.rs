@@ -1,9 +1,10 @@
 //! The self-hosted `vllm` and `sglang` policies: the GPU block cache and the server model's
 //! closed forms (docs/providers.md sections 3-7).
 
+use crate::model::simulate;
 use prefixsim::cache::{Block, GpuCache, Layer, Prompt};
 use prefixsim::config::{self, ExperimentSpec, Strategy};
-use prefixsim::model::{simulate, simulate_detailed, RequestRecord};
+use prefixsim::model::{simulate_detailed, RequestRecord};
 use prefixsim::time::SimTime;
 
 /// An instant `us` microseconds into the run.

@@ -221,7 +221,7 @@ fn a_sweep_point_equals_a_run_of_that_point() {
     for (s, want) in exp.strategies.iter().zip(&sweep_rows) {
         let mut agg = Aggregate::new();
         for r in 0..exp.replications {
-            agg.add(&prefixsim::model::simulate(&exp, s, r).unwrap());
+            agg.add(&crate::model::simulate(&exp, s, r).unwrap());
         }
         let label = prefixsim::config::strategy_label(s);
         let row = SummaryRow::from_aggregate(0, &[], &label, &agg);

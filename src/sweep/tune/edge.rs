@@ -92,9 +92,8 @@ pub fn edge_notes(param: &str, cands: &[Candidate], recommended: usize, e: &Edge
     };
     let margin =
         format!("margin kept: {} the p95, {} the p99", side(cap - t.p95_s), side(cap - t.p99_s));
-    let mut out = Vec::new();
-    if let Some(m) = e.moved_from {
-        out.push(format!(
+    let note = if let Some(m) = e.moved_from {
+        format!(
             "{param} = {} (the tie rule's pick) is on a knife edge: the cap fires before the \
              first writer's response begins in {} of replications ({spread}); recommended \
              instead {param} = {}, the smallest cap clear of the edge whose objective ties with \
@@ -102,9 +101,9 @@ pub fn edge_notes(param: &str, cands: &[Candidate], recommended: usize, e: &Edge
             cands[m].value.label(),
             pct(&cands[m]),
             c.value.label()
-        ));
+        )
     } else if e.knife_edge {
-        out.push(format!(
+        format!(
             "warning: {param} = {} is on a knife edge: the cap fires before the first writer's \
              response begins in {} of replications, and then the hold saves nothing ({spread}); \
              no feasible cap at or above the p95 ties with the best ({}); {margin}",
@@ -115,29 +114,29 @@ pub fn edge_notes(param: &str, cands: &[Candidate], recommended: usize, e: &Edge
             } else {
                 format!("extend --range above {}", s(t.p99_s))
             }
-        ));
+        )
     } else if t.p05_s == t.p99_s && cap >= t.p99_s {
-        out.push(format!(
+        format!(
             "the first writer's time to first token is {} in every replication (p5 = p99: no \
              spread in this latency model), so {param} = {} is safe by {}; a latency with \
              spread (latency.preset = \"calibrated\" draws measured ones) needs more margin",
             s(t.p99_s),
             c.value.label(),
             s(cap - t.p99_s)
-        ));
+        )
     } else if cap < t.p05_s {
-        out.push(format!(
+        format!(
             "{param} = {} fires before the first writer's response begins in {} of \
              replications: the hold is in effect off ({spread})",
             c.value.label(),
             pct(c)
-        ));
+        )
     } else {
-        out.push(format!(
+        format!(
             "{param} = {}: the cap fires first in {} of replications ({spread}); {margin}",
             c.value.label(),
             pct(c)
-        ));
-    }
-    out
+        )
+    };
+    vec![note]
 }
