@@ -4,7 +4,7 @@
 //!
 //! `calibrated` (the default): fitted by `prefixsim calibrate data/claude-code-ttft` (real
 //! Claude Code sessions of 2025 whose requests carry a measured TTFT; docs/calibrate.md has the
-//! method, the intervals and the command that reproduces every number here; `latency_fits.rs`
+//! method, the intervals and the command that reproduces every number here; `latency_fits.json`
 //! is generated from that command's JSON and a test holds it to a fresh fit). The overhead is
 //! a distribution: the fitted fixed part plus the fit's residuals, with a generalized Pareto
 //! tail, so simulated TTFTs spread, tail included, as measured ones do. A model without data,
@@ -16,6 +16,10 @@
 //!
 //! `launch-2024`: 500 ms + 9,100 tok/s uncached, 51,500 tok/s cached, the fit to Anthropic's
 //! prompt-caching launch post of August 2024 (Claude 3.5 Sonnet; see `model::latency`).
+
+use std::sync::OnceLock;
+
+use serde::Deserialize;
 
 use super::LatencyParams;
 use crate::dist::Dist;
@@ -50,7 +54,8 @@ impl LatencyPreset {
 
 /// A fitted overhead distribution: the fixed part plus the fit's residuals, as `dist::Spliced`
 /// (19 body quantiles at 0, 5%, ..., 90%, a generalized Pareto tail above, truncated).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Overhead {
     pub body_s: [f64; 19],
     pub p_tail: f64,
@@ -78,7 +83,8 @@ impl Overhead {
 
 /// One bootstrap refit of a model (the calibration's uncertainty): `latency.draw = k` runs
 /// the experiment at the model's k-th.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Draw {
     pub overhead: Overhead,
     /// `None`: the refit found no time per prefilled token (its coefficient is 0).
@@ -90,10 +96,11 @@ pub struct Draw {
 }
 
 /// One fitted model. Rates in tokens per second; times in seconds.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Fit {
     /// The model preset the fit was made on.
-    pub fitted_on: &'static str,
+    pub fitted_on: String,
     /// Requests with a measured TTFT behind the fit, and the sessions they came in.
     pub requests: u32,
     pub sessions: u32,
@@ -115,33 +122,25 @@ pub struct Fit {
     /// the data identify it (its interval excludes no term), and then no such term.
     pub attention_rate: Option<f64>,
     /// The first `CALIBRATION_DRAWS` bootstrap refits (session resampling, seed 42).
-    pub draws: &'static [Draw],
-}
-
-/// `latency_fits.rs`'s constructors, one line per overhead and per draw.
-const fn overhead(
-    body_s: [f64; 19],
-    p_tail: f64,
-    scale_s: f64,
-    shape: f64,
-    max_s: f64,
-) -> Overhead {
-    Overhead { body_s, p_tail, scale_s, shape, max_s }
-}
-
-const fn draw(
-    overhead: Overhead,
-    prefill_rate: Option<f64>,
-    cached_rate: Option<f64>,
-    attention_rate: Option<f64>,
-) -> Draw {
-    Draw { overhead, prefill_rate, cached_rate, attention_rate }
+    pub draws: Vec<Draw>,
 }
 
 /// Output tokens per second where no duration was measured.
 pub const DECODE_RATE_FALLBACK: f64 = 50.0;
 
-include!("latency_fits.rs");
+/// Bootstrap refits kept per model (calibrate's `draws`; the fits test holds every fit to it).
+pub const CALIBRATION_DRAWS: usize = 20;
+
+/// The fits per model preset, sorted by name: `latency_fits.json`, generated from
+/// `prefixsim calibrate data/claude-code-ttft --json` by
+/// `PREFIXSIM_WRITE_FITS=1 cargo test --release --test it calibrated_presets` (do not edit).
+pub fn fits() -> &'static [Fit] {
+    static FITS: OnceLock<Vec<Fit>> = OnceLock::new();
+    FITS.get_or_init(|| match serde_json::from_str(include_str!("latency_fits.json")) {
+        Ok(fits) => fits,
+        Err(e) => unreachable!("the generated latency_fits.json reads: {e}"),
+    })
+}
 
 /// Models whose own data, if any, do not identify a fit, and the well-measured model whose
 /// fit they use: the nearest sibling of the same family (same serving tier), a named
@@ -166,13 +165,13 @@ pub const BORROWED: [(&str, &str); 13] = [
 /// has none or its own is not identified.
 pub fn fit_for(model: &str) -> Option<(&'static Fit, String)> {
     let model = crate::config::preset_for_api_id(model)?;
-    let own = FITS.iter().find(|f| f.fitted_on == model);
+    let own = fits().iter().find(|f| f.fitted_on == model);
     let sibling = BORROWED.iter().find(|(m, _)| *m == model).map(|(_, from)| *from);
     // OpenAI and Gemini presets: a Claude model of a similar tier (docs/providers.md).
     let sibling = sibling.or_else(|| crate::config::presets_hosted::latency_sibling(model));
     let (fit, borrowed) = match (own, sibling) {
         (Some(f), _) if f.identified => (f, false),
-        (_, Some(from)) => (FITS.iter().find(|f| f.fitted_on == from)?, true),
+        (_, Some(from)) => (fits().iter().find(|f| f.fitted_on == from)?, true),
         (Some(f), None) => (f, false),
         (None, None) => return None,
     };
@@ -250,7 +249,7 @@ mod tests {
 
     #[test]
     fn overheads_are_centred_on_the_median_fixed_part() {
-        for fit in FITS {
+        for fit in fits() {
             // A median regression leaves half the residuals on each side of 0: the overhead's
             // median is the fixed part (to the quantiles' 1 ms rounding).
             let median = fit.overhead.quantile_s(0.5);
@@ -260,8 +259,8 @@ mod tests {
 
     #[test]
     fn a_fit_that_is_not_identified_is_no_default() {
-        for fit in FITS.iter().filter(|f| !f.identified) {
-            let (used, source) = fit_for(fit.fitted_on).unwrap();
+        for fit in fits().iter().filter(|f| !f.identified) {
+            let (used, source) = fit_for(&fit.fitted_on).unwrap();
             assert_ne!(used.fitted_on, fit.fitted_on, "{source}");
             assert!(used.identified && source.contains("do not identify"), "{source}");
         }

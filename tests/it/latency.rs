@@ -122,7 +122,7 @@ fn a_fork_to_another_model_runs_at_that_models_latency() {
 }
 
 /// The calibrated presets are what a fresh `calibrate` of the bundled traces gives:
-/// `src/config/latency_fits.rs` is generated from `calibrate data/claude-code-ttft --json`
+/// `src/config/latency_fits.json` is generated from `calibrate data/claude-code-ttft --json`
 /// and must equal a fresh rendering byte for byte. To regenerate it after a change to the fit
 /// or the data: `PREFIXSIM_WRITE_FITS=1 cargo test --release --test it calibrated_presets`.
 #[test]
@@ -133,75 +133,52 @@ fn calibrated_presets_match_a_fresh_fit_of_the_bundled_traces() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let fresh = render_fits(&v);
-    let path = root.join("src/config/latency_fits.rs");
+    let path = root.join("src/config/latency_fits.json");
     if std::env::var_os("PREFIXSIM_WRITE_FITS").is_some() {
         std::fs::write(&path, &fresh).unwrap();
     }
     let committed = std::fs::read_to_string(&path).unwrap();
-    assert!(committed == fresh, "latency_fits.rs is stale: regenerate it (PREFIXSIM_WRITE_FITS=1)");
+    assert!(committed == fresh, "latency_fits.json is stale: regenerate it (PREFIXSIM_WRITE_FITS=1)");
+    for fit in prefixsim::config::latency_presets::fits() {
+        assert_eq!(fit.draws.len(), prefixsim::config::latency_presets::CALIBRATION_DRAWS);
+    }
 }
 
-/// `latency_fits.rs` from `calibrate --json`: one `Fit` per model with a preset, by preset name.
+/// `latency_fits.json` from `calibrate --json`: one fit per model with a preset, by preset name.
 fn render_fits(v: &serde_json::Value) -> String {
     let mut models: Vec<&serde_json::Value> =
         v["models"].as_array().unwrap().iter().filter(|m| m["preset"].is_string()).collect();
     models.sort_by_key(|m| m["preset"].as_str().unwrap().to_string());
-    let mut s = String::from(
-        "// Generated from `prefixsim calibrate data/claude-code-ttft --json` by\n\
-         // `PREFIXSIM_WRITE_FITS=1 cargo test --release --test it calibrated_presets` (included by\n\
-         // `latency_presets.rs`); do not edit.\n\n\
-         /// Bootstrap refits kept per model (calibrate's `draws`).\n",
-    );
-    let draws = models.first().map_or(0, |m| m["draws"].as_array().unwrap().len());
-    s += &format!("pub const CALIBRATION_DRAWS: usize = {draws};\n\n");
-    s += "/// Fits per model preset, sorted by name.\n";
-    s += &format!("pub const FITS: [Fit; {}] = [\n", models.len());
-    for m in models {
-        let f = |k: &str| m[k].as_f64().unwrap();
-        s += "    Fit {\n";
-        s += &format!("        fitted_on: {:?},\n", m["preset"].as_str().unwrap());
-        s += &format!("        requests: {},\n", m["requests"]);
-        s += &format!("        sessions: {},\n", m["sessions"]);
-        s += &format!("        identified: {},\n", m["identified"].as_bool().unwrap());
-        s += &format!("        overhead_s: {:?},\n", f("overhead_s"));
-        s += &format!("        overhead: {},\n", overhead(&m["overhead_distribution"]));
-        s += &format!("        prefill_rate: {:?},\n", f("prefill_rate"));
-        s += &format!("        cached_rate: {},\n", option(&m["cached_rate"]));
-        s += &format!("        decode_rate: {},\n", option(&m["decode_rate"]));
-        s += &format!("        attention_rate: {},\n", option(&m["attention_rate"]));
-        s += "        draws: &[\n";
-        for d in m["draws"].as_array().unwrap() {
-            s += &format!(
-                "            draw({}, {}, {}, {}),\n",
-                overhead(&d["overhead_distribution"]),
-                option(&d["prefill_rate"]),
-                option(&d["cached_rate"]),
-                option(&d["attention_rate"])
-            );
-        }
-        s += "        ],\n    },\n";
-    }
-    s + "];\n"
-}
-
-fn option(x: &serde_json::Value) -> String {
-    x.as_f64().map_or("None".into(), |x| format!("Some({x:?})"))
-}
-
-fn overhead(o: &serde_json::Value) -> String {
-    let body: Vec<String> = o["body_s"]
-        .as_array()
-        .unwrap()
+    let overhead = |o: &serde_json::Value| {
+        serde_json::json!({
+            "body_s": o["body_s"], "p_tail": o["p_tail"], "scale_s": o["scale_s"],
+            "shape": o["shape"], "max_s": o["max_s"],
+        })
+    };
+    let fits: Vec<serde_json::Value> = models
         .iter()
-        .map(|x| format!("{:?}", x.as_f64().unwrap()))
+        .map(|m| {
+            let draws: Vec<serde_json::Value> = m["draws"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| {
+                    serde_json::json!({
+                        "overhead": overhead(&d["overhead_distribution"]),
+                        "prefill_rate": d["prefill_rate"], "cached_rate": d["cached_rate"],
+                        "attention_rate": d["attention_rate"],
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "fitted_on": m["preset"], "requests": m["requests"], "sessions": m["sessions"],
+                "identified": m["identified"], "overhead_s": m["overhead_s"],
+                "overhead": overhead(&m["overhead_distribution"]),
+                "prefill_rate": m["prefill_rate"], "cached_rate": m["cached_rate"],
+                "decode_rate": m["decode_rate"], "attention_rate": m["attention_rate"],
+                "draws": draws,
+            })
+        })
         .collect();
-    let f = |k: &str| o[k].as_f64().unwrap();
-    format!(
-        "overhead([{}], {:?}, {:?}, {:?}, {:?})",
-        body.join(", "),
-        f("p_tail"),
-        f("scale_s"),
-        f("shape"),
-        f("max_s")
-    )
+    serde_json::to_string_pretty(&fits).unwrap() + "\n"
 }

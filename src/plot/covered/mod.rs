@@ -8,7 +8,7 @@
 //! model is a point at its own median overhead and prefill rate for the default 5 s cap, its
 //! whisker the covered prefix at the 10th and 90th percentiles of its overhead (a slower fixed
 //! part covers less); the 2024 launch figures are a triangle. Every number comes from
-//! `config::latency_presets` (the `FITS` table and `LatencyParams::default`), none is written
+//! `config::latency_presets` (the `fits()` table and `LatencyParams::default`), none is written
 //! here. In a hold experiment's report the experiment's own latency is marked and its cold
 //! prompt drawn as the horizontal reference.
 //!
@@ -21,7 +21,7 @@ use super::axis::is_hold_cap;
 use super::scale::{self, linear_ticks, log_ticks};
 use super::style::{self, num};
 use super::{Figure, Spec};
-use crate::config::latency_presets::{self, Fit, LatencyPreset, FITS};
+use crate::config::latency_presets::{self, Fit, LatencyPreset};
 use crate::config::parse_dist;
 use crate::config::LatencyParams;
 use crate::dist::{Dist, Quantity};
@@ -90,7 +90,7 @@ pub struct CoveredSpec {
 
 /// The fits a preset may use as its own (`Fit::identified`): the figure's points and lines.
 pub(crate) fn identified() -> impl Iterator<Item = &'static Fit> {
-    FITS.iter().filter(|f| f.identified)
+    latency_presets::fits().iter().filter(|f| f.identified)
 }
 
 /// The median of the identified calibrated models' median overheads (the cap lines' overhead).

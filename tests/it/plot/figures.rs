@@ -63,17 +63,17 @@ fn drawn_ticks(svg: &str, texts: &[DrawnText], values: &[f64], x_axis: bool) -> 
 
 #[test]
 fn covered_prefix_points_are_the_closed_form_of_the_latency_presets() {
-    use prefixsim::config::latency_presets::FITS;
+    use prefixsim::config::latency_presets::fits;
     use prefixsim::model::latency::{DEFAULT_OVERHEAD_US, DEFAULT_PREFILL_RATE};
     use prefixsim::plot::covered::{self, PointKind};
     let s = covered::spec(None);
     // The lines' overhead: the median of the fits' median overheads (an odd count: the middle).
-    let mut o: Vec<f64> = FITS.iter().filter(|f| f.identified).map(|f| f.overhead_s).collect();
+    let mut o: Vec<f64> = fits().iter().filter(|f| f.identified).map(|f| f.overhead_s).collect();
     o.sort_by(f64::total_cmp);
     let median =
         if o.len() % 2 == 1 { o[o.len() / 2] } else { (o[o.len() / 2 - 1] + o[o.len() / 2]) / 2.0 };
     assert_eq!(s.line_overhead_s, median);
-    for fit in FITS {
+    for fit in fits() {
         let name = fit.fitted_on.trim_start_matches("claude-");
         let found = s.points.iter().find(|p| p.label == name);
         if !fit.identified {
@@ -97,7 +97,7 @@ fn covered_prefix_points_are_the_closed_form_of_the_latency_presets() {
     // (5 s - 0.5 s) x 9,100 tok/s = 40,950 tokens: the old headline's "about 41k".
     let want = (5.0 - DEFAULT_OVERHEAD_US / 1e6) * DEFAULT_PREFILL_RATE;
     assert!((launch.covered_tokens - want).abs() < 1e-6 && (want - 40_950.0).abs() < 1e-6);
-    assert_eq!(s.points.len(), FITS.iter().filter(|f| f.identified).count() + 1);
+    assert_eq!(s.points.len(), fits().iter().filter(|f| f.identified).count() + 1);
 }
 
 #[test]
