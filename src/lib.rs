@@ -193,7 +193,6 @@ internal_modules! {
     model;
     numfmt;
     #[cfg(feature = "plot")]
-    #[allow(dead_code, unused_imports, missing_docs)]
     plot;
     #[allow(dead_code, unused_imports, missing_docs)]
     replay;

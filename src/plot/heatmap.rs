@@ -7,7 +7,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::slice::{combos, groups, in_slice, slice_text};
+use super::slice::{groups, in_slice, slice_text};
 use super::style::{self, num};
 use super::{frame, mesh_style, DrawResult, Figure, Spec};
 use crate::results::{Results, SummaryRow};
@@ -42,10 +42,10 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     // x: the first group of axes (zipped axes move together); y: the next group with two or
     // more combinations; the others are held at the slice.
     let groups = groups(r);
-    let swept: Vec<&Vec<usize>> = groups.iter().filter(|g| combos(r, g).len() >= 2).collect();
+    let swept: Vec<&Vec<usize>> = groups.iter().filter(|g| r.summary.combos(g).len() >= 2).collect();
     let (Some(gx), Some(gy)) = (swept.first(), swept.get(1)) else { return Vec::new() };
     let free: Vec<usize> = gx.iter().chain(gy.iter()).copied().collect();
-    let (xs, ys) = (combos(r, gx).to_strings(), combos(r, gy).to_strings());
+    let (xs, ys) = (r.summary.combos(gx).to_strings(), r.summary.combos(gy).to_strings());
     let cmp = comparison(&strategies);
     let cells = cells(r, (gx, &xs), (gy, &ys), (held, &free), |at| match &cmp {
         Some((cand, base)) => match (at(cand), at(base)) {

@@ -12,7 +12,7 @@ use super::axis::{combo_label, group_axis, x_scale_max, XAxis};
 use super::labels::{self, DIRECT_LABELS_MAX};
 use super::reduce::{drawn_axis, per_column, Built};
 use super::scale::{self, TickedAxis};
-use super::slice::{combos, groups, in_slice, slice_text};
+use super::slice::{groups, in_slice, slice_text};
 use super::style::{self, num};
 use super::{builder, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
 use crate::results::summary::Combos;
@@ -87,7 +87,7 @@ fn group_lines(r: &Results, groups: &[Vec<usize>], g: usize, n_strategies: usize
     if n_strategies != 1 {
         return None;
     }
-    (0..groups.len()).find(|&o| o != g && combos(r, &groups[o]).len() >= 2)
+    (0..groups.len()).find(|&o| o != g && r.summary.combos(&groups[o]).len() >= 2)
 }
 
 /// One figure per metric per group of axes with at least two combinations (zipped axes share
@@ -99,7 +99,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     }
     let strategies = r.strategies();
     let groups = groups(r);
-    let swept = (0..groups.len()).filter(|&g| combos(r, &groups[g]).len() >= 2);
+    let swept = (0..groups.len()).filter(|&g| r.summary.combos(&groups[g]).len() >= 2);
     swept.flat_map(|g| group_figures(r, held, &groups, g, &strategies)).collect()
 }
 
@@ -111,7 +111,7 @@ fn group_figures(
     g: usize,
     strategies: &[String],
 ) -> Vec<Figure> {
-    let cs = combos(r, &groups[g]);
+    let cs = r.summary.combos(&groups[g]);
     let x = group_axis(r, &groups[g], &cs);
     let span = scale::extent(x.positions.iter().copied());
     let line_group = group_lines(r, groups, g, strategies.len()).map(|o| &groups[o]);
@@ -135,7 +135,7 @@ fn lines(r: &Results, strategies: &[String], other: Option<&Vec<usize>>) -> Vec<
         };
         return strategies.iter().map(line).collect();
     };
-    let lcs = combos(r, lg);
+    let lcs = r.summary.combos(lg);
     let keys: Vec<&str> = lg.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
     let line = |(k, c): (usize, Vec<&str>)| Line {
         label: format!("{} = {}", keys.join(" / "), combo_label(&c)),
@@ -501,7 +501,6 @@ fn draw_dots<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::axis::x_scale;
     use crate::plot::reduce::X_PARTS;
 
     #[test]
@@ -515,7 +514,10 @@ mod tests {
         let drawn = drawn_axis(x.clone(), series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
         assert_eq!(drawn.positions, [1000.0, 1020.0, 1500.0, 1999.0]);
         assert_eq!(&drawn.labels[..], ["1000", "1020", "1500", "1999"]);
-        let range = |x: &XAxis| (x_scale(x).lo, x_scale(x).hi);
+        let range = |x: &XAxis| {
+            let s = x_scale_max(x, scale::MAX_TICKS);
+            (s.lo, s.hi)
+        };
         assert_eq!(range(&drawn), range(&x));
         let spec = |x: XAxis| MetricSpec {
             x,

@@ -163,17 +163,3 @@ pub fn colormap(t: f64) -> RGBColor {
     let lerp = |p: u8, q: u8| (p as f64 + (q as f64 - p as f64) * f).round() as u8;
     RGBColor(lerp(a.0, b.0), lerp(a.1, b.1), lerp(a.2, b.2))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_family_one_hue_and_variants_differ() {
-        let all: Vec<String> = ["eager", "wait_first(max_wait=1s)", "wait_first(max_wait=5s)"]
-            .map(String::from)
-            .into();
-        assert_eq!(strategy_color("eager", &all), RGBColor(214, 39, 40));
-        assert_ne!(strategy_color(&all[1], &all), strategy_color(&all[2], &all));
-    }
-}

@@ -204,19 +204,4 @@ mod tests {
         assert_eq!(inline("a `<b>` & c"), "a <code>&lt;b&gt;</code> &amp; c");
         assert_eq!(inline("odd ` tick"), "odd ` tick");
     }
-
-    #[test]
-    fn a_table_renders_in_both() {
-        let d = Doc {
-            title: "T".into(),
-            blocks: vec![Block::Table(
-                vec!["a".into(), "b".into()],
-                vec![vec!["1|2".into(), "3".into()]],
-            )],
-        };
-        assert_eq!(d.to_markdown(), "# T\n\n| a | b |\n|---|---|\n| 1\\|2 | 3 |\n");
-        assert!(d
-            .to_html(|_| None)
-            .contains("<tr><td class=\"n\">1|2</td><td class=\"n\">3</td></tr>"));
-    }
 }

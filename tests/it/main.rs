@@ -12,6 +12,7 @@ mod hold_edge;
 mod input;
 mod large_results;
 mod latency;
+mod lean_plot;
 mod layout;
 mod library;
 mod model;

@@ -63,8 +63,7 @@ pub struct CoveredPoint {
     pub prefill_rate: f64,
     /// The median overhead, seconds.
     pub overhead_s: f64,
-    pub cap_s: f64,
-    /// `covered_tokens(cap_s, overhead_s, prefill_rate)`.
+    /// `covered_tokens(POINT_CAP_S, overhead_s, prefill_rate)`.
     pub covered_tokens: f64,
     /// Covered at the overhead's 90th and 10th percentiles (low, high); `None` when constant.
     pub whisker: Option<(f64, f64)>,
@@ -116,7 +115,6 @@ fn calibrated_point(fit: &Fit) -> CoveredPoint {
         kind: PointKind::Calibrated,
         prefill_rate: fit.prefill_rate,
         overhead_s: fit.overhead_s,
-        cap_s: POINT_CAP_S,
         covered_tokens: covered_tokens(POINT_CAP_S, fit.overhead_s, fit.prefill_rate),
         whisker: Some(whisker),
     }
@@ -131,7 +129,6 @@ fn launch_point() -> CoveredPoint {
         kind: PointKind::Launch2024,
         prefill_rate: rate,
         overhead_s,
-        cap_s: POINT_CAP_S,
         covered_tokens: covered_tokens(POINT_CAP_S, overhead_s, rate),
         whisker: None,
     }
@@ -274,8 +271,7 @@ fn mark_experiment(points: &mut Vec<CoveredPoint>, e: &ExperimentLatency) {
                 kind: PointKind::Experiment,
                 prefill_rate: r,
                 overhead_s: o,
-                cap_s: POINT_CAP_S,
-                covered_tokens: covered_tokens(POINT_CAP_S, o, r),
+                        covered_tokens: covered_tokens(POINT_CAP_S, o, r),
                 whisker: None,
             });
         }
