@@ -9,7 +9,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::slice::{groups, in_slice, slice_text};
 use super::style::{self, num};
-use super::{frame, mesh_style, DrawResult, Figure, Spec};
+use super::{category, frame, mesh_style, DrawResult, Figure, Spec};
 use crate::results::{Results, SummaryRow};
 
 #[derive(Debug, Clone)]
@@ -42,7 +42,8 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     // x: the first group of axes (zipped axes move together); y: the next group with two or
     // more combinations; the others are held at the slice.
     let groups = groups(r);
-    let swept: Vec<&Vec<usize>> = groups.iter().filter(|g| r.summary.combos(g).len() >= 2).collect();
+    let swept: Vec<&Vec<usize>> =
+        groups.iter().filter(|g| r.summary.combos(g).len() >= 2).collect();
     let (Some(gx), Some(gy)) = (swept.first(), swept.get(1)) else { return Vec::new() };
     let free: Vec<usize> = gx.iter().chain(gy.iter()).copied().collect();
     let (xs, ys) = (r.summary.combos(gx).to_strings(), r.summary.combos(gy).to_strings());
@@ -135,15 +136,6 @@ fn caption(s: &HeatSpec, saving: bool) -> String {
     )
 }
 
-fn label_at(labels: &[String], v: f64) -> String {
-    let i = v.round();
-    if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-        labels[i as usize].clone()
-    } else {
-        String::new()
-    }
-}
-
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -162,15 +154,14 @@ pub fn draw<DB: DrawingBackend>(
     let mut chart = super::builder(&main)
         .y_label_area_size(label_px as u32)
         .build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5)?;
-    let (xl, yl) = (s.x_labels.clone(), s.y_labels.clone());
     mesh_style(&mut chart)
         .disable_mesh()
         .x_desc(s.x_title.as_str())
         .y_desc(s.y_title.as_str())
         .x_labels(s.x_labels.len() + 1)
         .y_labels(s.y_labels.len() + 1)
-        .x_label_formatter(&|v| label_at(&xl, *v))
-        .y_label_formatter(&|v| label_at(&yl, *v))
+        .x_label_formatter(&|v| category(&s.x_labels, *v, false))
+        .y_label_formatter(&|v| category(&s.y_labels, *v, false))
         .draw()?;
     let cells = s.cells.iter().map(|&(i, j, v)| {
         let (x, y) = (i as f64, j as f64);

@@ -76,21 +76,24 @@ pub fn stack(ends: &[i32], heights: &[i32], rows: (i32, i32)) -> Vec<i32> {
     tops
 }
 
-/// Each label in the column at `strip_x` of `area` (the plot and the column right of it)
-/// beside its line's end (`ends`: (x, y) in `area`'s pixels), the line's marker before it;
-/// labels that would overlap are pushed apart within `rows` (`stack`) and joined to their
-/// line's end by a leader in its colour.
+/// Each label in the column `strip` of `area` (the plot and the column right of it) beside
+/// its line's end (`ends`: (x, y) in the backend's pixels), the line's marker before it;
+/// labels that would overlap are pushed apart within `rows` (the plot's top and bottom in
+/// the backend's pixels; `stack`) and joined to their line's end by a leader in its colour.
 pub fn draw_end_labels<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    strip_x: i32,
+    strip: &DrawingArea<DB, Shift>,
     labels: &[EndLabel],
     ends: &[(i32, i32)],
     rows: (i32, i32),
 ) -> DrawResult {
+    let base = area.get_base_pixel();
+    let strip_x = strip.get_base_pixel().0 - base.0;
+    let ends: Vec<(i32, i32)> = ends.iter().map(|e| (e.0 - base.0, e.1 - base.1)).collect();
     let heights: Vec<i32> =
         labels.iter().map(|l| l.lines.len().max(1) as i32 * END_LABEL_LINE_PX).collect();
     let ys: Vec<i32> = ends.iter().map(|e| e.1).collect();
-    let tops = stack(&ys, &heights, rows);
+    let tops = stack(&ys, &heights, (rows.0 - base.1, rows.1 - base.1));
     let font = (style::FONT, style::LEGEND_PX)
         .into_font()
         .color(&style::INK)

@@ -14,7 +14,7 @@ use super::reduce::{drawn_axis, per_column, Built};
 use super::scale::{self, TickedAxis};
 use super::slice::{groups, in_slice, slice_text};
 use super::style::{self, num};
-use super::{builder, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
+use super::{builder, category, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
 use crate::results::summary::Combos;
 use crate::results::{Results, SummaryRow};
 
@@ -318,23 +318,14 @@ pub fn draw<DB: DrawingBackend>(
         .draw()?;
     draw_lines(&mut chart, &s.series)?;
     draw_markers(&mut chart, s, y.lo, y.hi)?;
-    if direct {
-        let (top, bottom) =
-            (chart.backend_coord(&(x.lo, y.hi)).1, chart.backend_coord(&(x.lo, y.lo)).1);
-        let base = framed.get_base_pixel();
-        let strip_x = strip.get_base_pixel().0 - base.0;
-        let ends: Vec<(i32, i32)> = s
-            .series
-            .iter()
-            .map(|se| {
-                let y = se.points.last().map_or(bottom, |p| chart.backend_coord(&(p.0, p.1)).1);
-                (strip_x, y - base.1)
-            })
-            .collect();
-        let rows = (top - base.1, bottom - base.1);
-        labels::draw_end_labels(&framed, strip_x, &end_labels, &ends, rows)?;
+    if !direct {
+        return Ok(());
     }
-    Ok(())
+    let rows = (chart.backend_coord(&(x.lo, y.hi)).1, chart.backend_coord(&(x.lo, y.lo)).1);
+    let end = |se: &Series| se.points.last().map_or(rows.1, |p| chart.backend_coord(&(p.0, p.1)).1);
+    let ends: Vec<(i32, i32)> =
+        s.series.iter().map(|se| (strip.get_base_pixel().0, end(se))).collect();
+    labels::draw_end_labels(&framed, &strip, &end_labels, &ends, rows)
 }
 
 /// Many lines: small multiples, one panel per series on shared axes, the series in its
@@ -380,12 +371,10 @@ fn draw_panels<DB: DrawingBackend>(
 
 /// A legend row per series (none for one series).
 fn series_legend(s: &MetricSpec) -> Vec<(String, Mark)> {
-    match s.series.len() {
-        0 | 1 => Vec::new(),
-        _ => {
-            s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
-        }
+    if s.series.len() < 2 {
+        return Vec::new();
     }
+    s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
 }
 
 /// The lowest and highest value a figure's bands reach.
@@ -466,21 +455,13 @@ fn draw_dots<DB: DrawingBackend>(
     let mut chart = builder(&area)
         .y_label_area_size(label_px as u32)
         .build_cartesian_2d(v.ranged(), -0.5..n as f64 - 0.5)?;
-    let labels = s.x.labels.clone();
-    let fmt_y = move |v: &f64| {
-        let i = v.round();
-        if (v - i).abs() > 1e-6 || i < 0.0 || i as usize >= labels.len() {
-            return String::new();
-        }
-        labels[labels.len() - 1 - i as usize].clone()
-    };
     mesh_style(&mut chart)
         .disable_y_mesh()
         .x_desc(s.y_title.as_str())
         .y_desc(s.x.title.as_str())
         .y_labels(n + 1)
         .x_label_formatter(&|t| v.label(*t))
-        .y_label_formatter(&fmt_y)
+        .y_label_formatter(&|v| category(&s.x.labels, *v, true))
         .draw()?;
     let k = s.series.len().max(1) as f64;
     for (j, se) in s.series.iter().enumerate() {

@@ -225,6 +225,16 @@ where
     m
 }
 
+/// The label of the category drawn at `v`: `labels[i]` at `i` (the first on top when
+/// `top_down`), none between two.
+pub(crate) fn category(labels: &[String], v: f64, top_down: bool) -> String {
+    let i = v.round();
+    if (v - i).abs() > 1e-6 || i < 0.0 || i as usize >= labels.len() {
+        return String::new();
+    }
+    labels[if top_down { labels.len() - 1 - i as usize } else { i as usize }].clone()
+}
+
 /// What a legend entry shows next to its label.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Mark {

@@ -57,9 +57,11 @@ fn svg_text_sits_on_the_bitmaps_baseline_at_the_bitmaps_em() {
 #[test]
 fn log_axes_of_prefix_tokens_and_hold_caps_have_short_labels() {
     let cases: [(&[f64], (f64, f64), &[&str]); 2] = [
-        (&[5e3, 1e4, 2.5e4, 5e4, 1e5, 1.5e5, 2e5, 3e5, 5e5], (5e3, 5e5), &[
-            "5k", "10k", "20k", "50k", "100k", "200k", "500k",
-        ]),
+        (
+            &[5e3, 1e4, 2.5e4, 5e4, 1e5, 1.5e5, 2e5, 3e5, 5e5],
+            (5e3, 5e5),
+            &["5k", "10k", "20k", "50k", "100k", "200k", "500k"],
+        ),
         (&[1.0, 2.0, 5.0, 10.0, 30.0], (1.0, 30.0), &["1", "2", "5", "10", "20"]),
     ];
     for (values, (lo, hi), want) in cases {
@@ -82,9 +84,8 @@ fn an_axis_with_zero_is_linear_and_its_ticks_are_evenly_spaced() {
 
 #[test]
 fn one_family_one_hue_and_variants_differ() {
-    let all: Vec<String> = ["eager", "wait_first(max_wait=1s)", "wait_first(max_wait=5s)"]
-        .map(String::from)
-        .into();
+    let all: Vec<String> =
+        ["eager", "wait_first(max_wait=1s)", "wait_first(max_wait=5s)"].map(String::from).into();
     assert_eq!(strategy_color("eager", &all), RGBColor(214, 39, 40));
     assert_ne!(strategy_color(&all[1], &all), strategy_color(&all[2], &all));
 }
@@ -191,7 +192,9 @@ fn a_report_table_renders_in_both_formats() {
         )],
     };
     assert_eq!(d.to_markdown(), "# T\n\n| a | b |\n|---|---|\n| 1\\|2 | 3 |\n");
-    assert!(d.to_html(|_| None).contains("<tr><td class=\"n\">1|2</td><td class=\"n\">3</td></tr>"));
+    assert!(d
+        .to_html(|_| None)
+        .contains("<tr><td class=\"n\">1|2</td><td class=\"n\">3</td></tr>"));
 }
 
 #[test]
