@@ -5,7 +5,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::text_anchor::{HPos, VPos};
 
 use super::slice::{groups, in_slice, slice_text};
 use super::style::{self, num};
@@ -170,10 +170,7 @@ pub fn draw<DB: DrawingBackend>(
     chart.draw_series(cells)?;
     let texts = s.cells.iter().map(|&(i, j, v)| {
         let ink = if t(v) > 0.6 { BLACK } else { WHITE };
-        let font = (style::FONT, style::TICK_PX)
-            .into_font()
-            .color(&ink)
-            .pos(Pos::new(HPos::Center, VPos::Center));
+        let font = style::text_style(style::TICK_PX, ink, (HPos::Center, VPos::Center));
         Text::new(num(v), (i as f64, j as f64), font)
     });
     chart.draw_series(texts)?;
@@ -186,15 +183,13 @@ fn draw_colorbar<DB: DrawingBackend>(
     hi: f64,
     title: &str,
 ) -> DrawResult {
+    let (y0, y1) = super::axis_range(lo, hi);
     let mut chart = ChartBuilder::on(area)
         .margin_top(10)
         .margin_bottom(20 + 90)
         .margin_right(10)
         .y_label_area_size(110)
-        .build_cartesian_2d(0.0..1.0, {
-            let (lo, hi) = super::axis_range(lo, hi);
-            lo..hi
-        })?;
+        .build_cartesian_2d(0.0..1.0, y0..y1)?;
     let short = if title.starts_with("Cost saved") { "Cost saved (%)" } else { "Mean cost (USD)" };
     mesh_style(&mut chart)
         .disable_mesh()

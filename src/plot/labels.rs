@@ -94,10 +94,7 @@ pub fn draw_end_labels<DB: DrawingBackend>(
         labels.iter().map(|l| l.lines.len().max(1) as i32 * END_LABEL_LINE_PX).collect();
     let ys: Vec<i32> = ends.iter().map(|e| e.1).collect();
     let tops = stack(&ys, &heights, (rows.0 - base.1, rows.1 - base.1));
-    let font = (style::FONT, style::LEGEND_PX)
-        .into_font()
-        .color(&style::INK)
-        .pos(Pos::new(HPos::Left, VPos::Center));
+    let font = style::text_style(style::LEGEND_PX, style::INK, (HPos::Left, VPos::Center));
     for (i, l) in labels.iter().enumerate() {
         let y = tops[i] + END_LABEL_LINE_PX / 2;
         let (x10, x16) = (strip_x + 10, strip_x + 16);

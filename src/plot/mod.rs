@@ -368,11 +368,8 @@ fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     legend: &[(String, Option<Mark>)],
 ) -> DrawResult {
-    use plotters::style::text_anchor::{HPos, Pos, VPos};
-    let font = (style::FONT, style::LEGEND_PX)
-        .into_font()
-        .color(&style::INK)
-        .pos(Pos::new(HPos::Left, VPos::Center));
+    use plotters::style::text_anchor::{HPos, VPos};
+    let font = style::text_style(style::LEGEND_PX, style::INK, (HPos::Left, VPos::Center));
     for (i, (label, mark)) in legend.iter().enumerate().take(LEGEND_MAX_ROWS) {
         let y = 30 + i as i32 * LEGEND_ROW_PX;
         let (x0, x1, xm) = (8, 40, 24);

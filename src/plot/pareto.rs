@@ -132,17 +132,13 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         .iter()
         .map(|&a| format!("{} = {}", style::short_key(&r.axis_keys[a]), held[a]))
         .collect();
-    let caption = if desc.is_empty() {
-        caption(&spec)
-    } else {
-        format!("At {}: {}", desc.join(", "), caption(&spec))
+    let (at, slice) = match desc.join(", ") {
+        d if d.is_empty() => (d.clone(), d),
+        d => (format!("At {d}: "), format!(" ({d})")),
     };
+    let caption = format!("{at}{}", caption(&spec));
     let what = if from_runs { "p99 makespan" } else { "p99 completion time" };
-    let title = if desc.is_empty() {
-        format!("Cost vs {what}: Pareto frontier")
-    } else {
-        format!("Cost vs {what}: Pareto frontier ({})", desc.join(", "))
-    };
+    let title = format!("Cost vs {what}: Pareto frontier{slice}");
     vec![Figure { name: "pareto_cost_makespan".into(), title, caption, spec: Spec::Pareto(spec) }]
 }
 

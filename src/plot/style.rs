@@ -6,7 +6,8 @@
 
 use std::sync::Once;
 
-use plotters::style::{FontStyle, RGBColor};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{FontStyle, IntoFont, RGBColor, TextStyle};
 
 pub use crate::numfmt::num;
 
@@ -44,6 +45,11 @@ pub fn title_px(title: &str) -> u32 {
 /// A dotted key's last part, for titles (`workload.agents` -> `agents`).
 pub fn short_key(key: &str) -> &str {
     key.rsplit('.').next().unwrap_or(key)
+}
+
+/// Text in the embedded font at `px` in `color`, anchored at (`h`, `v`) of its box.
+pub fn text_style(px: u32, color: RGBColor, (h, v): (HPos, VPos)) -> TextStyle<'static> {
+    (FONT, px).into_font().color(&color).pos(Pos::new(h, v))
 }
 
 static FONTS: Once = Once::new();

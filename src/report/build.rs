@@ -6,7 +6,7 @@
 //!
 //! Pure: it returns a `Doc`; the CLI writes it. No timestamps, no paths from the host.
 
-use super::answer::{self, Answered};
+use super::answer::{self, cheapest, cost, Answered};
 use super::doc::{Block, Doc};
 use super::words::{and_list, count, is_are, json_text, pct, secs, sig, usd, usd_ci};
 use crate::config::{Answer, ExperimentSpec};
@@ -467,22 +467,16 @@ fn recommendation(r: &Results) -> Vec<Block> {
     vec![Block::Para(text)]
 }
 
-fn cheapest(here: &[SummaryRow]) -> Option<&SummaryRow> {
-    here.iter().filter(|row| row.get("cost_usd_mean").is_some()).min_by(|a, b| {
-        a.get("cost_usd_mean").unwrap_or(0.0).total_cmp(&b.get("cost_usd_mean").unwrap_or(0.0))
-    })
-}
-
 /// The sentence of a summary of one point, whose rows are `here`.
 fn single_point(r: &Results, here: &[SummaryRow]) -> String {
     let Some(best) = cheapest(here) else { return String::new() };
-    let c = best.get("cost_usd_mean").unwrap_or(0.0);
+    let c = cost(best).unwrap_or(0.0);
     let mut s = format!("Lowest mean cost: `{}` ({}", best.strategy, usd(c));
     if let Some(base) = reference(r)
         .filter(|x| **x != *best.strategy)
         .and_then(|x| here.iter().find(|s| s.strategy == x))
     {
-        let b = base.get("cost_usd_mean").unwrap_or(0.0);
+        let b = cost(base).unwrap_or(0.0);
         if b > 0.0 {
             s.push_str(&format!(", {} less than `{}`", pct((b - c) / b), base.strategy));
         }

@@ -160,26 +160,13 @@ figcaption{font-style:italic;margin-top:.4em}";
 /// A table cell: numbers (and "–") right-aligned, words left.
 fn td(c: &str) -> String {
     let numeric = c.starts_with(|ch: char| ch.is_ascii_digit() || "+-–$".contains(ch));
-    if numeric {
-        format!("<td class=\"n\">{}</td>", inline(c))
-    } else {
-        format!("<td>{}</td>", inline(c))
-    }
+    let class = if numeric { " class=\"n\"" } else { "" };
+    format!("<td{class}>{}</td>", inline(c))
 }
 
 /// HTML-escape text.
 pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            _ => out.push(c),
-        }
-    }
-    out
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 /// Escape, then turn `code` spans into `<code>`.

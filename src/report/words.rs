@@ -35,11 +35,7 @@ pub fn sig(x: f64, sig: i32) -> String {
 
 /// Money: `$0.827`, `$22.4`, `-$0.120` (3 significant digits).
 pub fn usd(x: f64) -> String {
-    if x < 0.0 {
-        format!("-${}", sig(-x, 3))
-    } else {
-        format!("${}", sig(x, 3))
-    }
+    format!("{}${}", if x < 0.0 { "-" } else { "" }, sig(x.abs(), 3))
 }
 
 /// A mean and its 95% confidence half-width: `$0.827 ± 0.055`. The half-width has 2
