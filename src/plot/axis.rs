@@ -136,11 +136,6 @@ pub fn follows(r: &Results, o: usize, a: usize) -> bool {
     true
 }
 
-/// A group's combination as one label: `5m / 1h` for zipped axes.
-pub fn combo_label(c: &[&str]) -> String {
-    c.join(" / ")
-}
-
 /// The x axis of a group: its first axis's values, to scale when they are numbers (the zipped
 /// partners' values then named in the axis title), else each combination as a category.
 pub fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
@@ -163,7 +158,7 @@ pub fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
         return x;
     }
     let keys: Vec<&str> = g.iter().map(|&a| r.axis_keys[a].as_str()).collect();
-    let labels: Arc<[String]> = cs.iter().map(|c| combo_label(&c)).collect();
+    let labels: Arc<[String]> = cs.iter().map(|c| c.join(" / ")).collect();
     XAxis {
         key: keys.join(" / "),
         title: keys.join(" / "),

@@ -204,15 +204,6 @@ fn histogram_caption(s: &LatencySpec) -> String {
     )
 }
 
-fn nines_label(v: f64) -> String {
-    let i = v.round();
-    if (v - i).abs() > 1e-6 || i < 0.0 {
-        return String::new();
-    }
-    let p = 100.0 - 100.0 * 10f64.powi(-(i as i32));
-    format!("{p:.*}%", (i as usize).saturating_sub(2))
-}
-
 /// A log y axis when the slowest series' worst latency is 30x or more the fastest's (one
 /// strategy would flatten the others against zero): (log, lower bound drawn).
 pub fn percentile_y_log(s: &LatencySpec) -> Option<f64> {
@@ -254,7 +245,12 @@ fn nines_tick(x: &TickedAxis, v: f64) -> String {
     if (v - x.hi).abs() < 1e-9 {
         return "max".into();
     }
-    nines_label(v)
+    let i = v.round();
+    if (v - i).abs() > 1e-6 || i < 0.0 {
+        return String::new();
+    }
+    let p = 100.0 - 100.0 * 10f64.powi(-(i as i32));
+    format!("{p:.*}%", (i as usize).saturating_sub(2))
 }
 
 /// The percentile figure's axes: the nines across (`nines_axis`), the latency up (log when

@@ -8,7 +8,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::axis::{combo_label, group_axis, x_scale_max, XAxis};
+use super::axis::{group_axis, x_scale_max, XAxis};
 use super::labels::{self, DIRECT_LABELS_MAX};
 use super::reduce::{drawn_axis, per_column, Built};
 use super::scale::{self, TickedAxis};
@@ -138,7 +138,7 @@ fn lines(r: &Results, strategies: &[String], other: Option<&Vec<usize>>) -> Vec<
     let lcs = r.summary.combos(lg);
     let keys: Vec<&str> = lg.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
     let line = |(k, c): (usize, Vec<&str>)| Line {
-        label: format!("{} = {}", keys.join(" / "), combo_label(&c)),
+        label: format!("{} = {}", keys.join(" / "), c.join(" / ")),
         color: style::series_color(k),
         member: Member::Combo(lg.clone(), c.into_iter().map(String::from).collect()),
     };

@@ -31,27 +31,23 @@ pub mod tune;
 
 pub use slice::SliceError;
 
-/// Why a figure could not be drawn (a bug or a resource problem, not the user's input).
+/// Why a figure could not be drawn, encoded as PNG or written (a bug or a resource problem,
+/// not the user's input).
 #[derive(Debug, thiserror::Error)]
-pub enum PlotError {
-    #[error("drawing figure `{figure}`")]
-    Draw {
-        figure: String,
-        #[source]
-        source: DrawError,
-    },
-    #[error("encoding PNG of figure `{figure}`")]
-    Png {
-        figure: String,
-        #[source]
-        source: png::EncodingError,
-    },
-    #[error("writing figure `{figure}`")]
-    Write {
-        figure: String,
-        #[source]
-        source: std::io::Error,
-    },
+#[error("{doing} `{figure}`")]
+pub struct PlotError {
+    doing: &'static str,
+    figure: String,
+    #[source]
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+/// The `PlotError` of `doing` figure `figure`, from its cause.
+fn failed<'a, E: std::error::Error + Send + Sync + 'static>(
+    doing: &'static str,
+    figure: &'a str,
+) -> impl FnOnce(E) -> PlotError + 'a {
+    move |e| PlotError { doing, figure: figure.into(), source: Box::new(e) }
 }
 
 /// A drawing call plotters refused. Its error type is generic over the backend (SVG, bitmap),
@@ -157,8 +153,7 @@ pub fn render_png(f: &Figure) -> Result<Vec<u8>, PlotError> {
 /// The figure as an SVG document, written to `out`.
 pub fn write_svg(f: &Figure, out: &mut dyn std::io::Write) -> Result<(), PlotError> {
     let svg = render_svg(f)?;
-    out.write_all(svg.as_bytes())
-        .map_err(|source| PlotError::Write { figure: f.name.clone(), source })
+    out.write_all(svg.as_bytes()).map_err(failed("writing figure", &f.name))
 }
 
 /// What `draw` paints, as an SVG document with its text as `<text>` elements (`svg`).
@@ -171,7 +166,7 @@ where
     {
         let backend = SVGBackend::with_string(&mut doc, (style::WIDTH, style::HEIGHT));
         let root = svg::TextSvg(backend).into_drawing_area();
-        draw(&root).map_err(|source| PlotError::Draw { figure: figure.into(), source })?;
+        draw(&root).map_err(failed("drawing figure", figure))?;
     }
     Ok(doc)
 }
@@ -186,9 +181,9 @@ where
     let mut rgb = vec![255u8; (w * h * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        draw(&root).map_err(|source| PlotError::Draw { figure: figure.into(), source })?;
+        draw(&root).map_err(failed("drawing figure", figure))?;
     }
-    encode_png(&rgb, w, h).map_err(|source| PlotError::Png { figure: figure.into(), source })
+    encode_png(&rgb, w, h).map_err(failed("encoding PNG of figure", figure))
 }
 
 fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, png::EncodingError> {

@@ -470,15 +470,10 @@ fn grouped(r: &Results, picks: &[(u32, String)]) -> String {
     for (point, values) in r.summary.axes() {
         axes.entry(point).or_insert(values);
     }
-    let name = |point: u32| -> String {
-        let Some(values) = axes.get(&point) else { return String::new() };
-        if r.axis_keys.is_empty() {
-            return String::new();
-        }
-        match one_axis {
-            true => values[0].to_string(),
-            false => format!("({})", values.join(", ")),
-        }
+    let name = |point: u32| match axes.get(&point) {
+        Some(values) if one_axis => values[0].to_string(),
+        Some(values) if !r.axis_keys.is_empty() => format!("({})", values.join(", ")),
+        _ => String::new(),
     };
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for (point, pick) in picks {
@@ -540,11 +535,8 @@ fn price_sentence(p99s: &[f64], done_deltas: &[f64]) -> Option<String> {
 /// Claude Code's documented default cap (5 s), when run: how often it saves nothing, by point.
 fn default_cap_sentence(r: &Results, caps: &[Cap]) -> Option<String> {
     let c = caps.iter().find(|c| c.cap_s == 5.0)?;
-    let mut shares: Vec<(u32, String)> = Vec::new();
-    for point in r.points() {
-        let share = share_saving_nothing(r, point, &c.label)?;
-        shares.push((point, pct(share)));
-    }
+    let share = |p: u32| Some((p, pct(share_saving_nothing(r, p, &c.label)?)));
+    let shares: Vec<(u32, String)> = r.points().into_iter().map(share).collect::<Option<_>>()?;
     Some(format!(
         "The documented default cap, 5 s, saves nothing in this share of the replications: {}.",
         grouped(r, &shares)

@@ -324,26 +324,15 @@ pub fn reference(r: &Results) -> Option<String> {
     s.iter().find(|x| *x == "eager").or(s.first()).cloned()
 }
 
-/// How a mean and its CI are written in the comparison table.
-#[derive(Clone, Copy)]
-enum Unit {
-    Usd,
-    /// A share, written as a percentage to one decimal.
-    Percent,
-    Seconds,
-    Count,
+/// A mean and its CI in the comparison table, written by `fmt` (`–` without a mean).
+fn mean_ci(row: &SummaryRow, m: &str, fmt: fn(f64, f64) -> String) -> String {
+    let ci = row.get(&format!("{m}_ci95")).unwrap_or(0.0);
+    row.get(&format!("{m}_mean")).map_or("–".into(), |mean| fmt(mean, ci))
 }
 
-fn mean_ci(row: &SummaryRow, m: &str, unit: Unit) -> String {
-    let (Some(mean), ci) = (row.get(&format!("{m}_mean")), row.get(&format!("{m}_ci95"))) else {
-        return "–".into();
-    };
-    let ci = ci.unwrap_or(0.0);
-    match unit {
-        Unit::Usd => usd_ci(mean, ci),
-        Unit::Percent => format!("{:.1} ± {:.1}", mean * 100.0, ci * 100.0),
-        Unit::Seconds | Unit::Count => format!("{} ± {}", sig(mean, 3), sig(ci, 2)),
-    }
+/// A mean to 3 significant digits, its CI to 2.
+fn sig_ci(mean: f64, ci: f64) -> String {
+    format!("{} ± {}", sig(mean, 3), sig(ci, 2))
 }
 
 fn comparison(r: &Results) -> Vec<Block> {
@@ -408,12 +397,12 @@ fn comparison_rows(
         let mut cells = row.axis_values.to_vec();
         cells.extend([
             format!("`{s}`"),
-            mean_ci(row, "cost_usd", Unit::Usd),
+            mean_ci(row, "cost_usd", usd_ci),
             vs,
-            mean_ci(row, "hit_rate", Unit::Percent),
-            mean_ci(row, "makespan_s", Unit::Seconds),
-            mean_ci(row, "launch_wait_p99_s", Unit::Seconds),
-            mean_ci(row, "redundant_writes", Unit::Count),
+            mean_ci(row, "hit_rate", |m, ci| format!("{:.1} ± {:.1}", m * 100.0, ci * 100.0)),
+            mean_ci(row, "makespan_s", sig_ci),
+            mean_ci(row, "launch_wait_p99_s", sig_ci),
+            mean_ci(row, "redundant_writes", sig_ci),
         ]);
         rows.push(cells);
     }

@@ -31,10 +31,6 @@ pub struct Doc {
     pub blocks: Vec<Block>,
 }
 
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
-}
-
 impl Doc {
     /// Markdown; figure `NAME` links to `NAME.svg` next to the report.
     pub fn to_markdown(&self) -> String {
@@ -57,11 +53,9 @@ impl Doc {
                     }
                 }
                 Block::Table(head, rows) => {
+                    let cell = |c: &String| c.replace('|', "\\|").replace('\n', " ");
                     let row = |cells: &[String]| {
-                        format!(
-                            "| {} |\n",
-                            cells.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
-                        )
+                        format!("| {} |\n", cells.iter().map(cell).collect::<Vec<_>>().join(" | "))
                     };
                     out.push_str(&row(head));
                     out.push_str(&format!("|{}\n", "---|".repeat(head.len())));
