@@ -368,28 +368,21 @@ fn draw_legend<DB: DrawingBackend>(
     for (i, (label, mark)) in legend.iter().enumerate().take(LEGEND_MAX_ROWS) {
         let y = 30 + i as i32 * LEGEND_ROW_PX;
         let (x0, x1, xm) = (8, 40, 24);
-        let r = match mark.unwrap_or(Mark::Note) {
-            Mark::Line(c) => area.draw(&PathElement::new(
-                vec![(x0, y), (x1, y)],
-                c.stroke_width(style::LINE_PX + 1),
-            )),
+        let line =
+            |px: u32, c: RGBColor| PathElement::new(vec![(x0, y), (x1, y)], c.stroke_width(px));
+        match mark.unwrap_or(Mark::Note) {
+            Mark::Line(c) => area.draw(&line(style::LINE_PX + 1, c))?,
             Mark::Series(c, shape) => {
-                let l = PathElement::new(vec![(x0, y), (x1, y)], c.stroke_width(style::LINE_PX));
-                area.draw(&l)?;
+                area.draw(&line(style::LINE_PX, c))?;
                 marker(area, (xm, y), shape, c, 7)?;
-                Ok(())
             }
-            Mark::Point(c, shape) => {
-                marker(area, (xm, y), shape, c, 8)?;
-                Ok(())
-            }
-            Mark::Box(c) => area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.filled())),
-            Mark::Dot(c) => area.draw(&Circle::new((xm, y), 9, c.filled())),
-            Mark::Cross(c) => area.draw(&Cross::new((xm, y), 8, c.stroke_width(3))),
-            Mark::Triangle(c) => area.draw(&TriangleMarker::new((xm, y), 10, c.filled())),
-            Mark::Note => Ok(()),
-        };
-        r?;
+            Mark::Point(c, shape) => marker(area, (xm, y), shape, c, 8)?,
+            Mark::Box(c) => area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.filled()))?,
+            Mark::Dot(c) => area.draw(&Circle::new((xm, y), 9, c.filled()))?,
+            Mark::Cross(c) => area.draw(&Cross::new((xm, y), 8, c.stroke_width(3)))?,
+            Mark::Triangle(c) => area.draw(&TriangleMarker::new((xm, y), 10, c.filled()))?,
+            Mark::Note => {}
+        }
         let text = if i + 1 == LEGEND_MAX_ROWS && legend.len() > LEGEND_MAX_ROWS {
             format!("… and {} more rows", legend.len() - i)
         } else {

@@ -254,15 +254,13 @@ fn draw_marks<DB: DrawingBackend>(
     for o in OUTCOMES {
         let c = outcome_color(o);
         let mine = marks.iter().filter(|m| m.2 == o).map(|m| (m.0, m.1));
-        let series = match o {
-            "miss" => {
-                chart.draw_series(mine.map(|p| Cross::new(p, size, c.stroke_width(3)).into_dyn()))
+        match o {
+            "miss" => chart.draw_series(mine.map(|p| Cross::new(p, size, c.stroke_width(3))))?,
+            "redundant_write" => {
+                chart.draw_series(mine.map(|p| TriangleMarker::new(p, size + 1, c.filled())))?
             }
-            "redundant_write" => chart
-                .draw_series(mine.map(|p| TriangleMarker::new(p, size + 1, c.filled()).into_dyn())),
-            _ => chart.draw_series(mine.map(|p| Circle::new(p, size, c.filled()).into_dyn())),
+            _ => chart.draw_series(mine.map(|p| Circle::new(p, size, c.filled())))?,
         };
-        series?;
     }
     Ok(())
 }

@@ -200,8 +200,7 @@ fn pareto_sentence(figures: &[Figure]) -> Option<String> {
     if s.points.len() < 2 {
         return None; // one point is trivially the cheapest and the fastest
     }
-    let mut front: Vec<_> = s.points.iter().filter(|p| p.on_frontier).collect();
-    front.sort_by(|a, b| a.x_s.total_cmp(&b.x_s));
+    let front = s.front();
     let name = |p: &crate::plot::pareto::ParetoPoint| match p.at.is_empty() {
         true => format!("`{}`", p.strategy),
         false => format!("`{}` at {}", p.strategy, p.at),
@@ -230,12 +229,7 @@ fn pareto_sentence(figures: &[Figure]) -> Option<String> {
             text.push_str(&format!(", fastest first: {}{more}.", shown.join("; ")));
         }
     }
-    let off: Vec<String> = s
-        .strategies
-        .iter()
-        .filter(|(st, _)| !front.iter().any(|p| &p.strategy == st))
-        .map(|(st, _)| format!("`{st}`"))
-        .collect();
+    let off: Vec<String> = s.never_on().iter().map(|st| format!("`{st}`")).collect();
     if !off.is_empty() {
         let verb = if off.len() == 1 { "is" } else { "are" };
         text.push_str(&format!(

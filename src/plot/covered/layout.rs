@@ -150,18 +150,12 @@ fn draw_points<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec) -
             chart.draw_series(std::iter::once(w))?;
         }
         let at = (x, p.covered_tokens);
-        let r = match p.kind {
-            PointKind::Calibrated => {
-                chart.draw_series(std::iter::once(Circle::new(at, 7, style::INK.filled())))
-            }
-            PointKind::Launch2024 => {
-                chart.draw_series(std::iter::once(TriangleMarker::new(at, 10, LAUNCH.filled())))
-            }
-            PointKind::Experiment => {
-                chart.draw_series(std::iter::once(Cross::new(at, 9, EXPERIMENT.stroke_width(4))))
-            }
-        };
-        r?;
+        let area = chart.plotting_area();
+        match p.kind {
+            PointKind::Calibrated => area.draw(&Circle::new(at, 7, style::INK.filled()))?,
+            PointKind::Launch2024 => area.draw(&TriangleMarker::new(at, 10, LAUNCH.filled()))?,
+            PointKind::Experiment => area.draw(&Cross::new(at, 9, EXPERIMENT.stroke_width(4)))?,
+        }
     }
     Ok(())
 }
