@@ -147,12 +147,8 @@ pub fn draw<DB: DrawingBackend>(
     let body = frame(root, title, &[])?;
     let (main, bar) = body.split_horizontally(style::WIDTH - 190);
     let (nx, ny) = (s.x_labels.len() as f64, s.y_labels.len() as f64);
-    // Room for the longest y label (e.g. `fork_other_model(model=claude-haiku-4.5)`), as the
-    // metric dot plot sizes its own.
-    let chars = s.y_labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-    let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
     let mut chart = super::builder(&main)
-        .y_label_area_size(label_px as u32)
+        .y_label_area_size(super::label_area_px(&s.y_labels))
         .build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5)?;
     mesh_style(&mut chart)
         .disable_mesh()

@@ -380,9 +380,7 @@ fn series_legend(s: &MetricSpec) -> Vec<(String, Mark)> {
 /// The lowest and highest value a figure's bands reach.
 fn y_extent(s: &MetricSpec) -> (f64, f64) {
     let pts = s.series.iter().flat_map(|se| se.points.iter());
-    let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
-    let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
-    (lo, hi)
+    scale::extent(pts.flat_map(|p| [p.1 - p.2, p.1 + p.2]))
 }
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>;
@@ -450,10 +448,8 @@ fn draw_dots<DB: DrawingBackend>(
     let legend = series_legend(s);
     let area = frame(root, title, &legend)?;
     let v = scale::linear_max(lo, hi, lo >= 0.0, scale::ticks_for_width(area.dim_in_pixel().0));
-    let chars = s.x.labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-    let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
     let mut chart = builder(&area)
-        .y_label_area_size(label_px as u32)
+        .y_label_area_size(super::label_area_px(&s.x.labels))
         .build_cartesian_2d(v.ranged(), -0.5..n as f64 - 0.5)?;
     mesh_style(&mut chart)
         .disable_y_mesh()

@@ -230,6 +230,13 @@ pub(crate) fn category(labels: &[String], v: f64, top_down: bool) -> String {
     labels[if top_down { labels.len() - 1 - i as usize } else { i as usize }].clone()
 }
 
+/// The pixels left of an axis for its category labels (`labels`, as many characters as the
+/// longest; e.g. `fork_other_model(model=claude-haiku-4.5)`).
+pub(crate) fn label_area_px(labels: &[String]) -> u32 {
+    let chars = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0) as u32
+}
+
 /// What a legend entry shows next to its label.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Mark {

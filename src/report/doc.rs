@@ -42,16 +42,8 @@ impl Doc {
                     out.push_str(&format!("{} {t}\n", "#".repeat(*level as usize)))
                 }
                 Block::Para(t) => out.push_str(&format!("{t}\n")),
-                Block::Quote(t) => {
-                    for line in t.lines() {
-                        out.push_str(&format!("> {line}\n"));
-                    }
-                }
-                Block::List(items) => {
-                    for i in items {
-                        out.push_str(&format!("- {i}\n"));
-                    }
-                }
+                Block::Quote(t) => out.extend(t.lines().map(|line| format!("> {line}\n"))),
+                Block::List(items) => out.extend(items.iter().map(|i| format!("- {i}\n"))),
                 Block::Table(head, rows) => {
                     let cell = |c: &String| c.replace('|', "\\|").replace('\n', " ");
                     let row = |cells: &[String]| {
@@ -98,11 +90,9 @@ impl Doc {
                     out.push_str(&format!("<ul>{li}</ul>\n"));
                 }
                 Block::Table(head, rows) => {
-                    out.push_str("<table>\n<thead><tr>");
-                    for h in head {
-                        out.push_str(&format!("<th>{}</th>", inline(h)));
-                    }
-                    out.push_str("</tr></thead>\n<tbody>\n");
+                    let th: String =
+                        head.iter().map(|h| format!("<th>{}</th>", inline(h))).collect();
+                    out.push_str(&format!("<table>\n<thead><tr>{th}</tr></thead>\n<tbody>\n"));
                     for r in rows {
                         let cells: String = r.iter().map(|c| td(c)).collect();
                         out.push_str(&format!("<tr>{cells}</tr>\n"));
