@@ -198,3 +198,26 @@ fn caption(spec: &MetricSpec, what: &str, higher_better: bool) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_parse_and_families_are_found() {
+        assert_eq!(parse_label("eager"), ("eager".into(), vec![]));
+        let (f, p) = parse_label("wait_first(max_wait=5s,release=timer)");
+        assert_eq!((f.as_str(), p.len()), ("wait_first", 2));
+        let s: Vec<String> = [
+            "eager",
+            "wait_first(max_wait=1s)",
+            "wait_first(max_wait=2s)",
+            "wait_first(max_wait=5s)",
+        ]
+        .map(String::from)
+        .into();
+        let (fam, key, members) = varied_family(&s).unwrap();
+        assert_eq!((fam.as_str(), key.as_str(), members.len()), ("wait_first", "max_wait", 3));
+        assert!(varied_family(&s[..3]).is_none(), "two members are not a sweep");
+    }
+}

@@ -249,3 +249,15 @@ fn apply(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_numbers_compare_by_value() {
+        assert!(same_value("5m", "5min") && same_value("300s", "5m"));
+        assert!(same_value("50000", "50000.0") && same_value("true", "true"));
+        assert!(!same_value("5m", "1h") && !same_value("fork", "fork_drop_tool"));
+    }
+}

@@ -130,3 +130,51 @@ impl<S: BackendTextStyle> BackendTextStyle for AtTop<'_, S> {
         self.style.draw(text, pos, draw)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::style;
+    use plotters::prelude::*;
+    use plotters::style::text_anchor::HPos;
+
+    /// A text of size 25 at (100, 200) as `TextSvg` writes it: its attributes.
+    fn drawn(v: VPos, turn: FontTransform) -> impl Fn(&str) -> String {
+        style::register_fonts();
+        let mut doc = String::new();
+        {
+            let root = TextSvg(SVGBackend::with_string(&mut doc, (400, 400))).into_drawing_area();
+            let font = (style::FONT, 25).into_font().transform(turn);
+            let text =
+                Text::new(" a ", (100, 200), font.color(&BLACK).pos(Pos::new(HPos::Center, v)));
+            root.draw(&text).unwrap();
+        }
+        assert!(doc.contains(">\n\u{a0}a\u{a0}\n</text>"), "edge spaces kept: {doc}");
+        move |name| {
+            let at = doc.split(&format!(" {name}=\"")).nth(1).unwrap_or_else(|| panic!("{name}"));
+            at.split('"').next().unwrap().to_string()
+        }
+    }
+
+    #[test]
+    fn text_sits_on_the_bitmaps_baseline_at_the_bitmaps_em() {
+        // plotters' box is 25 / 1.24 = 20 px high; the baseline half the size below its top.
+        for (v, top) in [(VPos::Top, 0.0), (VPos::Center, -10.0), (VPos::Bottom, -20.0)] {
+            let attr = drawn(v, FontTransform::None);
+            let em: f64 = attr("font-size").parse().unwrap();
+            assert!((em - 25.0 / SIZE_PER_EM).abs() < 1e-9, "{em}");
+            assert_eq!(
+                (attr("dy"), attr("text-anchor"), attr("x")),
+                ("0.76em".into(), "middle".into(), "100".into())
+            );
+            let baseline = attr("y").parse::<f64>().unwrap() + 0.76 * em;
+            assert!((baseline - (200.0 + top + 12.5)).abs() <= 0.5, "{baseline}");
+        }
+        // Turned a quarter anticlockwise about its anchor: the baseline is to the anchor's right.
+        let attr = drawn(VPos::Top, FontTransform::Rotate270);
+        let em: f64 = attr("font-size").parse().unwrap();
+        let x: f64 = attr("x").parse().unwrap();
+        assert!((x + 0.76 * em - 112.5).abs() <= 0.5 && attr("y") == "200", "{x}");
+        assert_eq!(attr("transform"), format!("rotate(270, {x}, 200)"));
+    }
+}

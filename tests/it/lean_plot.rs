@@ -1,75 +1,28 @@
-//! Units of the figures and the report through the library: the SVG text's placement, axes and
-//! their ticks, colours, direct labels, strategy families, slices, and the report's words.
+//! Units of the figures and the report through the library: axes and their ticks, colours,
+//! direct labels, and the report's words, tables and terminal bars.
 
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
-use plotters_backend::FontTransform;
 use prefixsim::plot::axis::{is_hold_cap, x_axis};
 use prefixsim::plot::labels::{overlaps, place_beside, stack, PxBox, END_LABEL_LINE_PX};
-use prefixsim::plot::param::{parse_label, varied_family};
 use prefixsim::plot::scale::{linear, log_scale, wants_log, MAX_TICKS};
-use prefixsim::plot::slice::same_value;
-use prefixsim::plot::style::{self, strategy_color};
-use prefixsim::plot::svg::{TextSvg, SIZE_PER_EM};
+use prefixsim::plot::style::strategy_color;
 use prefixsim::report::doc::{Block, Doc};
 use prefixsim::report::table::bar;
 use prefixsim::report::words::{and_list, count, is_are, pct, secs, secs_delta, usd, usd_ci};
 
-/// A text of size 25 at (100, 200) as `TextSvg` writes it: its attributes.
-fn drawn(v: VPos, turn: FontTransform) -> impl Fn(&str) -> String {
-    style::register_fonts();
-    let mut doc = String::new();
-    {
-        let root = TextSvg(SVGBackend::with_string(&mut doc, (400, 400))).into_drawing_area();
-        let font = (style::FONT, 25).into_font().transform(turn);
-        let text = Text::new(" a ", (100, 200), font.color(&BLACK).pos(Pos::new(HPos::Center, v)));
-        root.draw(&text).unwrap();
-    }
-    assert!(doc.contains(">\n\u{a0}a\u{a0}\n</text>"), "edge spaces kept: {doc}");
-    move |name| {
-        let at = doc.split(&format!(" {name}=\"")).nth(1).unwrap_or_else(|| panic!("{name}"));
-        at.split('"').next().unwrap().to_string()
-    }
-}
-
-#[test]
-fn svg_text_sits_on_the_bitmaps_baseline_at_the_bitmaps_em() {
-    // plotters' box is 25 / 1.24 = 20 px high; the baseline half the size below its top.
-    for (v, top) in [(VPos::Top, 0.0), (VPos::Center, -10.0), (VPos::Bottom, -20.0)] {
-        let attr = drawn(v, FontTransform::None);
-        let em: f64 = attr("font-size").parse().unwrap();
-        assert!((em - 25.0 / SIZE_PER_EM).abs() < 1e-9, "{em}");
-        assert_eq!(
-            (attr("dy"), attr("text-anchor"), attr("x")),
-            ("0.76em".into(), "middle".into(), "100".into())
-        );
-        let baseline = attr("y").parse::<f64>().unwrap() + 0.76 * em;
-        assert!((baseline - (200.0 + top + 12.5)).abs() <= 0.5, "{baseline}");
-    }
-    // Turned a quarter anticlockwise about its anchor: the baseline is to the anchor's right.
-    let attr = drawn(VPos::Top, FontTransform::Rotate270);
-    let em: f64 = attr("font-size").parse().unwrap();
-    let x: f64 = attr("x").parse().unwrap();
-    assert!((x + 0.76 * em - 112.5).abs() <= 0.5 && attr("y") == "200", "{x}");
-    assert_eq!(attr("transform"), format!("rotate(270, {x}, 200)"));
+/// `values` want a log axis, and the one from `lo` to `hi` has the tick labels `want`.
+fn log_labels(values: &[f64], (lo, hi): (f64, f64), want: &[&str]) {
+    assert!(wants_log(values));
+    let s = log_scale(lo, hi);
+    let labels: Vec<String> = s.ticks.iter().map(|t| s.label(*t)).collect();
+    assert_eq!(labels, want);
 }
 
 #[test]
 fn log_axes_of_prefix_tokens_and_hold_caps_have_short_labels() {
-    let cases: [(&[f64], (f64, f64), &[&str]); 2] = [
-        (
-            &[5e3, 1e4, 2.5e4, 5e4, 1e5, 1.5e5, 2e5, 3e5, 5e5],
-            (5e3, 5e5),
-            &["5k", "10k", "20k", "50k", "100k", "200k", "500k"],
-        ),
-        (&[1.0, 2.0, 5.0, 10.0, 30.0], (1.0, 30.0), &["1", "2", "5", "10", "20"]),
-    ];
-    for (values, (lo, hi), want) in cases {
-        assert!(wants_log(values));
-        let s = log_scale(lo, hi);
-        let labels: Vec<String> = s.ticks.iter().map(|t| s.label(*t)).collect();
-        assert_eq!(labels, want);
-    }
+    let tokens = [5e3, 1e4, 2.5e4, 5e4, 1e5, 1.5e5, 2e5, 3e5, 5e5];
+    log_labels(&tokens, (5e3, 5e5), &["5k", "10k", "20k", "50k", "100k", "200k", "500k"]);
+    log_labels(&[1.0, 2.0, 5.0, 10.0, 30.0], (1.0, 30.0), &["1", "2", "5", "10", "20"]);
 }
 
 #[test]
@@ -135,27 +88,6 @@ fn hold_caps_are_to_scale_on_a_log_axis_with_5s_at_its_value() {
     assert_eq!(x.marker.map(|m| m.0), Some(5f64.log10()));
     let y = x_axis("workload.parent_idle", &["0s".into(), "1min".into(), "10min".into()]);
     assert!(!y.log && y.positions == [0.0, 60.0, 600.0], "linear, to scale: {y:?}");
-}
-
-#[test]
-fn labels_parse_and_families_are_found() {
-    assert_eq!(parse_label("eager"), ("eager".into(), vec![]));
-    let (f, p) = parse_label("wait_first(max_wait=5s,release=timer)");
-    assert_eq!((f.as_str(), p.len()), ("wait_first", 2));
-    let s: Vec<String> =
-        ["eager", "wait_first(max_wait=1s)", "wait_first(max_wait=2s)", "wait_first(max_wait=5s)"]
-            .map(String::from)
-            .into();
-    let (fam, key, members) = varied_family(&s).unwrap();
-    assert_eq!((fam.as_str(), key.as_str(), members.len()), ("wait_first", "max_wait", 3));
-    assert!(varied_family(&s[..3]).is_none(), "two members are not a sweep");
-}
-
-#[test]
-fn durations_and_numbers_compare_by_value() {
-    assert!(same_value("5m", "5min") && same_value("300s", "5m"));
-    assert!(same_value("50000", "50000.0") && same_value("true", "true"));
-    assert!(!same_value("5m", "1h") && !same_value("fork", "fork_drop_tool"));
 }
 
 #[test]
