@@ -194,7 +194,6 @@ internal_modules! {
     model;
     numfmt;
     #[cfg(feature = "plot")]
-    #[allow(dead_code, unused_imports, missing_docs)]
     plot;
     #[allow(missing_docs)]
     replay;

@@ -136,11 +136,6 @@ pub fn follows(r: &Results, o: usize, a: usize) -> bool {
     true
 }
 
-/// A group's combination as one label: `5m / 1h` for zipped axes.
-pub fn combo_label(c: &[&str]) -> String {
-    c.join(" / ")
-}
-
 /// The x axis of a group: its first axis's values, to scale when they are numbers (the zipped
 /// partners' values then named in the axis title), else each combination as a category.
 pub fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
@@ -163,7 +158,7 @@ pub fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
         return x;
     }
     let keys: Vec<&str> = g.iter().map(|&a| r.axis_keys[a].as_str()).collect();
-    let labels: Arc<[String]> = cs.iter().map(|c| combo_label(&c)).collect();
+    let labels: Arc<[String]> = cs.iter().map(|c| c.join(" / ")).collect();
     XAxis {
         key: keys.join(" / "),
         title: keys.join(" / "),
@@ -177,40 +172,13 @@ pub fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
     }
 }
 
-/// The x axis drawn to scale: log10 positions get a log axis, plain ones a linear axis.
-pub fn x_scale(x: &XAxis) -> scale::Scale {
-    x_scale_max(x, scale::MAX_TICKS)
-}
-
-/// `x_scale` with at most `max` ticks on a linear axis.
+/// The x axis drawn to scale (log10 positions get a log axis, plain ones a linear axis), with
+/// at most `max` ticks on a linear axis.
 pub fn x_scale_max(x: &XAxis, max: usize) -> scale::Scale {
     let (lo, hi) =
         scale::extent(x.positions.iter().map(|p| if x.log { 10f64.powf(*p) } else { *p }));
     match x.log {
         true => scale::log_scale(lo, hi),
         false => scale::linear_max(lo, hi, false, max),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_hold_cap_keys() {
-        assert!(is_hold_cap("max_wait") && is_hold_cap("strategy.wait_first.max_wait"));
-        assert!(is_hold_cap("prefix_stagger_ms"));
-        assert!(!is_hold_cap("strategy.stagger.interval") && !is_hold_cap("workload.agents"));
-    }
-
-    #[test]
-    fn hold_caps_are_to_scale_on_a_log_axis_with_5s_at_its_value() {
-        let v: Vec<String> = ["1s", "2s", "10s", "30s"].map(String::from).into();
-        let x = x_axis("max_wait", &v);
-        assert!(x.log && !x.categorical && !x.words);
-        assert_eq!(x.positions, [0.0, 2f64.log10(), 1.0, 30f64.log10()]);
-        assert_eq!(x.marker.map(|m| m.0), Some(5f64.log10()));
-        let y = x_axis("workload.parent_idle", &["0s".into(), "1min".into(), "10min".into()]);
-        assert!(!y.log && y.positions == [0.0, 60.0, 600.0], "linear, to scale: {y:?}");
     }
 }

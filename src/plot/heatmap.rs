@@ -5,11 +5,11 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::text_anchor::{HPos, VPos};
 
-use super::slice::{combos, groups, in_slice, slice_text};
+use super::slice::{groups, in_slice, slice_text};
 use super::style::{self, num};
-use super::{frame, mesh_style, DrawResult, Figure, Spec};
+use super::{category, frame, mesh_style, DrawResult, Figure, Spec};
 use crate::results::{Results, SummaryRow};
 
 #[derive(Debug, Clone)]
@@ -42,10 +42,11 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     // x: the first group of axes (zipped axes move together); y: the next group with two or
     // more combinations; the others are held at the slice.
     let groups = groups(r);
-    let swept: Vec<&Vec<usize>> = groups.iter().filter(|g| combos(r, g).len() >= 2).collect();
+    let swept: Vec<&Vec<usize>> =
+        groups.iter().filter(|g| r.summary.combos(g).len() >= 2).collect();
     let (Some(gx), Some(gy)) = (swept.first(), swept.get(1)) else { return Vec::new() };
     let free: Vec<usize> = gx.iter().chain(gy.iter()).copied().collect();
-    let (xs, ys) = (combos(r, gx).to_strings(), combos(r, gy).to_strings());
+    let (xs, ys) = (r.summary.combos(gx).to_strings(), r.summary.combos(gy).to_strings());
     let cmp = comparison(&strategies);
     let cells = cells(r, (gx, &xs), (gy, &ys), (held, &free), |at| match &cmp {
         Some((cand, base)) => match (at(cand), at(base)) {
@@ -135,15 +136,6 @@ fn caption(s: &HeatSpec, saving: bool) -> String {
     )
 }
 
-fn label_at(labels: &[String], v: f64) -> String {
-    let i = v.round();
-    if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
-        labels[i as usize].clone()
-    } else {
-        String::new()
-    }
-}
-
 pub fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -155,22 +147,17 @@ pub fn draw<DB: DrawingBackend>(
     let body = frame(root, title, &[])?;
     let (main, bar) = body.split_horizontally(style::WIDTH - 190);
     let (nx, ny) = (s.x_labels.len() as f64, s.y_labels.len() as f64);
-    // Room for the longest y label (e.g. `fork_other_model(model=claude-haiku-4.5)`), as the
-    // metric dot plot sizes its own.
-    let chars = s.y_labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-    let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
     let mut chart = super::builder(&main)
-        .y_label_area_size(label_px as u32)
+        .y_label_area_size(super::label_area_px(&s.y_labels))
         .build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5)?;
-    let (xl, yl) = (s.x_labels.clone(), s.y_labels.clone());
     mesh_style(&mut chart)
         .disable_mesh()
         .x_desc(s.x_title.as_str())
         .y_desc(s.y_title.as_str())
         .x_labels(s.x_labels.len() + 1)
         .y_labels(s.y_labels.len() + 1)
-        .x_label_formatter(&|v| label_at(&xl, *v))
-        .y_label_formatter(&|v| label_at(&yl, *v))
+        .x_label_formatter(&|v| category(&s.x_labels, *v, false))
+        .y_label_formatter(&|v| category(&s.y_labels, *v, false))
         .draw()?;
     let cells = s.cells.iter().map(|&(i, j, v)| {
         let (x, y) = (i as f64, j as f64);
@@ -179,10 +166,7 @@ pub fn draw<DB: DrawingBackend>(
     chart.draw_series(cells)?;
     let texts = s.cells.iter().map(|&(i, j, v)| {
         let ink = if t(v) > 0.6 { BLACK } else { WHITE };
-        let font = (style::FONT, style::TICK_PX)
-            .into_font()
-            .color(&ink)
-            .pos(Pos::new(HPos::Center, VPos::Center));
+        let font = style::text_style(style::TICK_PX, ink, (HPos::Center, VPos::Center));
         Text::new(num(v), (i as f64, j as f64), font)
     });
     chart.draw_series(texts)?;
@@ -195,15 +179,13 @@ fn draw_colorbar<DB: DrawingBackend>(
     hi: f64,
     title: &str,
 ) -> DrawResult {
+    let (y0, y1) = super::axis_range(lo, hi);
     let mut chart = ChartBuilder::on(area)
         .margin_top(10)
         .margin_bottom(20 + 90)
         .margin_right(10)
         .y_label_area_size(110)
-        .build_cartesian_2d(0.0..1.0, {
-            let (lo, hi) = super::axis_range(lo, hi);
-            lo..hi
-        })?;
+        .build_cartesian_2d(0.0..1.0, y0..y1)?;
     let short = if title.starts_with("Cost saved") { "Cost saved (%)" } else { "Mean cost (USD)" };
     mesh_style(&mut chart)
         .disable_mesh()

@@ -76,25 +76,25 @@ pub fn stack(ends: &[i32], heights: &[i32], rows: (i32, i32)) -> Vec<i32> {
     tops
 }
 
-/// Each label in the column at `strip_x` of `area` (the plot and the column right of it)
-/// beside its line's end (`ends`: (x, y) in `area`'s pixels), the line's marker before it;
-/// labels that would overlap are pushed apart within `rows` (`stack`) and joined to their
-/// line's end by a leader in its colour.
+/// Each label in the column `strip` of `area` (the plot and the column right of it) beside
+/// its line's end (`ends`: (x, y) in the backend's pixels), the line's marker before it;
+/// labels that would overlap are pushed apart within `rows` (the plot's top and bottom in
+/// the backend's pixels; `stack`) and joined to their line's end by a leader in its colour.
 pub fn draw_end_labels<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
-    strip_x: i32,
+    strip: &DrawingArea<DB, Shift>,
     labels: &[EndLabel],
     ends: &[(i32, i32)],
     rows: (i32, i32),
 ) -> DrawResult {
+    let base = area.get_base_pixel();
+    let strip_x = strip.get_base_pixel().0 - base.0;
+    let ends: Vec<(i32, i32)> = ends.iter().map(|e| (e.0 - base.0, e.1 - base.1)).collect();
     let heights: Vec<i32> =
         labels.iter().map(|l| l.lines.len().max(1) as i32 * END_LABEL_LINE_PX).collect();
     let ys: Vec<i32> = ends.iter().map(|e| e.1).collect();
-    let tops = stack(&ys, &heights, rows);
-    let font = (style::FONT, style::LEGEND_PX)
-        .into_font()
-        .color(&style::INK)
-        .pos(Pos::new(HPos::Left, VPos::Center));
+    let tops = stack(&ys, &heights, (rows.0 - base.1, rows.1 - base.1));
+    let font = style::text_style(style::LEGEND_PX, style::INK, (HPos::Left, VPos::Center));
     for (i, l) in labels.iter().enumerate() {
         let y = tops[i] + END_LABEL_LINE_PX / 2;
         let (x10, x16) = (strip_x + 10, strip_x + 16);
@@ -215,41 +215,4 @@ pub fn panel_builder<'a, 'b, DB: DrawingBackend>(
         .x_label_area_size(34)
         .y_label_area_size(64);
     b
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stacked_labels_keep_their_order_never_overlap_and_stay_in_the_rows() {
-        let line = END_LABEL_LINE_PX;
-        // Three ends within a few pixels, one label two lines tall, near the bottom.
-        let ends = [400, 402, 398, 100];
-        let heights = [line, 2 * line, line, line];
-        let tops = stack(&ends, &heights, (50, 410));
-        let mut boxes: Vec<(i32, i32)> =
-            tops.iter().zip(heights).map(|(t, h)| (*t, t + h)).collect();
-        boxes.sort();
-        for w in boxes.windows(2) {
-            assert!(w[0].1 <= w[1].0, "overlap: {boxes:?}");
-        }
-        assert!(boxes.iter().all(|b| b.0 >= 50 - line / 2 && b.1 <= 410 + line / 2), "{boxes:?}");
-        assert!(tops[2] < tops[0] && tops[0] < tops[1], "order of the ends kept: {tops:?}");
-        assert_eq!(tops[3], 100 - line / 2, "a label alone sits level with its line");
-    }
-
-    #[test]
-    fn a_label_beside_a_point_avoids_the_data_and_other_labels() {
-        let data = (120, 90, 40, 40);
-        let mut taken = vec![data];
-        let labels = [((100, 100), "a".to_string(), 60), ((100, 104), "b".to_string(), 60)];
-        let placed = place_beside(&labels, 20, (400, 300), &mut taken);
-        assert_eq!(placed.len(), 2);
-        let boxes: Vec<PxBox> = placed
-            .iter()
-            .map(|p| (if p.left { p.x - 60 } else { p.x }, p.y - 10, 60, 20))
-            .collect();
-        assert!(!overlaps(boxes[0], boxes[1]) && boxes.iter().all(|b| !overlaps(*b, data)));
-    }
 }

@@ -126,20 +126,30 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         let suffix = if desc.is_empty() { String::new() } else { format!(" ({desc})") };
         let spec = LatencySpec { what: what.clone(), edges_s, series };
         let at = if desc.is_empty() { String::new() } else { format!("At {desc}: ") };
-        out.push(Figure {
-            name: format!("{name}_percentiles"),
-            title: format!("{what} by percentile{suffix}"),
-            caption: format!("{at}{}", percentile_caption(&spec)),
-            spec: Spec::Percentiles(spec.clone()),
-        });
-        out.push(Figure {
-            name: format!("{name}_histogram"),
-            title: format!("{what} distribution{suffix}"),
-            caption: format!("{at}{}", histogram_caption(&spec)),
-            spec: Spec::Histogram(spec),
-        });
+        let titles =
+            [format!("{what} by percentile{suffix}"), format!("{what} distribution{suffix}")];
+        let captions = [percentile_caption(&spec), histogram_caption(&spec)];
+        out.extend(pair(name, titles, captions.map(|c| format!("{at}{c}")), spec));
     }
     out
+}
+
+/// The percentile plot and the histogram of `spec`: `{stem}_percentiles`, `{stem}_histogram`.
+pub fn pair(
+    stem: &str,
+    titles: [String; 2],
+    captions: [String; 2],
+    spec: LatencySpec,
+) -> Vec<Figure> {
+    let specs = [Spec::Percentiles(spec.clone()), Spec::Histogram(spec)];
+    let parts = titles.into_iter().zip(captions).zip(specs).zip(["percentiles", "histogram"]);
+    let figure = |(((title, caption), spec), kind)| Figure {
+        name: format!("{stem}_{kind}"),
+        title,
+        caption,
+        spec,
+    };
+    parts.map(figure).collect()
 }
 
 fn lat_series(label: &str, color: RGBColor, h: &Histogram<u64>, edges_s: &[f64]) -> LatSeries {
@@ -194,23 +204,6 @@ fn histogram_caption(s: &LatencySpec) -> String {
     )
 }
 
-fn nines_label(v: f64) -> String {
-    let i = v.round();
-    if (v - i).abs() > 1e-6 || i < 0.0 {
-        return String::new();
-    }
-    if i == 0.0 {
-        return "0%".into();
-    }
-    let p = 100.0 - 100.0 * 10f64.powi(-(i as i32));
-    format!("{}%", num_digits(p, i as usize))
-}
-
-fn num_digits(p: f64, nines: usize) -> String {
-    let decimals = nines.saturating_sub(2);
-    format!("{p:.decimals$}")
-}
-
 /// A log y axis when the slowest series' worst latency is 30x or more the fastest's (one
 /// strategy would flatten the others against zero): (log, lower bound drawn).
 pub fn percentile_y_log(s: &LatencySpec) -> Option<f64> {
@@ -252,7 +245,12 @@ fn nines_tick(x: &TickedAxis, v: f64) -> String {
     if (v - x.hi).abs() < 1e-9 {
         return "max".into();
     }
-    nines_label(v)
+    let i = v.round();
+    if (v - i).abs() > 1e-6 || i < 0.0 {
+        return String::new();
+    }
+    let p = 100.0 - 100.0 * 10f64.powi(-(i as i32));
+    format!("{p:.*}%", (i as usize).saturating_sub(2))
 }
 
 /// The percentile figure's axes: the nines across (`nines_axis`), the latency up (log when
@@ -312,18 +310,10 @@ pub fn draw_percentiles<DB: DrawingBackend>(
         return Ok(());
     }
     // The leaders start just past each curve's last marker.
-    let base = framed.get_base_pixel();
-    let strip_x = strip.get_base_pixel().0 - base.0;
-    let ends: Vec<(i32, i32)> = ends
-        .iter()
-        .map(|p| {
-            let (px, py) = chart.backend_coord(p);
-            (px - base.0 + 10, py - base.1)
-        })
-        .collect();
-    let (top, bottom) = (chart.backend_coord(&(0.0, y.hi)).1, chart.backend_coord(&(0.0, y.lo)).1);
-    let rows = (top - base.1, bottom - base.1);
-    labels::draw_end_labels(&framed, strip_x, &end_labels, &ends, rows)
+    let ends: Vec<(i32, i32)> =
+        ends.iter().map(|p| chart.backend_coord(p)).map(|(x, y)| (x + 10, y)).collect();
+    let rows = (chart.backend_coord(&(0.0, y.hi)).1, chart.backend_coord(&(0.0, y.lo)).1);
+    labels::draw_end_labels(&framed, &strip, &end_labels, &ends, rows)
 }
 
 /// A series' (nines, y position) points, values below the axis held at its bottom: its

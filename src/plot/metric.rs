@@ -8,13 +8,13 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::axis::{combo_label, group_axis, x_scale_max, XAxis};
+use super::axis::{group_axis, x_scale_max, XAxis};
 use super::labels::{self, DIRECT_LABELS_MAX};
 use super::reduce::{drawn_axis, per_column, Built};
 use super::scale::{self, TickedAxis};
-use super::slice::{combos, groups, in_slice, slice_text};
+use super::slice::{groups, in_slice, slice_text};
 use super::style::{self, num};
-use super::{builder, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
+use super::{builder, category, frame, marker, mesh_style, DrawResult, Figure, Mark, Spec};
 use crate::results::summary::Combos;
 use crate::results::{Results, SummaryRow};
 
@@ -87,7 +87,7 @@ fn group_lines(r: &Results, groups: &[Vec<usize>], g: usize, n_strategies: usize
     if n_strategies != 1 {
         return None;
     }
-    (0..groups.len()).find(|&o| o != g && combos(r, &groups[o]).len() >= 2)
+    (0..groups.len()).find(|&o| o != g && r.summary.combos(&groups[o]).len() >= 2)
 }
 
 /// One figure per metric per group of axes with at least two combinations (zipped axes share
@@ -99,7 +99,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     }
     let strategies = r.strategies();
     let groups = groups(r);
-    let swept = (0..groups.len()).filter(|&g| combos(r, &groups[g]).len() >= 2);
+    let swept = (0..groups.len()).filter(|&g| r.summary.combos(&groups[g]).len() >= 2);
     swept.flat_map(|g| group_figures(r, held, &groups, g, &strategies)).collect()
 }
 
@@ -111,7 +111,7 @@ fn group_figures(
     g: usize,
     strategies: &[String],
 ) -> Vec<Figure> {
-    let cs = combos(r, &groups[g]);
+    let cs = r.summary.combos(&groups[g]);
     let x = group_axis(r, &groups[g], &cs);
     let span = scale::extent(x.positions.iter().copied());
     let line_group = group_lines(r, groups, g, strategies.len()).map(|o| &groups[o]);
@@ -135,10 +135,10 @@ fn lines(r: &Results, strategies: &[String], other: Option<&Vec<usize>>) -> Vec<
         };
         return strategies.iter().map(line).collect();
     };
-    let lcs = combos(r, lg);
+    let lcs = r.summary.combos(lg);
     let keys: Vec<&str> = lg.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
     let line = |(k, c): (usize, Vec<&str>)| Line {
-        label: format!("{} = {}", keys.join(" / "), combo_label(&c)),
+        label: format!("{} = {}", keys.join(" / "), c.join(" / ")),
         color: style::series_color(k),
         member: Member::Combo(lg.clone(), c.into_iter().map(String::from).collect()),
     };
@@ -318,23 +318,14 @@ pub fn draw<DB: DrawingBackend>(
         .draw()?;
     draw_lines(&mut chart, &s.series)?;
     draw_markers(&mut chart, s, y.lo, y.hi)?;
-    if direct {
-        let (top, bottom) =
-            (chart.backend_coord(&(x.lo, y.hi)).1, chart.backend_coord(&(x.lo, y.lo)).1);
-        let base = framed.get_base_pixel();
-        let strip_x = strip.get_base_pixel().0 - base.0;
-        let ends: Vec<(i32, i32)> = s
-            .series
-            .iter()
-            .map(|se| {
-                let y = se.points.last().map_or(bottom, |p| chart.backend_coord(&(p.0, p.1)).1);
-                (strip_x, y - base.1)
-            })
-            .collect();
-        let rows = (top - base.1, bottom - base.1);
-        labels::draw_end_labels(&framed, strip_x, &end_labels, &ends, rows)?;
+    if !direct {
+        return Ok(());
     }
-    Ok(())
+    let rows = (chart.backend_coord(&(x.lo, y.hi)).1, chart.backend_coord(&(x.lo, y.lo)).1);
+    let end = |se: &Series| se.points.last().map_or(rows.1, |p| chart.backend_coord(&(p.0, p.1)).1);
+    let ends: Vec<(i32, i32)> =
+        s.series.iter().map(|se| (strip.get_base_pixel().0, end(se))).collect();
+    labels::draw_end_labels(&framed, &strip, &end_labels, &ends, rows)
 }
 
 /// Many lines: small multiples, one panel per series on shared axes, the series in its
@@ -380,20 +371,16 @@ fn draw_panels<DB: DrawingBackend>(
 
 /// A legend row per series (none for one series).
 fn series_legend(s: &MetricSpec) -> Vec<(String, Mark)> {
-    match s.series.len() {
-        0 | 1 => Vec::new(),
-        _ => {
-            s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
-        }
+    if s.series.len() < 2 {
+        return Vec::new();
     }
+    s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
 }
 
 /// The lowest and highest value a figure's bands reach.
 fn y_extent(s: &MetricSpec) -> (f64, f64) {
     let pts = s.series.iter().flat_map(|se| se.points.iter());
-    let lo = pts.clone().map(|p| p.1 - p.2).fold(f64::INFINITY, f64::min);
-    let hi = pts.map(|p| p.1 + p.2).fold(f64::NEG_INFINITY, f64::max);
-    (lo, hi)
+    scale::extent(pts.flat_map(|p| [p.1 - p.2, p.1 + p.2]))
 }
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>;
@@ -461,26 +448,16 @@ fn draw_dots<DB: DrawingBackend>(
     let legend = series_legend(s);
     let area = frame(root, title, &legend)?;
     let v = scale::linear_max(lo, hi, lo >= 0.0, scale::ticks_for_width(area.dim_in_pixel().0));
-    let chars = s.x.labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-    let label_px = (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0);
     let mut chart = builder(&area)
-        .y_label_area_size(label_px as u32)
+        .y_label_area_size(super::label_area_px(&s.x.labels))
         .build_cartesian_2d(v.ranged(), -0.5..n as f64 - 0.5)?;
-    let labels = s.x.labels.clone();
-    let fmt_y = move |v: &f64| {
-        let i = v.round();
-        if (v - i).abs() > 1e-6 || i < 0.0 || i as usize >= labels.len() {
-            return String::new();
-        }
-        labels[labels.len() - 1 - i as usize].clone()
-    };
     mesh_style(&mut chart)
         .disable_y_mesh()
         .x_desc(s.y_title.as_str())
         .y_desc(s.x.title.as_str())
         .y_labels(n + 1)
         .x_label_formatter(&|t| v.label(*t))
-        .y_label_formatter(&fmt_y)
+        .y_label_formatter(&|v| category(&s.x.labels, *v, true))
         .draw()?;
     let k = s.series.len().max(1) as f64;
     for (j, se) in s.series.iter().enumerate() {
@@ -501,7 +478,6 @@ fn draw_dots<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plot::axis::x_scale;
     use crate::plot::reduce::X_PARTS;
 
     #[test]
@@ -515,7 +491,10 @@ mod tests {
         let drawn = drawn_axis(x.clone(), series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
         assert_eq!(drawn.positions, [1000.0, 1020.0, 1500.0, 1999.0]);
         assert_eq!(&drawn.labels[..], ["1000", "1020", "1500", "1999"]);
-        let range = |x: &XAxis| (x_scale(x).lo, x_scale(x).hi);
+        let range = |x: &XAxis| {
+            let s = x_scale_max(x, scale::MAX_TICKS);
+            (s.lo, s.hi)
+        };
         assert_eq!(range(&drawn), range(&x));
         let spec = |x: XAxis| MetricSpec {
             x,

@@ -31,27 +31,23 @@ pub mod tune;
 
 pub use slice::SliceError;
 
-/// Why a figure could not be drawn (a bug or a resource problem, not the user's input).
+/// Why a figure could not be drawn, encoded as PNG or written (a bug or a resource problem,
+/// not the user's input).
 #[derive(Debug, thiserror::Error)]
-pub enum PlotError {
-    #[error("drawing figure `{figure}`")]
-    Draw {
-        figure: String,
-        #[source]
-        source: DrawError,
-    },
-    #[error("encoding PNG of figure `{figure}`")]
-    Png {
-        figure: String,
-        #[source]
-        source: png::EncodingError,
-    },
-    #[error("writing figure `{figure}`")]
-    Write {
-        figure: String,
-        #[source]
-        source: std::io::Error,
-    },
+#[error("{doing} `{figure}`")]
+pub struct PlotError {
+    doing: &'static str,
+    figure: String,
+    #[source]
+    source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+/// The `PlotError` of `doing` figure `figure`, from its cause.
+fn failed<'a, E: std::error::Error + Send + Sync + 'static>(
+    doing: &'static str,
+    figure: &'a str,
+) -> impl FnOnce(E) -> PlotError + 'a {
+    move |e| PlotError { doing, figure: figure.into(), source: Box::new(e) }
 }
 
 /// A drawing call plotters refused. Its error type is generic over the backend (SVG, bitmap),
@@ -157,8 +153,7 @@ pub fn render_png(f: &Figure) -> Result<Vec<u8>, PlotError> {
 /// The figure as an SVG document, written to `out`.
 pub fn write_svg(f: &Figure, out: &mut dyn std::io::Write) -> Result<(), PlotError> {
     let svg = render_svg(f)?;
-    out.write_all(svg.as_bytes())
-        .map_err(|source| PlotError::Write { figure: f.name.clone(), source })
+    out.write_all(svg.as_bytes()).map_err(failed("writing figure", &f.name))
 }
 
 /// What `draw` paints, as an SVG document with its text as `<text>` elements (`svg`).
@@ -171,7 +166,7 @@ where
     {
         let backend = SVGBackend::with_string(&mut doc, (style::WIDTH, style::HEIGHT));
         let root = svg::TextSvg(backend).into_drawing_area();
-        draw(&root).map_err(|source| PlotError::Draw { figure: figure.into(), source })?;
+        draw(&root).map_err(failed("drawing figure", figure))?;
     }
     Ok(doc)
 }
@@ -186,9 +181,9 @@ where
     let mut rgb = vec![255u8; (w * h * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        draw(&root).map_err(|source| PlotError::Draw { figure: figure.into(), source })?;
+        draw(&root).map_err(failed("drawing figure", figure))?;
     }
-    encode_png(&rgb, w, h).map_err(|source| PlotError::Png { figure: figure.into(), source })
+    encode_png(&rgb, w, h).map_err(failed("encoding PNG of figure", figure))
 }
 
 fn encode_png(rgb: &[u8], w: u32, h: u32) -> Result<Vec<u8>, png::EncodingError> {
@@ -223,6 +218,23 @@ where
         .bold_line_style(style::GRID)
         .axis_style(style::INK);
     m
+}
+
+/// The label of the category drawn at `v`: `labels[i]` at `i` (the first on top when
+/// `top_down`), none between two.
+pub(crate) fn category(labels: &[String], v: f64, top_down: bool) -> String {
+    let i = v.round();
+    if (v - i).abs() > 1e-6 || i < 0.0 || i as usize >= labels.len() {
+        return String::new();
+    }
+    labels[if top_down { labels.len() - 1 - i as usize } else { i as usize }].clone()
+}
+
+/// The pixels left of an axis for its category labels (`labels`, as many characters as the
+/// longest; e.g. `fork_other_model(model=claude-haiku-4.5)`).
+pub(crate) fn label_area_px(labels: &[String]) -> u32 {
+    let chars = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    (chars as f64 * 0.55 * style::TICK_PX as f64 / 1.24 + 75.0).clamp(130.0, 500.0) as u32
 }
 
 /// What a legend entry shows next to its label.
@@ -358,36 +370,26 @@ fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     legend: &[(String, Option<Mark>)],
 ) -> DrawResult {
-    use plotters::style::text_anchor::{HPos, Pos, VPos};
-    let font = (style::FONT, style::LEGEND_PX)
-        .into_font()
-        .color(&style::INK)
-        .pos(Pos::new(HPos::Left, VPos::Center));
+    use plotters::style::text_anchor::{HPos, VPos};
+    let font = style::text_style(style::LEGEND_PX, style::INK, (HPos::Left, VPos::Center));
     for (i, (label, mark)) in legend.iter().enumerate().take(LEGEND_MAX_ROWS) {
         let y = 30 + i as i32 * LEGEND_ROW_PX;
         let (x0, x1, xm) = (8, 40, 24);
-        let r = match mark.unwrap_or(Mark::Note) {
-            Mark::Line(c) => area.draw(&PathElement::new(
-                vec![(x0, y), (x1, y)],
-                c.stroke_width(style::LINE_PX + 1),
-            )),
+        let line =
+            |px: u32, c: RGBColor| PathElement::new(vec![(x0, y), (x1, y)], c.stroke_width(px));
+        match mark.unwrap_or(Mark::Note) {
+            Mark::Line(c) => area.draw(&line(style::LINE_PX + 1, c))?,
             Mark::Series(c, shape) => {
-                let l = PathElement::new(vec![(x0, y), (x1, y)], c.stroke_width(style::LINE_PX));
-                area.draw(&l)?;
+                area.draw(&line(style::LINE_PX, c))?;
                 marker(area, (xm, y), shape, c, 7)?;
-                Ok(())
             }
-            Mark::Point(c, shape) => {
-                marker(area, (xm, y), shape, c, 8)?;
-                Ok(())
-            }
-            Mark::Box(c) => area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.filled())),
-            Mark::Dot(c) => area.draw(&Circle::new((xm, y), 9, c.filled())),
-            Mark::Cross(c) => area.draw(&Cross::new((xm, y), 8, c.stroke_width(3))),
-            Mark::Triangle(c) => area.draw(&TriangleMarker::new((xm, y), 10, c.filled())),
-            Mark::Note => Ok(()),
-        };
-        r?;
+            Mark::Point(c, shape) => marker(area, (xm, y), shape, c, 8)?,
+            Mark::Box(c) => area.draw(&Rectangle::new([(x0, y - 10), (x1, y + 10)], c.filled()))?,
+            Mark::Dot(c) => area.draw(&Circle::new((xm, y), 9, c.filled()))?,
+            Mark::Cross(c) => area.draw(&Cross::new((xm, y), 8, c.stroke_width(3)))?,
+            Mark::Triangle(c) => area.draw(&TriangleMarker::new((xm, y), 10, c.filled()))?,
+            Mark::Note => {}
+        }
         let text = if i + 1 == LEGEND_MAX_ROWS && legend.len() > LEGEND_MAX_ROWS {
             format!("… and {} more rows", legend.len() - i)
         } else {

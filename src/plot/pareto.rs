@@ -33,6 +33,22 @@ pub struct ParetoSpec {
     pub points: Vec<ParetoPoint>,
 }
 
+impl ParetoSpec {
+    /// The points on the frontier, fastest first.
+    pub fn front(&self) -> Vec<&ParetoPoint> {
+        let mut front: Vec<&ParetoPoint> = self.points.iter().filter(|p| p.on_frontier).collect();
+        front.sort_by(|a, b| a.x_s.total_cmp(&b.x_s));
+        front
+    }
+
+    /// The strategies no point of which is on the frontier.
+    pub fn never_on(&self) -> Vec<&str> {
+        let front = self.front();
+        let on = |st: &&str| front.iter().any(|p| p.strategy == *st);
+        self.strategies.iter().map(|(st, _)| st.as_str()).filter(|st| !on(st)).collect()
+    }
+}
+
 /// Nearest-rank percentile `q` (0..=1) of `v` (sorted here).
 pub fn nearest_rank(mut v: Vec<f64>, q: f64) -> Option<f64> {
     if v.is_empty() {
@@ -132,23 +148,18 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         .iter()
         .map(|&a| format!("{} = {}", style::short_key(&r.axis_keys[a]), held[a]))
         .collect();
-    let caption = if desc.is_empty() {
-        caption(&spec)
-    } else {
-        format!("At {}: {}", desc.join(", "), caption(&spec))
+    let (at, slice) = match desc.join(", ") {
+        d if d.is_empty() => (d.clone(), d),
+        d => (format!("At {d}: "), format!(" ({d})")),
     };
+    let caption = format!("{at}{}", caption(&spec));
     let what = if from_runs { "p99 makespan" } else { "p99 completion time" };
-    let title = if desc.is_empty() {
-        format!("Cost vs {what}: Pareto frontier")
-    } else {
-        format!("Cost vs {what}: Pareto frontier ({})", desc.join(", "))
-    };
+    let title = format!("Cost vs {what}: Pareto frontier{slice}");
     vec![Figure { name: "pareto_cost_makespan".into(), title, caption, spec: Spec::Pareto(spec) }]
 }
 
 fn caption(s: &ParetoSpec) -> String {
-    let mut front: Vec<&ParetoPoint> = s.points.iter().filter(|p| p.on_frontier).collect();
-    front.sort_by(|a, b| a.x_s.total_cmp(&b.x_s));
+    let front = s.front();
     let name = |p: &ParetoPoint| {
         if p.at.is_empty() {
             p.strategy.clone()
@@ -163,12 +174,7 @@ fn caption(s: &ParetoSpec) -> String {
         .collect();
     let more =
         if front.len() > 4 { format!(" and {} more", front.len() - 4) } else { String::new() };
-    let never: Vec<&str> = s
-        .strategies
-        .iter()
-        .filter(|(st, _)| !front.iter().any(|p| &p.strategy == st))
-        .map(|(st, _)| st.as_str())
-        .collect();
+    let never = s.never_on();
     let mut text = format!(
         "{} of {} points are on the frontier, fastest first: {}{more}.",
         front.len(),
@@ -184,9 +190,7 @@ fn caption(s: &ParetoSpec) -> String {
 /// The frontier as a staircase: from each point across to the next one's makespan, then down
 /// to its cost; on from the last to the axis's end `x1`.
 fn frontier_steps(s: &ParetoSpec, x1: f64) -> Vec<(f64, f64)> {
-    let mut front: Vec<(f64, f64)> =
-        s.points.iter().filter(|p| p.on_frontier).map(|p| (p.x_s, p.cost_usd)).collect();
-    front.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let front: Vec<(f64, f64)> = s.front().iter().map(|p| (p.x_s, p.cost_usd)).collect();
     let mut steps = Vec::new();
     for (k, p) in front.iter().enumerate() {
         if k > 0 {

@@ -96,18 +96,9 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             num(h.percentile_below(300_000_000)),
             num(h.percentile_below(3_600_000_000))
         );
-        out.push(Figure {
-            name: "replay_reuse_gap_percentiles".into(),
-            title: "Replay: reuse gap of prefix blocks by percentile".into(),
-            caption: caption.clone(),
-            spec: Spec::Percentiles(spec.clone()),
-        });
-        out.push(Figure {
-            name: "replay_reuse_gap_histogram".into(),
-            title: "Replay: reuse gap of prefix blocks".into(),
-            caption,
-            spec: Spec::Histogram(spec),
-        });
+        let title = "Replay: reuse gap of prefix blocks";
+        let titles = [format!("{title} by percentile"), title.into()];
+        out.extend(latency::pair("replay_reuse_gap", titles, [caption.clone(), caption], spec));
     }
     out
 }

@@ -195,35 +195,3 @@ pub fn short(v: f64) -> String {
         num(v)
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefix_tokens_get_a_log_axis_with_short_labels() {
-        let v = [5e3, 1e4, 2.5e4, 5e4, 1e5, 1.5e5, 2e5, 3e5, 5e5];
-        assert!(wants_log(&v));
-        let s = log_scale(5e3, 5e5);
-        let labels: Vec<String> = s.ticks.iter().map(|t| s.label(*t)).collect();
-        assert_eq!(labels, ["5k", "10k", "20k", "50k", "100k", "200k", "500k"]);
-    }
-
-    #[test]
-    fn an_axis_with_zero_is_linear_and_its_ticks_are_evenly_spaced() {
-        assert!(!wants_log(&[0.0, 60.0, 120.0, 600.0]));
-        let s = linear(0.0, 600.0, true);
-        assert!(!s.log && s.lo == 0.0);
-        assert!(s.ticks.len() <= MAX_TICKS && s.ticks.len() >= 4, "{:?}", s.ticks);
-        let d: Vec<f64> = s.ticks.windows(2).map(|w| w[1] - w[0]).collect();
-        assert!(d.iter().all(|x| (x - d[0]).abs() < 1e-9), "{d:?}");
-    }
-
-    #[test]
-    fn hold_caps_from_1_to_30_s_are_log() {
-        assert!(wants_log(&[1.0, 2.0, 5.0, 10.0, 30.0]));
-        let s = log_scale(1.0, 30.0);
-        let labels: Vec<String> = s.ticks.iter().map(|t| s.label(*t)).collect();
-        assert_eq!(labels, ["1", "2", "5", "10", "20"]);
-    }
-}

@@ -8,7 +8,6 @@
 
 use super::axis::{axis_number, axis_values, follows};
 use super::style::short_key;
-use crate::results::summary::Combos;
 use crate::results::{Results, SummaryRow};
 
 /// Why a slice (`--at KEY=VALUE`, `[plot] baseline`) names no point of the results; `what`
@@ -59,18 +58,12 @@ pub fn groups(r: &Results) -> Vec<Vec<usize>> {
     out
 }
 
-/// The distinct combinations of the group's axes in the summary, in first-seen order (from
-/// the summary's index: the file is not read).
-pub fn combos<'a>(r: &'a Results, group: &[usize]) -> Combos<'a> {
-    r.summary.combos(group)
-}
-
 /// "agents = 8, ttl / parent_ttl = 5m / 5m": where the axes outside `free` are held.
 pub fn slice_text(r: &Results, groups: &[Vec<usize>], held: &[String], free: &[usize]) -> String {
     groups
         .iter()
         .filter(|g| !g.iter().any(|a| free.contains(a)))
-        .filter(|g| combos(r, g).len() >= 2)
+        .filter(|g| r.summary.combos(g).len() >= 2)
         .map(|g| {
             let keys: Vec<&str> = g.iter().map(|&a| short_key(&r.axis_keys[a])).collect();
             let vals: Vec<&str> = g.iter().map(|&a| held[a].as_str()).collect();
@@ -186,7 +179,7 @@ pub fn base_slice(r: &Results) -> Vec<String> {
     let groups = groups(r);
     let stored = stored_experiment(r);
     for g in &groups {
-        let cs = combos(r, g);
+        let cs = r.summary.combos(g);
         // The file's own values of the group's keys, where they are swept values.
         let base = stored.as_ref().and_then(|t| {
             cs.iter().find(|c| {
@@ -231,7 +224,7 @@ fn apply(
         if mine.is_empty() {
             continue;
         }
-        let cs = combos(r, g);
+        let cs = r.summary.combos(g);
         let fits = |c: &Vec<&str>| {
             mine.iter().all(|(a, v)| {
                 let i = g.iter().position(|x| x == a).unwrap_or(0);

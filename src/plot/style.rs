@@ -6,7 +6,8 @@
 
 use std::sync::Once;
 
-use plotters::style::{FontStyle, RGBColor};
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::{FontStyle, IntoFont, RGBColor, TextStyle};
 
 pub use crate::numfmt::num;
 
@@ -44,6 +45,11 @@ pub fn title_px(title: &str) -> u32 {
 /// A dotted key's last part, for titles (`workload.agents` -> `agents`).
 pub fn short_key(key: &str) -> &str {
     key.rsplit('.').next().unwrap_or(key)
+}
+
+/// Text in the embedded font at `px` in `color`, anchored at (`h`, `v`) of its box.
+pub fn text_style(px: u32, color: RGBColor, (h, v): (HPos, VPos)) -> TextStyle<'static> {
+    (FONT, px).into_font().color(&color).pos(Pos::new(h, v))
 }
 
 static FONTS: Once = Once::new();
@@ -162,18 +168,4 @@ pub fn colormap(t: f64) -> RGBColor {
     let (a, b) = (ANCHORS[i], ANCHORS[i + 1]);
     let lerp = |p: u8, q: u8| (p as f64 + (q as f64 - p as f64) * f).round() as u8;
     RGBColor(lerp(a.0, b.0), lerp(a.1, b.1), lerp(a.2, b.2))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_family_one_hue_and_variants_differ() {
-        let all: Vec<String> = ["eager", "wait_first(max_wait=1s)", "wait_first(max_wait=5s)"]
-            .map(String::from)
-            .into();
-        assert_eq!(strategy_color("eager", &all), RGBColor(214, 39, 40));
-        assert_ne!(strategy_color(&all[1], &all), strategy_color(&all[2], &all));
-    }
 }

@@ -26,60 +26,30 @@ pub struct TextSvg<'a>(pub SVGBackend<'a>);
 type Drawn<E> = Result<(), DrawingErrorKind<E>>;
 type SvgError = <SVGBackend<'static> as DrawingBackend>::ErrorType;
 
+/// Backend methods passed on to the SVG backend as they are (all but the text's).
+macro_rules! pass_on {
+    ($(fn $name:ident<$($g:ident: $b:path),*>($($arg:ident: $ty:ty),*);)*) => {$(
+        fn $name<$($g: $b),*>(&mut self, $($arg: $ty),*) -> Drawn<SvgError> {
+            self.0.$name($($arg),*)
+        }
+    )*};
+}
+
 impl DrawingBackend for TextSvg<'_> {
     type ErrorType = SvgError;
 
     fn get_size(&self) -> (u32, u32) {
         self.0.get_size()
     }
-    fn ensure_prepared(&mut self) -> Drawn<SvgError> {
-        self.0.ensure_prepared()
-    }
-    fn present(&mut self) -> Drawn<SvgError> {
-        self.0.present()
-    }
-    fn draw_pixel(&mut self, at: BackendCoord, color: BackendColor) -> Drawn<SvgError> {
-        self.0.draw_pixel(at, color)
-    }
-    fn draw_line<S: BackendStyle>(
-        &mut self,
-        from: BackendCoord,
-        to: BackendCoord,
-        style: &S,
-    ) -> Drawn<SvgError> {
-        self.0.draw_line(from, to, style)
-    }
-    fn draw_rect<S: BackendStyle>(
-        &mut self,
-        a: BackendCoord,
-        b: BackendCoord,
-        style: &S,
-        fill: bool,
-    ) -> Drawn<SvgError> {
-        self.0.draw_rect(a, b, style, fill)
-    }
-    fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
-        &mut self,
-        path: I,
-        style: &S,
-    ) -> Drawn<SvgError> {
-        self.0.draw_path(path, style)
-    }
-    fn draw_circle<S: BackendStyle>(
-        &mut self,
-        center: BackendCoord,
-        radius: u32,
-        style: &S,
-        fill: bool,
-    ) -> Drawn<SvgError> {
-        self.0.draw_circle(center, radius, style, fill)
-    }
-    fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
-        &mut self,
-        vert: I,
-        style: &S,
-    ) -> Drawn<SvgError> {
-        self.0.fill_polygon(vert, style)
+    pass_on! {
+        fn ensure_prepared<>();
+        fn present<>();
+        fn draw_pixel<>(at: BackendCoord, color: BackendColor);
+        fn draw_line<S: BackendStyle>(from: BackendCoord, to: BackendCoord, style: &S);
+        fn draw_rect<S: BackendStyle>(a: BackendCoord, b: BackendCoord, style: &S, fill: bool);
+        fn draw_path<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(path: I, style: &S);
+        fn draw_circle<S: BackendStyle>(c: BackendCoord, r: u32, style: &S, fill: bool);
+        fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(vert: I, style: &S);
     }
 
     /// The bitmap's text box is `layout_box` high, its top at the anchor less none, half or

@@ -10,7 +10,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::style::{self, num};
-use super::{builder, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
+use super::{builder, category, frame, mesh_style, padded, DrawResult, Figure, Mark, Spec};
 use crate::results::{slug, Results};
 
 /// Drawn segment kinds, in legend order.
@@ -198,14 +198,8 @@ fn draw_panel<DB: DrawingBackend>(
         b.y_label_area_size(20);
     }
     let mut chart = b.build_cartesian_2d(x.ranged(), -0.7..n as f64 - 0.3)?;
-    let agents = s.agents.clone();
-    let fmt_y = move |v: &f64| {
-        let i = v.round();
-        if !agent_labels || (v - i).abs() > 1e-6 || i < 0.0 || i as usize >= agents.len() {
-            return String::new();
-        }
-        format!("agent {}", agents[agents.len() - 1 - i as usize])
-    };
+    let agents: Vec<String> =
+        s.agents.iter().filter(|_| agent_labels).map(|a| format!("agent {a}")).collect();
     let xs = x.clone();
     mesh_style(&mut chart)
         .disable_y_mesh()
@@ -213,7 +207,7 @@ fn draw_panel<DB: DrawingBackend>(
         .y_desc(if agent_labels { "Agent" } else { "" })
         .y_labels(n.min(16) + 1)
         .x_label_formatter(&|v| xs.label(*v))
-        .y_label_formatter(&fmt_y)
+        .y_label_formatter(&|v| category(&agents, *v, true))
         .draw()?;
     let h = 0.3;
     let clip = |t: f64| t.min(x1);
@@ -260,15 +254,13 @@ fn draw_marks<DB: DrawingBackend>(
     for o in OUTCOMES {
         let c = outcome_color(o);
         let mine = marks.iter().filter(|m| m.2 == o).map(|m| (m.0, m.1));
-        let series = match o {
-            "miss" => {
-                chart.draw_series(mine.map(|p| Cross::new(p, size, c.stroke_width(3)).into_dyn()))
+        match o {
+            "miss" => chart.draw_series(mine.map(|p| Cross::new(p, size, c.stroke_width(3))))?,
+            "redundant_write" => {
+                chart.draw_series(mine.map(|p| TriangleMarker::new(p, size + 1, c.filled())))?
             }
-            "redundant_write" => chart
-                .draw_series(mine.map(|p| TriangleMarker::new(p, size + 1, c.filled()).into_dyn())),
-            _ => chart.draw_series(mine.map(|p| Circle::new(p, size, c.filled()).into_dyn())),
+            _ => chart.draw_series(mine.map(|p| Circle::new(p, size, c.filled())))?,
         };
-        series?;
     }
     Ok(())
 }

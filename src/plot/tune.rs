@@ -69,32 +69,38 @@ pub fn figures(r: &Results) -> Vec<Figure> {
     let Some(param) = t.get("param").and_then(Value::as_str) else { return Vec::new() };
     let objective = t.get("objective").and_then(Value::as_str).unwrap_or("objective");
     let color = style::strategy_color(t.get("strategy").and_then(Value::as_str).unwrap_or(""), &[]);
-    let mut out = Vec::new();
+    let cost = objective.starts_with("cost");
+    let objective_title = format!("Objective: {objective}{}", if cost { " (USD)" } else { "" });
+    let fires = "share of runs whose cap fires before the first token";
+    // (field, its ci95 field, y title, file stem, what it is, its unit)
     let specs = [
         (
             "objective",
             Some("objective_ci95"),
-            if objective.starts_with("cost") {
-                format!("Objective: {objective} (USD)")
-            } else {
-                format!("Objective: {objective}")
-            },
+            objective_title,
             "tune_objective",
+            objective,
+            if cost { " USD" } else { "" },
         ),
         (
             "launch_wait_pooled_p99_s",
             None,
-            "Pooled p99 launch wait (s)".to_string(),
+            "Pooled p99 launch wait (s)".into(),
             "tune_launch_wait_p99",
+            "pooled p99 launch wait",
+            " s",
         ),
         (
             "p_cap_before_first_token",
             None,
-            "Share of runs: cap before first token".to_string(),
+            "Share of runs: cap before first token".into(),
             "tune_p_cap_before_first_token",
+            fires,
+            "",
         ),
     ];
-    for (field, ci, y_title, name) in specs {
+    let mut out = Vec::new();
+    for (field, ci, y_title, name, what, unit) in specs {
         let col = column(t, field, ci);
         if col.len() < 2 {
             continue;
@@ -104,21 +110,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         let points = col.iter().enumerate().map(|(i, c)| (x.positions[i], c.1, c.2)).collect();
         let series =
             vec![Series { label: param.to_string(), color, shape: style::Shape::Circle, points }];
-        let what = match field {
-            "objective" => objective.to_string(),
-            "launch_wait_pooled_p99_s" => "pooled p99 launch wait".into(),
-            _ => "share of runs whose cap fires before the first token".into(),
-        };
-        let unit = if field == "p_cap_before_first_token" {
-            ""
-        } else if field != "objective" {
-            " s"
-        } else if objective.starts_with("cost") {
-            " USD"
-        } else {
-            ""
-        };
-        let caption = caption(t, param, &col, &what, unit);
+        let caption = caption(t, param, &col, what, unit);
         let spec = MetricSpec { x, highlight: rec, y_title, series };
         out.push(Figure {
             name: name.into(),

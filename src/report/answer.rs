@@ -16,6 +16,7 @@ use super::words::{count, pct, secs, secs_delta, usd, usd_ci};
 use crate::config::ReportSpec;
 use crate::results::HoldRow;
 use crate::results::{strategy_cells, Results, SummaryRow};
+use crate::sweep::hold::{HOLD_RANGE, KNIFE_EDGE_SHARE};
 
 /// Sentences for the findings and the blocks of the "Answer" section.
 #[derive(Debug, Default)]
@@ -84,6 +85,14 @@ pub(super) fn cost(row: &SummaryRow) -> Option<f64> {
     row.get("cost_usd_mean")
 }
 
+/// The row of the lowest mean cost among `here`.
+pub(super) fn cheapest(here: &[SummaryRow]) -> Option<&SummaryRow> {
+    let cost = |row: &&SummaryRow| cost(row).unwrap_or(0.0);
+    here.iter()
+        .filter(|row| row.get("cost_usd_mean").is_some())
+        .min_by(|a, b| cost(a).total_cmp(&cost(b)))
+}
+
 /// `[report] answer = "hold_cap"`: the rule, the pivot of the cap to use per point, and how
 /// often each cap saves nothing.
 pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
@@ -117,23 +126,6 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
     blocks.push(pivot_table(r, pivot.rows));
     blocks.extend(nothing_table(r, &caps, pivot.nothing_rows));
     Answered { findings, blocks }
-}
-
-/// The grid the hold answer searches (`sweep::hold::HOLD_RANGE`), where this build has it.
-fn hold_range() -> Option<&'static str> {
-    #[cfg(feature = "sweep")]
-    return Some(crate::sweep::hold::HOLD_RANGE);
-    #[cfg(not(feature = "sweep"))]
-    None
-}
-
-/// The share above which the hold answer calls its cap a knife edge
-/// (`sweep::hold::KNIFE_EDGE_SHARE`), where this build has it.
-fn knife_edge_share() -> Option<f64> {
-    #[cfg(feature = "sweep")]
-    return Some(crate::sweep::hold::KNIFE_EDGE_SHARE);
-    #[cfg(not(feature = "sweep"))]
-    None
 }
 
 /// A cap in seconds as the hold answer found it (to the millisecond, no trailing zeros); a cap
@@ -170,10 +162,8 @@ fn cap_with_range(h: &HoldRow) -> String {
 fn swept_hold_findings(r: &Results) -> Vec<String> {
     let picks: Vec<(u32, String)> =
         r.hold_rows.iter().map(|h| (h.point, cap_with_range(h))).collect();
-    let search = match hold_range() {
-        Some(range) => format!("`prefixsim tune --param max_wait --range '{range}'`"),
-        None => "`prefixsim tune --param max_wait`".to_string(),
-    };
+    // The report is the command line's, which has the sweep: the grid the hold answer searches.
+    let search = format!("`prefixsim tune --param max_wait --range '{HOLD_RANGE}'`");
     let mut out = vec![format!(
         "The cap to use (`hold.csv`: the search {search} makes at each point, as `run` and \
          `tune` make it, at the point fit and at each refit of the latency calibration): {}.",
@@ -200,11 +190,11 @@ fn swept_hold_findings(r: &Results) -> Vec<String> {
     let edge: Vec<(u32, String)> =
         r.hold_rows.iter().filter(|h| h.knife_edge).map(|h| (h.point, cap_text(h.cap_s))).collect();
     if !edge.is_empty() {
-        let share = knife_edge_share().map_or(String::new(), |s| format!(" {}", pct(s)));
         out.push(format!(
-            "On a knife edge (the first token comes after the cap in more than{share} of \
+            "On a knife edge (the first token comes after the cap in more than {} of \
              replications, at the point fit or over the refits, and the hold then saves \
              nothing): {}.",
+            pct(KNIFE_EDGE_SHARE),
             grouped(r, &edge)
         ));
     }
@@ -263,13 +253,7 @@ impl Pivot {
         // One walk over the summary, a point's rows at a time (a scan per point was
         // quadratic, and a row looked up was read again).
         for (point, here) in r.summary.by_point() {
-            let Some(cheapest) = here
-                .iter()
-                .filter(|s| cost(s).is_some())
-                .min_by(|a, b| cost(a).unwrap_or(0.0).total_cmp(&cost(b).unwrap_or(0.0)))
-            else {
-                continue;
-            };
+            let Some(cheapest) = cheapest(&here) else { continue };
             let best = cost(cheapest).unwrap_or(0.0);
             let mut cells = cheapest.axis_values.to_vec();
             if !r.hold_rows.is_empty() {
@@ -486,15 +470,10 @@ fn grouped(r: &Results, picks: &[(u32, String)]) -> String {
     for (point, values) in r.summary.axes() {
         axes.entry(point).or_insert(values);
     }
-    let name = |point: u32| -> String {
-        let Some(values) = axes.get(&point) else { return String::new() };
-        if r.axis_keys.is_empty() {
-            return String::new();
-        }
-        match one_axis {
-            true => values[0].to_string(),
-            false => format!("({})", values.join(", ")),
-        }
+    let name = |point: u32| match axes.get(&point) {
+        Some(values) if one_axis => values[0].to_string(),
+        Some(values) if !r.axis_keys.is_empty() => format!("({})", values.join(", ")),
+        _ => String::new(),
     };
     let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for (point, pick) in picks {
@@ -556,11 +535,8 @@ fn price_sentence(p99s: &[f64], done_deltas: &[f64]) -> Option<String> {
 /// Claude Code's documented default cap (5 s), when run: how often it saves nothing, by point.
 fn default_cap_sentence(r: &Results, caps: &[Cap]) -> Option<String> {
     let c = caps.iter().find(|c| c.cap_s == 5.0)?;
-    let mut shares: Vec<(u32, String)> = Vec::new();
-    for point in r.points() {
-        let share = share_saving_nothing(r, point, &c.label)?;
-        shares.push((point, pct(share)));
-    }
+    let share = |p: u32| Some((p, pct(share_saving_nothing(r, p, &c.label)?)));
+    let shares: Vec<(u32, String)> = r.points().into_iter().map(share).collect::<Option<_>>()?;
     Some(format!(
         "The documented default cap, 5 s, saves nothing in this share of the replications: {}.",
         grouped(r, &shares)

@@ -6,7 +6,7 @@
 //!
 //! Pure: it returns a `Doc`; the CLI writes it. No timestamps, no paths from the host.
 
-use super::answer::{self, Answered};
+use super::answer::{self, cheapest, cost, Answered};
 use super::doc::{Block, Doc};
 use super::words::{and_list, count, is_are, json_text, pct, secs, sig, usd, usd_ci};
 use crate::config::{Answer, ExperimentSpec};
@@ -200,8 +200,7 @@ fn pareto_sentence(figures: &[Figure]) -> Option<String> {
     if s.points.len() < 2 {
         return None; // one point is trivially the cheapest and the fastest
     }
-    let mut front: Vec<_> = s.points.iter().filter(|p| p.on_frontier).collect();
-    front.sort_by(|a, b| a.x_s.total_cmp(&b.x_s));
+    let front = s.front();
     let name = |p: &crate::plot::pareto::ParetoPoint| match p.at.is_empty() {
         true => format!("`{}`", p.strategy),
         false => format!("`{}` at {}", p.strategy, p.at),
@@ -230,12 +229,7 @@ fn pareto_sentence(figures: &[Figure]) -> Option<String> {
             text.push_str(&format!(", fastest first: {}{more}.", shown.join("; ")));
         }
     }
-    let off: Vec<String> = s
-        .strategies
-        .iter()
-        .filter(|(st, _)| !front.iter().any(|p| &p.strategy == st))
-        .map(|(st, _)| format!("`{st}`"))
-        .collect();
+    let off: Vec<String> = s.never_on().iter().map(|st| format!("`{st}`")).collect();
     if !off.is_empty() {
         let verb = if off.len() == 1 { "is" } else { "are" };
         text.push_str(&format!(
@@ -324,26 +318,15 @@ pub fn reference(r: &Results) -> Option<String> {
     s.iter().find(|x| *x == "eager").or(s.first()).cloned()
 }
 
-/// How a mean and its CI are written in the comparison table.
-#[derive(Clone, Copy)]
-enum Unit {
-    Usd,
-    /// A share, written as a percentage to one decimal.
-    Percent,
-    Seconds,
-    Count,
+/// A mean and its CI in the comparison table, written by `fmt` (`–` without a mean).
+fn mean_ci(row: &SummaryRow, m: &str, fmt: fn(f64, f64) -> String) -> String {
+    let ci = row.get(&format!("{m}_ci95")).unwrap_or(0.0);
+    row.get(&format!("{m}_mean")).map_or("–".into(), |mean| fmt(mean, ci))
 }
 
-fn mean_ci(row: &SummaryRow, m: &str, unit: Unit) -> String {
-    let (Some(mean), ci) = (row.get(&format!("{m}_mean")), row.get(&format!("{m}_ci95"))) else {
-        return "–".into();
-    };
-    let ci = ci.unwrap_or(0.0);
-    match unit {
-        Unit::Usd => usd_ci(mean, ci),
-        Unit::Percent => format!("{:.1} ± {:.1}", mean * 100.0, ci * 100.0),
-        Unit::Seconds | Unit::Count => format!("{} ± {}", sig(mean, 3), sig(ci, 2)),
-    }
+/// A mean to 3 significant digits, its CI to 2.
+fn sig_ci(mean: f64, ci: f64) -> String {
+    format!("{} ± {}", sig(mean, 3), sig(ci, 2))
 }
 
 fn comparison(r: &Results) -> Vec<Block> {
@@ -408,12 +391,12 @@ fn comparison_rows(
         let mut cells = row.axis_values.to_vec();
         cells.extend([
             format!("`{s}`"),
-            mean_ci(row, "cost_usd", Unit::Usd),
+            mean_ci(row, "cost_usd", usd_ci),
             vs,
-            mean_ci(row, "hit_rate", Unit::Percent),
-            mean_ci(row, "makespan_s", Unit::Seconds),
-            mean_ci(row, "launch_wait_p99_s", Unit::Seconds),
-            mean_ci(row, "redundant_writes", Unit::Count),
+            mean_ci(row, "hit_rate", |m, ci| format!("{:.1} ± {:.1}", m * 100.0, ci * 100.0)),
+            mean_ci(row, "makespan_s", sig_ci),
+            mean_ci(row, "launch_wait_p99_s", sig_ci),
+            mean_ci(row, "redundant_writes", sig_ci),
         ]);
         rows.push(cells);
     }
@@ -467,22 +450,16 @@ fn recommendation(r: &Results) -> Vec<Block> {
     vec![Block::Para(text)]
 }
 
-fn cheapest(here: &[SummaryRow]) -> Option<&SummaryRow> {
-    here.iter().filter(|row| row.get("cost_usd_mean").is_some()).min_by(|a, b| {
-        a.get("cost_usd_mean").unwrap_or(0.0).total_cmp(&b.get("cost_usd_mean").unwrap_or(0.0))
-    })
-}
-
 /// The sentence of a summary of one point, whose rows are `here`.
 fn single_point(r: &Results, here: &[SummaryRow]) -> String {
     let Some(best) = cheapest(here) else { return String::new() };
-    let c = best.get("cost_usd_mean").unwrap_or(0.0);
+    let c = cost(best).unwrap_or(0.0);
     let mut s = format!("Lowest mean cost: `{}` ({}", best.strategy, usd(c));
     if let Some(base) = reference(r)
         .filter(|x| **x != *best.strategy)
         .and_then(|x| here.iter().find(|s| s.strategy == x))
     {
-        let b = base.get("cost_usd_mean").unwrap_or(0.0);
+        let b = cost(base).unwrap_or(0.0);
         if b > 0.0 {
             s.push_str(&format!(", {} less than `{}`", pct((b - c) / b), base.strategy));
         }

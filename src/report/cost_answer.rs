@@ -25,11 +25,11 @@ pub fn cost_answer(r: &Results, spec: &ReportSpec) -> Answered {
     // The slices compare rows across points: held whole (a report of a sweep small enough
     // to be answered point by point in a table).
     let rows: Vec<SummaryRow> = r.summary.iter().collect();
-    let slices = slices(&rows, r.axis_keys.len(), axis, &strategies);
     let options: Vec<String> = match axis {
         Some(a) => distinct(rows.iter().map(|s| s.axis_values[a].clone())),
         None => strategies.clone(),
     };
+    let slices = slices(&rows, axis, &strategies, &options);
     let (mut rows, mut ties) = (Vec::new(), 0);
     let mut wins: Vec<(String, Vec<Win>)> =
         options.iter().map(|o| (o.clone(), Vec::new())).collect();
@@ -164,8 +164,8 @@ impl Slice<'_> {
     }
 }
 
-fn distinct(it: impl Iterator<Item = String>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+fn distinct<T: PartialEq>(it: impl Iterator<Item = T>) -> Vec<T> {
+    let mut out = Vec::new();
     for v in it {
         if !out.contains(&v) {
             out.push(v);
@@ -192,14 +192,10 @@ fn slice_head(r: &Results, axis: Option<usize>, strategies: usize) -> String {
 /// The slices in point order: the points that differ only in the compared axis, per strategy.
 fn slices<'a>(
     summary: &'a [SummaryRow],
-    n_axes: usize,
     axis: Option<usize>,
     strategies: &[String],
+    options: &[String],
 ) -> Vec<Slice<'a>> {
-    let options: Vec<String> = match axis {
-        Some(a) => distinct(summary.iter().map(|s| s.axis_values[a].clone())),
-        None => strategies.to_vec(),
-    };
     let key = |s: &SummaryRow| -> Vec<String> {
         (0..s.axis_values.len())
             .filter(|&a| Some(a) != axis)
@@ -207,16 +203,9 @@ fn slices<'a>(
             .collect()
     };
     let mut out: Vec<Slice<'a>> = Vec::new();
-    let groups = distinct(summary.iter().map(|s| key(s).join("\u{1f}")));
-    for g in groups {
-        let members: Vec<&SummaryRow> =
-            summary.iter().filter(|s| key(s).join("\u{1f}") == g).collect();
-        let Some(first) = members.first() else { continue };
-        let others: Vec<String> = (0..n_axes)
-            .filter(|&a| Some(a) != axis)
-            .map(|a| first.axis_values[a].clone())
-            .collect();
-        let base = others.join(", ");
+    for g in distinct(summary.iter().map(key)) {
+        let members: Vec<&SummaryRow> = summary.iter().filter(|s| key(s) == g).collect();
+        let base = g.join(", ");
         let per_strategy: Vec<Option<&String>> = match axis {
             Some(_) => strategies.iter().map(Some).collect(),
             None => vec![None],
@@ -238,7 +227,7 @@ fn slices<'a>(
             if name.is_empty() {
                 name = "all".into();
             }
-            out.push(Slice { values: name, rows, axis, options: options.clone() });
+            out.push(Slice { values: name, rows, axis, options: options.to_vec() });
         }
     }
     out

@@ -149,7 +149,11 @@ fn shown_extras(exp: &ExperimentSpec) -> [bool; EXTRA_NAMES.len()] {
 
 impl RunSummary {
     /// The typed results of `outcomes`, a run of `exp`, with the model's `notes` on it.
-    pub fn new(exp: &ExperimentSpec, outcomes: &[StrategyOutcome], notes: Vec<String>) -> RunSummary {
+    pub fn new(
+        exp: &ExperimentSpec,
+        outcomes: &[StrategyOutcome],
+        notes: Vec<String>,
+    ) -> RunSummary {
         let eager =
             outcomes.iter().find(|o| o.label == "eager").map(|o| o.aggregate.stat("cost_usd").mean);
         let shown = shown_extras(exp);

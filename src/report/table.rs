@@ -220,14 +220,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bars_scale_in_eighths() {
-        assert_eq!(bar(1.0, 1.0).chars().count(), BAR_WIDTH);
-        assert_eq!(bar(0.5, 1.0), "█".repeat(BAR_WIDTH / 2));
-        assert_eq!(bar(1.0 / (BAR_WIDTH as f64 * 8.0), 1.0), "▏");
-        assert_eq!(bar(0.0, 1.0), "");
-    }
-
-    #[test]
     fn a_column_of_durations_has_one_unit_and_precision() {
         let c = time_column("g", "p99", vec![0.0, 0.25, 5.0]);
         assert_eq!(

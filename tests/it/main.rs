@@ -15,6 +15,7 @@ mod latency;
 mod layout;
 mod lean_edge;
 mod lean_model;
+mod lean_plot;
 mod lean_results;
 mod library;
 mod model;

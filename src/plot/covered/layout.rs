@@ -150,18 +150,12 @@ fn draw_points<DB: DrawingBackend>(chart: &mut Chart<'_, DB>, s: &CoveredSpec) -
             chart.draw_series(std::iter::once(w))?;
         }
         let at = (x, p.covered_tokens);
-        let r = match p.kind {
-            PointKind::Calibrated => {
-                chart.draw_series(std::iter::once(Circle::new(at, 7, style::INK.filled())))
-            }
-            PointKind::Launch2024 => {
-                chart.draw_series(std::iter::once(TriangleMarker::new(at, 10, LAUNCH.filled())))
-            }
-            PointKind::Experiment => {
-                chart.draw_series(std::iter::once(Cross::new(at, 9, EXPERIMENT.stroke_width(4))))
-            }
-        };
-        r?;
+        let area = chart.plotting_area();
+        match p.kind {
+            PointKind::Calibrated => area.draw(&Circle::new(at, 7, style::INK.filled()))?,
+            PointKind::Launch2024 => area.draw(&TriangleMarker::new(at, 10, LAUNCH.filled()))?,
+            PointKind::Experiment => area.draw(&Cross::new(at, 9, EXPERIMENT.stroke_width(4)))?,
+        }
     }
     Ok(())
 }
@@ -273,10 +267,7 @@ fn draw_labels<DB: DrawingBackend>(
     let (w, h) = area.dim_in_pixel();
     let (w, h) = (w as i32, h as i32);
     if let Some(b) = note {
-        let font = (style::FONT, style::TICK_PX)
-            .into_font()
-            .color(&style::NOTE)
-            .pos(Pos::new(HPos::Left, VPos::Top));
+        let font = style::text_style(style::TICK_PX, style::NOTE, (HPos::Left, VPos::Top));
         for (i, l) in note_lines(s).into_iter().enumerate() {
             area.draw(&Text::new(l, (b.0 + 4, b.1 + 2 + i as i32 * row_px()), font.clone()))?;
         }
@@ -286,17 +277,11 @@ fn draw_labels<DB: DrawingBackend>(
         [(r.0 - 3, r.1 + 2), (r.0 + r.2 + 3, r.1 + r.3 - 3)],
         WHITE.filled(),
     ))?;
-    let font = (style::FONT, style::TICK_PX)
-        .into_font()
-        .color(&REFERENCE)
-        .pos(Pos::new(HPos::Right, VPos::Bottom));
+    let font = style::text_style(style::TICK_PX, REFERENCE, (HPos::Right, VPos::Bottom));
     area.draw(&Text::new(s.reference.1.clone(), (r.0 + r.2, r.1 + r.3 - 3), font))?;
     for l in place_labels(s, w, h) {
         let hpos = if l.left { HPos::Right } else { HPos::Left };
-        let font = (style::FONT, style::TICK_PX)
-            .into_font()
-            .color(&style::INK)
-            .pos(Pos::new(hpos, VPos::Center));
+        let font = style::text_style(style::TICK_PX, style::INK, (hpos, VPos::Center));
         if (l.y - l.point.1).abs() > 4 {
             let from = (l.point.0 + if l.left { -8 } else { 8 }, l.point.1);
             let to = (l.x + if l.left { 4 } else { -4 }, l.y);

@@ -63,11 +63,24 @@ pub struct CoveredPoint {
     pub prefill_rate: f64,
     /// The median overhead, seconds.
     pub overhead_s: f64,
-    pub cap_s: f64,
-    /// `covered_tokens(cap_s, overhead_s, prefill_rate)`.
+    /// `covered_tokens(POINT_CAP_S, overhead_s, prefill_rate)`.
     pub covered_tokens: f64,
     /// Covered at the overhead's 90th and 10th percentiles (low, high); `None` when constant.
     pub whisker: Option<(f64, f64)>,
+}
+
+impl CoveredPoint {
+    /// A point at its median overhead `overhead_s`, for the default cap.
+    fn new(
+        label: String,
+        kind: PointKind,
+        rate: f64,
+        overhead_s: f64,
+        whisker: Option<(f64, f64)>,
+    ) -> Self {
+        let covered_tokens = covered_tokens(POINT_CAP_S, overhead_s, rate);
+        CoveredPoint { label, kind, prefill_rate: rate, overhead_s, covered_tokens, whisker }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -111,30 +124,15 @@ fn calibrated_point(fit: &Fit) -> CoveredPoint {
         covered_tokens(POINT_CAP_S, fit.overhead.quantile_s(hi_p), fit.prefill_rate),
         covered_tokens(POINT_CAP_S, fit.overhead.quantile_s(lo_p), fit.prefill_rate),
     );
-    CoveredPoint {
-        label: fit.fitted_on.trim_start_matches("claude-").to_string(),
-        kind: PointKind::Calibrated,
-        prefill_rate: fit.prefill_rate,
-        overhead_s: fit.overhead_s,
-        cap_s: POINT_CAP_S,
-        covered_tokens: covered_tokens(POINT_CAP_S, fit.overhead_s, fit.prefill_rate),
-        whisker: Some(whisker),
-    }
+    let label = fit.fitted_on.trim_start_matches("claude-").to_string();
+    CoveredPoint::new(label, PointKind::Calibrated, fit.prefill_rate, fit.overhead_s, Some(whisker))
 }
 
 fn launch_point() -> CoveredPoint {
     let p = LatencyParams::default();
     let overhead_s = p.overhead_us.quantile(0.5) / 1e6;
     let rate = p.prefill_rate.quantile(0.5);
-    CoveredPoint {
-        label: "launch 2024".into(),
-        kind: PointKind::Launch2024,
-        prefill_rate: rate,
-        overhead_s,
-        cap_s: POINT_CAP_S,
-        covered_tokens: covered_tokens(POINT_CAP_S, overhead_s, rate),
-        whisker: None,
-    }
+    CoveredPoint::new("launch 2024".into(), PointKind::Launch2024, rate, overhead_s, None)
 }
 
 /// What a hold experiment's manifest says about the first writer's latency and prompt.
@@ -269,15 +267,8 @@ fn mark_experiment(points: &mut Vec<CoveredPoint>, e: &ExperimentLatency) {
         Some(p) => p.label = format!("{} (this experiment)", p.label),
         None => {
             let (o, r) = e.medians();
-            points.push(CoveredPoint {
-                label: format!("this experiment ({short})"),
-                kind: PointKind::Experiment,
-                prefill_rate: r,
-                overhead_s: o,
-                cap_s: POINT_CAP_S,
-                covered_tokens: covered_tokens(POINT_CAP_S, o, r),
-                whisker: None,
-            });
+            let label = format!("this experiment ({short})");
+            points.push(CoveredPoint::new(label, PointKind::Experiment, r, o, None));
         }
     }
 }
