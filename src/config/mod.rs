@@ -32,15 +32,17 @@ use std::path::Path;
 
 pub use crate::cache::params::*;
 pub use crate::dist::Quantity;
-pub use dist_syntax::{dist_label, parse_dist, parse_dist_in, DistError};
+pub use dist_syntax::{dist_label, parse_dist, DistError};
+#[cfg(any(test, feature = "internals"))]
+pub use dist_syntax::parse_dist_in;
 pub use error::ConfigError;
 pub use experiment::*;
-pub use names::{kind_label, parse_kind, parse_strategy, strategy_label, NameError};
+pub use names::{kind_label, parse_strategy, strategy_label};
 pub use presets::{preset, preset_for, preset_for_api_id, preset_names};
 pub use render::render;
 pub use resolve::{check_changed, lookup, resolve};
 pub use server::{Router, ServerParams, Sharing};
-pub use set::{apply_set, set_key};
+pub use set::apply_set;
 
 /// The largest experiment file read (they are a few KiB; a file without end, like
 /// `/dev/zero`, is refused at this size instead of filling memory).
@@ -76,7 +78,8 @@ pub fn parse_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError>
 }
 
 /// Read `path`, apply the `--set` assignments in order, and resolve. Returns the raw table
-/// too (the sweep code expands its `[sweep]` table from it).
+/// too. For tests and benchmarks (the product loads through `api::Experiment`).
+#[cfg(any(test, feature = "internals"))]
 pub fn load(path: &Path, sets: &[String]) -> Result<(toml::Table, ExperimentSpec), ConfigError> {
     let origin = path.display().to_string();
     let text =
@@ -89,7 +92,8 @@ pub fn load(path: &Path, sets: &[String]) -> Result<(toml::Table, ExperimentSpec
     Ok((table, exp))
 }
 
-/// The default experiment with `--set` assignments applied.
+/// The default experiment with `--set` assignments applied (for tests and benchmarks).
+#[cfg(any(test, feature = "internals"))]
 pub fn load_default(sets: &[String]) -> Result<(toml::Table, ExperimentSpec), ConfigError> {
     let mut table = parse_table(DEFAULT_EXPERIMENT, DEFAULT_ORIGIN)?;
     for s in sets {
