@@ -13,6 +13,7 @@ mod input;
 mod large_results;
 mod latency;
 mod layout;
+mod lean_config;
 mod library;
 mod model;
 mod plot;
