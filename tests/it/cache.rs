@@ -366,7 +366,8 @@ fn key_order_is_content_from_the_block_that_differs() {
     let b = parse(text(r#"{"limit": 10, "path": "a.rs"}"#, ""));
     let a_marked = parse(text(r#"{"path": "a.rs", "limit": 10}"#, marker));
     assert_eq!(a.len(), 5);
-    let shared = |a: &Prompt, b: &Prompt| (0..5).take_while(|&i| a.prefix_key(i) == b.prefix_key(i)).count();
+    let shared =
+        |a: &Prompt, b: &Prompt| (0..5).take_while(|&i| a.prefix_key(i) == b.prefix_key(i)).count();
     assert_eq!(shared(&a, &b), 3);
     assert_eq!(shared(&a, &a_marked), 5);
     assert_eq!(a.tokens(), b.tokens());
