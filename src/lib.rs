@@ -171,7 +171,6 @@ mod api;
 // Without `internals`, what only the tests and benchmarks use reads as dead code, and the
 // items re-exported as API lack field docs: allowed in the modules where that is still so.
 internal_modules! {
-    #[allow(missing_docs)]
     #[cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
     cache;
     #[allow(dead_code, unused_imports, missing_docs)]
@@ -204,7 +203,6 @@ internal_modules! {
     results;
     #[allow(dead_code, unused_imports, missing_docs)]
     rng;
-    #[allow(missing_docs)]
     #[cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
     scenarios;
     #[cfg(all(feature = "serve", feature = "cli"))]
