@@ -171,13 +171,14 @@ mod api;
 // Without `internals`, what only the tests and benchmarks use reads as dead code, and the
 // items re-exported as API lack field docs: allowed in the modules where that is still so.
 internal_modules! {
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
     cache;
     #[allow(missing_docs)]
     calibrate;
     #[cfg(feature = "cli")]
     cli;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[allow(missing_docs)]
+    #[cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
     config;
     dist;
     engine;
@@ -205,7 +206,7 @@ internal_modules! {
     )]
     results;
     rng;
-    #[allow(dead_code, unused_imports, missing_docs)]
+    #[cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
     scenarios;
     #[cfg(all(feature = "serve", feature = "cli"))]
     serve;

@@ -68,13 +68,6 @@ pub struct GpuCache {
 }
 
 impl GpuCache {
-    /// An empty cache of `capacity_tokens`, caching `block_tokens`-token blocks.
-    pub fn new(block_tokens: u64, capacity_tokens: u64) -> Self {
-        let mut c = GpuCache::default();
-        c.reset(block_tokens, capacity_tokens);
-        c
-    }
-
     /// Empty it (memory kept).
     pub fn reset(&mut self, block_tokens: u64, capacity_tokens: u64) {
         assert!(block_tokens > 0, "a KV block holds at least one token");
@@ -86,10 +79,6 @@ impl GpuCache {
         self.used_tokens = 0;
         self.evicted_tokens = 0;
         self.overcommit_peak = 0;
-    }
-
-    pub fn used_tokens(&self) -> u64 {
-        self.used_tokens
     }
 
     pub fn evicted_tokens(&self) -> u64 {

@@ -53,10 +53,6 @@ impl Lru {
         Lru { oldest: NIL, newest: NIL }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.oldest == NIL
-    }
-
     /// The least recently used entry.
     pub fn oldest(&self) -> Option<u32> {
         (self.oldest != NIL).then_some(self.oldest)
@@ -109,14 +105,6 @@ impl Lru {
         let newer = nodes[i as usize].link().newer;
         (newer != NIL).then_some(newer)
     }
-
-    /// The entries from most to least recently used (O(n); for tests and diagnostics).
-    pub fn newest_first<'a, T: Linked>(&self, nodes: &'a [T]) -> impl Iterator<Item = u32> + 'a {
-        std::iter::successors((self.newest != NIL).then_some(self.newest), move |&i| {
-            let older = nodes[i as usize].link().older;
-            (older != NIL).then_some(older)
-        })
-    }
 }
 
 #[cfg(test)]
@@ -133,14 +121,16 @@ mod tests {
     }
 
     fn order(lru: &Lru, nodes: &[Link]) -> Vec<u32> {
-        lru.newest_first(nodes).collect()
+        let oldest_first: Vec<u32> =
+            std::iter::successors(lru.oldest(), |&i| lru.newer(nodes, i)).collect();
+        oldest_first.into_iter().rev().collect()
     }
 
     #[test]
     fn push_touch_unlink_keep_recency_order() {
         let mut nodes = [Link::UNLINKED; 4];
         let mut lru = Lru::new();
-        assert!(lru.is_empty());
+        assert_eq!(lru.oldest(), None);
         for i in 0..4 {
             lru.push_newest(&mut nodes, i);
         }
@@ -154,7 +144,7 @@ mod tests {
         assert_eq!((nodes[0], nodes[1]), (Link::UNLINKED, Link::UNLINKED));
         lru.unlink(&mut nodes, 3);
         lru.unlink(&mut nodes, 2);
-        assert!(lru.is_empty());
+        assert_eq!(lru.oldest(), None);
         assert_eq!(lru.oldest(), None);
         assert_eq!(order(&lru, &nodes), Vec::<u32>::new());
     }

@@ -37,10 +37,12 @@ pub use params::{
     CacheParams, GeminiMode, GeminiParams, HostedParams, LongContext, ModelParams, OpenAiContract,
     OpenAiParams, OpenAiRetention, Policy, ThinkingHistory, Ttl,
 };
-pub use prices::{cost_usd, is_long_context, storage_usd, uncached_cost_usd, Bill, Prices};
-pub use prompt::{reference_prefix_key, Prompt, PromptMemory};
-pub use serve::{stepped, Cache, LOOKBACK_POSITIONS, MAX_BREAKPOINTS};
-pub use store::{EntryStore, KeyHasher, SlotId, StoreStats, WriteOutcome};
+pub use prices::{cost_usd, uncached_cost_usd, Prices};
+#[cfg(any(test, feature = "internals"))]
+pub use prompt::reference_prefix_key;
+pub use prompt::{Prompt, PromptMemory};
+pub use serve::{Cache, MAX_BREAKPOINTS};
+pub use store::{EntryStore, KeyHasher, WriteOutcome};
 
 use crate::time::SimDuration;
 use sha2::Digest as _;
@@ -152,16 +154,12 @@ impl Block {
         Block { layer, tokens, digest: Digest::of(bytes) }
     }
 
-    /// A text block: `ceil(chars / 4)` tokens (the seed's estimate).
-    pub fn text(layer: Layer, text: &str) -> Self {
-        Self::from_bytes(layer, text.as_bytes(), estimate_tokens(text))
-    }
-
     /// A synthetic block standing for content the simulator does not render: its identity is
     /// `id` (equal ids = equal content). No allocation, and no hashing: the content digest is
     /// the identity itself, `'#' id tokens` zero-padded to 32 bytes (a SHA-256 digest ends in
     /// 15 zero bytes with probability 2^-120, so it never equals a real block's). The prefix
-    /// chain still hashes it with SHA-256 like any block.
+    /// chain still hashes it with SHA-256 like any block. For tests and benchmarks.
+    #[cfg(any(test, feature = "internals"))]
     pub fn synthetic(layer: Layer, tokens: u64, id: u64) -> Self {
         let mut digest = Digest::default();
         digest.0[0] = b'#';
@@ -233,17 +231,6 @@ impl Usage {
         match self.total() {
             0 => 0.0,
             t => self.cache_read as f64 / t as f64,
-        }
-    }
-
-    /// As the metrics' token counters, with `output` output tokens.
-    pub fn tokens(&self, output: u64) -> crate::metrics::Tokens {
-        crate::metrics::Tokens {
-            cache_read: self.cache_read,
-            cache_write_5m: self.cache_write_5m,
-            cache_write_1h: self.cache_write_1h,
-            uncached: self.uncached,
-            output,
         }
     }
 }

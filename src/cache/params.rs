@@ -242,13 +242,8 @@ impl OpenAiRetention {
     }
 
     pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "in_memory" => Some(OpenAiRetention::InMemory),
-            "24h" => Some(OpenAiRetention::Day),
-            "30m" => Some(OpenAiRetention::HalfHour),
-            "12h" => Some(OpenAiRetention::HalfDay),
-            _ => None,
-        }
+        let all = [Self::InMemory, Self::Day, Self::HalfHour, Self::HalfDay];
+        all.into_iter().find(|r| r.name() == text)
     }
 
     /// Whether the contract offers this retention.

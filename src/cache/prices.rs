@@ -13,11 +13,6 @@ pub fn cost_usd(model: &ModelParams, usage: &Usage, output_tokens: u64) -> f64 {
     Prices::of(model).bill(usage, output_tokens).cost_usd
 }
 
-/// The explicit cache storage a request bought (0 unless it created a Gemini cache object).
-pub fn storage_usd(model: &ModelParams, usage: &Usage) -> f64 {
-    storage(model.storage_usd_per_mtok_hour, usage)
-}
-
 fn storage(usd_per_mtok_hour: f64, usage: &Usage) -> f64 {
     match usage.storage_token_s {
         0 => 0.0,
@@ -28,11 +23,6 @@ fn storage(usd_per_mtok_hour: f64, usage: &Usage) -> f64 {
 /// What the same request would cost with no caching at all (every input token at base price).
 pub fn uncached_cost_usd(model: &ModelParams, usage: &Usage, output_tokens: u64) -> f64 {
     Prices::of(model).bill(usage, output_tokens).uncached_usd
-}
-
-/// Whether a request of `input_tokens` pays the long-context prices.
-pub fn is_long_context(model: &ModelParams, input_tokens: u64) -> bool {
-    Prices::of(model).is_long(input_tokens)
 }
 
 /// A model's prices with what no request changes worked out once (a run bills all its
@@ -87,7 +77,7 @@ impl Prices {
     }
 
     /// The bill of a request of `usage` and `output_tokens` (`cost_usd`, `uncached_cost_usd`
-    /// and `is_long_context` at once: the output's price is worked out once for both costs).
+    /// and the long-context flag at once: the output's price is worked out once for both costs).
     /// Token counts below 2^63 (all, in practice) convert to floats through the signed
     /// conversion, one instruction where an unsigned one is five: the same integer, so the
     /// same float. Inlined into its callers: out of line, the bill came back through memory
@@ -153,7 +143,7 @@ mod tests {
             + model.write_5m_multiplier * u.cache_write_5m as f64
             + model.write_1h_multiplier * u.cache_write_1h as f64
             + model.read_multiplier * u.cache_read as f64;
-        let cost = (input * units + output * out as f64) / 1e6 + storage_usd(model, u);
+        let cost = (input * units + output * out as f64) / 1e6 + storage(model.storage_usd_per_mtok_hour, u);
         (cost, (input * u.total() as f64 + output * out as f64) / 1e6)
     }
 

@@ -519,27 +519,12 @@ impl Prompt {
             _ => Layer::Tools,
         }
     }
-
-    /// Number of leading blocks the two prompts share (equal prefix digests).
-    pub fn common_prefix_len(&self, other: &Prompt) -> usize {
-        // Equal digests at i imply equal digests before i, so a binary search is exact.
-        let n = self.len().min(other.len());
-        let (mut lo, mut hi) = (0, n);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.entries[mid].key() == other.entries[mid].key() {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
-    }
 }
 
 /// The key at boundary `i` of a SHA-256 chain computed from scratch: all the chain's bytes
 /// concatenated and hashed once. For tests: it must equal `Prompt::prefix_key(i)` of the
 /// incremental chain (`Prompt::new`).
+#[cfg(any(test, feature = "internals"))]
 pub fn reference_prefix_key(
     scope: &str,
     model: &str,

@@ -30,14 +30,7 @@ pub struct Router {
 }
 
 impl Router {
-    /// An empty router; `machines` and `per_window` are at least 1.
-    pub fn new(machines: u32, per_window: u32, window_us: u64) -> Self {
-        let mut r = Router::default();
-        r.reset(machines, per_window, window_us);
-        r
-    }
-
-    /// Forget every request, keeping the memory.
+    /// Forget every request, keeping the memory; `machines` and `per_window` are at least 1.
     pub fn reset(&mut self, machines: u32, per_window: u32, window_us: u64) {
         self.machines = machines.max(1);
         self.per_window = per_window.max(1);
@@ -112,7 +105,8 @@ mod tests {
     #[test]
     fn the_sixteenth_request_in_a_minute_overflows_and_the_window_slides() {
         let key = Key::of_digest(&Digest::of(b"route"));
-        let mut r = Router::new(8, 15, 60_000_000);
+        let mut r = Router::default();
+        r.reset(8, 15, 60_000_000);
         for i in 0..15 {
             assert_eq!(r.pick(key, t(i)), 0);
             r.record(key, 0, t(i));
@@ -131,7 +125,8 @@ mod tests {
     #[test]
     fn all_machines_full_falls_back_to_machine_zero() {
         let key = Key::of_digest(&Digest::of(b"k"));
-        let mut r = Router::new(2, 1, 1_000);
+        let mut r = Router::default();
+        r.reset(2, 1, 1_000);
         r.record(key, 0, t(0));
         assert_eq!(r.pick(key, t(1)), 1);
         r.record(key, 1, t(1));

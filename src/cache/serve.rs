@@ -24,14 +24,14 @@
 //! paged cache stores it); `anthropic` counts an entry's whole prefix.
 
 use super::router::Router;
-use super::store::{EntryStore, SlotId, WriteOutcome};
+use super::store::SlotId;
+use super::{EntryStore, WriteOutcome};
 use super::{Breakpoint, CacheError, Key, Policy, Prices, Prompt, Ttl, Usage};
 use super::{CacheParams, HostedParams, ModelParams};
 use crate::time::SimTime;
 use std::ops::{ControlFlow, Range};
 
 mod hosted;
-pub use hosted::stepped;
 
 /// At most this many breakpoints per request (the prompt-caching docs (platform.claude.com/docs/en/build-with-claude/prompt-caching)).
 pub const MAX_BREAKPOINTS: usize = 4;
@@ -127,15 +127,7 @@ impl Cache {
         self
     }
 
-    pub fn policy(&self) -> Policy {
-        self.policy
-    }
-
-    pub fn model(&self) -> &ModelParams {
-        &self.model
-    }
-
-    /// The model's prices (`Prices::of(self.model())`, worked out once).
+    /// The model's prices (`Prices::of(&model)`, worked out once).
     pub fn prices(&self) -> &Prices {
         &self.prices
     }

@@ -108,19 +108,6 @@ pub enum WriteOutcome {
     TooLarge,
 }
 
-/// Counters over the store's life.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct StoreStats {
-    /// Entries stored (New + Rewritten).
-    pub writes: u64,
-    pub redundant_writes: u64,
-    /// Live entries evicted for capacity (not expired), and their tokens.
-    pub evictions: u64,
-    pub evicted_tokens: u64,
-    /// Expired entries removed to make room.
-    pub reclaimed: u64,
-}
-
 /// Entries by key; see the module doc for the lifecycle.
 #[derive(Debug, Clone)]
 pub struct EntryStore<K> {
@@ -130,7 +117,6 @@ pub struct EntryStore<K> {
     lru: Lru,
     capacity_tokens: Option<u64>,
     used_tokens: u64,
-    stats: StoreStats,
 }
 
 impl<K: Copy + Eq + Hash> EntryStore<K> {
@@ -142,7 +128,6 @@ impl<K: Copy + Eq + Hash> EntryStore<K> {
             lru: Lru::new(),
             capacity_tokens,
             used_tokens: 0,
-            stats: StoreStats::default(),
         }
     }
 
@@ -153,25 +138,6 @@ impl<K: Copy + Eq + Hash> EntryStore<K> {
         self.lru = Lru::new();
         self.capacity_tokens = capacity_tokens;
         self.used_tokens = 0;
-        self.stats = StoreStats::default();
-    }
-
-    pub fn stats(&self) -> StoreStats {
-        self.stats
-    }
-
-    /// Tokens held by live (possibly expired, not yet reclaimed) entries.
-    pub fn used_tokens(&self) -> u64 {
-        self.used_tokens
-    }
-
-    pub fn capacity_tokens(&self) -> Option<u64> {
-        self.capacity_tokens
-    }
-
-    /// Keys ever written (including expired and evicted ones).
-    pub fn keys_seen(&self) -> usize {
-        self.slots.len()
     }
 
     /// Classify `key` at `now` without changing anything.
@@ -184,11 +150,6 @@ impl<K: Copy + Eq + Hash> EntryStore<K> {
         }
     }
 
-    /// Whether `key` is ready and alive at `now` (a hit).
-    pub fn is_ready(&self, key: K, now: SimTime) -> bool {
-        self.ready_slot(key, now).is_some()
-    }
-
     /// The slot of `key` if it is ready and alive at `now` (a hit), for [`Self::touch_slot`].
     /// Inlined: a prefix search calls it once per position, mostly on absent keys.
     #[inline(always)]
@@ -196,13 +157,6 @@ impl<K: Copy + Eq + Hash> EntryStore<K> {
         let i = self.index.get(&key).copied()?;
         let s = &self.slots[i as usize];
         (s.residency == Residency::Live && s.state(now) == State::Ready).then_some(SlotId(i))
-    }
-
-    /// The tokens and ready time last written for `key` (whatever its state now).
-    pub fn written(&self, key: K) -> Option<(u64, SimTime)> {
-        self.index
-            .get(&key)
-            .map(|&i| (self.slots[i as usize].tokens, self.slots[i as usize].ready_at))
     }
 
     /// A hit: refresh `key`'s TTL from `now` and make it the most recently used. Returns false
@@ -283,7 +237,6 @@ impl<K: Copy + Eq + Hash> EntryStore<K> {
                     let residency = Residency::Live;
                     self.slots.push(Slot { tokens, ready_at, last_use: now, ttl, residency, link });
                     self.used_tokens += tokens;
-                    self.stats.writes += 1;
                     return WriteOutcome::New;
                 }
                 let (last_use, residency) = (now, Residency::Evicted);
@@ -301,11 +254,7 @@ impl<K: Copy + Eq + Hash> EntryStore<K> {
             let pending = now < s.ready_at;
             s.ready_at = s.ready_at.min(ready_at);
             self.use_slot(i, now);
-            if pending {
-                self.stats.redundant_writes += 1;
-                return WriteOutcome::Redundant;
-            }
-            return WriteOutcome::Refreshed;
+            return if pending { WriteOutcome::Redundant } else { WriteOutcome::Refreshed };
         }
         if s.residency == Residency::Live {
             self.remove(i, Residency::Reclaimed);
@@ -330,7 +279,7 @@ impl<K: Copy + Eq + Hash> EntryStore<K> {
         s.ttl = ttl;
         if let Some(cap) = self.capacity_tokens {
             if tokens > cap {
-                return self.too_large(i, tokens);
+                return self.too_large(i);
             }
             if self.used_tokens + tokens > cap {
                 self.make_room(cap - tokens, now);
@@ -339,16 +288,13 @@ impl<K: Copy + Eq + Hash> EntryStore<K> {
         }
         self.slots[i as usize].residency = Residency::Live;
         self.used_tokens += tokens;
-        self.stats.writes += 1;
         outcome
     }
 
     /// Slot `i` does not fit in the whole capacity: not stored, counted as an eviction.
     #[cold]
-    fn too_large(&mut self, i: u32, tokens: u64) -> WriteOutcome {
+    fn too_large(&mut self, i: u32) -> WriteOutcome {
         self.slots[i as usize].residency = Residency::Evicted;
-        self.stats.evictions += 1;
-        self.stats.evicted_tokens += tokens;
         WriteOutcome::TooLarge
     }
 
@@ -375,23 +321,5 @@ impl<K: Copy + Eq + Hash> EntryStore<K> {
         let s = &mut self.slots[i as usize];
         s.residency = residency;
         self.used_tokens -= s.tokens;
-        match residency {
-            Residency::Evicted => {
-                self.stats.evictions += 1;
-                self.stats.evicted_tokens += s.tokens;
-            }
-            Residency::Reclaimed => self.stats.reclaimed += 1,
-            Residency::Live => {}
-        }
-    }
-
-    /// Live keys from most to least recently used (for tests and diagnostics; O(n)). Empty
-    /// without a capacity: no recency is kept where nothing is evicted.
-    pub fn lru_order(&self) -> Vec<K> {
-        let mut keys = vec![None; self.slots.len()];
-        for (&key, &i) in &self.index {
-            keys[i as usize] = Some(key);
-        }
-        self.lru.newest_first(&self.slots).filter_map(|i| keys[i as usize]).collect()
     }
 }

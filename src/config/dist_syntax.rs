@@ -254,27 +254,25 @@ mod parse_tests {
 
     #[test]
     fn parses_every_family() {
-        let d = Quantity::Duration;
-        let n = Quantity::Number;
-        assert_eq!(parse_dist("const(2s)", d), Ok(Dist::Const(2e6)));
-        assert_eq!(parse_dist("500ms", d), Ok(Dist::Const(5e5)));
-        assert_eq!(parse_dist("20000", n), Ok(Dist::Const(20000.0)));
-        assert_eq!(parse_dist("uniform(1s, 3s)", d), Ok(Dist::Uniform { low: 1e6, high: 3e6 }));
-        assert_eq!(parse_dist("normal(100, 10)", n), Ok(Dist::Normal { mean: 100.0, sd: 10.0 }));
-        assert_eq!(
-            parse_dist("lognormal(median=2s, p90=5s)", d),
-            Ok(Dist::LogNormal { median: 2e6, p90: 5e6 })
-        );
-        assert_eq!(parse_dist("exp(mean=1min)", d), Ok(Dist::Exp { mean: 60e6 }));
-        assert_eq!(parse_dist("empirical([1s, 500ms])", d), Ok(Dist::Empirical(vec![1e6, 5e5])));
+        let (d, n) = (Quantity::Duration, Quantity::Number);
         let s = crate::dist::Spliced::new(vec![5e5, 1e6, 2e6], 0.9, 8e5, -0.2, 600e6).unwrap();
-        assert_eq!(
-            parse_dist(
+        for (text, q, want) in [
+            ("const(2s)", d, Dist::Const(2e6)),
+            ("500ms", d, Dist::Const(5e5)),
+            ("20000", n, Dist::Const(20000.0)),
+            ("uniform(1s, 3s)", d, Dist::Uniform { low: 1e6, high: 3e6 }),
+            ("normal(100, 10)", n, Dist::Normal { mean: 100.0, sd: 10.0 }),
+            ("lognormal(median=2s, p90=5s)", d, Dist::LogNormal { median: 2e6, p90: 5e6 }),
+            ("exp(mean=1min)", d, Dist::Exp { mean: 60e6 }),
+            ("empirical([1s, 500ms])", d, Dist::Empirical(vec![1e6, 5e5])),
+            (
                 "spliced([500ms, 1s, 2s], p_tail=0.9, scale=800ms, shape=-0.2, max=10min)",
-                d
+                d,
+                Dist::Spliced(Box::new(s)),
             ),
-            Ok(Dist::Spliced(Box::new(s)))
-        );
+        ] {
+            assert_eq!(parse_dist(text, q), Ok(want), "{text}");
+        }
     }
 
     #[test]

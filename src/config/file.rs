@@ -106,53 +106,55 @@ pub struct WorkloadSection {
     pub parent_thinking: Option<bool>,
 }
 
-/// `[latency]`: a preset, a calibration file's table (`from`), then these keys.
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LatencySection {
-    pub preset: Option<Name<LatencyPreset>>,
-    pub from: Option<toml::Value>,
-    pub draw: Option<Int<0>>,
-    pub overhead: Option<DistOf<DURATION>>,
-    pub prefill_rate: Option<DistOf<RATE>>,
-    pub cached_rate: Option<DistOf<RATE>>,
-    pub decode_rate: Option<DistOf<RATE>>,
-    pub ready_delay: Option<DistOf<DURATION>>,
-    pub attention_rate: Option<DistOf<RATE>>,
-    /// The `fork_other_model` model's.
-    pub other_model: Option<LatencyKeys>,
+/// `[latency]` and the latency keys of one model (`[latency]`'s own, `[latency.other_model]`),
+/// from one list of the keys.
+macro_rules! latency_sections {
+    ($($key:ident: $t:ty,)*) => {
+        /// `[latency]`: a preset, a calibration file's table (`from`), then these keys.
+        #[derive(Debug, Default, Deserialize, Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct LatencySection {
+            pub preset: Option<Name<LatencyPreset>>,
+            pub from: Option<toml::Value>,
+            pub draw: Option<Int<0>>,
+            $(pub $key: Option<$t>,)*
+            /// The `fork_other_model` model's.
+            pub other_model: Option<LatencyKeys>,
+        }
+
+        #[derive(Debug, Default, Deserialize, Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct LatencyKeys {
+            $(pub $key: Option<$t>,)*
+        }
+
+        impl LatencySection {
+            /// `[latency]`'s own latency keys.
+            pub fn keys(&mut self) -> LatencyKeys {
+                LatencyKeys { $($key: self.$key.take(),)* }
+            }
+
+            /// A section of these keys, and `other_model`'s.
+            pub fn of(keys: LatencyKeys, other_model: Option<LatencyKeys>) -> Self {
+                LatencySection { $($key: keys.$key,)* other_model, ..Default::default() }
+            }
+        }
+    };
 }
 
-/// The latency keys of one model (`[latency]`'s own, `[latency.other_model]`).
-#[derive(Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LatencyKeys {
-    pub overhead: Option<DistOf<DURATION>>,
-    pub prefill_rate: Option<DistOf<RATE>>,
-    pub cached_rate: Option<DistOf<RATE>>,
-    pub decode_rate: Option<DistOf<RATE>>,
-    pub ready_delay: Option<DistOf<DURATION>>,
-    pub attention_rate: Option<DistOf<RATE>>,
+latency_sections! {
+    overhead: DistOf<DURATION>,
+    prefill_rate: DistOf<RATE>,
+    cached_rate: DistOf<RATE>,
+    decode_rate: DistOf<RATE>,
+    ready_delay: DistOf<DURATION>,
+    attention_rate: DistOf<RATE>,
 }
 
 impl LatencyKeys {
     /// The first key given, in key order.
     pub fn first_given(&self) -> Option<String> {
         toml::Table::try_from(self).ok()?.keys().next().cloned()
-    }
-}
-
-impl LatencySection {
-    /// `[latency]`'s own latency keys.
-    pub fn keys(&mut self) -> LatencyKeys {
-        LatencyKeys {
-            overhead: self.overhead.take(),
-            prefill_rate: self.prefill_rate.take(),
-            cached_rate: self.cached_rate.take(),
-            decode_rate: self.decode_rate.take(),
-            ready_delay: self.ready_delay.take(),
-            attention_rate: self.attention_rate.take(),
-        }
     }
 }
 

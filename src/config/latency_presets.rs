@@ -37,11 +37,7 @@ impl LatencyPreset {
     pub const NAMES: [&'static str; 2] = ["calibrated", "launch-2024"];
 
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "calibrated" => Some(LatencyPreset::Calibrated),
-            "launch-2024" => Some(LatencyPreset::Launch2024),
-            _ => None,
-        }
+        [Self::Calibrated, Self::Launch2024].into_iter().find(|p| p.name() == s)
     }
 
     pub fn name(self) -> &'static str {

@@ -32,15 +32,17 @@ use std::path::Path;
 
 pub use crate::cache::params::*;
 pub use crate::dist::Quantity;
-pub use dist_syntax::{dist_label, parse_dist, parse_dist_in, DistError};
+pub use dist_syntax::{dist_label, parse_dist, DistError};
+#[cfg(any(test, feature = "internals"))]
+pub use dist_syntax::parse_dist_in;
 pub use error::ConfigError;
 pub use experiment::*;
-pub use names::{kind_label, parse_kind, parse_strategy, strategy_label, NameError};
+pub use names::{kind_label, parse_strategy, strategy_label};
 pub use presets::{preset, preset_for, preset_for_api_id, preset_names};
 pub use render::render;
 pub use resolve::{check_changed, lookup, resolve};
 pub use server::{Router, ServerParams, Sharing};
-pub use set::{apply_set, set_key};
+pub use set::apply_set;
 
 /// The largest experiment file read (they are a few KiB; a file without end, like
 /// `/dev/zero`, is refused at this size instead of filling memory).
@@ -76,7 +78,8 @@ pub fn parse_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError>
 }
 
 /// Read `path`, apply the `--set` assignments in order, and resolve. Returns the raw table
-/// too (the sweep code expands its `[sweep]` table from it).
+/// too. For tests and benchmarks (the product loads through `api::Experiment`).
+#[cfg(any(test, feature = "internals"))]
 pub fn load(path: &Path, sets: &[String]) -> Result<(toml::Table, ExperimentSpec), ConfigError> {
     let origin = path.display().to_string();
     let text =
@@ -89,7 +92,8 @@ pub fn load(path: &Path, sets: &[String]) -> Result<(toml::Table, ExperimentSpec
     Ok((table, exp))
 }
 
-/// The default experiment with `--set` assignments applied.
+/// The default experiment with `--set` assignments applied (for tests and benchmarks).
+#[cfg(any(test, feature = "internals"))]
 pub fn load_default(sets: &[String]) -> Result<(toml::Table, ExperimentSpec), ConfigError> {
     let mut table = parse_table(DEFAULT_EXPERIMENT, DEFAULT_ORIGIN)?;
     for s in sets {
@@ -123,48 +127,5 @@ fn flatten_into<'t>(
             toml::Value::Table(t) => flatten_into(t, &format!("{key}."), out),
             _ => out.push((key, v)),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shipped_experiments_resolve() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments");
-        let mut n = 0;
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let text = std::fs::read_to_string(&path).unwrap();
-            assert!(text.starts_with("# "), "{} needs a first-line comment", path.display());
-            let (table, exp) = load(&path, &[]).unwrap();
-            assert!(!exp.question.is_empty(), "{}", path.display());
-            if let Some(sweep) = sweep_table(&table) {
-                assert!(!flatten_keys(sweep).is_empty());
-            }
-            n += 1;
-        }
-        assert!(n >= 4);
-    }
-
-    #[test]
-    fn an_error_from_a_set_names_the_set() {
-        let sets = ["workload.agents=3".to_string(), "cache.ttl=-5s".to_string()];
-        let e = load_default(&sets).unwrap_err().to_string();
-        assert!(e.starts_with("--set cache.ttl=-5s: <default experiment>: `cache.ttl`"), "{e}");
-        let e = load_default(&["workload.agentz=3".into()]).unwrap_err().to_string();
-        assert!(e.starts_with("--set workload.agentz=3: "), "{e}");
-    }
-
-    #[test]
-    fn flattens_both_spellings() {
-        let t = parse_table("[s]\n\"a.b\" = 1\nc.d = 2\n", "x").unwrap();
-        let keys: Vec<String> = flatten_keys(sweep_or(&t)).into_iter().map(|(k, _)| k).collect();
-        assert_eq!(keys, ["a.b", "c.d"]);
-    }
-
-    fn sweep_or(t: &toml::Table) -> &toml::Table {
-        t["s"].as_table().unwrap()
     }
 }

@@ -165,45 +165,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strategies_round_trip() {
-        for label in [
-            "eager",
-            "wait_first(max_wait=5s)",
-            "wait_first(max_wait=2500ms, release=timer)",
-            "wait_first(max_wait=0s)",
-            "stagger(interval=1s)",
-            "sequential",
-            "prewarm",
-        ] {
-            let s = parse_strategy(label).unwrap();
-            assert_eq!(strategy_label(&s), label);
-        }
-        assert_eq!(
-            parse_strategy("wait_first").unwrap(),
-            Strategy::WaitFirst { max_wait_us: 5_000_000, release: Release::OnReady }
-        );
-        assert_eq!(
-            parse_strategy(" wait_first( 5000ms ) ").unwrap(),
-            parse_strategy("wait_first").unwrap()
-        );
-    }
-
-    #[test]
-    fn refuses_bad_strategies() {
-        for bad in [
-            "eagre",
-            "wait_first(max_wait=-1s)",
-            "wait_first(max_wait=5)",
-            "eager(1s)",
-            "stagger(step=1s)",
-            "wait_first(release=later)",
-        ] {
-            assert!(parse_strategy(bad).is_err(), "{bad}");
-        }
-        assert!(parse_strategy("eagre").unwrap_err().to_string().contains("did you mean `eager`"));
-    }
-
-    #[test]
     fn kinds_round_trip() {
         for label in [
             "fork",

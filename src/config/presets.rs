@@ -17,62 +17,33 @@ use super::presets_hosted;
 use crate::cache::Policy;
 use crate::cache::{LongContext, ModelParams, ThinkingHistory};
 
-/// One preset row.
-struct Row {
-    name: &'static str,
-    input_usd_per_mtok: f64,
-    output_usd_per_mtok: f64,
-    read_multiplier: f64,
-    min_cacheable_tokens: u64,
-    context_window_tokens: u64,
-    thinking: ThinkingHistory,
-    rate_limit_class: &'static str,
-}
+/// A preset: name, (input $/MTok, output $/MTok, read multiplier), minimum cacheable tokens,
+/// context window, earlier turns' thinking, rate-limit class.
+type Row = (&'static str, (f64, f64, f64), u64, u64, ThinkingHistory, &'static str);
 
 const K200: u64 = 200_000;
 const M1: u64 = 1_000_000;
-const fn row(
-    name: &'static str,
-    prices: (f64, f64, f64),
-    min_cacheable_tokens: u64,
-    context_window_tokens: u64,
-    thinking: ThinkingHistory,
-    rate_limit_class: &'static str,
-) -> Row {
-    Row {
-        name,
-        input_usd_per_mtok: prices.0,
-        output_usd_per_mtok: prices.1,
-        read_multiplier: prices.2,
-        min_cacheable_tokens,
-        context_window_tokens,
-        thinking,
-        rate_limit_class,
-    }
-}
-
 use ThinkingHistory::{Kept, None as NoThinking, Stripped};
 
-/// The presets, sorted by name: (input $/MTok, output $/MTok, read multiplier), minimum
-/// cacheable tokens, context window, earlier turns' thinking, rate-limit class.
+/// The presets, sorted by name.
 const PRESETS: [Row; 17] = [
-    row("claude-fable-5", (10.0, 50.0, 0.1), 512, M1, Kept, "fable-5.x"),
-    row("claude-fable-5.1", (10.0, 50.0, 0.025), 512, M1, Kept, "fable-5.x"),
-    row("claude-haiku-3.5", (0.80, 4.0, 0.1), 2048, K200, NoThinking, "haiku-3.5"),
-    row("claude-haiku-4.5", (1.0, 5.0, 0.1), 4096, K200, Stripped, "haiku-4.5"),
-    row("claude-mythos-5", (10.0, 50.0, 0.1), 512, M1, Kept, "mythos-5"),
-    row("claude-mythos-5.1", (10.0, 50.0, 0.025), 512, M1, Kept, "mythos-5.1"),
-    row("claude-opus-4", (15.0, 75.0, 0.1), 1024, K200, Stripped, "opus-4.x"),
-    row("claude-opus-4.1", (15.0, 75.0, 0.1), 1024, K200, Stripped, "opus-4.x"),
-    row("claude-opus-4.5", (5.0, 25.0, 0.1), 4096, K200, Kept, "opus-4.x"),
-    row("claude-opus-4.6", (5.0, 25.0, 0.1), 4096, M1, Kept, "opus-4.x"),
-    row("claude-opus-4.7", (5.0, 25.0, 0.1), 2048, M1, Kept, "opus-4.x"),
-    row("claude-opus-4.8", (5.0, 25.0, 0.1), 1024, M1, Kept, "opus-4.x"),
-    row("claude-opus-5", (5.0, 25.0, 0.1), 512, M1, Kept, "opus-5"),
-    row("claude-sonnet-4", (3.0, 15.0, 0.1), 1024, K200, Stripped, "sonnet-4.x"),
-    row("claude-sonnet-4.5", (3.0, 15.0, 0.1), 1024, K200, Stripped, "sonnet-4.x"),
-    row("claude-sonnet-4.6", (3.0, 15.0, 0.1), 1024, M1, Kept, "sonnet-4.x"),
-    row("claude-sonnet-5", (2.0, 10.0, 0.1), 1024, M1, Kept, "sonnet-5"),
+    ("claude-fable-5", (10.0, 50.0, 0.1), 512, M1, Kept, "fable-5.x"),
+    ("claude-fable-5.1", (10.0, 50.0, 0.025), 512, M1, Kept, "fable-5.x"),
+    ("claude-haiku-3.5", (0.80, 4.0, 0.1), 2048, K200, NoThinking, "haiku-3.5"),
+    ("claude-haiku-4.5", (1.0, 5.0, 0.1), 4096, K200, Stripped, "haiku-4.5"),
+    ("claude-mythos-5", (10.0, 50.0, 0.1), 512, M1, Kept, "mythos-5"),
+    ("claude-mythos-5.1", (10.0, 50.0, 0.025), 512, M1, Kept, "mythos-5.1"),
+    ("claude-opus-4", (15.0, 75.0, 0.1), 1024, K200, Stripped, "opus-4.x"),
+    ("claude-opus-4.1", (15.0, 75.0, 0.1), 1024, K200, Stripped, "opus-4.x"),
+    ("claude-opus-4.5", (5.0, 25.0, 0.1), 4096, K200, Kept, "opus-4.x"),
+    ("claude-opus-4.6", (5.0, 25.0, 0.1), 4096, M1, Kept, "opus-4.x"),
+    ("claude-opus-4.7", (5.0, 25.0, 0.1), 2048, M1, Kept, "opus-4.x"),
+    ("claude-opus-4.8", (5.0, 25.0, 0.1), 1024, M1, Kept, "opus-4.x"),
+    ("claude-opus-5", (5.0, 25.0, 0.1), 512, M1, Kept, "opus-5"),
+    ("claude-sonnet-4", (3.0, 15.0, 0.1), 1024, K200, Stripped, "sonnet-4.x"),
+    ("claude-sonnet-4.5", (3.0, 15.0, 0.1), 1024, K200, Stripped, "sonnet-4.x"),
+    ("claude-sonnet-4.6", (3.0, 15.0, 0.1), 1024, M1, Kept, "sonnet-4.x"),
+    ("claude-sonnet-5", (2.0, 10.0, 0.1), 1024, M1, Kept, "sonnet-5"),
 ];
 
 /// 5-minute and 1-hour write multipliers, the same on every model (the prompt-caching page).
@@ -83,23 +54,25 @@ const WRITE_1H_MULTIPLIER: f64 = 2.0;
 /// `model_ids`), or `None`.
 pub fn preset(name: &str) -> Option<ModelParams> {
     let name = preset_for_api_id(name)?;
-    let Some(p) = PRESETS.iter().find(|p| p.name == name) else {
+    let Some(&(name, (input, output, read), min, window, thinking, class)) =
+        PRESETS.iter().find(|p| p.0 == name)
+    else {
         return presets_hosted::preset(name);
     };
     Some(ModelParams {
-        name: p.name.to_string(),
-        input_usd_per_mtok: p.input_usd_per_mtok,
-        output_usd_per_mtok: p.output_usd_per_mtok,
-        read_multiplier: p.read_multiplier,
+        name: name.to_string(),
+        input_usd_per_mtok: input,
+        output_usd_per_mtok: output,
+        read_multiplier: read,
         write_5m_multiplier: WRITE_5M_MULTIPLIER,
         write_1h_multiplier: WRITE_1H_MULTIPLIER,
         storage_usd_per_mtok_hour: 0.0,
-        min_cacheable_tokens: p.min_cacheable_tokens,
-        context_window_tokens: p.context_window_tokens,
-        long_context: long_context_offer(p.name),
+        min_cacheable_tokens: min,
+        context_window_tokens: window,
+        long_context: long_context_offer(name),
         use_long_context: false,
-        thinking: p.thinking,
-        rate_limit_class: p.rate_limit_class.to_string(),
+        thinking,
+        rate_limit_class: class.to_string(),
     })
 }
 
@@ -140,7 +113,7 @@ fn long_context_offer(name: &str) -> Option<LongContext> {
 
 /// Every preset name (Anthropic's, then the other providers' of `presets_hosted`), sorted.
 pub fn preset_names() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = PRESETS.iter().map(|p| p.name).collect();
+    let mut names: Vec<&'static str> = PRESETS.iter().map(|p| p.0).collect();
     names.extend(presets_hosted::names());
     names.sort_unstable();
     names

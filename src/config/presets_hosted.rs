@@ -10,73 +10,28 @@
 
 use crate::cache::{ModelParams, OpenAiContract, Policy, ThinkingHistory};
 
-struct Row {
-    name: &'static str,
-    /// Input, output ($/MTok), read multiplier, write multiplier, storage ($/MTok-hour).
-    prices: (f64, f64, f64, f64, f64),
-    min_cacheable_tokens: u64,
-    context_window_tokens: u64,
-    policy: Policy,
-    /// The model whose calibrated latency it borrows (no measurements of these models).
-    latency_from: &'static str,
-}
+/// A preset: name; input, output ($/MTok), read multiplier, write multiplier, storage
+/// ($/MTok-hour); minimum cacheable tokens; context window; the policy it is served under; the
+/// model whose calibrated latency it borrows (no measurements of these models).
+type Row = (&'static str, (f64, f64, f64, f64, f64), u64, u64, Policy, &'static str);
 
 const M1: u64 = 1_048_576;
+const HAIKU: &str = "claude-haiku-4.5";
+const SONNET: &str = "claude-sonnet-4.5";
+use Policy::{Gemini, OpenAi};
 
 /// Sorted by name.
 const PRESETS: [Row; 6] = [
-    Row {
-        name: "gemini-2.5-flash",
-        prices: (0.30, 2.50, 0.1, 1.0, 1.00),
-        min_cacheable_tokens: 2048,
-        context_window_tokens: M1,
-        policy: Policy::Gemini,
-        latency_from: "claude-haiku-4.5",
-    },
+    ("gemini-2.5-flash", (0.30, 2.50, 0.1, 1.0, 1.00), 2048, M1, Gemini, HAIKU),
     // The pricing page's standard rates, below 200k input tokens (2x above).
-    Row {
-        name: "gemini-3.1-pro-preview",
-        prices: (2.00, 12.00, 0.1, 1.0, 4.50),
-        min_cacheable_tokens: 4096,
-        context_window_tokens: 200_000,
-        policy: Policy::Gemini,
-        latency_from: "claude-sonnet-4.5",
-    },
+    ("gemini-3.1-pro-preview", (2.00, 12.00, 0.1, 1.0, 4.50), 4096, 200_000, Gemini, SONNET),
     // The list prices from 2027-01-01 (introductory prices until then are half).
-    Row {
-        name: "gemini-3.8-flash",
-        prices: (1.50, 7.50, 0.1, 1.0, 1.00),
-        min_cacheable_tokens: 4096,
-        context_window_tokens: M1,
-        policy: Policy::Gemini,
-        latency_from: "claude-haiku-4.5",
-    },
+    ("gemini-3.8-flash", (1.50, 7.50, 0.1, 1.0, 1.00), 4096, M1, Gemini, HAIKU),
     // Standard tier below 270k input tokens.
-    Row {
-        name: "gpt-5.4",
-        prices: (2.50, 15.00, 0.1, 1.0, 0.0),
-        min_cacheable_tokens: 1024,
-        context_window_tokens: 270_000,
-        policy: Policy::OpenAi,
-        latency_from: "claude-sonnet-4.5",
-    },
+    ("gpt-5.4", (2.50, 15.00, 0.1, 1.0, 0.0), 1024, 270_000, OpenAi, SONNET),
     // Standard tier below 272k input tokens (the price cut of 2026-07-30).
-    Row {
-        name: "gpt-5.6-luna",
-        prices: (0.20, 1.20, 0.1, 1.25, 0.0),
-        min_cacheable_tokens: 1024,
-        context_window_tokens: 272_000,
-        policy: Policy::OpenAi,
-        latency_from: "claude-haiku-4.5",
-    },
-    Row {
-        name: "gpt-5.6-terra",
-        prices: (2.00, 12.00, 0.1, 1.25, 0.0),
-        min_cacheable_tokens: 1024,
-        context_window_tokens: 272_000,
-        policy: Policy::OpenAi,
-        latency_from: "claude-sonnet-4.5",
-    },
+    ("gpt-5.6-luna", (0.20, 1.20, 0.1, 1.25, 0.0), 1024, 272_000, OpenAi, HAIKU),
+    ("gpt-5.6-terra", (2.00, 12.00, 0.1, 1.25, 0.0), 1024, 272_000, OpenAi, SONNET),
 ];
 
 /// The 12-hour retention's write multiplier on the breakpoint contract.
@@ -84,37 +39,38 @@ const EXTENDED_WRITE_MULTIPLIER: f64 = 2.5;
 
 /// The preset called exactly `name`, or `None`.
 pub fn preset(name: &str) -> Option<ModelParams> {
-    let p = PRESETS.iter().find(|p| p.name == name)?;
-    let (input, output, read, write, storage) = p.prices;
-    let extended = match contract_of(p.name) {
-        OpenAiContract::Breakpoints if p.policy == Policy::OpenAi => EXTENDED_WRITE_MULTIPLIER,
+    let &(name, prices, min_cacheable_tokens, context_window_tokens, policy, _) =
+        PRESETS.iter().find(|p| p.0 == name)?;
+    let (input, output, read, write, storage) = prices;
+    let extended = match contract_of(name) {
+        OpenAiContract::Breakpoints if policy == OpenAi => EXTENDED_WRITE_MULTIPLIER,
         _ => write,
     };
     Some(ModelParams {
-        name: p.name.to_string(),
+        name: name.to_string(),
         input_usd_per_mtok: input,
         output_usd_per_mtok: output,
         read_multiplier: read,
         write_5m_multiplier: write,
         write_1h_multiplier: extended,
         storage_usd_per_mtok_hour: storage,
-        min_cacheable_tokens: p.min_cacheable_tokens,
-        context_window_tokens: p.context_window_tokens,
+        min_cacheable_tokens,
+        context_window_tokens,
         long_context: None,
         use_long_context: false,
         thinking: ThinkingHistory::None,
-        rate_limit_class: p.name.to_string(),
+        rate_limit_class: name.to_string(),
     })
 }
 
 /// Every preset name here, sorted.
 pub fn names() -> impl Iterator<Item = &'static str> {
-    PRESETS.iter().map(|p| p.name)
+    PRESETS.iter().map(|p| p.0)
 }
 
 /// The policy the preset called exactly `name` is served under, if it is one of these.
 pub fn policy(name: &str) -> Option<Policy> {
-    PRESETS.iter().find(|p| p.name == name).map(|p| p.policy)
+    PRESETS.iter().find(|p| p.0 == name).map(|p| p.4)
 }
 
 /// The preset a policy runs when the experiment names no model.
@@ -137,5 +93,5 @@ pub fn contract_of(model: &str) -> OpenAiContract {
 
 /// The calibrated model a hosted preset borrows its latency from.
 pub fn latency_sibling(name: &str) -> Option<&'static str> {
-    PRESETS.iter().find(|p| p.name == name).map(|p| p.latency_from)
+    PRESETS.iter().find(|p| p.0 == name).map(|p| p.5)
 }

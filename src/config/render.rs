@@ -26,7 +26,10 @@ pub fn render(exp: &ExperimentSpec) -> String {
         model_params: Some(model_section(&exp.model)),
         cache: Some(cache_section(&exp.cache)),
         workload: Some(workload_section(&exp.workload)),
-        latency: Some(latency_section(&exp.latency, exp.latency_other.as_ref())),
+        latency: Some(LatencySection::of(
+            latency_keys(&exp.latency),
+            exp.latency_other.as_ref().map(latency_keys),
+        )),
         rate_limits: exp.rate_limits.as_ref().map(rate_limits_section),
         overload: exp.overload.as_ref().map(|o| OverloadSection {
             probability: Some(Share(o.probability)),
@@ -132,22 +135,6 @@ fn workload_section(w: &Workload) -> WorkloadSection {
         parent_exchange_blocks: shape(&w.parent_exchange_blocks),
         thinking: w.thinking.then_some(true),
         parent_thinking: w.parent_thinking,
-    }
-}
-
-fn latency_section(l: &LatencyParams, other: Option<&LatencyParams>) -> LatencySection {
-    let k = latency_keys(l);
-    LatencySection {
-        preset: None,
-        from: None,
-        draw: None,
-        overhead: k.overhead,
-        prefill_rate: k.prefill_rate,
-        cached_rate: k.cached_rate,
-        decode_rate: k.decode_rate,
-        ready_delay: k.ready_delay,
-        attention_rate: k.attention_rate,
-        other_model: other.map(latency_keys),
     }
 }
 

@@ -113,7 +113,8 @@ pub struct Report {
 }
 
 impl Report {
-    /// The row with this id.
+    /// The row with this id (for tests).
+    #[cfg(any(test, feature = "internals"))]
     pub fn get(&self, id: &str) -> Option<&ScenarioResult> {
         self.scenarios.iter().find(|s| s.id == id)
     }

@@ -56,47 +56,39 @@ pub fn table(r: &Report) -> String {
 
 fn scenario_rows(r: &Report, out: &mut String) {
     let id_w = SCENARIOS.iter().map(|s| s.0.len()).max().unwrap_or(8);
-    match r.policy {
-        Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
-            let _ = writeln!(
-                out,
-                "{:id_w$}  {:>10}  {:>9}  {:>8}  what it shows",
-                "scenario", "cache_read", "uncached", "hit rate"
-            );
-        }
-        Policy::Anthropic | Policy::OpenAi | Policy::Gemini => {
-            let _ = writeln!(
-                out,
-                "{:id_w$}  {:>10}  {:>11}  {:>9}  {:>8}  {:>6}  what it shows",
-                "scenario", "cache_read", "cache_write", "uncached", "hit rate", "cost"
-            );
-        }
-    }
+    // A GPU cache or the seed demo's: every token not read is computed, and no price.
+    let gpu = matches!(r.policy, Policy::EveryBlock | Policy::Vllm | Policy::Sglang);
+    let _ = if gpu {
+        writeln!(
+            out,
+            "{:id_w$}  {:>10}  {:>9}  {:>8}  what it shows",
+            "scenario", "cache_read", "uncached", "hit rate"
+        )
+    } else {
+        writeln!(
+            out,
+            "{:id_w$}  {:>10}  {:>11}  {:>9}  {:>8}  {:>6}  what it shows",
+            "scenario", "cache_read", "cache_write", "uncached", "hit rate", "cost"
+        )
+    };
     for s in &r.scenarios {
         let u = &s.usage;
         let rate = pct(u.hit_rate());
         let shows = explanation(s.id);
-        match r.policy {
-            Policy::EveryBlock | Policy::Vllm | Policy::Sglang => {
-                let not_read = u.cache_write() + u.uncached;
-                let _ = writeln!(
-                    out,
-                    "{:id_w$}  {:>10}  {not_read:>9}  {rate:>8}  {shows}",
-                    s.id, u.cache_read
-                );
-            }
-            Policy::Anthropic | Policy::OpenAi | Policy::Gemini => {
-                let _ = writeln!(
-                    out,
-                    "{:id_w$}  {:>10}  {:>11}  {:>9}  {rate:>8}  {:>6}  {shows}",
-                    s.id,
-                    u.cache_read,
-                    u.cache_write(),
-                    u.uncached,
-                    format!("{:.2}x", input_cost_ratio(&r.model_params, u))
-                );
-            }
-        }
+        let _ = if gpu {
+            let not_read = u.cache_write() + u.uncached;
+            writeln!(out, "{:id_w$}  {:>10}  {not_read:>9}  {rate:>8}  {shows}", s.id, u.cache_read)
+        } else {
+            writeln!(
+                out,
+                "{:id_w$}  {:>10}  {:>11}  {:>9}  {rate:>8}  {:>6}  {shows}",
+                s.id,
+                u.cache_read,
+                u.cache_write(),
+                u.uncached,
+                format!("{:.2}x", input_cost_ratio(&r.model_params, u))
+            )
+        };
     }
     out.push('\n');
 }

@@ -13,6 +13,7 @@ mod input;
 mod large_results;
 mod latency;
 mod layout;
+mod lean_config;
 mod lean_edge;
 mod lean_model;
 mod lean_plot;

@@ -492,7 +492,10 @@ fn bundled_mooncake_matches_the_cache_core_entry_store() {
         if !input.is_multiple_of(512) {
             ids.pop();
         }
-        let hit = ids.iter().take_while(|&&id| store.is_ready(id, now)).count();
+        let hit = ids
+            .iter()
+            .take_while(|&&id| store.probe(id, now) == prefixsim::cache::State::Ready)
+            .count();
         let r = hit as u64 * 512;
         let secs = (input - r) as f64 / 20_000.0 + r as f64 / 1_000_000.0;
         let ready_at =

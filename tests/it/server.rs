@@ -52,7 +52,8 @@ fn prompt(ids: &[(u64, u64)]) -> Prompt {
 fn vllm_caches_full_16_token_blocks_only() {
     // 50,008 tokens: 3,125 full blocks (50,000 tokens) are cached, the last 8 never.
     let p = prompt(&[(1, 50_000), (2, 8)]);
-    let mut c = GpuCache::new(16, 1_000_000);
+    let mut c = GpuCache::default();
+    c.reset(16, 1_000_000);
     c.hold(&p);
     c.computed(&p, 0, 50_008, t(0));
     c.release(&p, t(0));
@@ -65,7 +66,8 @@ fn vllm_caches_full_16_token_blocks_only() {
 #[test]
 fn sglang_shares_to_the_token() {
     let p = prompt(&[(1, 50_000), (2, 8)]);
-    let mut c = GpuCache::new(1, 1_000_000);
+    let mut c = GpuCache::default();
+    c.reset(1, 1_000_000);
     c.hold(&p);
     c.computed(&p, 0, 50_008, t(0));
     c.release(&p, t(0));
@@ -76,7 +78,8 @@ fn sglang_shares_to_the_token() {
 #[test]
 fn lru_skips_blocks_a_running_request_holds() {
     let (a, b, c) = (prompt(&[(1, 60)]), prompt(&[(2, 40)]), prompt(&[(3, 50)]));
-    let mut cache = GpuCache::new(1, 100);
+    let mut cache = GpuCache::default();
+    cache.reset(1, 100);
     cache.hold(&a);
     cache.computed(&a, 0, 60, t(0));
     // `a`'s decode runs until t = 1,000: its blocks stay held after its prefill.

@@ -20,7 +20,7 @@
 //! entry is refreshed by a hit except explicit cache objects.
 
 use super::super::router::machine_key;
-use super::super::store::WriteOutcome;
+use super::super::WriteOutcome;
 use super::{validate_breakpoints, Cache, Hit, Lookup, Plan};
 use crate::cache::{
     Breakpoint, CacheError, GeminiMode, Key, OpenAiContract, OpenAiRetention, Policy, Prompt, Usage,

@@ -21,6 +21,16 @@ fn a_values_file_is_read_at_every_resolve() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `text` resolved (as file `origin`).
+fn resolved(text: &str, origin: &str) -> ExperimentSpec {
+    resolve(&parse_table(text, origin).unwrap(), origin).unwrap()
+}
+
+/// `e` rendered and resolved again.
+fn again(e: &ExperimentSpec) -> ExperimentSpec {
+    resolved(&render(e), "r")
+}
+
 fn check_err(text: &str, key: &str, value_part: &str) {
     let t = parse_table(text, "x.toml").unwrap();
     let e = resolve(&t, "x.toml").unwrap_err();
@@ -34,14 +44,13 @@ fn check_err(text: &str, key: &str, value_part: &str) {
 fn other_ttls_where_the_policy_allows_them() {
     for policy in ["every-block", "vllm", "sglang"] {
         let text = format!("[cache]\npolicy = \"{policy}\"\nttl = \"30m\"\nparent_ttl = \"6h\"\n");
-        let e = resolve(&parse_table(&text, "x.toml").unwrap(), "x.toml").unwrap();
+        let e = resolved(&text, "x.toml");
         assert_eq!(e.cache.ttl, Ttl::Other(30 * US_PER_MIN), "{policy}");
         assert_eq!(e.cache.parent_ttl, Some(Ttl::Other(6 * US_PER_H)), "{policy}");
-        let again = parse_table(&render(&e), "r.toml").unwrap();
-        assert_eq!(resolve(&again, "r.toml").unwrap(), e, "{policy}: the TTL round-trips");
+        assert_eq!(again(&e), e, "{policy}: the TTL round-trips");
     }
     let text = "[cache]\npolicy = \"every-block\"\n[cache.ttl_by_kind]\nfork = \"90s\"\n";
-    let e = resolve(&parse_table(text, "x.toml").unwrap(), "x.toml").unwrap();
+    let e = resolved(text, "x.toml");
     assert_eq!(e.cache.ttl_by_kind, [("fork".to_string(), Ttl::Other(90_000_000))]);
 }
 
@@ -69,20 +78,11 @@ fn empty_file_takes_spec_defaults() {
 
 #[test]
 fn arrivals_resolve_render_and_reject_bad_values() {
-    let e = resolve(
-        &parse_table(
-            "[workload]
-arrival_every = \"1min\"\n",
-            "a",
-        )
-        .unwrap(),
-        "a",
-    )
-    .unwrap();
+    let e = resolved("[workload]\narrival_every = \"1min\"\n", "a");
     assert_eq!(e.workload.arrival_every_us, 60_000_000);
     let text = render(&e);
     assert!(text.contains("arrival_every = \"1min\""), "{text}");
-    assert_eq!(resolve(&parse_table(&text, "a").unwrap(), "a").unwrap(), e);
+    assert_eq!(again(&e), e);
     check_err("[workload]\narrival_every = \"-2s\"\n", "workload.arrival_every", "-2s");
     check_err("[workload]\narrival_every = 60\n", "workload.arrival_every", "60");
 }
@@ -91,13 +91,12 @@ arrival_every = \"1min\"\n",
 fn parent_turns_resolve_render_and_reject_bad_values() {
     let src = "[workload]\nparent_turn_every = \"90s\"\n\
                parent_turn_tokens = \"lognormal(median=2000, p90=8000)\"\n";
-    let e = resolve(&parse_table(src, "p").unwrap(), "p").unwrap();
+    let e = resolved(src, "p");
     assert_eq!(e.workload.parent_turn_every_us, 90_000_000);
     assert_eq!(e.workload.parent_turn_tokens, Dist::LogNormal { median: 2000.0, p90: 8000.0 });
     let text = render(&e);
     assert!(text.contains("parent_turn_every = \"90s\""), "{text}");
-    let again = resolve(&parse_table(&text, "p").unwrap(), "p").unwrap();
-    assert_eq!(again, e);
+    assert_eq!(resolved(&text, "p"), e);
     check_err("[workload]\nparent_turn_every = 60\n", "workload.parent_turn_every", "60");
     check_err("[workload]\nparent_turn_every = \"-1min\"\n", "workload.parent_turn_every", "-1min");
     check_err(
@@ -114,13 +113,10 @@ fn parent_turns_resolve_render_and_reject_bad_values() {
 
 #[test]
 fn default_experiment_resolves_and_renders_round_trip() {
-    let t = parse_table(DEFAULT_EXPERIMENT, "<default>").unwrap();
-    let e = resolve(&t, "<default>").unwrap();
+    let e = resolved(DEFAULT_EXPERIMENT, "<default>");
     assert!(!e.question.is_empty());
-    let text = render(&e);
-    let again = resolve(&parse_table(&text, "r").unwrap(), "r").unwrap();
-    assert_eq!(again, e);
-    assert_eq!(render(&again), text);
+    assert_eq!(again(&e), e);
+    assert_eq!(render(&again(&e)), render(&e));
 }
 
 #[test]
@@ -128,11 +124,10 @@ fn rate_limits_and_overrides_render_round_trip() {
     let src = "model = \"claude-haiku-3.5\"\n[rate_limits]\nrpm = 50\ncache_reads_count = true\n\
                [model_params]\nread_multiplier = 0.05\n[cache]\nttl = \"1h\"\ncapacity_tokens = 9000\n\
                [workload]\nkind = \"fork_other_model(model=claude-opus-4.5)\"\n";
-    let e = resolve(&parse_table(src, "r").unwrap(), "r").unwrap();
+    let e = resolved(src, "r");
     assert_eq!(e.rate_limits.as_ref().map(|r| r.rpm), Some(50));
     assert_eq!(e.model.read_multiplier, 0.05);
-    let again = resolve(&parse_table(&render(&e), "r").unwrap(), "r").unwrap();
-    assert_eq!(again, e);
+    assert_eq!(again(&e), e);
 }
 
 #[test]
@@ -141,7 +136,7 @@ fn latency_comes_from_a_preset_a_file_or_keys_in_that_order() {
     assert_eq!(launch.unwrap().latency, LatencyParams::default());
     // The API's model id names the preset; its calibrated latency follows.
     let haiku = "model = \"claude-haiku-4-5-20251001\"\n[latency]\nprefill_rate = \"const(7)\"\n";
-    let e = resolve(&parse_table(haiku, "r").unwrap(), "r").unwrap();
+    let e = resolved(haiku, "r");
     assert_eq!(e.model.name, "claude-haiku-4.5");
     let base = latency_presets::params("claude-haiku-4.5", LatencyPreset::Calibrated).unwrap();
     assert_eq!(e.latency, LatencyParams { prefill_rate: Dist::Const(7.0), ..base });
@@ -155,7 +150,7 @@ fn latency_comes_from_a_preset_a_file_or_keys_in_that_order() {
     .unwrap();
     let origin = dir.join("exp.toml").display().to_string();
     let text = "[latency]\nfrom = \"latency.toml\"\ndecode_rate = \"const(80)\"\n";
-    let e = resolve(&parse_table(text, &origin).unwrap(), &origin).unwrap();
+    let e = resolved(text, &origin);
     let base = latency_presets::params("claude-sonnet-4.5", LatencyPreset::Calibrated).unwrap();
     assert_eq!(e.latency.overhead_us, Dist::Const(1.5e6));
     assert_eq!(e.latency.prefill_rate, Dist::Const(40_000.0));
@@ -176,11 +171,10 @@ fn latency_comes_from_a_preset_a_file_or_keys_in_that_order() {
 #[test]
 fn a_fork_to_another_model_runs_at_that_models_latency() {
     let src = "[workload]\nkind = \"fork_other_model(model=claude-haiku-4.5)\"\n                   [latency.other_model]\ndecode_rate = \"const(99)\"\n";
-    let e = resolve(&parse_table(src, "r").unwrap(), "r").unwrap();
+    let e = resolved(src, "r");
     let haiku = latency_presets::params("claude-haiku-4.5", LatencyPreset::Calibrated).unwrap();
     assert_eq!(e.latency_other, Some(LatencyParams { decode_rate: Dist::Const(99.0), ..haiku }));
-    let again = resolve(&parse_table(&render(&e), "r").unwrap(), "r").unwrap();
-    assert_eq!(again, e, "the other model's latency is rendered and read back");
+    assert_eq!(again(&e), e, "the other model's latency is rendered and read back");
     check_err(
         "[latency.other_model]\nprefill_rate = \"const(5)\"\n",
         "latency.other_model.prefill_rate",
@@ -192,9 +186,8 @@ fn a_fork_to_another_model_runs_at_that_models_latency() {
 fn calibrated_defaults_render_round_trip() {
     for model in super::presets::preset_names() {
         let src = format!("model = \"{model}\"\n");
-        let e = resolve(&parse_table(&src, "r").unwrap(), "r").unwrap();
-        let again = resolve(&parse_table(&render(&e), "r").unwrap(), "r").unwrap();
-        assert_eq!(again.latency, e.latency, "{model}");
+        let e = resolved(&src, "r");
+        assert_eq!(again(&e).latency, e.latency, "{model}");
     }
 }
 

@@ -332,5 +332,9 @@ fn requests_replay_does_not_sort_object_keys() {
     assert_eq!(same.account.cache_read, all);
     assert_eq!(swapped.account.cache_read, first);
     assert_eq!(swapped.account.cache_write_5m, all + (all - first));
-    assert_eq!(p.common_prefix_len(&body(ba)), 2);
+    let q = body(ba);
+    assert_eq!(
+        (p.prefix_key(1) == q.prefix_key(1), p.prefix_key(2) == q.prefix_key(2)),
+        (true, false)
+    );
 }
