@@ -174,6 +174,7 @@ internal_modules! {
     #[cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
     cache;
     #[allow(missing_docs)]
+    #[cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
     calibrate;
     #[cfg(feature = "cli")]
     cli;
@@ -197,6 +198,7 @@ internal_modules! {
     #[cfg(feature = "plot")]
     plot;
     #[allow(missing_docs)]
+    #[cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
     replay;
     report;
     #[allow(missing_docs)]

@@ -230,7 +230,9 @@ pub struct Human(pub u64);
 impl fmt::Display for Human {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match exact_duration(self.0) {
-            text if text.ends_with("us") && self.0 >= US_PER_MS => write!(f, "{:.3}s", secs(self.0)),
+            text if text.ends_with("us") && self.0 >= US_PER_MS => {
+                write!(f, "{:.3}s", secs(self.0))
+            }
             text => f.write_str(&text),
         }
     }

@@ -143,7 +143,8 @@ mod tests {
             + model.write_5m_multiplier * u.cache_write_5m as f64
             + model.write_1h_multiplier * u.cache_write_1h as f64
             + model.read_multiplier * u.cache_read as f64;
-        let cost = (input * units + output * out as f64) / 1e6 + storage(model.storage_usd_per_mtok_hour, u);
+        let cost = (input * units + output * out as f64) / 1e6
+            + storage(model.storage_usd_per_mtok_hour, u);
         (cost, (input * u.total() as f64 + output * out as f64) / 1e6)
     }
 

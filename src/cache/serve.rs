@@ -25,9 +25,9 @@
 
 use super::router::Router;
 use super::store::SlotId;
-use super::{EntryStore, WriteOutcome};
 use super::{Breakpoint, CacheError, Key, Policy, Prices, Prompt, Ttl, Usage};
 use super::{CacheParams, HostedParams, ModelParams};
+use super::{EntryStore, WriteOutcome};
 use crate::time::SimTime;
 use std::ops::{ControlFlow, Range};
 

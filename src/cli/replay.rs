@@ -148,7 +148,8 @@ fn guess_format(path: &Path) -> anyhow::Result<Format> {
     if path.is_dir() || crate::input::has_extension(path, &["json"]) {
         return Ok(Format::ClaudeCode);
     }
-    let head = crate::input::head(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let head =
+        crate::input::head(path).with_context(|| format!("cannot read {}", path.display()))?;
     let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
     if crate::input::contains(first, b"\"hash_ids\"") {
         Ok(Format::Mooncake)

@@ -77,7 +77,12 @@ pub fn run_default() -> CliResult {
 
 /// Run `exp` and print the table (saying which `overrides` changed it) or JSON, the hold
 /// answer and what was written.
-fn run_and_print(exp: &Experiment, opts: &RunOptions, json: bool, overrides: &[String]) -> CliResult {
+fn run_and_print(
+    exp: &Experiment,
+    opts: &RunOptions,
+    json: bool,
+    overrides: &[String],
+) -> CliResult {
     let ran = exp.execute(opts)?;
     let mut text = match json {
         true => ran.summary(exp).to_json(),

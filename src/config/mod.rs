@@ -32,9 +32,9 @@ use std::path::Path;
 
 pub use crate::cache::params::*;
 pub use crate::dist::Quantity;
-pub use dist_syntax::{dist_label, parse_dist, DistError};
 #[cfg(any(test, feature = "internals"))]
 pub use dist_syntax::parse_dist_in;
+pub use dist_syntax::{dist_label, parse_dist, DistError};
 pub use error::ConfigError;
 pub use experiment::*;
 pub use names::{kind_label, parse_strategy, strategy_label};

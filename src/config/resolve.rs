@@ -20,8 +20,6 @@ use crate::time::{US_PER_H, US_PER_MIN, US_PER_S};
 mod hosted;
 mod report;
 mod server;
-#[cfg(test)]
-mod tests;
 pub use report::lookup;
 
 /// The strategies run when the file names none (docs/experiments.md).

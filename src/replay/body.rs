@@ -172,8 +172,7 @@ pub fn parse_body(body: &Value) -> Result<ParsedBody, BodyError> {
 fn strips_thinking(body: &Value, model: &str) -> bool {
     let disabled = body.get("thinking").and_then(|t| t.get("type")).and_then(Value::as_str)
         == Some("disabled");
-    let model_strips =
-        preset_for(model).is_some_and(|m| m.thinking == ThinkingHistory::Stripped);
+    let model_strips = preset_for(model).is_some_and(|m| m.thinking == ThinkingHistory::Stripped);
     disabled || model_strips
 }
 

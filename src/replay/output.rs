@@ -73,9 +73,8 @@ pub fn choice_json(replay: &Replay, index: usize) -> Value {
 
 /// Reuse-gap percentiles in seconds.
 pub fn gap_json(h: &Histogram<u64>) -> Value {
-    let quantiles = PERCENTILES.map(|(q, name)| {
-        (format!("{name}_s"), json!(r6(secs(h.value_at_quantile(q)))))
-    });
+    let quantiles =
+        PERCENTILES.map(|(q, name)| (format!("{name}_s"), json!(r6(secs(h.value_at_quantile(q))))));
     std::iter::once(("count".to_string(), json!(h.len()))).chain(quantiles).collect()
 }
 

@@ -246,8 +246,11 @@ mod tests {
             "order",
             "point,replication,strategy,cost_usd\n2,0,a,1\n1,0,b,2\n\n2,1,a,3\n1,1,a,4\n",
         );
-        let got: Vec<(u32, u32, &str, Option<f64>)> =
-            [1, 2].into_iter().flat_map(|p| runs.read_point(p)).map(|u| (u.point, u.replication, u.strategy, u.get("cost_usd"))).collect();
+        let got: Vec<(u32, u32, &str, Option<f64>)> = [1, 2]
+            .into_iter()
+            .flat_map(|p| runs.read_point(p))
+            .map(|u| (u.point, u.replication, u.strategy, u.get("cost_usd")))
+            .collect();
         assert_eq!(
             got,
             [

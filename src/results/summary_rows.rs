@@ -80,7 +80,11 @@ impl Rows<'_> {
         };
         let csv = s.csv.as_ref().expect("a stretch is of a file");
         let changed = |line: usize, what: &str| {
-            ResultsError::malformed(&csv.path, line, format!("{what} was not there when the file was read"))
+            ResultsError::malformed(
+                &csv.path,
+                line,
+                format!("{what} was not there when the file was read"),
+            )
         };
         let at = c.stretch.line as usize + 1;
         let Some(line) = lines.next_row()? else {

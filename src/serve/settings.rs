@@ -173,7 +173,11 @@ pub fn work(exp: &Experiment) -> f64 {
 
 /// `work` simulated requests, unless above `budget`: then `what` (its lead, saying how the
 /// work was counted) refuses it.
-pub fn within_budget(work: f64, budget: u64, what: impl FnOnce(String) -> String) -> Result<f64, Refusal> {
+pub fn within_budget(
+    work: f64,
+    budget: u64,
+    what: impl FnOnce(String) -> String,
+) -> Result<f64, Refusal> {
     if work <= budget as f64 {
         return Ok(work);
     }

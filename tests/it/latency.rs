@@ -138,7 +138,10 @@ fn calibrated_presets_match_a_fresh_fit_of_the_bundled_traces() {
         std::fs::write(&path, &fresh).unwrap();
     }
     let committed = std::fs::read_to_string(&path).unwrap();
-    assert!(committed == fresh, "latency_fits.json is stale: regenerate it (PREFIXSIM_WRITE_FITS=1)");
+    assert!(
+        committed == fresh,
+        "latency_fits.json is stale: regenerate it (PREFIXSIM_WRITE_FITS=1)"
+    );
     for fit in prefixsim::config::latency_presets::fits() {
         assert_eq!(fit.draws.len(), prefixsim::config::latency_presets::CALIBRATION_DRAWS);
     }

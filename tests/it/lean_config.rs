@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+mod resolve;
+
 use prefixsim::config::{flatten_keys, sweep_table, Release, Strategy};
 use prefixsim::config::{load, load_default, parse_strategy, parse_table, strategy_label};
 

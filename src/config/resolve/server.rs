@@ -64,7 +64,11 @@ impl ServerSection {
 /// What the server model does not cover: one model, no API rate limits or 529s, no isolated
 /// misses, a frozen parent. `w` is the workload to check (`exp.workload`, or one a sweep value
 /// changed).
-pub(super) fn check_experiment(exp: &ExperimentSpec, w: &Workload, at: At) -> Result<(), ConfigError> {
+pub(super) fn check_experiment(
+    exp: &ExperimentSpec,
+    w: &Workload,
+    at: At,
+) -> Result<(), ConfigError> {
     let why = "not modelled with cache.policy = \"vllm\" or \"sglang\" (a self-hosted server has no API limits, one model, and a frozen parent)";
     if exp.rate_limits.is_some() {
         return Err(at.bad("rate_limits", "[rate_limits]", why));

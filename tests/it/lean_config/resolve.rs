@@ -1,7 +1,11 @@
-//! `resolve` and `render` on small files: defaults, round trips, and errors naming the key.
+//! `config::resolve` and `render` on small files: defaults, round trips, and errors naming the
+//! key.
 
-use super::super::{parse_table, render, DEFAULT_EXPERIMENT};
-use super::*;
+use prefixsim::cache::*;
+use prefixsim::config::latency_presets::LatencyPreset;
+use prefixsim::config::*;
+use prefixsim::dist::Dist;
+use prefixsim::time::{US_PER_H, US_PER_MIN};
 
 /// Remembered distributions are the ones that read no file: a values file is read again at
 /// every resolve, named as `file=` or as a bare positional argument.
@@ -184,7 +188,7 @@ fn a_fork_to_another_model_runs_at_that_models_latency() {
 
 #[test]
 fn calibrated_defaults_render_round_trip() {
-    for model in super::presets::preset_names() {
+    for model in preset_names() {
         let src = format!("model = \"{model}\"\n");
         let e = resolved(&src, "r");
         assert_eq!(again(&e).latency, e.latency, "{model}");
@@ -219,7 +223,7 @@ fn errors_name_key_and_value() {
 fn sweep_table_is_left_alone() {
     let t = parse_table("[sweep]\n\"workload.agents\" = [1, 2]\n", "s").unwrap();
     assert!(resolve(&t, "s").is_ok());
-    assert!(super::super::sweep_table(&t).is_some());
+    assert!(sweep_table(&t).is_some());
 }
 
 /// The messages of each kind of error, word for word (they are the CLI's output).
