@@ -11,7 +11,7 @@ use prefixsim::results::{self, Results};
 use prefixsim::{plot, report};
 
 use super::common::{bin, scratch};
-use super::lean_results::histogram_keys;
+use super::results_parts::histogram_keys;
 
 const STRATEGIES: usize = 2;
 

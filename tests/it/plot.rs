@@ -282,7 +282,7 @@ fn the_hold_cap_axis_marks_the_5s_default() {
     assert_eq!(labels, ["eager", "wait_first(max_wait=x)"]);
     assert!(m.series.iter().all(|s| s.points.len() == 4), "four points per line");
     assert!(
-        super::lean_results::histogram_keys(&r).iter().any(|k| k.1 == "wait_first(max_wait=x)"),
+        super::results_parts::histogram_keys(&r).iter().any(|k| k.1 == "wait_first(max_wait=x)"),
         "histograms follow"
     );
     let svg = plot::render_svg(f).unwrap();

@@ -14,7 +14,7 @@ use prefixsim::results::{
 };
 use proptest::prelude::*;
 
-use super::lean_results::histogram_keys;
+use super::results_parts::histogram_keys;
 
 /// A value as the result files hold it: a whole number of millionths (written `{:.6}`).
 fn value() -> impl Strategy<Value = f64> {

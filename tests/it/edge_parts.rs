@@ -1,5 +1,5 @@
-//! Unit-level checks moved out of src/ (edge: replay, calibrate, cli): the regression, the
-//! replay's prices, settings and context windows, and the cli's way into the library.
+//! Parts of the edge through their APIs: calibrate's regression, the replay's prices,
+//! settings and context windows, and the cli's one way into the library.
 
 mod fit {
     use prefixsim::calibrate::fit::*;

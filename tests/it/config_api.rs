@@ -1,5 +1,5 @@
-//! Experiment files through the library: the shipped experiments, `--set` errors, sweep keys,
-//! strategy labels (moved from the unit tests of `config`).
+//! Experiment files through `config`'s API: the shipped experiments, `--set` errors, sweep
+//! keys, strategy labels, and (`resolve`) defaults, round trips and errors naming the key.
 
 use std::path::Path;
 

@@ -1,5 +1,5 @@
-//! Tests of the results, time, rng, dist and limits modules moved out of `src` (they check
-//! what the library's API does), and helpers other modules' tests share.
+//! The results, time, rng, dist and limits modules through their APIs, and helpers other
+//! modules' tests share.
 
 use prefixsim::metrics::LATENCY_NAMES;
 use prefixsim::results::Results;
