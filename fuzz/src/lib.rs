@@ -78,7 +78,10 @@ fn simulate_small(mut exp: ExperimentSpec) {
         return;
     }
     for s in &exp.strategies {
-        match prefixsim::model::simulate_detailed(&exp, s, 0).map(|d| d.metrics).map_err(RunError::from) {
+        match prefixsim::model::simulate_detailed(&exp, s, 0)
+            .map(|d| d.metrics)
+            .map_err(RunError::from)
+        {
             Ok(m) => {
                 let bad = m.scalars().iter().position(|x| !x.is_finite());
                 assert!(

@@ -122,6 +122,7 @@ macro_rules! latency_sections {
             pub other_model: Option<LatencyKeys>,
         }
 
+        /// The latency keys of one model (`[latency]`'s own, `[latency.other_model]`).
         #[derive(Debug, Default, Deserialize, Serialize)]
         #[serde(deny_unknown_fields)]
         pub struct LatencyKeys {
