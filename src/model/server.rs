@@ -282,11 +282,15 @@ fn finish(p: &ServerParams, rep: &mut Replica, job: &Job, prompt: &Prompt, now: 
     rep.decoding.retain(|&(end, _)| end > now);
     let running = rep.decoding.len() as u64 + 1;
     let context: u64 = rep.decoding.iter().map(|d| d.1).sum::<u64>() + job.total + job.out;
-    let step_us = p.decode_step_us
-        + p.decode_per_running_us * running
-        + (p.decode_per_ktok_us as u128 * context as u128 / 1000) as u64;
+    // Saturating: a step of years (a key at its extreme) ends at the last instant, past any
+    // horizon, and the run stops there with an error naming it.
+    let per_ktok = (p.decode_per_ktok_us as u128 * context as u128 / 1000).min(u64::MAX as u128);
+    let step_us = p
+        .decode_step_us
+        .saturating_add(p.decode_per_running_us.saturating_mul(running))
+        .saturating_add(per_ktok as u64);
     let decode = SimDuration::from_us(step_us.saturating_mul(job.out));
-    let end = now + decode;
+    let end = now.saturating_add(decode);
     if job.out > 0 {
         rep.decoding.push((end, job.total + job.out));
         rep.busy(now, end);

@@ -409,7 +409,8 @@ impl<'a> Run<'a> {
         if self.launch.listens_to_first_token(a, request) {
             self.world.engine.schedule_at(now + t.ttft, Ev::FirstToken(a));
         }
-        let end = now + t.ttft + t.decode;
+        // Saturating: a response of years (a key at its extreme) ends past any horizon.
+        let end = (now + t.ttft).saturating_add(t.decode);
         let last = request + 1 >= self.agents[a as usize].turns;
         if last || self.launch.listens_to_end(a) {
             // Someone observes this response's end: the slot, the completion, the next agent.
@@ -494,8 +495,9 @@ impl<'a> Run<'a> {
         let tool_time = ag.next_turn(self.world.exp, tape, a, request);
         ag.turn += 1;
         let tool = (Requester::Agent(a), request + 1);
-        self.world.rec.segment(tool, SegmentKind::Tool, (end, end + tool_time), Outcome::None);
-        self.world.engine.schedule_at(end + tool_time, Ev::Send(Requester::Agent(a)));
+        let next = end.saturating_add(tool_time);
+        self.world.rec.segment(tool, SegmentKind::Tool, (end, next), Outcome::None);
+        self.world.engine.schedule_at(next, Ev::Send(Requester::Agent(a)));
     }
 }
 

@@ -229,3 +229,24 @@ fn server_presets_set_the_rates_and_render_round_trip() {
     assert_eq!(config::resolve(&config::parse_table(&again, "r").unwrap(), "r").unwrap(), e);
     assert!(exp("[server]\nreplicas = 2\n").server.is_none(), "anthropic ignores [server]");
 }
+
+/// A decode step of years (a duration key at its extreme) ends past any horizon: the run stops
+/// with exit 2 naming the horizon, never a panic or a time that wraps round to the past.
+#[test]
+fn a_decode_step_of_years_stops_at_the_horizon() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for policy in ["vllm", "sglang"] {
+        for key in ["decode_step", "decode_per_running", "decode_per_ktok"] {
+            let out = crate::common::bin()
+                .arg("run")
+                .arg(root.join("experiments/default.toml"))
+                .args(["--set", &format!("cache.policy={policy}")])
+                .args(["--set", &format!("server.{key}=99999999h"), "--set", "replications=1"])
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{policy} {key}: {err}");
+            assert!(err.contains("horizon") && !err.contains("panicked"), "{policy} {key}: {err}");
+        }
+    }
+}
