@@ -28,6 +28,9 @@ fn bench(points: u64, reps: u32, jobs: usize) {
     let mut table =
         config::parse_table(config::DEFAULT_EXPERIMENT, config::DEFAULT_ORIGIN).unwrap();
     config::apply_set(&mut table, &format!("replications={reps}")).unwrap();
+    // The pipeline alone: `cost` answers from the summary, where the default's `hold_cap` would
+    // run a hold search at every point.
+    config::apply_set(&mut table, "report.answer=cost").unwrap();
     let mut sweep = toml::Table::new();
     let range = format!("200..{} step 1", 199 + points);
     sweep.insert("workload.task_tokens".into(), range.into());
