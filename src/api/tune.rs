@@ -59,19 +59,26 @@ const STRATEGY_PARAMS: [&str; 6] = [
     "strategy.stagger.interval",
 ];
 
-/// Refuse a strategy parameter tune cannot vary, or an undotted key that is no parameter,
-/// suggesting the closest spelling; dotted experiment keys are checked by the resolver (which
-/// suggests too).
+/// Refuse a strategy parameter tune cannot vary, a key of no modelled quantity, or an
+/// undotted key that is no parameter, suggesting the closest spelling; dotted experiment keys
+/// are checked by the resolver (which suggests too).
 fn check_param(param: &str) -> Result<(), Error> {
     let key = canonical_key(param);
-    let known = STRATEGY_PARAMS.iter().any(|p| canonical_key(p) == key);
-    let top_level = ["seed", "replications"].contains(&param);
-    let experiment_key = param.contains('.') && !key.starts_with("strategy.");
-    if known || top_level || experiment_key {
+    if STRATEGY_PARAMS.iter().any(|p| canonical_key(p) == key) {
         return Ok(());
     }
-    let spellings = STRATEGY_PARAMS.iter().copied().chain(["seed", "replications"]);
-    let hint = config::call::did_you_mean(param, spellings)
+    if not_modelled(&key) {
+        return Err(Error::Usage(format!(
+            "--param {param}: not a parameter of the model: tune varies what the simulation \
+             models (a workload, cache, latency, server, price or strategy key); `seed`, \
+             `replications`, `limits.*`, `report.*`, `sweep.*`, `name` and `question` change \
+             no modelled quantity"
+        )));
+    }
+    if param.contains('.') && !key.starts_with("strategy.") {
+        return Ok(());
+    }
+    let hint = config::call::did_you_mean(param, STRATEGY_PARAMS)
         .map(|s| format!("did you mean `{s}`? "))
         .unwrap_or_default();
     Err(Error::Usage(format!(
@@ -80,6 +87,15 @@ fn check_param(param: &str) -> Result<(), Error> {
          strategy.stagger.interval); or a numeric dotted key of the experiment, e.g. \
          workload.concurrency)"
     )))
+}
+
+/// Keys that set no modelled quantity: the random seed and the replication count (the
+/// objective's noise, not the system), the run and work limits, the report's settings, and
+/// what a sweep cannot sweep either (`sweep.*`, `name`, `question`).
+fn not_modelled(key: &str) -> bool {
+    ["seed", "replications"].contains(&key)
+        || ["limits.", "report."].iter().any(|p| key.starts_with(p))
+        || crate::sweep::spec::changes_nothing(key)
 }
 
 /// The candidate values of `table` at `param`, resolved one by one (for the limits and the
@@ -133,7 +149,8 @@ pub fn tune(req: &TuneRequest) -> Result<TuneReport, Error> {
         (tune::run_tune(&runner, &table, strategy, p, values, o, req.refine, jobs)?, None)
     };
     let report = TuneReport::new(&req.param, &objective, &desc, &tuned, answer);
-    if let Some(dir) = &req.out {
+    // No answer, no file: a tune.json always recommends a value.
+    if let (Some(dir), None) = (&req.out, report.unmet_objective()) {
         write_report(dir, &report)?;
     }
     Ok(report)

@@ -9,14 +9,14 @@ use std::fmt;
 pub enum ConfigError {
     #[error("{origin}: {message}")]
     Syntax { origin: String, message: String },
-    #[error("{origin}: unknown key `{key}`{hint}")]
+    #[error("{origin}: unknown key `{}`{hint}", capped(key))]
     UnknownKey { origin: String, key: String, hint: String },
-    #[error("{origin}: `{key}` = {value}: {reason}")]
+    #[error("{origin}: `{}` = {}: {reason}", capped(key), capped(value))]
     BadValue { origin: String, key: String, value: String, reason: String },
-    #[error("--set `{assignment}`: {reason}")]
+    #[error("--set `{}`: {reason}", capped(assignment))]
     BadSet { assignment: String, reason: String },
     /// A bad value or key that a `--set` put there: the message names the `--set` first.
-    #[error("--set {assignment}: {source}")]
+    #[error("--set {}: {source}", capped(assignment))]
     FromSet { assignment: String, source: Box<ConfigError> },
     #[error("cannot read experiment file {path}")]
     Io {
@@ -51,6 +51,29 @@ impl ConfigError {
             None => self,
         }
     }
+}
+
+/// Longest piece of user input an error message echoes whole, in characters.
+const MAX_ECHO: usize = 120;
+
+/// `text` as an error message shows it: whole up to `MAX_ECHO` characters, else its start and
+/// its length (a 10 MB key must not make a 10 MB message).
+pub fn capped(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(MAX_ECHO) {
+        None => text.into(),
+        Some((end, _)) => format!("{}... ({} bytes)", &text[..end], text.len()).into(),
+    }
+}
+
+/// A TOML syntax error in one line: where it is (line and column, from 1) and what the parser
+/// expected, without the parser's multi-line snippet.
+pub fn toml_syntax(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim_end().replace('\n', "; ");
+    let Some(span) = e.span() else { return message };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("line {line}, column {column}: {}", capped(&message))
 }
 
 /// A refused value, as its error shows it, and why. It crosses serde as one message (value,

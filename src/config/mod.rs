@@ -35,7 +35,7 @@ pub use crate::dist::Quantity;
 #[cfg(any(test, feature = "internals"))]
 pub use dist_syntax::parse_dist_in;
 pub use dist_syntax::{dist_label, parse_dist, DistError};
-pub use error::ConfigError;
+pub use error::{capped, ConfigError};
 pub use experiment::*;
 pub use names::{kind_label, parse_strategy, strategy_label};
 pub use presets::{preset, preset_for, preset_for_api_id, preset_names};
@@ -61,11 +61,9 @@ pub const DEFAULT_ORIGIN: &str = "<default experiment>";
 /// Parse TOML text into a raw table (syntax only). When the table has no `question` key and
 /// the text opens with a `#` comment line, that comment becomes the question.
 pub fn parse_table(text: &str, origin: &str) -> Result<toml::Table, ConfigError> {
-    let mut table: toml::Table =
-        text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax {
-            origin: origin.to_string(),
-            message: e.to_string().trim_end().to_string(),
-        })?;
+    let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        ConfigError::Syntax { origin: origin.to_string(), message: error::toml_syntax(&e, text) }
+    })?;
     if !table.contains_key("question") {
         if let Some(comment) = text.lines().next().and_then(|l| l.trim().strip_prefix('#')) {
             let q = comment.trim();

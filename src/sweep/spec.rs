@@ -71,7 +71,7 @@ impl Grid {
             return Err(SpecError::Axis {
                 key: key.clone(),
                 msg: "not an axis: this key changes no result, so every point would be the \
-                      same (a sweep cannot sweep `sweep`, nor a work limit)"
+                      same (a sweep cannot sweep `sweep`, a work limit, `name` or `question`)"
                     .into(),
             });
         }
@@ -116,12 +116,13 @@ impl Grid {
     }
 }
 
-/// Keys a point may not set: `sweep` itself (the experiment ignores it) and the work limits
-/// (they bound the command, not the experiment).
-fn changes_nothing(key: &str) -> bool {
+/// Keys a point may not set: `sweep` itself (the experiment ignores it), the work limits
+/// (they bound the command, not the experiment), and the experiment's `name` and `question`
+/// (they label the results; no number depends on them).
+pub fn changes_nothing(key: &str) -> bool {
     let work_limit =
         key.strip_prefix("limits.").is_some_and(|k| crate::limits::WORK_LIMIT_KEYS.contains(&k));
-    key == "sweep" || key.starts_with("sweep.") || work_limit
+    key == "sweep" || key.starts_with("sweep.") || work_limit || key == "name" || key == "question"
 }
 
 /// Dotted keys of a `[sweep]` table in the order they appear in `text` (from the parser's spans).

@@ -31,3 +31,4 @@ mod scenarios;
 mod serve;
 mod server;
 mod sweep;
+mod tune_input;

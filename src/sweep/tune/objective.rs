@@ -5,6 +5,11 @@ use serde::Serialize;
 use super::super::spec::{duration_value, parse_range, RangeError};
 use crate::time::{parse_duration_us, DurationError, Human};
 
+/// The largest lambda, USD per second of p95 makespan: far above any price of waiting, and
+/// small enough that the objective stays finite and within what result files hold (1e30) for
+/// any makespan up to the longest horizon.
+pub const MAX_LAMBDA: f64 = 1e6;
+
 /// What `tune` minimises.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Objective {
@@ -23,7 +28,7 @@ impl Objective {
     pub fn parse(text: &str, lambda: Option<f64>) -> Result<Objective, ObjectiveError> {
         use ObjectiveError as E;
         let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let text = || text.to_string();
+        let text = || crate::config::capped(text).into_owned();
         if t == "cost" {
             return Ok(Objective::Cost);
         }
@@ -35,8 +40,12 @@ impl Objective {
                 "lambda" => lambda.ok_or_else(|| E::LambdaMissing(text()))?,
                 num => num.parse().map_err(|_| E::NotANumber { text: text(), num: num.into() })?,
             };
-            if !(lambda_usd_per_s >= 0.0 && lambda_usd_per_s.is_finite()) {
-                return Err(E::NegativeLambda(text()));
+            if !(0.0..=MAX_LAMBDA).contains(&lambda_usd_per_s) {
+                let lambda = match lambda_usd_per_s.abs() < 1e15 {
+                    true => lambda_usd_per_s.to_string(),
+                    false => format!("{lambda_usd_per_s:e}"),
+                };
+                return Err(E::Lambda { text: text(), lambda });
             }
             return Ok(Objective::CostPlusMakespan { lambda_usd_per_s });
         }
@@ -95,8 +104,11 @@ pub enum ObjectiveError {
     LambdaMissing(String),
     #[error("objective `{text}`: `{num}` is not a number")]
     NotANumber { text: String, num: String },
-    #[error("objective `{0}`: lambda must be zero or positive")]
-    NegativeLambda(String),
+    #[error(
+        "objective `{text}`: lambda = {lambda} is out of range: 0 to {MAX_LAMBDA:e} USD per second \
+         of p95 makespan"
+    )]
+    Lambda { text: String, lambda: String },
     #[error("objective `{text}`: unknown percentile p{p}")]
     Percentile { text: String, p: String },
     #[error("objective `{text}`: unknown latency `{latency}` (launch_wait, ttft, completion)")]
