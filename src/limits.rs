@@ -122,6 +122,15 @@ const KEPT_RUN_BYTES: f64 = 18.0 * 8.0 + 64.0;
 const RUNS_ROW_BYTES: f64 = 300.0;
 const SUMMARY_ROW_BYTES: f64 = 1500.0;
 const HISTOGRAM_INTERVALS_BYTES: f64 = 3.0 * 512.0;
+/// One request of a `--trace`d replication held until trace.csv is written: about four
+/// timeline rows (three strings each) and the run's request record (measured: 975 B a
+/// request, 20,000 agents x 6 strategies of the default experiment).
+const TRACE_REQUEST_BYTES: f64 = 1280.0;
+/// One request's rows of trace.csv (measured: 239 B).
+const TRACE_CSV_REQUEST_BYTES: f64 = 320.0;
+/// One value of an `empirical(file=...)` distribution as a run holds it: the spec's copies
+/// (the experiment, each worker's tape key) and a sampler's (measured: 83 B a value).
+const EMPIRICAL_VALUE_BYTES: f64 = 96.0;
 
 /// A value that a draw of `d` exceeds with probability below about 1e-8 (the bound itself for
 /// bounded distributions; 6 standard deviations for the normal and the lognormal's log).
@@ -179,6 +188,34 @@ fn parent_turns(exp: &ExperimentSpec) -> f64 {
     turns.map_or(0.0, |n| n.min(exp.limits.max_events) as f64)
 }
 
+/// The values of every `empirical` distribution of `exp` (a values file's are held whole).
+pub fn empirical_values(exp: &ExperimentSpec) -> f64 {
+    let w = &exp.workload;
+    let mut dists = vec![
+        &w.parent_turn_tokens,
+        &w.turns,
+        &w.output_tokens,
+        &w.tool_latency_us,
+        &w.tool_result_tokens,
+    ];
+    for l in std::iter::once(&exp.latency).chain(exp.latency_other.as_ref()) {
+        dists.extend([
+            &l.overhead_us,
+            &l.prefill_rate,
+            &l.cached_rate,
+            &l.decode_rate,
+            &l.ready_delay_us,
+            &l.attention_rate,
+        ]);
+    }
+    dists.extend(exp.rate_limits.as_ref().map(|r| &r.retry_jitter_us));
+    let values = |d: &Dist| match d {
+        Dist::Empirical(v) => v.len() as f64,
+        _ => 0.0,
+    };
+    dists.into_iter().map(values).sum()
+}
+
 /// Estimate one run of `exp`.
 pub fn run_size(exp: &ExperimentSpec) -> RunSize {
     let w = &exp.workload;
@@ -196,7 +233,8 @@ pub fn run_size(exp: &ExperimentSpec) -> RunSize {
         + 2.0 * turns_high * ENTRY_BYTES
         + 3.0 * line_blocks * ENTRY_BYTES
         + requests * CACHE_ENTRY_BYTES
-        + HISTOGRAMS_BYTES;
+        + HISTOGRAMS_BYTES
+        + empirical_values(exp) * EMPIRICAL_VALUE_BYTES;
     let exchange = w.output_tokens.mean() + w.tool_result_tokens.mean();
     let line = if w.kind == AgentKind::Subagent { w.subagent_tokens } else { w.parent_tokens };
     let base =
@@ -407,7 +445,15 @@ pub enum LimitError {
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// The estimate of `run`: every strategy x replication of `exp`; `out`: result files written.
+/// (The command itself calls `estimate_run_traced`; the tests and fuzz targets call this.)
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn estimate_run(exp: &ExperimentSpec, out: bool) -> Estimate {
+    estimate_run_traced(exp, out, false)
+}
+
+/// `estimate_run`, with `trace`: trace.csv written too (with `out`), the timeline of every
+/// strategy's replication 0 held until it is.
+pub fn estimate_run_traced(exp: &ExperimentSpec, out: bool, trace: bool) -> Estimate {
     let size = run_size(exp);
     let (s, r) = (exp.strategies.len() as f64, f64::from(exp.replications));
     let h = hold_search_runs(exp);
@@ -424,14 +470,40 @@ pub fn estimate_run(exp: &ExperimentSpec, out: bool) -> Estimate {
     let how = format!("{runs} x {r} replications x {} per run", sci(size.requests));
     e.add(Resource::Requests, (s + h) * r * size.requests, how, drv(Resource::Requests));
     let kept = kept_bytes(s, s * r);
-    let how = format!("{} for the largest run, {} kept", bytes(size.memory_bytes), bytes(kept));
-    e.add(Resource::Memory, size.memory_bytes + kept, how, drv(Resource::Memory));
+    let mut how = format!("{} for the largest run, {} kept", bytes(size.memory_bytes), bytes(kept));
+    let (traced, mut mem_drivers) = (s * size.requests, drv(Resource::Memory));
+    let trace = trace && out;
+    let trace_mem = if trace { traced * TRACE_REQUEST_BYTES } else { 0.0 };
+    if trace {
+        how.push_str(&format!(", {} for --trace", bytes(trace_mem)));
+        mem_drivers.push(trace_driver(traced, trace_mem, size.memory_bytes + kept));
+    }
+    e.add(Resource::Memory, size.memory_bytes + kept + trace_mem, how, mem_drivers);
     if out {
-        let how = format!("{} runs.csv rows", sci(s * r));
-        e.add(Resource::Output, output_bytes(s, s * r, 0), how, drv(Resource::Output));
+        let mut how = format!("{} runs.csv rows", sci(s * r));
+        let mut amount = output_bytes(s, s * r, 0);
+        let mut drivers = drv(Resource::Output);
+        if trace {
+            let csv = traced * TRACE_CSV_REQUEST_BYTES;
+            how.push_str(&format!(", {} of trace.csv", bytes(csv)));
+            drivers.push(trace_driver(traced, csv, amount));
+            amount += csv;
+        }
+        e.add(Resource::Output, amount, how, drivers);
     }
     e.add(Resource::Tokens, size.tokens, "per run".to_string(), drivers(exp, Resource::Tokens));
     e
+}
+
+/// `--trace` as what drives an estimate: `traced` requests (every strategy's replication 0)
+/// take `amount` besides the `rest`; named first when it is the larger part.
+fn trace_driver(traced: f64, amount: f64, rest: f64) -> Driver {
+    let what = format!(
+        "--trace (the timeline of replication 0: {} requests of every strategy, {} kept)",
+        sci(traced),
+        bytes(amount)
+    );
+    Driver { what, ratio: if amount > rest { f64::INFINITY } else { 0.0 } }
 }
 
 /// The estimate of a grid's size alone (checked before its points are looked at): `how` it

@@ -74,7 +74,7 @@ impl Experiment {
     pub(crate) fn execute(&self, opts: &RunOptions) -> Result<Ran, Error> {
         let exp = &self.resolved;
         if !opts.force {
-            let estimate = limits::estimate_run(exp, opts.out.is_some());
+            let estimate = limits::estimate_run_traced(exp, opts.out.is_some(), opts.trace);
             estimate.check(&WorkLimits::from_table(&self.table), false)?;
         }
         if let Some(dir) = &opts.out {

@@ -26,8 +26,11 @@ use crate::time::{exact_duration, parse_duration_us, US_PER_H, US_PER_MIN};
 pub const MAX_TOKENS: u64 = 1_000_000_000;
 /// Most USD per million tokens a price may be (the dearest model lists $75).
 pub const MAX_PRICE_USD_PER_MTOK: u64 = 1_000_000;
-/// Most a cache price multiplier may be (the API's are 0.1, 1.25 and 2).
+/// Most a price multiplier may be (the API's are 0.1, 1.25 and 2; long context 2 and 1.5).
 pub const MAX_MULTIPLIER: u64 = 1_000;
+/// Most USD per GPU-hour `server.gpu_usd_per_hour` may be (an H100 rents for about $2.50):
+/// the longest run's GPU time (2^64 us) at this price is a finite, exact-enough cost.
+pub const MAX_GPU_USD_PER_HOUR: u64 = 1_000_000;
 
 /// A value type of experiment files (`$t`, holding a `$inner`): read from one TOML value by
 /// its `read`, written back as `$write` of the value.

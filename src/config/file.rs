@@ -16,8 +16,10 @@ use crate::cache::{GeminiMode, OpenAiContract, Policy, ThinkingHistory};
 
 /// A price in USD per million tokens.
 pub type Price = AtMost<MAX_PRICE_USD_PER_MTOK>;
-/// A cache price multiplier.
+/// A price multiplier (cache reads and writes, long-context input and output).
 pub type Multiplier = AtMost<MAX_MULTIPLIER>;
+/// A GPU's price in USD per hour.
+pub type GpuPrice = AtMost<MAX_GPU_USD_PER_HOUR>;
 
 #[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -61,8 +63,8 @@ pub struct ModelSection {
     pub thinking_history: Option<Name<ThinkingHistory>>,
     pub long_context_window_tokens: Option<Int<1>>,
     pub long_context_threshold_tokens: Option<Int<0>>,
-    pub long_context_input_multiplier: Option<Num>,
-    pub long_context_output_multiplier: Option<Num>,
+    pub long_context_input_multiplier: Option<Multiplier>,
+    pub long_context_output_multiplier: Option<Multiplier>,
     pub long_context: Option<bool>,
 }
 
@@ -219,7 +221,7 @@ pub struct ServerSection {
     pub router: Option<Name<Router>>,
     pub prefill_sharing: Option<Name<Sharing>>,
     pub prefill_tokens_per_s: Option<Num>,
-    pub gpu_usd_per_hour: Option<Num>,
+    pub gpu_usd_per_hour: Option<GpuPrice>,
     pub replicas: Option<Count<1>>,
     pub gpus_per_replica: Option<Count<1>>,
     pub step_token_budget: Option<Tokens>,

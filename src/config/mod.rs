@@ -16,7 +16,7 @@ pub mod dist_syntax;
 mod error;
 pub mod experiment;
 mod fields;
-mod file;
+pub mod file;
 pub mod latency_file;
 pub mod latency_presets;
 pub mod model_ids;

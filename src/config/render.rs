@@ -88,8 +88,8 @@ fn model_section(m: &ModelParams) -> ModelSection {
         thinking_history: differs(&|b| b.thinking == m.thinking).then_some(Name(m.thinking)),
         long_context_window_tokens: long.map(|l| Int(l.window_tokens)),
         long_context_threshold_tokens: long.map(|l| Int(l.threshold_tokens)),
-        long_context_input_multiplier: long.map(|l| Num(l.input_multiplier)),
-        long_context_output_multiplier: long.map(|l| Num(l.output_multiplier)),
+        long_context_input_multiplier: long.map(|l| AtMost(l.input_multiplier)),
+        long_context_output_multiplier: long.map(|l| AtMost(l.output_multiplier)),
         long_context: m.use_long_context.then_some(true),
     }
 }
@@ -177,7 +177,7 @@ fn server_section(s: &ServerParams) -> ServerSection {
         decode_per_ktok: Some(Duration(s.decode_per_ktok_us)),
         kv_capacity_tokens: Some(Tokens(s.kv_capacity_tokens)),
         block_tokens: Some(Tokens(s.block_tokens)),
-        gpu_usd_per_hour: Some(Num(s.gpu_usd_per_hour)),
+        gpu_usd_per_hour: Some(AtMost(s.gpu_usd_per_hour)),
     }
 }
 

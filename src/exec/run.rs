@@ -52,8 +52,7 @@ pub fn execute<S: Runner>(
     let reps = desc.replications as usize;
     let n_strategies = desc.strategies.len();
     // Each strategy's scalars and extras, folded in order; its aggregate is made at the end.
-    let mut folded: Vec<Folded> =
-        (0..n_strategies).map(|_| (Vec::with_capacity(reps), Default::default())).collect();
+    let mut folded = folded_with_room(n_strategies, reps)?;
     let bar = progress_bar((n_strategies * reps) as u64, progress);
     let init =
         || Worker { metrics: RunMetrics::new(), hists: (0..n_strategies).map(|_| None).collect() };
@@ -91,6 +90,23 @@ pub fn execute<S: Runner>(
 
 /// One strategy's scalars (every replication's, in order) and extras.
 type Folded = (Vec<[f64; SCALAR_NAMES.len()]>, [Welford; EXTRA_NAMES.len()]);
+
+/// Each strategy's `Folded`, with room for `reps` replications' scalars reserved without
+/// aborting: more than the machine holds is an error (exit 1, docs/limits.md).
+fn folded_with_room(n_strategies: usize, reps: usize) -> Result<Vec<Folded>, RunError> {
+    let mut folded: Vec<Folded> = (0..n_strategies).map(|_| Default::default()).collect();
+    for (runs, _) in &mut folded {
+        if runs.try_reserve_exact(reps).is_err() {
+            let each = std::mem::size_of::<[f64; SCALAR_NAMES.len()]>() as f64;
+            let total = crate::limits::bytes(each * reps as f64 * n_strategies as f64);
+            return Err(RunError::Internal(format!(
+                "memory ran out: {total} for the scalars of {reps} replications of \
+                 {n_strategies} strategies; lower replications"
+            )));
+        }
+    }
+    Ok(folded)
+}
 
 /// Each strategy's outcome: the first worker's histograms moved in (not added into fresh
 /// ones), the other workers' added, then the scalars in replication order (the same Welford

@@ -71,6 +71,16 @@ impl Launch {
         }
     }
 
+    /// Room for `n` agents' flags, reserved without aborting (`Buffers::reserve`); on failure
+    /// the bytes asked for.
+    pub(super) fn try_reserve(&mut self, n: usize) -> Result<(), usize> {
+        for flags in [&mut self.first_done, &mut self.waiting_prev] {
+            let more = n.saturating_sub(flags.len());
+            flags.try_reserve_exact(more).map_err(|_| n.saturating_mul(2))?;
+        }
+        Ok(())
+    }
+
     fn strategy(&self) -> &Strategy {
         self.strategy.as_ref().expect("Launch::reset before use")
     }

@@ -184,6 +184,9 @@ pub enum SimError {
     NeverAdmitted { agent: u32, limit: &'static str, amount: u64, capacity: u64 },
     #[error("invalid experiment: {0}")]
     Invalid(String),
+    /// The machine's memory, not the input: exit 1 (docs/limits.md).
+    #[error("memory ran out: {} for a run of {agents} agents; lower workload.agents (or drop --force to have it estimated first)", crate::limits::bytes(*bytes))]
+    OutOfMemory { bytes: f64, agents: u32 },
     #[error("a request of agent {agent} (request {request}) holds {tokens} tokens (input + output), more than {model}'s context window of {window}: `{key}` made it too long (shorten it, or use a model with a larger window)")]
     ContextWindow {
         agent: u32,
@@ -204,11 +207,14 @@ impl SimError {
 }
 
 impl From<SimError> for crate::limits::RunError {
-    /// Whose fault a failed run is: only a refused cache request is a bug.
+    /// Whose fault a failed run is: a refused cache request is a bug, memory running out the
+    /// machine's; the rest is the input's.
     fn from(e: SimError) -> Self {
         use crate::limits::RunError;
         match e {
-            SimError::Cache { .. } => RunError::Internal(e.to_string()),
+            SimError::Cache { .. } | SimError::OutOfMemory { .. } => {
+                RunError::Internal(e.to_string())
+            }
             _ => RunError::Input(e.to_string()),
         }
     }

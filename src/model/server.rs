@@ -88,6 +88,14 @@ pub(super) struct Server {
 }
 
 impl Server {
+    /// Room for `p`'s replicas, reserved without aborting (`Buffers::reserve`); on failure
+    /// the bytes asked for.
+    pub(super) fn try_reserve(&mut self, p: &ServerParams) -> Result<(), usize> {
+        let n = p.replicas as usize;
+        let bytes = n.saturating_mul(std::mem::size_of::<Replica>());
+        self.replicas.try_reserve_exact(n.saturating_sub(self.replicas.len())).map_err(|_| bytes)
+    }
+
     /// Empty replicas for `p` (memory kept).
     pub(super) fn reset(&mut self, p: &ServerParams) {
         let n = p.replicas as usize;

@@ -57,6 +57,27 @@ pub(super) struct Buffers {
     models: Vec<ModelParams>,
 }
 
+impl Buffers {
+    /// Room for every buffer sized by the experiment's agents (and server replicas),
+    /// reserved without aborting before a run touches any, largest first: a run larger than
+    /// the machine's memory fails with `SimError::OutOfMemory` (exit 1, docs/limits.md), not
+    /// an allocation abort. Reserved, the run's own `resize` and `reserve` allocate nothing.
+    fn reserve(&mut self, exp: &ExperimentSpec) -> Result<(), SimError> {
+        let agents = exp.workload.agents;
+        let n = agents as usize + 1;
+        let oom = |bytes: usize| SimError::OutOfMemory { bytes: bytes as f64, agents };
+        let more = n.saturating_sub(self.agents.len());
+        let bytes = n.saturating_mul(std::mem::size_of::<Agent>());
+        self.agents.try_reserve_exact(more).map_err(|_| oom(bytes))?;
+        self.tape.try_reserve(n).map_err(oom)?;
+        self.launch.try_reserve(n).map_err(oom)?;
+        match &exp.server {
+            Some(p) => self.server.try_reserve(p).map_err(oom),
+            None => Ok(()),
+        }
+    }
+}
+
 /// One run in progress: the agents and their launch strategy over the run's world.
 pub(super) struct Run<'a> {
     world: World<'a>,
@@ -109,6 +130,7 @@ impl<'a> Run<'a> {
                 w.agents, w.concurrency
             )));
         }
+        buffers.reserve(exp)?;
         let t0 = SimTime::from_us(if w.parent_warm { w.parent_idle_us } else { 0 });
         let Buffers { engine, launch, caches, server, agents, spare, shared, tape, models } =
             buffers;

@@ -118,6 +118,14 @@ impl Tape {
         }
     }
 
+    /// Room for `n` agents' tapes, reserved without aborting (`Buffers::reserve`); on failure
+    /// the bytes asked for.
+    pub(super) fn try_reserve(&mut self, n: usize) -> Result<(), usize> {
+        let more = n.saturating_sub(self.agents.len());
+        let bytes = n.saturating_mul(std::mem::size_of::<AgentTape>());
+        self.agents.try_reserve_exact(more).map_err(|_| bytes)
+    }
+
     /// Forget the draws: the next run draws them again (a run failed: its agents' prompts may
     /// not have reached the tape).
     pub(super) fn invalidate(&mut self) {

@@ -12,6 +12,8 @@ mod faults;
 mod help_examples;
 mod hold_edge;
 mod input;
+mod keys_extremes;
+mod keys_memory;
 mod large_results;
 mod latency;
 mod layout;
