@@ -193,6 +193,34 @@ pub fn open(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
     }
 }
 
+/// `open`, refused (while reading) past `file_limit(default)` bytes, decompressed: a stream
+/// with a bound on its whole (`what` it is, for the refusal).
+pub fn open_capped(path: &Path, default: u64, what: &str) -> std::io::Result<Box<dyn BufRead>> {
+    let limit = file_limit(default);
+    let inner = open(path)?;
+    let capped = Capped { inner, left: limit, limit, what: what.to_string() };
+    Ok(Box::new(BufReader::with_capacity(1 << 16, capped)))
+}
+
+/// A reader that fails once more than `limit` bytes were read through it.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+    limit: u64,
+    what: String,
+}
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n as u64 > self.left {
+            return Err(too_large(None, self.limit, &self.what));
+        }
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
 /// The whole of `path`, decompressed if `.gz`; refused above `MAX_FILE_BYTES` (or
 /// `MAX_FILE_ENV`) after decompression.
 pub fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
