@@ -98,9 +98,9 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
 /// What a file above its limit is told: its size (or `at least`), the limit, `what` the file
 /// is, and how to raise the limit.
 fn too_large(size: Option<u64>, limit: u64, what: &str) -> std::io::Error {
-    let size = size.map_or_else(|| format!("more than {}", size_text(limit)), size_text);
+    let size = size.map_or_else(String::new, |s| format!("{}, ", size_text(s)));
     refused(format!(
-        "{size}, above the {} limit on {what} (raise it with {MAX_FILE_ENV}=<MiB>; see \
+        "{size}above the {} limit on {what} (raise it with {MAX_FILE_ENV}=<MiB>; see \
          docs/limits.md)",
         size_text(limit)
     ))
@@ -225,10 +225,15 @@ impl<R: Read> Read for Capped<R> {
 /// `MAX_FILE_ENV`) after decompression.
 pub fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
     let limit = file_limit(MAX_FILE_BYTES);
+    let what = "a trace or calibration file (decompressed)";
+    let len = regular_len(path)?;
+    if !is_gzip(path) && len > limit {
+        return Err(too_large(Some(len), limit, what));
+    }
     let mut bytes = Vec::new();
     open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(too_large(None, limit, "a trace or calibration file (decompressed)"));
+        return Err(too_large(None, limit, what));
     }
     Ok(bytes)
 }
