@@ -158,15 +158,13 @@ struct EmpiricalKey {
     stamp: Option<(u64, std::time::SystemTime)>,
 }
 
-thread_local! {
-    /// The empirical distributions parsed last on this thread (`EMPIRICAL_KEPT` at most): a
-    /// run resolves its experiment again for each run of a hold search and each sweep point,
-    /// and a resolved experiment holds the values inline: parsing millions of values each time
-    /// took minutes.
-    static EMPIRICAL: std::cell::RefCell<Vec<(EmpiricalKey, Vec<f64>)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-const EMPIRICAL_KEPT: usize = 2;
+/// The empirical distributions parsed last in this process (`EMPIRICAL_KEPT` at most): a run
+/// resolves its experiment again for each run of a hold search and each sweep point, on
+/// whichever thread runs it, and a resolved experiment holds the values inline: parsing
+/// millions of values each time took minutes. The values parse the same whether kept or not.
+static EMPIRICAL: std::sync::Mutex<Vec<(EmpiricalKey, Vec<f64>)>> =
+    std::sync::Mutex::new(Vec::new());
+const EMPIRICAL_KEPT: usize = 4;
 
 impl EmpiricalKey {
     /// `None` when the values file cannot be looked at (reading it says why).
@@ -188,16 +186,16 @@ impl EmpiricalKey {
     }
 
     fn cached(&self) -> Option<Vec<f64>> {
-        EMPIRICAL.with_borrow(|kept| kept.iter().find(|(k, _)| k == self).map(|(_, v)| v.clone()))
+        let kept = EMPIRICAL.lock().unwrap_or_else(|e| e.into_inner());
+        kept.iter().find(|(k, _)| k == self).map(|(_, v)| v.clone())
     }
 
     fn keep(self, values: &[f64]) {
-        EMPIRICAL.with_borrow_mut(|kept| {
-            if kept.len() >= EMPIRICAL_KEPT {
-                kept.remove(0);
-            }
-            kept.push((self, values.to_vec()));
-        });
+        let mut kept = EMPIRICAL.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() >= EMPIRICAL_KEPT {
+            kept.remove(0);
+        }
+        kept.push((self, values.to_vec()));
     }
 }
 

@@ -208,7 +208,7 @@ fn a_file_above_its_limit_says_the_limit_and_how_to_raise_it() {
     c.env("PREFIXSIM_MAX_FILE_MB", "100");
     let (code, err) = run(c);
     assert_eq!(code, Some(2), "{err}");
-    assert!(!err.contains("limit") && err.contains("tune.json"), "{err}");
+    assert!(!err.contains("above the") && err.contains("tune.json"), "{err}");
 }
 
 #[test]
