@@ -342,6 +342,52 @@ mod tests {
         assert!(buf.len() <= 1000 + 1 + (8 << 10), "stopped reading soon after the bound");
     }
 
+    /// A reader that hands out one byte a read: lines split across reads.
+    struct Trickle<'a>(&'a [u8]);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some((&b, rest)) = self.0.split_first() else { return Ok(0) };
+            buf[0] = b;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn line_capped_refuses_only_a_line_past_its_bound() {
+        let read = |bytes: &[u8], trickle: bool| {
+            let mut out = Vec::new();
+            let done = if trickle {
+                LineCapped::new(Trickle(bytes), 4).read_to_end(&mut out)
+            } else {
+                LineCapped::new(bytes, 4).read_to_end(&mut out)
+            };
+            done.map(|_| out)
+        };
+        for trickle in [false, true] {
+            assert_eq!(read(b"aaaa\nbbbb\ncccc", trickle).unwrap(), b"aaaa\nbbbb\ncccc");
+            for bad in [&b"aaaaa\n"[..], b"ab\nbbbbb\nc", b"ab\ncccccc"] {
+                let e = read(bad, trickle).unwrap_err();
+                assert!(is_refused(&e), "{e}");
+                assert!(e.to_string().contains("a line longer than 4 bytes"), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn only_regular_files_are_opened() {
+        let dir = std::env::temp_dir();
+        let e = regular_len(&dir).unwrap_err();
+        assert!(is_refused(&e) && e.to_string().contains("is a directory"), "{e}");
+        if Path::new("/dev/null").exists() {
+            let e = open_regular(Path::new("/dev/null")).unwrap_err();
+            assert!(e.to_string().contains("is a character device, not a regular file"), "{e}");
+        }
+        let missing = regular_len(Path::new("/no/such/file")).unwrap_err();
+        assert_eq!(missing.kind(), std::io::ErrorKind::NotFound);
+        assert!(!is_refused(&missing));
+    }
+
     #[test]
     fn extensions_with_and_without_gzip() {
         assert!(has_extension(Path::new("d/a.json"), &["json"]));
