@@ -407,21 +407,35 @@ fn reasons(c: &Coefs, no_decode: bool) -> Vec<(&'static str, String)> {
 }
 
 /// The units each of `resamples` bootstrap resamples draws (with replacement, as many as there
-/// are). Each model draws from its own stream, derived from the seed and its id.
-fn resamples(name: &str, units: usize, settings: &Settings) -> Vec<Vec<usize>> {
-    let mut rng = rng::stream(settings.seed, &[model_key(name)]);
-    (0..settings.resamples)
-        .map(|_| (0..units).map(|_| rng.random_range(0..units)).collect())
-        .collect()
+/// are). Each model draws from its own stream, derived from the seed and its id. The picks
+/// are drawn again on each pass over them (the same stream gives the same picks), not held:
+/// 400 resamples of a million requests were 3.2 GB.
+struct Picks {
+    seed: u64,
+    key: u64,
+    units: usize,
+    resamples: usize,
+}
+
+impl Picks {
+    fn iter(&self) -> impl Iterator<Item = Vec<usize>> {
+        let mut rng = rng::stream(self.seed, &[self.key]);
+        let units = self.units;
+        (0..self.resamples).map(move |_| (0..units).map(|_| rng.random_range(0..units)).collect())
+    }
+}
+
+fn resamples(name: &str, units: usize, settings: &Settings) -> Picks {
+    Picks { seed: settings.seed, key: model_key(name), units, resamples: settings.resamples }
 }
 
 /// Refit every resample of `picks` from `full` (with its columns); the first `draws` refits
 /// also get the overhead distribution of their residuals on their resample.
-fn bootstrap(units: &[Session], picks: &[Vec<usize>], full: &Coefs, draws: usize) -> Boot {
+fn bootstrap(units: &[Session], picks: &Picks, full: &Coefs, draws: usize) -> Boot {
     let attention = full.s_per_attention.is_some();
     let mut boot = Boot { coefs: Vec::new(), decode: Vec::new(), draws: Vec::new() };
     let (mut rows, mut dec) = (Vec::new(), Vec::new());
-    for pick in picks {
+    for pick in picks.iter() {
         rows.clear();
         dec.clear();
         for u in pick.iter().flat_map(|&i| &units[i]) {

@@ -110,6 +110,28 @@ pub enum CalibrateError {
     Trace(#[from] TraceError),
 }
 
+/// Most API calls `calibrate` reads from all its inputs together: 200,000. Each is refitted
+/// in every bootstrap resample (400, three bootstraps), about 0.2 ms a request: the limit is
+/// about a minute of fitting. `MAX_CALIBRATE_REQUESTS_ENV` replaces it.
+pub const MAX_CALIBRATE_REQUESTS: usize = 200_000;
+/// The environment variable that replaces `MAX_CALIBRATE_REQUESTS`.
+pub const MAX_CALIBRATE_REQUESTS_ENV: &str = "PREFIXSIM_MAX_CALIBRATE_REQUESTS";
+
+/// Refuse `count` API calls (read so far, `path` the input being read) above the limit.
+pub fn check_request_count(path: &Path, count: usize) -> Result<(), CalibrateError> {
+    let set = std::env::var(MAX_CALIBRATE_REQUESTS_ENV).ok();
+    let limit = set.and_then(|v| v.trim().parse().ok()).unwrap_or(MAX_CALIBRATE_REQUESTS);
+    if count <= limit {
+        return Ok(());
+    }
+    let msg = format!(
+        "more than {limit} API calls in the inputs, the limit of calibrate's work (each is \
+         refitted 1,200 times by the bootstrap); sample the inputs, or raise the limit with \
+         {MAX_CALIBRATE_REQUESTS_ENV}=N (see docs/limits.md)"
+    );
+    Err(TraceError::file(path, msg).into())
+}
+
 /// Read one input (a file, or a directory of claude-code traces) into `out`, in `format` or
 /// the guessed one, inferring claude-code cache reads with the default 5-minute TTL; returns
 /// the format used.
@@ -138,6 +160,7 @@ pub fn read_with_ttl(
         ObservationFormat::UsageLog => usage_log::read(input, out)?,
         ObservationFormat::Otlp => otlp::read(input, out)?,
     }
+    check_request_count(input, out.obs.len())?;
     out.inputs.push((input.to_path_buf(), format));
     Ok(format)
 }

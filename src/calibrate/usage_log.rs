@@ -39,12 +39,14 @@ struct Usage {
     output_tokens: u64,
 }
 
-/// Read a usage log (optionally gzipped) into `out`.
+/// Read a usage log (optionally gzipped) into `out`: at most `input::MAX_FILE_BYTES`
+/// decompressed, and at most `MAX_CALIBRATE_REQUESTS` API calls in all inputs together.
 pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
-    let mut reader = input::open(path).map_err(|e| TraceError::io(path, e))?;
+    let what = "a usage log (decompressed)";
+    let mut reader = input::open_capped(path, input::MAX_FILE_BYTES, what)
+        .map_err(|e| TraceError::io(path, e))?;
     let mut buf = Vec::new();
-    let mut line_no = 0u64;
-    let mut parsed: Vec<(u64, Line)> = Vec::new();
+    let (mut line_no, before) = (0u64, out.obs.len());
     loop {
         line_no += 1;
         match input::read_line(&mut *reader, &mut buf, MAX_LINE_BYTES) {
@@ -63,30 +65,33 @@ pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
             TraceError::line(path, line_no, crate::replay::trace::json_error(&e).to_string())
         })?;
         check(&line).map_err(|e| TraceError::line(path, line_no, e.to_string()))?;
-        parsed.push((line_no, line));
+        super::check_request_count(path, out.obs.len() + 1)?;
+        add(out, line_no, &line);
     }
-    if parsed.is_empty() {
+    if out.obs.len() == before {
         return Err(TraceError::file(path, "no API call in this usage log").into());
     }
-    for (line_no, line) in parsed {
-        let group = match &line.session {
-            Some(serde_json::Value::String(s)) => format!("session {s}"),
-            Some(v) if !v.is_null() => format!("session {v}"),
-            _ => format!("line {line_no}"),
-        };
-        let u = &line.usage;
-        let obs = Observation {
-            model: out.model(&line.model),
-            group: out.group(&group),
-            prefill_tokens: u.input_tokens + u.cache_creation_input_tokens.unwrap_or(0),
-            cached_tokens: u.cache_read_input_tokens.unwrap_or(0),
-            output_tokens: u.output_tokens,
-            ttft_s: line.ttft_ms.map(|ms| ms / 1e3),
-            duration_s: line.duration_ms.map(|ms| ms / 1e3),
-        };
-        out.obs.push(obs);
-    }
     Ok(())
+}
+
+/// The observation of `line` (on line `line_no`), added to `out`.
+fn add(out: &mut Observations, line_no: u64, line: &Line) {
+    let group = match &line.session {
+        Some(serde_json::Value::String(s)) => format!("session {s}"),
+        Some(v) if !v.is_null() => format!("session {v}"),
+        _ => format!("line {line_no}"),
+    };
+    let u = &line.usage;
+    let obs = Observation {
+        model: out.model(&line.model),
+        group: out.group(&group),
+        prefill_tokens: u.input_tokens + u.cache_creation_input_tokens.unwrap_or(0),
+        cached_tokens: u.cache_read_input_tokens.unwrap_or(0),
+        output_tokens: u.output_tokens,
+        ttft_s: line.ttft_ms.map(|ms| ms / 1e3),
+        duration_s: line.duration_ms.map(|ms| ms / 1e3),
+    };
+    out.obs.push(obs);
 }
 
 /// What is wrong with one line of a usage log (the reader adds the file and line).

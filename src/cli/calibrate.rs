@@ -110,13 +110,16 @@ pub fn run(args: Args) -> CliResult {
             eprintln!("note: {model}: in the --validate files but not fitted from INPUT");
         }
     }
-    for s in &cal.skipped {
-        eprintln!("warning: {} skipped: {}", s.model, s.reason);
-    }
     if cal.models.is_empty() {
+        // The error says why each model was skipped: no warning says it first.
         let why: Vec<String> =
             cal.skipped.iter().map(|s| format!("{}: {}", s.model, s.reason)).collect();
-        return Err(Error::usage(anyhow!("no model has enough data to fit ({})", why.join("; "))));
+        let inputs = inputs_text(&data);
+        let why = why.join("; ");
+        return Err(Error::usage(anyhow!("{inputs}: no model has enough data to fit ({why})")));
+    }
+    for s in &cal.skipped {
+        eprintln!("warning: {} skipped: {}", s.model, s.reason);
     }
     let inputs = inputs_text(&data);
     if let Some(dir) = &args.out {

@@ -9,7 +9,7 @@ use super::{CliResult, Error};
 use std::io::Write as _;
 
 use crate::results::table::{summary_long, CsvLines, LongError};
-use crate::results::AtomicFile;
+use crate::results::{AtomicFile, WriteError};
 
 pub const EXAMPLES: &str =
     "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
@@ -74,10 +74,16 @@ pub fn run(args: Args) -> CliResult {
             let p = p.unwrap_or_else(|| dir.join("summary_long.csv"));
             // Streamed to `NAME.tmp`, renamed when whole: a sweep's long file is ~70 rows a
             // row of summary.csv, more than is worth holding.
-            let mut file = AtomicFile::create(&p).map_err(Error::failed)?;
+            let mut file = AtomicFile::create(&p).map_err(Error::File)?;
+            // A write that fails (a full disk) names the file it was writing.
+            let tmp = file.tmp().to_path_buf();
+            let failed = |e: LongError| match e {
+                LongError::Write(source) => Error::File(WriteError { path: tmp.clone(), source }),
+                e => failed(e),
+            };
             // On an error the file is dropped uncommitted, which removes `NAME.tmp`.
             let rows = summary_long(&mut summary, file.writer()).map_err(failed)?;
-            file.commit().map_err(Error::failed)?;
+            file.commit().map_err(Error::File)?;
             outln!("wrote {} ({rows} rows: point, axes, strategy, metric, value)", p.display())?;
             Ok(())
         }

@@ -105,11 +105,10 @@ pub fn parse_value(text: &str, q: Quantity) -> Result<f64, DistError> {
     match q {
         Quantity::Duration => Ok(parse_duration_us(text)? as f64),
         Quantity::Number | Quantity::Rate => {
-            let x: f64 = text
-                .trim()
-                .replace('_', "")
-                .parse()
-                .map_err(|_| DistError::NotANumber(text.trim().to_string()))?;
+            let t = text.trim();
+            // `1_000` is a number; most values have no `_` and need no copy.
+            let x: f64 = if t.contains('_') { t.replace('_', "").parse() } else { t.parse() }
+                .map_err(|_| DistError::NotANumber(t.to_string()))?;
             let infinite_rate = q == Quantity::Rate && x == f64::INFINITY;
             if !(x.is_finite() || infinite_rate) || x < 0.0 {
                 return Err(DistError::OutOfRange(text.trim().to_string()));
@@ -124,6 +123,10 @@ fn parse_empirical(
     q: Quantity,
     base_dir: Option<&Path>,
 ) -> Result<Dist, DistError> {
+    let key = EmpiricalKey::of(slots, q, base_dir);
+    if let Some(values) = key.as_ref().and_then(EmpiricalKey::cached) {
+        return Ok(Dist::Empirical(values));
+    }
     let values = match (slots[0], slots[1]) {
         (Some(list), None) if list.starts_with('[') => {
             let inner = list
@@ -139,7 +142,61 @@ fn parse_empirical(
     if values.is_empty() {
         return Err(DistError::EmpiricalEmpty);
     }
+    if let Some(key) = key {
+        key.keep(&values);
+    }
     Ok(Dist::Empirical(values))
+}
+
+/// What an `empirical` distribution's values depend on: its arguments' text, the quantity, the
+/// directory a file name is relative to, and the file's length and modification time.
+#[derive(PartialEq)]
+struct EmpiricalKey {
+    q: Quantity,
+    args: Vec<Option<String>>,
+    base_dir: Option<std::path::PathBuf>,
+    stamp: Option<(u64, std::time::SystemTime)>,
+}
+
+/// The empirical distributions parsed last in this process (`EMPIRICAL_KEPT` at most): a run
+/// resolves its experiment again for each run of a hold search and each sweep point, on
+/// whichever thread runs it, and a resolved experiment holds the values inline: parsing
+/// millions of values each time took minutes. The values parse the same whether kept or not.
+static EMPIRICAL: std::sync::Mutex<Vec<(EmpiricalKey, Vec<f64>)>> =
+    std::sync::Mutex::new(Vec::new());
+const EMPIRICAL_KEPT: usize = 4;
+
+impl EmpiricalKey {
+    /// `None` when the values file cannot be looked at (reading it says why).
+    fn of(slots: &[Option<&str>], q: Quantity, base_dir: Option<&Path>) -> Option<EmpiricalKey> {
+        let file = match (slots[0], slots.get(1).copied().flatten()) {
+            (Some(list), None) if list.starts_with('[') => None,
+            (Some(f), None) | (None, Some(f)) => Some(values_path(f, base_dir)),
+            _ => return None,
+        };
+        let stamp = match file {
+            Some(path) => {
+                let meta = std::fs::metadata(path).ok().filter(|m| m.is_file())?;
+                Some((meta.len(), meta.modified().ok()?))
+            }
+            None => None,
+        };
+        let args = slots.iter().map(|s| s.map(str::to_string)).collect();
+        Some(EmpiricalKey { q, args, base_dir: base_dir.map(Path::to_path_buf), stamp })
+    }
+
+    fn cached(&self) -> Option<Vec<f64>> {
+        let kept = EMPIRICAL.lock().unwrap_or_else(|e| e.into_inner());
+        kept.iter().find(|(k, _)| k == self).map(|(_, v)| v.clone())
+    }
+
+    fn keep(self, values: &[f64]) {
+        let mut kept = EMPIRICAL.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.len() >= EMPIRICAL_KEPT {
+            kept.remove(0);
+        }
+        kept.push((self, values.to_vec()));
+    }
 }
 
 /// `spliced([body...], p_tail=p, scale=s, shape=k, max=m)`: the body and `scale`, `max` in
@@ -180,36 +237,38 @@ fn parse_list<'a>(
 /// `/dev/zero`, is refused at this size instead of filling memory).
 pub const MAX_VALUES_FILE_BYTES: u64 = 64 << 20;
 
-/// The text of `path`, refused past `max` bytes.
-pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)?.take(max + 1).read_to_string(&mut text)?;
-    if text.len() as u64 > max {
-        let msg = format!("longer than {} MiB (the most a values file may be)", max >> 20);
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, msg));
+/// The text of the regular file at `path` (`what` it is, for the refusal), refused past `max`
+/// bytes (or `input::MAX_FILE_ENV`) and when it is not a regular file: checked before it is
+/// opened, so a FIFO with no writer does not block.
+pub fn read_bounded(path: &Path, max: u64, what: &str) -> std::io::Result<String> {
+    crate::input::read_capped_text(path, max, what)
+}
+
+/// Where the values file `file` (as written, quotes allowed) is.
+fn values_path(file: &str, base_dir: Option<&Path>) -> std::path::PathBuf {
+    let file = file.trim().trim_matches(['"', '\'']);
+    match base_dir {
+        Some(dir) => dir.join(file),
+        None => Path::new(file).to_path_buf(),
     }
-    Ok(text)
 }
 
 /// A values file: numbers (or durations with units) separated by whitespace, commas or lines;
-/// `#` starts a comment.
+/// `#` starts a comment. The values go straight into one vector (8 bytes a value): the text
+/// is split in place, nothing is allocated per value.
 fn read_values(file: &str, q: Quantity, base_dir: Option<&Path>) -> Result<Vec<f64>, DistError> {
-    let file = file.trim().trim_matches(['"', '\'']);
-    let path = match base_dir {
-        Some(dir) => dir.join(file),
-        None => Path::new(file).to_path_buf(),
-    };
-    let text = read_bounded(&path, MAX_VALUES_FILE_BYTES).map_err(|e| DistError::Unreadable {
-        path: path.display().to_string(),
-        reason: e.to_string(),
+    let path = values_path(file, base_dir);
+    let text = read_bounded(&path, MAX_VALUES_FILE_BYTES, "a values file").map_err(|e| {
+        DistError::Unreadable { path: path.display().to_string(), reason: e.to_string() }
     })?;
     let tokens = text
         .lines()
         .map(|l| l.split('#').next().unwrap_or(""))
         .flat_map(|l| l.split(|c: char| c == ',' || c.is_whitespace()));
-    parse_list(tokens, q)
-        .map_err(|e| DistError::InFile { source: Box::new(e), path: path.display().to_string() })
+    let mut values = parse_list(tokens, q)
+        .map_err(|e| DistError::InFile { source: Box::new(e), path: path.display().to_string() })?;
+    values.shrink_to_fit();
+    Ok(values)
 }
 
 /// The canonical text of a distribution; `parse_dist(&dist_label(d, q), q) == d`.

@@ -60,10 +60,16 @@ pub enum LatencyFileError {
     NotPositive { table: String, key: String, text: String },
 }
 
+/// The largest latency file read: 16 MiB (`input::MAX_FILE_ENV` replaces it), as an experiment
+/// file; `calibrate` writes a few KiB.
+pub const MAX_LATENCY_FILE_BYTES: u64 = 16 << 20;
+
 impl LatencyFile {
     /// Read and check the shape of `path` (a `[latency."MODEL"]` table per model).
     pub fn read(path: &Path) -> Result<Self, LatencyFileError> {
-        let text = std::fs::read_to_string(path).map_err(LatencyFileError::Read)?;
+        let what = "a latency file";
+        let text = crate::input::read_capped_text(path, MAX_LATENCY_FILE_BYTES, what)
+            .map_err(LatencyFileError::Read)?;
         let mut top: toml::Table = text.parse().map_err(|e: toml::de::Error| {
             LatencyFileError::Toml(e.to_string().trim_end().to_string())
         })?;

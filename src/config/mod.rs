@@ -50,7 +50,7 @@ pub const MAX_EXPERIMENT_BYTES: u64 = 16 << 20;
 
 /// The text of an experiment file, refused past `MAX_EXPERIMENT_BYTES`.
 pub fn read_experiment(path: &Path) -> std::io::Result<String> {
-    dist_syntax::read_bounded(path, MAX_EXPERIMENT_BYTES)
+    dist_syntax::read_bounded(path, MAX_EXPERIMENT_BYTES, "an experiment file")
 }
 
 /// The embedded default experiment (`prefixsim` with no command runs it).

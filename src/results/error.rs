@@ -20,6 +20,9 @@ pub enum ResultsError {
     /// A run or sweep directory that its writer did not finish.
     #[error("{dir}: {msg}")]
     Incomplete { dir: PathBuf, msg: String },
+    /// Not a regular file, above its size limit, or a line too long (`input::Refused`).
+    #[error("{path}: {msg}")]
+    Refused { path: PathBuf, msg: String },
 }
 
 impl ResultsError {
@@ -27,15 +30,34 @@ impl ResultsError {
     pub(crate) fn malformed(path: &Path, line: usize, msg: impl Into<String>) -> ResultsError {
         ResultsError::Malformed { path: path.to_path_buf(), line, msg: msg.into() }
     }
+
+    /// An I/O error reading the file at `path`: the input's refusal when `input` refused it
+    /// (`Refused`), else the machine's (`Io`).
+    pub(crate) fn io(path: &Path, e: std::io::Error) -> ResultsError {
+        let path = path.to_path_buf();
+        if crate::input::is_refused(&e) {
+            ResultsError::Refused { path, msg: e.to_string() }
+        } else {
+            ResultsError::Io { path, source: e }
+        }
+    }
 }
 
-/// The text of `path`, `None` if there is no such file. A directory where the file should be
-/// and bytes that are not UTF-8 are malformed input (naming the line of the first bad byte).
+/// The largest JSON result file (`manifest.json`, `tune.json`, `replay.json`, `hold.json`) or
+/// legacy histogram file read: 64 MiB (`input::MAX_FILE_ENV` replaces it). A manifest of a
+/// 100,000-point sweep is a few KiB; a replay.json of a long trace a few MiB.
+pub const MAX_RESULT_JSON_BYTES: u64 = 64 << 20;
+
+/// The text of `path`, `None` if there is no such file. A directory where the file should
+/// be, anything else that is not a regular file, a file above `MAX_RESULT_JSON_BYTES` and
+/// bytes that are not UTF-8 are the input's fault (naming the line of the first bad byte).
 pub(crate) fn read_opt(path: &Path) -> Result<Option<String>, ResultsError> {
-    let Some(mut file) = open_opt(path)? else { return Ok(None) };
-    let mut bytes = Vec::new();
-    let read = std::io::Read::read_to_end(&mut file, &mut bytes);
-    read.map_err(|e| ResultsError::Io { path: path.to_path_buf(), source: e })?;
+    if !exists(path)? {
+        return Ok(None);
+    }
+    let what = "a JSON result file";
+    let read = crate::input::read_capped(path, MAX_RESULT_JSON_BYTES, what);
+    let bytes = read.map_err(|e| ResultsError::io(path, e))?;
     String::from_utf8(bytes).map(Some).map_err(|e| {
         let at = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
@@ -45,16 +67,32 @@ pub(crate) fn read_opt(path: &Path) -> Result<Option<String>, ResultsError> {
     })
 }
 
-/// The file at `path` opened for reading; `None` if there is none, an error naming it if a
-/// directory is there.
-pub(crate) fn open_opt(path: &Path) -> Result<Option<std::fs::File>, ResultsError> {
+/// Whether there is a file at `path`: `false` if nothing is there; an error naming it if a
+/// directory, a FIFO, a device or a socket is (checked before opening: a FIFO would block).
+fn exists(path: &Path) -> Result<bool, ResultsError> {
     if path.is_dir() {
         return Err(ResultsError::malformed(path, 1, "a directory where a file should be"));
     }
+    match crate::input::regular_len(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(ResultsError::io(path, e)),
+    }
+}
+
+/// The file at `path` opened for reading a line at a time (lines capped at
+/// `input::MAX_LINE_BYTES`); `None` if there is none, an error naming it if something other
+/// than a regular file is there.
+pub(crate) fn open_opt(
+    path: &Path,
+) -> Result<Option<crate::input::LineCapped<std::fs::File>>, ResultsError> {
+    if !exists(path)? {
+        return Ok(None);
+    }
     match std::fs::File::open(path) {
-        Ok(f) => Ok(Some(f)),
+        Ok(f) => Ok(Some(crate::input::LineCapped::new(f, crate::input::MAX_LINE_BYTES))),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ResultsError::Io { path: path.to_path_buf(), source: e }),
+        Err(e) => Err(ResultsError::io(path, e)),
     }
 }
 

@@ -21,7 +21,9 @@ use std::sync::OnceLock;
 use base64::Engine as _;
 use hdrhistogram::Histogram;
 
-use super::error::{open_opt, point_range, read_opt, FirstFailure, ResultsError};
+use super::error::{
+    open_opt, point_range, read_opt, FirstFailure, ResultsError, MAX_RESULT_JSON_BYTES,
+};
 use super::hlog::HISTOGRAM_LOG;
 use super::hlog::{decode_histogram, histogram_tag, split_histogram_tag, HistogramError};
 use super::schema::slug;
@@ -238,7 +240,9 @@ impl Histograms {
         let tag = histogram_tag(key.0, &key.1, &key.2);
         let (path, first_line, text) = match self.source(p, s, l) {
             Some(Source::Legacy(e)) => {
-                (e.1.clone(), 1, std::fs::read_to_string(&e.1).map(|t| (1, t)))
+                let what = "a histogram file";
+                let text = crate::input::read_capped_text(&e.1, MAX_RESULT_JSON_BYTES, what);
+                (e.1.clone(), 1, text.map(|t| (1, t)))
             }
             Some(Source::Log(st, bit)) => {
                 (self.log.clone(), st.line as usize, self.interval_text(st, bit))
@@ -265,7 +269,8 @@ impl Histograms {
     fn interval_text(&self, stretch: &Stretch, bit: usize) -> std::io::Result<(usize, String)> {
         let (raw, l) = (bit / LATENCIES, bit % LATENCIES);
         let want = slug(&self.raw_labels[raw]);
-        let mut file = std::fs::File::open(&self.log)?;
+        let file = crate::input::open_regular(&self.log)?;
+        let mut file = crate::input::LineCapped::new(file, crate::input::MAX_LINE_BYTES);
         file.seek(SeekFrom::Start(stretch.offset))?;
         let mut lines = BufReader::with_capacity(1 << 14, file);
         let (mut text, mut line) = (String::new(), stretch.line as usize);
@@ -353,7 +358,7 @@ fn index_histogram_log(
     out: &mut Histograms,
 ) -> Result<(), ResultsError> {
     let Some(file) = open_opt(path)? else { return Ok(()) };
-    let io = |e| ResultsError::Io { path: path.to_path_buf(), source: e };
+    let io = |e| ResultsError::io(path, e);
     let malformed = |line, msg: String| ResultsError::malformed(path, line, msg);
     let mut lines = BufReader::new(file);
     let (mut buf, mut scratch, mut line, mut offset) = (Vec::new(), Vec::new(), 0, 0u64);

@@ -58,6 +58,44 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, R
     serde_json::from_value(v).map(Some).map_err(|e| json_error(path, e))
 }
 
+/// A manifest's axis value as the text of its cell in summary.csv (`schema::axis_text`):
+/// strings as they are, integers as written, floats `{:.6}`, arrays as TOML.
+fn manifest_axis_text(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Number(n) if n.is_f64() => {
+            super::schema::fmt_f(n.as_f64().unwrap_or(f64::NAN))
+        }
+        serde_json::Value::Array(_) => {
+            json_to_toml(v).map_or_else(|| v.to_string(), |t| t.to_string())
+        }
+        other => other.to_string(),
+    }
+}
+
+fn json_to_toml(v: &serde_json::Value) -> Option<toml::Value> {
+    Some(match v {
+        serde_json::Value::String(s) => toml::Value::String(s.clone()),
+        serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => toml::Value::Integer(i),
+            None => toml::Value::Float(n.as_f64()?),
+        },
+        serde_json::Value::Array(a) => {
+            toml::Value::Array(a.iter().map(json_to_toml).collect::<Option<_>>()?)
+        }
+        _ => return None,
+    })
+}
+
+/// `text` cut to 100 characters (with `...`), for echoing a value in an error.
+fn capped(text: &str) -> String {
+    match text.char_indices().nth(100) {
+        Some((at, _)) => format!("{}...", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
 fn check_json(path: &Path, at: &str, v: &serde_json::Value) -> Result<(), ResultsError> {
     match v {
         serde_json::Value::Number(n) => {
@@ -106,6 +144,7 @@ impl Results {
         }
         r.histograms = load_histograms(dir, &r.strategies())?;
         r.check_complete()?;
+        r.check_axes()?;
         r.unify_swept_strategies();
         if r.manifest.is_none()
             && r.summary.is_empty()
@@ -116,6 +155,36 @@ impl Results {
             return Err(ResultsError::NoResults(dir.to_path_buf()));
         }
         Ok(r)
+    }
+
+    /// Every axis value of summary.csv is one of the values the manifest lists for its axis
+    /// (a `NaN` or a value of another sweep is not what the sweep wrote). A manifest that lists
+    /// no axes (a run, or an early version's) is not checked.
+    fn check_axes(&self) -> Result<(), ResultsError> {
+        let Some(m) = &self.manifest else { return Ok(()) };
+        if m.axes.is_empty() {
+            return Ok(());
+        }
+        let path = self.dir.join("summary.csv");
+        let listed: Vec<Option<Vec<String>>> = (self.axis_keys.iter())
+            .map(|k| m.axes.iter().find(|a| &a.key == k))
+            .map(|a| a.map(|a| a.values.iter().map(manifest_axis_text).collect()))
+            .collect();
+        for (line, values) in self.summary.stretch_axes() {
+            for ((key, v), listed) in self.axis_keys.iter().zip(values).zip(&listed) {
+                let msg = match listed {
+                    None => format!("column `{key}` is not an axis of manifest.json"),
+                    Some(l) if !l.iter().any(|x| x == v) => format!(
+                        "column `{key}`: `{}` is not a value of this axis in manifest.json ({})",
+                        capped(v),
+                        capped(&l.join(", "))
+                    ),
+                    Some(_) => continue,
+                };
+                return Err(ResultsError::malformed(&path, line, msg));
+            }
+        }
+        Ok(())
     }
 
     /// A run or sweep writes its manifest last: without one, its files are unfinished; with

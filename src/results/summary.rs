@@ -247,6 +247,12 @@ impl Summary {
         self.stretches.iter().map(|s| (s.point, self.axes_of(s)))
     }
 
+    /// The 1-based line of each stretch's first row and its axis values (what
+    /// `Results::check_axes` holds to the manifest).
+    pub(super) fn stretch_axes(&self) -> impl Iterator<Item = (usize, Vec<&str>)> + '_ {
+        self.stretches.iter().map(|s| (s.line as usize + 1, self.axes_of(s)))
+    }
+
     pub(super) fn axes_of(&self, s: &Stretch) -> Vec<&str> {
         let ids = &self.axis_ids[s.at as usize..s.at as usize + self.pools.len()];
         ids.iter().zip(&self.pools).map(|(&i, p)| p.get(i)).collect()

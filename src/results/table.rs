@@ -13,6 +13,7 @@ use csv::{Position, ReaderBuilder, StringRecord, Terminator, Trim, WriterBuilder
 
 use super::error::{open_opt, ResultsError};
 use super::schema::{Columns, Values, STRATEGY_COLUMNS};
+use crate::input::LineCapped;
 
 /// One CSV line (without its `\n`) of `cells`, each quoted where the dialect needs it.
 pub fn csv_line<T: AsRef<[u8]>>(cells: impl IntoIterator<Item = T>) -> String {
@@ -92,7 +93,7 @@ impl Csv {
 pub struct CsvLines {
     /// The header: `column`, `parse_number` and `parse_field` name this file.
     pub csv: Csv,
-    reader: csv::Reader<File>,
+    reader: csv::Reader<LineCapped<File>>,
     /// The row `next_row` read last, trimmed.
     row: StringRecord,
 }
@@ -115,8 +116,10 @@ impl CsvLines {
     /// The file `csv.path` (whose header `csv` is) read again from byte `offset`, the start of
     /// the 0-based line `line`: the rows from there on, as the first read found them.
     pub fn reopen(csv: &Csv, offset: u64, line: usize) -> Result<CsvLines, ResultsError> {
-        let io = |e| ResultsError::Io { path: csv.path.clone(), source: e };
-        let file = File::open(&csv.path).map_err(io)?;
+        let file = open_opt(&csv.path)?.ok_or_else(|| {
+            let gone = std::io::Error::new(std::io::ErrorKind::NotFound, "gone since it was read");
+            ResultsError::io(&csv.path, gone)
+        })?;
         // A point's rows are ~10 KB in a sweep's runs.csv: less than a whole read's buffer.
         let mut reader = reader(1 << 14, file);
         let mut at = Position::new();
@@ -196,7 +199,7 @@ impl CsvLines {
 }
 
 /// A reader of the dialect, with a buffer of `capacity` bytes.
-fn reader(capacity: usize, file: File) -> csv::Reader<File> {
+fn reader(capacity: usize, file: LineCapped<File>) -> csv::Reader<LineCapped<File>> {
     ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
@@ -209,7 +212,7 @@ fn reader(capacity: usize, file: File) -> csv::Reader<File> {
 fn malformed_or_io(path: &Path, e: csv::Error) -> ResultsError {
     let path = path.to_path_buf();
     match e.into_kind() {
-        csv::ErrorKind::Io(source) => ResultsError::Io { path, source },
+        csv::ErrorKind::Io(source) => ResultsError::io(&path, source),
         csv::ErrorKind::Utf8 { pos, err } => ResultsError::Malformed {
             path,
             line: pos.map_or(1, |p| p.line() as usize),

@@ -79,6 +79,11 @@ impl AtomicFile {
         out.write_all(text.as_bytes()).map_err(at(&self.tmp))
     }
 
+    /// Where the file is written until `commit`: `NAME.tmp` (what a failed write names).
+    pub fn tmp(&self) -> &Path {
+        &self.tmp
+    }
+
     /// The buffered `NAME.tmp`, for writers that take `std::io::Write`.
     pub fn writer(&mut self) -> &mut (impl Write + use<>) {
         self.out.as_mut().expect("an AtomicFile is written only before its commit")

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::point::PointRecord;
+use crate::input::{LineCapped, LineError, MAX_LINE_BYTES};
 
 pub const JOURNAL_FILE: &str = "sweep.journal";
 /// Version 3: a record's histograms are interval-log lines (version 2 held one file each).
@@ -136,7 +137,7 @@ pub fn scan(path: &Path) -> Result<Option<Scan>, JournalError> {
 /// A streaming reader of a journal's valid records, in order.
 pub struct Reader {
     pub header: Header,
-    lines: BufReader<File>,
+    lines: BufReader<LineCapped<File>>,
     path: PathBuf,
     seq: PointSeq,
     next: u64,
@@ -148,18 +149,29 @@ impl Reader {
     /// `Ok(None)` when the file is missing or its header line is torn (a crash before the
     /// first newline: nothing was journaled); `BadHeader` when a whole first line is not one.
     pub fn open(path: &Path) -> Result<Option<Reader>, JournalError> {
-        let file = match File::open(path) {
+        let bad = |why| JournalError::BadHeader { path: path.to_path_buf(), why };
+        // Checked before opening: a FIFO would block the open, `/dev/zero` has no end.
+        let file = match crate::input::open_regular(path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if crate::input::is_refused(&e) => return Err(bad("not a regular file")),
             Err(e) => return Err(io_err(path)(e)),
         };
-        let mut lines = BufReader::new(file);
+        // A line of a journal is a point's record: well under the cap, which keeps a file of
+        // zeros from being read into one line.
+        let mut lines = BufReader::new(LineCapped::new(file, MAX_LINE_BYTES));
         let mut raw = Vec::new();
-        let n = lines.read_until(b'\n', &mut raw).map_err(io_err(path))?;
+        let n = match crate::input::read_line(&mut lines, &mut raw, MAX_LINE_BYTES) {
+            Ok(n) => n,
+            Err(LineError::TooLong) => return Err(bad("its first line is too long")),
+            Err(LineError::Io(e)) if crate::input::is_refused(&e) => {
+                return Err(bad("its first line is too long"))
+            }
+            Err(LineError::Io(e)) => return Err(io_err(path)(e)),
+        };
         if raw.last() != Some(&b'\n') {
             return Ok(None);
         }
-        let bad = |why| JournalError::BadHeader { path: path.to_path_buf(), why };
         let buf = String::from_utf8(raw).map_err(|_| bad("its first line is not UTF-8"))?;
         let json = decode_line(&buf).ok_or_else(|| bad("its first line fails its checksum"))?;
         let header: Header =
@@ -187,10 +199,12 @@ impl Reader {
             return Ok(None);
         }
         self.buf.clear();
-        // Invalid UTF-8 in a torn line reads as an error: treat it as the end.
+        // Invalid UTF-8 in a torn line reads as an error, and so does a line longer than any
+        // record (a file of zeros): treat either as the end of the valid prefix.
         let n = match self.lines.read_line(&mut self.buf) {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::InvalidData => return Ok(None),
+            Err(e) if crate::input::is_refused(&e) => return Ok(None),
             Err(e) => return Err(io_err(&self.path)(e)),
         };
         let rec: Option<PointRecord> =

@@ -49,8 +49,32 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, SweepError> {
         })
         .collect::<Result<_, _>>()?;
     let tmp_journal = out.join(format!("{JOURNAL_FILE}.tmp"));
-    let mut journal = journal::Writer::create(&tmp_journal, &header).map_err(SweepError::failed)?;
-    let mut sink = Sink::create(out, &header).map_err(SweepError::failed)?;
+    let written = write_journal(&mut readers, &header, &tmp_journal, out);
+    // Whatever failed (a full disk, a shard that changed), no `.tmp` file is left behind.
+    let sink = written.inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp_journal);
+    })?;
+    let final_journal = out.join(JOURNAL_FILE);
+    std::fs::rename(&tmp_journal, &final_journal).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp_journal);
+        SweepError::Failed(format!("{}: {e}", final_journal.display()))
+    })?;
+    sink.commit().map_err(SweepError::failed)?;
+    output::write_atomic(&out.join("manifest.json"), &header.manifest)
+        .map_err(SweepError::failed)?;
+    Ok(MergeReport { shards: readers.len() as u64, points: header.points })
+}
+
+/// The records of `readers` (one per shard, in shard order), interleaved by point into the
+/// journal at `tmp` and into the outputs of `out` (uncommitted: the sink is returned).
+fn write_journal(
+    readers: &mut [Reader],
+    header: &Header,
+    tmp: &Path,
+    out: &Path,
+) -> Result<Sink, SweepError> {
+    let mut journal = journal::Writer::create(tmp, header).map_err(SweepError::failed)?;
+    let mut sink = Sink::create(out, header).map_err(SweepError::failed)?;
     let n = readers.len() as u64;
     for p in 0..header.points {
         let rec = readers[(p % n) as usize]
@@ -61,14 +85,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, SweepError> {
         sink.add(&rec).map_err(SweepError::failed)?;
     }
     journal.sync().map_err(SweepError::failed)?;
-    drop(journal);
-    let final_journal = out.join(JOURNAL_FILE);
-    std::fs::rename(&tmp_journal, &final_journal)
-        .map_err(|e| SweepError::Failed(format!("{}: {e}", final_journal.display())))?;
-    sink.commit().map_err(SweepError::failed)?;
-    output::write_atomic(&out.join("manifest.json"), &header.manifest)
-        .map_err(SweepError::failed)?;
-    Ok(MergeReport { shards: n, points: header.points })
+    Ok(sink)
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

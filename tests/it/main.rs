@@ -23,6 +23,7 @@ mod model_parts;
 mod plot;
 mod plot_parts;
 mod providers;
+mod read_caps;
 mod readme;
 mod replay;
 mod report;
