@@ -47,6 +47,10 @@ pub struct Args {
     /// Most simulated requests one request may run (a sweep: all its points).
     #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_BUDGET)]
     pub budget: u64,
+    /// Most requests that may wait while the budget is taken by running simulations; beyond
+    /// them a request is refused with 503 and Retry-After.
+    #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_QUEUE)]
+    pub queue: usize,
 }
 
 /// Each `--latency` file, absolute, checked by applying it to the experiment.
@@ -83,7 +87,7 @@ pub fn run(args: Args) -> CliResult {
         );
     }
     let workers = crate::api::default_jobs();
-    let config = Config { base, calibrations, budget: args.budget, workers };
+    let config = Config { base, calibrations, budget: args.budget, workers, queue: args.queue };
     let url = format!("http://{addr}/");
     outln!("prefixsim serve: {url} (from {}; Ctrl-C stops)", config.base.origin())?;
     let _ = std::io::stdout().flush();

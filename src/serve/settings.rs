@@ -46,6 +46,8 @@ pub enum Refusal {
     TooMuchWork(String),
     /// A bug or an I/O failure on the server: 500.
     Internal(String),
+    /// The budget is taken and the queue is full: 503, with `Retry-After`.
+    Busy(String),
 }
 
 impl Refusal {
@@ -55,7 +57,8 @@ impl Refusal {
             Refusal::BadInput(m)
             | Refusal::TooLong(m)
             | Refusal::TooMuchWork(m)
-            | Refusal::Internal(m) => m,
+            | Refusal::Internal(m)
+            | Refusal::Busy(m) => m,
         }
     }
 
