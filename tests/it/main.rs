@@ -29,5 +29,6 @@ mod results_parts;
 mod run_output;
 mod scenarios;
 mod serve;
+mod serve_hardening;
 mod server;
 mod sweep;
