@@ -329,7 +329,7 @@ fn a_sweep_streams_its_points_and_stops_when_the_page_goes_away() {
     let mut s = TcpStream::connect(&server.addr).unwrap();
     let values: Vec<String> = (1..=32).map(|i| (i * 100).to_string()).collect();
     let path = format!("/api/sweep?sweep_key=replications&sweep_values={}", values.join(","));
-    write!(s, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr).unwrap();
     let mut first = BufReader::new(s.try_clone().unwrap());
     let mut line = String::new();
     while !line.starts_with("event: point") {
