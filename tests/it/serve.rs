@@ -370,19 +370,6 @@ fn concurrent_users_each_get_their_own_answer() {
     }
 }
 
-#[test]
-fn binding_beyond_localhost_warns_and_a_bad_start_exits_2() {
-    let mut server = Server::start(&["--bind", "0.0.0.0"]);
-    assert!(server.addr.starts_with("0.0.0.0:"), "{}", server.addr);
-    let _ = server.child.kill();
-    let mut err = String::new();
-    server.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-    assert!(err.contains("warning: listening on 0.0.0.0:") && err.contains("no login"), "{err}");
-    let o = bin().args(["serve", "--latency", "/nonexistent/latency.toml"]).output().unwrap();
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--latency /nonexistent/latency.toml"));
-}
-
 // ---------------------------------------------------------------- the page in a browser
 
 /// Debian's chromedriver, or $PREFIXSIM_CHROMEDRIVER.

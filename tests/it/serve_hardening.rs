@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use prefixsim::model::{simulate_detailed, simulate_sampled};
 use serde_json::Value;
 
+use super::common::bin;
 use super::serve::{http, raw_http, Reply, Server};
 
 /// Issue 32's N7: 300,000 agents at once, 4.2e6 simulated requests, under the default budget.
@@ -38,7 +39,7 @@ fn a_sampled_trace_is_the_full_trace_of_its_lanes() {
         let full = simulate_detailed(&exp, s, 0).unwrap();
         let sampled = simulate_sampled(&exp, s, 0, Some(16)).unwrap();
         // Agents 0..16, the prewarm request (40) and the parent (41) keep their lanes.
-        let kept = |agent: u32| agent < 16 || agent >= 40;
+        let kept = |agent: u32| !(16..40).contains(&agent);
         let segments: Vec<_> = full.segments.iter().filter(|g| kept(g.agent)).copied().collect();
         assert_eq!(sampled.segments, segments, "{s:?}");
         let requests: Vec<_> = full.requests.iter().filter(|r| kept(r.agent)).copied().collect();
@@ -88,7 +89,12 @@ fn requests_not_naming_the_server_or_sent_by_another_page_are_refused() {
     let refused = [
         (format!("evil.example:{port}"), String::new(), 421, "does not name this server"),
         ("127.0.0.1:1".to_string(), String::new(), 421, "does not name this server"),
-        (own.clone(), "Origin: http://evil.example\r\n".into(), 403, "Origin `http://evil.example`"),
+        (
+            own.clone(),
+            "Origin: http://evil.example\r\n".into(),
+            403,
+            "Origin `http://evil.example`",
+        ),
         (own.clone(), "Origin: null\r\n".into(), 403, "cross-origin request refused"),
         (own.clone(), "Sec-Fetch-Site: cross-site\r\n".into(), 403, "Sec-Fetch-Site `cross-site`"),
         (own.clone(), "Sec-Fetch-Site: same-site\r\n".into(), 403, "Sec-Fetch-Site `same-site`"),
@@ -161,4 +167,41 @@ fn requests_beyond_the_queue_are_refused_with_retry_after() {
     }
     let stats = server.get("/api/stats").json();
     assert_eq!((stats["runs"].clone(), stats["refused"].clone()), (2.into(), 1.into()));
+}
+
+#[test]
+fn binding_beyond_localhost_warns_checks_hosts_and_a_bad_start_exits_2() {
+    let mut server = Server::start(&["--bind", "0.0.0.0"]);
+    assert!(server.addr.starts_with("0.0.0.0:"), "{}", server.addr);
+    // On every address, a Host is an IP address with the port, never a name that could be
+    // rebound to this machine.
+    let local = server.addr.replace("0.0.0.0", "127.0.0.1");
+    let port = local.rsplit(':').next().unwrap();
+    for (host, status) in [(local.clone(), 200), (format!("rebound.example:{port}"), 421)] {
+        let head = format!("GET /api/stats HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+        assert_eq!(raw_http(&local, &head, "").status, status, "{host}");
+    }
+    let _ = server.child.kill();
+    let mut err = String::new();
+    server.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(err.contains("warning: listening on 0.0.0.0:") && err.contains("no login"), "{err}");
+    let o = bin().args(["serve", "--latency", "/nonexistent/latency.toml"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--latency /nonexistent/latency.toml"));
+}
+
+#[test]
+fn the_answer_stays_small_however_many_strategies_are_compared() {
+    let server = Server::start(&[]);
+    let list = |n: u32| {
+        let names: Vec<String> =
+            (1..=n).map(|ms| format!("%22wait_first(max_wait={ms}ms)%22")).collect();
+        format!("/api/run?replications=1&strategies=%5B{}%5D", names.join(","))
+    };
+    let r = server.get(&list(32));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.len() < 2 << 20, "32 strategies: {} bytes", r.body.len());
+    let r = server.get(&list(33));
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("33 are listed; the page compares at most 32"), "{}", r.body);
 }
