@@ -88,17 +88,6 @@ impl Stats {
     }
 }
 
-impl App {
-    /// The counters, and the simulations running and waiting now.
-    fn stats_json(&self) -> serde_json::Value {
-        let mut v = self.stats.to_json();
-        let now = |c: &AtomicU64| serde_json::Value::from(c.load(Ordering::Relaxed));
-        v["running"] = now(&self.admission.running);
-        v["waiting"] = now(&self.admission.waiting);
-        v
-    }
-}
-
 /// The server's shared state.
 #[derive(Debug)]
 pub struct App {
@@ -111,6 +100,15 @@ impl App {
     pub fn new(config: Config) -> Arc<App> {
         let admission = admit::Admission::new(config.budget, config.workers, config.queue);
         Arc::new(App { config, admission, stats: Stats::default() })
+    }
+
+    /// The counters, and the simulations running and waiting now.
+    fn stats_json(&self) -> serde_json::Value {
+        let mut v = self.stats.to_json();
+        let now = |c: &AtomicU64| serde_json::Value::from(c.load(Ordering::Relaxed));
+        v["running"] = now(&self.admission.running);
+        v["waiting"] = now(&self.admission.waiting);
+        v
     }
 }
 
