@@ -23,6 +23,10 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// With `out`: also write trace.csv (every agent's segments in replication 0).
     pub trace: bool,
+    /// With `trace`: only agents 0..N in trace.csv (and the prewarm request and the parent),
+    /// recorded as the run goes, so the trace's memory is bounded by N however many agents
+    /// run (the page's timeline); `None`: every agent.
+    pub trace_lanes: Option<u32>,
     /// Start even when the estimated work is above the experiment's `[limits]`, and write
     /// `out` over the files in it (as `--force` does).
     pub force: bool,
@@ -93,9 +97,10 @@ impl Experiment {
             },
         };
         if let Some(dir) = &opts.out {
-            let trace = match opts.trace {
-                true => Some(exec::trace_rows(&runner, exp)?),
-                false => None,
+            let trace = match (opts.trace, opts.trace_lanes) {
+                (true, Some(lanes)) => Some(runner.sampled_trace_rows(exp, lanes)?),
+                (true, None) => Some(exec::trace_rows(&runner, exp)?),
+                (false, _) => None,
             };
             let _lock = outdir::lock(dir)?;
             exec::write_out(dir, exp, &ran.outcomes, trace.as_deref())

@@ -63,6 +63,7 @@ pub fn run(args: Args) -> CliResult {
         jobs: args.jobs,
         out: args.out,
         trace: args.trace,
+        trace_lanes: None, // trace.csv has every agent
         force: args.force,
         progress: true,
     };

@@ -1,5 +1,5 @@
 //! `prefixsim serve [EXPERIMENT] [--port N] [--bind ADDR] [--open] [--latency FILE]...
-//! [--budget N]`: the live page for design reviews (`crate::serve`), on localhost unless
+//! [--budget N] [--queue N]`: the live page for design reviews (`crate::serve`), on localhost unless
 //! `--bind` says otherwise.
 
 use std::io::Write;
@@ -22,8 +22,13 @@ The page: the experiment's parameters as controls, the comparison table and figu
 as they change, a sweep over one control streamed as it runs, a shareable URL, and an export
 of the settings as an experiment file that `prefixsim run` reproduces. Each request runs its
 own simulation; one above --budget simulated requests (agents x turns x replications x
-strategies; a sweep counts all its points) is refused with a message (HTTP 422). Ctrl-C
-stops the server. docs/serve.md has the details.";
+strategies; a sweep counts all its points) is refused with a message (HTTP 422). The budget
+is shared: the simulations running at once add up to at most --budget, the others wait in a
+queue of --queue requests, beyond which they are refused (HTTP 503, Retry-After). The
+timeline draws the first 16 agents' lanes. Requests must name the server's address in Host
+(else 421) and come from its own page or from outside a browser (another origin: 403);
+connections idle or half-sent for 5 s are closed, at most 128 are open. Ctrl-C stops the
+server. docs/serve.md has the details.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::reflow(AFTER_HELP))]
@@ -44,9 +49,14 @@ pub struct Args {
     /// offers as the latency model (repeatable).
     #[arg(long, value_name = "FILE")]
     pub latency: Vec<PathBuf>,
-    /// Most simulated requests one request may run (a sweep: all its points).
+    /// Most simulated requests one request may run (a sweep: all its points), and most that
+    /// run at once, all requests together.
     #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_BUDGET)]
     pub budget: u64,
+    /// Most requests that may wait while the budget is taken by running simulations; beyond
+    /// them a request is refused with 503 and Retry-After.
+    #[arg(long, value_name = "N", default_value_t = serve::DEFAULT_QUEUE)]
+    pub queue: usize,
 }
 
 /// Each `--latency` file, absolute, checked by applying it to the experiment.
@@ -83,7 +93,7 @@ pub fn run(args: Args) -> CliResult {
         );
     }
     let workers = crate::api::default_jobs();
-    let config = Config { base, calibrations, budget: args.budget, workers };
+    let config = Config { base, calibrations, budget: args.budget, workers, queue: args.queue };
     let url = format!("http://{addr}/");
     outln!("prefixsim serve: {url} (from {}; Ctrl-C stops)", config.base.origin())?;
     let _ = std::io::stdout().flush();

@@ -1,5 +1,6 @@
 //! The real simulator: `config::resolve` and `model::Simulator::run_into`, with one reusable
-//! model simulator per worker thread (its event heap keeps its capacity across runs).
+//! model simulator per worker thread (its event heap keeps its capacity across runs, traced
+//! runs included).
 
 use std::cell::RefCell;
 
@@ -17,6 +18,13 @@ pub struct ModelRunner {
 
 thread_local! {
     static MODEL: RefCell<crate::model::Simulator> = RefCell::new(crate::model::Simulator::new());
+}
+
+/// Free this thread's model buffers (kept for the next run otherwise): a long-lived thread
+/// that ran a large experiment (`serve`'s) gives its memory back instead of holding it
+/// until the thread ends.
+pub fn release_buffers() {
+    MODEL.with(|m| drop(m.replace(crate::model::Simulator::new())));
 }
 
 impl Runner for ModelRunner {
@@ -64,10 +72,25 @@ impl Runner for ModelRunner {
     }
 
     fn trace(&self, exp: &ExperimentSpec, strategy: usize) -> Result<Vec<TraceRow>, RunError> {
+        self.sampled_trace(exp, strategy, None)
+    }
+}
+
+impl ModelRunner {
+    /// `Runner::trace` of agents `0..lanes` only (and the prewarm request and the parent;
+    /// `None`: every agent), recorded as the run goes, so its memory is bounded by `lanes`.
+    pub fn sampled_trace(
+        &self,
+        exp: &ExperimentSpec,
+        strategy: usize,
+        lanes: Option<u32>,
+    ) -> Result<Vec<TraceRow>, RunError> {
         let s = &exp.strategies[strategy];
-        let segments = crate::model::simulate_detailed(exp, s, 0).map_err(RunError::from)?.segments;
+        let detailed =
+            MODEL.with(|m| m.borrow_mut().run_sampled(exp, s, 0, lanes)).map_err(RunError::from)?;
         let label = config::strategy_label(s);
-        Ok(segments
+        Ok(detailed
+            .segments
             .iter()
             .map(|g| TraceRow {
                 strategy: label.clone(),
@@ -79,5 +102,22 @@ impl Runner for ModelRunner {
                 outcome: g.outcome.name().to_string(),
             })
             .collect())
+    }
+
+    /// `exec::trace_rows` (replication 0 of every strategy) with agents `0..lanes` traced.
+    pub fn sampled_trace_rows(
+        &self,
+        exp: &ExperimentSpec,
+        lanes: u32,
+    ) -> Result<Vec<TraceRow>, RunError> {
+        let mut rows = Vec::new();
+        for (s, strategy) in exp.strategies.iter().enumerate() {
+            let label = config::strategy_label(strategy);
+            let t = self
+                .sampled_trace(exp, s, Some(lanes))
+                .map_err(|e| RunError::Internal(format!("{label}: {e}")))?;
+            rows.extend(t);
+        }
+        Ok(rows)
     }
 }

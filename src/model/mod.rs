@@ -254,10 +254,23 @@ pub fn notes(exp: &ExperimentSpec) -> Vec<String> {
 
 /// Run replication `replication` of `strategy` on `exp` with its timeline segments (ordered
 /// by agent, then time) and one record per accepted request, in acceptance order.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' entry
 pub fn simulate_detailed(
     exp: &ExperimentSpec,
     strategy: &Strategy,
     replication: u32,
 ) -> Result<Detailed, SimError> {
     Simulator::new().run_detailed(exp, strategy, replication)
+}
+
+/// `simulate_detailed` with only agents `0..lanes` traced (and the prewarm request and the
+/// parent; `None`: every agent), recorded as the run goes (`Simulator::run_sampled`).
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' entry
+pub fn simulate_sampled(
+    exp: &ExperimentSpec,
+    strategy: &Strategy,
+    replication: u32,
+    lanes: Option<u32>,
+) -> Result<Detailed, SimError> {
+    Simulator::new().run_sampled(exp, strategy, replication, lanes)
 }

@@ -21,8 +21,30 @@ pub(super) struct Served {
     pub cost_usd: f64,
 }
 
-/// The timeline and the request records of a traced run.
-pub(super) type Trace = (Vec<Segment>, Vec<RequestRecord>);
+/// The timeline and the request records of a traced run, of the agents below `lanes` (and
+/// of the prewarm request and the parent, always): a sampled trace holds a few agents' lanes
+/// however many agents run, so its memory does not grow with the run.
+pub(super) struct Trace {
+    pub segments: Vec<Segment>,
+    pub requests: Vec<RequestRecord>,
+    /// Agents `0..lanes` are recorded (`u32::MAX`: every agent).
+    pub lanes: u32,
+}
+
+impl Trace {
+    /// A trace of the agents below `lanes` (`None`: of every agent).
+    pub fn new(lanes: Option<u32>) -> Trace {
+        Trace { segments: Vec::new(), requests: Vec::new(), lanes: lanes.unwrap_or(u32::MAX) }
+    }
+
+    /// Whether `who`'s requests and segments are recorded.
+    fn records(&self, who: Requester) -> bool {
+        match who {
+            Requester::Agent(a) => a < self.lanes,
+            Requester::Prewarm | Requester::Parent => true,
+        }
+    }
+}
 
 /// The metrics of one run and its optional trace.
 pub(super) struct Recorder<'a> {
@@ -99,10 +121,10 @@ impl<'a> Recorder<'a> {
         (start, end): (SimTime, SimTime),
         outcome: Outcome,
     ) {
-        let Some((segments, _)) = self.trace.as_mut() else { return };
+        let Some(trace) = self.trace.as_mut().filter(|t| t.records(who)) else { return };
         let (agent, t0) = (who.shown(self.n), self.t0);
         let (start_us, end_us) = ((start - t0).as_us(), (end - t0).as_us());
-        segments.push(Segment { agent, request, kind, start_us, end_us, outcome });
+        trace.segments.push(Segment { agent, request, kind, start_us, end_us, outcome });
     }
 
     /// The timeline segments and the record of one served request (traced runs), with the
@@ -110,7 +132,7 @@ impl<'a> Recorder<'a> {
     #[cold]
     #[inline(never)]
     fn trace_request(&mut self, s: Served, prompt: &Prompt, bps: &[Breakpoint]) {
-        if self.trace.is_none() {
+        if !self.trace.as_ref().is_some_and(|t| t.records(s.who)) {
             return;
         }
         let (u, t, now) = (&s.usage, s.timing, s.send_us);
@@ -124,8 +146,8 @@ impl<'a> Recorder<'a> {
             let ready = (first, first + t.ready_delay);
             self.segment(id, SegmentKind::EntryReady, ready, outcome);
         }
-        let Some((_, requests)) = self.trace.as_mut() else { return };
-        requests.push(RequestRecord {
+        let Some(trace) = self.trace.as_mut() else { return };
+        trace.requests.push(RequestRecord {
             agent: s.who.shown(self.n),
             request: s.request,
             send_us: (now - self.t0).as_us(),

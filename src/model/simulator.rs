@@ -32,16 +32,30 @@ impl Simulator {
     }
 
     /// Run one replication with the timeline and the per-request records.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // the tests' entry
     pub fn run_detailed(
         &mut self,
         exp: &ExperimentSpec,
         strategy: &Strategy,
         replication: u32,
     ) -> Result<Detailed, SimError> {
-        let (mut metrics, mut trace) = (RunMetrics::new(), Trace::default());
+        self.run_sampled(exp, strategy, replication, None)
+    }
+
+    /// `run_detailed` recording only agents `0..lanes` (and the prewarm request and the
+    /// parent), as they run: the trace's memory is bounded by `lanes`, not by the agents.
+    /// `None`: every agent. The metrics count every agent either way.
+    pub fn run_sampled(
+        &mut self,
+        exp: &ExperimentSpec,
+        strategy: &Strategy,
+        replication: u32,
+        lanes: Option<u32>,
+    ) -> Result<Detailed, SimError> {
+        let (mut metrics, mut trace) = (RunMetrics::new(), Trace::new(lanes));
         let counts = (&mut metrics, Some(&mut trace));
         Run::new(exp, strategy, replication, &mut self.buffers, counts)?.go()?;
-        let (mut segments, requests) = trace;
+        let Trace { mut segments, requests, .. } = trace;
         segments.sort_by_key(|s| (s.agent, s.start_us, s.kind, s.request));
         Ok(Detailed { metrics, segments, requests })
     }

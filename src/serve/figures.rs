@@ -46,16 +46,30 @@ impl Drop for Scratch {
 /// supports: the covered-prefix figure only with a `wait_first` strategy).
 const SHOWN: [&str; 3] = ["launch_wait_percentiles", "completion_percentiles", "covered_prefix"];
 
+/// The agents the page's timeline shows, as lanes: the first 16 (and the prewarm request's and
+/// the parent's lanes), as many as the figure labels readably. Only these are traced, as the
+/// run goes, so a run of 300,000 agents holds 16 agents' segments, not 300,000.
+pub const TIMELINE_LANES: u32 = 16;
+
 /// Run `exp` (one thread: concurrent users share the cores) and draw the page's figures, the
-/// timeline of `timeline` (a strategy label; default the first strategy).
+/// timeline of `timeline` (a strategy label; default the first strategy) with the lanes of
+/// the first `TIMELINE_LANES` agents.
 pub fn run_with_figures(
     exp: &Experiment,
     timeline: Option<&str>,
 ) -> Result<(RunSummary, Vec<Drawn>), Refusal> {
     let dir = Scratch::new();
-    let opts =
-        RunOptions { jobs: Some(1), out: Some(dir.0.clone()), trace: true, ..Default::default() };
-    let summary = exp.run(&opts).map_err(Refusal::from_api)?;
+    let opts = RunOptions {
+        jobs: Some(1),
+        out: Some(dir.0.clone()),
+        trace: true,
+        trace_lanes: Some(TIMELINE_LANES),
+        ..Default::default()
+    };
+    let summary = exp.run(&opts);
+    // One thread ran it (`jobs: 1`): its buffers, sized for this run, are not kept.
+    crate::exec::model::release_buffers();
+    let summary = summary.map_err(Refusal::from_api)?;
     let figures = plot::figures(&load(&dir.0)?);
     let mut drawn = vec![svg(&cost_by_strategy(&summary))?];
     let labels: Vec<&str> = summary.results.iter().map(|r| r.strategy.as_str()).collect();
@@ -71,11 +85,27 @@ pub fn run_with_figures(
         if name == "completion_percentiles" {
             let of_lane = |f: &&Figure| matches!(&f.spec, Spec::Timeline(t) if t.strategy == lane);
             if let Some(f) = figures.iter().find(of_lane) {
-                drawn.push(svg(f)?);
+                drawn.push(svg(&sampled(f, exp.config().workload.agents))?);
             }
         }
     }
     Ok((summary, drawn))
+}
+
+/// The timeline `f` saying that its lanes are a sample when the run has more than
+/// `TIMELINE_LANES` agents: in its title (drawn on the figure) and its caption, whose counts
+/// are of the lanes shown.
+fn sampled(f: &Figure, agents: u32) -> Figure {
+    let mut f = f.clone();
+    if agents > TIMELINE_LANES {
+        f.title = format!("{} (agents 0-{} of {agents})", f.title, TIMELINE_LANES - 1);
+        f.caption = format!(
+            "Lanes: the first {TIMELINE_LANES} of {agents} agents (and the prewarm request's and \
+             the parent's, when the run has them); the counts are of these lanes. {}",
+            f.caption
+        );
+    }
+    f
 }
 
 fn load(dir: &Path) -> Result<Results, Refusal> {

@@ -25,7 +25,7 @@ pub async fn not_found() -> Response {
 }
 
 pub async fn stats(State(app): State<Arc<App>>) -> Response {
-    json(app.stats.to_json())
+    json(app.stats_json())
 }
 
 fn text(content_type: &'static str, body: String) -> Response {
@@ -51,8 +51,13 @@ pub fn refused(app: &App, r: &Refusal) -> Response {
         Refusal::TooLong(_) => StatusCode::URI_TOO_LONG,
         Refusal::TooMuchWork(_) => StatusCode::UNPROCESSABLE_ENTITY,
         Refusal::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        Refusal::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
     };
-    refusal(status, r.message())
+    let mut response = refusal(status, r.message());
+    if let Refusal::Busy(_) = r {
+        response.headers_mut().insert(header::RETRY_AFTER, super::admit::RETRY_AFTER_S.into());
+    }
+    response
 }
 
 /// The key of the shared prefix's size for the experiment's kind of agent.
@@ -154,7 +159,7 @@ pub async fn run(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Resp
 async fn run_json(app: &Arc<App>, query: Option<&str>) -> Result<serde_json::Value, Refusal> {
     let (s, exp, work) = prepare(app, query)?;
     let toml = settings::export_toml(&exp, app.config.base.origin(), &s);
-    let _permit = app.permits.acquire().await.map_err(|e| Refusal::Internal(e.to_string()))?;
+    let _ticket = app.admission.admit(work).await?;
     let timeline = s.timeline.clone();
     let (summary, drawn) =
         tokio::task::spawn_blocking(move || figures::run_with_figures(&exp, timeline.as_deref()))
@@ -182,11 +187,15 @@ pub async fn hold(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
 async fn hold_json(app: &Arc<App>, query: Option<&str>) -> Result<serde_json::Value, Refusal> {
     let (_, exp, _) = prepare(app, query)?;
     let work = settings::check_hold_budget(&exp, app.config.budget)?;
-    let _permit = app.permits.acquire().await.map_err(|e| Refusal::Internal(e.to_string()))?;
-    let answer = tokio::task::spawn_blocking(move || exp.hold_answer(Some(1)))
-        .await
-        .map_err(|e| Refusal::Internal(format!("the hold answer failed: {e}")))?
-        .map_err(Refusal::from_api)?;
+    let _ticket = app.admission.admit(work).await?;
+    let answer = tokio::task::spawn_blocking(move || {
+        let answer = exp.hold_answer(Some(1));
+        crate::exec::model::release_buffers(); // this thread ran it (`jobs: 1`)
+        answer
+    })
+    .await
+    .map_err(|e| Refusal::Internal(format!("the hold answer failed: {e}")))?
+    .map_err(Refusal::from_api)?;
     Ok(serde_json::json!({ "query": query.unwrap_or(""), "work": work, "hold": answer }))
 }
 

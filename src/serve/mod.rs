@@ -6,8 +6,11 @@
 //! and `report` print). docs/serve.md is the user's page.
 //!
 //! Every request gets its own simulation: nothing is shared between requests but the
-//! read-only starting experiment, a semaphore that gives the simulations one core each, and
-//! counters. Work above the budget is refused before it starts.
+//! read-only starting experiment, the budget (`admit`: the simulations running at once add up
+//! to one budget's worth at most, one core each, with a bounded queue), and counters. Work
+//! above the budget is refused before it starts. Requests must name the server's address and
+//! come from its own page or from outside a browser (`guard`); connections are capped and
+//! timed out (`listen`).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,12 +18,14 @@ use std::sync::Arc;
 
 use axum::routing::get;
 use axum::Router;
-use tokio::sync::Semaphore;
 
 use crate::api::Experiment;
 
+pub mod admit;
 pub mod figures;
+pub mod guard;
 mod handlers;
+pub mod listen;
 pub mod settings;
 mod sweep;
 
@@ -31,8 +36,11 @@ pub const PAGE_JS: &str = include_str!("page.js");
 pub const PAGE_CSS: &str = include_str!("page.css");
 
 /// The default work budget: simulated requests per request to the server (about a
-/// microsecond of one core each).
+/// microsecond of one core each), shared by the requests running at once.
 pub const DEFAULT_BUDGET: u64 = 5_000_000;
+
+/// The default number of requests that may wait for the budget (`serve --queue`).
+pub const DEFAULT_QUEUE: usize = 16;
 
 /// What the server was started with; read-only while it runs.
 #[derive(Debug, Clone)]
@@ -44,10 +52,13 @@ pub struct Config {
     pub base: Experiment,
     /// Calibration files (`serve --latency FILE`), absolute; the page picks one by index.
     pub calibrations: Vec<PathBuf>,
-    /// Most simulated requests one request may ask for (a sweep: all its points together).
+    /// Most simulated requests one request may ask for (a sweep: all its points together),
+    /// and most that run at once, all requests together.
     pub budget: u64,
-    /// Simulations allowed at once (default: one per core).
+    /// Simulations allowed at once within the budget (default: one per core).
     pub workers: usize,
+    /// Most requests waiting for the budget; beyond them a request is refused (503).
+    pub queue: usize,
 }
 
 /// Counters of what the server did (`/api/stats`; the tests read them).
@@ -81,19 +92,28 @@ impl Stats {
 #[derive(Debug)]
 pub struct App {
     pub config: Config,
-    permits: Semaphore,
+    admission: admit::Admission,
     pub stats: Stats,
 }
 
 impl App {
     pub fn new(config: Config) -> Arc<App> {
-        let permits = Semaphore::new(config.workers.max(1));
-        Arc::new(App { config, permits, stats: Stats::default() })
+        let admission = admit::Admission::new(config.budget, config.workers, config.queue);
+        Arc::new(App { config, admission, stats: Stats::default() })
+    }
+
+    /// The counters, and the simulations running and waiting now.
+    fn stats_json(&self) -> serde_json::Value {
+        let mut v = self.stats.to_json();
+        let now = |c: &AtomicU64| serde_json::Value::from(c.load(Ordering::Relaxed));
+        v["running"] = now(&self.admission.running);
+        v["waiting"] = now(&self.admission.waiting);
+        v
     }
 }
 
-/// Every route of the server.
-pub fn router(app: Arc<App>) -> Router {
+/// Every route of the server listening on `bound`, behind the `Host` and origin checks.
+pub fn router(app: Arc<App>, bound: guard::Bound) -> Router {
     Router::new()
         .route("/", get(|| handlers::asset("text/html; charset=utf-8", PAGE_HTML)))
         .route("/page.js", get(|| handlers::asset("text/javascript; charset=utf-8", PAGE_JS)))
@@ -106,11 +126,13 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/stats", get(handlers::stats))
         .fallback(handlers::not_found)
         .with_state(app)
+        .layer(axum::middleware::from_fn_with_state(bound, guard::check))
 }
 
 /// Serve on `listener` until Ctrl-C.
 pub async fn serve(listener: tokio::net::TcpListener, app: Arc<App>) -> std::io::Result<()> {
-    let server = axum::serve(listener, router(app));
+    let bound = guard::Bound(listener.local_addr()?);
+    let server = listen::accept(listener, router(app, bound));
     tokio::select! {
         r = server => r,
         _ = tokio::signal::ctrl_c() => Ok(()),

@@ -34,6 +34,10 @@ pub const MAX_PAIRS: usize = 64;
 /// Most values in one sweep.
 pub const MAX_SWEEP_POINTS: usize = 32;
 
+/// Most strategies one request may compare: the answer (a table row and a series in each
+/// figure per strategy) stays about a megabyte.
+pub const MAX_STRATEGIES: usize = 32;
+
 /// Why a request is refused, with the HTTP status that fits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
@@ -46,6 +50,8 @@ pub enum Refusal {
     TooMuchWork(String),
     /// A bug or an I/O failure on the server: 500.
     Internal(String),
+    /// The budget is taken and the queue is full: 503, with `Retry-After`.
+    Busy(String),
 }
 
 impl Refusal {
@@ -55,7 +61,8 @@ impl Refusal {
             Refusal::BadInput(m)
             | Refusal::TooLong(m)
             | Refusal::TooMuchWork(m)
-            | Refusal::Internal(m) => m,
+            | Refusal::Internal(m)
+            | Refusal::Busy(m) => m,
         }
     }
 
@@ -158,6 +165,12 @@ impl Settings {
         }
         for a in &self.sets {
             exp = exp.set(a).map_err(Refusal::from_api)?;
+        }
+        let n = exp.config().strategies.len();
+        if n > MAX_STRATEGIES {
+            return Err(Refusal::BadInput(format!(
+                "strategies: {n} are listed; the page compares at most {MAX_STRATEGIES}"
+            )));
         }
         Ok(exp)
     }

@@ -111,11 +111,12 @@ async fn point(
     (key, values, metric): (&str, &[String], &str),
     done: &mut Vec<RunSummary>,
 ) -> Result<(Vec<(String, f64, f64)>, String), Refusal> {
-    let _permit = app.permits.acquire().await.map_err(|e| Refusal::Internal(e.to_string()))?;
+    let _ticket = app.admission.admit(settings::work(&exp)).await?;
     let (key, values, metric) = (key.to_string(), values.to_vec(), metric.to_string());
     let mut so_far = std::mem::take(done);
     let (so_far, out) = tokio::task::spawn_blocking(move || {
         let r = exp.run(&RunOptions { jobs: Some(1), ..Default::default() });
+        crate::exec::model::release_buffers(); // this thread ran it (`jobs: 1`)
         let out = r.map_err(Refusal::from_api).and_then(|s| {
             let row: Vec<(String, f64, f64)> = s
                 .results

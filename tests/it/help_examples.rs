@@ -102,7 +102,8 @@ fn serve_example(dir: &Path, path: &str, example: &str) {
         panic!("serve: `{example}` printed no address: {first:?}\n{err}");
     };
     let mut conn = std::net::TcpStream::connect(&addr).unwrap();
-    conn.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let head = format!("GET / HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    conn.write_all(head.as_bytes()).unwrap();
     let mut reply = String::new();
     conn.read_to_string(&mut reply).unwrap();
     child.kill().unwrap();

@@ -32,6 +32,7 @@ mod results_parts;
 mod run_output;
 mod scenarios;
 mod serve;
+mod serve_hardening;
 mod server;
 mod sweep;
 mod tune_input;
