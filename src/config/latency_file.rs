@@ -71,7 +71,7 @@ impl LatencyFile {
         let text = crate::input::read_capped_text(path, MAX_LATENCY_FILE_BYTES, what)
             .map_err(LatencyFileError::Read)?;
         let mut top: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            LatencyFileError::Toml(e.to_string().trim_end().to_string())
+            LatencyFileError::Toml(super::error::toml_syntax(&e, &text))
         })?;
         if let Some(k) = top.keys().find(|k| *k != "latency") {
             return Err(LatencyFileError::UnknownTop(k.clone()));

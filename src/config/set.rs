@@ -36,15 +36,15 @@ pub fn set_key(
     value: toml::Value,
 ) -> Result<(), ConfigError> {
     let bad = |reason: String| ConfigError::BadSet { assignment: dotted.to_string(), reason };
-    let parts = key_parts(dotted).ok_or_else(|| bad(format!("`{dotted}` is not a dotted key")))?;
+    let parts = key_parts(dotted).ok_or_else(|| bad("not a dotted key".to_string()))?;
     let (last, path) = parts.split_last().expect("a key has at least one part");
     let mut here = table;
     for (i, part) in path.iter().enumerate() {
         let entry =
             here.entry(part.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        here = entry
-            .as_table_mut()
-            .ok_or_else(|| bad(format!("`{}` is a value, not a table", parts[..=i].join("."))))?;
+        here = entry.as_table_mut().ok_or_else(|| {
+            bad(format!("`{}` is a value, not a table", super::capped(&parts[..=i].join("."))))
+        })?;
     }
     here.insert(last.to_string(), value);
     Ok(())
