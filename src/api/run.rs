@@ -78,7 +78,10 @@ impl Experiment {
     pub(crate) fn execute(&self, opts: &RunOptions) -> Result<Ran, Error> {
         let exp = &self.resolved;
         if !opts.force {
-            let estimate = limits::estimate_run_traced(exp, opts.out.is_some(), opts.trace);
+            // A trace of a few lanes (`trace_lanes`) holds a few agents' requests: nothing
+            // beside the run's own memory; a full trace holds every request of replication 0.
+            let full_trace = opts.trace && opts.trace_lanes.is_none();
+            let estimate = limits::estimate_run_traced(exp, opts.out.is_some(), full_trace);
             estimate.check(&WorkLimits::from_table(&self.table), false)?;
         }
         if let Some(dir) = &opts.out {

@@ -38,8 +38,11 @@ pub struct Ticket<'a> {
 }
 
 impl Drop for Ticket<'_> {
+    /// The last running simulation's end gives the memory it freed back to the system.
     fn drop(&mut self) {
-        self.running.fetch_sub(1, Ordering::Relaxed);
+        if self.running.fetch_sub(1, Ordering::Relaxed) == 1 {
+            super::memory::release_freed();
+        }
     }
 }
 

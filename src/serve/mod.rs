@@ -26,6 +26,7 @@ pub mod figures;
 pub mod guard;
 mod handlers;
 pub mod listen;
+mod memory;
 pub mod settings;
 mod sweep;
 
