@@ -14,8 +14,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-/// Longest piece of a header echoed in a refusal.
-const ECHO_CHARS: usize = 80;
+use crate::config::capped;
 
 /// The address the server listens on.
 #[derive(Debug, Clone, Copy)]
@@ -88,7 +87,7 @@ fn refusal(
     if !bound.is_host(&host) {
         let msg = format!(
             "Host `{}` does not name this server ({own}); use the address it printed",
-            echo(&host)
+            capped(&host)
         );
         return Some((StatusCode::MISDIRECTED_REQUEST, msg));
     }
@@ -96,8 +95,8 @@ fn refusal(
         if !origin.eq_ignore_ascii_case(&format!("http://{host}")) {
             let msg = format!(
                 "cross-origin request refused: Origin `{}` is not this server's (http://{})",
-                echo(&origin),
-                echo(&host)
+                capped(&origin),
+                capped(&host)
             );
             return Some((StatusCode::FORBIDDEN, msg));
         }
@@ -107,20 +106,12 @@ fn refusal(
         let msg = format!(
             "cross-origin request refused: Sec-Fetch-Site `{}` (another page sent it); open the \
              page at http://{} itself",
-            echo(&site),
-            echo(&host)
+            capped(&site),
+            capped(&host)
         );
         return Some((StatusCode::FORBIDDEN, msg));
     }
     None
-}
-
-/// `s` cut to `ECHO_CHARS` characters.
-fn echo(s: &str) -> String {
-    match s.char_indices().nth(ECHO_CHARS) {
-        Some((i, _)) => format!("{}...", &s[..i]),
-        None => s.to_string(),
-    }
 }
 
 #[cfg(test)]
