@@ -72,6 +72,8 @@ pub fn run(args: Args) -> CliResult {
         }
         p => {
             let p = p.unwrap_or_else(|| dir.join("summary_long.csv"));
+            // A device or a FIFO is not replaced by a file (`--out -` is stdout).
+            crate::results::replaceable(&p).map_err(Error::usage)?;
             // Streamed to `NAME.tmp`, renamed when whole: a sweep's long file is ~70 rows a
             // row of summary.csv, more than is worth holding.
             let mut file = AtomicFile::create(&p).map_err(Error::File)?;

@@ -42,9 +42,23 @@ pub fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
+/// Refuse to rename a file over `path` when something other than a regular file is there: a
+/// device (`--out /dev/null` run as root replaced the device with a file), a FIFO, a
+/// directory. Nothing there, or a regular file, is fine.
+pub fn replaceable(path: &Path) -> Result<(), WriteError> {
+    match fs::metadata(path) {
+        Ok(m) if !m.is_file() => match crate::input::regular_len(path) {
+            Err(e) => Err(WriteError { path: path.to_path_buf(), source: e }),
+            Ok(_) => Ok(()),
+        },
+        _ => Ok(()),
+    }
+}
+
 /// Write `bytes` to `path` atomically: `path.tmp`, then rename. The one way every result,
 /// figure and report file is written. On an error the `.tmp` file is removed.
 pub fn write_atomic(path: &Path, bytes: impl AsRef<[u8]>) -> Result<(), WriteError> {
+    replaceable(path)?;
     let tmp = tmp_path(path);
     let done = fs::write(&tmp, bytes)
         .map_err(at(&tmp))
@@ -68,6 +82,7 @@ pub struct AtomicFile {
 
 impl AtomicFile {
     pub fn create(path: &Path) -> Result<AtomicFile, WriteError> {
+        replaceable(path)?;
         let tmp = tmp_path(path);
         let file = fs::File::create(&tmp).map_err(at(&tmp))?;
         let out = Some(BufWriter::new(file));

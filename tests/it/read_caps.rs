@@ -256,3 +256,15 @@ fn a_failed_write_leaves_no_tmp_file_and_names_its_path() {
     assert!(err.contains("summary_long.csv.tmp: No space left on device"), "{err}");
     assert!(std::fs::symlink_metadata(&tmp).is_err(), "summary_long.csv.tmp is left behind");
 }
+
+#[test]
+fn export_does_not_replace_a_device_or_a_fifo_with_a_file() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("export-out");
+    let (all, _, _, _) = sweeps(&dir);
+    let fifo = dir.join("out.csv");
+    put(Bad::Fifo, &fifo);
+    refused(cmd(&["export", s(&all), "--format", "long", "--out", s(&fifo)]), "out.csv");
+    let still = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(still.is_fifo(), "the FIFO was replaced by a file");
+}
