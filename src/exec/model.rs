@@ -23,6 +23,7 @@ thread_local! {
 /// Free this thread's model buffers (kept for the next run otherwise): a long-lived thread
 /// that ran a large experiment (`serve`'s) gives its memory back instead of holding it
 /// until the thread ends.
+#[cfg(feature = "serve")]
 pub fn release_buffers() {
     MODEL.with(|m| drop(m.replace(crate::model::Simulator::new())));
 }
