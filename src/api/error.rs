@@ -109,7 +109,8 @@ impl Error {
             Error::OutDir(e) => e.is_input(),
             Error::Results(e) => !matches!(e, ResultsError::Io { .. }),
             Error::InFile { error, .. } => error.is_input(),
-            Error::Write { .. } | Error::File(_) | Error::Failed(_) => false,
+            Error::File(e) => e.is_refused(),
+            Error::Write { .. } | Error::Failed(_) => false,
         }
     }
 

@@ -28,6 +28,15 @@ pub enum OutDirError {
          still running); wait for it to finish, or choose another directory"
     )]
     Locked(PathBuf),
+    /// One of the files the command writes is something other than a regular file there.
+    #[error("--out {}: {source}", path.display())]
+    NotAFile {
+        /// The file.
+        path: PathBuf,
+        /// What is there instead.
+        #[source]
+        source: std::io::Error,
+    },
     /// It could not be created, opened or locked.
     #[error("--out {dir}: cannot {what} it: {source}")]
     Io {
@@ -93,8 +102,34 @@ pub fn lock(dir: &Path) -> Result<DirLock, OutDirError> {
     std::fs::create_dir_all(dir).map_err(|e| io("create", e))?;
     let handle = File::open(dir).map_err(|e| io("open", e))?;
     match handle.try_lock() {
-        Ok(()) => Ok(DirLock { _handle: handle, created, dir: dir.to_path_buf() }),
-        Err(TryLockError::WouldBlock) => Err(OutDirError::Locked(dir.to_path_buf())),
-        Err(TryLockError::Error(e)) => Err(io("lock", e)),
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => return Err(OutDirError::Locked(dir.to_path_buf())),
+        Err(TryLockError::Error(e)) => return Err(io("lock", e)),
     }
+    check_written(dir)?;
+    Ok(DirLock { _handle: handle, created, dir: dir.to_path_buf() })
+}
+
+/// The files a run, sweep, tune or merge writes into its directory.
+const WRITTEN: [&str; 9] = [
+    "manifest.json",
+    "summary.csv",
+    "runs.csv",
+    "trace.csv",
+    "hold.json",
+    "hold.csv",
+    "tune.json",
+    "sweep.journal",
+    "histograms/latency.hlog",
+];
+
+/// Refuse `dir` when one of the files a command writes there is a FIFO, a device, a socket
+/// or a directory: found before any simulation starts, not when the results are written.
+fn check_written(dir: &Path) -> Result<(), OutDirError> {
+    for name in WRITTEN {
+        if let Err(e) = crate::results::replaceable(&dir.join(name)) {
+            return Err(OutDirError::NotAFile { path: e.path, source: e.source });
+        }
+    }
+    Ok(())
 }

@@ -25,6 +25,14 @@ pub struct WriteError {
     pub source: io::Error,
 }
 
+impl WriteError {
+    /// True when the file is refused (something other than a regular file is where it goes),
+    /// not a failure of the machine: the input's fault.
+    pub fn is_refused(&self) -> bool {
+        crate::input::is_refused(&self.source)
+    }
+}
+
 impl From<WriteError> for io::Error {
     fn from(e: WriteError) -> io::Error {
         io::Error::new(e.source.kind(), e)

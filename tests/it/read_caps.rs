@@ -268,3 +268,24 @@ fn export_does_not_replace_a_device_or_a_fifo_with_a_file() {
     let still = std::fs::symlink_metadata(&fifo).unwrap().file_type();
     assert!(still.is_fifo(), "the FIFO was replaced by a file");
 }
+
+#[test]
+fn an_output_directory_whose_result_file_is_not_a_file_is_refused_before_any_run() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = scratch("out-members");
+    let (all, _, _, exp) = sweeps(&dir);
+    for member in ["summary.csv", "runs.csv", "hold.csv", "histograms/latency.hlog"] {
+        // `sweep --resume` over a finished sweep rewrites its outputs from the journal.
+        let copy = dir.join(format!("resume-{}", member.replace('/', "_")));
+        copy_dir(&all, &copy);
+        put(Bad::Fifo, &copy.join(member));
+        refused(cmd(&["sweep", s(&exp), "--out", s(&copy), "--resume"]), member);
+        let still = std::fs::symlink_metadata(copy.join(member)).unwrap().file_type();
+        assert!(still.is_fifo(), "{member}: the FIFO was replaced");
+    }
+    let out = dir.join("run-out");
+    std::fs::create_dir_all(out.join("runs.csv")).unwrap();
+    let run = cmd(&["run", s(&exp), "--set", "replications=2", "--out", s(&out), "--force"]);
+    refused(run, "runs.csv: is a directory, not a regular file");
+    assert!(!out.join("summary.csv").exists(), "the run wrote before it was refused");
+}
