@@ -1,5 +1,5 @@
-//! Helpers every test module shares: the binary, a fresh scratch directory, waiting on a
-//! sweep's journal.
+//! Helpers every test module shares: the binary, a fresh scratch directory, copying a
+//! directory, waiting on a sweep's journal.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,6 +16,21 @@ pub fn scratch(area: &str, name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// A copy of the directory `from` at `to` (whatever was at `to` removed first).
+pub fn copy_dir(from: &Path, to: &Path) {
+    let _ = std::fs::remove_dir_all(to);
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
 }
 
 /// Wait until `journal` holds its header and at least `n` point records.

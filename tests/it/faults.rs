@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use super::common::wait_for_records;
+use super::common::{copy_dir, wait_for_records};
 
 const BIN: &str = env!("CARGO_BIN_EXE_prefixsim");
 
@@ -302,19 +302,6 @@ fn bad_bytes_and_odd_files_are_bad_input_named_once() {
         &["not-a-dir", "not a directory"],
     );
     assert!(!d.join("m2").exists(), "merge left its --out behind");
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
-    }
 }
 
 // 6. A failed run that looks complete: the manifest last, readers check it.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::common::bin;
+use super::common::{bin, copy_dir};
 
 fn scratch(name: &str) -> PathBuf {
     super::common::scratch("read_caps", name)
@@ -85,20 +85,6 @@ fn put(bad: Bad, path: &Path) {
             assert!(ok, "mkfifo {}", path.display());
         }
         Bad::Sparse => std::fs::File::create(path).unwrap().set_len(3 << 30).unwrap(),
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    let _ = std::fs::remove_dir_all(to);
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let dest = to.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &dest);
-        } else {
-            std::fs::copy(&p, &dest).unwrap();
-        }
     }
 }
 
