@@ -409,7 +409,7 @@ fn reasons(c: &Coefs, no_decode: bool) -> Vec<(&'static str, String)> {
 /// The units each of `resamples` bootstrap resamples draws (with replacement, as many as there
 /// are). Each model draws from its own stream, derived from the seed and its id. The picks
 /// are drawn again on each pass over them (the same stream gives the same picks), not held:
-/// 400 resamples of a million requests were 3.2 GB.
+/// held, 400 resamples of a million requests would be 3.2 GB.
 struct Picks {
     seed: u64,
     key: u64,

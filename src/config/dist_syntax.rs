@@ -160,8 +160,9 @@ struct EmpiricalKey {
 
 /// The empirical distributions parsed last in this process (`EMPIRICAL_KEPT` at most): a run
 /// resolves its experiment again for each run of a hold search and each sweep point, on
-/// whichever thread runs it, and a resolved experiment holds the values inline: parsing
-/// millions of values each time took minutes. The values parse the same whether kept or not.
+/// whichever thread runs it, and a resolved experiment holds the values inline: parsing a
+/// file of millions of values for each of them would cost more than the runs. The values
+/// parse the same whether kept or not.
 static EMPIRICAL: std::sync::Mutex<Vec<(EmpiricalKey, Vec<f64>)>> =
     std::sync::Mutex::new(Vec::new());
 const EMPIRICAL_KEPT: usize = 4;

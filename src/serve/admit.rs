@@ -38,11 +38,8 @@ pub struct Ticket<'a> {
 }
 
 impl Drop for Ticket<'_> {
-    /// The last running simulation's end gives the memory it freed back to the system.
     fn drop(&mut self) {
-        if self.running.fetch_sub(1, Ordering::Relaxed) == 1 {
-            super::memory::release_freed();
-        }
+        self.running.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

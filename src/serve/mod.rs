@@ -26,7 +26,6 @@ pub mod figures;
 pub mod guard;
 mod handlers;
 pub mod listen;
-mod memory;
 pub mod settings;
 mod sweep;
 

@@ -322,10 +322,7 @@ fn no_unsafe_in_src() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    // The one exception: glibc's `malloc_trim`, a foreign call with no pointer (serve gives
-    // back the memory a finished run freed).
-    let allowed = ["src/serve/memory.rs:19"];
-    assert_eq!(hits, allowed, "`unsafe` in src/ beyond the one malloc_trim call");
+    assert!(hits.is_empty(), "`unsafe` in src/: {hits:?}");
 }
 
 #[test]
