@@ -70,4 +70,8 @@ pub mod site {
     /// Gemini implicit caching's hit draw (`gemini.implicit_hit_probability`): one draw per
     /// request attempt, only under `cache.policy = "gemini"` in implicit mode.
     pub const IMPLICIT_HIT: u64 = 8;
+    /// OpenAI's overflow draws (`openai.overflow_probability`,
+    /// `openai.overflow_warm_probability`): two draws per request attempt, only under
+    /// `cache.policy = "openai"`.
+    pub const OVERFLOW: u64 = 9;
 }

@@ -34,14 +34,14 @@ mod store;
 pub use gpu::GpuCache;
 pub use lifecycle::State;
 pub use params::{
-    CacheParams, GeminiMode, GeminiParams, HostedParams, LongContext, ModelParams, OpenAiContract,
-    OpenAiParams, OpenAiRetention, Policy, ThinkingHistory, Ttl,
+    CacheKeyMode, CacheParams, GeminiMode, GeminiParams, HostedParams, LongContext, ModelParams,
+    OpenAiContract, OpenAiParams, OpenAiRetention, Policy, ThinkingHistory, Ttl,
 };
 pub use prices::{cost_usd, uncached_cost_usd, Prices};
 #[cfg(any(test, feature = "internals"))]
 pub use prompt::reference_prefix_key;
 pub use prompt::{Prompt, PromptMemory};
-pub use serve::{Cache, MAX_BREAKPOINTS};
+pub use serve::{Cache, Route, MAX_BREAKPOINTS};
 pub use store::{EntryStore, KeyHasher, WriteOutcome};
 
 use crate::time::SimDuration;

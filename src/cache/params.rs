@@ -283,6 +283,41 @@ pub struct OpenAiParams {
     pub overflow_per_minute: u32,
     /// The sliding window the overflow rate is counted over (assumption: 60 s).
     pub overflow_window_us: u64,
+    /// The chance that a request finding its home machine's window full goes to another
+    /// machine (assumption: 0.5, the midpoint of "some may overflow"; 0 = never, 1 = always).
+    pub overflow_probability: f64,
+    /// The chance that the machine an overflowing request goes to holds what the home machine
+    /// holds although no request of its route went there before (assumption: 0).
+    pub overflow_warm_probability: f64,
+    /// The `prompt_cache_key` the client sends (`none`, one `shared` key, `per-agent`,
+    /// `sharded` over `cache_key_shards` keys).
+    pub cache_key: CacheKeyMode,
+    /// Keys of `cache_key = "sharded"`: agent `i` sends key `i mod cache_key_shards`.
+    pub cache_key_shards: u32,
+}
+
+/// The `prompt_cache_key` a client sends with each request (docs/providers.md, section 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheKeyMode {
+    /// No key: the route is the prefix hash alone.
+    None,
+    /// One key on every request.
+    Shared,
+    /// Agent `i` sends key `i`.
+    PerAgent,
+    /// Agent `i` sends key `i mod cache_key_shards`.
+    Sharded,
+}
+
+impl CacheKeyMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            CacheKeyMode::None => "none",
+            CacheKeyMode::Shared => "shared",
+            CacheKeyMode::PerAgent => "per-agent",
+            CacheKeyMode::Sharded => "sharded",
+        }
+    }
 }
 
 impl OpenAiParams {
@@ -297,6 +332,22 @@ impl OpenAiParams {
             machines: 8,
             overflow_per_minute: 15,
             overflow_window_us: 60 * US_PER_S,
+            overflow_probability: 0.5,
+            overflow_warm_probability: 0.0,
+            cache_key: CacheKeyMode::None,
+            cache_key_shards: 4,
+        }
+    }
+
+    /// The key (a number; `None`: no key) agent `agent` sends; the parent conversation and
+    /// the prewarm request (`agent = None`) send agent 0's.
+    pub fn key_of(&self, agent: Option<u32>) -> Option<u32> {
+        let a = agent.unwrap_or(0);
+        match self.cache_key {
+            CacheKeyMode::None => None,
+            CacheKeyMode::Shared => Some(0),
+            CacheKeyMode::PerAgent => Some(a),
+            CacheKeyMode::Sharded => Some(a % self.cache_key_shards.max(1)),
         }
     }
 

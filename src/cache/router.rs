@@ -2,10 +2,13 @@
 //! goes to a machine by a hash of its first tokens (plus `prompt_cache_key`); above about 15
 //! requests a minute for one prefix and key, requests overflow to further machines.
 //!
-//! The rule (assumptions, named in `[openai]`): each route key has `machines` machines; a
-//! request goes to the lowest-numbered machine whose sliding `window` holds fewer than
-//! `per_window` requests sent for that key (machine 0 is the hash's home); when every machine
-//! is full, to machine 0. Deterministic, so seeds reproduce. Each (key, machine) keeps the
+//! The rule (assumptions, named in `[openai]`): each route key (prefix hash and
+//! `prompt_cache_key`) has `machines` machines, machine 0 the hash's home. A request whose
+//! home's sliding `window` holds fewer than `per_window` requests sent for that key goes home;
+//! otherwise it overflows with probability `overflow_probability` (the caller's draw, from the
+//! requester's own stream, so seeds reproduce) to the lowest-numbered other machine whose
+//! window has room, and stays home when it does not overflow or every machine is full. Each
+//! (key, machine) keeps the
 //! send times of its last `per_window` requests in a ring: the window is full exactly when the
 //! oldest of them is less than `window` old. Allocates only for a key never seen.
 
@@ -41,10 +44,15 @@ impl Router {
         self.head.clear();
     }
 
-    /// The machine a request for `route` sent at `now` goes to (nothing recorded).
-    pub fn pick(&self, route: Key, now: SimTime) -> u32 {
+    /// The machine a request for `route` sent at `now` goes to (nothing recorded), when it
+    /// overflows from a full home (`overflows`: the caller's draw fell under
+    /// `overflow_probability`).
+    pub fn pick(&self, route: Key, now: SimTime, overflows: bool) -> u32 {
         let Some(&first) = self.index.get(&route) else { return 0 };
-        (0..self.machines).find(|&m| !self.full(first + m, now)).unwrap_or(0)
+        if !self.full(first, now) || !overflows {
+            return 0;
+        }
+        (1..self.machines).find(|&m| !self.full(first + m, now)).unwrap_or(0)
     }
 
     /// Record a request for `route` sent at `now` on `machine` (as `pick` chose it).
@@ -80,17 +88,31 @@ impl Router {
     }
 }
 
-/// The store key of prefix `key` on `machine`: machine 0 keeps the key itself; other
-/// machines fold the machine number into the key's hashed word (and a tag into the other),
-/// so each machine caches its own copy of a prefix.
+/// The store key of prefix `key` on `machine` of the route of `prompt_cache_key` `cache_key`
+/// (`None`: no key): machine 0 without a key keeps the key itself; any other folds the
+/// machine and key numbers into the key's hashed word (and a tag into the other), so each
+/// machine caches its own copy of a prefix, and two keys never share a machine (the pool is
+/// taken to be large: docs/providers.md).
 #[inline]
-pub fn machine_key(key: Key, machine: u32) -> Key {
-    if machine == 0 {
-        return key;
-    }
+pub fn machine_key(key: Key, machine: u32, cache_key: Option<u32>) -> Key {
+    let id = match cache_key {
+        None if machine == 0 => return key,
+        None => u64::from(machine),
+        Some(k) => (u64::from(k) + 1) << 32 | u64::from(machine),
+    };
     let [low, high] = key.0;
-    let tag = u64::from(0x80 | (machine as u8 & 0x7f)) << 56;
-    Key([low ^ crate::rng::mix64(u64::from(machine)), high ^ tag])
+    let tag = u64::from(0x80 | (id as u8 & 0x7f)) << 56;
+    Key([low ^ crate::rng::mix64(id), high ^ tag])
+}
+
+/// The route key of prefix hash `prefix` with `prompt_cache_key` `cache_key`: the key is
+/// "combined with the prefix hash" (docs/providers.md, section 1).
+#[inline]
+pub fn route_with_key(prefix: Key, cache_key: Option<u32>) -> Key {
+    match cache_key {
+        None => prefix,
+        Some(k) => machine_key(prefix, 0, Some(k)),
+    }
 }
 
 #[cfg(test)]
@@ -108,15 +130,20 @@ mod tests {
         let mut r = Router::default();
         r.reset(8, 15, 60_000_000);
         for i in 0..15 {
-            assert_eq!(r.pick(key, t(i)), 0);
+            assert_eq!(r.pick(key, t(i), true), 0);
             r.record(key, 0, t(i));
         }
-        assert_eq!(r.pick(key, t(20)), 1, "the 16th goes to machine 1");
+        assert_eq!(r.pick(key, t(20), true), 1, "the 16th goes to machine 1");
+        assert_eq!(r.pick(key, t(20), false), 0, "unless its draw says it stays home");
         r.record(key, 1, t(20));
-        assert_eq!(r.pick(key, t(60_000_000 - 1)), 1, "still 15 in machine 0's last minute");
-        assert_eq!(r.pick(key, t(60_000_000)), 0, "request 0 (sent at 0) has left the window");
+        assert_eq!(r.pick(key, t(60_000_000 - 1), true), 1, "still 15 in machine 0's last minute");
         assert_eq!(
-            r.pick(Key::of_digest(&Digest::of(b"other")), t(20)),
+            r.pick(key, t(60_000_000), true),
+            0,
+            "request 0 (sent at 0) has left the window"
+        );
+        assert_eq!(
+            r.pick(Key::of_digest(&Digest::of(b"other")), t(20), true),
             0,
             "another prefix has its own machines"
         );
@@ -128,11 +155,14 @@ mod tests {
         let mut r = Router::default();
         r.reset(2, 1, 1_000);
         r.record(key, 0, t(0));
-        assert_eq!(r.pick(key, t(1)), 1);
+        assert_eq!(r.pick(key, t(1), true), 1);
         r.record(key, 1, t(1));
-        assert_eq!(r.pick(key, t(2)), 0);
-        assert_ne!(machine_key(key, 1), key);
-        assert_ne!(machine_key(key, 1), machine_key(key, 2));
-        assert_eq!(machine_key(key, 0), key);
+        assert_eq!(r.pick(key, t(2), true), 0);
+        assert_ne!(machine_key(key, 1, None), key);
+        assert_ne!(machine_key(key, 1, None), machine_key(key, 2, None));
+        assert_eq!(machine_key(key, 0, None), key);
+        let keyed = [Some(0), Some(1)].map(|k| machine_key(key, 0, k));
+        assert!(keyed[0] != key && keyed[1] != key && keyed[0] != keyed[1], "keys, machines");
+        assert_ne!(machine_key(key, 1, Some(0)), machine_key(key, 1, None));
     }
 }

@@ -149,10 +149,7 @@ impl Cache {
         self.serve_with(prompt, breakpoints, now, false, ready_at)
     }
 
-    /// `serve`, with `miss = true` for an isolated miss: the lookup finds nothing. Inlined
-    /// into its callers: out of line, the usage came back through memory and the caller read
-    /// it at once with other widths than the stores had (a store-forwarding stall a request),
-    /// and the timing the closure drew went through memory too.
+    /// `serve`, with `miss = true` for an isolated miss: the lookup finds nothing.
     #[inline(always)]
     pub fn serve_with(
         &mut self,
@@ -162,7 +159,22 @@ impl Cache {
         miss: bool,
         ready_at: impl FnOnce(&Usage) -> SimTime,
     ) -> Result<Usage, CacheError> {
-        let ask = Lookup { prompt, breakpoints, now, miss };
+        self.serve_routed(prompt, breakpoints, (now, miss, Route::default()), ready_at)
+    }
+
+    /// `serve_with` for a request of `route` (its agent and draws, read by `openai` only).
+    /// Inlined into its callers: out of line, the usage came back through memory and the
+    /// caller read it at once with other widths than the stores had (a store-forwarding stall
+    /// a request), and the timing the closure drew went through memory too.
+    #[inline(always)]
+    pub fn serve_routed(
+        &mut self,
+        prompt: &Prompt,
+        breakpoints: &[Breakpoint],
+        (now, miss, route): (SimTime, bool, Route),
+        ready_at: impl FnOnce(&Usage) -> SimTime,
+    ) -> Result<Usage, CacheError> {
+        let ask = Lookup { prompt, breakpoints, now, miss, route };
         self.check(&ask)?;
         if let Policy::OpenAi | Policy::Gemini = self.policy {
             return Ok(self.serve_hosted(&ask, ready_at));
@@ -206,7 +218,8 @@ impl Cache {
         now: SimTime,
         miss: bool,
     ) -> Result<Usage, CacheError> {
-        let ask = Lookup { prompt, breakpoints, now, miss };
+        let route = Route::default();
+        let ask = Lookup { prompt, breakpoints, now, miss, route };
         self.check(&ask)?;
         Ok(match self.policy {
             Policy::OpenAi | Policy::Gemini => self.hosted_plan(&ask).1,
@@ -228,7 +241,7 @@ impl Cache {
     /// of a request `check` accepted; no side effect.
     #[inline(always)]
     fn local_hit(&self, ask: &Lookup) -> Option<Hit> {
-        let Lookup { prompt, breakpoints, now, miss } = *ask;
+        let Lookup { prompt, breakpoints, now, miss, .. } = *ask;
         match (miss, self.policy) {
             (true, _) => None,
             (false, Policy::Anthropic) => {
@@ -358,6 +371,24 @@ struct Lookup<'a> {
     now: SimTime,
     /// An isolated miss: the lookup finds nothing.
     miss: bool,
+    route: Route,
+}
+
+/// Who sends a request and its draws, as the `openai` router reads them (docs/providers.md,
+/// section 1): the agent (whose `prompt_cache_key` is `OpenAiParams::key_of(agent)`) and two
+/// draws in [0, 1) from the requester's own stream. The default (`Cache::serve`, `peek`):
+/// the parent's key and both draws 0, so a full home overflows whenever
+/// `overflow_probability` > 0 and the overflow machine is warm whenever
+/// `overflow_warm_probability` > 0.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Route {
+    /// The agent; `None`: the parent conversation or the prewarm (create) request.
+    pub agent: Option<u32>,
+    /// The request overflows from a full home when this is below `overflow_probability`.
+    pub overflow_draw: f64,
+    /// The overflow machine holds the home's prefix when this is below
+    /// `overflow_warm_probability`.
+    pub warm_draw: f64,
 }
 
 /// What a request finds under a hosted policy: the machine it is routed to (and its route
@@ -366,7 +397,12 @@ struct Lookup<'a> {
 struct Plan {
     route: Option<Key>,
     machine: u32,
+    /// The request's `prompt_cache_key` (`openai`), part of its machines' store keys.
+    key: Option<u32>,
     hit: Option<Hit>,
+    /// `gemini` explicit: the cache object is being created (pending): nothing read, nothing
+    /// written.
+    pending: bool,
 }
 
 /// The hit boundary and its entry's slot: the commit refreshes the slot the lookup found.

@@ -17,7 +17,7 @@ use super::latency_presets::LatencyPreset;
 use super::names::{kind_label, parse_kind, parse_strategy, strategy_label};
 use super::server::{Router, Sharing};
 use super::AgentKind;
-use crate::cache::{GeminiMode, OpenAiContract, Policy, ThinkingHistory, Ttl};
+use crate::cache::{CacheKeyMode, GeminiMode, OpenAiContract, Policy, ThinkingHistory, Ttl};
 use crate::dist::{Dist, Quantity};
 use crate::time::{exact_duration, parse_duration_us, US_PER_H, US_PER_MIN};
 
@@ -449,6 +449,8 @@ named! {
     OpenAiContract ["classic" => Classic, "breakpoints" => Breakpoints]
         "use \"classic\" or \"breakpoints\"";
     GeminiMode ["implicit" => Implicit, "explicit" => Explicit] "use \"implicit\" or \"explicit\"";
+    CacheKeyMode ["none" => None, "shared" => Shared, "per-agent" => PerAgent, "sharded" => Sharded]
+        "use one of \"none\", \"shared\", \"per-agent\", \"sharded\"";
     LatencyPreset ["calibrated" => Calibrated, "launch-2024" => Launch2024]
         "use one of calibrated, launch-2024";
     Answer ["hold_cap" => HoldCap, "cost" => Cost] "expected one of hold_cap, cost",

@@ -12,7 +12,7 @@ use super::experiment::Answer;
 use super::fields::*;
 use super::latency_presets::LatencyPreset;
 use super::server::{Router, Sharing};
-use crate::cache::{GeminiMode, OpenAiContract, Policy, ThinkingHistory};
+use crate::cache::{CacheKeyMode, GeminiMode, OpenAiContract, Policy, ThinkingHistory};
 
 /// A price in USD per million tokens.
 pub type Price = AtMost<MAX_PRICE_USD_PER_MTOK>;
@@ -245,6 +245,10 @@ pub struct OpenAiSection {
     pub machines: Option<Count<1>>,
     pub overflow_per_minute: Option<Count<1>>,
     pub overflow_window: Option<Duration>,
+    pub overflow_probability: Option<Share>,
+    pub overflow_warm_probability: Option<Share>,
+    pub cache_key: Option<Name<CacheKeyMode>>,
+    pub cache_key_shards: Option<Count<1>>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]

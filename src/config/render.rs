@@ -196,6 +196,10 @@ fn hosted_sections(c: &CacheParams) -> (Option<OpenAiSection>, Option<GeminiSect
                 machines: Some(Count(o.machines)),
                 overflow_per_minute: Some(Count(o.overflow_per_minute)),
                 overflow_window: Some(Duration(o.overflow_window_us)),
+                overflow_probability: Some(Share(o.overflow_probability)),
+                overflow_warm_probability: Some(Share(o.overflow_warm_probability)),
+                cache_key: Some(Name(o.cache_key)),
+                cache_key_shards: Some(Count(o.cache_key_shards)),
             };
             (Some(openai), None)
         }

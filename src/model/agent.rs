@@ -87,6 +87,8 @@ pub(super) struct Agent {
     pub implicit: OptionalStream,
     /// 529 draws and backoff jitter (only with `[overload]`).
     pub overload: OptionalStream,
+    /// OpenAI overflow draws (only under the `openai` policy).
+    pub overflow: OptionalStream,
     /// 529s received for the current request so far.
     pub overload_retries: u32,
 }
@@ -96,8 +98,8 @@ struct Streams {
     /// The replication's node of the seed tree (`[replication]` below the experiment seed).
     replication: rng::Node,
     /// Which optional streams the run draws from, decided once per run: 429 jitter, isolated
-    /// misses, Gemini implicit hits, 529s.
-    optional: [bool; 4],
+    /// misses, Gemini implicit hits, 529s, OpenAI overflows.
+    optional: [bool; 5],
 }
 
 impl Streams {
@@ -107,6 +109,7 @@ impl Streams {
             exp.cache.miss_probability > 0.0,
             super::admission::draws_implicit(exp),
             exp.overload.is_some(),
+            super::world::draws_overflow(exp),
         ];
         Streams { replication: rng::Node::new(exp.seed, &[replication as u64]), optional }
     }
@@ -143,11 +146,12 @@ impl Streams {
         (ag.turns, ag.turn, ag.output_tokens) = (turns, 0, output_tokens);
         (ag.slot, ag.phase, ag.grown, ag.overload_retries) =
             (SimTime::ZERO, Phase::Queued, [0; 2], 0);
-        let [jitter, miss, implicit, overload] = self.optional;
+        let [jitter, miss, implicit, overload, overflow] = self.optional;
         Self::optional(&mut ag.jitter, jitter, node, site::RATE_LIMIT);
         Self::optional(&mut ag.miss, miss, node, site::MISS);
         Self::optional(&mut ag.implicit, implicit, node, site::IMPLICIT_HIT);
         Self::optional(&mut ag.overload, overload, node, site::OVERLOAD);
+        Self::optional(&mut ag.overflow, overflow, node, site::OVERFLOW);
     }
 }
 
@@ -247,6 +251,7 @@ impl Agent {
             miss: None,
             implicit: None,
             overload: None,
+            overflow: None,
             overload_retries: 0,
         }
     }

@@ -6,6 +6,10 @@
 //! i = 0, 1, .. then calls `done(mark)`. Sending one released agent may release others (under
 //! `sequential`, an agent that gives up lets the next one go): those are appended after the
 //! outer ones and sent (and dropped) first, as a recursive release would.
+//!
+//! Gemini explicit caching (`start_create`): the client's `cachedContents.create` call goes
+//! first, whatever the strategy; an agent taking its slot while it is in flight waits for it
+//! (`awaits_create`), and the strategy gates the agents once it returns (`take_awaiting`).
 
 use crate::config::{Release, Strategy};
 use crate::time::{SimDuration, SimTime};
@@ -52,6 +56,10 @@ pub(super) struct Launch {
     waiting_prev: Vec<bool>,
     /// Agents released and not yet sent (see the module doc).
     out: Vec<u32>,
+    /// Gemini explicit: the create call is in flight.
+    creating: bool,
+    /// Agents that took their slot while the create call was in flight, in slot order.
+    awaiting: Vec<u32>,
 }
 
 impl Launch {
@@ -65,6 +73,8 @@ impl Launch {
         self.prewarm_ready = false;
         self.held.clear();
         self.out.clear();
+        self.creating = false;
+        self.awaiting.clear();
         for flags in [&mut self.first_done, &mut self.waiting_prev] {
             flags.clear();
             flags.resize(n as usize, false);
@@ -171,10 +181,40 @@ impl Launch {
         self.hold_open.then(|| self.release_held())
     }
 
-    /// The prewarm request's entries are readable (or it gave up): every held agent goes.
+    /// The prewarm request's entries are readable (or it gave up): under `prewarm` every
+    /// held agent goes; the create call (if it was one) has returned.
     pub(super) fn on_prewarm_ready(&mut self) -> Released {
         self.prewarm_ready = true;
-        self.release_held()
+        self.creating = false;
+        match self.strategy() {
+            Strategy::Prewarm => self.release_held(),
+            _ => self.none(),
+        }
+    }
+
+    /// Gemini explicit: the create call is sent (the prewarm request carries it).
+    pub(super) fn start_create(&mut self) {
+        self.creating = true;
+    }
+
+    /// Whether agent `a`, taking its slot, waits for the create call in flight (then kept
+    /// until `take_awaiting`).
+    pub(super) fn awaits_create(&mut self, a: u32) -> bool {
+        if self.creating {
+            self.awaiting.push(a);
+        }
+        self.creating
+    }
+
+    /// The agents that waited for the create call, in slot order, to gate now; give the
+    /// buffer back with `give_back_awaiting` (its memory is kept across runs).
+    pub(super) fn take_awaiting(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.awaiting)
+    }
+
+    pub(super) fn give_back_awaiting(&mut self, mut buffer: Vec<u32>) {
+        buffer.clear();
+        self.awaiting = buffer;
     }
 
     fn release_held(&mut self) -> Released {
@@ -268,5 +308,24 @@ mod tests {
         l.reset(&Strategy::Stagger { interval_us: 10 }, t(100), 3);
         assert_eq!(l.on_slot(0, t(100)), OnSlot::Send);
         assert_eq!(l.on_slot(2, t(100)), OnSlot::GateAt(t(120)));
+    }
+
+    /// The create call's return releases no `wait_first` hold: only the agents that waited
+    /// for it, which the strategy then gates.
+    #[test]
+    fn the_create_call_keeps_agents_until_it_returns_and_leaves_holds_alone() {
+        let mut l = Launch::default();
+        let s = Strategy::WaitFirst { max_wait_us: 5, release: Release::OnReady };
+        l.reset(&s, T0, 3);
+        l.start_create();
+        assert!(l.awaits_create(0) && l.awaits_create(1));
+        let mark = l.on_prewarm_ready();
+        assert_eq!(drain(&mut l, mark), [] as [u32; 0]);
+        let waited = l.take_awaiting();
+        assert_eq!(waited, [0, 1]);
+        l.give_back_awaiting(waited);
+        assert!(!l.awaits_create(2), "returned: later agents go by the strategy");
+        assert!(matches!(l.on_slot(0, T0), OnSlot::OpenHold { .. }));
+        assert_eq!(l.on_slot(1, T0), OnSlot::Wait);
     }
 }

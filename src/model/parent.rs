@@ -38,6 +38,8 @@ pub(super) struct Parent<'a> {
     pub miss: Option<ChaCha8Rng>,
     /// Gemini implicit hit draws (only under the `gemini` policy in implicit mode).
     pub implicit: Option<ChaCha8Rng>,
+    /// OpenAI overflow draws (`cache.policy = "openai"`).
+    pub overflow: Option<ChaCha8Rng>,
     /// The 429 retry jitter and its stream, when the parent draws on the buckets
     /// (`rate_limits.parent_counts`).
     counts: Option<(&'a Dist, ChaCha8Rng)>,
@@ -84,6 +86,7 @@ impl<'a> Parent<'a> {
             lat: stream(site::LATENCY),
             miss: (exp.cache.miss_probability > 0.0).then(|| stream(site::MISS)),
             implicit: super::admission::draws_implicit(exp).then(|| stream(site::IMPLICIT_HIT)),
+            overflow: super::world::draws_overflow(exp).then(|| stream(site::OVERFLOW)),
             counts: exp
                 .rate_limits
                 .as_ref()
@@ -202,8 +205,9 @@ impl<'a> Parent<'a> {
         };
         self.pending = false;
         let terms = w.latency[0].sample(&mut self.lat).terms(out);
+        let route = super::world::route_of(None, self.overflow.as_mut());
         let (usage, timing) =
-            serve_terms(&mut w.caches[0], (&self.own.prompt, bps, miss), now, terms)
+            serve_terms(&mut w.caches[0], (&self.own.prompt, bps, miss), (now, route), terms)
                 .map_err(|source| SimError::Cache { agent: who, request, source })?;
         w.limiters.settle(exp, (0, admit), now, &usage, out);
         let cost_usd = w.caches[0].prices().bill(&usage, out).cost_usd;

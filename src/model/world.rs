@@ -8,10 +8,11 @@ use super::agent::{Agent, Requester};
 use super::latency::{Latency, Terms, Timing};
 use super::recorder::{Recorder, Trace};
 use super::{Outcome, SegmentKind, SimError};
-use crate::cache::{self, Breakpoint, Cache, Prompt, Usage};
+use crate::cache::{self, Breakpoint, Cache, Policy, Prompt, Route, Usage};
 use crate::config::{AgentKind, ExperimentSpec, ModelParams};
 use crate::engine::{Bounds, Engine};
 use crate::metrics::RunMetrics;
+use crate::rng::{ChaCha8Rng, RngExt};
 use crate::time::{SimDuration, SimTime};
 
 /// The events of the model.
@@ -189,6 +190,26 @@ fn reset_caches(caches: &mut Vec<Cache>, exp: &ExperimentSpec, models: &[ModelPa
     }
 }
 
+/// Whether the run draws OpenAI overflows (`cache.policy = "openai"`): every requester then
+/// has an overflow stream (`rng::site::OVERFLOW`).
+pub(super) fn draws_overflow(exp: &ExperimentSpec) -> bool {
+    exp.cache.policy == Policy::OpenAi
+}
+
+/// The route of a request of `agent` (`None`: the parent or the prewarm request): two draws
+/// from the requester's overflow stream, always both (so the stream's position does not
+/// depend on the outcome); no stream, no draw (both 0).
+#[inline]
+pub(super) fn route_of(agent: Option<u32>, rng: Option<&mut ChaCha8Rng>) -> Route {
+    match rng {
+        Some(rng) => {
+            let overflow_draw = rng.random::<f64>();
+            Route { agent, overflow_draw, warm_draw: rng.random::<f64>() }
+        }
+        None => Route { agent, ..Route::default() },
+    }
+}
+
 /// Serve `prompt` at `now` and time it at its drawn latency terms `terms`: the entries it
 /// writes become ready at send + TTFT + ready delay. The timing is computed inside `serve`
 /// when it writes (it needs the usage first), else right after. Inlined into its callers:
@@ -198,7 +219,7 @@ fn reset_caches(caches: &mut Vec<Cache>, exp: &ExperimentSpec, models: &[ModelPa
 pub(super) fn serve_terms(
     cache: &mut Cache,
     (prompt, bps, miss): (&Prompt, &[Breakpoint], bool),
-    now: SimTime,
+    (now, route): (SimTime, Route),
     terms: Terms,
 ) -> Result<(Usage, Timing), cache::CacheError> {
     // The timing computed inside is kept field by field: a `Timing` copied whole would be
@@ -206,7 +227,7 @@ pub(super) fn serve_terms(
     // stall a request).
     let (mut timed, mut ttft, mut decode, mut ready_delay) =
         (false, SimDuration::ZERO, SimDuration::ZERO, SimDuration::ZERO);
-    let usage = cache.serve_with(prompt, bps, now, miss, |u| {
+    let usage = cache.serve_routed(prompt, bps, (now, miss, route), |u| {
         let t = terms.timing(prefill_tokens(u), u.cache_read);
         (timed, ttft, decode, ready_delay) = (true, t.ttft, t.decode, t.ready_delay);
         now + t.ttft + t.ready_delay

@@ -11,6 +11,7 @@ mod engine;
 mod faults;
 mod help_examples;
 mod hold_edge;
+mod hosted_routing;
 mod input;
 mod keys_extremes;
 mod keys_memory;

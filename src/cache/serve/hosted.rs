@@ -19,7 +19,7 @@
 //! Entries are written with the policy's retention as their TTL, readable at `ready_at`; every
 //! entry is refreshed by a hit except explicit cache objects.
 
-use super::super::router::machine_key;
+use super::super::router::{machine_key, route_with_key};
 use super::super::WriteOutcome;
 use super::{validate_breakpoints, Cache, Hit, Lookup, Plan};
 use crate::cache::{
@@ -72,21 +72,36 @@ impl Cache {
 
     /// Look the request up (no side effect): its machine and its hit.
     pub(super) fn hosted_plan(&self, ask: &Lookup) -> (Plan, Usage) {
-        let Lookup { prompt, breakpoints, now, miss } = *ask;
+        let Lookup { prompt, breakpoints, now, miss, route: r } = *ask;
         let rule = self.rule();
-        let route = match self.policy {
-            Policy::OpenAi => route_key(prompt, self.hosted.openai.route_tokens),
+        let o = &self.hosted.openai;
+        let key = match self.policy {
+            Policy::OpenAi => o.key_of(r.agent),
             _ => None,
         };
-        let machine = route.map_or(0, |r| self.router.pick(r, now));
+        let route = match self.policy {
+            Policy::OpenAi => route_key(prompt, o.route_tokens).map(|p| route_with_key(p, key)),
+            _ => None,
+        };
+        let overflows = r.overflow_draw < o.overflow_probability;
+        let machine = route.map_or(0, |route| self.router.pick(route, now, overflows));
+        // An overflow machine holds what the home holds when the warm draw says so.
+        let warm = machine != 0 && r.warm_draw < o.overflow_warm_probability;
         let min = self.model.min_cacheable_tokens;
         let ready = |index: usize| {
             if prompt.prefix_tokens(index) < min {
                 return None;
             }
-            let key = machine_key(prompt.prefix_key(index), machine);
-            Some(Hit { index, slot: self.store.ready_slot(key, now)? })
+            let at = |m| self.store.ready_slot(machine_key(prompt.prefix_key(index), m, key), now);
+            let slot = at(machine).or_else(|| warm.then(|| at(0)).flatten())?;
+            Some(Hit { index, slot })
         };
+        let object = explicit_object(breakpoints);
+        let pending = rule == Rule::Explicit
+            && object.is_some_and(|i| {
+                let k = prompt.prefix_key(i);
+                self.store.probe(k, now) == crate::cache::State::Pending
+            });
         let hit = match (miss, rule) {
             (true, _) => None,
             (false, Rule::Longest { .. }) => (0..prompt.len())
@@ -94,17 +109,18 @@ impl Cache {
                 .take_while(|&i| prompt.prefix_tokens(i) >= min)
                 .find_map(ready),
             (false, Rule::Breakpoints) => breakpoints.iter().rev().find_map(|bp| ready(bp.index)),
-            (false, Rule::Explicit) => explicit_object(breakpoints).and_then(ready),
+            (false, Rule::Explicit) => object.and_then(ready),
         };
-        let plan = Plan { route, machine, hit };
-        (plan, self.hosted_usage(prompt, breakpoints, rule, Hit::index(hit)))
+        let plan = Plan { route, machine, key, hit, pending };
+        let usage = self.hosted_usage(prompt, breakpoints, (rule, pending), Hit::index(hit));
+        (plan, usage)
     }
 
     fn hosted_usage(
         &self,
         prompt: &Prompt,
         breakpoints: &[Breakpoint],
-        rule: Rule,
+        (rule, pending): (Rule, bool),
         hit: Option<usize>,
     ) -> Usage {
         let min = self.model.min_cacheable_tokens;
@@ -118,6 +134,8 @@ impl Cache {
                 let c = if last >= min && last > hit_tokens { last } else { hit_tokens };
                 (hit_tokens, c)
             }
+            // A pending object is neither read nor created again: the prefix is uncached.
+            Rule::Explicit if pending => (0, 0),
             Rule::Explicit => {
                 let object = explicit_object(breakpoints).map(|i| prompt.prefix_tokens(i));
                 (hit_tokens, object.filter(|&t| t >= min).unwrap_or(0).max(hit_tokens))
@@ -144,12 +162,12 @@ impl Cache {
     pub(super) fn commit_hosted(&mut self, ask: &Lookup, plan: Plan, ready: SimTime) -> u64 {
         let Lookup { prompt, breakpoints, now, .. } = *ask;
         let rule = self.rule();
-        let m = plan.machine;
+        let (m, key) = (plan.machine, plan.key);
         if let Some(h) = plan.hit.filter(|_| rule != Rule::Explicit) {
             self.store.touch_slot(h.slot, now);
             if rule == Rule::Breakpoints {
                 for bp in breakpoints.iter().filter(|bp| bp.index < h.index) {
-                    self.store.touch(machine_key(prompt.prefix_key(bp.index), m), now);
+                    self.store.touch(machine_key(prompt.prefix_key(bp.index), m, key), now);
                 }
             }
         }
@@ -163,8 +181,8 @@ impl Cache {
         let mut previous = hit.map_or(0, |h| prompt.prefix_tokens(h));
         let mut redundant = 0;
         let write = |store: &mut super::EntryStore<Key>, i: usize, tokens: u64| {
-            let key = machine_key(prompt.prefix_key(i), m);
-            let outcome = store.write_ttl(key, tokens, now, ready, ttl);
+            let k = machine_key(prompt.prefix_key(i), m, key);
+            let outcome = store.write_ttl(k, tokens, now, ready, ttl);
             u64::from(outcome == WriteOutcome::Redundant)
         };
         match rule {
@@ -184,7 +202,8 @@ impl Cache {
                 }
             }
             Rule::Explicit => {
-                if let Some(i) = explicit_object(breakpoints).filter(|_| hit.is_none()) {
+                let creates = hit.is_none() && !plan.pending;
+                if let Some(i) = explicit_object(breakpoints).filter(|_| creates) {
                     let t = prompt.prefix_tokens(i);
                     if t >= min {
                         redundant += write(&mut self.store, i, t);

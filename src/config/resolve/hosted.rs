@@ -73,6 +73,12 @@ impl OpenAiSection {
             machines: self.machines.get_or(d.machines),
             overflow_per_minute: self.overflow_per_minute.get_or(d.overflow_per_minute),
             overflow_window_us: self.overflow_window.get_or(d.overflow_window_us),
+            overflow_probability: self.overflow_probability.get_or(d.overflow_probability),
+            overflow_warm_probability: self
+                .overflow_warm_probability
+                .get_or(d.overflow_warm_probability),
+            cache_key: self.cache_key.map_or(d.cache_key, |k| k.0),
+            cache_key_shards: self.cache_key_shards.get_or(d.cache_key_shards),
         };
         if p.in_memory_idle_us == 0 || p.in_memory_idle_us > US_PER_H {
             let value = format!("\"{}\"", crate::time::exact_duration(p.in_memory_idle_us));
@@ -91,6 +97,9 @@ impl OpenAiSection {
                 p.overflow_per_minute,
                 "at most 100000 requests",
             ));
+        }
+        if p.cache_key_shards > 100_000 {
+            return Err(s.bad("cache_key_shards", p.cache_key_shards, "at most 100000 keys"));
         }
         if p.overflow_window_us == 0 {
             return Err(s.bad("overflow_window", "\"0s\"", "a window lasts more than 0s"));
