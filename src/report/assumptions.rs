@@ -18,9 +18,11 @@ struct Named {
     why: &'static str,
 }
 
-const NAMED: [Named; 12] = [
+const NAMED: [Named; 14] = [
     Named { key: "latency.ready_delay", policies: &[], why: "an entry is readable this long after the writer's first token; no delay is published (docs/model.md)" },
     Named { key: "workload.parent_turn_every", policies: &[], why: "the parent conversation during the fan-out; `0s`: frozen (docs/model.md)" },
+    Named { key: "openai.overflow_probability", policies: &["openai"], why: "which requests past ~15 a minute overflow; not published, a midpoint: sweep it (docs/providers.md)" },
+    Named { key: "openai.overflow_warm_probability", policies: &["openai"], why: "whether an overflow machine holds the prefix; not published (docs/providers.md)" },
     Named { key: "openai.machines", policies: &["openai"], why: "machines a prefix can overflow to; not published (docs/providers.md)" },
     Named { key: "openai.overflow_window", policies: &["openai"], why: "the window the ~15 requests a minute are counted over (docs/providers.md)" },
     Named { key: "openai.in_memory_idle", policies: &["openai"], why: "the low end of the documented 5-10 minutes (docs/providers.md)" },

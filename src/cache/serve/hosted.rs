@@ -1,7 +1,10 @@
 //! Serving one request under the hosted providers' policies (docs/providers.md):
 //!
 //! - `openai`, classic contract: every block boundary at or past the model's minimum (1,024)
-//!   is cached on the machine the router picks (`router.rs`); the hit is the longest ready
+//!   is cached on the machine the router picks (`router.rs`: the route is the prefix hash and
+//!   the request's `prompt_cache_key`, each (route, machine) its own entries; an overflow
+//!   machine also shows the home's entries when the request's warm draw says so); the hit is
+//!   the longest ready
 //!   prefix on that machine, read in `min + k x increment_tokens` steps (1,024 + 128 k);
 //!   the rest of the cacheable length is written (billed at `write_5m_multiplier`, 1.0 on
 //!   classic presets: no write fee), the tail past the last step is uncached.
@@ -12,9 +15,11 @@
 //!   draws the hit probability (a miss arrives as `miss = true`).
 //! - `gemini` explicit: one cache object, the prefix up to the request's second breakpoint
 //!   (the model's shared prefix; its only one when it has one), with a TTL fixed at creation
-//!   (reads do not refresh it). A request that finds none ready creates it: the tokens bill
-//!   at `write_5m_multiplier` (1.0: the input price) plus `tokens x explicit_ttl` of storage
-//!   (`Usage::storage_token_s`).
+//!   (reads do not refresh it). A request that finds none creates it (the model sends one
+//!   create call first: `model::sim`): the tokens bill at `write_5m_multiplier` (1.0: the
+//!   input price) plus `tokens x explicit_ttl` of storage (`Usage::storage_token_s`). A
+//!   request that finds it pending neither reads nor creates it (no second object while the
+//!   first is live): the prefix is uncached.
 //!
 //! Entries are written with the policy's retention as their TTL, readable at `ready_at`; every
 //! entry is refreshed by a hit except explicit cache objects.
