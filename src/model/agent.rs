@@ -109,7 +109,7 @@ impl Streams {
             exp.cache.miss_probability > 0.0,
             super::admission::draws_implicit(exp),
             exp.overload.is_some(),
-            super::world::draws_overflow(exp),
+            draws_overflow(exp),
         ];
         Streams { replication: rng::Node::new(exp.seed, &[replication as u64]), optional }
     }
@@ -153,6 +153,12 @@ impl Streams {
         Self::optional(&mut ag.overload, overload, node, site::OVERLOAD);
         Self::optional(&mut ag.overflow, overflow, node, site::OVERFLOW);
     }
+}
+
+/// Whether the run draws OpenAI overflows (`cache.policy = "openai"`): every requester then
+/// has an overflow stream (`rng::site::OVERFLOW`).
+pub(super) fn draws_overflow(exp: &ExperimentSpec) -> bool {
+    exp.cache.policy == crate::cache::Policy::OpenAi
 }
 
 /// Agent `i` of `agents` to build in place: the last run's, or a blank one added.

@@ -86,7 +86,7 @@ impl<'a> Parent<'a> {
             lat: stream(site::LATENCY),
             miss: (exp.cache.miss_probability > 0.0).then(|| stream(site::MISS)),
             implicit: super::admission::draws_implicit(exp).then(|| stream(site::IMPLICIT_HIT)),
-            overflow: super::world::draws_overflow(exp).then(|| stream(site::OVERFLOW)),
+            overflow: super::agent::draws_overflow(exp).then(|| stream(site::OVERFLOW)),
             counts: exp
                 .rate_limits
                 .as_ref()

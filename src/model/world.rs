@@ -8,7 +8,7 @@ use super::agent::{Agent, Requester};
 use super::latency::{Latency, Terms, Timing};
 use super::recorder::{Recorder, Trace};
 use super::{Outcome, SegmentKind, SimError};
-use crate::cache::{self, Breakpoint, Cache, Policy, Prompt, Route, Usage};
+use crate::cache::{self, Breakpoint, Cache, Prompt, Route, Usage};
 use crate::config::{AgentKind, ExperimentSpec, ModelParams};
 use crate::engine::{Bounds, Engine};
 use crate::metrics::RunMetrics;
@@ -188,12 +188,6 @@ fn reset_caches(caches: &mut Vec<Cache>, exp: &ExperimentSpec, models: &[ModelPa
             None => caches.push(Cache::from_params(&exp.cache, m)),
         }
     }
-}
-
-/// Whether the run draws OpenAI overflows (`cache.policy = "openai"`): every requester then
-/// has an overflow stream (`rng::site::OVERFLOW`).
-pub(super) fn draws_overflow(exp: &ExperimentSpec) -> bool {
-    exp.cache.policy == Policy::OpenAi
 }
 
 /// The route of a request of `agent` (`None`: the parent or the prewarm request): two draws
