@@ -41,7 +41,8 @@ pub use prices::{cost_usd, uncached_cost_usd, Prices};
 #[cfg(any(test, feature = "internals"))]
 pub use prompt::reference_prefix_key;
 pub use prompt::{Prompt, PromptMemory};
-pub use serve::{Cache, Route, MAX_BREAKPOINTS};
+pub use router::Route;
+pub use serve::{Cache, MAX_BREAKPOINTS};
 pub use store::{EntryStore, KeyHasher, WriteOutcome};
 
 use crate::time::SimDuration;

@@ -17,6 +17,23 @@ use crate::time::SimTime;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
+/// Who sends a request and its draws, as the `openai` router reads them (docs/providers.md,
+/// section 1): the agent (whose `prompt_cache_key` is `OpenAiParams::key_of(agent)`) and two
+/// draws in [0, 1) from the requester's own stream. The default (`Cache::serve`, `peek`):
+/// the parent's key and both draws 0, so a full home overflows whenever
+/// `overflow_probability` > 0 and the overflow machine is warm whenever
+/// `overflow_warm_probability` > 0.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Route {
+    /// The agent; `None`: the parent conversation or the prewarm (create) request.
+    pub agent: Option<u32>,
+    /// The request overflows from a full home when this is below `overflow_probability`.
+    pub overflow_draw: f64,
+    /// The overflow machine holds the home's prefix when this is below
+    /// `overflow_warm_probability`.
+    pub warm_draw: f64,
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Router {
     machines: u32,

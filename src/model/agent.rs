@@ -268,6 +268,13 @@ impl Agent {
 
     /// Move to phase `to`. A transition `Phase::may_become` refuses is a bug in the model:
     /// it panics (in release builds too) rather than let a run count an agent twice.
+    /// Held by its strategy or by a create call in flight (once, whichever comes first).
+    pub(super) fn hold(&mut self) {
+        if self.phase != Phase::Held {
+            self.enter(Phase::Held);
+        }
+    }
+
     pub(super) fn enter(&mut self, to: Phase) {
         assert!(self.phase.may_become(to), "agent phase {:?} -> {to:?}", self.phase);
         self.phase = to;

@@ -9,7 +9,8 @@
 //!
 //! Gemini explicit caching (`start_create`): the client's `cachedContents.create` call goes
 //! first, whatever the strategy; an agent taking its slot while it is in flight waits for it
-//! (`awaits_create`), and the strategy gates the agents once it returns (`take_awaiting`).
+//! (`on_slot` says `Wait`), and the strategy gates the agents once it returns
+//! (`take_awaiting`, then `on_slot` again).
 
 use crate::config::{Release, Strategy};
 use crate::time::{SimDuration, SimTime};
@@ -95,8 +96,12 @@ impl Launch {
         self.strategy.as_ref().expect("Launch::reset before use")
     }
 
-    /// Agent `a` takes its slot at `now`.
+    /// Agent `a` takes its slot at `now` (or the create call it waited for returned).
     pub(super) fn on_slot(&mut self, a: u32, now: SimTime) -> OnSlot {
+        if self.creating {
+            self.awaiting.push(a);
+            return OnSlot::Wait;
+        }
         match *self.strategy() {
             Strategy::Eager => OnSlot::Send,
             Strategy::WaitFirst { max_wait_us: 0, .. } if a == 0 => OnSlot::SendAtCap,
@@ -192,29 +197,14 @@ impl Launch {
         }
     }
 
-    /// Gemini explicit: the create call is sent (the prewarm request carries it).
-    pub(super) fn start_create(&mut self) {
-        self.creating = true;
+    /// Gemini explicit: the prewarm request is sent, and it is a create call when `creates`.
+    pub(super) fn start_create(&mut self, creates: bool) {
+        self.creating = creates;
     }
 
-    /// Whether agent `a`, taking its slot, waits for the create call in flight (then kept
-    /// until `take_awaiting`).
-    pub(super) fn awaits_create(&mut self, a: u32) -> bool {
-        if self.creating {
-            self.awaiting.push(a);
-        }
-        self.creating
-    }
-
-    /// The agents that waited for the create call, in slot order, to gate now; give the
-    /// buffer back with `give_back_awaiting` (its memory is kept across runs).
+    /// The agents that waited for the create call, in slot order, to gate now (`on_slot`).
     pub(super) fn take_awaiting(&mut self) -> Vec<u32> {
         std::mem::take(&mut self.awaiting)
-    }
-
-    pub(super) fn give_back_awaiting(&mut self, mut buffer: Vec<u32>) {
-        buffer.clear();
-        self.awaiting = buffer;
     }
 
     fn release_held(&mut self) -> Released {
@@ -317,15 +307,12 @@ mod tests {
         let mut l = Launch::default();
         let s = Strategy::WaitFirst { max_wait_us: 5, release: Release::OnReady };
         l.reset(&s, T0, 3);
-        l.start_create();
-        assert!(l.awaits_create(0) && l.awaits_create(1));
+        l.start_create(true);
+        assert_eq!((l.on_slot(0, T0), l.on_slot(1, T0)), (OnSlot::Wait, OnSlot::Wait));
         let mark = l.on_prewarm_ready();
         assert_eq!(drain(&mut l, mark), [] as [u32; 0]);
-        let waited = l.take_awaiting();
-        assert_eq!(waited, [0, 1]);
-        l.give_back_awaiting(waited);
-        assert!(!l.awaits_create(2), "returned: later agents go by the strategy");
-        assert!(matches!(l.on_slot(0, T0), OnSlot::OpenHold { .. }));
+        assert_eq!(l.take_awaiting(), [0, 1]);
+        assert!(matches!(l.on_slot(0, T0), OnSlot::OpenHold { .. }), "by the strategy now");
         assert_eq!(l.on_slot(1, T0), OnSlot::Wait);
     }
 }

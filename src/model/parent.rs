@@ -205,7 +205,7 @@ impl<'a> Parent<'a> {
         };
         self.pending = false;
         let terms = w.latency[0].sample(&mut self.lat).terms(out);
-        let route = super::world::route_of(None, self.overflow.as_mut());
+        let route = super::world::route_of(Requester::Parent, self.overflow.as_mut());
         let (usage, timing) =
             serve_terms(&mut w.caches[0], (&self.own.prompt, bps, miss), (now, route), terms)
                 .map_err(|source| SimError::Cache { agent: who, request, source })?;

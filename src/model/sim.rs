@@ -109,9 +109,6 @@ pub(super) struct Run<'a> {
     agent_ttl: Ttl,
     /// The self-hosted server and its replicas (`None`: the API serves, `exp.server` unset).
     server: Option<(&'a ServerParams, &'a mut Server)>,
-    /// Gemini explicit caching: the prewarm request is the client's `cachedContents.create`
-    /// call, sent first whatever the strategy (`creates_object`).
-    creates: bool,
 }
 
 impl<'a> Run<'a> {
@@ -139,8 +136,7 @@ impl<'a> Run<'a> {
             buffers;
         let world = World::new(exp, t0, (engine, caches, models), counts)?;
         launch.reset(strategy, t0, w.agents);
-        let creates = creates_object(exp);
-        let prewarm = *strategy == Strategy::Prewarm || creates;
+        let prewarm = *strategy == Strategy::Prewarm || super::world::creates_object(exp);
         let strips = agent::strips_own(exp, world.agents_model());
         let copies =
             agent::build_into((agents, spare, shared, tape), exp, replication, prewarm, strips);
@@ -162,7 +158,6 @@ impl<'a> Run<'a> {
                 server.reset(p);
                 (p, server)
             }),
-            creates,
             world,
         };
         parent::warm(&mut run.world, run.server.as_mut().map(|(_, s)| &mut **s))?;
@@ -248,10 +243,10 @@ impl<'a> Run<'a> {
     }
 
     fn start(&mut self) -> Result<(), SimError> {
-        if *self.strategy == Strategy::Prewarm || self.creates {
-            if self.creates {
-                self.launch.start_create();
-            }
+        // Gemini explicit caching: the prewarm request is the client's create call.
+        let creates = super::world::creates_object(self.world.exp);
+        if *self.strategy == Strategy::Prewarm || creates {
+            self.launch.start_create(creates);
             self.agent_mut(Requester::Prewarm).enter(Phase::Running);
             self.send(Requester::Prewarm)?;
         }
@@ -287,36 +282,27 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    /// Give the next queued agent a slot and apply the strategy's gate to its first request
-    /// (once the create call returned, under Gemini explicit caching).
+    /// Give the next queued agent a slot and apply the strategy's gate to its first request.
     fn take_slot(&mut self) -> Result<(), SimError> {
         let a = self.next_queued;
         debug_assert!(a < self.world.n);
         self.next_queued += 1;
         let now = self.world.engine.now();
         self.agents[a as usize].slot = now;
-        if self.launch.awaits_create(a) {
-            self.agents[a as usize].enter(Phase::Held);
-            return Ok(());
-        }
         self.gate(a, now)
     }
 
-    /// The strategy's gate on agent `a`'s first request at `now`.
+    /// The strategy's gate on agent `a`'s first request at `now` (held while a create call is
+    /// in flight).
     fn gate(&mut self, a: u32, now: SimTime) -> Result<(), SimError> {
-        let hold = |ag: &mut Agent| {
-            if ag.phase() != Phase::Held {
-                ag.enter(Phase::Held);
-            }
-        };
-        match self.launch.on_slot(a, now) {
+        let on_slot = self.launch.on_slot(a, now);
+        if let OnSlot::Wait | OnSlot::GateAt(_) = on_slot {
+            self.agents[a as usize].hold();
+        }
+        match on_slot {
             OnSlot::Send => self.send_first(a),
-            OnSlot::Wait => {
-                hold(&mut self.agents[a as usize]);
-                Ok(())
-            }
+            OnSlot::Wait => Ok(()),
             OnSlot::GateAt(at) => {
-                hold(&mut self.agents[a as usize]);
                 self.world.engine.schedule_at(at, Ev::Gate(a));
                 Ok(())
             }
@@ -334,16 +320,12 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// The prewarm request's entries are readable, or it gave up: under `prewarm` the held
-    /// agents go; the agents that waited for a create call are gated by the strategy.
+    /// The prewarm request is readable or gave up: release who `prewarm` held, gate who waited.
     fn prewarm_ready(&mut self) -> Result<(), SimError> {
         let released = self.launch.on_prewarm_ready();
         self.send_released(released)?;
-        let waited = self.launch.take_awaiting();
         let now = self.world.engine.now();
-        let result = waited.iter().try_for_each(|&a| self.gate(a, now));
-        self.launch.give_back_awaiting(waited);
-        result
+        self.launch.take_awaiting().into_iter().try_for_each(|a| self.gate(a, now))
     }
 
     /// `wait_first`'s cap is reached (now): record whether the first writer's response had
@@ -424,11 +406,7 @@ impl<'a> Run<'a> {
             }
             _ => self.world.latency[m].sample(&mut ag.lat).terms(out),
         };
-        let agent = match who {
-            Requester::Agent(a) => Some(a),
-            _ => None,
-        };
-        let route = super::world::route_of(agent, ag.overflow.as_deref_mut());
+        let route = super::world::route_of(who, ag.overflow.as_deref_mut());
         let prompt = &ag.chain.prompt;
         let (usage, timing) =
             serve_terms(&mut self.world.caches[m], (prompt, bps, miss), (now, route), terms)
@@ -613,14 +591,6 @@ impl Run<'_> {
 
 /// Where `who` is in the run's agents (`n` agents, then the prewarm request): the parent is
 /// not an agent.
-/// Whether a run's client creates a Gemini explicit cache object before its agents send
-/// (`gemini.mode = "explicit"`, served by the API).
-fn creates_object(exp: &ExperimentSpec) -> bool {
-    exp.cache.policy == crate::cache::Policy::Gemini
-        && exp.cache.hosted.gemini.mode == crate::cache::GeminiMode::Explicit
-        && exp.server.is_none()
-}
-
 fn index_of(who: Requester, n: u32) -> usize {
     match who {
         Requester::Agent(a) => a as usize,

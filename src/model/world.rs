@@ -190,11 +190,23 @@ fn reset_caches(caches: &mut Vec<Cache>, exp: &ExperimentSpec, models: &[ModelPa
     }
 }
 
-/// The route of a request of `agent` (`None`: the parent or the prewarm request): two draws
-/// from the requester's overflow stream, always both (so the stream's position does not
-/// depend on the outcome); no stream, no draw (both 0).
+/// Whether a run's client creates a Gemini explicit cache object before its agents send
+/// (`gemini.mode = "explicit"`, served by the API): the prewarm request is its create call.
+pub(super) fn creates_object(exp: &ExperimentSpec) -> bool {
+    exp.cache.policy == cache::Policy::Gemini
+        && exp.cache.hosted.gemini.mode == cache::GeminiMode::Explicit
+        && exp.server.is_none()
+}
+
+/// The route of a request of `who` (the parent and the prewarm request send agent 0's key):
+/// two draws from the requester's overflow stream, always both (so the stream's position
+/// does not depend on the outcome); no stream, no draw (both 0).
 #[inline]
-pub(super) fn route_of(agent: Option<u32>, rng: Option<&mut ChaCha8Rng>) -> Route {
+pub(super) fn route_of(who: Requester, rng: Option<&mut ChaCha8Rng>) -> Route {
+    let agent = match who {
+        Requester::Agent(a) => Some(a),
+        Requester::Prewarm | Requester::Parent => None,
+    };
     match rng {
         Some(rng) => {
             let overflow_draw = rng.random::<f64>();
