@@ -32,6 +32,9 @@ pub struct ExperimentSpec {
     pub report: ReportSpec,
     /// The self-hosted server (`Some` exactly when the policy is `vllm` or `sglang`).
     pub server: Option<super::server::ServerParams>,
+    /// The user-defined models the experiment runs (`[models]`, `--models`), as written: the
+    /// rendered experiment carries them.
+    pub defined_models: Vec<super::models::DefinedModel>,
 }
 
 /// `[report]`: which metric answers the experiment's question, and how the report reads it.
