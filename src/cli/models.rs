@@ -15,7 +15,7 @@ use crate::config::ModelParams;
 pub const EXAMPLES: &str = "  prefixsim models                      # a table for people
   prefixsim models --sources            # where each row comes from, and when it was read
   prefixsim models --json               # the same for programs
-  prefixsim models --models my-models.toml   # with the models a file defines
+  prefixsim models --models data/samples/models.toml   # with the models a file defines
   prefixsim run experiments/default.toml --set model=claude-opus-4-5-20251101
 ";
 
@@ -107,8 +107,10 @@ pub fn run(args: Args) -> CliResult {
         presets.map(|p| row(&p.name, &p.params, &p.def, None, &defined)).collect();
     let origin = args.models.as_ref().map(|f| f.display().to_string());
     for d in &defined {
-        let params = d.params(origin.as_deref().unwrap_or_default()).map_err(Error::from)?;
-        rows.push(row(&d.name, &params, &d.def, origin.clone(), &defined));
+        let origin_text = origin.as_deref().unwrap_or_default();
+        let params = config::models::defined_params(d, origin_text).map_err(Error::from)?;
+        let def = config::models::def_of(d);
+        rows.push(row(&d.name, &params, &def, origin.clone(), &defined));
     }
     if args.json {
         let v = serde_json::json!({ "models": rows });

@@ -28,7 +28,7 @@ pub struct ExperimentFile {
     pub question: Option<String>,
     pub model: Option<String>,
     /// User-defined models, `[models."name"]` (docs/models.md).
-    pub models: Option<BTreeMap<String, super::models::ModelDef>>,
+    pub models: Option<BTreeMap<String, toml::Table>>,
     /// A file of `[models."name"]` tables (`--models FILE`), relative to this file's directory.
     pub models_file: Option<String>,
     pub seed: Option<Int<0>>,

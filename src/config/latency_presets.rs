@@ -144,8 +144,24 @@ pub fn fits() -> &'static [Fit] {
 /// `latency_from` (`presets.toml`): OpenAI and Gemini presets name a Claude model of a similar
 /// tier (docs/providers.md).
 pub fn borrowed() -> impl Iterator<Item = (&'static str, &'static str)> {
-    let table = crate::config::presets::table().iter();
-    table.filter_map(|p| Some((p.name.as_str(), p.def.latency_from.as_deref()?)))
+    /// A row of `presets.toml`, read for its `latency_from` only (the rest is `presets`').
+    #[derive(Deserialize)]
+    struct Row {
+        latency_from: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct Table {
+        models: std::collections::BTreeMap<String, Row>,
+    }
+    static ROWS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    let rows = ROWS.get_or_init(|| {
+        let table: Table = match toml::from_str(include_str!("presets.toml")) {
+            Ok(t) => t,
+            Err(e) => unreachable!("the embedded presets.toml reads: {e}"),
+        };
+        table.models.into_iter().filter_map(|(m, r)| Some((m, r.latency_from?))).collect()
+    });
+    rows.iter().map(|(m, from)| (m.as_str(), from.as_str()))
 }
 
 /// The fit a model preset uses, and where it comes from: its own data, or a sibling's when it

@@ -2,15 +2,21 @@
 //! and user-defined models (an experiment's `[models]`, or a file named by `--models`) write
 //! it, its checks, and the `ModelParams` it gives. docs/models.md is the reference.
 //!
-//! Knows no preset by name and reads no file: `presets` holds the table, `resolve` reads the
-//! user's definitions.
+//! Knows no preset and reads no file: `presets` holds the table, `resolve` reads and checks the
+//! user's definitions (`resolve/models.rs`).
 
 use serde::{Deserialize, Serialize};
 
+pub use super::experiment::DefinedModel;
+
 use super::error::{At, ConfigError};
-use super::fields::{GetOr, Name, Tokens};
-use super::file::{Multiplier, Price};
+use super::fields::{AtMost, GetOr, Name, Tokens, MAX_MULTIPLIER, MAX_PRICE_USD_PER_MTOK};
 use crate::cache::{LongContext, ModelParams, Policy, ThinkingHistory};
+
+/// A price in USD per million tokens (as `[model_params]`'s).
+type Price = AtMost<MAX_PRICE_USD_PER_MTOK>;
+/// A multiple of the input price (as `[model_params]`'s).
+type Multiplier = AtMost<MAX_MULTIPLIER>;
 
 /// One `[models."name"]` table. Prices in USD per million tokens; multipliers of the input
 /// price. A user model needs the five prices, the minimum and the window, and a latency
@@ -54,20 +60,18 @@ pub struct ModelDef {
     pub note: Option<String>,
 }
 
-/// A model the experiment defines (its `[models]`, or the `--models` file): its name and its
-/// table, as the rendered experiment writes it back.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DefinedModel {
-    pub name: String,
-    pub def: ModelDef,
+/// The definition a `DefinedModel` holds (checked when the experiment was resolved).
+pub fn def_of(d: &DefinedModel) -> ModelDef {
+    match d.table.clone().try_into() {
+        Ok(def) => def,
+        Err(e) => unreachable!("a defined model's table was checked when read: {e}"),
+    }
 }
 
-impl DefinedModel {
-    /// The parameters of the definition (errors name `origin`, the file it is written in).
-    pub fn params(&self, origin: &str) -> Result<ModelParams, ConfigError> {
-        let prefix = format!("models.{}.", self.name);
-        params(&self.name, &self.def, At { origin, prefix: &prefix })
-    }
+/// The parameters of a defined model (errors name `origin`, the file it is written in).
+pub fn defined_params(d: &DefinedModel, origin: &str) -> Result<ModelParams, ConfigError> {
+    let prefix = format!("models.{}.", d.name);
+    params(&d.name, &def_of(d), At { origin, prefix: &prefix })
 }
 
 /// What the definition of `name` gives, checked; errors name `at`'s file and
@@ -169,27 +173,6 @@ pub fn policy(d: &ModelDef) -> Policy {
     d.policy.map_or(Policy::Anthropic, |p| p.0)
 }
 
-/// The latency a definition gives: `latency_from`'s preset, checked to be one with a fit;
-/// at least one of it and `[latency]` keys.
-pub fn check_latency(d: &ModelDef, at: At) -> Result<(), ConfigError> {
-    match &d.latency_from {
-        Some(from) if super::latency_presets::fit_for(from).is_none() => {
-            let names = super::presets::preset_names();
-            let hint = super::call::did_you_mean(from, names.iter().copied())
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default();
-            Err(at.bad_str("latency_from", from, format!("no preset of that name{hint}")))
-        }
-        None if d.latency.is_none() => Err(at.bad(
-            "latency_from",
-            "(absent)",
-            "a model definition needs a latency: latency_from = \"<preset>\" (its calibrated \
-             fit) or a [latency] table of its own",
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// The fit a model's latency starts from and where it comes from: a model the experiment
 /// defines borrows its `latency_from`'s fit (none when it has only latency keys of its
 /// own); any other model is `latency_presets::fit_for`'s. This is how a caller learns that
@@ -201,8 +184,7 @@ pub fn fit_for(
     let Some(d) = defined.iter().find(|d| d.name == model) else {
         return super::latency_presets::fit_for(model);
     };
-    let from = d.def.latency_from.as_deref()?;
-    let (fit, _) = super::latency_presets::fit_for(from)?;
+    let (fit, _) = super::latency_presets::fit_for(&def_of(d).latency_from?)?;
     let source = format!(
         "{model} is defined by the experiment: borrows the fit of {} ({} requests)",
         fit.fitted_on, fit.requests

@@ -97,8 +97,7 @@ pub fn preset_for_api_id(id: &str) -> Option<&'static str> {
 /// The policy a preset's model is served under (the row's `policy`); `None` for a name that
 /// is no preset (a model described by its prices only, under any policy).
 pub fn natural_policy(preset_name: &str) -> Option<Policy> {
-    let name = preset_for_api_id(preset_name)?;
-    super::presets_hosted::policy(name).or(Some(Policy::Anthropic))
+    row(preset_for_api_id(preset_name)?).map(|p| models::policy(&p.def))
 }
 
 /// The preset of a model name as traces and request bodies spell it: the same as `preset`,

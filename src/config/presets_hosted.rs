@@ -14,6 +14,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
 }
 
 /// The policy the preset called exactly `name` is served under, if it is OpenAI's or Gemini's.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub fn policy(name: &str) -> Option<Policy> {
     let p = row(name)?;
     Some(super::models::policy(&p.def)).filter(|p| matches!(p, Policy::OpenAi | Policy::Gemini))

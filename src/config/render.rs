@@ -20,8 +20,9 @@ pub fn render(exp: &ExperimentSpec) -> String {
         name: Some(exp.name.clone()),
         question: Some(exp.question.clone()),
         model: Some(exp.model.name.clone()),
-        models: (!exp.defined_models.is_empty())
-            .then(|| exp.defined_models.iter().map(|d| (d.name.clone(), d.def.clone())).collect()),
+        models: (!exp.defined_models.is_empty()).then(|| {
+            exp.defined_models.iter().map(|d| (d.name.clone(), d.table.clone())).collect()
+        }),
         models_file: None,
         seed: Some(Int(exp.seed)),
         replications: Some(Count(exp.replications)),

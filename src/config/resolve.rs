@@ -116,23 +116,9 @@ pub fn check_changed(
 
 impl ExperimentFile {
     /// Every section, defaulted and checked, then the checks across sections.
-    fn validate(self, table: &toml::Table, at: At) -> Result<ExperimentSpec, ConfigError> {
+    fn validate(mut self, table: &toml::Table, at: At) -> Result<ExperimentSpec, ConfigError> {
         let stem = Path::new(at.origin).file_stem().map(|s| s.to_string_lossy().into_owned());
-        let defined = models::defined(self.models, self.models_file, at)?;
-        let mut cache = self.cache.unwrap_or_default();
-        let policy = cache.policy.map(|p| p.0);
-        let default_model =
-            policy.and_then(super::presets_hosted::default_model).unwrap_or("claude-sonnet-4.5");
-        let name = self.model.get_or(default_model.to_string());
-        let model = self.model_params.unwrap_or_default().validate(&name, at, &defined)?;
-        let s = at.section("cache.");
-        cache.policy = models::check_policy(policy, &defined, &name, s)?.map(Name);
-        let mut cache = cache.validate(&model, at)?;
-        let (openai, gemini) = (self.openai.unwrap_or_default(), self.gemini.unwrap_or_default());
-        cache.hosted = HostedParams {
-            openai: openai.validate(cache.policy, &model, at.section("openai."))?,
-            gemini: gemini.validate(at.section("gemini."))?,
-        };
+        let (defined, model, cache) = self.model_and_cache(at)?;
         let workload = self.workload.unwrap_or_default().validate();
         let other_model = match &workload.kind {
             AgentKind::ForkOtherModel { model } => Some(model.as_str()),
@@ -164,6 +150,35 @@ impl ExperimentFile {
         };
         check_experiment(exp, self.server.unwrap_or_default(), at)
     }
+
+    /// The experiment's model definitions, its model, and `[cache]` with `[openai]` and
+    /// `[gemini]`: the model and the policy default to each other (`hosted`), a defined
+    /// model's policy to its definition's (`models`).
+    fn model_and_cache(
+        &mut self,
+        at: At,
+    ) -> Result<(Vec<DefinedModel>, ModelParams, CacheParams), ConfigError> {
+        let defined = models::defined(self.models.take(), self.models_file.take(), at)?;
+        let mut cache = self.cache.take().unwrap_or_default();
+        let policy = cache.policy.map(|p| p.0);
+        let default_model =
+            policy.and_then(super::presets_hosted::default_model).unwrap_or("claude-sonnet-4.5");
+        let name = self.model.take().get_or(default_model.to_string());
+        let model = self.model_params.take().unwrap_or_default().validate(&name, at, &defined)?;
+        let s = at.section("cache.");
+        cache.policy = models::check_policy(policy, &defined, &name, s)?.map(Name);
+        let mut cache = cache.validate(&model, at)?;
+        let (openai, gemini) = (self.openai.take(), self.gemini.take());
+        cache.hosted = HostedParams {
+            openai: openai.unwrap_or_default().validate(
+                cache.policy,
+                &model,
+                at.section("openai."),
+            )?,
+            gemini: gemini.unwrap_or_default().validate(at.section("gemini."))?,
+        };
+        Ok((defined, model, cache))
+    }
 }
 
 /// The checks across sections, and `[server]` (read and checked whatever the policy).
@@ -193,7 +208,7 @@ fn default_strategies() -> Vec<Strategy> {
 fn checked_other_model(
     w: &Workload,
     at: At,
-    defined: &[super::models::DefinedModel],
+    defined: &[DefinedModel],
 ) -> Result<Option<ModelParams>, ConfigError> {
     let AgentKind::ForkOtherModel { model } = &w.kind else { return Ok(None) };
     if let Some(m) = models::find(defined, model, at) {
@@ -261,7 +276,11 @@ fn unknown_model(name: &str) -> String {
     let hint = did_you_mean(name, names.iter().copied())
         .map(|s| format!("; did you mean `{s}`?"))
         .unwrap_or_default();
-    format!("unknown model preset `{name}` (known: {}){hint}", names.join(", "))
+    format!(
+        "unknown model preset `{name}` (known: {}){hint}; a model of your own: [models.\"{name}\"] \
+         or --models FILE (docs/models.md)",
+        names.join(", ")
+    )
 }
 
 impl ModelSection {
@@ -272,7 +291,7 @@ impl ModelSection {
         self,
         name: &str,
         at: At,
-        defined: &[super::models::DefinedModel],
+        defined: &[DefinedModel],
     ) -> Result<ModelParams, ConfigError> {
         let all_given = self.input_usd_per_mtok.is_some()
             && self.output_usd_per_mtok.is_some()
@@ -302,7 +321,7 @@ impl ModelSection {
             long_context: None,
             use_long_context: self.long_context.get_or(base.use_long_context),
             thinking,
-            rate_limit_class: self.rate_limit_class.get_or(base.rate_limit_class),
+            rate_limit_class: self.rate_limit_class.get_or(base.rate_limit_class.clone()),
             itpm_counts_cache_reads: self
                 .itpm_counts_cache_reads
                 .get_or(base.itpm_counts_cache_reads),
@@ -310,30 +329,13 @@ impl ModelSection {
         if m.context_window_tokens == 0 {
             return Err(s.bad("context_window_tokens", 0, "a window holds at least 1 token"));
         }
-        // `long_context_window_tokens` declares an offer (absent on every preset); its prices
-        // and threshold default to the preset's offer, else 2x / 1.5x above the standard window.
-        // A price tier (an offer of the standard window, always in use) follows the window.
-        let offer = base.long_context.as_ref();
-        let tier = |l: &crate::cache::LongContext| {
-            base.use_long_context && l.window_tokens == base.context_window_tokens
-        };
-        let offered =
-            offer.map(|l| if tier(l) { m.context_window_tokens } else { l.window_tokens });
-        let window = self.long_context_window_tokens.map(u64::from).or(offered);
-        m.long_context = window.map(|window_tokens| crate::cache::LongContext {
-            window_tokens,
-            threshold_tokens: self
-                .long_context_threshold_tokens
-                .map(u64::from)
-                .or(offer.map(|l| l.threshold_tokens))
-                .unwrap_or(m.context_window_tokens),
-            input_multiplier: self
-                .long_context_input_multiplier
-                .get_or(offer.map_or(2.0, |l| l.input_multiplier)),
-            output_multiplier: self
-                .long_context_output_multiplier
-                .get_or(offer.map_or(1.5, |l| l.output_multiplier)),
-        });
+        let keys = (
+            self.long_context_window_tokens,
+            self.long_context_threshold_tokens,
+            self.long_context_input_multiplier,
+            self.long_context_output_multiplier,
+        );
+        m.long_context = models::long_context(keys, &base, m.context_window_tokens);
         if m.use_long_context && m.long_context.is_none() {
             let reason = format!(
                 "{} offers no larger context window (set model_params.long_context_window_tokens to \
@@ -448,12 +450,12 @@ impl LatencySection {
         model: &str,
         other_model: Option<&str>,
         at: At,
-        defined: &[super::models::DefinedModel],
+        defined: &[DefinedModel],
     ) -> Result<(LatencyParams, Option<LatencyParams>), ConfigError> {
         let s = at.section("latency.");
         let preset = self.preset.map_or(LatencyPreset::Calibrated, |p| p.0);
         let draw = self.draw.map(|k| u64::from(k) as usize);
-        check_draw(draw, preset, models::fit_name(defined, model), s)?;
+        check_draw(draw, preset, &models::fit_name(defined, model), s)?;
         let from = match self.from.take() {
             None => None,
             Some(toml::Value::String(f)) => Some(Path::new(at.origin).with_file_name(f)),
