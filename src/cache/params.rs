@@ -22,7 +22,8 @@ pub struct ModelParams {
     /// Input + output tokens one request may hold (the model's standard window).
     pub context_window_tokens: u64,
     /// A larger window the model offers on request, priced higher above a threshold;
-    /// `None`: no such offer (no preset has one today, see docs/anthropic.md).
+    /// `None`: no such offer. A price tier (a model whose higher rates apply above a threshold
+    /// of its own window) is an offer of the standard window that is always in use.
     pub long_context: Option<LongContext>,
     /// The experiment uses `long_context` (its window, and its prices above the threshold).
     pub use_long_context: bool,
@@ -31,6 +32,9 @@ pub struct ModelParams {
     /// Models of one class share one set of rate-limit buckets (the rate-limits page's
     /// combined tables, e.g. "Sonnet 4.x").
     pub rate_limit_class: String,
+    /// Cache reads count toward the input-tokens-per-minute limit (the rate-limits page marks
+    /// the models where they do, Haiku 3.5; elsewhere they do not).
+    pub itpm_counts_cache_reads: bool,
 }
 
 impl ModelParams {

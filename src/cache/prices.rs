@@ -169,6 +169,7 @@ mod tests {
             use_long_context: false,
             thinking: crate::cache::ThinkingHistory::Stripped,
             rate_limit_class: "sonnet-4.x".into(),
+            itpm_counts_cache_reads: false,
         }
     }
 

@@ -1,22 +1,30 @@
-//! `prefixsim models [--json]`: the model presets an experiment can name: API ids, prices,
-//! minimum cacheable length, and latency (the calibrated fit, or the sibling it borrows).
+//! `prefixsim models [--json] [--sources] [--models FILE]`: the models an experiment can name:
+//! the presets (API ids, prices, tiers, minimum cacheable length, window, latency, and the page
+//! and day each row was checked) and the models a file defines, marked as such.
+
+use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::{CliResult, Error};
 use crate::config;
-use crate::config::latency_presets::{self, DECODE_RATE_FALLBACK};
+use crate::config::latency_presets::{Fit, DECODE_RATE_FALLBACK};
+use crate::config::models::{DefinedModel, ModelDef};
+use crate::config::ModelParams;
 
 pub const EXAMPLES: &str = "  prefixsim models                      # a table for people
+  prefixsim models --sources            # where each row comes from, and when it was read
   prefixsim models --json               # the same for programs
+  prefixsim models --models data/samples/models.toml   # with the models a file defines
   prefixsim run experiments/default.toml --set model=claude-opus-4-5-20251101
 ";
 
 const AFTER_HELP: &str = "\
 Any API id in `api_ids` names the preset in an experiment (`model = ...`), in `--set` and in
-traces. Latency: `overhead_s` is the median fixed part of the time to first token; rates are
-tokens per second. Where a model has no measurements, `latency.source` says whose fit it uses;
-reproduce the fits with `prefixsim calibrate data/claude-code-ttft`.";
+traces. A model a file defines (`--models FILE`, docs/models.md) is listed after the presets,
+marked `(file)`. Latency: `overhead_s` is the median fixed part of the time to first token;
+rates are tokens per second. Where a model has no measurements, `latency.source` says whose fit
+it uses; reproduce the fits with `prefixsim calibrate data/claude-code-ttft`.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::reflow(AFTER_HELP))]
@@ -24,18 +32,36 @@ pub struct Args {
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,
+    /// Print where each row comes from (page, day checked, how read, notes) instead of prices.
+    #[arg(long, conflicts_with = "json")]
+    pub sources: bool,
+    /// A file of model definitions (`[models."name"]` tables) to list beside the presets.
+    #[arg(long, value_name = "FILE")]
+    pub models: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
 struct ModelRow {
-    name: &'static str,
+    name: String,
+    /// The models file that defines the model (absent for a preset).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    defined_in: Option<String>,
     api_ids: Vec<String>,
+    policy: &'static str,
     prices: Prices,
     min_cacheable_tokens: u64,
     context_window_tokens: u64,
     /// The larger window the model offers behind a beta header (absent when none).
     long_context_window_tokens: Option<u64>,
-    latency: Latency,
+    /// The price tier above a threshold of the window (absent when none).
+    tier: Option<Tier>,
+    itpm_counts_cache_reads: bool,
+    /// `None`: a defined model with latency keys of its own and no fit.
+    latency: Option<Latency>,
+    source: Option<String>,
+    checked: Option<String>,
+    read: Option<String>,
+    note: Option<String>,
 }
 
 /// Dollars per million tokens.
@@ -46,6 +72,15 @@ struct Prices {
     cache_write_5m_usd_per_mtok: f64,
     cache_write_1h_usd_per_mtok: f64,
     cache_read_usd_per_mtok: f64,
+    storage_usd_per_mtok_hour: f64,
+}
+
+/// Requests whose input is above `threshold_tokens` pay these multiples on all their tokens.
+#[derive(Serialize)]
+struct Tier {
+    threshold_tokens: u64,
+    input_multiplier: f64,
+    output_multiplier: f64,
 }
 
 #[derive(Serialize)]
@@ -63,119 +98,229 @@ struct Latency {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let rows: Vec<ModelRow> = config::preset_names().into_iter().map(row).collect();
+    let defined = match &args.models {
+        Some(file) => config::read_models_file(file).map_err(Error::from)?,
+        None => Vec::new(),
+    };
+    let presets = config::presets::table().iter();
+    let mut rows: Vec<ModelRow> =
+        presets.map(|p| row(&p.name, &p.params, &p.def, None, &defined)).collect();
+    let origin = args.models.as_ref().map(|f| f.display().to_string());
+    for d in &defined {
+        let origin_text = origin.as_deref().unwrap_or_default();
+        let params = config::models::defined_params(d, origin_text).map_err(Error::from)?;
+        let def = config::models::def_of(d);
+        rows.push(row(&d.name, &params, &def, origin.clone(), &defined));
+    }
     if args.json {
         let v = serde_json::json!({ "models": rows });
         let text = serde_json::to_string_pretty(&v).map_err(Error::failed)?;
         outln!("{text}")?;
+    } else if args.sources {
+        out!("{}", sources(&rows))?;
     } else {
         out!("{}", table(&rows))?;
     }
     Ok(())
 }
 
-fn row(name: &'static str) -> ModelRow {
-    let m = config::preset(name).expect("listed presets exist");
-    let (fit, source) = latency_presets::fit_for(name).expect("every preset has a latency fit");
+fn row(
+    name: &str,
+    m: &ModelParams,
+    def: &ModelDef,
+    defined_in: Option<String>,
+    defined: &[DefinedModel],
+) -> ModelRow {
     let usd = |x: f64| (x * m.input_usd_per_mtok * 1e6).round() / 1e6;
+    let tier = m.long_context.as_ref().filter(|_| m.use_long_context);
+    let offer = m.long_context.as_ref().filter(|_| !m.use_long_context);
+    let fit = match defined_in {
+        Some(_) => config::models::fit_for(defined, name),
+        None => config::latency_presets::fit_for(name),
+    };
     ModelRow {
-        name,
-        api_ids: config::model_ids::api_ids(name),
+        name: name.to_string(),
+        api_ids: match defined_in {
+            Some(_) => vec![name.to_string()],
+            None => config::model_ids::api_ids(name),
+        },
+        defined_in,
+        policy: config::models::policy(def).name(),
         prices: Prices {
             input_usd_per_mtok: m.input_usd_per_mtok,
             output_usd_per_mtok: m.output_usd_per_mtok,
             cache_write_5m_usd_per_mtok: usd(m.write_5m_multiplier),
             cache_write_1h_usd_per_mtok: usd(m.write_1h_multiplier),
             cache_read_usd_per_mtok: usd(m.read_multiplier),
+            storage_usd_per_mtok_hour: m.storage_usd_per_mtok_hour,
         },
         min_cacheable_tokens: m.min_cacheable_tokens,
         context_window_tokens: m.context_window_tokens,
-        long_context_window_tokens: m.long_context.as_ref().map(|l| l.window_tokens),
-        latency: Latency {
-            overhead_s: fit.overhead_s,
-            prefill_rate: fit.prefill_rate,
-            cached_rate: fit.cached_rate,
-            decode_rate: fit.decode_rate.unwrap_or(DECODE_RATE_FALLBACK),
-            decode_rate_fitted: fit.decode_rate.is_some(),
-            overhead_p99_s: (fit.overhead.quantile_s(0.99) * 1e4).round() / 1e4,
-            source,
-        },
+        long_context_window_tokens: offer.map(|l| l.window_tokens),
+        tier: tier.map(|l| Tier {
+            threshold_tokens: l.threshold_tokens,
+            input_multiplier: l.input_multiplier,
+            output_multiplier: l.output_multiplier,
+        }),
+        itpm_counts_cache_reads: m.itpm_counts_cache_reads,
+        latency: fit.map(|(fit, source)| latency(fit, source)),
+        source: def.source.clone(),
+        checked: def.checked.clone(),
+        read: def.read.clone(),
+        note: def.note.clone(),
+    }
+}
+
+fn latency(fit: &Fit, source: String) -> Latency {
+    Latency {
+        overhead_s: fit.overhead_s,
+        prefill_rate: fit.prefill_rate,
+        cached_rate: fit.cached_rate,
+        decode_rate: fit.decode_rate.unwrap_or(DECODE_RATE_FALLBACK),
+        decode_rate_fitted: fit.decode_rate.is_some(),
+        overhead_p99_s: (fit.overhead.quantile_s(0.99) * 1e4).round() / 1e4,
+        source,
     }
 }
 
 /// `200k`, `1M`, or `200k (1M beta)` when a larger window is offered behind a header.
 fn window(tokens: u64, long: Option<u64>) -> String {
-    let short = |t: u64| match t {
-        t if t >= 1_000_000 && t % 1_000_000 == 0 => format!("{}M", t / 1_000_000),
-        t if t % 1_000 == 0 => format!("{}k", t / 1_000),
-        t => t.to_string(),
-    };
     match long {
         Some(l) => format!("{} ({} beta)", short(tokens), short(l)),
         None => short(tokens),
     }
 }
 
-fn table(rows: &[ModelRow]) -> String {
-    let header = [
-        "model",
-        "input $/M",
-        "read $/M",
-        "5m write $/M",
-        "min cache",
-        "window",
-        "overhead",
-        "p99",
-        "prefill tok/s",
-        "cached tok/s",
-        "decode tok/s",
-        "latency from",
-    ];
-    let mut cells: Vec<Vec<String>> = vec![header.iter().map(|h| h.to_string()).collect()];
-    for r in rows {
-        let l = &r.latency;
-        let mark = |fitted: bool| if fitted { "" } else { "*" };
-        let from = match l.source.split_once("borrows the fit of ") {
-            Some((_, rest)) => rest.split(' ').next().unwrap_or("").to_string(),
-            None => "own fit".to_string(),
-        };
-        cells.push(vec![
-            r.name.to_string(),
-            format!("{:.2}", r.prices.input_usd_per_mtok),
-            format!("{:.3}", r.prices.cache_read_usd_per_mtok),
-            format!("{:.4}", r.prices.cache_write_5m_usd_per_mtok),
-            r.min_cacheable_tokens.to_string(),
-            window(r.context_window_tokens, r.long_context_window_tokens),
-            format!("{:.2}s", l.overhead_s),
-            format!("{:.2}s", l.overhead_p99_s),
-            format!("{:.0}", l.prefill_rate),
-            l.cached_rate.map_or("-".into(), |r| format!("{r:.0}")),
-            format!("{:.0}{}", l.decode_rate, mark(l.decode_rate_fitted)),
-            from,
-        ]);
+/// `200k`, `1M`, `1050k`.
+fn short(t: u64) -> String {
+    match t {
+        t if t >= 1_000_000 && t % 1_000_000 == 0 => format!("{}M", t / 1_000_000),
+        t if t % 1_000 == 0 => format!("{}k", t / 1_000),
+        t => t.to_string(),
     }
+}
+
+/// `>272k 2x/1.5x`: the tier's threshold and its input and output multiples; `-` when none.
+fn tier_cell(t: Option<&Tier>) -> String {
+    t.map_or("-".into(), |t| {
+        format!(">{} {}x/{}x", short(t.threshold_tokens), t.input_multiplier, t.output_multiplier)
+    })
+}
+
+const HEADER: [&str; 13] = [
+    "model",
+    "input $/M",
+    "read $/M",
+    "5m write $/M",
+    "min cache",
+    "window",
+    "tier",
+    "overhead",
+    "p99",
+    "prefill tok/s",
+    "cached tok/s",
+    "decode tok/s",
+    "latency from",
+];
+
+/// One line of the table.
+fn row_cells(r: &ModelRow) -> Vec<String> {
+    let name = match r.defined_in {
+        Some(_) => format!("{} (file)", r.name),
+        None => r.name.clone(),
+    };
+    let mut cells = vec![
+        name,
+        format!("{:.2}", r.prices.input_usd_per_mtok),
+        format!("{:.3}", r.prices.cache_read_usd_per_mtok),
+        format!("{:.4}", r.prices.cache_write_5m_usd_per_mtok),
+        r.min_cacheable_tokens.to_string(),
+        window(r.context_window_tokens, r.long_context_window_tokens),
+        tier_cell(r.tier.as_ref()),
+    ];
+    let Some(l) = &r.latency else {
+        cells.extend(["-", "-", "-", "-", "-", "own keys"].map(String::from));
+        return cells;
+    };
+    let mark = |fitted: bool| if fitted { "" } else { "*" };
+    let from = match l.source.split_once("borrows the fit of ") {
+        Some((_, rest)) => rest.split(' ').next().unwrap_or("").to_string(),
+        None => "own fit".to_string(),
+    };
+    cells.extend([
+        format!("{:.2}s", l.overhead_s),
+        format!("{:.2}s", l.overhead_p99_s),
+        format!("{:.0}", l.prefill_rate),
+        l.cached_rate.map_or("-".into(), |r| format!("{r:.0}")),
+        format!("{:.0}{}", l.decode_rate, mark(l.decode_rate_fitted)),
+        from,
+    ]);
+    cells
+}
+
+/// Columns padded to their widest cell: the first and last left-aligned.
+fn aligned(cells: &[Vec<String>]) -> String {
+    let n = cells[0].len();
     let widths: Vec<usize> =
-        (0..header.len()).map(|c| cells.iter().map(|r| r[c].len()).max().unwrap_or(0)).collect();
+        (0..n).map(|c| cells.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
-    for row in &cells {
+    for row in cells {
         let line: Vec<String> = row
             .iter()
             .enumerate()
             .map(|(c, v)| match c {
-                0 | 11 => format!("{v:<w$}", w = widths[c]),
+                c if c == 0 || c == n - 1 => format!("{v:<w$}", w = widths[c]),
                 _ => format!("{v:>w$}", w = widths[c]),
             })
             .collect();
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
+    out
+}
+
+fn table(rows: &[ModelRow]) -> String {
+    let mut cells: Vec<Vec<String>> = vec![HEADER.iter().map(|h| h.to_string()).collect()];
+    cells.extend(rows.iter().map(row_cells));
+    let mut out = aligned(&cells);
     out.push_str(&format!(
-        "\noverhead: median fixed part of the time to first token, p99: its 99th \
+        "\ntier >T Ix/Ox: a request whose input (uncached + written + read) is above T tokens pays \
+         I times the input and cache prices and O times the output price on all its tokens\n\
+         overhead: median fixed part of the time to first token, p99: its 99th \
          percentile (simulated draws spread as the measured residuals do, tail included)\n\
          cached tok/s -: the time to first token does not grow measurably with cached tokens, and \
          none is simulated; * decode not identifiable: {DECODE_RATE_FALLBACK:.0} tok/s\n\
          latency from: the model whose fit is used, when the model's own data (if any) do not \
-         identify one (docs/calibrate.md)\n"
+         identify one (docs/calibrate.md)\n\
+         where each row comes from and when it was checked: prefixsim models --sources \
+         (docs/models.md)\n"
     ));
+    out
+}
+
+/// `--sources`: each model's page, the day it was checked, how it was read and its notes.
+fn sources(rows: &[ModelRow]) -> String {
+    let mut cells = vec![["model", "checked", "source"].map(String::from).to_vec()];
+    let mut notes = String::new();
+    for r in rows {
+        let name = match &r.defined_in {
+            Some(file) => format!("{} (file {file})", r.name),
+            None => r.name.clone(),
+        };
+        let dash = || "-".to_string();
+        let (checked, source) = (r.checked.clone(), r.source.clone());
+        cells.push(vec![name, checked.unwrap_or_else(dash), source.unwrap_or_else(dash)]);
+        for (what, text) in [("read", &r.read), ("note", &r.note)] {
+            if let Some(t) = text {
+                notes.push_str(&format!("{} {what}: {t}\n", r.name));
+            }
+        }
+    }
+    let mut out = aligned(&cells);
+    out.push_str(
+        "\nchecked: the day the numbers were last read on the source; \"stored copy\": \
+                  read in a stored copy of the page, not the live page\n\n",
+    );
+    out.push_str(&notes);
     out
 }

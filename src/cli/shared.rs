@@ -1,11 +1,12 @@
 //! Arguments that `run`, `sweep` and `tune` share (flattened into each): the overrides of an
-//! experiment file. A command that words a flag's help its own way says so with `mut_arg`.
+//! experiment file, and the models file it may name models of. A command that words a flag's
+//! help its own way says so with `mut_arg`.
 
 use std::path::PathBuf;
 
 use super::Error;
 
-/// `--set KEY=VALUE`... and `--latency FILE`.
+/// `--set KEY=VALUE`..., `--latency FILE` and `--models FILE`.
 #[derive(clap::Args, Debug, Default, Clone)]
 pub struct Overrides {
     /// Override a dotted key of the file, e.g. `--set workload.agents=16` (repeatable).
@@ -15,19 +16,27 @@ pub struct Overrides {
     /// latency of the experiment's model; the same as `--set latency.from=FILE`.
     #[arg(long, value_name = "FILE")]
     pub latency: Option<PathBuf>,
+    /// A file of model definitions (`[models."name"]` tables, docs/models.md) that `model =`
+    /// may name; the same as `--set models_file=FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub models: Option<PathBuf>,
 }
 
 impl Overrides {
-    /// The `--set` assignments, then `--latency FILE` as the `latency.from=...` it stands for
-    /// (made absolute, because `latency.from` is otherwise relative to the experiment file's
-    /// directory).
+    /// The `--set` assignments, then `--latency FILE` and `--models FILE` as the
+    /// `latency.from=...` and `models_file=...` they stand for (made absolute, because both are
+    /// otherwise relative to the experiment file's directory).
     pub fn assignments(&self) -> Result<Vec<String>, Error> {
         let mut out = self.set.clone();
-        if let Some(file) = &self.latency {
+        for (flag, key, file) in [
+            ("--latency", "latency.from", &self.latency),
+            ("--models", "models_file", &self.models),
+        ] {
+            let Some(file) = file else { continue };
             let abs = std::path::absolute(file)
-                .map_err(|e| Error::usage(anyhow::anyhow!("--latency {}: {e}", file.display())))?;
+                .map_err(|e| Error::usage(anyhow::anyhow!("{flag} {}: {e}", file.display())))?;
             let value = toml::Value::String(abs.display().to_string());
-            out.push(format!("latency.from={value}"));
+            out.push(format!("{key}={value}"));
         }
         Ok(out)
     }
@@ -38,6 +47,9 @@ impl Overrides {
         let mut out = self.set.clone();
         if let Some(file) = &self.latency {
             out.push(format!("latency.from={}", file.display()));
+        }
+        if let Some(file) = &self.models {
+            out.push(format!("models_file={}", file.display()));
         }
         out
     }

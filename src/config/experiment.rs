@@ -32,6 +32,18 @@ pub struct ExperimentSpec {
     pub report: ReportSpec,
     /// The self-hosted server (`Some` exactly when the policy is `vllm` or `sglang`).
     pub server: Option<super::server::ServerParams>,
+    /// The user-defined models the experiment runs (`[models]`, `--models`), as written: the
+    /// rendered experiment carries them.
+    pub defined_models: Vec<DefinedModel>,
+}
+
+/// A model the experiment defines (its `[models]`, or the `--models` file): its name and its
+/// table as written (`config::models::ModelDef`'s schema, checked), which the rendered
+/// experiment writes back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DefinedModel {
+    pub name: String,
+    pub table: toml::Table,
 }
 
 /// `[report]`: which metric answers the experiment's question, and how the report reads it.

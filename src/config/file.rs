@@ -27,6 +27,10 @@ pub struct ExperimentFile {
     pub name: Option<String>,
     pub question: Option<String>,
     pub model: Option<String>,
+    /// User-defined models, `[models."name"]` (docs/models.md).
+    pub models: Option<BTreeMap<String, toml::Table>>,
+    /// A file of `[models."name"]` tables (`--models FILE`), relative to this file's directory.
+    pub models_file: Option<String>,
     pub seed: Option<Int<0>>,
     pub replications: Option<Count<1>>,
     pub strategies: Option<Strategies>,
@@ -66,6 +70,7 @@ pub struct ModelSection {
     pub long_context_input_multiplier: Option<Multiplier>,
     pub long_context_output_multiplier: Option<Multiplier>,
     pub long_context: Option<bool>,
+    pub itpm_counts_cache_reads: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]

@@ -102,7 +102,7 @@ pub struct Fit {
     pub sessions: u32,
     /// Whether the data identify the fit well enough for a preset to use it (calibrate's
     /// rule: enough requests and sessions, a bounded prefill interval). A model whose own fit
-    /// is not identified borrows a sibling's (`BORROWED`).
+    /// is not identified borrows a sibling's (`borrowed`).
     pub identified: bool,
     /// Median fixed part of the TTFT.
     pub overhead_s: f64,
@@ -140,31 +140,36 @@ pub fn fits() -> &'static [Fit] {
 
 /// Models whose own data, if any, do not identify a fit, and the well-measured model whose
 /// fit they use: the nearest sibling of the same family (same serving tier), a named
-/// assumption that `models` and every output using it state.
-pub const BORROWED: [(&str, &str); 13] = [
-    ("claude-fable-5", "claude-opus-4.5"),
-    ("claude-fable-5.1", "claude-opus-4.5"),
-    ("claude-haiku-3.5", "claude-haiku-4.5"),
-    ("claude-mythos-5", "claude-opus-4.5"),
-    ("claude-mythos-5.1", "claude-opus-4.5"),
-    ("claude-opus-4", "claude-opus-4.5"),
-    ("claude-opus-4.1", "claude-opus-4.5"),
-    ("claude-opus-4.6", "claude-opus-4.5"),
-    ("claude-opus-4.7", "claude-opus-4.5"),
-    ("claude-opus-4.8", "claude-opus-4.5"),
-    ("claude-opus-5", "claude-opus-4.5"),
-    ("claude-sonnet-4.6", "claude-sonnet-4.5"),
-    ("claude-sonnet-5", "claude-sonnet-4.5"),
-];
+/// assumption that `models` and every output using it state. It is each preset row's
+/// `latency_from` (`presets.toml`): OpenAI and Gemini presets name a Claude model of a similar
+/// tier (docs/providers.md).
+pub fn borrowed() -> impl Iterator<Item = (&'static str, &'static str)> {
+    /// A row of `presets.toml`, read for its `latency_from` only (the rest is `presets`').
+    #[derive(Deserialize)]
+    struct Row {
+        latency_from: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct Table {
+        models: std::collections::BTreeMap<String, Row>,
+    }
+    static ROWS: OnceLock<Vec<(String, String)>> = OnceLock::new();
+    let rows = ROWS.get_or_init(|| {
+        let table: Table = match toml::from_str(include_str!("presets.toml")) {
+            Ok(t) => t,
+            Err(e) => unreachable!("the embedded presets.toml reads: {e}"),
+        };
+        table.models.into_iter().filter_map(|(m, r)| Some((m, r.latency_from?))).collect()
+    });
+    rows.iter().map(|(m, from)| (m.as_str(), from.as_str()))
+}
 
 /// The fit a model preset uses, and where it comes from: its own data, or a sibling's when it
 /// has none or its own is not identified.
 pub fn fit_for(model: &str) -> Option<(&'static Fit, String)> {
     let model = crate::config::preset_for_api_id(model)?;
     let own = fits().iter().find(|f| f.fitted_on == model);
-    let sibling = BORROWED.iter().find(|(m, _)| *m == model).map(|(_, from)| *from);
-    // OpenAI and Gemini presets: a Claude model of a similar tier (docs/providers.md).
-    let sibling = sibling.or_else(|| crate::config::presets_hosted::latency_sibling(model));
+    let sibling = borrowed().find(|(m, _)| *m == model).map(|(_, from)| from);
     let (fit, borrowed) = match (own, sibling) {
         (Some(f), _) if f.identified => (f, false),
         (_, Some(from)) => (fits().iter().find(|f| f.fitted_on == from)?, true),
@@ -260,7 +265,7 @@ mod tests {
             assert_ne!(used.fitted_on, fit.fitted_on, "{source}");
             assert!(used.identified && source.contains("do not identify"), "{source}");
         }
-        for (model, from) in BORROWED {
+        for (model, from) in borrowed() {
             let (used, _) = fit_for(model).unwrap();
             assert!(used.identified && used.fitted_on == from, "{model}");
         }

@@ -20,6 +20,7 @@ pub mod file;
 pub mod latency_file;
 pub mod latency_presets;
 pub mod model_ids;
+pub mod models;
 pub mod names;
 pub mod presets;
 pub mod presets_hosted;
@@ -40,7 +41,7 @@ pub use experiment::*;
 pub use names::{kind_label, parse_strategy, strategy_label};
 pub use presets::{preset, preset_for, preset_for_api_id, preset_names};
 pub use render::render;
-pub use resolve::{check_changed, lookup, resolve};
+pub use resolve::{check_changed, lookup, read_models_file, resolve};
 pub use server::{Router, ServerParams, Sharing};
 pub use set::apply_set;
 

@@ -1,79 +1,66 @@
-//! Model presets (prices, cache multipliers, minimum cacheable length, context window, how
-//! the model treats earlier turns' thinking blocks, its rate-limit class): the values an
-//! experiment's `model = "..."` starts from. Every rule and its public source: docs/anthropic.md.
-//!
-//! Prices: the prompt-caching and pricing pages' tables. Minimum cacheable lengths: the NEWER
-//! prompt-caching page ("these minimums apply on every platform"); the older version differs
-//! for Sonnet 4.6 (2,048 instead of 1,024, and a user report agrees with 2,048): we carry the
-//! newer 1,024 and the user overrides `model_params.min_cacheable_tokens`. Context windows:
-//! the context-windows page (1M on the 4.6 generation and later, 200k on the others). Earlier
-//! turns' thinking: the extended-thinking page (kept from Opus 4.5 and Sonnet 4.6 on, stripped
-//! on earlier models and Haiku; Fable and Mythos are taken to keep them, an inference).
-//! Rate-limit classes: the rate-limits page's combined tables ("Opus 4.x", "Sonnet 4.x",
-//! "Fable 5.x"). Every field is overridable by the experiment file.
+//! Model presets: the values an experiment's `model = "..."` starts from (prices, cache
+//! multipliers, minimum cacheable length, context window and price tier, how the model treats
+//! earlier turns' thinking, its rate-limit class, the policy it is served under). They are the
+//! rows of `presets.toml`, one `[models."name"]` table each in the schema of a user-defined
+//! model (`models::ModelDef`), each with its source URL and the day it was checked; read once.
+//! The rules behind them: docs/anthropic.md, docs/providers.md; every row: docs/models.md.
+//! Every field is overridable by the experiment file (`[model_params]`).
 
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use super::error::At;
 use super::model_ids::name_for_api_id;
-use super::presets_hosted;
+use super::models::{self, ModelDef};
 use crate::cache::Policy;
-use crate::cache::{LongContext, ModelParams, ThinkingHistory};
+use crate::cache::{ModelParams, ThinkingHistory};
 
-/// A preset: name, (input $/MTok, output $/MTok, read multiplier), minimum cacheable tokens,
-/// context window, earlier turns' thinking, rate-limit class.
-type Row = (&'static str, (f64, f64, f64), u64, u64, ThinkingHistory, &'static str);
+/// One row of the table: its name, its definition as written (source and date included) and
+/// the parameters it gives.
+#[derive(Debug)]
+pub struct Preset {
+    pub name: String,
+    pub def: ModelDef,
+    pub params: ModelParams,
+}
 
-const K200: u64 = 200_000;
-const M1: u64 = 1_000_000;
-use ThinkingHistory::{Kept, None as NoThinking, Stripped};
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Table {
+    models: BTreeMap<String, ModelDef>,
+}
 
-/// The presets, sorted by name.
-const PRESETS: [Row; 17] = [
-    ("claude-fable-5", (10.0, 50.0, 0.1), 512, M1, Kept, "fable-5.x"),
-    ("claude-fable-5.1", (10.0, 50.0, 0.025), 512, M1, Kept, "fable-5.x"),
-    ("claude-haiku-3.5", (0.80, 4.0, 0.1), 2048, K200, NoThinking, "haiku-3.5"),
-    ("claude-haiku-4.5", (1.0, 5.0, 0.1), 4096, K200, Stripped, "haiku-4.5"),
-    ("claude-mythos-5", (10.0, 50.0, 0.1), 512, M1, Kept, "mythos-5"),
-    ("claude-mythos-5.1", (10.0, 50.0, 0.025), 512, M1, Kept, "mythos-5.1"),
-    ("claude-opus-4", (15.0, 75.0, 0.1), 1024, K200, Stripped, "opus-4.x"),
-    ("claude-opus-4.1", (15.0, 75.0, 0.1), 1024, K200, Stripped, "opus-4.x"),
-    ("claude-opus-4.5", (5.0, 25.0, 0.1), 4096, K200, Kept, "opus-4.x"),
-    ("claude-opus-4.6", (5.0, 25.0, 0.1), 4096, M1, Kept, "opus-4.x"),
-    ("claude-opus-4.7", (5.0, 25.0, 0.1), 2048, M1, Kept, "opus-4.x"),
-    ("claude-opus-4.8", (5.0, 25.0, 0.1), 1024, M1, Kept, "opus-4.x"),
-    ("claude-opus-5", (5.0, 25.0, 0.1), 512, M1, Kept, "opus-5"),
-    ("claude-sonnet-4", (3.0, 15.0, 0.1), 1024, K200, Stripped, "sonnet-4.x"),
-    ("claude-sonnet-4.5", (3.0, 15.0, 0.1), 1024, K200, Stripped, "sonnet-4.x"),
-    ("claude-sonnet-4.6", (3.0, 15.0, 0.1), 1024, M1, Kept, "sonnet-4.x"),
-    ("claude-sonnet-5", (2.0, 10.0, 0.1), 1024, M1, Kept, "sonnet-5"),
-];
+/// Every preset, sorted by name (`presets.toml`, embedded and read once).
+pub fn table() -> &'static [Preset] {
+    static TABLE: OnceLock<Vec<Preset>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let table: Table = match toml::from_str(include_str!("presets.toml")) {
+            Ok(t) => t,
+            Err(e) => unreachable!("the embedded presets.toml reads: {e}"),
+        };
+        let origin = "presets.toml";
+        let rows = table.models.into_iter().map(|(name, def)| {
+            let prefix = format!("models.{name}.");
+            let params = models::params(&name, &def, At { origin, prefix: &prefix });
+            match params {
+                Ok(params) => Preset { name, def, params },
+                Err(e) => unreachable!("every embedded preset is valid: {e}"),
+            }
+        });
+        rows.collect()
+    })
+}
 
-/// 5-minute and 1-hour write multipliers, the same on every model (the prompt-caching page).
-const WRITE_5M_MULTIPLIER: f64 = 1.25;
-const WRITE_1H_MULTIPLIER: f64 = 2.0;
+/// The row called exactly `name`.
+pub fn row(name: &str) -> Option<&'static Preset> {
+    table().iter().find(|p| p.name == name)
+}
 
 /// The preset called `name` (or named by an API id such as `claude-sonnet-4-5-20250929`; see
 /// `model_ids`), or `None`.
 pub fn preset(name: &str) -> Option<ModelParams> {
     let name = preset_for_api_id(name)?;
-    let Some(&(name, (input, output, read), min, window, thinking, class)) =
-        PRESETS.iter().find(|p| p.0 == name)
-    else {
-        return presets_hosted::preset(name);
-    };
-    Some(ModelParams {
-        name: name.to_string(),
-        input_usd_per_mtok: input,
-        output_usd_per_mtok: output,
-        read_multiplier: read,
-        write_5m_multiplier: WRITE_5M_MULTIPLIER,
-        write_1h_multiplier: WRITE_1H_MULTIPLIER,
-        storage_usd_per_mtok_hour: 0.0,
-        min_cacheable_tokens: min,
-        context_window_tokens: window,
-        long_context: long_context_offer(name),
-        use_long_context: false,
-        thinking,
-        rate_limit_class: class.to_string(),
-    })
+    row(name).map(|p| p.params.clone())
 }
 
 /// A model that is no preset, before its `[model_params]`: no prices, a 200k window, no
@@ -88,35 +75,18 @@ pub fn unlisted(name: &str) -> ModelParams {
         write_1h_multiplier: 0.0,
         storage_usd_per_mtok_hour: 0.0,
         min_cacheable_tokens: 0,
-        context_window_tokens: K200,
+        context_window_tokens: 200_000,
         long_context: None,
         use_long_context: false,
         thinking: ThinkingHistory::Kept,
         rate_limit_class: name.to_string(),
+        itpm_counts_cache_reads: false,
     }
 }
 
-/// The larger window a model offers on request: Sonnet 4 and Sonnet 4.5 served 1M tokens in
-/// beta (the `context-1m-2025-08-07` header), input above 200k priced at 2x and output at
-/// 1.5x (the pricing page's "Long context pricing": $6 / $22.50 per MTok against $3 / $15).
-/// The bundled traces hold Sonnet 4.5 requests of up to 252k tokens that the API served. An
-/// experiment uses it only when it opts in (`model_params.long_context = true`); a replay of
-/// recorded traffic accepts requests up to it, since the API did.
-fn long_context_offer(name: &str) -> Option<LongContext> {
-    matches!(name, "claude-sonnet-4" | "claude-sonnet-4.5").then_some(LongContext {
-        window_tokens: 1_000_000,
-        threshold_tokens: 200_000,
-        input_multiplier: 2.0,
-        output_multiplier: 1.5,
-    })
-}
-
-/// Every preset name (Anthropic's, then the other providers' of `presets_hosted`), sorted.
+/// Every preset name (every provider's), sorted.
 pub fn preset_names() -> Vec<&'static str> {
-    let mut names: Vec<&'static str> = PRESETS.iter().map(|p| p.0).collect();
-    names.extend(presets_hosted::names());
-    names.sort_unstable();
-    names
+    table().iter().map(|p| p.name.as_str()).collect()
 }
 
 /// The preset named by `id`: the preset name itself, or an API model id (`model_ids`).
@@ -124,15 +94,50 @@ pub fn preset_for_api_id(id: &str) -> Option<&'static str> {
     name_for_api_id(id, &preset_names())
 }
 
-/// The policy a preset's model is served under: `openai` for GPT presets, `gemini` for
-/// Gemini presets, `anthropic` for every other preset; `None` for a name that is no preset
-/// (a model described by its prices only, under any policy).
+/// The policy a preset's model is served under (the row's `policy`); `None` for a name that
+/// is no preset (a model described by its prices only, under any policy).
 pub fn natural_policy(preset_name: &str) -> Option<Policy> {
-    presets_hosted::policy(preset_name).or_else(|| preset(preset_name).map(|_| Policy::Anthropic))
+    row(preset_for_api_id(preset_name)?).map(|p| models::policy(&p.def))
 }
 
 /// The preset of a model name as traces and request bodies spell it: the same as `preset`,
 /// which accepts every API id (`model_ids`); kept as the readers' name for it.
 pub fn preset_for(name: &str) -> Option<ModelParams> {
     preset(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row states where it comes from and when it was read.
+    #[test]
+    fn every_row_has_a_source_and_a_date() {
+        for p in table() {
+            let source = p.def.source.as_deref().unwrap_or_default();
+            assert!(source.starts_with("https://"), "{}: {source}", p.name);
+            let checked = p.def.checked.as_deref().unwrap_or_default();
+            let date = checked.split('-').map(|n| n.parse::<u32>().ok()).collect::<Vec<_>>();
+            assert!(date.len() == 3 && date.iter().all(Option::is_some), "{}", p.name);
+            assert!(p.def.read.is_some(), "{}", p.name);
+        }
+    }
+
+    /// A price tier is a tier: the window stays the model's, the tier applies above its
+    /// threshold without opting in.
+    #[test]
+    fn tiers_are_tiers_and_windows_are_windows() {
+        for (name, window, threshold) in [
+            ("gpt-5.4", 1_050_000, 272_000),
+            ("gemini-3.1-pro-preview", 1_048_576, 200_000),
+            ("claude-haiku-5.5", 1_000_000, 100_000),
+        ] {
+            let m = preset(name).unwrap();
+            assert_eq!(m.window_tokens(), window, "{name}");
+            let tier = m.long_context.as_ref().unwrap();
+            assert!(m.use_long_context && tier.threshold_tokens == threshold, "{name}");
+        }
+        let sonnet = preset("claude-sonnet-4.5").unwrap();
+        assert!(!sonnet.use_long_context && sonnet.window_tokens() == 200_000);
+    }
 }

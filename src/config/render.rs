@@ -20,6 +20,10 @@ pub fn render(exp: &ExperimentSpec) -> String {
         name: Some(exp.name.clone()),
         question: Some(exp.question.clone()),
         model: Some(exp.model.name.clone()),
+        models: (!exp.defined_models.is_empty()).then(|| {
+            exp.defined_models.iter().map(|d| (d.name.clone(), d.table.clone())).collect()
+        }),
+        models_file: None,
         seed: Some(Int(exp.seed)),
         replications: Some(Count(exp.replications)),
         strategies: Some(Strategies(exp.strategies.clone())),
@@ -91,6 +95,11 @@ fn model_section(m: &ModelParams) -> ModelSection {
         long_context_input_multiplier: long.map(|l| AtMost(l.input_multiplier)),
         long_context_output_multiplier: long.map(|l| AtMost(l.output_multiplier)),
         long_context: m.use_long_context.then_some(true),
+        itpm_counts_cache_reads: match &base {
+            Some(b) => (b.itpm_counts_cache_reads != m.itpm_counts_cache_reads)
+                .then_some(m.itpm_counts_cache_reads),
+            None => m.itpm_counts_cache_reads.then_some(true),
+        },
     }
 }
 

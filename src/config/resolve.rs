@@ -8,7 +8,7 @@ use serde::de::DeserializeOwned;
 
 use super::error::{At, Bad, ConfigError};
 use super::experiment::*;
-use super::fields::{with_base_dir, GetOr};
+use super::fields::{with_base_dir, GetOr, Name};
 use super::file::*;
 use super::latency_file::LatencyFile;
 use super::latency_presets::{self, LatencyPreset};
@@ -18,8 +18,10 @@ use crate::dist::Dist;
 use crate::time::{US_PER_H, US_PER_MIN, US_PER_S};
 
 mod hosted;
+mod models;
 mod report;
 mod server;
+pub use models::read_models_file;
 pub use report::lookup;
 
 /// The strategies run when the file names none (docs/experiments.md).
@@ -104,7 +106,7 @@ pub fn check_changed(
     let at = At { origin, prefix: "" };
     let file: WorkloadSection = read(table, section.clone(), origin, "workload.")?;
     let w = file.validate();
-    let other = checked_other_model(&w, at)?;
+    let other = checked_other_model(&w, at, &base.defined_models)?;
     if base.cache.policy.is_server() {
         server::check_experiment(base, &w, at)?;
     }
@@ -114,26 +116,17 @@ pub fn check_changed(
 
 impl ExperimentFile {
     /// Every section, defaulted and checked, then the checks across sections.
-    fn validate(self, table: &toml::Table, at: At) -> Result<ExperimentSpec, ConfigError> {
+    fn validate(mut self, table: &toml::Table, at: At) -> Result<ExperimentSpec, ConfigError> {
         let stem = Path::new(at.origin).file_stem().map(|s| s.to_string_lossy().into_owned());
-        let policy = self.cache.as_ref().and_then(|c| c.policy).map(|p| p.0);
-        let default_model =
-            policy.and_then(super::presets_hosted::default_model).unwrap_or("claude-sonnet-4.5");
-        let name = self.model.get_or(default_model.to_string());
-        let model = self.model_params.unwrap_or_default().validate(&name, at)?;
-        let mut cache = self.cache.unwrap_or_default().validate(&model, at)?;
-        let (openai, gemini) = (self.openai.unwrap_or_default(), self.gemini.unwrap_or_default());
-        cache.hosted = HostedParams {
-            openai: openai.validate(cache.policy, &model, at.section("openai."))?,
-            gemini: gemini.validate(at.section("gemini."))?,
-        };
+        let (defined, model, cache) = self.model_and_cache(at)?;
         let workload = self.workload.unwrap_or_default().validate();
         let other_model = match &workload.kind {
             AgentKind::ForkOtherModel { model } => Some(model.as_str()),
             _ => None,
         };
         let (latency, latency_other) =
-            self.latency.unwrap_or_default().validate(&model.name, other_model, at)?;
+            self.latency.unwrap_or_default().validate(&model.name, other_model, at, &defined)?;
+        let defined_models = models::used(defined, [Some(model.name.as_str()), other_model]);
         let strategies = self.strategies.map_or_else(default_strategies, Into::into);
         let openai_counts = cache.policy == Policy::OpenAi;
         let exp = ExperimentSpec {
@@ -153,8 +146,38 @@ impl ExperimentFile {
             limits: self.limits.unwrap_or_default().validate(),
             plot_baseline: self.plot.unwrap_or_default().validate(at)?,
             server: None,
+            defined_models,
         };
         check_experiment(exp, self.server.unwrap_or_default(), at)
+    }
+
+    /// The experiment's model definitions, its model, and `[cache]` with `[openai]` and
+    /// `[gemini]`: the model and the policy default to each other (`hosted`), a defined
+    /// model's policy to its definition's (`models`).
+    fn model_and_cache(
+        &mut self,
+        at: At,
+    ) -> Result<(Vec<DefinedModel>, ModelParams, CacheParams), ConfigError> {
+        let defined = models::defined(self.models.take(), self.models_file.take(), at)?;
+        let mut cache = self.cache.take().unwrap_or_default();
+        let policy = cache.policy.map(|p| p.0);
+        let default_model =
+            policy.and_then(super::presets_hosted::default_model).unwrap_or("claude-sonnet-4.5");
+        let name = self.model.take().get_or(default_model.to_string());
+        let model = self.model_params.take().unwrap_or_default().validate(&name, at, &defined)?;
+        let s = at.section("cache.");
+        cache.policy = models::check_policy(policy, &defined, &name, s)?.map(Name);
+        let mut cache = cache.validate(&model, at)?;
+        let (openai, gemini) = (self.openai.take(), self.gemini.take());
+        cache.hosted = HostedParams {
+            openai: openai.unwrap_or_default().validate(
+                cache.policy,
+                &model,
+                at.section("openai."),
+            )?,
+            gemini: gemini.unwrap_or_default().validate(at.section("gemini."))?,
+        };
+        Ok((defined, model, cache))
     }
 }
 
@@ -169,7 +192,7 @@ fn check_experiment(
         server::check_experiment(&exp, &exp.workload, at)?;
         exp.server = Some(server);
     }
-    let other = checked_other_model(&exp.workload, at)?;
+    let other = checked_other_model(&exp.workload, at, &exp.defined_models)?;
     check_thinking(&exp, &exp.workload, other.as_ref(), at)?;
     check_first_request_fits(&exp, &exp.workload, other.as_ref(), at)?;
     Ok(exp)
@@ -180,9 +203,17 @@ fn default_strategies() -> Vec<Strategy> {
     DEFAULT_STRATEGIES.iter().map(parse).collect()
 }
 
-/// The `fork_other_model` kind's model, which must be a preset.
-fn checked_other_model(w: &Workload, at: At) -> Result<Option<ModelParams>, ConfigError> {
+/// The `fork_other_model` kind's model, which must be a preset or a model the experiment
+/// defines.
+fn checked_other_model(
+    w: &Workload,
+    at: At,
+    defined: &[DefinedModel],
+) -> Result<Option<ModelParams>, ConfigError> {
     let AgentKind::ForkOtherModel { model } = &w.kind else { return Ok(None) };
+    if let Some(m) = models::find(defined, model, at) {
+        return m.map(Some);
+    }
     match presets::preset(model) {
         Some(m) => Ok(Some(m)),
         None => {
@@ -245,21 +276,30 @@ fn unknown_model(name: &str) -> String {
     let hint = did_you_mean(name, names.iter().copied())
         .map(|s| format!("; did you mean `{s}`?"))
         .unwrap_or_default();
-    format!("unknown model preset `{name}` (known: {}){hint}", names.join(", "))
+    format!(
+        "unknown model preset `{name}` (known: {}){hint}; a model of your own: [models.\"{name}\"] \
+         or --models FILE (docs/models.md)",
+        names.join(", ")
+    )
 }
 
 impl ModelSection {
     /// `[model_params]` over the preset `name`. A model that is not a preset is fine when every
     /// price parameter is given; the rest defaults to a 200k window, no long-context offer,
     /// thinking kept, its own rate-limit buckets.
-    fn validate(self, name: &str, at: At) -> Result<ModelParams, ConfigError> {
+    fn validate(
+        self,
+        name: &str,
+        at: At,
+        defined: &[DefinedModel],
+    ) -> Result<ModelParams, ConfigError> {
         let all_given = self.input_usd_per_mtok.is_some()
             && self.output_usd_per_mtok.is_some()
             && self.read_multiplier.is_some()
             && self.write_5m_multiplier.is_some()
             && self.write_1h_multiplier.is_some()
             && self.min_cacheable_tokens.is_some();
-        let base = match presets::preset(name) {
+        let base = match models::find(defined, name, at).transpose()?.or(presets::preset(name)) {
             Some(b) => b,
             None if all_given => presets::unlisted(name),
             None => return Err(at.bad_str("model", name, unknown_model(name))),
@@ -279,32 +319,23 @@ impl ModelSection {
             min_cacheable_tokens: self.min_cacheable_tokens.get_or(base.min_cacheable_tokens),
             context_window_tokens: self.context_window_tokens.get_or(base.context_window_tokens),
             long_context: None,
-            use_long_context: self.long_context.get_or(false),
+            use_long_context: self.long_context.get_or(base.use_long_context),
             thinking,
-            rate_limit_class: self.rate_limit_class.get_or(base.rate_limit_class),
+            rate_limit_class: self.rate_limit_class.get_or(base.rate_limit_class.clone()),
+            itpm_counts_cache_reads: self
+                .itpm_counts_cache_reads
+                .get_or(base.itpm_counts_cache_reads),
         };
         if m.context_window_tokens == 0 {
             return Err(s.bad("context_window_tokens", 0, "a window holds at least 1 token"));
         }
-        // `long_context_window_tokens` declares an offer (absent on every preset); its prices
-        // and threshold default to the preset's offer, else 2x / 1.5x above the standard window.
-        let offer = base.long_context.as_ref();
-        let window =
-            self.long_context_window_tokens.map(u64::from).or(offer.map(|l| l.window_tokens));
-        m.long_context = window.map(|window_tokens| crate::cache::LongContext {
-            window_tokens,
-            threshold_tokens: self
-                .long_context_threshold_tokens
-                .map(u64::from)
-                .or(offer.map(|l| l.threshold_tokens))
-                .unwrap_or(m.context_window_tokens),
-            input_multiplier: self
-                .long_context_input_multiplier
-                .get_or(offer.map_or(2.0, |l| l.input_multiplier)),
-            output_multiplier: self
-                .long_context_output_multiplier
-                .get_or(offer.map_or(1.5, |l| l.output_multiplier)),
-        });
+        let keys = (
+            self.long_context_window_tokens,
+            self.long_context_threshold_tokens,
+            self.long_context_input_multiplier,
+            self.long_context_output_multiplier,
+        );
+        m.long_context = models::long_context(keys, &base, m.context_window_tokens);
         if m.use_long_context && m.long_context.is_none() {
             let reason = format!(
                 "{} offers no larger context window (set model_params.long_context_window_tokens to \
@@ -419,11 +450,12 @@ impl LatencySection {
         model: &str,
         other_model: Option<&str>,
         at: At,
+        defined: &[DefinedModel],
     ) -> Result<(LatencyParams, Option<LatencyParams>), ConfigError> {
         let s = at.section("latency.");
         let preset = self.preset.map_or(LatencyPreset::Calibrated, |p| p.0);
         let draw = self.draw.map(|k| u64::from(k) as usize);
-        check_draw(draw, preset, model, s)?;
+        check_draw(draw, preset, &models::fit_name(defined, model), s)?;
         let from = match self.from.take() {
             None => None,
             Some(toml::Value::String(f)) => Some(Path::new(at.origin).with_file_name(f)),
@@ -437,7 +469,7 @@ impl LatencySection {
             None => None,
         };
         let base_for = |m: &str| -> Result<LatencyParams, ConfigError> {
-            let base = latency_presets::params_draw(m, preset, draw).unwrap_or_default();
+            let base = models::latency_base(defined, m, preset, draw, at)?;
             match (&file, &from) {
                 (Some(f), Some(p)) => {
                     f.params_for(m, base).map_err(|e| s.bad("from", quoted(p), e.to_string()))

@@ -38,6 +38,9 @@ pub(super) struct Limiters {
     /// every run.
     by_class: [Option<RateLimiter>; 2],
     of_model: [usize; 2],
+    /// Whether model `m`'s own cache reads count toward ITPM (`itpm_counts_cache_reads`:
+    /// Haiku 3.5's do), whatever `rate_limits.cache_reads_count` says for every model.
+    reads_count: [bool; 2],
     /// `[rate_limits]` is set: fixed per run, so a run without limits asks nothing per request.
     on: bool,
 }
@@ -54,7 +57,9 @@ impl Limiters {
         };
         let classes = models.len() - usize::from(same_class);
         let by_class = [limiter(), if classes == 2 { limiter() } else { None }];
-        Limiters { by_class, of_model, on: exp.rate_limits.is_some() }
+        let reads = |m: usize| models.get(m).is_some_and(|p| p.itpm_counts_cache_reads);
+        let reads_count = [reads(0), reads(1)];
+        Limiters { by_class, of_model, reads_count, on: exp.rate_limits.is_some() }
     }
 
     /// Ask model `m`'s limiter about a request. When even the worst case (every input token
@@ -93,7 +98,7 @@ impl Limiters {
         let usage = cache
             .peek_with(ask.prompt, ask.bps, ask.now, ask.miss)
             .map_err(|source| SimError::Cache { agent, request, source })?;
-        match limiter.admit(ask.now, counted_input(exp, &usage), ask.out) {
+        match limiter.admit(ask.now, counted_input(exp, self.reads_count[m], &usage), ask.out) {
             Admission::Admitted => Ok(Admit::Charged),
             Admission::RetryAfter(wait) => Ok(Admit::Retry(wait)),
             Admission::Never(limit, amount, capacity) => {
@@ -121,10 +126,11 @@ impl Limiters {
         if !self.on {
             return;
         }
+        let reads = self.reads_count[m];
         if let (Admit::ChargeAfter, Some(limiter)) =
             (admit, self.by_class[self.of_model[m]].as_mut())
         {
-            let charged = limiter.admit(now, counted_input(exp, usage), out);
+            let charged = limiter.admit(now, counted_input(exp, reads, usage), out);
             assert_eq!(charged, Admission::Admitted, "the worst case fitted, the actual must");
         }
     }
@@ -137,10 +143,11 @@ pub(super) fn admits_all(exp: &ExperimentSpec) -> bool {
     exp.rate_limits.is_none() && !draws_miss && !draws_implicit(exp)
 }
 
-/// Input tokens that count toward ITPM: uncached and written (and read, when
-/// `cache_reads_count`).
-fn counted_input(exp: &ExperimentSpec, u: &Usage) -> u64 {
-    let reads = exp.rate_limits.as_ref().is_some_and(|r| r.cache_reads_count);
+/// Input tokens that count toward ITPM: uncached and written, and read when the file's
+/// `rate_limits.cache_reads_count` or the model's `itpm_counts_cache_reads` (`model_reads`)
+/// says so.
+fn counted_input(exp: &ExperimentSpec, model_reads: bool, u: &Usage) -> u64 {
+    let reads = model_reads || exp.rate_limits.as_ref().is_some_and(|r| r.cache_reads_count);
     u.uncached + u.cache_write() + if reads { u.cache_read } else { 0 }
 }
 

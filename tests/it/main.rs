@@ -21,6 +21,7 @@ mod layout;
 mod library;
 mod model;
 mod model_parts;
+mod models_defined;
 mod plot;
 mod plot_parts;
 mod providers;
