@@ -8,6 +8,7 @@ mod common;
 mod config_api;
 mod edge_parts;
 mod engine;
+mod engine_calibrate;
 mod faults;
 mod help_examples;
 mod hold_edge;
