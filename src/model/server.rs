@@ -4,8 +4,8 @@
 //! the GPU time the run kept busy.
 //!
 //! A request arrives at the replica its router picks and holds its prompt's blocks there. A
-//! replica runs one prefill step at a time while any prefill is pending: `step_overhead +
-//! tokens / prefill_tokens_per_s`, at most `step_token_budget` tokens, shared
+//! replica runs one step at a time while any prefill is pending (`vllm`: or a sequence
+//! decodes), at most `step_token_budget` tokens, the prefills' share
 //!
 //! - `fcfs-chunked`: in arrival order, a prefill larger than the budget taking all of it; a
 //!   request is admitted (looks the cache up) when it first gets budget, so the requests
@@ -25,12 +25,15 @@
 //!   gives every running decode one token of `step_token_budget`, then shares what is left
 //!   among the prefills; it lasts `[prefill tokens > 0] (step_overhead + tokens /
 //!   prefill_tokens_per_s) + [decodes > 0] decode step` (each part what it costs alone: an
-//!   assumption). A decode ends with the step that gives it its `out`-th token, so the
-//!   prefills it shares steps with slow it, and it slows them; its first token is announced
-//!   (`first`) when its prefill ends and its end (`ended`) when its decode does.
-//! - `sglang`: decoding runs beside the prefill steps (they do not slow each other: a
-//!   simplification), its duration fixed at the first token by the batch as it stands then;
-//!   the request goes to `done` at its first token.
+//!   assumption; the upper bound, one forward pass reading the weights once for both). A
+//!   decode ends with the step that gives it its `out`-th token, so the prefills it shares
+//!   steps with slow it, and it slows them; the run gets its first token
+//!   ([`Reply::FirstToken`]) when its prefill ends and its end ([`Reply::End`]) when its
+//!   decode does.
+//! - `sglang`: decoding runs beside the prefill steps of `step_overhead + tokens /
+//!   prefill_tokens_per_s` (they do not slow each other: a simplification), its duration
+//!   fixed at the first token by the batch as it stands then; the run gets the whole
+//!   response ([`Reply::Whole`]) at its first token.
 //!
 //! GPU time: a replica is busy while a step runs or a sequence decodes (the union of those
 //! intervals). Nothing allocates per event once the buffers have grown.
