@@ -107,3 +107,31 @@ fn cached_tokens_above_the_prompt_are_refused_naming_file_line_and_keys() {
                 openai's input count includes";
     assert!(err.contains("spans.jsonl:1: span `chat`") && err.contains(want), "{err}");
 }
+
+/// A user's own GPT fit runs: `calibrate --out` writes its table under the preset's name, and
+/// an OpenAI experiment takes it with `--latency` (= `latency.from`) instead of the Claude fit
+/// the preset borrows.
+#[test]
+fn a_fitted_gpt_latency_is_used_by_an_openai_experiment() {
+    let dir = super::common::scratch("engine_calibrate", "latency_from");
+    let mut calibrate = bin();
+    calibrate.arg("calibrate").arg(fixture("openai-chat.jsonl")).arg("--out").arg(&dir);
+    assert_eq!(calibrate.output().unwrap().status.code(), Some(0));
+    let table = std::fs::read_to_string(dir.join("latency.toml")).unwrap();
+    assert!(table.contains("[latency.\"gpt-5.4\"]") && table.contains("const(50000)"), "{table}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let run = |latency: Option<&Path>| {
+        let mut cmd = bin();
+        cmd.arg("run").arg(root.join("experiments/default.toml"));
+        for set in ["model=gpt-5.4", "cache.policy=openai", "replications=2"] {
+            cmd.args(["--set", set]);
+        }
+        if let Some(file) = latency {
+            cmd.arg("--latency").arg(file);
+        }
+        let out = cmd.arg("--json").output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_ne!(run(Some(&dir.join("latency.toml"))), run(None));
+}
