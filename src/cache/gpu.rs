@@ -9,9 +9,10 @@
 //! Nodes are readable as soon as a prefill step computes them ([`GpuCache::computed`]): the
 //! server model calls it at every step's end, not at the writer's first token.
 //!
-//! Holding: a request holds every node of its prompt from its arrival (`refs`) until its
-//! prefill ends; its decode keeps holding them until `held_until` (known when the prefill
-//! ends: a release time instead of a second event). Eviction takes tokens from the end of the
+//! Holding: a request holds every node of its prompt from its arrival (`refs`) until it is
+//! released: at its prefill's end with its decode's end as `held_until` when that is known then
+//! (`sglang`: a release time instead of a second event), or at its decode's end, held until
+//! then (`vllm`, whose decodes run in the step loop). Eviction takes tokens from the end of the
 //! least recently used node that nobody holds; a request touches its nodes last-block first,
 //! so a prefix's deepest node is evicted before its root, as vLLM frees a request's blocks in
 //! reverse order. When nothing is evictable the tokens are stored anyway and counted as

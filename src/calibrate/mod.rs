@@ -166,7 +166,8 @@ pub fn read_with_ttl(
 }
 
 /// A directory is claude-code; a file is told by its first 64 KiB: `resourceSpans` is an OTLP
-/// export, a first line with `usage` a usage log, `requests` a claude-code trace.
+/// export, a first line with `usage` or `usageMetadata` (Gemini) a usage log, `requests` a
+/// claude-code trace.
 pub fn guess_format(path: &Path) -> Result<ObservationFormat, CalibrateError> {
     use crate::input::contains as has;
     if path.is_dir() {
@@ -176,7 +177,7 @@ pub fn guess_format(path: &Path) -> Result<ObservationFormat, CalibrateError> {
     let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
     if has(&head, b"\"resourceSpans\"") || has(&head, b"\"resource_spans\"") {
         Ok(ObservationFormat::Otlp)
-    } else if has(first, b"\"usage\"") {
+    } else if has(first, b"\"usage\"") || has(first, b"\"usageMetadata\"") {
         Ok(ObservationFormat::UsageLog)
     } else if has(&head, b"\"requests\"") {
         Ok(ObservationFormat::ClaudeCode)
@@ -184,7 +185,8 @@ pub fn guess_format(path: &Path) -> Result<ObservationFormat, CalibrateError> {
         Err(TraceError::line(
             path,
             1,
-            "cannot tell the format (no `resourceSpans`, `usage` or `requests` key); use --format",
+            "cannot tell the format (no `resourceSpans`, `usage`, `usageMetadata` or `requests` key); \
+             use --format",
         )
         .into())
     }

@@ -4,17 +4,23 @@
 //! (https://opentelemetry.io/docs/specs/semconv/gen-ai/):
 //!
 //! - model: `gen_ai.response.model`, else `gen_ai.request.model`;
-//! - tokens: `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`,
+//! - provider: `gen_ai.provider.name`, else its older name `gen_ai.system`;
+//! - tokens: `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens` (or their older names
+//!   `gen_ai.usage.prompt_tokens`, `gen_ai.usage.completion_tokens`),
 //!   `gen_ai.usage.cache_read.input_tokens`, `gen_ai.usage.cache_creation.input_tokens` (or
 //!   its newer name `gen_ai.usage.cache_write.input_tokens`);
 //! - time to first token: `gen_ai.response.time_to_first_chunk` (seconds; also read:
 //!   `gen_ai.response.time_to_first_token`); duration: `endTimeUnixNano - startTimeUnixNano`.
 //!
 //! The conventions say `gen_ai.usage.input_tokens` INCLUDES the cached tokens (for Anthropic:
-//! `input_tokens + cache_read + cache_creation`), so `prefill = input - cache_read`. Older
-//! instrumentations copied Anthropic's `input_tokens`, which excludes them: when any call in a
-//! file has `input < cache_read + cache_creation`, the whole file is read that way
-//! (`prefill = input + cache_creation`), and a note says so. Spans that are not model calls
+//! `input_tokens + cache_read + cache_creation`), so `prefill = input - cache_read`. OpenAI's
+//! and Gemini's own counts include them too, so a span of those providers (`openai`,
+//! `azure.ai.openai`, `gcp.gemini`, `gcp.vertex_ai`, `gcp.gen_ai`; older `gen_ai.system`
+//! values `az.ai.openai`, `gemini`, `vertex_ai`) is always read that way, and one whose
+//! input is below its cache read is an error. Older Anthropic instrumentations copied
+//! Anthropic's `input_tokens`, which excludes them: when any call of another (or no) provider
+//! in a file has `input < cache_read + cache_creation`, every such call of the file is read
+//! that way (`prefill = input + cache_creation`), and a note says so. Spans that are not model calls
 //! (no model or no input tokens, or a `gen_ai.operation.name` other than `chat`,
 //! `text_completion`, `generate_content`) are skipped. Groups are trace ids.
 
@@ -70,6 +76,9 @@ struct KeyValue {
 /// One model call read from a span, before the file-wide input-token rule is applied.
 struct Call {
     model: String,
+    /// The provider's input count includes the cached tokens whatever the instrumentation
+    /// (OpenAI, Gemini): the file-wide rule does not apply.
+    includes_cached: bool,
     trace_id: String,
     input: u64,
     output: u64,
@@ -113,16 +122,22 @@ pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
             format!("no model call among its {spans} spans (no span has a gen_ai model and gen_ai.usage.input_tokens)"),
         ).into());
     }
-    let excludes = calls.iter().any(|c| c.input < c.cache_read + c.cache_write);
+    let below = |c: &Call| c.input < c.cache_read + c.cache_write;
+    let excludes = calls.iter().any(|c| !c.includes_cached && below(c));
     if excludes {
         out.notes.push(format!(
             "{}: gen_ai.usage.input_tokens is below cache_read + cache_creation in some spans: read as \
-             Anthropic's input_tokens (excluding cached tokens) in every span of this file",
+             Anthropic's input_tokens (excluding cached tokens) in every span of this file that is \
+             not OpenAI's or Gemini's",
             path.display()
         ));
     }
     for c in calls {
-        let prefill = if excludes { c.input + c.cache_write } else { c.input - c.cache_read };
+        let prefill = if excludes && !c.includes_cached {
+            c.input + c.cache_write
+        } else {
+            c.input - c.cache_read
+        };
         let obs = Observation {
             model: out.model(&c.model),
             group: out.group(&format!("trace {}", c.trace_id)),
@@ -139,6 +154,20 @@ pub fn read(path: &Path, out: &mut Observations) -> Result<(), CalibrateError> {
 
 const CALL_OPERATIONS: [&str; 3] = ["chat", "text_completion", "generate_content"];
 
+/// `gen_ai.provider.name` (and older `gen_ai.system`) values of APIs whose input count
+/// includes the cached tokens: OpenAI (`prompt_tokens`, `input_tokens`) and Gemini
+/// (`promptTokenCount`), direct or through Azure and Vertex AI.
+const INCLUDING_PROVIDERS: [&str; 8] = [
+    "openai",
+    "azure.ai.openai",
+    "az.ai.openai",
+    "gcp.gemini",
+    "gcp.vertex_ai",
+    "gcp.gen_ai",
+    "gemini",
+    "vertex_ai",
+];
+
 /// What is wrong with one span (the reader adds the file, line and span).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 enum SpanError {
@@ -148,6 +177,11 @@ enum SpanError {
     TtftAfterEnd { ttft_s: f64, duration_s: f64 },
     #[error("endTimeUnixNano {end} is before startTimeUnixNano {start}")]
     EndBeforeStart { start: u64, end: u64 },
+    #[error(
+        "gen_ai.usage.input_tokens = {input} is below its cache read {cached} + write {written}, \
+         which {provider}'s input count includes"
+    )]
+    CachedAboveInput { provider: String, input: u64, cached: u64, written: u64 },
 }
 
 /// What is wrong with one attribute value.
@@ -175,7 +209,14 @@ fn call(span: &Span) -> Result<Option<Call>, SpanError> {
         .or_else(|| attr("gen_ai.request.model"))
         .and_then(string)
         .filter(|m| !m.trim().is_empty());
-    let (Some(model), Some(_)) = (model, attr("gen_ai.usage.input_tokens")) else {
+    // The conventions' names, else their deprecated ones (older instrumentations).
+    let pick = |new: &'static str, old: &'static str| match (attr(new), attr(old)) {
+        (None, Some(_)) => old,
+        _ => new,
+    };
+    let input_key = pick("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens");
+    let output_key = pick("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens");
+    let (Some(model), Some(_)) = (model, attr(input_key)) else {
         return Ok(None);
     };
     let tokens = |key: &'static str| -> Result<u64, SpanError> {
@@ -198,16 +239,28 @@ fn call(span: &Span) -> Result<Option<Call>, SpanError> {
             return Err(SpanError::TtftAfterEnd { ttft_s: t, duration_s: d });
         }
     }
-    Ok(Some(Call {
+    let provider = attr("gen_ai.provider.name").or_else(|| attr("gen_ai.system")).and_then(string);
+    let includes_cached = provider.as_deref().is_some_and(|p| INCLUDING_PROVIDERS.contains(&p));
+    let call = Call {
         model,
+        includes_cached,
         trace_id: span.trace_id.clone(),
-        input: tokens("gen_ai.usage.input_tokens")?,
-        output: tokens("gen_ai.usage.output_tokens")?,
+        input: tokens(input_key)?,
+        output: tokens(output_key)?,
         cache_read: tokens("gen_ai.usage.cache_read.input_tokens")?,
         cache_write,
         ttft_s,
         duration_s,
-    }))
+    };
+    if includes_cached && call.input < call.cache_read.saturating_add(call.cache_write) {
+        return Err(SpanError::CachedAboveInput {
+            provider: provider.unwrap_or_default(),
+            input: call.input,
+            cached: call.cache_read,
+            written: call.cache_write,
+        });
+    }
+    Ok(Some(call))
 }
 
 /// The span's duration in seconds, when it has both ends.

@@ -74,6 +74,10 @@ pub struct ServerParams {
     /// step's end (SGLang inserts a chunk into the radix tree after computing it). Set by
     /// the policy, not a key.
     pub same_step_reads: bool,
+    /// Running decodes take one token each of a step's budget before the prefills, in one
+    /// step loop (the vLLM V1 scheduler), rather than decoding beside the prefill steps
+    /// (SGLang's rule as modelled). Set by the policy, not a key.
+    pub decode_in_steps: bool,
 }
 
 /// The `server.model` presets: (name, gpus, prefill tok/s, decode step, per ktok, capacity).
@@ -110,5 +114,6 @@ pub fn server_preset(model: &str, policy: Policy) -> Option<ServerParams> {
         block_tokens: policy.default_block_tokens(),
         gpu_usd_per_hour: 2.50,
         same_step_reads: policy != Policy::Sglang,
+        decode_in_steps: policy != Policy::Sglang,
     })
 }

@@ -4,8 +4,8 @@
 //! the GPU time the run kept busy.
 //!
 //! A request arrives at the replica its router picks and holds its prompt's blocks there. A
-//! replica runs one prefill step at a time while any prefill is pending: `step_overhead +
-//! tokens / prefill_tokens_per_s`, at most `step_token_budget` tokens, shared
+//! replica runs one step at a time while any prefill is pending (`vllm`: or a sequence
+//! decodes), at most `step_token_budget` tokens, the prefills' share
 //!
 //! - `fcfs-chunked`: in arrival order, a prefill larger than the budget taking all of it; a
 //!   request is admitted (looks the cache up) when it first gets budget, so the requests
@@ -17,13 +17,26 @@
 //! Blocks a step computes are readable by the requests the same step admits after it under
 //! `vllm` (a full block joins the cache when allocated), from the step's end under `sglang`
 //! (a chunk joins the radix tree once computed). A request's prefill ends with its first
-//! token (TTFT = the end of its last step - its send); then it decodes `out` tokens at one
-//! decode step each, `decode_step + decode_per_running x running + decode_per_ktok x context
-//! ktok of the running sequences`, the batch as it stands at its first token. Decoding is
-//! not interleaved with the prefill steps (they do not slow each other): a simplification.
+//! token (TTFT = the end of its last step - its send); then it decodes `out` tokens, one a
+//! decode step of `decode_step + decode_per_running x running + decode_per_ktok x context
+//! ktok of the running sequences`.
 //!
-//! GPU time: a replica is busy while a prefill step runs or a sequence decodes (the union of
-//! those intervals). Nothing allocates per event once the buffers have grown.
+//! - `vllm` (`decode_in_steps`): one step loop, as the V1 scheduler runs it. A step first
+//!   gives every running decode one token of `step_token_budget`, then shares what is left
+//!   among the prefills; it lasts `[prefill tokens > 0] (step_overhead + tokens /
+//!   prefill_tokens_per_s) + [decodes > 0] decode step` (each part what it costs alone: an
+//!   assumption; the upper bound, one forward pass reading the weights once for both). A
+//!   decode ends with the step that gives it its `out`-th token, so the prefills it shares
+//!   steps with slow it, and it slows them; the run gets its first token
+//!   ([`Reply::FirstToken`]) when its prefill ends and its end ([`Reply::End`]) when its
+//!   decode does.
+//! - `sglang`: decoding runs beside the prefill steps of `step_overhead + tokens /
+//!   prefill_tokens_per_s` (they do not slow each other: a simplification), its duration
+//!   fixed at the first token by the batch as it stands then; the run gets the whole
+//!   response ([`Reply::Whole`]) at its first token.
+//!
+//! GPU time: a replica is busy while a step runs or a sequence decodes (the union of those
+//! intervals). Nothing allocates per event once the buffers have grown.
 
 use super::agent::Requester;
 use super::latency::Timing;
@@ -50,14 +63,45 @@ struct Job {
     out: u64,
 }
 
+/// One request decoding in the step loop (`vllm`), from its first token to its last.
+#[derive(Debug, Clone, Copy)]
+struct Decode {
+    who: Requester,
+    request: u32,
+    send_us: SimTime,
+    first_us: SimTime,
+    usage: Usage,
+    out: u64,
+    /// Decode steps still to run.
+    left: u64,
+    /// Context tokens its decode reads each step (prompt + output).
+    context: u64,
+    /// It has a token in the step in flight.
+    stepping: bool,
+}
+
+/// What part of a request's response a [`Served`] the server hands over stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reply {
+    /// All of it, at the first token (the decode's end known then: `sglang`, and the API).
+    Whole,
+    /// Its first token; the rest follows as `End` (`vllm`: its decode runs in the steps).
+    FirstToken,
+    /// Its end, its first token handed over before: now it is recorded.
+    End,
+}
+
 /// One replica: its cache, its requests in prefill, its decodes.
 #[derive(Debug, Default)]
 struct Replica {
     cache: GpuCache,
     jobs: Vec<Job>,
+    /// Sequences decoding in the step loop (`vllm`), in the order they began.
+    running: Vec<Decode>,
     /// A step is in flight (its `Ev::Step` is scheduled).
     stepping: bool,
-    /// (end, context tokens) of the sequences decoding (pruned as time passes).
+    /// (end, context tokens) of the sequences decoding beside the steps (`sglang`; pruned as
+    /// time passes).
     decoding: Vec<(SimTime, u64)>,
     busy_until: SimTime,
     busy_us: u64,
@@ -74,7 +118,7 @@ impl Replica {
     /// Requests in prefill or decoding at `now`.
     fn load(&mut self, now: SimTime) -> usize {
         self.decoding.retain(|&(end, _)| end > now);
-        self.jobs.len() + self.decoding.len()
+        self.jobs.len() + self.decoding.len() + self.running.len()
     }
 }
 
@@ -83,8 +127,9 @@ impl Replica {
 pub(super) struct Server {
     replicas: Vec<Replica>,
     next_rr: usize,
-    /// Requests whose prefill ended at the last step, for the caller to take.
-    pub done: Vec<Served>,
+    /// What the last step served, for the caller to take in order: whole responses at their
+    /// first token (`sglang`), or first tokens and, later, ends (`vllm`).
+    pub done: Vec<(Served, Reply)>,
 }
 
 impl Server {
@@ -104,6 +149,7 @@ impl Server {
         for r in &mut self.replicas {
             r.cache.reset(p.block_tokens, p.kv_capacity_tokens);
             r.jobs.clear();
+            r.running.clear();
             r.decoding.clear();
             r.stepping = false;
             (r.busy_until, r.busy_us) = (SimTime::ZERO, 0);
@@ -176,6 +222,9 @@ impl Server {
     ) -> Option<SimTime> {
         let rep = &mut self.replicas[r];
         rep.stepping = false;
+        if p.decode_in_steps {
+            end_decodes(rep, now, prompts, &mut self.done);
+        }
         let mut i = 0;
         while i < rep.jobs.len() {
             let job = &mut rep.jobs[i];
@@ -193,8 +242,12 @@ impl Server {
                 continue;
             }
             let job = rep.jobs.remove(i);
-            let finished = finish(p, rep, &job, prompt, now);
-            self.done.push(finished);
+            if p.decode_in_steps {
+                start_decode(p, rep, &job, prompt, now, &mut self.done);
+            } else {
+                let finished = finish(p, rep, &job, prompt, now);
+                self.done.push((finished, Reply::Whole));
+            }
         }
         start_step(p, &mut self.replicas[r], now, prompts)
     }
@@ -227,27 +280,57 @@ impl Server {
     }
 }
 
-/// Start the next step on `rep` at `now` if a prefill is pending: admit, share the budget,
-/// return the step's end.
+/// Start the next step on `rep` at `now` if a prefill is pending or (`vllm`) a sequence
+/// decodes: the running decodes take one token each of the budget, the prefills share the
+/// rest; returns the step's end.
 fn start_step<'p>(
     p: &ServerParams,
     rep: &mut Replica,
     now: SimTime,
     prompts: &dyn Fn(Requester) -> &'p Prompt,
 ) -> Option<SimTime> {
-    if rep.jobs.is_empty() {
+    if rep.jobs.is_empty() && rep.running.is_empty() {
         return None;
     }
-    let mut left = p.step_token_budget;
+    let (mut budget, mut decodes, mut context) = (p.step_token_budget, 0u64, 0u64);
+    for d in rep.running.iter_mut() {
+        if budget == 0 {
+            break;
+        }
+        d.stepping = true;
+        (budget, decodes, context) = (budget - 1, decodes + 1, context.saturating_add(d.context));
+    }
+    let tokens = share_prefill(p, rep, budget, now, prompts);
+    let prefill = match tokens {
+        0 => 0,
+        _ => p.step_overhead_us.saturating_add(prefill_us(tokens, p.prefill_tokens_per_s)),
+    };
+    let decode = match decodes {
+        0 => 0,
+        _ => decode_step_us(p, decodes, context),
+    };
+    let end = now.saturating_add(SimDuration::from_us(prefill.saturating_add(decode)));
+    rep.stepping = true;
+    rep.busy(now, end);
+    Some(end)
+}
+
+/// Share `budget` tokens among `rep`'s pending prefills (admitting those that get some) under
+/// `p.prefill_sharing`; returns the tokens given.
+fn share_prefill<'p>(
+    p: &ServerParams,
+    rep: &mut Replica,
+    budget: u64,
+    now: SimTime,
+    prompts: &dyn Fn(Requester) -> &'p Prompt,
+) -> u64 {
+    let mut left = budget;
     let mut tokens = 0;
     let (n, mut k) = (rep.jobs.len() as u64, 0u64);
     for job in rep.jobs.iter_mut() {
         let share = match p.prefill_sharing {
             Sharing::FcfsChunked => left,
-            Sharing::ProcessorSharing => {
-                let (q, rem) = (p.step_token_budget / n, p.step_token_budget % n);
-                q + u64::from(k < rem)
-            }
+            Sharing::ProcessorSharing => budget / n + u64::from(k < budget % n),
         };
         k += 1;
         if share == 0 {
@@ -267,36 +350,110 @@ fn start_step<'p>(
             rep.cache.computed(prompts(job.who), job.done, job.done + job.take, now);
         }
     }
-    let end =
-        now + SimDuration::from_us(p.step_overhead_us + prefill_us(tokens, p.prefill_tokens_per_s));
-    rep.stepping = true;
-    rep.busy(now, end);
-    Some(end)
+    tokens
 }
 
-/// The prefill of `job` ended at `now`: its usage, its decode (which holds its blocks), its
-/// timing. It costs nothing per token (the GPU time is added at the end of the run).
-fn finish(p: &ServerParams, rep: &mut Replica, job: &Job, prompt: &Prompt, now: SimTime) -> Served {
+/// The running decodes of the step that ended at `now` have one more token; those with their
+/// last release their blocks and end in `done`.
+fn end_decodes<'p>(
+    rep: &mut Replica,
+    now: SimTime,
+    prompts: &dyn Fn(Requester) -> &'p Prompt,
+    done: &mut Vec<(Served, Reply)>,
+) {
+    let mut i = 0;
+    while i < rep.running.len() {
+        let d = &mut rep.running[i];
+        if !std::mem::take(&mut d.stepping) {
+            i += 1;
+            continue;
+        }
+        d.left -= 1;
+        if d.left > 0 {
+            i += 1;
+            continue;
+        }
+        let d = rep.running.remove(i);
+        rep.cache.release(prompts(d.who), now);
+        done.push((response(&d, now), Reply::End));
+    }
+}
+
+/// The prefill of `job` ended at `now` (`vllm`): its first token goes to `done`, and its
+/// decode joins the step loop (holding its blocks until it ends); with no output its response
+/// ends now.
+fn start_decode(
+    p: &ServerParams,
+    rep: &mut Replica,
+    job: &Job,
+    prompt: &Prompt,
+    now: SimTime,
+    done: &mut Vec<(Served, Reply)>,
+) {
+    let (who, request, send_us, out) = (job.who, job.request, job.send_us, job.out);
+    let (usage, context) = (usage_of(p, job), job.total + job.out);
+    let d = Decode {
+        who,
+        request,
+        send_us,
+        first_us: now,
+        usage,
+        out,
+        left: out,
+        context,
+        stepping: false,
+    };
+    done.push((response(&d, now), Reply::FirstToken));
+    if out == 0 {
+        rep.cache.release(prompt, now);
+        done.push((response(&d, now), Reply::End));
+    } else {
+        rep.running.push(d);
+    }
+}
+
+/// The response of `d`, ended at `now`.
+fn response(d: &Decode, now: SimTime) -> Served {
+    let decode = now - d.first_us;
+    let timing = Timing { ttft: d.first_us - d.send_us, decode, ready_delay: SimDuration::ZERO };
+    let (who, request, send_us, usage, out) = (d.who, d.request, d.send_us, d.usage, d.out);
+    Served { who, request, send_us, usage, timing, out, model: 0, cost_usd: 0.0 }
+}
+
+/// A server's usage of a finished prefill: the hit read, the rest of the full blocks written,
+/// the partial last block uncached.
+fn usage_of(p: &ServerParams, job: &Job) -> Usage {
     let hit = job.hit.expect("a finished prefill was admitted");
     let full = job.total / p.block_tokens * p.block_tokens;
-    let usage = Usage {
+    Usage {
         cache_read: hit,
         cache_write_5m: full.saturating_sub(hit),
         cache_write_1h: 0,
         uncached: job.total - full.max(hit),
         redundant_writes: 0,
         storage_token_s: 0,
-    };
+    }
+}
+
+/// One decode step with `running` sequences of `context` tokens in all (saturating: a step
+/// of years, a key at its extreme, ends at the last instant, past any horizon, and the run
+/// stops there with an error naming it).
+fn decode_step_us(p: &ServerParams, running: u64, context: u64) -> u64 {
+    let per_ktok = (p.decode_per_ktok_us as u128 * context as u128 / 1000).min(u64::MAX as u128);
+    p.decode_step_us
+        .saturating_add(p.decode_per_running_us.saturating_mul(running))
+        .saturating_add(per_ktok as u64)
+}
+
+/// The prefill of `job` ended at `now` (`sglang`): its usage, its decode beside the steps
+/// (which holds its blocks), its timing. It costs nothing per token (the GPU time is added
+/// at the end of the run).
+fn finish(p: &ServerParams, rep: &mut Replica, job: &Job, prompt: &Prompt, now: SimTime) -> Served {
+    let usage = usage_of(p, job);
     rep.decoding.retain(|&(end, _)| end > now);
     let running = rep.decoding.len() as u64 + 1;
     let context: u64 = rep.decoding.iter().map(|d| d.1).sum::<u64>() + job.total + job.out;
-    // Saturating: a step of years (a key at its extreme) ends at the last instant, past any
-    // horizon, and the run stops there with an error naming it.
-    let per_ktok = (p.decode_per_ktok_us as u128 * context as u128 / 1000).min(u64::MAX as u128);
-    let step_us = p
-        .decode_step_us
-        .saturating_add(p.decode_per_running_us.saturating_mul(running))
-        .saturating_add(per_ktok as u64);
+    let step_us = decode_step_us(p, running, context);
     let decode = SimDuration::from_us(step_us.saturating_mul(job.out));
     let end = now.saturating_add(decode);
     if job.out > 0 {
@@ -317,4 +474,93 @@ pub(super) fn prefill_us(tokens: u64, rate: f64) -> u64 {
 /// USD of `gpu_us` GPU-microseconds at `usd_per_hour` a GPU.
 pub(super) fn gpu_usd(gpu_us: u64, usd_per_hour: f64) -> f64 {
     gpu_us as f64 / crate::time::US_PER_H as f64 * usd_per_hour
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cache::{Block, Layer, Policy};
+
+    /// A server prefilling one token a microsecond with no step overhead, decode steps of
+    /// 1 ms whatever the batch, a budget of 100 tokens and no caching (blocks of 2^40 tokens).
+    fn params(policy: Policy) -> ServerParams {
+        let mut p = crate::config::server::server_preset("llama-3.1-8b", policy).unwrap();
+        (p.prefill_tokens_per_s, p.step_overhead_us, p.step_token_budget) = (1e6, 0, 100);
+        (p.decode_step_us, p.decode_per_ktok_us, p.block_tokens) = (1_000, 0, 1 << 40);
+        p
+    }
+
+    /// `d` requests of 1 token that decode for ever arrive at 0; when their prefill ends, a
+    /// request of `t` tokens arrives. Its steps until its first token, and that token's time.
+    fn steps_to_first_token(p: &ServerParams, d: u32, t: u64) -> (u64, SimTime) {
+        let prompt = |tokens: u64, id: u64| {
+            let mut prompt = Prompt::new("s", "m");
+            prompt.push(Block::synthetic(Layer::Messages, tokens, id));
+            prompt
+        };
+        let mut prompts: Vec<Prompt> = (0..d).map(|i| prompt(1, u64::from(i))).collect();
+        prompts.push(prompt(t, 1 << 20));
+        let of = |who: Requester| match who {
+            Requester::Agent(a) => &prompts[a as usize],
+            _ => unreachable!(),
+        };
+        let mut s = Server::default();
+        s.reset(p);
+        let mut at = None;
+        for a in 0..d {
+            let who = Requester::Agent(a);
+            // `or` takes its argument eagerly: every decoder arrives.
+            at = at.or(s.arrive(0, (who, 0, 1_000_000), of(who), t0()));
+        }
+        // The decoders' one prefill step (none without decoders), then the long request.
+        let mut now = match at {
+            Some(start) => s.step(p, 0, start, &of).expect("the decoders' prefill step"),
+            None => t0(),
+        };
+        let who = Requester::Agent(d);
+        let mut next = s.arrive(0, (who, 0, 1), of(who), now).unwrap_or(now);
+        s.done.clear();
+        let mut steps = 0;
+        loop {
+            (now, steps) = (next, steps + 1);
+            let step = s.step(p, 0, now, &of);
+            let first = |(d, part): &(Served, Reply)| d.who == who && *part != Reply::End;
+            if steps > 1 && s.done.iter().any(first) {
+                return (steps - 1, now);
+            }
+            s.done.clear();
+            next = step.expect("a prefill is pending");
+        }
+    }
+
+    fn t0() -> SimTime {
+        SimTime::ZERO
+    }
+
+    #[test]
+    fn vllm_decodes_take_their_tokens_from_the_budget_before_prefill() {
+        // With D running decodes a prefill of T tokens takes ceil(T / (budget - D)) steps, each
+        // costing its prefill tokens plus one decode step (D > 0).
+        let p = params(Policy::Vllm);
+        let t = 1_000u64;
+        for d in [0u64, 1, 7, 50, 99] {
+            let (steps, first) = steps_to_first_token(&p, d as u32, t);
+            let want = t.div_ceil(p.step_token_budget - d);
+            assert_eq!(steps, want, "D = {d}");
+            let decode_us = if d > 0 { want * p.decode_step_us } else { 0 };
+            let start = d; // the decoders' prefill step: d tokens
+            assert_eq!(first.as_us(), start + t + decode_us, "D = {d}");
+        }
+    }
+
+    #[test]
+    fn sglang_keeps_decoding_beside_the_prefill_steps() {
+        // Its rule as modelled: the budget is the prefill's whatever decodes.
+        let p = params(Policy::Sglang);
+        for d in [0u32, 1, 50] {
+            let (steps, first) = steps_to_first_token(&p, d, 1_000);
+            assert_eq!(steps, 10, "D = {d}");
+            assert_eq!(first.as_us(), u64::from(d) + 1_000, "D = {d}");
+        }
+    }
 }

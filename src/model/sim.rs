@@ -24,7 +24,7 @@ use super::latency::Timing;
 use super::launch::{Launch, OnSlot, Released};
 use super::parent::{self, Parent};
 use super::recorder::{Served, Trace};
-use super::server::Server;
+use super::server::{Reply, Server};
 use super::tape::{Tape, TurnDraws};
 use super::workload::SharedMemo;
 use super::world::{serve_terms, Ev, World};
@@ -424,7 +424,7 @@ impl<'a> Run<'a> {
             self.prewarm_served(now, timing);
             return Ok(());
         };
-        self.served(a, request, now, timing)
+        self.served(a, request, now, timing, Reply::Whole)
     }
 
     /// The prewarm request was served at `now`: its entries are readable after its first
@@ -438,14 +438,24 @@ impl<'a> Run<'a> {
         mx.makespan_us = mx.makespan_us.max((now + t.ttft - self.world.t0).as_us());
     }
 
-    /// Agent `a`'s request `request` was served at `now`: the events that follow it (its
-    /// first token when a strategy listens, its response's end or its next request).
-    fn served(&mut self, a: u32, request: u32, now: SimTime, t: Timing) -> Result<(), SimError> {
-        if a == 0 && request == 0 {
+    /// `part` of agent `a`'s request `request` served at `now`: what follows (first token, end).
+    fn served(
+        &mut self,
+        a: u32,
+        request: u32,
+        now: SimTime,
+        t: Timing,
+        part: Reply,
+    ) -> Result<(), SimError> {
+        let first_token = part != Reply::End;
+        if first_token && a == 0 && request == 0 {
             self.note_first_writer(now + t.ttft);
         }
-        if self.launch.listens_to_first_token(a, request) {
+        if first_token && self.launch.listens_to_first_token(a, request) {
             self.world.engine.schedule_at(now + t.ttft, Ev::FirstToken(a));
+        }
+        if part == Reply::FirstToken {
+            return Ok(());
         }
         // Saturating: a response of years (a key at its extreme) ends past any horizon.
         let end = (now + t.ttft).saturating_add(t.decode);
@@ -551,7 +561,7 @@ impl Run<'_> {
     }
 
     /// A step of replica `r` ends now: the next one is scheduled, and every request whose
-    /// prefill it finished is recorded and goes on (first token, response, next turn).
+    /// prefill or (`vllm`) decode it finished goes on (first token, response, next turn).
     fn server_step(&mut self, r: usize) -> Result<(), SimError> {
         let (p, server) = self.server.as_mut().expect("steps are scheduled only on a server");
         let (now, n, agents) = (self.world.engine.now(), self.world.n, &self.agents);
@@ -560,9 +570,9 @@ impl Run<'_> {
             self.world.engine.schedule_at(end, Ev::Step(r as u32));
         }
         let mut k = 0;
-        while let Some(d) = self.server.as_ref().and_then(|(_, s)| s.done.get(k).copied()) {
+        while let Some((d, part)) = self.server.as_ref().and_then(|(_, s)| s.done.get(k).copied()) {
             k += 1;
-            self.server_served(d)?;
+            self.server_served(d, part)?;
         }
         if let Some((_, server)) = &mut self.server {
             server.done.clear();
@@ -570,17 +580,20 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Record one finished prefill and go on as after any served request.
-    fn server_served(&mut self, d: Served) -> Result<(), SimError> {
+    /// Record one served request (once whole) and go on as after any served request.
+    fn server_served(&mut self, d: Served, part: Reply) -> Result<(), SimError> {
         let ag = &self.agents[index_of(d.who, self.world.n)];
         let mut bps = [Breakpoint { index: 0, ttl: self.agent_ttl }; 3];
         let bps = ag.breakpoints(self.agent_ttl, &mut bps);
         let first = matches!((d.who, d.request), (Requester::Agent(_), 0));
         let wait = first.then(|| d.send_us - ag.slot);
-        self.world.rec.request(&d, (0.0, wait), &ag.chain.prompt, bps);
+        if part != Reply::FirstToken {
+            self.world.rec.request(&d, (0.0, wait), &ag.chain.prompt, bps);
+        }
         let (request, send_us, timing) = (d.request, d.send_us, d.timing);
         match d.who {
-            Requester::Agent(a) => self.served(a, request, send_us, timing),
+            Requester::Agent(a) => self.served(a, request, send_us, timing, part),
+            _ if part == Reply::End => Ok(()),
             _ => {
                 self.prewarm_served(send_us, timing);
                 Ok(())

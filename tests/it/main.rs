@@ -8,6 +8,8 @@ mod common;
 mod config_api;
 mod edge_parts;
 mod engine;
+mod engine_calibrate;
+mod engine_vllm;
 mod faults;
 mod help_examples;
 mod hold_edge;

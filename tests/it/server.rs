@@ -122,12 +122,16 @@ fn fcfs_chunked_two_equal_prefills_finish_at_t_and_2t() {
     // Blocks larger than the prompt: nothing is readable, so the two prefills are equal. A
     // budget dividing the prompt (50,100 tokens = 6 steps of 8,350): agent 0's last step is
     // its own. (Otherwise agent 1 starts in that step and agent 0's first token comes at the
-    // step's end: `ceil(P / B)` full steps.)
-    let e = fanout("vllm", 2, "block_tokens = 1000000\nstep_token_budget = 8350\n");
-    let r = records(&e, &Strategy::Eager);
+    // step's end: `ceil(P / B)` full steps.) With decode beside the steps (`sglang`): T, 2T.
+    let server = "block_tokens = 1000000\nstep_token_budget = 8350\ndecode_per_ktok = \"0s\"\n";
+    let r = records(&fanout("sglang", 2, server), &Strategy::Eager);
     let t = r[0].prompt_tokens; // one token a microsecond
     assert_eq!(r[1].prompt_tokens, t);
     assert_eq!((r[0].ttft_us, r[1].ttft_us), (t, 2 * t));
+    // `vllm`: agent 0's one decode token shares agent 1's first step, taking 1 token of the
+    // budget (so a seventh step of 1 token) and adding its decode step (6 ms): 2T + 6 ms.
+    let r = records(&fanout("vllm", 2, server), &Strategy::Eager);
+    assert_eq!((r[0].ttft_us, r[1].ttft_us), (t, 2 * t + 6_000));
 }
 
 #[test]
@@ -160,8 +164,9 @@ fn holding_wins_back_ttft_and_gpu_time_under_processor_sharing() {
     // most what the earlier ones computed in the first step): ~16 x 50k us.
     let slow = |r: &RequestRecord| r.usage.cache_read <= 8_192 && r.ttft_us > 600_000;
     assert!(eager.iter().all(slow), "{eager:?}");
-    // Held: agent 0 computes it alone; the rest read it and prefill their own 100 tokens.
-    assert!(held[1..].iter().all(|r| r.usage.cache_read >= 50_000 && r.ttft_us < 5_000));
+    // Held: agent 0 computes it alone; the rest read it and, after the step in flight (agent
+    // 0's one decode step: 6 ms + 2 ms for its 50k of context), prefill their own 100 tokens.
+    assert!(held[1..].iter().all(|r| r.usage.cache_read >= 50_000 && r.ttft_us < 12_000));
     let (me, mh) = (simulate(&e, &Strategy::Eager, 0).unwrap(), simulate(&e, &hold, 0).unwrap());
     assert!(me.server.gpu_busy_us > 10 * mh.server.gpu_busy_us / 2, "{me:?} {mh:?}");
     assert!(me.cost_usd > mh.cost_usd);
@@ -200,10 +205,14 @@ fn gpu_cost_is_busy_gpu_time_at_the_hourly_price() {
 
 #[test]
 fn decode_slows_with_the_running_batch() {
-    let e = fanout("vllm", 2, "decode_per_running = \"1ms\"\ndecode_per_ktok = \"0s\"\n");
-    let r = records(&e, &Strategy::Eager);
-    // Agent 0 decodes alone (6 + 1 ms a token); agent 1 beside it (6 + 2 ms).
+    let server = "decode_per_running = \"1ms\"\ndecode_per_ktok = \"0s\"\n";
+    // `sglang`: the batch as it stands at each first token. Agent 0's comes first: it
+    // decodes alone (6 + 1 ms a token), agent 1 beside it (6 + 2 ms).
+    let r = records(&fanout("sglang", 2, server), &Strategy::Eager);
     assert_eq!((r[0].decode_us, r[1].decode_us), (7_000, 8_000));
+    // `vllm`: the batch as it runs: both decode in the same step (6 + 2 ms).
+    let r = records(&fanout("vllm", 2, server), &Strategy::Eager);
+    assert_eq!((r[0].decode_us, r[1].decode_us), (8_000, 8_000));
 }
 
 #[test]

@@ -36,6 +36,7 @@ impl ServerSection {
             block_tokens: self.block_tokens.get_or(base.block_tokens),
             gpu_usd_per_hour: self.gpu_usd_per_hour.get_or(base.gpu_usd_per_hour),
             same_step_reads: base.same_step_reads,
+            decode_in_steps: base.decode_in_steps,
             model: name,
         };
         if p.prefill_tokens_per_s < 1.0 {
