@@ -12,7 +12,8 @@ fn default_experiment() -> PathBuf {
 }
 
 /// Haiku 4.5's numbers at twice its prices: every run of it is Haiku 4.5's, each cost doubled.
-const DOUBLE_HAIKU: &str = r#"[models."acme-haiku-2x"]
+const DOUBLE_HAIKU: &str = r#"# Haiku 4.5 at twice its prices (a leading comment, as any file may have).
+[models."acme-haiku-2x"]
 policy = "anthropic"
 input_usd_per_mtok = 2.0
 output_usd_per_mtok = 10.0

@@ -46,7 +46,11 @@ fn read_text(path: &Path) -> std::io::Result<String> {
 
 /// The definitions of a models file's text, written in `origin`.
 fn parse_models(text: &str, origin: &str) -> Result<Vec<DefinedModel>, ConfigError> {
-    let table = crate::config::parse_table(text, origin)?;
+    // Not `parse_table`: a leading comment is no question here.
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Syntax {
+        origin: origin.to_string(),
+        message: crate::config::error::toml_syntax(&e, text),
+    })?;
     let file: ModelsFile = read(&table, toml::Value::Table(table.clone()), origin, "")?;
     checked(file.models.unwrap_or_default(), origin)
 }
