@@ -144,7 +144,13 @@ pub fn latency_text(exp: &ExperimentSpec) -> String {
     let mut text = match preset {
         LatencyPreset::Calibrated => {
             match (latency_origin::borrowed(exp), latency_presets::fit_for(model)) {
-                (Some(b), _) => format!("`calibrated`: {}", b.phrase()),
+                (Some(b), Some((fit, _))) => format!(
+                    "`calibrated`: {}, fit to {} measured requests of {} (data/claude-code-ttft)",
+                    b.phrase(),
+                    fit.requests,
+                    fit.fitted_on
+                ),
+                (Some(b), None) => format!("`calibrated`: {}", b.phrase()),
                 (None, Some((_, source))) => format!("`calibrated`: {source}"),
                 (None, None) => "`calibrated`".into(),
             }
