@@ -13,7 +13,7 @@
 
 use super::doc::Block;
 use super::words::{count, pct, secs, secs_delta, usd, usd_ci};
-use crate::config::ExperimentSpec;
+use crate::config::ReportSpec;
 use crate::results::HoldRow;
 use crate::results::{strategy_cells, Results, SummaryRow};
 use crate::sweep::hold::{HOLD_RANGE, KNIFE_EDGE_SHARE};
@@ -95,8 +95,9 @@ pub(super) fn cheapest(here: &[SummaryRow]) -> Option<&SummaryRow> {
 
 /// `[report] answer = "hold_cap"`: the rule, the pivot of the cap to use per point, and how
 /// often each cap saves nothing.
-pub fn hold_cap(r: &Results, exp: &ExperimentSpec) -> Answered {
-    let spec = &exp.report;
+/// `ranges`: the answer's ranges over the experiment's swept assumptions
+/// (`ranges::Ranges::answered`: its sentences and blocks), which then lead.
+pub fn hold_cap(r: &Results, spec: &ReportSpec, ranges: Option<Answered>) -> Answered {
     let caps = caps(r);
     if caps.iter().all(|c| c.cap_s == 0.0) {
         let why = "`[report] answer = \"hold_cap\"`, but no `wait_first` strategy was run.";
@@ -107,13 +108,11 @@ pub fn hold_cap(r: &Results, exp: &ExperimentSpec) -> Answered {
     let rule = rule(r, tol);
     let mut findings = hold_findings(r, &caps, &pivot, &rule);
     let mut blocks = vec![Block::Para(rule_para(&rule, tol, !r.hold_rows.is_empty()))];
-    let ranges = super::ranges::of(r, exp);
-    if let Some(ranges) = &ranges {
+    if let Some(ranges) = ranges {
         // Per point, the sentences would list every combination of the assumptions: the
         // ranges say it per row, and the pivot below still has every point.
-        let (lead, table) = ranges_blocks(ranges);
-        findings = ranges.sentences();
-        blocks.splice(0..0, [lead, table]);
+        findings = ranges.findings;
+        blocks.splice(0..0, ranges.blocks);
     } else if !r.hold_rows.is_empty() {
         let lead = swept_hold_findings(r);
         blocks.insert(0, Block::Para(lead.join(" ")));
@@ -134,28 +133,6 @@ pub fn hold_cap(r: &Results, exp: &ExperimentSpec) -> Answered {
     blocks.push(pivot_table(r, pivot.rows));
     blocks.extend(nothing_table(r, &caps, pivot.nothing_rows));
     Answered { findings, blocks }
-}
-
-/// The paragraph and table of the answer's ranges over the assumption axes.
-fn ranges_blocks(ranges: &super::ranges::Ranges) -> (Block, Block) {
-    let keys: Vec<String> = ranges.keys.iter().map(|k| format!("`{k}`")).collect();
-    let lead = format!(
-        "Over the assumptions {} (`[report] assumptions`: values no provider documents, swept), \
-         per {}: each part of the answer from its least to its greatest value, with the value \
-         of the driving assumptions at each end in brackets (in the order of the \"driven by\" \
-         column). An assumption drives a row when two of its points that differ only in that \
-         key give different answers; one that does not gives identical points (same seed), \
-         exactly. The cap to use and the first token after it are `hold.csv`'s; the cost, the \
-         saving and how often the hold saved nothing are those of `{}` as run.",
-        super::words::and_list(&keys),
-        match ranges.row_keys.as_slice() {
-            [] => "experiment".to_string(),
-            ks => ks.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" x "),
-        },
-        ranges.strategy
-    );
-    let (head, rows) = ranges.table();
-    (Block::Para(lead), Block::Table(head, rows))
 }
 
 /// A cap in seconds as the hold answer found it (to the millisecond, no trailing zeros); a cap

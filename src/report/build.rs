@@ -83,7 +83,8 @@ fn answer(r: &Results, exp: &ExperimentSpec) -> Option<(&'static str, Answered)>
     let spec = &exp.report;
     match spec.answer {
         Some(Answer::HoldCap) if !r.summary.is_empty() => {
-            Some(("the hold cap to use", answer::hold_cap(r, exp)))
+            let ranges = super::ranges::of(r, exp).map(|g| g.answered());
+            Some(("the hold cap to use", answer::hold_cap(r, spec, ranges)))
         }
         Some(Answer::Cost) if !r.summary.is_empty() => {
             Some(("the cheaper option", super::cost_answer::cost_answer(r, spec)))

@@ -12,7 +12,10 @@
 //! only in that key give different answers; points of the same seed that a key does not
 //! reach are identical, so "does not change it" is exact, not a tolerance.
 
-use super::answer::{cap_text, share_saving_nothing};
+use std::collections::BTreeMap;
+
+use super::answer::{cap_text, share_saving_nothing, Answered};
+use super::doc::Block;
 use super::words::{pct, usd};
 use crate::config::latency_origin;
 use crate::config::ExperimentSpec;
@@ -77,20 +80,17 @@ pub fn of(r: &Results, exp: &ExperimentSpec) -> Option<Ranges> {
     };
     let strategy = r.hold_rows[0].strategy.to_string();
     let mut rows: Vec<Row> = Vec::new();
+    let mut index: BTreeMap<Vec<String>, usize> = BTreeMap::new();
     for (point, here) in r.summary.by_point() {
         let Some(first) = here.first() else { continue };
         let values = first.axis_values.to_vec();
         let (label, at) = (pick(&values, false), pick(&values, true));
         let answer = answer_at(r, point, &here);
-        match rows.iter_mut().find(|row| row.label == label) {
-            Some(row) => row.points.push((at, answer)),
-            None => rows.push(Row {
-                label,
-                points: vec![(at, answer)],
-                drives: Vec::new(),
-                borrowed: None,
-            }),
-        }
+        let i = *index.entry(label.clone()).or_insert_with(|| {
+            rows.push(Row { label, points: Vec::new(), drives: Vec::new(), borrowed: None });
+            rows.len() - 1
+        });
+        rows[i].points.push((at, answer));
     }
     let row_keys = pick(&r.axis_keys, false);
     let keys = pick(&r.axis_keys, true);
@@ -123,12 +123,13 @@ fn answer_at(r: &Results, point: u32, here: &[crate::results::SummaryRow]) -> An
 /// Whether assumption `k` moves the answer: two points whose other assumption values are
 /// equal give different answers (bit for bit).
 fn drives(points: &[(Vec<String>, Answer)], k: usize) -> bool {
-    let others = |at: &[String]| -> Vec<String> {
-        at.iter().enumerate().filter(|(i, _)| *i != k).map(|(_, v)| v.clone()).collect()
-    };
-    let bits = |a: &Answer| a.map(|x| x.map(f64::to_bits));
-    points.iter().enumerate().any(|(i, (a, x))| {
-        points[i + 1..].iter().any(|(b, y)| others(a) == others(b) && bits(x) != bits(y))
+    // The first answer of each combination of the other assumptions' values.
+    let mut first: BTreeMap<Vec<&String>, [Option<u64>; 5]> = BTreeMap::new();
+    points.iter().any(|(at, x)| {
+        let others: Vec<&String> =
+            at.iter().enumerate().filter(|(i, _)| *i != k).map(|(_, v)| v).collect();
+        let bits = x.map(|v| v.map(f64::to_bits));
+        *first.entry(others).or_insert(bits) != bits
     })
 }
 
@@ -231,6 +232,35 @@ impl Ranges {
         }
     }
 
+    /// The report's hold answer leads with these: a sentence per row, and the paragraph and
+    /// table of the ranges.
+    pub fn answered(&self) -> Answered {
+        Answered { findings: self.sentences(), blocks: self.blocks() }
+    }
+
+    /// The paragraph and table of the answer's ranges over the assumption axes.
+    fn blocks(&self) -> Vec<Block> {
+        let keys: Vec<String> = self.keys.iter().map(|k| format!("`{k}`")).collect();
+        let lead = format!(
+            "Over the assumptions {} (`[report] assumptions`: values no provider documents, \
+             swept), per {}: each part of the answer from its least to its greatest value, with \
+             the value \
+             of the driving assumptions at each end in brackets (in the order of the \"driven by\" \
+             column). An assumption drives a row when two of its points that differ only in that \
+             key give different answers; one that does not gives identical points (same seed), \
+             exactly. The cap to use and the first token after it are `hold.csv`'s; the cost, the \
+             saving and how often the hold saved nothing are those of `{}` as run.",
+            super::words::and_list(&keys),
+            match self.row_keys.as_slice() {
+                [] => "experiment".to_string(),
+                ks => ks.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(" x "),
+            },
+            self.strategy
+        );
+        let (head, rows) = self.table();
+        vec![Block::Para(lead), Block::Table(head, rows)]
+    }
+
     /// One sentence per row: the range of each part, and what drives it.
     pub fn sentences(&self) -> Vec<String> {
         self.rows.iter().map(|row| self.sentence(row)).collect()
@@ -248,8 +278,8 @@ impl Ranges {
             a => format!("the first token comes after it in {a} of replications"),
         };
         let mut s = format!(
-            "{}: the cap to use {}; {after}; `{}` costs {}, saving {} against `eager`, and saves \
-             nothing in {} of replications{at}: {}.",
+            "{}: the cap to use (`hold.csv`) {}; {after}; `{}` costs {}, saving {} against \
+             `eager`, and saves nothing in {} of replications{at}: {}.",
             self.row_name(row),
             row.cell(0),
             self.strategy,
