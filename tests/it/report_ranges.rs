@@ -149,11 +149,10 @@ fn run_names_a_borrowed_latency_in_its_headline_and_its_json() {
 
 #[test]
 fn the_hold_answer_of_tune_names_a_borrowed_latency() {
-    let text = format!(
+    let text =
         "model = \"gpt-5.4\"\nstrategies = [\"wait_first(max_wait=5s)\"]\nreplications = 2\n\
-         [cache]\npolicy = \"openai\"\n[workload]\nagents = 3\n"
-    );
-    let (_, file) = write("tune", &text);
+                [cache]\npolicy = \"openai\"\n[workload]\nagents = 3\n";
+    let (_, file) = write("tune", text);
     let o = bin().args(["tune", path(&file), "--param", "max_wait", "--json"]).output().unwrap();
     let json = ok(&o);
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
