@@ -117,8 +117,8 @@ fn resolve_candidate(
 /// runs; with `req.out`, tune.json written there.
 pub fn tune(req: &TuneRequest) -> Result<TuneReport, Error> {
     check_param(&req.param)?;
+    // `[sweep]` stays (`resolve` ignores it; `[report] assumptions` may name its axes).
     let (_, mut table) = Experiment::read_table(&req.file, &req.sets)?;
-    table.remove("sweep");
     let origin = req.file.display().to_string();
     let objective = Objective::parse(&req.objective, req.lambda).map_err(Error::usage)?;
     let range = range_of(req)?;
@@ -143,12 +143,15 @@ pub fn tune(req: &TuneRequest) -> Result<TuneReport, Error> {
         let base = runner.resolve(&table).map_err(|e| Error::Usage(e.to_string()))?;
         let draws = hold::draw_tables(&table, &base);
         let (r, o) = (&range, &objective);
-        hold::answer(&runner, &table, &draws, &strategy, r, values, o, req.refine, jobs)?
+        let (t, a) =
+            hold::answer(&runner, &table, &draws, &strategy, r, values, o, req.refine, jobs)?;
+        (t, a.map(|a| a.of_experiment(&base)))
     } else {
         let (p, o) = (&req.param, &objective);
         (tune::run_tune(&runner, &table, strategy, p, values, o, req.refine, jobs)?, None)
     };
-    let report = TuneReport::new(&req.param, &objective, &desc, &tuned, answer);
+    let borrowed = crate::config::latency_origin::borrowed(&probe).map(|b| b.line());
+    let report = TuneReport::new(&req.param, &objective, &desc, &tuned, answer, borrowed);
     // No answer, no file: a tune.json always recommends a value.
     if let (Some(dir), None) = (&req.out, report.unmet_objective()) {
         write_report(dir, &report)?;

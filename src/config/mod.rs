@@ -18,6 +18,7 @@ pub mod experiment;
 mod fields;
 pub mod file;
 pub mod latency_file;
+pub mod latency_origin;
 pub mod latency_presets;
 pub mod model_ids;
 pub mod models;

@@ -95,7 +95,9 @@ pub(super) fn cheapest(here: &[SummaryRow]) -> Option<&SummaryRow> {
 
 /// `[report] answer = "hold_cap"`: the rule, the pivot of the cap to use per point, and how
 /// often each cap saves nothing.
-pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
+/// `ranges`: the answer's ranges over the experiment's swept assumptions
+/// (`ranges::Ranges::answered`: its sentences and blocks), which then lead.
+pub fn hold_cap(r: &Results, spec: &ReportSpec, ranges: Option<Answered>) -> Answered {
     let caps = caps(r);
     if caps.iter().all(|c| c.cap_s == 0.0) {
         let why = "`[report] answer = \"hold_cap\"`, but no `wait_first` strategy was run.";
@@ -106,7 +108,12 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
     let rule = rule(r, tol);
     let mut findings = hold_findings(r, &caps, &pivot, &rule);
     let mut blocks = vec![Block::Para(rule_para(&rule, tol, !r.hold_rows.is_empty()))];
-    if !r.hold_rows.is_empty() {
+    if let Some(ranges) = ranges {
+        // Per point, the sentences would list every combination of the assumptions: the
+        // ranges say it per row, and the pivot below still has every point.
+        findings = ranges.findings;
+        blocks.splice(0..0, ranges.blocks);
+    } else if !r.hold_rows.is_empty() {
         let lead = swept_hold_findings(r);
         blocks.insert(0, Block::Para(lead.join(" ")));
         findings.splice(0..0, lead);
@@ -130,7 +137,7 @@ pub fn hold_cap(r: &Results, spec: &ReportSpec) -> Answered {
 
 /// A cap in seconds as the hold answer found it (to the millisecond, no trailing zeros); a cap
 /// of 0 is no hold.
-fn cap_text(x: f64) -> String {
+pub(super) fn cap_text(x: f64) -> String {
     let s = format!("{x:.3}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     match s {

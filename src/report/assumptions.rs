@@ -6,6 +6,7 @@
 
 use super::doc::Block;
 use super::words::{and_list, json_text, usd};
+use crate::config::latency_origin;
 use crate::config::latency_presets::{self, LatencyPreset};
 use crate::config::{dist_label, ExperimentSpec, LatencyParams, Policy, Quantity};
 use crate::results::Results;
@@ -46,8 +47,16 @@ pub fn section(r: &Results, exp: &ExperimentSpec, table: &toml::Table) -> Vec<Bl
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut add = |k: &str, v: String| rows.push(vec![k.to_string(), v]);
     add("model", swept("model").unwrap_or_else(|| model_text(exp)));
+    let borrowed: Vec<String> = borrowed_models(r, exp).iter().map(|b| b.line()).collect();
     let latency = match swept("model") {
-        Some(_) => format!("{}; each swept model its own fit of that preset", latency_text(exp)),
+        Some(_) if borrowed.is_empty() => {
+            format!("{}; each swept model its own fit of that preset", latency_text(exp))
+        }
+        Some(_) => format!(
+            "{}; each swept model its own fit of that preset, borrowed for some: {}",
+            latency_text(exp),
+            borrowed.join("; ")
+        ),
         None => latency_text(exp),
     };
     add("latency", swept("latency.preset").unwrap_or(latency));
@@ -86,6 +95,25 @@ pub fn section(r: &Results, exp: &ExperimentSpec, table: &toml::Table) -> Vec<Bl
     out
 }
 
+/// The models the results ran (the swept `model` values, else the experiment's) whose
+/// latency is a fit made on another model (`config::latency_origin`), each once.
+pub fn borrowed_models(r: &Results, exp: &ExperimentSpec) -> Vec<latency_origin::Borrowed> {
+    let axis = r.manifest.as_ref().and_then(|m| m.axes.iter().find(|a| a.key == "model"));
+    let models: Vec<String> = match axis {
+        Some(a) => a.values.iter().map(json_text).collect(),
+        None => vec![exp.model.name.clone()],
+    };
+    let mut out: Vec<latency_origin::Borrowed> = Vec::new();
+    for m in &models {
+        if let Some(b) = latency_origin::borrowed_for(exp, m) {
+            if !out.contains(&b) {
+                out.push(b);
+            }
+        }
+    }
+    out
+}
+
 fn model_text(exp: &ExperimentSpec) -> String {
     let m = &exp.model;
     let ttl1h = if m.write_1h_multiplier > 0.0 {
@@ -116,10 +144,19 @@ pub fn latency_text(exp: &ExperimentSpec) -> String {
         return "given in `[latency]` (no preset for this model)".into();
     };
     let mut text = match preset {
-        LatencyPreset::Calibrated => match latency_presets::fit_for(model) {
-            Some((_, source)) => format!("`calibrated`: {source}"),
-            None => "`calibrated`".into(),
-        },
+        LatencyPreset::Calibrated => {
+            match (latency_origin::borrowed(exp), latency_presets::fit_for(model)) {
+                (Some(b), Some((fit, _))) => format!(
+                    "`calibrated`: {}, fit to {} measured requests of {} (data/claude-code-ttft)",
+                    b.phrase(),
+                    fit.requests,
+                    fit.fitted_on
+                ),
+                (Some(b), None) => format!("`calibrated`: {}", b.phrase()),
+                (None, Some((_, source))) => format!("`calibrated`: {source}"),
+                (None, None) => "`calibrated`".into(),
+            }
+        }
         LatencyPreset::Launch2024 => {
             "`launch-2024`: 500 ms + 9,100 tok/s, Anthropic's prompt-caching launch post (2024)"
                 .into()

@@ -26,6 +26,9 @@ pub fn build(r: &Results, figures: &[Figure]) -> Doc {
         Some((_, a)) => a.findings.clone(),
         None => caption_findings(figures),
     };
+    if let Some((exp, _)) = &resolved {
+        findings.splice(0..0, borrowed_finding(r, exp));
+    }
     findings.extend(pareto_sentence(figures));
     findings.extend(tune_finding(figures));
     if !findings.is_empty() {
@@ -80,13 +83,30 @@ fn answer(r: &Results, exp: &ExperimentSpec) -> Option<(&'static str, Answered)>
     let spec = &exp.report;
     match spec.answer {
         Some(Answer::HoldCap) if !r.summary.is_empty() => {
-            Some(("the hold cap to use", answer::hold_cap(r, spec)))
+            let ranges = super::ranges::of(r, exp).map(|g| g.answered());
+            Some(("the hold cap to use", answer::hold_cap(r, spec, ranges)))
         }
         Some(Answer::Cost) if !r.summary.is_empty() => {
             Some(("the cheaper option", super::cost_answer::cost_answer(r, spec)))
         }
         _ => None,
     }
+}
+
+/// The headline of results whose latency is a fit made on another model: which, so the
+/// times to first token (and a hold cap waiting for one) are not measured there.
+fn borrowed_finding(r: &Results, exp: &ExperimentSpec) -> Option<String> {
+    let lines: Vec<String> = super::assumptions::borrowed_models(r, exp)
+        .iter()
+        .map(|b| format!("{} runs at {}", b.model, b.phrase()))
+        .collect();
+    (!lines.is_empty()).then(|| {
+        format!(
+            "Latency borrowed: {}. Their times to first token, and so any hold cap, are not \
+             measured on those models.",
+            lines.join("; ")
+        )
+    })
 }
 
 /// The figures, each under its title.

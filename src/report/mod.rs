@@ -16,6 +16,8 @@ pub mod build;
 pub mod cost_answer;
 #[cfg(feature = "cli")]
 pub mod doc;
+#[cfg(feature = "cli")]
+pub mod ranges;
 pub mod run;
 #[cfg(feature = "cli")]
 pub mod sweep;

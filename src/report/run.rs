@@ -26,6 +26,11 @@ pub struct RunSummary {
     pub policy: String,
     /// Replications of every strategy.
     pub replications: u32,
+    /// Only when the model's latency is a fit made on another model
+    /// (`config::latency_origin`): which, and why, e.g. `claude-sonnet-4.5's calibrated fit (no
+    /// measurements of gpt-5.4)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_borrowed: Option<String>,
     /// One per strategy, in the experiment's order.
     pub results: Vec<StrategyResult>,
     /// The documented rules that limited a strategy or kind (`model::notes`); absent if none.
@@ -164,6 +169,7 @@ impl RunSummary {
             model: exp.model.name.clone(),
             policy: exp.cache.policy.name().to_string(),
             replications: exp.replications,
+            latency_borrowed: crate::config::latency_origin::phrase(exp),
             results: outcomes.iter().map(|o| StrategyResult::new(o, eager, &shown)).collect(),
             notes,
         }
@@ -248,6 +254,9 @@ pub fn table_text(
         exp.model.name,
         exp.cache.policy.name()
     ));
+    if let Some(b) = crate::config::latency_origin::borrowed(exp) {
+        s.push_str(&format!("{}\n", b.line()));
+    }
     if !exp.question.is_empty() {
         s.push_str(&format!("question: {}\n", exp.question));
     }

@@ -31,12 +31,38 @@ pub fn done_text(plan: &Plan, dir: &Path, points: u64, resumed_from: u64) -> Str
     if let Ok(table) = summary_table(dir, plan.grid.axes.len(), 20) {
         out.push_str(&table);
     }
+    out.push_str(&answer_text(plan, dir));
     let hold = if dir.join("hold.csv").exists() { ", hold.csv" } else { "" };
     let d = dir.display();
     out.push_str(&format!(
         "wrote {d}/{{summary.csv, runs.csv, histograms/, manifest.json{hold}}}\n"
     ));
     out.push_str(&format!("next: prefixsim plot {d}   prefixsim report {d}\n"));
+    out
+}
+
+/// The models whose latency is borrowed (`config::latency_origin`), and the hold answer's
+/// ranges over the assumption axes (`report::ranges`), read back from DIR as the report
+/// reads it; empty when there are neither.
+fn answer_text(plan: &Plan, dir: &Path) -> String {
+    let Ok(exp) = crate::config::resolve(&plan.base, &plan.desc.name) else {
+        return String::new();
+    };
+    let Ok(r) = crate::results::Results::load(dir) else { return String::new() };
+    let mut out = String::new();
+    for b in super::assumptions::borrowed_models(&r, &exp) {
+        out.push_str(&format!("  latency of {}: {}\n", b.model, b.phrase()));
+    }
+    let Some(ranges) = super::ranges::of(&r, &exp) else { return out };
+    let keys: Vec<&str> = ranges.keys.iter().map(String::as_str).collect();
+    out.push_str(&format!(
+        "the hold answer over the assumptions {} (least - greatest, the driving values in \
+         brackets; `prefixsim report` has the table):\n",
+        keys.join(", ")
+    ));
+    for s in ranges.sentences() {
+        out.push_str(&format!("  {}\n", s.replace('`', "")));
+    }
     out
 }
 

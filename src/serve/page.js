@@ -194,7 +194,9 @@ async function refresh() {
     status($('status'), 'ready', data.summary.replications + ' replications x ' +
       data.summary.results.length + ' strategies, about ' + Math.round(data.work).toLocaleString() +
       ' simulated requests, answered in ' + secs + ' s (model ' + data.summary.model +
-      ', policy ' + data.summary.policy + ', seed ' + data.summary.seed + ')');
+      ', policy ' + data.summary.policy + ', seed ' + data.summary.seed + ')' +
+      // A latency fitted on another model (config::latency_origin), as `run` heads its table.
+      (data.summary.latency_borrowed ? '; latency: ' + data.summary.latency_borrowed : ''));
   } catch (e) {
     if (e.name === 'AbortError') return;
     status($('status'), 'error', e.message);

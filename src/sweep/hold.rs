@@ -60,6 +60,11 @@ pub struct HoldAnswer {
     pub p_after_cap_draws: Option<f64>,
     /// The cap's saving hangs on the draw: see `KNIFE_EDGE_SHARE`.
     pub knife_edge: bool,
+    /// Only when the latency searched is a fit made on another model
+    /// (`config::latency_origin`): which, e.g. `claude-sonnet-4.5's calibrated fit (no
+    /// measurements of gpt-5.4)`. The cap hangs on that fit's first token.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_borrowed: Option<String>,
     /// `sentence()`, for readers of hold.json (the report).
     pub sentence: String,
 }
@@ -84,8 +89,25 @@ impl HoldAnswer {
         )
     }
 
+    /// The answer for `exp` (the experiment searched), saying when its latency is borrowed.
+    pub fn of_experiment(self, exp: &crate::config::ExperimentSpec) -> HoldAnswer {
+        let answer =
+            HoldAnswer { latency_borrowed: crate::config::latency_origin::phrase(exp), ..self };
+        HoldAnswer { sentence: answer.sentence(), ..answer }
+    }
+
     /// One sentence, as `run`, `tune`, `report` and `serve` print it.
     pub fn sentence(&self) -> String {
+        let mut s = self.cap_sentence();
+        if let Some(b) = &self.latency_borrowed {
+            s.push_str(&format!(
+                "; latency: {b}, so the first token the cap waits for is unmeasured on this model"
+            ));
+        }
+        s
+    }
+
+    fn cap_sentence(&self) -> String {
         if self.cap_s == 0.0 {
             return self.no_hold_sentence();
         }
@@ -144,8 +166,8 @@ pub fn for_experiment<S: Runner>(
     if exp.report.answer != Some(Answer::HoldCap) || !holds {
         return Ok(None);
     }
+    // `[sweep]` stays (`resolve` ignores it; `[report] assumptions` may name its axes).
     let mut base = table.clone();
-    base.remove("sweep");
     let Ok(strategy) = tune::focus_strategy(&mut base, HOLD_PARAM, None) else {
         return Ok(None);
     };
@@ -153,7 +175,7 @@ pub fn for_experiment<S: Runner>(
     let draws = draw_tables(&base, exp);
     let (r, o) = (HOLD_RANGE, &Objective::Cost);
     let (_, answer) = answer(sim, &base, &draws, &strategy, r, values, o, HOLD_REFINE, jobs)?;
-    Ok(answer)
+    Ok(answer.map(|a| a.of_experiment(exp)))
 }
 
 /// The hold answer for `base` (strategies focused on the `wait_first` to tune, as
@@ -213,6 +235,7 @@ pub fn answer<S: Runner>(
         cap_range_s,
         p_after_cap_draws,
         knife_edge,
+        latency_borrowed: None,
         sentence: String::new(),
     };
     let sentence = answer.sentence();

@@ -68,7 +68,8 @@ impl SweepError {
     }
 }
 
-/// A validated sweep: the base table (without `[sweep]`), the grid and what the manifest says.
+/// A validated sweep: the base table (its `[sweep]` kept, which `resolve` ignores), the grid and
+/// what the manifest says.
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub base: toml::Table,
@@ -92,8 +93,10 @@ impl Plan {
         table: toml::Table,
         order: &[String],
     ) -> Result<Plan, SweepError> {
-        let mut base = table;
-        let sweep = match base.remove("sweep") {
+        // The base keeps its `[sweep]`, which `resolve` ignores: `[report] assumptions` may
+        // name its axes, in the base and in every point's table.
+        let base = table;
+        let sweep = match base.get("sweep").cloned() {
             Some(toml::Value::Table(t)) => t,
             Some(other) => {
                 return Err(SweepError::Refused(format!(

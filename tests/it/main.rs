@@ -31,6 +31,7 @@ mod read_caps;
 mod readme;
 mod replay;
 mod report;
+mod report_ranges;
 mod results;
 mod results_parts;
 mod run_output;

@@ -132,5 +132,7 @@ fn a_small_sweeps_report_states_the_pivot_cap_computed_by_hand_from_summary_csv(
     }
     assert!(md.contains("## Answer: the hold cap to use"), "{md}");
     assert!(md.contains("## Assumptions"), "{md}");
-    assert!(md.contains("`calibrated`: no measurements of claude-sonnet-4.6"), "{md}");
+    let borrowed = "`calibrated`: claude-sonnet-4.5's calibrated fit (no measurements of \
+                    claude-sonnet-4.6), fit to 267 measured requests of claude-sonnet-4.5";
+    assert!(md.contains(borrowed), "{md}");
 }

@@ -208,6 +208,26 @@ fn tune_run_report_and_the_page_give_one_hold_cap() {
 }
 
 #[test]
+fn the_page_names_a_latency_fitted_on_another_model() {
+    // The page sets one key at a time, so the model and its policy come from the file.
+    let file = scratch("serve", "borrowed").join("gpt.toml");
+    let text = "model = \"gpt-5.4\"\nstrategies = [\"eager\", \"wait_first(max_wait=5s)\"]\n\
+                replications = 2\n[cache]\npolicy = \"openai\"\n[workload]\nagents = 3\n\
+                [report]\nanswer = \"hold_cap\"\n";
+    std::fs::write(&file, text).unwrap();
+    let server = Server::start(&[file.to_str().unwrap()]);
+    let b = "claude-sonnet-4.5's calibrated fit (no measurements of gpt-5.4)";
+    let run = server.get("/api/run");
+    assert_eq!(run.status, 200, "{}", run.body);
+    assert_eq!(run.json()["summary"]["latency_borrowed"], b);
+    let hold = server.get("/api/hold");
+    assert_eq!(hold.status, 200, "{}", hold.body);
+    let hold = hold.json();
+    assert_eq!(hold["hold"]["latency_borrowed"], b);
+    assert!(hold["hold"]["sentence"].as_str().unwrap().contains(b), "{hold}");
+}
+
+#[test]
 fn a_run_answers_what_prefixsim_run_answers_and_its_export_reproduces_it() {
     let file = fixture("run");
     let server = Server::start(&[file.to_str().unwrap()]);

@@ -62,18 +62,24 @@ fn ci_of(c: &Candidate) -> f64 {
 
 impl TuneReport {
     /// The report of `t`, a search of `param` for `objective` in the experiment `desc`
-    /// describes; `hold`: the hold answer, when the search was the hold cap's.
+    /// describes; `hold`: the hold answer, when the search was the hold cap's; `borrowed`:
+    /// the latency line of a latency fitted on another model (`config::latency_origin`), a
+    /// note unless the hold answer's sentence says it.
     pub fn new(
         param: &str,
         objective: &Objective,
         desc: &Description,
         t: &Tuned,
         hold: Option<hold::HoldAnswer>,
+        borrowed: Option<String>,
     ) -> TuneReport {
         let c = &t.candidates;
         let rec = t.verdict.as_ref().map(|v| &c[v.recommended]);
         let mut notes = notes(param, t);
         notes.extend(hold.as_ref().map(|a| a.sentence()));
+        if hold.as_ref().is_none_or(|h| h.latency_borrowed.is_none()) {
+            notes.extend(borrowed);
+        }
         TuneReport {
             name: desc.name.clone(),
             question: desc.question.clone(),

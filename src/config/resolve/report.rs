@@ -10,7 +10,7 @@ use crate::config::{ReportSpec, Strategy};
 
 impl ReportSection {
     /// `[report]`; `file` is the table the experiment was read from (each of `assumptions` is a
-    /// key it sets).
+    /// key it sets or sweeps).
     pub(super) fn validate(
         self,
         file: &toml::Table,
@@ -45,8 +45,9 @@ impl ReportSection {
         let mut assumptions: Vec<String> = Vec::new();
         for item in items {
             let key = item.as_str().unwrap_or_default();
-            if lookup(file, key).is_none() {
-                let why = "expected a dotted key this file sets, e.g. \"workload.brief_tokens\"";
+            if lookup(file, key).is_none() && !swept(file, key) {
+                let why = "expected a dotted key this file sets or sweeps, e.g. \
+                           \"workload.brief_tokens\"";
                 return Err(s.bad("assumptions", item, why));
             }
             if !assumptions.iter().any(|k| k == key) {
@@ -91,6 +92,13 @@ impl PlotSection {
         }
         Ok(table.into_iter().collect())
     }
+}
+
+/// Whether `t`'s `[sweep]` table has an axis `key` (the report ranges its answers over the
+/// values of such an assumption: docs/plot.md).
+fn swept(t: &toml::Table, key: &str) -> bool {
+    let axes = crate::config::sweep_table(t).map(crate::config::flatten_keys);
+    axes.is_some_and(|a| a.iter().any(|(k, _)| k == key))
 }
 
 /// The value at dotted `key` of `t` (`workload.brief_tokens`), if the table sets it.
