@@ -10,7 +10,8 @@
 //! against `eager` and how often it saved nothing are summary.csv's and runs.csv's, as the
 //! pivot shows them per point. A key drives a row when two of the row's points that differ
 //! only in that key give different answers; points of the same seed that a key does not
-//! reach are identical, so "does not change it" is exact, not a tolerance.
+//! reach are identical, so "does not change it" is exact, not a tolerance. A key that takes
+//! one value on a row (a zip that sweeps it on other rows only) is named with that value.
 
 use std::collections::BTreeMap;
 
@@ -46,8 +47,8 @@ struct End {
 pub struct Row {
     pub label: Vec<String>,
     points: Vec<(Vec<String>, Answer)>,
-    /// Per assumption key (in `Ranges::keys` order), whether it moves the row's answer.
-    drives: Vec<bool>,
+    /// Per assumption key (in `Ranges::keys` order), what it does to the row's answer.
+    drives: Vec<Drive>,
     /// The row's latency, when it is a fit made on another model (`config::latency_origin`).
     pub borrowed: Option<String>,
 }
@@ -96,7 +97,7 @@ pub fn of(r: &Results, exp: &ExperimentSpec) -> Option<Ranges> {
     let keys = pick(&r.axis_keys, true);
     let model_at = row_keys.iter().position(|k| k == "model");
     for row in &mut rows {
-        row.drives = (0..keys.len()).map(|k| drives(&row.points, k)).collect();
+        row.drives = (0..keys.len()).map(|k| drive(&row.points, k)).collect();
         let model = model_at.map_or(exp.model.name.as_str(), |i| row.label[i].as_str());
         row.borrowed = latency_origin::borrowed_for(exp, model).map(|b| b.phrase());
     }
@@ -120,6 +121,26 @@ fn answer_at(r: &Results, point: u32, here: &[crate::results::SummaryRow]) -> An
     [hold.map(|h| h.cap_s), after, held, saving, nothing]
 }
 
+/// What assumption `k` does to a row's answer.
+#[derive(Debug, Clone, PartialEq)]
+enum Drive {
+    /// Two points that differ only in it give different answers (bit for bit).
+    Moves,
+    /// It takes several values on the row and every such pair of points is identical.
+    Same,
+    /// It takes one value on the row (a zip sweeps it on other rows only): this value.
+    Held(String),
+}
+
+fn drive(points: &[(Vec<String>, Answer)], k: usize) -> Drive {
+    let first = points.first().map(|(at, _)| &at[k]);
+    match (first, points.iter().all(|(at, _)| Some(&at[k]) == first)) {
+        (Some(v), true) => Drive::Held(trim(v)),
+        _ if drives(points, k) => Drive::Moves,
+        _ => Drive::Same,
+    }
+}
+
 /// Whether assumption `k` moves the answer: two points whose other assumption values are
 /// equal give different answers (bit for bit).
 fn drives(points: &[(Vec<String>, Answer)], k: usize) -> bool {
@@ -141,8 +162,12 @@ impl Row {
         let mut hi: Option<End> = None;
         for (at, a) in &self.points {
             let Some(x) = a[p] else { continue };
-            let shown: Vec<String> =
-                at.iter().zip(&self.drives).filter(|(_, d)| **d).map(|(v, _)| trim(v)).collect();
+            let shown: Vec<String> = at
+                .iter()
+                .zip(&self.drives)
+                .filter(|(_, d)| **d == Drive::Moves)
+                .map(|(v, _)| trim(v))
+                .collect();
             if lo.as_ref().is_none_or(|e| x < e.x) {
                 lo = Some(End { x, at: shown.clone() });
             }
@@ -200,36 +225,48 @@ impl Ranges {
         self.keys
             .iter()
             .zip(&row.drives)
-            .filter(|(_, d)| **d)
+            .filter(|(_, d)| **d == Drive::Moves)
             .map(|(k, _)| format!("`{k}`"))
             .collect()
     }
 
     /// Which assumption drives `row`, in words.
     pub fn drive_words(&self, row: &Row) -> String {
-        let on: Vec<String> = self.driving(row);
-        let off: Vec<String> = self
-            .keys
-            .iter()
-            .zip(&row.drives)
-            .filter(|(_, d)| !**d)
+        let keys = self.keys.iter().zip(&row.drives);
+        let same: Vec<String> = keys
+            .clone()
+            .filter(|(_, d)| **d == Drive::Same)
             .map(|(k, _)| format!("`{k}`"))
             .collect();
-        let lead = match on.as_slice() {
+        let held: Vec<String> = keys
+            .filter_map(|(k, d)| match d {
+                Drive::Held(v) => Some(format!("`{k}` = {v}")),
+                _ => None,
+            })
+            .collect();
+        let mut words = match self.driving(row).as_slice() {
             [] => "no assumption moves it".to_string(),
             [one] => format!("driven by {one}"),
             many => format!("driven by {}", super::words::and_list(many)),
         };
-        match off.as_slice() {
-            [] => lead,
-            [one] => format!(
-                "{lead}; {one} does not change it (its points are identical: same seed, exact)"
-            ),
-            many => format!(
-                "{lead}; {} do not change it (their points are identical: same seed, exact)",
-                super::words::and_list(many)
-            ),
+        match same.as_slice() {
+            [] => {}
+            [one] => {
+                words += &format!(
+                    "; {one} does not change it (its points are identical: same seed, exact)"
+                )
+            }
+            many => {
+                words += &format!(
+                    "; {} do not change it (their points are identical: same seed, exact)",
+                    super::words::and_list(many)
+                )
+            }
         }
+        if !held.is_empty() {
+            words += &format!("; not swept on this row: {}", super::words::and_list(&held));
+        }
+        words
     }
 
     /// The report's hold answer leads with these: a sentence per row, and the paragraph and
@@ -248,7 +285,7 @@ impl Ranges {
              of the driving assumptions at each end in brackets (in the order of the \"driven by\" \
              column). An assumption drives a row when two of its points that differ only in that \
              key give different answers; one that does not gives identical points (same seed), \
-             exactly. The cap to use and the first token after it are `hold.csv`'s; the cost, the \
+             exactly; a row that holds a key at one value names it. The cap to use and the first token after it are `hold.csv`'s; the cost, the \
              saving and how often the hold saved nothing are those of `{}` as run.",
             super::words::and_list(&keys),
             match self.row_keys.as_slice() {
