@@ -158,10 +158,17 @@ pub fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
         return x;
     }
     let keys: Vec<&str> = g.iter().map(|&a| r.axis_keys[a].as_str()).collect();
-    let labels: Arc<[String]> = cs.iter().map(|c| c.join(" / ")).collect();
+    // Many zipped keys: values as written (0.5, not 0.500000), and the keys named once, in
+    // the figure's title, so each category fits beside the plot.
+    let (sep, title) = match keys.len() {
+        0..=2 => (" / ", keys.join(" / ")),
+        _ => ("/", "values of the title's keys".to_string()),
+    };
+    let labels: Arc<[String]> =
+        cs.iter().map(|c| c.iter().map(|v| compact(v)).collect::<Vec<_>>().join(sep)).collect();
     XAxis {
         key: keys.join(" / "),
-        title: keys.join(" / "),
+        title,
         positions: (0..labels.len()).map(|i| i as f64).collect(),
         labels,
         categorical: true,
@@ -169,6 +176,14 @@ pub fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
         log: false,
         marker: None,
         note: None,
+    }
+}
+
+/// A number as short as it reads the same (`0.500000` -> `0.5`); anything else as it is.
+fn compact(v: &str) -> String {
+    match v.parse::<f64>() {
+        Ok(x) if v.contains('.') && x.is_finite() => format!("{x}"),
+        _ => v.to_string(),
     }
 }
 
