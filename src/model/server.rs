@@ -29,7 +29,9 @@
 //!   decode ends with the step that gives it its `out`-th token, so the prefills it shares
 //!   steps with slow it, and it slows them; the run gets its first token
 //!   ([`Reply::FirstToken`]) when its prefill ends and its end ([`Reply::End`]) when its
-//!   decode does.
+//!   decode does. Steps of decodes alone are all alike until one of them ends, so they run as
+//!   one stretch, cut at the step boundary after a request arrives ([`cut`]): the same times
+//!   as one event a step, without the events.
 //! - `sglang`: decoding runs beside the prefill steps of `step_overhead + tokens /
 //!   prefill_tokens_per_s` (they do not slow each other: a simplification), its duration
 //!   fixed at the first token by the batch as it stands then; the run gets the whole
@@ -76,8 +78,20 @@ struct Decode {
     left: u64,
     /// Context tokens its decode reads each step (prompt + output).
     context: u64,
-    /// It has a token in the step in flight.
-    stepping: bool,
+    /// Its tokens in the step (or stretch) in flight.
+    steps: u64,
+}
+
+/// Steps of decodes alone, all running decodes in each, run as one (`vllm`): every such step
+/// lasts `step_us` until the first of them ends, so `steps` of them end together unless a
+/// request arrives meanwhile ([`cut`]).
+#[derive(Debug, Clone, Copy)]
+struct Stretch {
+    start: SimTime,
+    step_us: u64,
+    steps: u64,
+    /// The replica's busy time before the stretch, to count it again when it is cut.
+    busy_before: (u64, SimTime),
 }
 
 /// What part of a request's response a [`Served`] the server hands over stands for.
@@ -100,6 +114,10 @@ struct Replica {
     running: Vec<Decode>,
     /// A step is in flight (its `Ev::Step` is scheduled).
     stepping: bool,
+    /// When it ends: an `Ev::Step` at another time is a stretch's end that [`cut`] moved.
+    step_end: Option<SimTime>,
+    /// The step in flight is a stretch of decode steps.
+    stretch: Option<Stretch>,
     /// (end, context tokens) of the sequences decoding beside the steps (`sglang`; pruned as
     /// time passes).
     decoding: Vec<(SimTime, u64)>,
@@ -151,7 +169,7 @@ impl Server {
             r.jobs.clear();
             r.running.clear();
             r.decoding.clear();
-            r.stepping = false;
+            (r.stepping, r.step_end, r.stretch) = (false, None, None);
             (r.busy_until, r.busy_us) = (SimTime::ZERO, 0);
         }
         self.next_rr = 0;
@@ -204,9 +222,9 @@ impl Server {
         let job = Job { who, request, send_us: now, total, hit: None, done: 0, take: 0, out };
         rep.jobs.push(job);
         if rep.stepping {
-            return None;
+            return cut(rep, now);
         }
-        rep.stepping = true;
+        (rep.stepping, rep.step_end) = (true, Some(now));
         Some(now)
     }
 
@@ -221,7 +239,10 @@ impl Server {
         prompts: &dyn Fn(Requester) -> &'p Prompt,
     ) -> Option<SimTime> {
         let rep = &mut self.replicas[r];
-        rep.stepping = false;
+        if rep.step_end != Some(now) {
+            return None;
+        }
+        (rep.stepping, rep.step_end, rep.stretch) = (false, None, None);
         if p.decode_in_steps {
             end_decodes(rep, now, prompts, &mut self.done);
         }
@@ -292,12 +313,15 @@ fn start_step<'p>(
     if rep.jobs.is_empty() && rep.running.is_empty() {
         return None;
     }
+    if rep.jobs.is_empty() && rep.running.len() as u64 <= p.step_token_budget {
+        return Some(start_stretch(p, rep, now));
+    }
     let (mut budget, mut decodes, mut context) = (p.step_token_budget, 0u64, 0u64);
     for d in rep.running.iter_mut() {
         if budget == 0 {
             break;
         }
-        d.stepping = true;
+        d.steps = 1;
         (budget, decodes, context) = (budget - 1, decodes + 1, context.saturating_add(d.context));
     }
     let tokens = share_prefill(p, rep, budget, now, prompts);
@@ -310,8 +334,50 @@ fn start_step<'p>(
         _ => decode_step_us(p, decodes, context),
     };
     let end = now.saturating_add(SimDuration::from_us(prefill.saturating_add(decode)));
-    rep.stepping = true;
+    (rep.stepping, rep.step_end) = (true, Some(end));
     rep.busy(now, end);
+    Some(end)
+}
+
+/// Start a stretch on `rep` at `now` (no prefill pending, every running decode in each step):
+/// the steps until the first decode ends, each as long as the first; returns its end.
+fn start_stretch(p: &ServerParams, rep: &mut Replica, now: SimTime) -> SimTime {
+    let context = rep.running.iter().fold(0u64, |c, d| c.saturating_add(d.context));
+    let step_us = decode_step_us(p, rep.running.len() as u64, context);
+    let steps = rep.running.iter().map(|d| d.left).min().unwrap_or(1);
+    for d in rep.running.iter_mut() {
+        d.steps = steps;
+    }
+    let busy_before = (rep.busy_us, rep.busy_until);
+    rep.stretch = Some(Stretch { start: now, step_us, steps, busy_before });
+    let end = now.saturating_add(SimDuration::from_us(step_us.saturating_mul(steps)));
+    (rep.stepping, rep.step_end) = (true, Some(end));
+    rep.busy(now, end);
+    end
+}
+
+/// A request arrives at `now` while a stretch runs: it ends at the first step boundary after
+/// `now` (at `now` if one falls there; the step in flight is not interrupted), where the
+/// request joins the next step, as it would between single steps. Returns the stretch's new
+/// end when it moves.
+fn cut(rep: &mut Replica, now: SimTime) -> Option<SimTime> {
+    let s = rep.stretch?;
+    let since = now.saturating_since(s.start).as_us();
+    if s.step_us == 0 {
+        return None;
+    }
+    let steps = since.div_ceil(s.step_us).max(1);
+    if steps >= s.steps {
+        return None;
+    }
+    for d in rep.running.iter_mut() {
+        d.steps = steps;
+    }
+    let end = s.start.saturating_add(SimDuration::from_us(s.step_us * steps));
+    (rep.busy_us, rep.busy_until) = s.busy_before;
+    rep.busy(s.start, end);
+    rep.stretch = Some(Stretch { steps, ..s });
+    rep.step_end = Some(end);
     Some(end)
 }
 
@@ -364,11 +430,12 @@ fn end_decodes<'p>(
     let mut i = 0;
     while i < rep.running.len() {
         let d = &mut rep.running[i];
-        if !std::mem::take(&mut d.stepping) {
+        let steps = std::mem::take(&mut d.steps);
+        if steps == 0 {
             i += 1;
             continue;
         }
-        d.left -= 1;
+        d.left -= steps;
         if d.left > 0 {
             i += 1;
             continue;
@@ -392,17 +459,8 @@ fn start_decode(
 ) {
     let (who, request, send_us, out) = (job.who, job.request, job.send_us, job.out);
     let (usage, context) = (usage_of(p, job), job.total + job.out);
-    let d = Decode {
-        who,
-        request,
-        send_us,
-        first_us: now,
-        usage,
-        out,
-        left: out,
-        context,
-        stepping: false,
-    };
+    let d =
+        Decode { who, request, send_us, first_us: now, usage, out, left: out, context, steps: 0 };
     done.push((response(&d, now), Reply::FirstToken));
     if out == 0 {
         rep.cache.release(prompt, now);
@@ -477,90 +535,4 @@ pub(super) fn gpu_usd(gpu_us: u64, usd_per_hour: f64) -> f64 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cache::{Block, Layer, Policy};
-
-    /// A server prefilling one token a microsecond with no step overhead, decode steps of
-    /// 1 ms whatever the batch, a budget of 100 tokens and no caching (blocks of 2^40 tokens).
-    fn params(policy: Policy) -> ServerParams {
-        let mut p = crate::config::server::server_preset("llama-3.1-8b", policy).unwrap();
-        (p.prefill_tokens_per_s, p.step_overhead_us, p.step_token_budget) = (1e6, 0, 100);
-        (p.decode_step_us, p.decode_per_ktok_us, p.block_tokens) = (1_000, 0, 1 << 40);
-        p
-    }
-
-    /// `d` requests of 1 token that decode for ever arrive at 0; when their prefill ends, a
-    /// request of `t` tokens arrives. Its steps until its first token, and that token's time.
-    fn steps_to_first_token(p: &ServerParams, d: u32, t: u64) -> (u64, SimTime) {
-        let prompt = |tokens: u64, id: u64| {
-            let mut prompt = Prompt::new("s", "m");
-            prompt.push(Block::synthetic(Layer::Messages, tokens, id));
-            prompt
-        };
-        let mut prompts: Vec<Prompt> = (0..d).map(|i| prompt(1, u64::from(i))).collect();
-        prompts.push(prompt(t, 1 << 20));
-        let of = |who: Requester| match who {
-            Requester::Agent(a) => &prompts[a as usize],
-            _ => unreachable!(),
-        };
-        let mut s = Server::default();
-        s.reset(p);
-        let mut at = None;
-        for a in 0..d {
-            let who = Requester::Agent(a);
-            // `or` takes its argument eagerly: every decoder arrives.
-            at = at.or(s.arrive(0, (who, 0, 1_000_000), of(who), t0()));
-        }
-        // The decoders' one prefill step (none without decoders), then the long request.
-        let mut now = match at {
-            Some(start) => s.step(p, 0, start, &of).expect("the decoders' prefill step"),
-            None => t0(),
-        };
-        let who = Requester::Agent(d);
-        let mut next = s.arrive(0, (who, 0, 1), of(who), now).unwrap_or(now);
-        s.done.clear();
-        let mut steps = 0;
-        loop {
-            (now, steps) = (next, steps + 1);
-            let step = s.step(p, 0, now, &of);
-            let first = |(d, part): &(Served, Reply)| d.who == who && *part != Reply::End;
-            if steps > 1 && s.done.iter().any(first) {
-                return (steps - 1, now);
-            }
-            s.done.clear();
-            next = step.expect("a prefill is pending");
-        }
-    }
-
-    fn t0() -> SimTime {
-        SimTime::ZERO
-    }
-
-    #[test]
-    fn vllm_decodes_take_their_tokens_from_the_budget_before_prefill() {
-        // With D running decodes a prefill of T tokens takes ceil(T / (budget - D)) steps, each
-        // costing its prefill tokens plus one decode step (D > 0).
-        let p = params(Policy::Vllm);
-        let t = 1_000u64;
-        for d in [0u64, 1, 7, 50, 99] {
-            let (steps, first) = steps_to_first_token(&p, d as u32, t);
-            let want = t.div_ceil(p.step_token_budget - d);
-            assert_eq!(steps, want, "D = {d}");
-            let decode_us = if d > 0 { want * p.decode_step_us } else { 0 };
-            let start = d; // the decoders' prefill step: d tokens
-            assert_eq!(first.as_us(), start + t + decode_us, "D = {d}");
-        }
-    }
-
-    #[test]
-    fn sglang_keeps_decoding_beside_the_prefill_steps() {
-        // Its rule as modelled: the budget is the prefill's whatever decodes.
-        let p = params(Policy::Sglang);
-        for d in [0u32, 1, 50] {
-            let (steps, first) = steps_to_first_token(&p, d, 1_000);
-            assert_eq!(steps, 10, "D = {d}");
-            assert_eq!(first.as_us(), u64::from(d) + 1_000, "D = {d}");
-        }
-    }
-}
+mod tests;
