@@ -112,9 +112,8 @@ struct Replica {
     jobs: Vec<Job>,
     /// Sequences decoding in the step loop (`vllm`), in the order they began.
     running: Vec<Decode>,
-    /// A step is in flight (its `Ev::Step` is scheduled).
-    stepping: bool,
-    /// When it ends: an `Ev::Step` at another time is a stretch's end that [`cut`] moved.
+    /// When the step in flight ends (`None`: the replica is idle); an `Ev::Step` at another
+    /// time is a stretch's end that [`cut`] moved.
     step_end: Option<SimTime>,
     /// The step in flight is a stretch of decode steps.
     stretch: Option<Stretch>,
@@ -169,7 +168,7 @@ impl Server {
             r.jobs.clear();
             r.running.clear();
             r.decoding.clear();
-            (r.stepping, r.step_end, r.stretch) = (false, None, None);
+            (r.step_end, r.stretch) = (None, None);
             (r.busy_until, r.busy_us) = (SimTime::ZERO, 0);
         }
         self.next_rr = 0;
@@ -221,10 +220,10 @@ impl Server {
         let total = prompt.tokens();
         let job = Job { who, request, send_us: now, total, hit: None, done: 0, take: 0, out };
         rep.jobs.push(job);
-        if rep.stepping {
+        if rep.step_end.is_some() {
             return cut(rep, now);
         }
-        (rep.stepping, rep.step_end) = (true, Some(now));
+        rep.step_end = Some(now);
         Some(now)
     }
 
@@ -242,7 +241,7 @@ impl Server {
         if rep.step_end != Some(now) {
             return None;
         }
-        (rep.stepping, rep.step_end, rep.stretch) = (false, None, None);
+        (rep.step_end, rep.stretch) = (None, None);
         if p.decode_in_steps {
             end_decodes(rep, now, prompts, &mut self.done);
         }
@@ -334,7 +333,7 @@ fn start_step<'p>(
         _ => decode_step_us(p, decodes, context),
     };
     let end = now.saturating_add(SimDuration::from_us(prefill.saturating_add(decode)));
-    (rep.stepping, rep.step_end) = (true, Some(end));
+    rep.step_end = Some(end);
     rep.busy(now, end);
     Some(end)
 }
@@ -351,7 +350,7 @@ fn start_stretch(p: &ServerParams, rep: &mut Replica, now: SimTime) -> SimTime {
     let busy_before = (rep.busy_us, rep.busy_until);
     rep.stretch = Some(Stretch { start: now, step_us, steps, busy_before });
     let end = now.saturating_add(SimDuration::from_us(step_us.saturating_mul(steps)));
-    (rep.stepping, rep.step_end) = (true, Some(end));
+    rep.step_end = Some(end);
     rep.busy(now, end);
     end
 }
