@@ -90,6 +90,17 @@ impl Experiment {
         Ok(self)
     }
 
+    /// Override dotted keys as `--set` does, all of them before resolving (so an error about
+    /// a key an assignment set names that assignment, as `prefixsim run --set` says it).
+    pub fn set_all(mut self, assignments: &[String]) -> Result<Experiment, Error> {
+        for a in assignments {
+            config::apply_set(&mut self.table, a)?;
+        }
+        self.resolved =
+            config::resolve(&self.table, &self.origin).map_err(|e| e.blame_set(assignments))?;
+        Ok(self)
+    }
+
     /// The resolved experiment (every parameter, in base units).
     pub fn config(&self) -> &config::ExperimentSpec {
         &self.resolved

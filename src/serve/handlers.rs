@@ -8,8 +8,8 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use super::figures::{self, SWEEP_METRICS};
-use super::settings::{self, Refusal, Settings, SET_KEYS};
-use super::{App, Stats};
+use super::settings::{self, Refusal, Settings};
+use super::{question, schema, App, Stats};
 use crate::config;
 
 /// The page, its script or its style sheet.
@@ -20,7 +20,8 @@ pub async fn asset(content_type: &'static str, body: &'static str) -> Response {
 pub async fn not_found() -> Response {
     refusal(
         StatusCode::NOT_FOUND,
-        "no such page; the server has /, /api/run, /api/sweep, /api/export",
+        "no such page; the server has /, /api/controls, /api/run, /api/sweep, /api/export, \
+         /api/hold, /api/metrics, /api/stats",
     )
 }
 
@@ -60,45 +61,39 @@ pub fn refused(app: &App, r: &Refusal) -> Response {
     response
 }
 
-/// The key of the shared prefix's size for the experiment's kind of agent.
-pub fn prefix_key(exp: &config::ExperimentSpec) -> &'static str {
-    match exp.workload.kind {
-        config::AgentKind::Subagent => "workload.subagent_tokens",
-        _ => "workload.parent_tokens",
-    }
+/// `/api/metrics`: the metrics a sweep draws (`sweep_metric`), each with its title: the one
+/// list the API accepts and docs/serve.md names.
+pub async fn metrics() -> Response {
+    json(serde_json::json!({ "metrics": metrics_json() }))
 }
 
-/// The starting experiment's controls: each key's value and its choices, the calibration
-/// files, the budget, and the `[sweep]` axis of the file when the page can sweep it.
+fn metrics_json() -> Vec<serde_json::Value> {
+    SWEEP_METRICS.iter().map(|m| serde_json::json!({"name": m.0, "title": m.1})).collect()
+}
+
+/// The starting experiment's controls: every settable key with its section and starting
+/// value (`schema`), the common controls' values and choices, the shared prefix, the
+/// calibration files, the budget, and the `[sweep]` axis of the file when the page can sweep it.
 pub async fn controls(State(app): State<Arc<App>>) -> Response {
     let c = &app.config;
     let e = c.base.config();
-    let key = prefix_key(e);
-    let prefix = if key == "workload.subagent_tokens" {
-        e.workload.subagent_tokens
-    } else {
-        e.workload.parent_tokens
-    };
     let raw_latency = c.base.table().get("latency").and_then(toml::Value::as_table);
     let preset = raw_latency.and_then(|t| t.get("preset")).and_then(toml::Value::as_str);
     let from = raw_latency.and_then(|t| t.get("from")).and_then(toml::Value::as_str);
-    let policies = [
-        config::Policy::Anthropic,
-        config::Policy::EveryBlock,
-        config::Policy::OpenAi,
-        config::Policy::Gemini,
-        config::Policy::Vllm,
-        config::Policy::Sglang,
-    ];
+    let rendered: toml::Table = config::render(e).parse().unwrap_or_default();
     let strategies: Vec<String> = e.strategies.iter().map(config::strategy_label).collect();
     json(serde_json::json!({
         "origin": c.base.origin(),
         "name": e.name,
         "question": e.question,
         "kind": config::kind_label(&e.workload.kind),
-        "prefix_key": key,
+        "prefix": {
+            "tokens": question::shared_prefix_tokens(e),
+            "line_key": question::line_key(e),
+            "brief_tokens": question::brief_tokens(e),
+        },
+        "keys": schema::starting_values(c.base.table(), &rendered),
         "values": {
-            key: prefix,
             "workload.agents": e.workload.agents,
             "workload.concurrency": e.workload.concurrency,
             "model": e.model.name,
@@ -110,20 +105,32 @@ pub async fn controls(State(app): State<Arc<App>>) -> Response {
             "seed": e.seed,
         },
         "latency_from": from,
-        "choices": {
-            "model": config::presets::preset_names(),
-            "cache.policy": policies.map(|p| p.name()),
-            "cache.ttl": ["5m", "1h", "none"],
-            "latency.preset": config::latency_presets::LatencyPreset::NAMES,
-            "strategy": config::names::STRATEGY_NAMES,
-        },
+        "choices": choices(),
         "calibrations": c.calibrations.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "budget": c.budget,
         "max_sweep_points": settings::MAX_SWEEP_POINTS,
-        "sweep_keys": SET_KEYS.iter().filter(|k| **k != "strategies").collect::<Vec<_>>(),
-        "sweep_metrics": SWEEP_METRICS.map(|m| serde_json::json!({"name": m.0, "title": m.1})),
+        "sweep_metrics": metrics_json(),
         "sweep_default": sweep_default(c.base.table()),
     }))
+}
+
+/// The choices of the keys that take one of a few names (any other key is typed).
+fn choices() -> serde_json::Value {
+    let policies = [
+        config::Policy::Anthropic,
+        config::Policy::EveryBlock,
+        config::Policy::OpenAi,
+        config::Policy::Gemini,
+        config::Policy::Vllm,
+        config::Policy::Sglang,
+    ];
+    serde_json::json!({
+        "model": config::presets::preset_names(),
+        "cache.policy": policies.map(|p| p.name()),
+        "cache.ttl": ["5m", "1h", "none"],
+        "latency.preset": config::latency_presets::LatencyPreset::NAMES,
+        "strategy": config::names::STRATEGY_NAMES,
+    })
 }
 
 /// The first axis of the file's `[sweep]`, when it is a key the page sets.
@@ -131,20 +138,20 @@ fn sweep_default(table: &toml::Table) -> Option<serde_json::Value> {
     let sweep = config::sweep_table(table)?;
     config::flatten_keys(sweep).into_iter().find_map(|(k, v)| {
         let values = v.as_array()?;
-        let text: Vec<String> = values
-            .iter()
-            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-            .collect();
-        SET_KEYS.contains(&k.as_str()).then(|| serde_json::json!({"key": k, "values": text}))
+        let text: Vec<String> = values.iter().map(schema::set_text).collect();
+        let settable = schema::leaf_of(&k).is_some_and(|l| schema::refusal(l).is_none());
+        (settable && k != "strategies").then(|| serde_json::json!({"key": k, "values": text}))
     })
 }
 
 /// The settings applied to the starting experiment and checked against the budget.
-fn prepare(app: &App, query: Option<&str>) -> Result<(Settings, crate::Experiment, f64), Refusal> {
+type Prepared = (Settings, crate::Experiment, Vec<String>, f64);
+
+fn prepare(app: &App, query: Option<&str>) -> Result<Prepared, Refusal> {
     let s = Settings::parse(query)?;
-    let exp = s.apply(&app.config.base, &app.config.calibrations)?;
+    let (exp, sets) = s.apply(&app.config.base, &app.config.calibrations)?;
     let work = settings::check_budget(&exp, app.config.budget)?;
-    Ok((s, exp, work))
+    Ok((s, exp, sets, work))
 }
 
 /// `/api/run?SETTINGS`: the run's summary (the `run --json` document), the page's figures and
@@ -157,8 +164,10 @@ pub async fn run(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Resp
 }
 
 async fn run_json(app: &Arc<App>, query: Option<&str>) -> Result<serde_json::Value, Refusal> {
-    let (s, exp, work) = prepare(app, query)?;
-    let toml = settings::export_toml(&exp, app.config.base.origin(), &s);
+    let (s, exp, sets, work) = prepare(app, query)?;
+    let toml = settings::export_toml(&exp, app.config.base.origin(), &sets);
+    let (question, prefix) =
+        (exp.config().question.clone(), question::shared_prefix_tokens(exp.config()));
     let _ticket = app.admission.admit(work).await?;
     let timeline = s.timeline.clone();
     let (summary, drawn) =
@@ -169,6 +178,8 @@ async fn run_json(app: &Arc<App>, query: Option<&str>) -> Result<serde_json::Val
     Ok(serde_json::json!({
         "query": query.unwrap_or(""),
         "work": work,
+        "question": question,
+        "prefix_tokens": prefix,
         "summary": summary,
         "toml": toml,
         "figures": drawn,
@@ -185,7 +196,7 @@ pub async fn hold(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
 }
 
 async fn hold_json(app: &Arc<App>, query: Option<&str>) -> Result<serde_json::Value, Refusal> {
-    let (_, exp, _) = prepare(app, query)?;
+    let (_, exp, _, _) = prepare(app, query)?;
     let work = settings::check_hold_budget(&exp, app.config.budget)?;
     let _ticket = app.admission.admit(work).await?;
     let answer = tokio::task::spawn_blocking(move || {
@@ -202,10 +213,10 @@ async fn hold_json(app: &Arc<App>, query: Option<&str>) -> Result<serde_json::Va
 /// `/api/export?SETTINGS`: the experiment file, as a download.
 pub async fn export(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
     let prepared = Settings::parse(query.as_deref())
-        .and_then(|s| Ok((s.apply(&app.config.base, &app.config.calibrations)?, s)));
+        .and_then(|s| s.apply(&app.config.base, &app.config.calibrations));
     match prepared {
-        Ok((exp, s)) => {
-            let body = settings::export_toml(&exp, app.config.base.origin(), &s);
+        Ok((exp, sets)) => {
+            let body = settings::export_toml(&exp, app.config.base.origin(), &sets);
             let headers = [
                 (header::CONTENT_TYPE, "application/toml; charset=utf-8"),
                 (header::CONTENT_DISPOSITION, "attachment; filename=\"experiment.toml\""),

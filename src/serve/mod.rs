@@ -26,6 +26,8 @@ pub mod figures;
 pub mod guard;
 mod handlers;
 pub mod listen;
+pub mod question;
+pub mod schema;
 pub mod settings;
 mod sweep;
 
@@ -123,6 +125,7 @@ pub fn router(app: Arc<App>, bound: guard::Bound) -> Router {
         .route("/api/export", get(handlers::export))
         .route("/api/hold", get(handlers::hold))
         .route("/api/sweep", get(sweep::stream))
+        .route("/api/metrics", get(handlers::metrics))
         .route("/api/stats", get(handlers::stats))
         .fallback(handlers::not_found)
         .with_state(app)

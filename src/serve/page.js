@@ -1,7 +1,9 @@
-// prefixsim serve: the page's script. Builds the controls from /api/controls, runs the settings
-// through /api/run on every change (the previous request aborted), keeps the URL equal to the
-// settings (shareable), and streams a sweep from /api/sweep, restarted when a setting changes.
-// Plain JS, no library: the page works offline.
+// prefixsim serve: the page's script. Builds the controls from /api/controls (the common ones
+// at the top, then every key of the experiment in a collapsible section), runs the settings
+// through /api/run on every change (the previous request aborted), shows a refused setting's
+// message beside its control, keeps the URL equal to the settings (shareable), and streams a
+// sweep from /api/sweep, restarted when a setting changes. Plain JS, no library: the page works
+// offline.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -13,6 +15,9 @@ let debounce = null;
 const NUMBER_KEYS = { agents: 'workload.agents', concurrency: 'workload.concurrency',
   replications: 'replications', seed: 'seed' };
 const SELECT_KEYS = { model: 'model', policy: 'cache.policy', ttl: 'cache.ttl' };
+// Keys the common controls above set: not repeated in the sections of every key.
+const COMMON_KEYS = new Set([...Object.values(NUMBER_KEYS), ...Object.values(SELECT_KEYS),
+  'latency.preset', 'strategies']);
 
 function option(select, value, label) {
   const o = document.createElement('option');
@@ -98,30 +103,93 @@ function setStrategies(labels) {
 function buildControls() {
   $('name').textContent = base.name + ' (' + base.origin + ')';
   $('question').textContent = base.question;
-  $('prefix-label').textContent = base.prefix_key.replace('workload.', '') + ' (tokens)';
+  const p = base.prefix;
+  $('prefix-hint').textContent = p.brief_tokens > 0
+    ? p.line_key + ' and the brief (workload.brief_tokens = ' + p.brief_tokens + ') together'
+    : p.line_key;
+  buildKeySections();
+  const common = { ...NUMBER_KEYS, ...SELECT_KEYS, latency: 'latency.preset', 'add-family': 'strategies' };
+  for (const [id, key] of Object.entries(common)) {
+    const error = document.createElement('span');
+    error.className = 'error';
+    error.dataset.errorFor = key;
+    $(id).closest('label').after(error);
+  }
   for (const [id, key] of Object.entries(SELECT_KEYS)) {
     for (const v of base.choices[key]) option($(id), v);
   }
   for (const p of base.choices['latency.preset']) option($('latency'), 'preset:' + p, 'preset ' + p);
   base.calibrations.forEach((f, i) => option($('latency'), 'file:' + i, 'file ' + f.split('/').pop()));
   for (const f of base.choices.strategy) option($('add-family'), f);
-  for (const k of base.sweep_keys) option($('sweep-key'), k);
+  for (const k of base.keys) if (k.key !== 'strategies') option($('sweep-key'), k.key);
   for (const m of base.sweep_metrics) option($('sweep-metric'), m.name, m.title);
   const sd = base.sweep_default;
-  $('sweep-key').value = sd ? sd.key : base.prefix_key;
+  $('sweep-key').value = sd ? sd.key : base.prefix.line_key;
   $('sweep-values').value = sd ? sd.values.join(', ') : suggestValues($('sweep-key').value);
   resetControls();
 }
 
+// One control per key of the experiment (/api/controls `keys`), grouped by section, each
+// section collapsed: a checkbox for a true/false key, a list for a key of a few names, else
+// the value as --set takes it. Each has its message line for a refusal.
+function buildKeySections() {
+  const sections = new Map();
+  for (const k of base.keys) {
+    if (COMMON_KEYS.has(k.key)) continue;
+    if (!sections.has(k.section)) {
+      const d = document.createElement('details');
+      d.dataset.section = k.section;
+      const s = document.createElement('summary');
+      s.textContent = k.section;
+      d.appendChild(s);
+      $('all-keys').appendChild(d);
+      sections.set(k.section, d);
+    }
+    const label = document.createElement('label');
+    label.textContent = k.key;
+    let input;
+    if (base.choices[k.key]) {
+      input = document.createElement('select');
+      for (const c of base.choices[k.key]) option(input, c);
+    } else {
+      input = document.createElement('input');
+      input.type = k.value === 'true' || k.value === 'false' ? 'checkbox' : 'text';
+      if (k.value === null) input.placeholder = 'default';
+    }
+    input.dataset.key = k.key;
+    input.dataset.initial = k.value === null ? '' : k.value;
+    const error = document.createElement('span');
+    error.className = 'error';
+    error.dataset.errorFor = k.key;
+    label.append(input, error);
+    sections.get(k.section).appendChild(label);
+  }
+}
+
+function keyInputs() {
+  return $('all-keys').querySelectorAll('[data-key]');
+}
+
+function keyValue(input) {
+  return input.type === 'checkbox' ? String(input.checked) : input.value.trim();
+}
+
+function setKeyValue(input, text) {
+  if (input.type === 'checkbox') input.checked = text === 'true';
+  else input.value = text;
+}
+
 function suggestValues(key) {
-  const v = base.values[key];
+  const k = base.keys.find((x) => x.key === key);
+  const v = key in base.values ? base.values[key] : (k && k.value !== null ? Number(k.value) : NaN);
   if (typeof v === 'number' && v > 0) return [0.25, 0.5, 1, 2, 4].map((f) => Math.max(1, Math.round(v * f))).join(', ');
   return (base.choices[key] || []).join(', ');
 }
 
 function resetControls() {
   const v = base.values;
-  $('prefix').value = v[base.prefix_key];
+  $('prefix').value = base.prefix.tokens;
+  for (const input of keyInputs()) setKeyValue(input, input.dataset.initial);
   for (const [id, key] of Object.entries(NUMBER_KEYS)) $(id).value = v[key];
   for (const [id, key] of Object.entries(SELECT_KEYS)) $(id).value = v[key];
   $('latency').value = 'preset:' + v['latency.preset'];
@@ -135,7 +203,11 @@ function settings() {
   const q = new URLSearchParams();
   const v = base.values;
   const put = (key, value) => { if (String(value) !== String(v[key])) q.set(key, value); };
-  put(base.prefix_key, $('prefix').value);
+  if (String($('prefix').value) !== String(base.prefix.tokens)) q.set('prefix_tokens', $('prefix').value);
+  for (const input of keyInputs()) {
+    const now = keyValue(input);
+    if (now !== '' && now !== input.dataset.initial) q.set(input.dataset.key, now);
+  }
   for (const [id, key] of Object.entries(NUMBER_KEYS)) put(key, $(id).value);
   for (const [id, key] of Object.entries(SELECT_KEYS)) put(key, $(id).value);
   const [kind, which] = $('latency').value.split(':');
@@ -150,7 +222,8 @@ function settings() {
 }
 
 function applyQuery(q) {
-  if (q.has(base.prefix_key)) $('prefix').value = q.get(base.prefix_key);
+  if (q.has('prefix_tokens')) $('prefix').value = q.get('prefix_tokens');
+  for (const input of keyInputs()) if (q.has(input.dataset.key)) setKeyValue(input, q.get(input.dataset.key));
   for (const [id, key] of Object.entries(NUMBER_KEYS)) if (q.has(key)) $(id).value = q.get(key);
   for (const [id, key] of Object.entries(SELECT_KEYS)) if (q.has(key)) $(id).value = q.get(key);
   if (q.has('latency.preset')) $('latency').value = 'preset:' + q.get('latency.preset');
@@ -183,11 +256,17 @@ async function refresh() {
   if (runAbort) runAbort.abort();
   runAbort = new AbortController();
   status($('status'), 'running', 'Running…');
+  showError(null, '');
   const started = performance.now();
   try {
     const r = await fetch('/api/run?' + q, { signal: runAbort.signal });
-    if (!r.ok) throw new Error('HTTP ' + r.status + ': ' + (await r.text()));
+    if (!r.ok) {
+      const text = (await r.text()).trim();
+      showError(settings(), text);
+      throw new Error('HTTP ' + r.status + ': ' + text);
+    }
     const data = await r.json();
+    $('question').textContent = data.question;
     show(data, q);
     showHold(q, runAbort.signal);
     const secs = ((performance.now() - started) / 1000).toFixed(2);
@@ -202,6 +281,20 @@ async function refresh() {
     status($('status'), 'error', e.message);
   }
   if (resweep) startSweep();
+}
+
+// A refusal's message beside the control of the key it names (the longest key sent that the
+// message names), its section opened; `q` null clears every message.
+function showError(q, text) {
+  for (const e of document.querySelectorAll('.error')) e.textContent = '';
+  if (!q) return;
+  const named = [...q.keys()].filter((k) => text.includes(k)).sort((a, b) => b.length - a.length);
+  if (!named.length) return;
+  const el = document.querySelector('[data-error-for="' + CSS.escape(named[0]) + '"]');
+  if (!el) return;
+  el.textContent = text;
+  const section = el.closest('details');
+  if (section) section.open = true;
 }
 
 // The cap to use (/api/hold: the same search as `prefixsim tune --param max_wait`), fetched

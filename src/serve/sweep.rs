@@ -13,7 +13,7 @@ use tokio::sync::mpsc;
 
 use super::figures::{self, SWEEP_METRICS};
 use super::handlers::refused;
-use super::settings::{self, Refusal, Settings, MAX_SWEEP_POINTS, SET_KEYS};
+use super::settings::{self, Refusal, Settings, MAX_SWEEP_POINTS};
 use super::{App, Stats};
 use crate::api::{Experiment, RunOptions};
 use crate::report::run::RunSummary;
@@ -30,9 +30,12 @@ fn plan(app: &App, query: Option<&str>) -> Result<Plan, Refusal> {
     let s = Settings::parse(query)?;
     let bad = |m: String| Refusal::BadInput(m);
     let key = s.sweep_key.clone().ok_or_else(|| bad("sweep_key is missing".into()))?;
-    if !SET_KEYS.contains(&key.as_str()) || key == "strategies" {
-        return Err(bad(format!("sweep_key = `{key}`: the page sweeps one of {}", sweep_keys())));
+    if key.trim() == "strategies" {
+        return Err(bad("sweep_key = `strategies`: the page compares strategies in each point; \
+                        sweep another key"
+            .into()));
     }
+    settings::check_key(&key).map_err(|r| bad(format!("sweep_key = `{key}`: {}", r.message())))?;
     let metric = s.sweep_metric.clone().unwrap_or_else(|| "cost_usd".into());
     if !SWEEP_METRICS.iter().any(|m| m.0 == metric) {
         let names: Vec<&str> = SWEEP_METRICS.iter().map(|m| m.0).collect();
@@ -46,20 +49,19 @@ fn plan(app: &App, query: Option<&str>) -> Result<Plan, Refusal> {
             "sweep_values = `{text}`: give 1 to {MAX_SWEEP_POINTS} values, comma-separated"
         )));
     }
-    let base = s.apply(&app.config.base, &app.config.calibrations)?;
+    let (_, sets) = s.apply(&app.config.base, &app.config.calibrations)?;
     let mut points = Vec::with_capacity(values.len());
     for v in &values {
-        points.push(base.clone().set(&format!("{key}={v}")).map_err(Refusal::from_api)?);
+        settings::check_assignment(&key, v)
+            .map_err(|r| bad(format!("sweep_key = `{key}`: {}", r.message())))?;
+        let point = [sets.clone(), vec![format!("{key}={v}")]].concat();
+        points.push(app.config.base.clone().set_all(&point).map_err(Refusal::from_api)?);
     }
     let work: f64 = points.iter().map(settings::work).sum();
     settings::within_budget(work, app.config.budget, |w| {
         format!("this sweep is about {w} simulated requests over {} points", values.len())
     })?;
     Ok(Plan { key, values, metric, points })
-}
-
-fn sweep_keys() -> String {
-    SET_KEYS.iter().filter(|k| **k != "strategies").copied().collect::<Vec<_>>().join(", ")
 }
 
 pub async fn stream(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {

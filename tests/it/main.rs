@@ -24,6 +24,7 @@ mod library;
 mod model;
 mod model_parts;
 mod models_defined;
+mod page_keys;
 mod plot;
 mod plot_parts;
 mod providers;

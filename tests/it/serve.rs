@@ -16,7 +16,7 @@ use super::plot::{chromium, decode_png, ink};
 /// A fork fan-out small enough to run in milliseconds: 4 agents, 20 replications, two
 /// strategies, the second with the hold cap, whose answer the report asks for.
 const FIXTURE: &str = r#"name = "serve-fixture"
-question = "A small fork fan-out for the serve tests"
+question = "4 forks off a 20k-token prefix: a small fork fan-out for the serve tests"
 model = "claude-sonnet-4.5"
 seed = 7
 replications = 20
@@ -34,6 +34,19 @@ preset = "calibrated"
 [report]
 answer = "hold_cap"
 "#;
+
+/// The fixture's question as the page words it at a shared prefix of `prefix` (`80k`), as a
+/// `--set` assignment: the page's question follows the prefix, the file's does not.
+fn question_at(prefix: &str) -> String {
+    question_of(4, prefix)
+}
+
+/// The fixture's question as the page words it with `agents` forks and a shared prefix of
+/// `prefix`, as a `--set` assignment.
+fn question_of(agents: u32, prefix: &str) -> String {
+    let q = format!("{agents} forks off a {prefix}-token prefix");
+    format!("question=\"{q}: a small fork fan-out for the serve tests\"")
+}
 
 fn fixture(name: &str) -> PathBuf {
     let dir = scratch("serve", name);
@@ -235,7 +248,8 @@ fn a_run_answers_what_prefixsim_run_answers_and_its_export_reproduces_it() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(r.headers.contains("application/json"));
     let page = r.json();
-    let cli = run_json(&file, &["workload.parent_tokens=80000", "cache.ttl=1h"]);
+    let q = question_at("80k");
+    let cli = run_json(&file, &["workload.parent_tokens=80000", "cache.ttl=1h", &q]);
     let cli: Value = serde_json::from_str(&cli).unwrap();
     assert_eq!(page["summary"], cli, "the page's numbers are `prefixsim run`'s");
     let names: Vec<&str> =
@@ -260,7 +274,7 @@ fn a_run_answers_what_prefixsim_run_answers_and_its_export_reproduces_it() {
     std::fs::write(&exported, &export.body).unwrap();
     assert_eq!(
         run_json(&exported, &[]),
-        run_json(&file, &["workload.parent_tokens=80000", "cache.ttl=1h"]),
+        run_json(&file, &["workload.parent_tokens=80000", "cache.ttl=1h", &q]),
         "the exported file reproduces the run byte for byte"
     );
     // The timeline of another strategy, on request.
@@ -274,16 +288,13 @@ fn bad_settings_are_refused_with_a_message_and_the_status_that_fits() {
     let cases = [
         ("/api/run?workload.agents=many", 400, "`workload.agents` = \"many\""),
         ("/api/run?cache.ttl=7m", 400, "cache.ttl"),
-        ("/api/run?latency.from=/etc/passwd", 400, "unknown setting `latency.from`"),
+        ("/api/run?latency.from=/etc/passwd", 400, "`latency.from` cannot be set from the page"),
+        ("/api/run?workload.agentz=3", 400, "unknown setting `workload.agentz`"),
         ("/api/run?latency_file=0", 400, "the server has 0 calibration files"),
         ("/api/run?timeline=prewarm", 400, "timeline = `prewarm`"),
         ("/api/run?strategies=%5B%22hover%22%5D", 400, "hover"),
         ("/api/run?workload.agents=", 400, "the value is empty"),
-        (
-            "/api/sweep?sweep_key=workload.turns&sweep_values=1,2",
-            400,
-            "sweep_key = `workload.turns`",
-        ),
+        ("/api/sweep?sweep_key=latency.from&sweep_values=a,b", 400, "sweep_key = `latency.from`"),
         ("/api/sweep?sweep_key=workload.agents", 400, "give 1 to 32 values"),
         ("/api/nothing", 404, "no such page"),
     ];
@@ -375,17 +386,19 @@ fn concurrent_users_each_get_their_own_answer() {
     let file = fixture("concurrent");
     let server = Server::start(&[file.to_str().unwrap()]);
     let addr = server.addr.clone();
-    let asks: Vec<String> = (1..=4).map(|a| format!("workload.agents={a}")).collect();
+    let asks: Vec<(String, String)> =
+        (1..=4).map(|a| (format!("workload.agents={a}"), question_of(a, "20k"))).collect();
     let handles: Vec<_> = asks
         .iter()
-        .map(|q| {
+        .map(|(q, _)| {
             let (addr, q) = (addr.clone(), q.clone());
             std::thread::spawn(move || http(&addr, "GET", &format!("/api/run?{q}"), None).json())
         })
         .collect();
-    for (q, h) in asks.iter().zip(handles) {
+    for ((q, question), h) in asks.iter().zip(handles) {
         let page = h.join().unwrap();
-        let cli: Value = serde_json::from_str(&run_json(&file, &[q])).unwrap();
+        // The page's question counts the agents it was asked for.
+        let cli: Value = serde_json::from_str(&run_json(&file, &[q, question])).unwrap();
         assert_eq!(page["summary"], cli, "{q}");
     }
 }
@@ -520,17 +533,21 @@ fn the_page_updates_in_headless_chromium_to_what_prefixsim_run_prints() {
     let b = Browser::start(&browser, &driver, &dir.join("profile"));
     b.session("POST", "/url", serde_json::json!({"url": format!("http://{}/", server.addr)}));
     b.wait_for("return document.getElementById('status').dataset.state === 'ready'", "first run");
+    let label = b.script("return document.getElementById('prefix').closest('label').textContent");
+    assert!(label.as_str().unwrap().contains("Shared prefix"), "the control names it: {label}");
+    let before = b.script(FIGURE_AND_EXPORT_JS);
     let prefix = b.element("#prefix");
     b.session("POST", &format!("/element/{prefix}/clear"), serde_json::json!({}));
     b.session("POST", &format!("/element/{prefix}/value"), serde_json::json!({"text": "80000"}));
     b.wait_for(
         "return document.getElementById('status').dataset.state === 'ready' && \
-         document.getElementById('results').dataset.query === 'workload.parent_tokens=80000'",
+         document.getElementById('results').dataset.query === 'prefix_tokens=80000'",
         "the table after changing the prefix",
     );
     let shown = numbers(&b.script(TABLE_JS));
+    let q = question_at("80k");
     let cli: Value =
-        serde_json::from_str(&run_json(&file, &["workload.parent_tokens=80000"])).unwrap();
+        serde_json::from_str(&run_json(&file, &["workload.parent_tokens=80000", &q])).unwrap();
     let expected: Vec<Value> = cli["results"]
         .as_array()
         .unwrap()
@@ -546,6 +563,15 @@ fn the_page_updates_in_headless_chromium_to_what_prefixsim_run_prints() {
         })
         .collect();
     assert_eq!(shown, numbers(&Value::Array(expected)), "the page's table is `prefixsim run`'s");
+    // The cost figure is redrawn, and the question and the export say the new prefix.
+    let after = b.script(FIGURE_AND_EXPORT_JS);
+    assert_ne!(after[0], before[0], "the cost figure follows the prefix");
+    let question = b.script("return document.getElementById('question').textContent");
+    assert!(question.as_str().unwrap().starts_with("4 forks off a 80k-token prefix"), "{question}");
+    let [was, now] = [&before[1], &after[1]].map(|t| t.as_str().unwrap().to_string());
+    assert!(was.contains("parent_tokens = 20000") && was.contains("a 20k-token prefix"), "{was}");
+    assert!(now.contains("parent_tokens = 80000") && now.contains("a 80k-token prefix"), "{now}");
+    assert_eq!(after[2], after[1], "the export link downloads the file the page shows");
     // The hold answer the page shows is `tune --param max_wait`'s for the same settings.
     b.wait_for("return document.getElementById('hold').dataset.cap !== ''", "the hold answer");
     let cap = b.script("return document.getElementById('hold').dataset.cap");
@@ -559,7 +585,7 @@ fn the_page_updates_in_headless_chromium_to_what_prefixsim_run_prints() {
     assert!(text.as_str().unwrap().starts_with("The cap to use: max_wait = "), "{text}");
     // The URL now holds the settings: loading it again shows the same control value.
     let url = b.session("GET", "/url", Value::Null);
-    assert!(url.as_str().unwrap().ends_with("/?workload.parent_tokens=80000"), "{url}");
+    assert!(url.as_str().unwrap().ends_with("/?prefix_tokens=80000"), "{url}");
     let figures = b.script("return document.querySelectorAll('#figures svg').length");
     assert_eq!(figures, 5, "cost, two percentile figures, a timeline, the covered prefix");
     let shot = b.session("GET", "/screenshot", Value::Null);
@@ -583,6 +609,44 @@ fn the_page_updates_in_headless_chromium_to_what_prefixsim_run_prints() {
         "return [document.getElementById('agents').value, document.getElementById('ttl').value]",
     );
     assert_eq!(controls, serde_json::json!(["2", "1h"]));
+    every_key_has_a_control_and_a_refusal_shows_beside_it(&b);
+}
+
+/// The cost figure's SVG, the export the page shows, and the file its export link downloads.
+const FIGURE_AND_EXPORT_JS: &str = "
+  const svg = document.querySelector('#figures figure[data-name=cost_by_strategy] svg').outerHTML;
+  const xhr = new XMLHttpRequest();
+  xhr.open('GET', document.getElementById('export').href, false);
+  xhr.send();
+  return [svg, document.getElementById('toml').textContent, xhr.responseText];";
+
+/// A key without a control of its own above, set in its section: the run follows it; a value
+/// `--set` refuses shows `--set`'s message beside the control, its section opened.
+fn every_key_has_a_control_and_a_refusal_shows_beside_it(b: &Browser) {
+    let set = |key: &str, value: &str| {
+        b.script(&format!(
+            "const i = document.querySelector('#all-keys [data-key=\"{key}\"]');
+             i.value = '{value}'; i.dispatchEvent(new Event('change', {{bubbles: true}}));
+             return true"
+        ))
+    };
+    let count = b.script("return document.querySelectorAll('#all-keys [data-key]').length");
+    assert!(count.as_u64().unwrap() > 100, "a control per key: {count}");
+    set("workload.turns", "const(3)");
+    b.wait_for(
+        "return document.getElementById('status').dataset.state === 'ready' && \
+         document.getElementById('results').dataset.query.includes('workload.turns=const%283%29')",
+        "the run with a key set in its section",
+    );
+    set("rate_limits.rpm", "many");
+    b.wait_for("return document.getElementById('status').dataset.state === 'error'", "a refusal");
+    let shown = b.script(
+        "const e = document.querySelector('[data-error-for=\"rate_limits.rpm\"]');
+         return [e.textContent, e.closest('details').open]",
+    );
+    let says = "--set rate_limits.rpm=many: ";
+    assert!(shown[0].as_str().unwrap().starts_with(says), "beside the control: {shown}");
+    assert_eq!(shown[1], true, "its section is opened");
 }
 
 fn sweeps_draw_as_they_stream_and_stop_when_a_control_changes(b: &Browser, server: &Server) {
