@@ -10,7 +10,7 @@ use prefixsim::Experiment;
 use serde_json::Value;
 
 use super::common::{bin, scratch};
-use super::serve::Server;
+use super::serve::{Browser, Server};
 
 fn default_file() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("experiments/default.toml")
@@ -255,4 +255,35 @@ fn an_escaped_empirical_file_is_refused() {
     let r = server.get(&format!("/api/export?workload.turns={value}"));
     assert_eq!(r.status, 400, "{}", r.body);
     assert!(r.body.contains("the page reads no file"), "{}", r.body);
+}
+
+// ---------------------------------------------------------------- in the browser
+
+/// A key without a control of its own above, set in its section: the run follows it; a value
+/// `--set` refuses shows `--set`'s message beside the control, its section opened.
+pub(super) fn every_key_has_a_control_and_a_refusal_shows_beside_it(b: &Browser) {
+    let set = |key: &str, value: &str| {
+        b.script(&format!(
+            "const i = document.querySelector('#all-keys [data-key=\"{key}\"]');
+             i.value = '{value}'; i.dispatchEvent(new Event('change', {{bubbles: true}}));
+             return true"
+        ))
+    };
+    let count = b.script("return document.querySelectorAll('#all-keys [data-key]').length");
+    assert!(count.as_u64().unwrap() > 100, "a control per key: {count}");
+    set("workload.turns", "const(3)");
+    b.wait_for(
+        "return document.getElementById('status').dataset.state === 'ready' && \
+         document.getElementById('results').dataset.query.includes('workload.turns=const%283%29')",
+        "the run with a key set in its section",
+    );
+    set("rate_limits.rpm", "many");
+    b.wait_for("return document.getElementById('status').dataset.state === 'error'", "a refusal");
+    let shown = b.script(
+        "const e = document.querySelector('[data-error-for=\"rate_limits.rpm\"]');
+         return [e.textContent, e.closest('details').open]",
+    );
+    let says = "--set rate_limits.rpm=many: ";
+    assert!(shown[0].as_str().unwrap().starts_with(says), "beside the control: {shown}");
+    assert_eq!(shown[1], true, "its section is opened");
 }

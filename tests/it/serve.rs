@@ -414,7 +414,7 @@ fn chromedriver() -> Option<PathBuf> {
 }
 
 /// A chromedriver process and one browser session in it, both ended when dropped.
-struct Browser {
+pub(super) struct Browser {
     driver: Child,
     addr: String,
     session: String,
@@ -463,12 +463,12 @@ impl Browser {
         self.call(method, &format!("/session/{}{path}", self.session), Some(body))
     }
 
-    fn script(&self, js: &str) -> Value {
+    pub(super) fn script(&self, js: &str) -> Value {
         self.session("POST", "/execute/sync", serde_json::json!({"script": js, "args": []}))
     }
 
     /// Poll `js` until it returns true.
-    fn wait_for(&self, js: &str, what: &str) {
+    pub(super) fn wait_for(&self, js: &str, what: &str) {
         let start = Instant::now(); // a test's timeout
         while self.script(js) != Value::Bool(true) {
             let status = self.script("return document.getElementById('status').textContent");
@@ -609,7 +609,7 @@ fn the_page_updates_in_headless_chromium_to_what_prefixsim_run_prints() {
         "return [document.getElementById('agents').value, document.getElementById('ttl').value]",
     );
     assert_eq!(controls, serde_json::json!(["2", "1h"]));
-    every_key_has_a_control_and_a_refusal_shows_beside_it(&b);
+    super::page_keys::every_key_has_a_control_and_a_refusal_shows_beside_it(&b);
 }
 
 /// The cost figure's SVG, the export the page shows, and the file its export link downloads.
@@ -619,35 +619,6 @@ const FIGURE_AND_EXPORT_JS: &str = "
   xhr.open('GET', document.getElementById('export').href, false);
   xhr.send();
   return [svg, document.getElementById('toml').textContent, xhr.responseText];";
-
-/// A key without a control of its own above, set in its section: the run follows it; a value
-/// `--set` refuses shows `--set`'s message beside the control, its section opened.
-fn every_key_has_a_control_and_a_refusal_shows_beside_it(b: &Browser) {
-    let set = |key: &str, value: &str| {
-        b.script(&format!(
-            "const i = document.querySelector('#all-keys [data-key=\"{key}\"]');
-             i.value = '{value}'; i.dispatchEvent(new Event('change', {{bubbles: true}}));
-             return true"
-        ))
-    };
-    let count = b.script("return document.querySelectorAll('#all-keys [data-key]').length");
-    assert!(count.as_u64().unwrap() > 100, "a control per key: {count}");
-    set("workload.turns", "const(3)");
-    b.wait_for(
-        "return document.getElementById('status').dataset.state === 'ready' && \
-         document.getElementById('results').dataset.query.includes('workload.turns=const%283%29')",
-        "the run with a key set in its section",
-    );
-    set("rate_limits.rpm", "many");
-    b.wait_for("return document.getElementById('status').dataset.state === 'error'", "a refusal");
-    let shown = b.script(
-        "const e = document.querySelector('[data-error-for=\"rate_limits.rpm\"]');
-         return [e.textContent, e.closest('details').open]",
-    );
-    let says = "--set rate_limits.rpm=many: ";
-    assert!(shown[0].as_str().unwrap().starts_with(says), "beside the control: {shown}");
-    assert_eq!(shown[1], true, "its section is opened");
-}
 
 fn sweeps_draw_as_they_stream_and_stop_when_a_control_changes(b: &Browser, server: &Server) {
     let sweep = |key: &str, values: &str| {
