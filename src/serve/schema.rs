@@ -63,17 +63,36 @@ pub fn section(key: &str) -> &'static str {
     }
 }
 
+/// The page's sections, in the order shown: the workload first, the bookkeeping last.
+pub const SECTIONS: [&str; 14] = [
+    "Workload",
+    "Turns and brief",
+    "Experiment",
+    "Cache",
+    "Model and prices",
+    "Latency",
+    "Rate limits",
+    "Overload (529 responses)",
+    "Self-hosted server (vllm, sglang)",
+    "Provider: OpenAI",
+    "Provider: Gemini",
+    "Limits",
+    "Report and plot",
+    "Other",
+];
+
 /// The workload keys of an agent's turns and its brief (the section "Turns and brief").
 const TURN_PREFIXES: [&str; 8] =
     ["brief", "task", "turn", "output", "tool", "denied", "thinking", "parent_thinking"];
 
-/// The settable keys with their section and starting value: the value as the file wrote it,
-/// else as the resolved experiment renders it (`rendered`), else `None` (the key's default
-/// applies and the experiment does not write it).
+/// The settable keys with their section and starting value, by section (`SECTIONS`) then
+/// key: the value as the file wrote it, else as the resolved experiment renders it
+/// (`rendered`), else `None` (the key's default applies and the experiment does not write it).
 pub fn starting_values(raw: &toml::Table, rendered: &toml::Table) -> Vec<serde_json::Value> {
-    keys()
-        .iter()
-        .filter(|k| refusal(k).is_none())
+    let mut settable: Vec<&String> = keys().iter().filter(|k| refusal(k).is_none()).collect();
+    settable.sort_by_key(|k| (SECTIONS.iter().position(|s| *s == section(k)), k.as_str()));
+    settable
+        .into_iter()
         .map(|k| {
             let value = lookup(raw, k).or_else(|| lookup(rendered, k)).map(set_text);
             serde_json::json!({"key": k, "section": section(k), "value": value})
@@ -196,6 +215,7 @@ mod tests {
         assert!(keys.len() > 100, "{keys:?}");
         for k in keys {
             assert_ne!(section(k), "Other", "{k} has no section on the page");
+            assert!(SECTIONS.contains(&section(k)), "{k}: its section is in the order");
         }
         assert_eq!(leaf_of("cache.ttl_by_kind.fork"), Some("cache.ttl_by_kind"));
         assert_eq!(leaf_of("models.mine.input_usd_per_mtok"), Some("models"));
