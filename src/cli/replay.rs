@@ -16,8 +16,8 @@ pub const EXAMPLES: &str = "  prefixsim replay data/mooncake/conversation_trace.
   prefixsim replay data/claude-code-traces --what-if=cache.ttl=none --what-if=cache.capacity_tokens=500000
   prefixsim replay data/mooncake/conversation_trace.jsonl --format mooncake --set block_size=512 --set cache.ttl=none --instant-ready
   prefixsim replay data/samples/requests.jsonl --format requests --set model=claude-opus-4.5 --out results/replay
-  prefixsim replay tests/fixtures/replay_logs/anthropic-usage.jsonl --what-if cache.ttl=1h
-  prefixsim replay tests/fixtures/replay_logs/spans.jsonl --format otlp --json
+  prefixsim replay data/samples/usage-log.jsonl --what-if cache.ttl=1h
+  prefixsim replay data/samples/otlp.json --format otlp --json
 ";
 
 const AFTER_HELP: &str = "\

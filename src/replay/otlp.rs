@@ -257,10 +257,12 @@ fn call(span: &Span) -> Result<Option<Call>, SpanError> {
     let tokens = |key: &'static str| -> Result<u64, SpanError> {
         attr(key).map_or(Ok(0), |v| count(v).map_err(|source| SpanError::Attribute { key, source }))
     };
-    let cache_write = match attr("gen_ai.usage.cache_creation.input_tokens") {
-        Some(_) => tokens("gen_ai.usage.cache_creation.input_tokens")?,
-        None => tokens("gen_ai.usage.cache_write.input_tokens")?,
-    };
+    // The conventions' name, else its newer one; either says the span counts writes.
+    let write_key =
+        ["gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.input_tokens"]
+            .into_iter()
+            .find(|k| attr(k).is_some());
+    let cache_write = write_key.map_or(Ok(0), tokens)?;
     let ttft = ["gen_ai.response.time_to_first_chunk", "gen_ai.response.time_to_first_token"]
         .into_iter()
         .find_map(|k| Some((k, attr(k)?)));
@@ -276,15 +278,10 @@ fn call(span: &Span) -> Result<Option<Call>, SpanError> {
     }
     let provider = attr("gen_ai.provider.name").or_else(|| attr("gen_ai.system")).and_then(string);
     let includes_cached = provider.as_deref().is_some_and(|p| INCLUDING_PROVIDERS.contains(&p));
-    let writes_recorded =
-        ["gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.input_tokens"]
-            .iter()
-            .any(|k| attr(k).is_some());
-    let conversation = attr("gen_ai.conversation.id").and_then(string).filter(|c| !c.is_empty());
     let call = Call {
-        conversation,
+        conversation: attr("gen_ai.conversation.id").and_then(string).filter(|c| !c.is_empty()),
         start_ns,
-        writes_recorded,
+        writes_recorded: write_key.is_some(),
         model,
         includes_cached,
         trace_id: span.trace_id.clone(),

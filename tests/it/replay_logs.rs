@@ -78,7 +78,7 @@ fn automatic_caching_caches_the_whole_prompt() {
     };
     std::fs::write(&p, line(0, 1000, 0) + &line(10_000, 1300, 896)).unwrap();
     let settings = ReplaySettings::new(TraceFormat::UsageLog);
-    let r = replay::replay(&p, &settings, &[settings.cache.clone()]).unwrap();
+    let r = replay::replay(&p, &settings, std::slice::from_ref(&settings.cache)).unwrap();
     // Written: 7 blocks, then 3 more (1,280 of 1,300); read: 7 blocks.
     assert_eq!(split(&r.choices[0].1), (896, 896 + 384, 1000 - 896 + 1300 - 1280, 2));
     assert_eq!(split(r.recorded.as_ref().unwrap()), (896, 0, 1000 + 1300 - 896, 2));
