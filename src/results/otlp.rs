@@ -42,7 +42,7 @@ pub struct SpanRun<'a> {
     pub strategy_index: u32,
     pub seed: u64,
     pub replication: u32,
-    /// Agent numbers at or above this are not agents (`N`: the prewarm request).
+    /// Agents in the run: number `N` is the prewarm request, `N + 1` the parent.
     pub agents: u32,
     pub requests: &'a [SpanRequest],
 }
@@ -174,9 +174,10 @@ pub fn write_run(w: &mut dyn Write, run: &SpanRun, epoch_ns: u64) -> std::io::Re
         let start = requests.iter().map(|r| r.send_us).min().unwrap_or(0);
         let end = requests.iter().map(|r| r.end_us).max().unwrap_or(start);
         (first_us, last_us) = (first_us.min(start), last_us.max(end));
-        let name = match agent < run.agents {
-            true => format!("agent {agent}"),
-            false => "prewarm".to_string(),
+        let name = match agent.checked_sub(run.agents) {
+            None => format!("agent {agent}"),
+            Some(0) => "prewarm".to_string(),
+            Some(_) => "parent".to_string(),
         };
         let id = span_id(&trace, u64::from(agent) << 32 | u64::from(u32::MAX));
         let mut lines = vec![SpanJson {
