@@ -78,7 +78,10 @@ pub fn run(args: Args) -> CliResult {
     if let Some(path) = &args.otlp {
         let epoch_ns = args.otlp_epoch.saturating_mul(1_000_000_000);
         let (runs, spans) = super::otlp::write(exp.config(), path, epoch_ns)?;
-        eprintln!("wrote {} ({spans} spans: replication 0 of {runs} strategies)", path.display());
+        eprintln!(
+            "wrote {} ({spans} spans, {runs} traces: replication 0 of each strategy)",
+            path.display()
+        );
     }
     Ok(())
 }
