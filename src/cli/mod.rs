@@ -23,6 +23,7 @@ pub mod completions;
 pub mod export;
 pub mod merge;
 pub mod models;
+pub mod otlp;
 pub mod plot;
 pub mod replay;
 pub mod report;

@@ -16,6 +16,8 @@ pub const EXAMPLES: &str = "  prefixsim replay data/mooncake/conversation_trace.
   prefixsim replay data/claude-code-traces --what-if=cache.ttl=none --what-if=cache.capacity_tokens=500000
   prefixsim replay data/mooncake/conversation_trace.jsonl --format mooncake --set block_size=512 --set cache.ttl=none --instant-ready
   prefixsim replay data/samples/requests.jsonl --format requests --set model=claude-opus-4.5 --out results/replay
+  prefixsim replay data/samples/usage-log.jsonl --what-if cache.ttl=1h
+  prefixsim replay data/samples/otlp.json --format otlp --json
 ";
 
 const AFTER_HELP: &str = "\
@@ -29,14 +31,19 @@ Keys for --set and --what-if (value syntax as in experiment files):
   cache.policy=anthropic|every-block  requests format only (hash-id traces: every-block)
   model=NAME|per-request      prices and latency model (default: per-request, each request's own
                               model, for claude-code traces; claude-sonnet-4.5 for the others)
-  block_size=N                mooncake tokens per block (default 512)
+  block_size=N                tokens per block: mooncake (default 512), usage-log and otlp
+                              (the prefix-identity model's block, default 128)
   seed=N                      latency draws (default 42)
   latency.KEY=DIST            KEY: overhead, prefill_rate, cached_rate, decode_rate or
                               ready_delay; DIST e.g. const(500ms)
 
 An entry is readable from its writer's measured ttft where the trace records one (claude-code),
 never later than the writer's measured response end (api_time), and from the latency model only
-where the trace records neither; --instant-ready makes entries readable at once.";
+where the trace records neither; --instant-ready makes entries readable at once.
+
+Usage logs and OTLP spans (the formats calibrate reads) record token counts, not content: the
+table shows the provider's recorded split as its first row, and the choices simulated under an
+assumption (one growing prompt per conversation and model; docs/replay.md says which).";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::reflow(AFTER_HELP))]
@@ -47,8 +54,9 @@ pub struct Args {
     #[arg(value_name = "CHOICE", requires = "what_if")]
     pub choices: Vec<String>,
     /// Trace format (default: guessed from the file: a directory or `.json` is claude-code,
-    /// a JSONL line with `hash_ids` mooncake, one with `body` requests).
-    #[arg(long, value_parser = ["mooncake", "claude-code", "requests"])]
+    /// a JSONL line with `hash_ids` mooncake, one with `body` requests, a file with
+    /// `resourceSpans` otlp, a first line with `usage` or `usageMetadata` usage-log).
+    #[arg(long, value_parser = ["mooncake", "claude-code", "requests", "usage-log", "otlp"])]
     pub format: Option<String>,
     /// Override a replay key (repeatable): `--set cache.ttl=1h`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -139,25 +147,36 @@ fn parse_format(f: &str) -> Format {
     match f {
         "mooncake" => Format::Mooncake,
         "claude-code" => Format::ClaudeCode,
+        "usage-log" => Format::UsageLog,
+        "otlp" => Format::Otlp,
         _ => Format::Requests,
     }
 }
 
-/// A directory or `.json` file is claude-code; else the first JSONL line decides.
+/// A directory is claude-code, a file with `resourceSpans` in its first 64 KiB OTLP spans;
+/// else a `.json` file is claude-code, and the first JSONL line decides.
 fn guess_format(path: &Path) -> anyhow::Result<Format> {
-    if path.is_dir() || crate::input::has_extension(path, &["json"]) {
+    use crate::input::contains as has;
+    if path.is_dir() {
         return Ok(Format::ClaudeCode);
     }
     let head =
         crate::input::head(path).with_context(|| format!("cannot read {}", path.display()))?;
     let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
-    if crate::input::contains(first, b"\"hash_ids\"") {
+    if has(&head, b"\"resourceSpans\"") || has(&head, b"\"resource_spans\"") {
+        Ok(Format::Otlp)
+    } else if crate::input::has_extension(path, &["json"]) {
+        Ok(Format::ClaudeCode)
+    } else if has(first, b"\"hash_ids\"") {
         Ok(Format::Mooncake)
-    } else if crate::input::contains(first, b"\"body\"") {
+    } else if has(first, b"\"body\"") {
         Ok(Format::Requests)
+    } else if has(first, b"\"usage\"") || has(first, b"\"usageMetadata\"") {
+        Ok(Format::UsageLog)
     } else {
         Err(anyhow!(
-            "{}:1: cannot tell the trace format (no `hash_ids` or `body` key); use --format",
+            "{}:1: cannot tell the trace format (no `hash_ids`, `body`, `usage`, `usageMetadata` \
+             or `resourceSpans` key); use --format",
             path.display()
         ))
     }

@@ -45,6 +45,13 @@ pub struct Args {
     /// With --out: also write trace.csv (every agent's segments in replication 0).
     #[arg(long, requires = "out")]
     pub trace: bool,
+    /// Also write replication 0 of every strategy as OpenTelemetry spans (OTLP/JSON, one
+    /// ExportTraceServiceRequest a line; docs/otlp.md).
+    #[arg(long, value_name = "FILE")]
+    pub otlp: Option<PathBuf>,
+    /// The Unix time, in seconds, the spans' simulated clock starts at (default 0).
+    #[arg(long, value_name = "SECONDS", requires = "otlp", default_value_t = 0)]
+    pub otlp_epoch: u64,
     /// Threads for replications (default: all cores); output does not depend on it.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
@@ -67,7 +74,16 @@ pub fn run(args: Args) -> CliResult {
         force: args.force,
         progress: true,
     };
-    run_and_print(&exp, &opts, args.json, &args.overrides.as_typed())
+    run_and_print(&exp, &opts, args.json, &args.overrides.as_typed())?;
+    if let Some(path) = &args.otlp {
+        let epoch_ns = args.otlp_epoch.saturating_mul(1_000_000_000);
+        let (runs, spans) = super::otlp::write(exp.config(), path, epoch_ns)?;
+        eprintln!(
+            "wrote {} ({spans} spans, {runs} traces: replication 0 of each strategy)",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// `prefixsim` with no command: the embedded default experiment, as a table.

@@ -2,7 +2,9 @@
 //! cache choices (TTL, capacity, policy) would have saved.
 //!
 //! Readers (`mooncake`, `claude_code`, `requests`) stream a trace as `TraceRequest`s in
-//! send-time order; `run` replays hash-id traces through a block-level prefix cache
+//! send-time order; `logs` turns usage logs (`usage_log`) and OTLP spans (`otlp`), which carry
+//! token counts but no content, into such requests under a stated prefix-identity assumption,
+//! keeping the provider's recorded split beside the simulated ones; `run` replays hash-id traces through a block-level prefix cache
 //! (`blocks`), every cache choice side by side in one pass; `prices` bills the tokens;
 //! `output` renders tables, JSON and `replay.json`. This module reads files (it is the edge)
 //! but never the wall clock: the same trace and settings give the same bytes.
@@ -10,13 +12,16 @@
 pub mod blocks;
 pub mod body;
 pub mod claude_code;
+pub mod logs;
 pub mod mooncake;
+pub mod otlp;
 pub mod output;
 pub mod prices;
 pub mod requests;
 pub mod run;
 pub mod settings;
 pub mod trace;
+pub mod usage_log;
 pub mod window;
 
 use std::path::Path;
@@ -45,6 +50,9 @@ pub struct Replay {
     pub reuse_gap_us: Histogram<u64>,
     /// One per choice, in the order given.
     pub choices: Vec<(CacheChoice, ChoiceStats)>,
+    /// Usage logs and OTLP spans: the provider's split as recorded (writes at the 5-minute
+    /// price), beside the simulated choices.
+    pub recorded: Option<ChoiceStats>,
 }
 
 /// Stream a hash-id trace (`mooncake`, `claude-code`) to `sink`.
@@ -64,9 +72,10 @@ pub fn read_trace(
             sink,
         ),
         TraceFormat::ClaudeCode => claude_code::read(path, settings.lenient, meta, sink),
-        TraceFormat::Requests => Err(TraceError::file(
+        TraceFormat::Requests | TraceFormat::UsageLog | TraceFormat::Otlp => Err(TraceError::file(
             path,
-            "request bodies are replayed by `requests::replay`, not streamed as hash ids",
+            "request bodies and logs are replayed by `requests::replay` and `logs::replay`, not \
+             streamed as hash ids",
         )),
     }
 }
@@ -77,8 +86,10 @@ pub fn replay(
     settings: &ReplaySettings,
     choices: &[CacheChoice],
 ) -> Result<Replay, TraceError> {
-    if settings.format == TraceFormat::Requests {
-        return requests::replay(path, settings, choices);
+    match settings.format {
+        TraceFormat::Requests => return requests::replay(path, settings, choices),
+        TraceFormat::UsageLog | TraceFormat::Otlp => return logs::replay(path, settings, choices),
+        TraceFormat::Mooncake | TraceFormat::ClaudeCode => {}
     }
     let mut meta = TraceMeta::default();
     let mut replayer = run::Replayer::new(settings, choices);
@@ -97,6 +108,7 @@ pub fn replay(
         distinct_tokens: shared.distinct_tokens,
         reuse_gap_us: shared.reuse_gap_us,
         choices: choices.iter().cloned().zip(stats).collect(),
+        recorded: None,
     })
 }
 

@@ -10,8 +10,8 @@ use hdrhistogram::Histogram;
 use serde_json::{json, Value};
 
 use super::blocks::CAUSES;
-use super::run::READY_SOURCES;
-use super::{Curves, Replay, ReplaySettings, TraceFormat};
+use super::run::{ChoiceStats, READY_SOURCES};
+use super::{Curves, Replay, ReplaySettings};
 use crate::numfmt::pct;
 use crate::time::{secs, Human};
 
@@ -90,6 +90,9 @@ pub fn stdout_json(replay: &Replay, settings: &ReplaySettings, what_if: bool) ->
             if what_if {
                 v["wins_on_cost"] = json!(win == Some(i));
             }
+            if let Some(r) = &replay.recorded {
+                v["recorded"] = recorded_json(r);
+            }
             v
         })
         .collect();
@@ -128,7 +131,7 @@ pub fn replay_file_json(
     let mut gap = gap_json(&replay.reuse_gap_us);
     gap["unit"] = json!("s");
     gap["hdr_v2_deflate_base64_us"] = json!(histogram_base64(&replay.reuse_gap_us));
-    json!({
+    let mut v = json!({
         "prefixsim_version": env!("CARGO_PKG_VERSION"), "kind": "replay", "trace": trace_name,
         "format": replay.format.name(), "model": price_label(settings), "requests": replay.requests,
         "distinct_blocks": replay.distinct_blocks, "distinct_tokens": replay.distinct_tokens,
@@ -137,7 +140,11 @@ pub fn replay_file_json(
         "results": results, "reuse_gap": gap,
         "curves": {"hit_rate_vs_ttl": ttl, "hit_rate_vs_capacity": cap(&curves.capacity),
                    "hit_rate_vs_capacity_no_ttl": cap(&curves.capacity_no_ttl)},
-    })
+    });
+    if let Some(r) = &replay.recorded {
+        v["recorded"] = recorded_json(r);
+    }
+    v
 }
 
 /// `1234567` as `1,234,567`.
@@ -188,7 +195,53 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 
 /// Whether the table shows where readiness came from: only traces that record timing.
 fn shows_ready_sources(replay: &Replay, settings: &ReplaySettings) -> bool {
-    replay.format == TraceFormat::ClaudeCode && !settings.instant_ready
+    replay.format.records_models() && !settings.instant_ready
+}
+
+/// The recorded split of a log as JSON: what the provider billed, with no cache choice.
+fn recorded_json(s: &ChoiceStats) -> Value {
+    let a = &s.account;
+    json!({
+        "requests": s.requests, "requests_with_hit": s.requests_with_hit,
+        "input_tokens": a.input(), "cache_read": a.cache_read, "cache_write": a.cache_write(),
+        "uncached": a.uncached, "output_tokens": a.output, "hit_rate": r6(a.hit_rate()),
+        "cost_usd": r6(s.cost_usd), "cost_uncached_usd": r6(s.cost_uncached_usd),
+        "saving_usd": r6(s.cost_uncached_usd - s.cost_usd),
+    })
+}
+
+/// The row of the provider's recorded split, beside the simulated choices.
+fn recorded_row(s: &ChoiceStats, ready: bool) -> Vec<String> {
+    let (cost, uncached) = (s.cost_usd, s.cost_uncached_usd);
+    let mut row = vec![
+        "recorded (provider)".to_string(),
+        "-".into(),
+        "-".into(),
+        "-".into(),
+        pct(s.account.hit_rate()),
+        thousands(s.account.cache_read),
+        thousands(s.account.cache_write()),
+        money(cost),
+        format!(
+            "{} ({})",
+            money(uncached - cost),
+            pct(if uncached > 0.0 { 1.0 - cost / uncached } else { 0.0 })
+        ),
+    ];
+    row.extend(std::iter::repeat_n("-".to_string(), if ready { 7 } else { 4 }));
+    row
+}
+
+/// What a log replay assumes, under the table.
+fn log_assumption(settings: &ReplaySettings) -> String {
+    format!(
+        "
+recorded (provider): the split the log records (writes at the 5m price); the other \
+         rows are simulated, assuming one growing prompt per conversation and model, the \
+         cacheable prefix the provider's read + write (the whole prompt where the log counts no \
+         writes), cut to {}-token blocks (--set block_size=N); docs/replay.md\n",
+        settings.block_size
+    )
 }
 
 /// The trace header lines.
@@ -270,9 +323,13 @@ pub fn text(replay: &Replay, settings: &ReplaySettings, trace_name: &str) -> Str
     if ready {
         head.extend(["ready: ttft", "api_time", "model"]);
     }
-    let rows: Vec<Vec<String>> =
-        (0..replay.choices.len()).map(|i| choice_row(replay, i, ready)).collect();
+    let mut rows: Vec<Vec<String>> =
+        replay.recorded.iter().map(|r| recorded_row(r, ready)).collect();
+    rows.extend((0..replay.choices.len()).map(|i| choice_row(replay, i, ready)));
     out += &table(&head, &rows);
+    if replay.recorded.is_some() {
+        out += &log_assumption(settings);
+    }
     if replay.choices.len() > 1 {
         if let Some(w) = winner(replay) {
             let (c, s) = &replay.choices[w];

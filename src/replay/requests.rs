@@ -92,6 +92,7 @@ pub fn replay(
         distinct_tokens: r.distinct_tokens,
         reuse_gap_us: r.reuse_gap_us,
         choices: r.lanes.into_iter().map(|l| (l.choice, l.stats)).collect(),
+        recorded: None,
     })
 }
 

@@ -190,6 +190,13 @@ impl<'s> Replayer<'s> {
         }
     }
 
+    /// Count `a`, the split the provider recorded for `r` (usage logs, OTLP spans), into
+    /// `stats` at the prices `r` pays under the settings.
+    pub fn record_recorded(&mut self, r: &TraceRequest, a: &Account, stats: &mut ChoiceStats) {
+        let price = self.pricing.index(r.model);
+        stats.record(r.conversation, a, &[0; 4], 0, &self.pricing.models[price]);
+    }
+
     /// The statistics of each choice, in the order given.
     pub fn finish(self) -> (Vec<ChoiceStats>, Shared, Pricing) {
         (self.lanes.into_iter().map(|l| l.stats).collect(), self.shared, self.pricing)

@@ -13,7 +13,7 @@ use crate::config::{LatencyParams, ModelParams, Policy};
 use crate::dist::{Dist, Quantity};
 use crate::time::{Human, US_PER_H, US_PER_MIN};
 
-/// The three trace formats `replay` reads.
+/// The trace formats `replay` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TraceFormat {
     /// Mooncake JSONL: `{timestamp, input_length, output_length, hash_ids}`, `ceil` blocks.
@@ -22,6 +22,10 @@ pub enum TraceFormat {
     ClaudeCode,
     /// JSONL of `{"timestamp_ms", "body"}` with Messages-API request bodies.
     Requests,
+    /// JSONL of API responses' usage (Anthropic, OpenAI, Gemini), as `calibrate` reads them.
+    UsageLog,
+    /// OTLP JSON spans with the GenAI semantic conventions, as `calibrate` reads them.
+    Otlp,
 }
 
 impl TraceFormat {
@@ -30,13 +34,29 @@ impl TraceFormat {
             TraceFormat::Mooncake => "mooncake",
             TraceFormat::ClaudeCode => "claude-code",
             TraceFormat::Requests => "requests",
+            TraceFormat::UsageLog => "usage-log",
+            TraceFormat::Otlp => "otlp",
         }
     }
-    /// True for the formats that carry block hash ids rather than content.
+    /// True for the formats replayed as block ids rather than content (logs: ids made from
+    /// the conversation and the token position, `logs`).
     pub fn is_hash_ids(self) -> bool {
         !matches!(self, TraceFormat::Requests)
     }
+    /// Usage logs and OTLP spans: token counts per call, no content.
+    pub fn is_log(self) -> bool {
+        matches!(self, TraceFormat::UsageLog | TraceFormat::Otlp)
+    }
+    /// Formats that record each request's model (priced and timed as its own by default).
+    pub fn records_models(self) -> bool {
+        matches!(self, TraceFormat::ClaudeCode | TraceFormat::UsageLog | TraceFormat::Otlp)
+    }
 }
+
+/// The default block of the prefix-identity model of logs: 128 tokens, the step in which
+/// OpenAI's automatic prompt caching grows a cached prefix
+/// (https://platform.openai.com/docs/guides/prompt-caching).
+pub const LOG_BLOCK_TOKENS: u64 = 128;
 
 /// One cache configuration to replay the trace through.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,7 +106,8 @@ pub struct ReplaySettings {
     /// `model=per-request` (the default for claude-code traces): each request is priced and
     /// timed as its own model's preset.
     pub per_request_prices: bool,
-    /// Tokens per hash block for `mooncake` (claude-code files carry their own).
+    /// Tokens per hash block for `mooncake` (claude-code files carry their own), and the
+    /// block of the prefix-identity model of usage logs and OTLP spans.
     pub block_size: u64,
     /// The latency of `model` (shown, and compared by what-ifs): `latency_for(model)`.
     pub latency: LatencyParams,
@@ -138,7 +159,10 @@ pub enum SettingError {
     Policy(String),
     #[error("unknown model `{0}` (known: {known})", known = crate::config::preset_names().join(", "))]
     UnknownModel(String),
-    #[error("block_size applies to mooncake traces only ({0} traces carry their own blocks)")]
+    #[error(
+        "block_size applies to mooncake traces, usage logs and otlp spans only ({0} traces \
+         carry their own blocks)"
+    )]
     BlockSizeNotMooncake(&'static str),
     #[error("`{0}` is not a seed")]
     Seed(String),
@@ -171,8 +195,8 @@ impl ReplaySettings {
         let mut settings = ReplaySettings {
             format,
             model: crate::config::preset(DEFAULT_MODEL).expect("the default model is a preset"),
-            per_request_prices: format == TraceFormat::ClaudeCode,
-            block_size: 512,
+            per_request_prices: format.records_models(),
+            block_size: if format.is_log() { LOG_BLOCK_TOKENS } else { 512 },
             latency: LatencyParams::default(),
             latency_preset: LatencyPreset::Calibrated,
             latency_file: None,
@@ -249,7 +273,7 @@ impl ReplaySettings {
                     .ok_or_else(|| SettingError::UnknownModel(value.to_string()))?;
                 self.latency = self.latency_for(&self.model.name).clone();
             }
-            "block_size" if self.format != TraceFormat::Mooncake => {
+            "block_size" if !(self.format == TraceFormat::Mooncake || self.format.is_log()) => {
                 return Err(SettingError::BlockSizeNotMooncake(self.format.name()))
             }
             "block_size" => self.block_size = parse_positive(value)?,

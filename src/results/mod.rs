@@ -13,6 +13,7 @@ pub mod error;
 pub mod histograms;
 pub mod hlog;
 pub mod hold;
+pub mod otlp;
 pub mod read;
 pub mod runs;
 pub mod schema;
