@@ -49,6 +49,10 @@ pub struct LatencySpec {
     /// Common bin edges, seconds (`BINS + 1` of them).
     pub edges_s: Vec<f64>,
     pub series: Vec<LatSeries>,
+    /// Bins spaced evenly in log10 (`gaps::log_edges`) and drawn on a log x axis.
+    pub log_x: bool,
+    /// Labelled vertical lines on the histogram: (seconds, label), e.g. TTLs.
+    pub markers: Vec<(f64, String)>,
 }
 
 /// People's name of a latency histogram.
@@ -124,7 +128,8 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
             .collect();
         let what = latency_title(name).to_string();
         let suffix = if desc.is_empty() { String::new() } else { format!(" ({desc})") };
-        let spec = LatencySpec { what: what.clone(), edges_s, series };
+        let spec =
+            LatencySpec { what: what.clone(), edges_s, series, log_x: false, markers: vec![] };
         let at = if desc.is_empty() { String::new() } else { format!("At {desc}: ") };
         let titles =
             [format!("{what} by percentile{suffix}"), format!("{what} distribution{suffix}")];
@@ -174,7 +179,26 @@ fn edges(max_s: f64) -> Vec<f64> {
 pub fn single_spec(what: &str, label: &str, color: RGBColor, h: &Histogram<u64>) -> LatencySpec {
     let edges_s = edges(crate::time::secs(h.max()));
     let series = vec![lat_series(label, color, h, &edges_s)];
-    LatencySpec { what: what.into(), edges_s, series }
+    LatencySpec { what: what.into(), edges_s, series, log_x: false, markers: vec![] }
+}
+
+/// `single_spec` with log-spaced bins from the smallest sample (at least 1 ms) to the
+/// largest, when they span `scale::LOG_RATIO` or more (else the linear bins), and `markers`.
+pub fn single_spec_log(
+    what: &str,
+    label: &str,
+    color: RGBColor,
+    h: &Histogram<u64>,
+    markers: Vec<(f64, String)>,
+) -> LatencySpec {
+    let (lo, hi) = (crate::time::secs(h.min()).max(1e-3), crate::time::secs(h.max()));
+    if !super::scale::wants_log(&[lo, hi]) {
+        return LatencySpec { markers, ..single_spec(what, label, color, h) };
+    }
+    let edges_s = super::gaps::log_edges(lo, hi * 1.0001);
+    let mut series = lat_series(label, color, h, &edges_s);
+    series.shares = super::gaps::shares_in(h, &edges_s);
+    LatencySpec { what: what.into(), edges_s, series: vec![series], log_x: true, markers }
 }
 
 fn percentile_caption(s: &LatencySpec) -> String {
@@ -398,6 +422,9 @@ pub fn draw_histogram<DB: DrawingBackend>(
     title: &str,
     s: &LatencySpec,
 ) -> DrawResult {
+    if s.log_x {
+        return super::gaps::draw(root, title, s);
+    }
     let (x0, x1) = super::axis_range(s.edges_s[0], s.edges_s[s.edges_s.len() - 1]);
     let ymax = s.series.iter().flat_map(|x| x.shares.iter()).copied().fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);
@@ -474,7 +501,7 @@ mod tests {
         let max_s = hs.iter().map(|(_, h)| crate::time::secs(h.max())).fold(0.0, f64::max);
         let edges_s = edges(max_s);
         let series = hs.iter().map(|(l, h)| lat_series(l, style::INK, h, &edges_s)).collect();
-        LatencySpec { what: "Launch wait".into(), edges_s, series }
+        LatencySpec { what: "Launch wait".into(), edges_s, series, log_x: false, markers: vec![] }
     }
 
     /// Every curve ends at the "max" tick, at its histogram's max: 600 samples resolve p99.83%

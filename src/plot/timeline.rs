@@ -31,6 +31,20 @@ pub struct TimelineSpec {
     pub ready_s: Option<f64>,
     /// True when `ready_s` comes from an `entry_ready` row.
     pub ready_is_entry: bool,
+    /// The lane of `prewarm`'s warming request (`prewarm_agent`): labelled "prewarm", not as
+    /// an agent.
+    pub prewarm_lane: Option<usize>,
+}
+
+/// The agent id of `prewarm`'s warming request in a trace of strategy `s`: the highest id,
+/// one past the workload's agents, whose rows hold no decode (it asks for no output).
+fn prewarm_agent(s: &str, rows: &[&crate::results::TraceRow], agents: &[u32]) -> Option<u32> {
+    if crate::results::parse_label(s).0 != "prewarm" {
+        return None;
+    }
+    let last = *agents.last()?;
+    let decodes = rows.iter().any(|t| t.agent == last && t.segment == "decode");
+    (last as usize + 1 == agents.len() && agents.len() > 1 && !decodes).then_some(last)
 }
 
 /// Outcomes of a request that writes an entry.
@@ -100,8 +114,16 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             Some(t) => (Some(t), true),
             None => (first_token_s, false),
         };
-        let spec =
-            TimelineSpec { strategy: s.clone(), agents, segments, marks, ready_s, ready_is_entry };
+        let prewarm_lane = prewarm_agent(&s, &rows, &agents).map(lane);
+        let spec = TimelineSpec {
+            strategy: s.clone(),
+            agents,
+            segments,
+            marks,
+            ready_s,
+            ready_is_entry,
+            prewarm_lane,
+        };
         out.push(Figure {
             name: format!("timeline_{}", slug(&s)),
             title: format!("Timeline of one run: {s}"),
@@ -198,8 +220,12 @@ fn draw_panel<DB: DrawingBackend>(
         b.y_label_area_size(20);
     }
     let mut chart = b.build_cartesian_2d(x.ranged(), -0.7..n as f64 - 0.3)?;
+    let name = |(lane, a): (usize, &u32)| match s.prewarm_lane == Some(lane) {
+        true => "prewarm".to_string(),
+        false => format!("agent {a}"),
+    };
     let agents: Vec<String> =
-        s.agents.iter().filter(|_| agent_labels).map(|a| format!("agent {a}")).collect();
+        s.agents.iter().enumerate().filter(|_| agent_labels).map(name).collect();
     let xs = x.clone();
     mesh_style(&mut chart)
         .disable_y_mesh()
