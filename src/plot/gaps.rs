@@ -6,10 +6,29 @@ use hdrhistogram::Histogram;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::latency::{LatencySpec, BINS};
+use super::latency::{single_spec, LatencySpec, BINS};
 use super::scale;
 use super::style;
 use super::{builder, frame, mesh_style, DrawResult};
+
+/// `latency::single_spec` with log-spaced bins from the smallest sample (at least 1 ms) to the
+/// largest, when they span `scale::LOG_RATIO` or more (else the linear bins), and `markers`.
+pub fn single_spec_log(
+    what: &str,
+    label: &str,
+    color: RGBColor,
+    h: &Histogram<u64>,
+    markers: Vec<(f64, String)>,
+) -> LatencySpec {
+    let mut spec = LatencySpec { markers, ..single_spec(what, label, color, h) };
+    let (lo, hi) = (crate::time::secs(h.min()).max(1e-3), crate::time::secs(h.max()));
+    if scale::wants_log(&[lo, hi]) {
+        spec.edges_s = log_edges(lo, hi * 1.0001);
+        spec.series[0].shares = shares_in(h, &spec.edges_s);
+        spec.log_x = true;
+    }
+    spec
+}
 
 /// `BINS + 1` edges spaced evenly in log10 from `lo_s` to `hi_s` (both positive).
 pub fn log_edges(lo_s: f64, hi_s: f64) -> Vec<f64> {

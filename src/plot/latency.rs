@@ -182,25 +182,6 @@ pub fn single_spec(what: &str, label: &str, color: RGBColor, h: &Histogram<u64>)
     LatencySpec { what: what.into(), edges_s, series, log_x: false, markers: vec![] }
 }
 
-/// `single_spec` with log-spaced bins from the smallest sample (at least 1 ms) to the
-/// largest, when they span `scale::LOG_RATIO` or more (else the linear bins), and `markers`.
-pub fn single_spec_log(
-    what: &str,
-    label: &str,
-    color: RGBColor,
-    h: &Histogram<u64>,
-    markers: Vec<(f64, String)>,
-) -> LatencySpec {
-    let (lo, hi) = (crate::time::secs(h.min()).max(1e-3), crate::time::secs(h.max()));
-    if !super::scale::wants_log(&[lo, hi]) {
-        return LatencySpec { markers, ..single_spec(what, label, color, h) };
-    }
-    let edges_s = super::gaps::log_edges(lo, hi * 1.0001);
-    let mut series = lat_series(label, color, h, &edges_s);
-    series.shares = super::gaps::shares_in(h, &edges_s);
-    LatencySpec { what: what.into(), edges_s, series: vec![series], log_x: true, markers }
-}
-
 fn percentile_caption(s: &LatencySpec) -> String {
     let parts: Vec<String> = s
         .series
@@ -422,9 +403,6 @@ pub fn draw_histogram<DB: DrawingBackend>(
     title: &str,
     s: &LatencySpec,
 ) -> DrawResult {
-    if s.log_x {
-        return super::gaps::draw(root, title, s);
-    }
     let (x0, x1) = super::axis_range(s.edges_s[0], s.edges_s[s.edges_s.len() - 1]);
     let ymax = s.series.iter().flat_map(|x| x.shares.iter()).copied().fold(0.0, f64::max);
     let (y0, y1) = padded(0.0, ymax, true);

@@ -20,6 +20,7 @@ use crate::results::{Results, SummaryRow};
 
 /// The live page's figures build their x axes through here.
 pub use super::axis::x_axis;
+pub use super::series::Series;
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
 pub const METRICS: [(&str, &str, &str, bool); 5] = [
@@ -38,15 +39,6 @@ const NOTE_ABOVE: usize = 200;
 /// What the caption of a figure with a line of more than `NOTE_ABOVE` points adds.
 const PER_COLUMN_NOTE: &str = " A line of more points than the plot has pixel columns is drawn \
     as the lowest and highest mean in each column, without markers.";
-
-#[derive(Debug, Clone)]
-pub struct Series {
-    pub label: String,
-    pub color: RGBColor,
-    pub shape: style::Shape,
-    /// (x position, mean, ci95 half-width), ascending in x.
-    pub points: Vec<(f64, f64, f64)>,
-}
 
 #[derive(Debug, Clone)]
 pub struct MetricSpec {

@@ -25,6 +25,7 @@ pub mod reduce;
 pub mod replay;
 pub mod rules;
 pub mod scale;
+pub mod series;
 pub mod slice;
 pub mod style;
 pub mod svg;
@@ -133,6 +134,7 @@ fn draw<DB: DrawingBackend>(f: &Figure, root: &DrawingArea<DB, Shift>) -> DrawRe
     match &f.spec {
         Spec::Metric(s) => metric::draw(root, &f.title, s),
         Spec::Percentiles(s) => latency::draw_percentiles(root, &f.title, s),
+        Spec::Histogram(s) if s.log_x => gaps::draw(root, &f.title, s),
         Spec::Histogram(s) => latency::draw_histogram(root, &f.title, s),
         Spec::Heatmap(s) => heatmap::draw(root, &f.title, s),
         Spec::Pareto(s) => pareto::draw(root, &f.title, s),

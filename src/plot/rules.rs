@@ -3,7 +3,7 @@
 //! once under a combined label. The axis rules (log past `scale::LOG_RATIO`, evenly placed
 //! when values crowd, share axes cut at 1 or 100%) live in `scale`; their tests are here.
 
-use super::metric::Series;
+use super::series::Series;
 use super::style::num;
 
 /// A swept value as people read it: a duration that is not a whole number of milliseconds in
@@ -21,35 +21,52 @@ pub fn display_value(v: &str) -> String {
     format!("{}s", num(crate::time::secs(us)))
 }
 
-/// Series whose points are the same (x, mean and CI, within 1e-9 of their size) at every x,
-/// drawn once: the first keeps its colour and shape, its label joined with the others'
-/// (`kind = a = b`: a shared `key = ` said once). Order is kept otherwise.
+/// Series drawn as one line, drawn once: the first keeps its colour and shape, its label
+/// joined with the others' (`kind = a = b`, a shared `key = ` said once). `=` when the points
+/// are the same (x, mean and CI within 1e-9 of their size), `≈` when the means differ by at
+/// most `NEAR` of the figure's y range at every x (under a pixel) and the CIs by at most ten
+/// times that. Order is kept otherwise.
 pub fn merge_coinciding(series: Vec<Series>) -> Vec<Series> {
+    let (lo, hi) = super::scale::extent(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
+    let tol = if hi > lo { (hi - lo) * NEAR } else { 0.0 };
     let mut out: Vec<Series> = Vec::new();
     for se in series {
-        match out.iter_mut().find(|o| coincide(o, &se)) {
-            Some(o) => o.label = joined(&o.label, &se.label),
+        let same = out.iter_mut().find_map(|o| coincide(o, &se, tol).map(|exact| (o, exact)));
+        match same {
+            Some((o, exact)) => o.label = joined(&o.label, &se.label, exact),
             None => out.push(se),
         }
     }
     out
 }
 
-fn coincide(a: &Series, b: &Series) -> bool {
+/// The share of a figure's y range two lines may differ by and still be drawn as one.
+pub const NEAR: f64 = 1e-3;
+
+/// `Some(true)` when `a` and `b` are the same, `Some(false)` when within `tol` (means; CIs
+/// within ten times it), `None` when apart.
+fn coincide(a: &Series, b: &Series, tol: f64) -> Option<bool> {
     let close = |x: f64, y: f64| (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1e-12);
-    a.points.len() == b.points.len()
-        && !a.points.is_empty()
-        && a.points
-            .iter()
-            .zip(&b.points)
-            .all(|(p, q)| close(p.0, q.0) && close(p.1, q.1) && close(p.2, q.2))
+    if a.points.len() != b.points.len() || a.points.is_empty() {
+        return None;
+    }
+    let pairs = || a.points.iter().zip(&b.points);
+    if pairs().any(|(p, q)| !close(p.0, q.0)) {
+        return None;
+    }
+    if pairs().all(|(p, q)| close(p.1, q.1) && close(p.2, q.2)) {
+        return Some(true);
+    }
+    let near = pairs().all(|(p, q)| (p.1 - q.1).abs() <= tol && (p.2 - q.2).abs() <= 10.0 * tol);
+    near.then_some(false)
 }
 
-/// `a = b`, with a `key = ` both labels share said once.
-fn joined(a: &str, b: &str) -> String {
+/// `a = b` (`a ≈ b` when not `exact`), with a `key = ` both labels share said once.
+fn joined(a: &str, b: &str, exact: bool) -> String {
+    let sign = if exact { "=" } else { "≈" };
     match (a.split_once(" = "), b.split_once(" = ")) {
-        (Some((ka, _)), Some((kb, vb))) if ka == kb => format!("{a} = {vb}"),
-        _ => format!("{a} = {b}"),
+        (Some((ka, _)), Some((kb, vb))) if ka == kb => format!("{a} {sign} {vb}"),
+        _ => format!("{a} {sign} {b}"),
     }
 }
 
@@ -137,6 +154,13 @@ mod tests {
         assert_eq!(labels, ["kind = fork_drop_tool(tool=Bash) = fork_edit_system", "kind = fork"]);
         let apart = merge_coinciding(vec![series("a", &[1.0, 2.0]), series("b", &[1.0, 2.1])]);
         assert_eq!(apart.len(), 2);
+        // Under a pixel apart on a 0-100 axis: one line, said to be near.
+        let near = merge_coinciding(vec![
+            series("kind = a", &[96.5383, 92.3864]),
+            series("kind = b", &[96.5377, 92.3820]),
+            series("kind = c", &[0.0, 100.0]),
+        ]);
+        assert_eq!(near[0].label, "kind = a ≈ b");
     }
 
     #[test]

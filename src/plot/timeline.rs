@@ -36,6 +36,27 @@ pub struct TimelineSpec {
     pub prewarm_lane: Option<usize>,
 }
 
+/// When the first writer's entry becomes readable (`true`), or, without `entry_ready` rows, the
+/// end of the first writing prefill (its first token; `false`).
+fn ready(rows: &[&crate::results::TraceRow]) -> (Option<f64>, bool) {
+    let entry_ready_s = rows
+        .iter()
+        .filter(|t| t.segment == "entry_ready")
+        .map(|t| t.end_s) // the segment runs from first token to readable
+        .min_by(f64::total_cmp);
+    let first_token_s = rows
+        .iter()
+        .filter(|t| {
+            t.segment == "prefill" && WRITES.contains(&normalize_outcome(&t.outcome).as_str())
+        })
+        .min_by(|a, b| a.start_s.total_cmp(&b.start_s))
+        .map(|t| t.end_s);
+    match entry_ready_s {
+        Some(t) => (Some(t), true),
+        None => (first_token_s, false),
+    }
+}
+
 /// The agent id of `prewarm`'s warming request in a trace of strategy `s`: the highest id,
 /// one past the workload's agents, whose rows hold no decode (it asks for no output).
 fn prewarm_agent(s: &str, rows: &[&crate::results::TraceRow], agents: &[u32]) -> Option<u32> {
@@ -97,23 +118,7 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             .filter(|(_, v)| !v.2.is_empty())
             .map(|((a, _), v)| (lane(*a), v.0.unwrap_or(v.1), v.2.clone()))
             .collect();
-        let entry_ready_s = rows
-            .iter()
-            .filter(|t| t.segment == "entry_ready")
-            .map(|t| t.end_s) // the segment runs from first token to readable
-            .min_by(f64::total_cmp);
-        // Without entry_ready rows: the end of the first writing prefill (its first token).
-        let first_token_s = rows
-            .iter()
-            .filter(|t| {
-                t.segment == "prefill" && WRITES.contains(&normalize_outcome(&t.outcome).as_str())
-            })
-            .min_by(|a, b| a.start_s.total_cmp(&b.start_s))
-            .map(|t| t.end_s);
-        let (ready_s, ready_is_entry) = match entry_ready_s {
-            Some(t) => (Some(t), true),
-            None => (first_token_s, false),
-        };
+        let (ready_s, ready_is_entry) = ready(&rows);
         let prewarm_lane = prewarm_agent(&s, &rows, &agents).map(lane);
         let spec = TimelineSpec {
             strategy: s.clone(),
