@@ -131,6 +131,7 @@ mod tests {
         assert!(!x.log && !x.categorical);
         assert!(crowded(&[0.0, 2.0, 8.57, 10.0, 60.0]));
         assert!(!crowded(&[0.0, 60.0, 120.0, 180.0]));
+        assert!(!crowded(&[0.0, 60.0, 600.0]), "0s, 1min, 10min stay to scale");
         assert!(!crowded(&[1.0, 2.0]));
     }
 

@@ -145,8 +145,9 @@ pub fn wants_log(values: &[f64]) -> bool {
 }
 
 /// Would `values` crowd on an axis to scale? Three or more distinct values whose closest two
-/// are under a quarter of an even step apart (`0s, 2s, 8.57s, 10s, 60s`: four of five in the
-/// first sixth of the axis). Such values are placed evenly in their order instead (`ranked`).
+/// are under an eighth of an even step apart (`0s, 2s, 8.57s, 10s, 60s`: four of five in the
+/// first sixth of the axis; not `0s, 1min, 10min`). Such values are placed evenly in their
+/// order instead (`ranked`).
 pub fn crowded(values: &[f64]) -> bool {
     let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(f64::total_cmp);
@@ -156,7 +157,7 @@ pub fn crowded(values: &[f64]) -> bool {
     }
     let even = (v[v.len() - 1] - v[0]) / (v.len() - 1) as f64;
     let closest = v.windows(2).map(|w| w[1] - w[0]).fold(f64::INFINITY, f64::min);
-    closest < even / 4.0
+    closest < even / 8.0
 }
 
 /// The place of each value when placed evenly in ascending order: its rank among the

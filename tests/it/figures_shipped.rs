@@ -39,7 +39,13 @@ fn texts(svg: &str) -> Vec<String> {
     svg.split("<text")
         .skip(1)
         .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0.to_string()))
-        .map(|t| t.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">"))
+        .map(|t| {
+            t.trim()
+                .replace("&amp;", "&")
+                .replace("&lt;", "<")
+                .replace("&gt;", ">")
+                .replace("&apos;", "'")
+        })
         .collect()
 }
 
@@ -57,7 +63,8 @@ fn plot_writes_a_png_beside_every_svg_and_says_what_it_shows() {
     let trace = concat!(env!("CARGO_MANIFEST_DIR"), "/data/samples/requests.jsonl");
     ok(&["run", exp, "--out", &d("run"), "--trace", "--set", "replications=2"]);
     ok(&["plot", &d("run"), "--out", &d("figs/run"), "--format", "svg,png"]);
-    ok(&["replay", trace, "--set", "cache.ttl=10min", "--out", &d("replay")]);
+    let ttl = ["--set", "cache.policy=every-block", "--set", "cache.ttl=10min"];
+    ok(&[&["replay", trace][..], &ttl, &["--out", &d("replay")]].concat());
     ok(&["plot", &d("replay"), "--out", &d("figs/replay"), "--format", "svg,png"]);
     ok(&["plot", "--covered-prefix", "--out", &d("figs/covered"), "--format", "svg,png"]);
     let figs = dir.join("figs");
@@ -71,7 +78,7 @@ fn plot_writes_a_png_beside_every_svg_and_says_what_it_shows() {
     // The reuse gaps: log-spaced bins on a log axis, the TTLs marked.
     let gaps = texts(&read(&figs.join("replay/replay_reuse_gap_histogram.svg")));
     for want in ["5 min TTL", "1 h TTL", "this replay's TTL 10min", "Reuse gap (s, log scale)"] {
-        assert!(gaps.iter().any(|t| t.trim() == want), "no `{want}` in {gaps:?}");
+        assert!(gaps.iter().any(|t| t == want), "no `{want}` in {gaps:?}");
     }
     let cap = texts(&read(&figs.join("replay/replay_hit_rate_vs_capacity.svg")));
     assert!(cap.iter().any(|t| t == "capacity (share of distinct tokens, log scale)"), "{cap:?}");
