@@ -336,7 +336,7 @@ pub fn draw<DB: DrawingBackend>(
 /// Many lines: small multiples, one panel per series, the series in its colour with its band
 /// and markers. On shared axes every other series is a thin grey line behind it (so each is
 /// seen whole and against the rest); when one shared y scale would flatten some panels
-/// (`rules::own_scales`), each panel has its own y scale and no grey lines, and the y title
+/// (`rules::own_scales`), each panel has its own y scale and no grey lines, and the title
 /// says so. Colours that would repeat across panels give way to one colour for all. The
 /// axis titles are said once.
 fn draw_panels<DB: DrawingBackend>(
@@ -352,13 +352,12 @@ fn draw_panels<DB: DrawingBackend>(
     if let Some((_, label)) = &s.x.marker {
         x_title.push_str(&format!("; vertical line: {label}"));
     }
-    let y_title = match (own, s.y_title.strip_suffix(')')) {
-        (true, Some(head)) => format!("{head}; each panel its own scale)"),
-        (true, None) => format!("{} (each panel its own scale)", s.y_title),
-        (false, _) => s.y_title.clone(),
+    let title = match own {
+        true => format!("{title} (each panel its own y scale)"),
+        false => title.to_string(),
     };
-    let titles = (x_title.as_str(), y_title.as_str());
-    let (panels, fit) = labels::grid(root, title, s.x.note.as_ref(), titles, s.series.len())?;
+    let titles = (x_title.as_str(), s.y_title.as_str());
+    let (panels, fit) = labels::grid(root, &title, s.x.note.as_ref(), titles, s.series.len())?;
     // A log axis keeps every k-th tick the panel's width holds.
     let mut x = x_scale_max(&s.x, fit);
     // Short labels (`1`, `30`, `2s`) fit twice as many.
