@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Regenerate plots/ from experiments/: for each experiments/NAME.toml, `sweep` it (when it has a
 # [sweep] table) or `run --trace` it, then `plot` its results into plots/NAME/ (each figure as
-# SVG and PNG) and write the design-review report plots/NAME/README.md. experiments/default.toml is also
-# tuned (`tune --param max_wait`) into plots/default-tune/, and the covered-prefix figure of the
-# latency presets is drawn alone into plots/covered_prefix.{svg,png}.
+# SVG and PNG) and write the design-review report plots/NAME/README.md. experiments/default.toml
+# is also tuned (`tune --param max_wait`) into plots/default-tune/, and the covered-prefix figure
+# of the latency presets is drawn alone into plots/covered_prefix.{svg,png}.
 #
 # Usage (from anywhere):  plots/regenerate.sh [--quick]
 #   --quick            5 replications per point instead of each file's own (a smoke test)
