@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Regenerate plots/ from experiments/: for each experiments/NAME.toml, `sweep` it (when it has a
-# [sweep] table) or `run --trace` it, then `plot` its results into plots/NAME/ and write the
-# design-review report plots/NAME/README.md. experiments/default.toml is also
-# tuned (`tune --param max_wait`) into plots/default-tune/, and the covered-prefix figure of the
-# latency presets is drawn alone into plots/covered_prefix.{svg,png}.
+# [sweep] table) or `run --trace` it, then `plot` its results into plots/NAME/ (each figure as
+# SVG and PNG) and write the design-review report plots/NAME/README.md. experiments/default.toml
+# is also tuned (`tune --param max_wait`) into plots/default-tune/, and the covered-prefix figure
+# of the latency presets is drawn alone into plots/covered_prefix.{svg,png}.
 #
 # Usage (from anywhere):  plots/regenerate.sh [--quick]
 #   --quick            5 replications per point instead of each file's own (a smoke test)
@@ -27,7 +27,7 @@ mkdir -p "$results"
 publish() { # publish RESULTS_DIR NAME: figures and report into plots/NAME
   local dir=$1 name=$2
   rm -rf "plots/$name"
-  "$bin" plot "$dir" --out "plots/$name" --format svg >/dev/null
+  "$bin" plot "$dir" --out "plots/$name" --format svg,png >/dev/null
   "$bin" report "$dir" --out "plots/$name/README.md" >/dev/null
   # The self-contained HTML embeds every figure as PNG (~1-2 MB): not kept in the repository
   # unless KEEP_HTML=1 (`prefixsim report` on the results makes it any time).

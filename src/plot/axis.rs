@@ -1,10 +1,12 @@
 //! A swept axis as the x axis of a figure: what its values are (numbers, durations, words),
-//! where they sit (to scale, on a log scale past `scale::LOG_RATIO`, or evenly as categories),
+//! where they sit (to scale, on a log scale past `scale::LOG_RATIO`, evenly in their order when
+//! they would crowd to scale, or evenly as categories), shown as people read them (`8.57s`),
 //! the hold-cap default marked on it, and which axes move together (`follows`). It knows the
 //! summary's axis values, not what is drawn against them.
 
 use std::sync::Arc;
 
+use super::rules::display_value;
 use super::scale;
 use super::style;
 use crate::results::summary::Combos;
@@ -19,7 +21,8 @@ pub struct XAxis {
     pub positions: Vec<f64>,
     /// Shared: the figures of one axis (a metric each) have the same labels, one a point.
     pub labels: Arc<[String]>,
-    /// True when positions are indices (labels are then drawn at integer positions).
+    /// True when positions are places 0, 1, ... (labels drawn at integer positions): words in
+    /// their order, or numbers that would crowd to scale, in ascending order (`scale::crowded`).
     pub categorical: bool,
     /// True when positions are log10 of the values (a numeric axis spanning 20x or more).
     pub log: bool,
@@ -57,53 +60,87 @@ pub fn x_axis(key: &str, values: &[String]) -> XAxis {
 fn x_axis_of(key: &str, values: Vec<String>) -> XAxis {
     let nums: Option<Vec<(f64, bool)>> = values.iter().map(|v| axis_number(v)).collect();
     let is_duration = nums.as_ref().is_some_and(|n| n.iter().any(|x| x.1));
-    let unit = if is_duration || is_hold_cap(key) {
-        " (s)"
-    } else if key.contains("tokens") {
-        " (tokens)"
-    } else if key.ends_with("agents") || key.ends_with("concurrency") {
-        " (agents)"
-    } else {
-        ""
-    };
-    let n = values.len();
-    let labels: Arc<[String]> = values.into();
     let secs: Option<Vec<f64>> = nums.as_ref().map(|n| n.iter().map(|x| x.0).collect());
     let log = secs.as_ref().is_some_and(|v| scale::wants_log(v));
+    let ranked = !log && secs.as_ref().is_some_and(|v| scale::crowded(v));
     let positions = match &secs {
         Some(v) if log => v.iter().map(|x| x.log10()).collect(),
+        Some(v) if ranked => scale::ranks(v),
         Some(v) => v.clone(),
-        None => (0..n).map(|i| i as f64).collect(),
+        None => (0..values.len()).map(|i| i as f64).collect(),
     };
     let words = nums.is_none();
-    let title = match (unit, log) {
-        ("", true) => format!("{key} (log scale)"),
-        (u, true) => {
-            format!("{key} ({}, log scale)", u.trim_start_matches(" (").trim_end_matches(')'))
-        }
-        (u, false) => format!("{key}{u}"),
-    };
+    let unit = axis_unit(key, is_duration);
+    let labels: Arc<[String]> = values.iter().map(|v| super::rules::display_value(v)).collect();
     let mut axis = XAxis {
         key: key.into(),
-        title,
+        title: axis_title(key, unit, log, ranked),
         positions,
         labels,
-        categorical: words,
+        categorical: words || ranked,
         words,
         log,
         marker: None,
         note: None,
     };
-    if is_hold_cap(key)
-        && secs.as_ref().is_some_and(|v| {
+    let cap = style::DEFAULT_HOLD_CAP_S;
+    axis.marker = match &secs {
+        Some(v) if is_hold_cap(key) && ranked => v
+            .iter()
+            .position(|x| (x - cap).abs() < 1e-9)
+            .map(|i| (axis.positions[i], "default hold cap 5 s".to_string())),
+        Some(v) if is_hold_cap(key) => {
             let (lo, hi) = scale::extent(v.iter().copied());
-            lo <= style::DEFAULT_HOLD_CAP_S && style::DEFAULT_HOLD_CAP_S <= hi
-        })
-    {
-        let p = if log { style::DEFAULT_HOLD_CAP_S.log10() } else { style::DEFAULT_HOLD_CAP_S };
-        axis.marker = Some((p, "default hold cap 5 s".to_string()));
-    }
+            let p = if log { cap.log10() } else { cap };
+            (lo <= cap && cap <= hi).then(|| (p, "default hold cap 5 s".to_string()))
+        }
+        _ => None,
+    };
     axis
+}
+
+/// The title of `key`'s axis drawn to scale (`log` or linear) over `values` as written: what
+/// a figure that places the values itself (tune's refined candidates) says.
+pub fn title_to_scale(key: &str, values: &[String], log: bool) -> String {
+    let is_duration = values.iter().any(|v| axis_number(v).is_some_and(|n| n.1));
+    axis_title(key, axis_unit(key, is_duration), log, false)
+}
+
+/// The unit of an axis's values, from its key ("" when the key says it, as in
+/// `capacity (share of distinct tokens)`, or none is known).
+fn axis_unit(key: &str, is_duration: bool) -> &'static str {
+    if key.contains('(') {
+        ""
+    } else if is_duration || is_hold_cap(key) {
+        "s"
+    } else if key.contains("tokens") {
+        "tokens"
+    } else if key.ends_with("agents") || key.ends_with("concurrency") {
+        "agents"
+    } else {
+        ""
+    }
+}
+
+/// An axis title naming its unit once, and how values are placed when not to scale: `key
+/// (s, log scale)`; `key (evenly spaced)` when each tick is labelled with its value (and
+/// unit); a key ending in its own `(...)` gets the scale inside it.
+fn axis_title(key: &str, unit: &str, log: bool, ranked: bool) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    if !unit.is_empty() && !ranked {
+        parts.push(unit);
+    }
+    if log {
+        parts.push("log scale");
+    }
+    if ranked {
+        parts.push("evenly spaced");
+    }
+    match (parts.is_empty(), key.strip_suffix(')')) {
+        (true, _) => key.to_string(),
+        (false, Some(head)) => format!("{head}, {})", parts.join(", ")),
+        (false, None) => format!("{key} ({})", parts.join(", ")),
+    }
 }
 
 /// The distinct values of axis `a` in the summary, in first-seen order (of points).
@@ -150,7 +187,7 @@ pub fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
         let partners: Vec<String> = (1..g.len())
             .map(|j| {
                 let pairs: Vec<String> =
-                    cs.iter().map(|c| format!("{} → {}", c[0], c[j])).collect();
+                    cs.iter().map(|c| format!("{} → {}", display_value(c[0]), c[j])).collect();
                 format!("{} (zipped): {}", style::short_key(&r.axis_keys[g[j]]), pairs.join(", "))
             })
             .collect();
@@ -164,8 +201,10 @@ pub fn group_axis(r: &Results, g: &[usize], cs: &Combos<'_>) -> XAxis {
         0..=2 => (" / ", keys.join(" / ")),
         _ => ("/", "values of the title's keys".to_string()),
     };
-    let labels: Arc<[String]> =
-        cs.iter().map(|c| c.iter().map(|v| compact(v)).collect::<Vec<_>>().join(sep)).collect();
+    let labels: Arc<[String]> = cs
+        .iter()
+        .map(|c| c.iter().map(|v| display_value(&compact(v))).collect::<Vec<_>>().join(sep))
+        .collect();
     XAxis {
         key: keys.join(" / "),
         title,
@@ -188,11 +227,27 @@ fn compact(v: &str) -> String {
 }
 
 /// The x axis drawn to scale (log10 positions get a log axis, plain ones a linear axis), with
-/// at most `max` ticks on a linear axis.
+/// at most `max` ticks on a linear axis; numbers placed evenly get a tick and label each.
 pub fn x_scale_max(x: &XAxis, max: usize) -> scale::Scale {
+    if x.categorical && !x.words {
+        let n = x.positions.iter().fold(0.0f64, |m, p| m.max(*p)) as usize + 1;
+        let mut names = vec![String::new(); n];
+        for (p, l) in x.positions.iter().zip(x.labels.iter()) {
+            names[*p as usize].clone_from(l);
+        }
+        return scale::ranked(names);
+    }
     let (lo, hi) =
         scale::extent(x.positions.iter().map(|p| if x.log { 10f64.powf(*p) } else { *p }));
     match x.log {
+        // Few values: a tick at each (1, 2, 5, 10, 30 as swept), not at 1-2-5.
+        true if x.positions.len() <= max.max(scale::MAX_TICKS) => {
+            let mut s = scale::log_scale(lo, hi);
+            s.ticks = x.positions.clone();
+            s.ticks.sort_by(f64::total_cmp);
+            s.ticks.dedup();
+            s
+        }
         true => scale::log_scale(lo, hi),
         false => scale::linear_max(lo, hi, false, max),
     }

@@ -64,7 +64,9 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
     };
     let keys =
         |g: &[usize]| g.iter().map(|&a| r.axis_keys[a].as_str()).collect::<Vec<_>>().join(" / ");
-    let label = |c: &Vec<String>| c.join(" / ");
+    let label = |c: &Vec<String>| {
+        c.iter().map(|v| super::rules::display_value(v)).collect::<Vec<_>>().join(" / ")
+    };
     let spec = HeatSpec {
         x_title: keys(gx),
         y_title: keys(gy),

@@ -49,6 +49,10 @@ pub struct LatencySpec {
     /// Common bin edges, seconds (`BINS + 1` of them).
     pub edges_s: Vec<f64>,
     pub series: Vec<LatSeries>,
+    /// Bins spaced evenly in log10 (`gaps::log_edges`) and drawn on a log x axis.
+    pub log_x: bool,
+    /// Labelled vertical lines on the histogram: (seconds, label), e.g. TTLs.
+    pub markers: Vec<(f64, String)>,
 }
 
 /// People's name of a latency histogram.
@@ -124,7 +128,8 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
             .collect();
         let what = latency_title(name).to_string();
         let suffix = if desc.is_empty() { String::new() } else { format!(" ({desc})") };
-        let spec = LatencySpec { what: what.clone(), edges_s, series };
+        let spec =
+            LatencySpec { what: what.clone(), edges_s, series, log_x: false, markers: vec![] };
         let at = if desc.is_empty() { String::new() } else { format!("At {desc}: ") };
         let titles =
             [format!("{what} by percentile{suffix}"), format!("{what} distribution{suffix}")];
@@ -174,7 +179,7 @@ fn edges(max_s: f64) -> Vec<f64> {
 pub fn single_spec(what: &str, label: &str, color: RGBColor, h: &Histogram<u64>) -> LatencySpec {
     let edges_s = edges(crate::time::secs(h.max()));
     let series = vec![lat_series(label, color, h, &edges_s)];
-    LatencySpec { what: what.into(), edges_s, series }
+    LatencySpec { what: what.into(), edges_s, series, log_x: false, markers: vec![] }
 }
 
 fn percentile_caption(s: &LatencySpec) -> String {
@@ -474,7 +479,7 @@ mod tests {
         let max_s = hs.iter().map(|(_, h)| crate::time::secs(h.max())).fold(0.0, f64::max);
         let edges_s = edges(max_s);
         let series = hs.iter().map(|(l, h)| lat_series(l, style::INK, h, &edges_s)).collect();
-        LatencySpec { what: "Launch wait".into(), edges_s, series }
+        LatencySpec { what: "Launch wait".into(), edges_s, series, log_x: false, markers: vec![] }
     }
 
     /// Every curve ends at the "max" tick, at its histogram's max: 600 samples resolve p99.83%

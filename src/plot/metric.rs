@@ -20,6 +20,7 @@ use crate::results::{Results, SummaryRow};
 
 /// The live page's figures build their x axes through here.
 pub use super::axis::x_axis;
+pub use super::series::Series;
 
 /// The metrics drawn against a swept parameter: (column stem, y title, file stem, higher is better).
 pub const METRICS: [(&str, &str, &str, bool); 5] = [
@@ -38,15 +39,6 @@ const NOTE_ABOVE: usize = 200;
 /// What the caption of a figure with a line of more than `NOTE_ABOVE` points adds.
 const PER_COLUMN_NOTE: &str = " A line of more points than the plot has pixel columns is drawn \
     as the lowest and highest mean in each column, without markers.";
-
-#[derive(Debug, Clone)]
-pub struct Series {
-    pub label: String,
-    pub color: RGBColor,
-    pub shape: style::Shape,
-    /// (x position, mean, ci95 half-width), ascending in x.
-    pub points: Vec<(f64, f64, f64)>,
-}
 
 #[derive(Debug, Clone)]
 pub struct MetricSpec {
@@ -135,14 +127,20 @@ fn lines(r: &Results, strategies: &[String], other: Option<&Vec<usize>>) -> Vec<
         };
         return strategies.iter().map(line).collect();
     };
-    let lcs = r.summary.combos(lg);
+    let mut lcs = r.summary.combos(lg).iter().collect::<Vec<Vec<&str>>>();
+    // Numbers and durations in ascending order (`0s`, `2s`, `8.57s`, `10s`, `1min`).
+    if lcs.iter().all(|c| super::axis::axis_number(c[0]).is_some()) {
+        let v = |c: &Vec<&str>| super::axis::axis_number(c[0]).map_or(0.0, |n| n.0);
+        lcs.sort_by(|a, b| v(a).total_cmp(&v(b)));
+    }
     let keys: Vec<&str> = lg.iter().map(|&a| style::short_key(&r.axis_keys[a])).collect();
+    let shown = |c: &[&str]| c.iter().map(|v| super::rules::display_value(v)).collect::<Vec<_>>();
     let line = |(k, c): (usize, Vec<&str>)| Line {
-        label: format!("{} = {}", keys.join(" / "), c.join(" / ")),
+        label: format!("{} = {}", keys.join(" / "), shown(&c).join(" / ")),
         color: style::series_color(k),
         member: Member::Combo(lg.clone(), c.into_iter().map(String::from).collect()),
     };
-    lcs.iter().enumerate().map(line).collect()
+    lcs.into_iter().enumerate().map(line).collect()
 }
 
 /// One walk over the summary for every figure of a group: each (metric, line) gets its
@@ -205,6 +203,7 @@ fn metric_figure(
     if series.is_empty() {
         return None;
     }
+    let series = super::rules::merge_coinciding(series);
     let what = y_title.split(" (").next().unwrap_or(y_title);
     let mut title = format!("{what} vs {}", at.x.key);
     if !at.fixed.is_empty() {
@@ -288,19 +287,25 @@ pub fn draw<DB: DrawingBackend>(
     // Room at the top for the marker lines' labels.
     let marks = s.x.marker.iter().chain(s.highlight.iter()).count();
     let probe = scale::linear(lo, hi, lo >= 0.0);
-    let hi = hi + (probe.hi - probe.lo) * 0.08 * marks as f64;
-    let y = scale::linear(lo, hi, lo >= 0.0);
+    let cap = scale::share_cap(&s.y_title);
+    let hi = match cap {
+        Some(c) => (hi + (probe.hi - probe.lo) * 0.08 * marks as f64).min(c),
+        None => hi + (probe.hi - probe.lo) * 0.08 * marks as f64,
+    };
+    let y = y_capped(scale::linear(lo, hi, lo >= 0.0), &s.y_title);
     // Few lines are labelled at their ends; many keep the legend column.
     let direct = (2..=DIRECT_LABELS_MAX).contains(&s.series.len());
     let mut legend = if direct { Vec::new() } else { series_legend(s) };
-    // Zipped partners move with x: their values, named in the legend column.
-    if let Some(n) = &s.x.note {
+    // Zipped partners move with x: their values, named in the legend column (or under the
+    // title when the lines are labelled at their ends, which take the column).
+    if let Some(n) = s.x.note.as_ref().filter(|_| !direct) {
         if !legend.is_empty() {
             legend.push((String::new(), Mark::Note));
         }
         legend.push((n.clone(), Mark::Note));
     }
-    let framed = frame(root, title, &legend)?;
+    let framed =
+        super::frame_noted(root, title, direct.then_some(s.x.note.as_deref()).flatten(), &legend)?;
     let named: Vec<(String, RGBColor, style::Shape)> = match direct {
         true => s.series.iter().map(|se| (se.label.clone(), se.color, se.shape)).collect(),
         false => Vec::new(),
@@ -328,27 +333,46 @@ pub fn draw<DB: DrawingBackend>(
     labels::draw_end_labels(&framed, &strip, &end_labels, &ends, rows)
 }
 
-/// Many lines: small multiples, one panel per series on shared axes, the series in its
-/// colour with its band and markers, every other series a thin grey line behind it (so each
-/// is seen whole and against the rest). The axis titles are said once.
+/// Many lines: small multiples, one panel per series, the series in its colour with its band
+/// and markers. On shared axes every other series is a thin grey line behind it (so each is
+/// seen whole and against the rest); when one shared y scale would flatten some panels
+/// (`rules::own_scales`), each panel has its own y scale and no grey lines, and the title
+/// says so. Colours that would repeat across panels give way to one colour for all. The
+/// axis titles are said once.
 fn draw_panels<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
     s: &MetricSpec,
 ) -> DrawResult {
+    let extents: Vec<(f64, f64)> = s.series.iter().map(band_extent).collect();
+    let own = super::rules::own_scales(&extents);
     let (lo, hi) = y_extent(s);
-    let y = scale::linear_max(lo, hi, lo >= 0.0, 4);
+    let shared = y_capped(scale::linear_max(lo, hi, lo >= 0.0, 4), &s.y_title);
     let mut x_title = s.x.title.clone();
     if let Some((_, label)) = &s.x.marker {
         x_title.push_str(&format!("; vertical line: {label}"));
     }
+    let title = match own {
+        true => format!("{title} (each panel its own y scale)"),
+        false => title.to_string(),
+    };
     let titles = (x_title.as_str(), s.y_title.as_str());
-    let (panels, fit) = labels::grid(root, title, s.x.note.as_ref(), titles, s.series.len())?;
+    let (panels, fit) = labels::grid(root, &title, s.x.note.as_ref(), titles, s.series.len())?;
     // A log axis keeps every k-th tick the panel's width holds.
     let mut x = x_scale_max(&s.x, fit);
-    let step = x.ticks.len().div_ceil(fit).max(1);
+    // Short labels (`1`, `30`, `2s`) fit twice as many.
+    let short = x.ticks.iter().all(|t| x.label(*t).chars().count() <= 3);
+    let step = x.ticks.len().div_ceil(if short { 2 * fit } else { fit }).max(1);
     x.ticks = x.ticks.iter().copied().step_by(step).collect();
+    let one_look =
+        super::rules::colours_repeat(&s.series).then(|| (s.series[0].color, s.series[0].shape));
     for (i, (panel, se)) in panels.iter().zip(&s.series).enumerate() {
+        let y = match own {
+            true => {
+                y_capped(scale::linear_max(extents[i].0, extents[i].1, lo >= 0.0, 4), &s.y_title)
+            }
+            false => shared.clone(),
+        };
         let mut chart =
             labels::panel_builder(panel, &se.label).build_cartesian_2d(x.ranged(), y.ranged())?;
         let (xs, ys) = (x.clone(), y.clone());
@@ -356,7 +380,7 @@ fn draw_panels<DB: DrawingBackend>(
             .x_label_formatter(&|v| xs.label(*v))
             .y_label_formatter(&|v| ys.label(*v))
             .draw()?;
-        for other in s.series.iter().filter(|o| o.label != se.label) {
+        for other in s.series.iter().filter(|o| !own && o.label != se.label) {
             let pts = other.points.iter().map(|p| (p.0, p.1));
             chart.draw_series(LineSeries::new(pts, style::CONTEXT.stroke_width(2)))?;
         }
@@ -364,23 +388,50 @@ fn draw_panels<DB: DrawingBackend>(
             let line = PathElement::new(vec![(mx, y.lo), (mx, y.hi)], style::INK.stroke_width(1));
             chart.draw_series(std::iter::once(line))?;
         }
-        draw_lines(&mut chart, std::slice::from_ref(&s.series[i]))?;
+        let mut drawn = s.series[i].clone();
+        (drawn.color, drawn.shape) = one_look.unwrap_or((drawn.color, drawn.shape));
+        draw_lines(&mut chart, std::slice::from_ref(&drawn))?;
     }
     Ok(())
 }
 
-/// A legend row per series (none for one series).
+/// A legend row per series (none for one series); a `key = ` every label starts with is said
+/// once, in a row of its own above them (`parent_turn_every / parent_turn_tokens:`).
 fn series_legend(s: &MetricSpec) -> Vec<(String, Mark)> {
     if s.series.len() < 2 {
         return Vec::new();
     }
-    s.series.iter().map(|se| (se.label.clone(), Mark::Series(se.color, se.shape))).collect()
+    let key = s.series[0].label.split_once(" = ").map(|(k, _)| k);
+    let shared = key.filter(|k| s.series.iter().all(|se| se.label.starts_with(&format!("{k} = "))));
+    let mut rows: Vec<(String, Mark)> =
+        shared.map(|k| (format!("{k}:"), Mark::Note)).into_iter().collect();
+    for se in &s.series {
+        let label = match shared {
+            Some(k) => se.label[k.len() + 3..].to_string(),
+            None => se.label.clone(),
+        };
+        rows.push((label, Mark::Series(se.color, se.shape)));
+    }
+    rows
+}
+
+/// `y` cut at 1 (or 100%) when its title says it is a share (`scale::share_cap`).
+fn y_capped(y: scale::Scale, title: &str) -> scale::Scale {
+    match scale::share_cap(title) {
+        Some(c) => y.capped(c),
+        None => y,
+    }
 }
 
 /// The lowest and highest value a figure's bands reach.
 fn y_extent(s: &MetricSpec) -> (f64, f64) {
     let pts = s.series.iter().flat_map(|se| se.points.iter());
     scale::extent(pts.flat_map(|p| [p.1 - p.2, p.1 + p.2]))
+}
+
+/// The lowest and highest value one series' band reaches.
+fn band_extent(se: &Series) -> (f64, f64) {
+    scale::extent(se.points.iter().flat_map(|p| [p.1 - p.2, p.1 + p.2]))
 }
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<TickedAxis, TickedAxis>>;
@@ -448,6 +499,7 @@ fn draw_dots<DB: DrawingBackend>(
     let legend = series_legend(s);
     let area = frame(root, title, &legend)?;
     let v = scale::linear_max(lo, hi, lo >= 0.0, scale::ticks_for_width(area.dim_in_pixel().0));
+    let v = y_capped(v, &s.y_title);
     let mut chart = builder(&area)
         .y_label_area_size(super::label_area_px(&s.x.labels))
         .build_cartesian_2d(v.ranged(), -0.5..n as f64 - 0.5)?;

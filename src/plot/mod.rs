@@ -14,6 +14,7 @@ use crate::results::Results;
 
 pub mod axis;
 pub mod covered;
+pub mod gaps;
 pub mod heatmap;
 pub mod labels;
 pub mod latency;
@@ -22,7 +23,9 @@ pub mod param;
 pub mod pareto;
 pub mod reduce;
 pub mod replay;
+pub mod rules;
 pub mod scale;
+pub mod series;
 pub mod slice;
 pub mod style;
 pub mod svg;
@@ -131,6 +134,7 @@ fn draw<DB: DrawingBackend>(f: &Figure, root: &DrawingArea<DB, Shift>) -> DrawRe
     match &f.spec {
         Spec::Metric(s) => metric::draw(root, &f.title, s),
         Spec::Percentiles(s) => latency::draw_percentiles(root, &f.title, s),
+        Spec::Histogram(s) if s.log_x => gaps::draw(root, &f.title, s),
         Spec::Histogram(s) => latency::draw_histogram(root, &f.title, s),
         Spec::Heatmap(s) => heatmap::draw(root, &f.title, s),
         Spec::Pareto(s) => pareto::draw(root, &f.title, s),
@@ -273,7 +277,8 @@ pub(crate) fn text_width<DB: DrawingBackend>(
     area.estimate_text_size(text, &TextStyle::from(font)).map(|s| s.0).unwrap_or(0)
 }
 
-/// Break `text` into lines no wider than `max_px`, at spaces, commas, `(` and `=`.
+/// Break `text` into lines no wider than `max_px`, at spaces, commas, `(` and `=`; never
+/// inside a short call such as `const(2000)` (`breakable`).
 pub(crate) fn wrap<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     text: &str,
@@ -283,12 +288,7 @@ pub(crate) fn wrap<DB: DrawingBackend>(
     let mut lines = Vec::new();
     let mut rest = text.to_string();
     while text_width(area, &rest, px, false) > max_px {
-        let breaks: Vec<usize> = rest
-            .char_indices()
-            .filter(|(_, c)| matches!(c, ' ' | ',' | '(' | '='))
-            .map(|(i, c)| i + c.len_utf8())
-            .filter(|&i| i < rest.len())
-            .collect();
+        let breaks = breakable(&rest);
         let fit = breaks.iter().rev().find(|&&i| text_width(area, &rest[..i], px, false) <= max_px);
         let Some(&cut) = fit.or(breaks.first()) else { break };
         lines.push(rest[..cut].trim_end().to_string());
@@ -298,6 +298,36 @@ pub(crate) fn wrap<DB: DrawingBackend>(
     lines
 }
 
+/// Where `text` may break: after a space, comma, `(` or `=`, except within parentheses that
+/// hold 16 characters or fewer (a value such as `const(2000)` stays whole).
+fn breakable(text: &str) -> Vec<usize> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let mut short_until = 0; // byte index up to which we are inside a short group
+    let mut out = Vec::new();
+    for (k, &(i, c)) in chars.iter().enumerate() {
+        if c == '(' && i >= short_until {
+            let mut depth = 0;
+            let close = chars[k..].iter().position(|&(_, d)| {
+                depth += match d {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            });
+            if let Some(len) = close.filter(|&len| len <= 17) {
+                short_until = chars[k + len].0;
+                continue;
+            }
+        }
+        let end = i + c.len_utf8();
+        if matches!(c, ' ' | ',' | '(' | '=') && i >= short_until && end < text.len() {
+            out.push(end);
+        }
+    }
+    out
+}
+
 /// Draw the title across the figure (a long one in two lines: the head, then the slice it is
 /// drawn at), and the legend (when given) in a column on the right, sized to its text and
 /// wrapped so it never leaves the canvas; the area left for the chart. The legend never
@@ -305,6 +335,16 @@ pub(crate) fn wrap<DB: DrawingBackend>(
 pub(crate) fn frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
+    legend: &[(String, Mark)],
+) -> DrawResult<DrawingArea<DB, Shift>> {
+    frame_noted(root, title, None, legend)
+}
+
+/// `frame`, with `note` (e.g. what zipped axes hold) in grey lines under the title.
+pub(crate) fn frame_noted<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    note: Option<&str>,
     legend: &[(String, Mark)],
 ) -> DrawResult<DrawingArea<DB, Shift>> {
     use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -335,6 +375,11 @@ pub(crate) fn frame<DB: DrawingBackend>(
         let font = (style::FONT, *px, style).into_font().color(&style::INK).pos(center);
         root.draw(&Text::new(t.clone(), ((style::WIDTH / 2) as i32, y), font))?;
         y += (*px as f64 * 1.05) as i32;
+    }
+    for l in note.map(|n| wrap(root, n, style::TICK_PX, max_w)).unwrap_or_default() {
+        let font = style::text_style(style::TICK_PX, style::NOTE, (HPos::Center, VPos::Top));
+        root.draw(&Text::new(l, ((style::WIDTH / 2) as i32, y), font))?;
+        y += (style::TICK_PX as f64 * 1.05) as i32;
     }
     let body = root.margin(y as u32 + 6, 0, 0, 0);
     if legend.is_empty() {

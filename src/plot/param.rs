@@ -97,6 +97,7 @@ pub fn figures(r: &Results, held: &[String]) -> Vec<Figure> {
         if series.is_empty() {
             continue;
         }
+        let series = super::rules::merge_coinciding(series);
         let what = y_title.split(" (").next().unwrap_or(y_title);
         let mut title = format!("{what} vs {family} {param}");
         let fixed = slice_text(r, &groups(r), held, &[0]);

@@ -87,7 +87,10 @@ pub fn figures(r: &Results) -> Vec<Figure> {
         .and_then(Value::as_str)
         .and_then(|t| decode_histogram(t).ok());
     if let Some(h) = hist.filter(|h| !h.is_empty()) {
-        let spec = latency::single_spec("Reuse gap", "replay", style::segment_color("decode"), &h);
+        let ttl = rep.pointer("/results/0/ttl").and_then(Value::as_str);
+        let markers = super::gaps::ttl_markers(ttl);
+        let color = style::segment_color("decode");
+        let spec = super::gaps::single_spec_log("Reuse gap", "replay", color, &h, markers);
         let caption = format!(
             "Time between uses of the same prefix block over {} reuses: p50 {} s, p99 {} s; {}% of reuses come within 5 min (the default TTL), {}% within 1 h.",
             h.len(),

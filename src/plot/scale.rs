@@ -20,6 +20,9 @@ pub struct Scale {
     pub lo: f64,
     pub hi: f64,
     pub ticks: Vec<f64>,
+    /// The label of each integer position, when the values are placed evenly in their order
+    /// (`ranked`); empty for an axis to scale.
+    pub names: Vec<String>,
 }
 
 impl Scale {
@@ -43,7 +46,20 @@ impl Scale {
 
     /// The tick label at a drawn coordinate.
     pub fn label(&self, p: f64) -> String {
+        if !self.names.is_empty() {
+            return super::category(&self.names, p, false);
+        }
         short(self.value(p))
+    }
+
+    /// The axis cut at `cap` (a share at 1, a percentage at 100): no range or tick above it.
+    pub fn capped(mut self, cap: f64) -> Scale {
+        if self.log || self.hi <= cap {
+            return self;
+        }
+        self.hi = cap.max(self.lo + f64::EPSILON);
+        self.ticks.retain(|t| *t <= cap * (1.0 + 1e-9));
+        self
     }
 
     /// The plotters coordinate of this axis.
@@ -128,6 +144,56 @@ pub fn wants_log(values: &[f64]) -> bool {
     lo > 0.0 && hi.is_finite() && hi / lo >= LOG_RATIO
 }
 
+/// Would `values` crowd on an axis to scale? Three or more distinct values whose closest two
+/// are under an eighth of an even step apart (`0s, 2s, 8.57s, 10s, 60s`: four of five in the
+/// first sixth of the axis; not `0s, 1min, 10min`). Such values are placed evenly in their
+/// order instead (`ranked`).
+pub fn crowded(values: &[f64]) -> bool {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    if v.len() < 3 {
+        return false;
+    }
+    let even = (v[v.len() - 1] - v[0]) / (v.len() - 1) as f64;
+    let closest = v.windows(2).map(|w| w[1] - w[0]).fold(f64::INFINITY, f64::min);
+    closest < even / 8.0
+}
+
+/// The place of each value when placed evenly in ascending order: its rank among the
+/// distinct values (equal values share a place).
+pub fn ranks(values: &[f64]) -> Vec<f64> {
+    let mut v: Vec<f64> = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    values.iter().map(|x| v.iter().position(|y| y == x).unwrap_or(0) as f64).collect()
+}
+
+/// An axis of `names` placed evenly at 0, 1, ..., each labelled with its name.
+pub fn ranked(names: Vec<String>) -> Scale {
+    let n = names.len().max(1);
+    Scale {
+        log: false,
+        lo: -0.5,
+        hi: n as f64 - 0.5,
+        ticks: (0..n).map(|i| i as f64).collect(),
+        names,
+    }
+}
+
+/// The most a share axis reaches: 100 when its title is in `(%)` (a hit rate, a share of
+/// samples), 1 when it is a share as a fraction; none for any other axis.
+pub fn share_cap(title: &str) -> Option<f64> {
+    let t = title.to_lowercase();
+    if t.ends_with("(%)") && (t.contains("rate") || t.contains("share")) {
+        Some(100.0)
+    } else if t.starts_with("share") || t.contains(" share") {
+        Some(1.0)
+    } else {
+        None
+    }
+}
+
 /// A log10 axis from `lo` to `hi` (both positive), padded by 4% of the decades shown.
 pub fn log_scale(lo: f64, hi: f64) -> Scale {
     let (l0, l1) = (lo.log10(), hi.log10());
@@ -141,7 +207,8 @@ pub fn log_scale(lo: f64, hi: f64) -> Scale {
             ticks = ticks.into_iter().step_by(2).collect();
         }
     }
-    Scale { log: true, lo: p0, hi: p1, ticks: ticks.iter().map(|v| v.log10()).collect() }
+    let ticks = ticks.iter().map(|v| v.log10()).collect();
+    Scale { log: true, lo: p0, hi: p1, ticks, names: Vec::new() }
 }
 
 /// A linear axis over [lo, hi] with a 1-2-5 step and at most `MAX_TICKS` ticks.
@@ -165,7 +232,7 @@ pub fn linear_max(lo: f64, hi: f64, from_zero: bool, max: usize) -> Scale {
         .take_while(|v| *v <= p1 + step * 1e-9)
         .map(|v| if v.abs() < step * 1e-9 { 0.0 } else { v })
         .collect();
-    Scale { log: false, lo: p0, hi: p1, ticks }
+    Scale { log: false, lo: p0, hi: p1, ticks, names: Vec::new() }
 }
 
 /// The smallest 1, 2, 2.5 or 5 x 10^k step putting at most `max` ticks in [p0, p1].

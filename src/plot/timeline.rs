@@ -31,6 +31,41 @@ pub struct TimelineSpec {
     pub ready_s: Option<f64>,
     /// True when `ready_s` comes from an `entry_ready` row.
     pub ready_is_entry: bool,
+    /// The lane of `prewarm`'s warming request (`prewarm_agent`): labelled "prewarm", not as
+    /// an agent.
+    pub prewarm_lane: Option<usize>,
+}
+
+/// When the first writer's entry becomes readable (`true`), or, without `entry_ready` rows, the
+/// end of the first writing prefill (its first token; `false`).
+fn ready(rows: &[&crate::results::TraceRow]) -> (Option<f64>, bool) {
+    let entry_ready_s = rows
+        .iter()
+        .filter(|t| t.segment == "entry_ready")
+        .map(|t| t.end_s) // the segment runs from first token to readable
+        .min_by(f64::total_cmp);
+    let first_token_s = rows
+        .iter()
+        .filter(|t| {
+            t.segment == "prefill" && WRITES.contains(&normalize_outcome(&t.outcome).as_str())
+        })
+        .min_by(|a, b| a.start_s.total_cmp(&b.start_s))
+        .map(|t| t.end_s);
+    match entry_ready_s {
+        Some(t) => (Some(t), true),
+        None => (first_token_s, false),
+    }
+}
+
+/// The agent id of `prewarm`'s warming request in a trace of strategy `s`: the highest id,
+/// one past the workload's agents, whose rows hold no decode (it asks for no output).
+fn prewarm_agent(s: &str, rows: &[&crate::results::TraceRow], agents: &[u32]) -> Option<u32> {
+    if crate::results::parse_label(s).0 != "prewarm" {
+        return None;
+    }
+    let last = *agents.last()?;
+    let decodes = rows.iter().any(|t| t.agent == last && t.segment == "decode");
+    (last as usize + 1 == agents.len() && agents.len() > 1 && !decodes).then_some(last)
 }
 
 /// Outcomes of a request that writes an entry.
@@ -83,25 +118,17 @@ pub fn figures(r: &Results) -> Vec<Figure> {
             .filter(|(_, v)| !v.2.is_empty())
             .map(|((a, _), v)| (lane(*a), v.0.unwrap_or(v.1), v.2.clone()))
             .collect();
-        let entry_ready_s = rows
-            .iter()
-            .filter(|t| t.segment == "entry_ready")
-            .map(|t| t.end_s) // the segment runs from first token to readable
-            .min_by(f64::total_cmp);
-        // Without entry_ready rows: the end of the first writing prefill (its first token).
-        let first_token_s = rows
-            .iter()
-            .filter(|t| {
-                t.segment == "prefill" && WRITES.contains(&normalize_outcome(&t.outcome).as_str())
-            })
-            .min_by(|a, b| a.start_s.total_cmp(&b.start_s))
-            .map(|t| t.end_s);
-        let (ready_s, ready_is_entry) = match entry_ready_s {
-            Some(t) => (Some(t), true),
-            None => (first_token_s, false),
+        let (ready_s, ready_is_entry) = ready(&rows);
+        let prewarm_lane = prewarm_agent(&s, &rows, &agents).map(lane);
+        let spec = TimelineSpec {
+            strategy: s.clone(),
+            agents,
+            segments,
+            marks,
+            ready_s,
+            ready_is_entry,
+            prewarm_lane,
         };
-        let spec =
-            TimelineSpec { strategy: s.clone(), agents, segments, marks, ready_s, ready_is_entry };
         out.push(Figure {
             name: format!("timeline_{}", slug(&s)),
             title: format!("Timeline of one run: {s}"),
@@ -198,8 +225,12 @@ fn draw_panel<DB: DrawingBackend>(
         b.y_label_area_size(20);
     }
     let mut chart = b.build_cartesian_2d(x.ranged(), -0.7..n as f64 - 0.3)?;
+    let name = |(lane, a): (usize, &u32)| match s.prewarm_lane == Some(lane) {
+        true => "prewarm".to_string(),
+        false => format!("agent {a}"),
+    };
     let agents: Vec<String> =
-        s.agents.iter().filter(|_| agent_labels).map(|a| format!("agent {a}")).collect();
+        s.agents.iter().enumerate().filter(|_| agent_labels).map(name).collect();
     let xs = x.clone();
     mesh_style(&mut chart)
         .disable_y_mesh()

@@ -48,6 +48,7 @@ fn axis(t: &Value, key: &str, labels: &[String]) -> (XAxis, Option<(f64, String)
     if let Some(v) = values.filter(|v| v.windows(2).all(|w| w[0] < w[1])) {
         let at = |s: f64| if x.log { s.max(f64::MIN_POSITIVE).log10() } else { s };
         x.positions = v.iter().map(|s| at(*s)).collect();
+        x.title = super::axis::title_to_scale(key, labels, x.log);
         x.categorical = false;
         x.words = false;
         let cap = at(style::DEFAULT_HOLD_CAP_S);

@@ -11,6 +11,7 @@ mod engine;
 mod engine_calibrate;
 mod engine_vllm;
 mod faults;
+mod figures_shipped;
 mod help_examples;
 mod hold_edge;
 mod hosted_routing;
