@@ -14,7 +14,7 @@ pub fn num(v: f64) -> String {
 }
 
 /// `v` to `decimals` places, without trailing zeros (and never `-0`).
-fn fixed(decimals: usize, v: f64) -> String {
+pub fn fixed(decimals: usize, v: f64) -> String {
     let s = format!("{v:.decimals$}");
     let s =
         if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
@@ -51,6 +51,17 @@ pub fn clock(us: u64) -> String {
         (0, 0) => format!("{s}s"),
         (0, m) => format!("{m}min {s}s"),
         (h, m) => format!("{h}h {m}min {s}s"),
+    }
+}
+
+/// A rate per second for a progress bar, rounded: `41/s`, `4.24/s`, `0.35/s` (indicatif's own
+/// `{per_sec}` prints `40.8412/s`).
+#[cfg(feature = "sweep")]
+pub fn per_sec(rate: f64) -> String {
+    match rate {
+        r if !r.is_finite() => "-/s".to_string(),
+        r if r >= 10.0 => format!("{r:.0}/s"),
+        r => format!("{}/s", num(r)),
     }
 }
 
@@ -104,6 +115,15 @@ mod tests {
         assert_eq!(clock(303_200_000), "5min 3.2s");
         assert_eq!(clock(250_000), "0.25s");
         assert_eq!(clock(0), "0s");
+    }
+
+    #[test]
+    #[cfg(feature = "sweep")]
+    fn rates_are_rounded() {
+        assert_eq!(per_sec(40.8412), "41/s");
+        assert_eq!(per_sec(4.2371), "4.24/s");
+        assert_eq!(per_sec(0.0), "0/s");
+        assert_eq!(per_sec(f64::INFINITY), "-/s");
     }
 
     #[test]

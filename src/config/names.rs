@@ -99,6 +99,29 @@ pub fn with_param(label: &str, name: &str, param: &str, value: &str) -> Option<S
     Some(format!("{name}({})", args.join(", ")))
 }
 
+/// Set `param=value` in every strategy of `list` named `name`; strategies that become the same
+/// label are kept once, at the first's place (`max_wait=3s` over `wait_first(max_wait=2s)` and
+/// `wait_first(max_wait=5s)` runs one `wait_first(max_wait=3s)`). Whether one was found.
+pub fn set_param_in(list: &mut Vec<toml::Value>, name: &str, param: &str, value: &str) -> bool {
+    let mut found = false;
+    for s in list.iter_mut() {
+        if let Some(new) = s.as_str().and_then(|label| with_param(label, name, param, value)) {
+            *s = toml::Value::String(new);
+            found = true;
+        }
+    }
+    let mut seen = Vec::new();
+    list.retain(|s| match s.as_str() {
+        Some(label) if seen.contains(&label.to_string()) => false,
+        Some(label) => {
+            seen.push(label.to_string());
+            true
+        }
+        None => true,
+    });
+    found
+}
+
 /// The known key closest to `key`, an unknown dotted key, outside its own section: a
 /// strategy parameter's spelling a letter or two away (`max_wiat`), or the key of another
 /// section with the same last part (`ttl` -> `cache.ttl`, `workload.ttl` -> `cache.ttl`).
@@ -286,6 +309,14 @@ mod tests {
         let label = with_param("wait_first(max_wait=2s)", "wait_first", "max_wait", "3s");
         assert_eq!(label.as_deref(), Some("wait_first(max_wait=3s)"));
         assert_eq!(with_param("eager", "wait_first", "max_wait", "3s"), None);
+        let mut list: Vec<toml::Value> =
+            ["eager", "wait_first(max_wait=2s)", "wait_first(max_wait=5s)", "prewarm"]
+                .map(toml::Value::from)
+                .to_vec();
+        assert!(set_param_in(&mut list, "wait_first", "max_wait", "3s"));
+        let want = ["eager", "wait_first(max_wait=3s)", "prewarm"].map(toml::Value::from);
+        assert_eq!(list, want);
+        assert!(!set_param_in(&mut list, "stagger", "interval", "1s"));
     }
 
     #[test]

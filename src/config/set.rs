@@ -4,7 +4,7 @@
 //! `wait_first.max_wait`, `strategy.wait_first.max_wait`: `names::STRATEGY_PARAMS`) is set in
 //! every listed strategy of that name.
 
-use super::names::{canonical_key, with_param};
+use super::names::{canonical_key, set_param_in};
 use super::ConfigError;
 
 /// Apply one `dotted.key=value` assignment.
@@ -29,7 +29,8 @@ pub fn apply_set(table: &mut toml::Table, assignment: &str) -> Result<(), Config
 }
 
 /// Set the parameter `rest` (`wait_first.max_wait`) to `value` in every strategy of
-/// `strategies` of that name (the default strategies when the table lists none).
+/// `strategies` of that name (the default strategies when the table lists none); those that
+/// become the same are run once.
 fn set_strategy_param(
     table: &mut toml::Table,
     rest: &str,
@@ -45,14 +46,7 @@ fn set_strategy_param(
     let defaults = || super::resolve::DEFAULT_STRATEGIES.map(toml::Value::from).to_vec();
     let list = table.entry("strategies").or_insert_with(|| toml::Value::Array(defaults()));
     let list = list.as_array_mut().ok_or("`strategies` is not a list of strategies")?;
-    let mut found = false;
-    for s in list.iter_mut() {
-        if let Some(new) = s.as_str().and_then(|label| with_param(label, name, param, &text)) {
-            *s = toml::Value::String(new);
-            found = true;
-        }
-    }
-    if found {
+    if set_param_in(list, name, param, &text) {
         return Ok(());
     }
     let labels: Vec<&str> = list.iter().filter_map(toml::Value::as_str).collect();

@@ -111,14 +111,24 @@ fn floor(exp: &ExperimentSpec, strategy: &Strategy) -> Floor {
         0 => String::new(),
         us => format!(", then at least {} for the last agent's own turns", exact_duration(us)),
     };
-    let mut floors = vec![Floor {
-        us: last.saturating_mul(w.arrival_every_us).saturating_add(own),
-        what: "the arrivals alone last",
-        why: format!(
-            "workload.agents = {n} arriving {} apart{tail}",
-            exact_duration(w.arrival_every_us)
-        ),
-        lower: "workload.agents or workload.arrival_every",
+    let mut floors = vec![match w.arrival_every_us {
+        0 => Floor {
+            us: own,
+            what: "an agent alone takes at least",
+            why: format!(
+                "{} turns of at least {} and a tool call of at least {} between two",
+                agent.turns,
+                exact_duration(agent.request_us),
+                exact_duration(agent.tool_us)
+            ),
+            lower: "workload.turns",
+        },
+        every => Floor {
+            us: last.saturating_mul(every).saturating_add(own),
+            what: "the arrivals alone last",
+            why: format!("workload.agents = {n} arriving {} apart{tail}", exact_duration(every)),
+            lower: "workload.agents or workload.arrival_every",
+        },
     }];
     if let Strategy::Stagger { interval_us } = strategy {
         floors.push(Floor {
@@ -177,8 +187,8 @@ pub fn past_horizon(exp: &ExperimentSpec) -> Option<String> {
         .filter(|(_, f)| f.us > horizon)?;
     let raise = f.us.div_ceil(US_PER_H).saturating_add(1);
     Some(format!(
-        "refusing to start: under {}, {} {} ({}), past limits.horizon = {}: every run would \
-         stop at the horizon; raise it (`--set limits.horizon={raise}h`) or lower {}",
+        "refusing to start: under {}, {} {} ({}), past limits.horizon = {}, where every run \
+         would stop; raise limits.horizon (`--set limits.horizon={raise}h`) or lower {}",
         strategy_label(strategy),
         f.what,
         hours(f.us),

@@ -8,7 +8,7 @@
 //! experiment is decided by the resolver.
 
 pub use crate::config::names::canonical_key;
-use crate::config::names::with_param;
+use crate::config::names::set_param_in;
 
 /// Why an axis value cannot be set (the key is named in full).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -118,15 +118,7 @@ fn set_strategy_param(
         .get_mut("strategies")
         .and_then(|s| s.as_array_mut())
         .ok_or_else(|| KeyError::NoStrategies { rest: rest.into() })?;
-    let mut found = false;
-    for s in list.iter_mut() {
-        let Some(label) = s.as_str() else { continue };
-        if let Some(new) = with_param(label, name, param, &text) {
-            *s = toml::Value::String(new);
-            found = true;
-        }
-    }
-    if found {
+    if set_param_in(list, name, param, &text) {
         Ok(())
     } else {
         Err(KeyError::NoSuchStrategy { rest: rest.into(), name: name.into() })
