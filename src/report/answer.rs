@@ -413,7 +413,7 @@ fn pivot_table(r: &Results, rows: Vec<Vec<String>>) -> Block {
 /// replications in which each cap saved nothing.
 fn nothing_table(r: &Results, caps: &[Cap], rows: Vec<Vec<String>>) -> [Block; 2] {
     let para = Block::Para(
-        "How often each cap saves nothing: the share of replications in which the hold made as \
+        "How often each cap saves nothing: the share of replications in which the hold wrote as \
          many redundant cache entries as `eager` (the first writer's first token came after the cap, \
          or the policy gives the held agents nothing to read)."
             .into(),

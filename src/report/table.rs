@@ -140,7 +140,13 @@ fn align(columns: &[Column]) -> String {
     let spans = group_spans(columns);
     for &(start, end) in &spans {
         let span = width[start..end].iter().sum::<usize>() + 2 * (end - start - 1);
-        width[end - 1] += count(&columns[start].group).saturating_sub(span);
+        // A heading wider than its columns widens them alike, the remainder to the last.
+        let extra = count(&columns[start].group).saturating_sub(span);
+        let n = end - start;
+        for w in &mut width[start..end] {
+            *w += extra / n;
+        }
+        width[end - 1] += extra % n;
     }
     let line = |cells: &[String]| {
         let mut out = String::new();
