@@ -145,10 +145,10 @@ impl<'a> At<'a> {
 
     /// `key` (in this section) is no key of it; `known` gives the "did you mean" hint.
     pub fn unknown<'k>(self, key: &str, known: impl IntoIterator<Item = &'k str>) -> ConfigError {
-        let near = super::call::did_you_mean(key, known).map(|s| format!("{}{s}", self.prefix));
+        let hint = super::call::did_you_mean(key, known)
+            .map(|s| format!(" (did you mean `{}{s}`?)", self.prefix))
+            .unwrap_or_default();
         let key = format!("{}{key}", self.prefix);
-        let near = near.or_else(|| super::names::key_elsewhere(&key));
-        let hint = near.map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default();
         ConfigError::UnknownKey { origin: self.origin.to_string(), key, hint }
     }
 }

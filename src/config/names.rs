@@ -123,41 +123,22 @@ pub fn set_param_in(list: &mut Vec<toml::Value>, name: &str, param: &str, value:
 }
 
 /// The known key closest to `key`, an unknown dotted key, outside its own section: a
-/// strategy parameter's spelling a letter or two away (`max_wiat`), or the key of another
-/// section with the same last part (`ttl` -> `cache.ttl`, `workload.ttl` -> `cache.ttl`).
-pub fn key_elsewhere(key: &str) -> Option<String> {
+/// strategy parameter's spelling a letter or two away (`max_wiat`), or the key among `known`
+/// (every dotted key, sorted) with the same last part (`ttl` -> `cache.ttl`, `workload.horizon`
+/// -> `limits.horizon`), else a last part a letter or two away.
+pub fn key_elsewhere(key: &str, known: &[String]) -> Option<String> {
     let spellings = strategy_param_spellings();
     if let Some(s) = super::call::did_you_mean(key, spellings.iter().map(String::as_str)) {
         return Some(s.to_string());
     }
-    let last = key.rsplit('.').next().unwrap_or(key);
-    let known = known_keys();
-    let same: Vec<&String> = known.iter().filter(|k| k.rsplit('.').next() == Some(last)).collect();
-    if let [one, ..] = same.as_slice() {
-        return Some(one.to_string());
+    let last_of = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    let last = last_of(key);
+    if let Some(same) = known.iter().find(|k| last_of(k) == last) {
+        return Some(same.clone());
     }
-    let lasts = known.iter().map(|k| k.rsplit('.').next().unwrap_or(k));
-    let close = super::call::did_you_mean(last, lasts)?;
-    known.iter().find(|k| k.rsplit('.').next() == Some(close)).cloned()
-}
-
-/// The dotted keys of the default experiment as it is rendered (its sections' keys; the
-/// sections a default experiment lacks, such as `[rate_limits]`, are not among them), sorted.
-fn known_keys() -> Vec<String> {
-    fn walk(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
-        for (k, v) in t {
-            match v {
-                toml::Value::Table(sub) => walk(sub, &format!("{prefix}{k}."), out),
-                _ => out.push(format!("{prefix}{k}")),
-            }
-        }
-    }
-    let Ok(exp) = super::resolve(&toml::Table::new(), "") else { return Vec::new() };
-    let Ok(table) = super::render(&exp).parse::<toml::Table>() else { return Vec::new() };
-    let mut out = Vec::new();
-    walk(&table, "", &mut out);
-    out.sort();
-    out
+    let lasts: Vec<String> = known.iter().map(|k| last_of(k)).collect();
+    let close = super::call::did_you_mean(&last, lasts.iter().map(String::as_str))?;
+    known.iter().find(|k| last_of(k) == close).cloned()
 }
 
 /// Parse `eager`, `wait_first(max_wait=5s[, release=on_ready|timer])`, `stagger(interval=1s)`,
@@ -321,9 +302,11 @@ mod tests {
 
     #[test]
     fn an_unknown_key_finds_its_section() {
-        assert_eq!(key_elsewhere("max_wiat").as_deref(), Some("max_wait"));
-        assert_eq!(key_elsewhere("ttl").as_deref(), Some("cache.ttl"));
-        assert_eq!(key_elsewhere("workload.horizon").as_deref(), Some("limits.horizon"));
-        assert_eq!(key_elsewhere("zzzzzzzz"), None);
+        let known = ["cache.ttl", "limits.horizon", "workload.agents"].map(String::from);
+        assert_eq!(key_elsewhere("max_wiat", &known).as_deref(), Some("max_wait"));
+        assert_eq!(key_elsewhere("ttl", &known).as_deref(), Some("cache.ttl"));
+        assert_eq!(key_elsewhere("workload.horizon", &known).as_deref(), Some("limits.horizon"));
+        assert_eq!(key_elsewhere("agentz", &known).as_deref(), Some("workload.agents"));
+        assert_eq!(key_elsewhere("zzzzzzzz", &known), None);
     }
 }

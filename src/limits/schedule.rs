@@ -153,25 +153,31 @@ fn floor(exp: &ExperimentSpec, strategy: &Strategy) -> Floor {
             lower: "workload.agents",
         });
     }
+    floors.extend(waves(exp, agent));
+    floors.into_iter().max_by_key(|f| f.us).expect("the arrivals are a floor")
+}
+
+/// The concurrency slots' floor: `ceil(agents / concurrency)` waves of the least an agent
+/// takes, when there is more than one and an agent takes some time.
+fn waves(exp: &ExperimentSpec, agent: AgentFloor) -> Option<Floor> {
+    let w = &exp.workload;
+    let (n, own) = (u64::from(w.agents), agent.total_us());
     let waves = n.div_ceil(u64::from(w.concurrency).max(1));
-    if waves > 1 && own > 0 {
-        floors.push(Floor {
-            us: waves.saturating_mul(own),
-            what: "the agents alone take at least",
-            why: format!(
-                "workload.agents = {n} through workload.concurrency = {} slots: {waves} waves \
+    (waves > 1 && own > 0).then(|| Floor {
+        us: waves.saturating_mul(own),
+        what: "the agents alone take at least",
+        why: format!(
+            "workload.agents = {n} through workload.concurrency = {} slots: {waves} waves \
                  of at least {} each, {} turns of at least {} and a tool call of at least {} \
                  between two",
-                w.concurrency,
-                exact_duration(own),
-                agent.turns,
-                exact_duration(agent.request_us),
-                exact_duration(agent.tool_us)
-            ),
-            lower: "workload.agents or workload.turns, or raise workload.concurrency",
-        });
-    }
-    floors.into_iter().max_by_key(|f| f.us).expect("the arrivals are a floor")
+            w.concurrency,
+            exact_duration(own),
+            agent.turns,
+            exact_duration(agent.request_us),
+            exact_duration(agent.tool_us)
+        ),
+        lower: "workload.agents or workload.turns, or raise workload.concurrency",
+    })
 }
 
 /// Refuse `exp` when a run of one of its strategies cannot end before `limits.horizon`:
@@ -209,6 +215,33 @@ mod tests {
         assert_eq!(low_us(&Dist::Empirical(vec![5.0, 4.0, 8.0])), 4);
         assert_eq!(low_us(&Dist::Exp { mean: 10.0 }), 0);
         assert_eq!(low_us(&Dist::LogNormal { median: 1.0, p90: 2.0 }), 0);
+    }
+
+    fn experiment(text: &str) -> ExperimentSpec {
+        crate::config::resolve(&text.parse().unwrap(), "t.toml").unwrap()
+    }
+
+    #[test]
+    fn each_floor_is_named_when_it_passes_the_horizon() {
+        // 2 turns of at least 1 s each: an agent takes at least 2 s.
+        let exp = |strategy: &str, workload: &str, horizon: &str| {
+            experiment(&format!(
+                "strategies = [\"{strategy}\"]\n[workload]\nturns = \"const(2)\"\n{workload}\n\
+                 [latency]\noverhead = \"const(1s)\"\n[limits]\nhorizon = \"{horizon}\"\n"
+            ))
+        };
+        assert_eq!(past_horizon(&exp("sequential", "agents = 10", "1h")), None);
+        let why = past_horizon(&exp("sequential", "agents = 200", "2min")).unwrap();
+        assert!(
+            why.contains("under sequential, the launch schedule alone lasts 3.35 min"),
+            "{why}"
+        );
+        let why = past_horizon(&exp("eager", "agents = 200\nconcurrency = 1", "2min")).unwrap();
+        assert!(why.contains("the agents alone take at least 6.67 min"), "{why}");
+        assert!(why.contains("200 waves of at least 2s each"), "{why}");
+        let why = past_horizon(&exp("eager", "agents = 5\narrival_every = \"1h\"", "3h")).unwrap();
+        assert!(why.contains("the arrivals alone last 4 h"), "{why}");
+        assert!(why.contains("raise limits.horizon (`--set limits.horizon=6h`)"), "{why}");
     }
 
     #[test]
