@@ -12,7 +12,7 @@
 use crate::config::{strategy_label, AgentKind, ExperimentSpec, Strategy};
 use crate::dist::Dist;
 use crate::numfmt::hours;
-use crate::time::{exact_duration, US_PER_H};
+use crate::time::{Human, US_PER_H};
 
 /// A value that a draw of `d` exceeds with probability below about 1e-8 (the bound itself for
 /// bounded distributions; 6 standard deviations for the normal and the lognormal's log).
@@ -109,7 +109,7 @@ fn floor(exp: &ExperimentSpec, strategy: &Strategy) -> Floor {
     let own = agent.total_us();
     let tail = match own {
         0 => String::new(),
-        us => format!(", then at least {} for the last agent's own turns", exact_duration(us)),
+        us => format!(", then at least {} for the last agent's own turns", Human(us)),
     };
     let mut floors = vec![match w.arrival_every_us {
         0 => Floor {
@@ -118,15 +118,15 @@ fn floor(exp: &ExperimentSpec, strategy: &Strategy) -> Floor {
             why: format!(
                 "{} turns of at least {} and a tool call of at least {} between two",
                 agent.turns,
-                exact_duration(agent.request_us),
-                exact_duration(agent.tool_us)
+                Human(agent.request_us),
+                Human(agent.tool_us)
             ),
             lower: "workload.turns",
         },
         every => Floor {
             us: last.saturating_mul(every).saturating_add(own),
             what: "the arrivals alone last",
-            why: format!("workload.agents = {n} arriving {} apart{tail}", exact_duration(every)),
+            why: format!("workload.agents = {n} arriving {} apart{tail}", Human(every)),
             lower: "workload.agents or workload.arrival_every",
         },
     }];
@@ -134,10 +134,7 @@ fn floor(exp: &ExperimentSpec, strategy: &Strategy) -> Floor {
         floors.push(Floor {
             us: last.saturating_mul(*interval_us).saturating_add(own),
             what: "the launch schedule alone lasts",
-            why: format!(
-                "workload.agents = {n} launched {} apart{tail}",
-                exact_duration(*interval_us)
-            ),
+            why: format!("workload.agents = {n} launched {} apart{tail}", Human(*interval_us)),
             lower: "workload.agents or the stagger interval",
         });
     }
@@ -148,7 +145,7 @@ fn floor(exp: &ExperimentSpec, strategy: &Strategy) -> Floor {
             why: format!(
                 "workload.agents = {n} launched one after another's first response, each at \
                  least {}{tail}",
-                exact_duration(agent.request_us)
+                Human(agent.request_us)
             ),
             lower: "workload.agents",
         });
@@ -171,10 +168,10 @@ fn waves(exp: &ExperimentSpec, agent: AgentFloor) -> Option<Floor> {
                  of at least {} each, {} turns of at least {} and a tool call of at least {} \
                  between two",
             w.concurrency,
-            exact_duration(own),
+            Human(own),
             agent.turns,
-            exact_duration(agent.request_us),
-            exact_duration(agent.tool_us)
+            Human(agent.request_us),
+            Human(agent.tool_us)
         ),
         lower: "workload.agents or workload.turns, or raise workload.concurrency",
     })
@@ -223,7 +220,7 @@ mod tests {
 
     #[test]
     fn each_floor_is_named_when_it_passes_the_horizon() {
-        // 2 turns of at least 1 s each: an agent takes at least 2 s.
+        // 2 turns of at least 1 s, the preset's tool call of at least 2 s between: 4 s.
         let exp = |strategy: &str, workload: &str, horizon: &str| {
             experiment(&format!(
                 "strategies = [\"{strategy}\"]\n[workload]\nturns = \"const(2)\"\n{workload}\n\
@@ -233,12 +230,12 @@ mod tests {
         assert_eq!(past_horizon(&exp("sequential", "agents = 10", "1h")), None);
         let why = past_horizon(&exp("sequential", "agents = 200", "2min")).unwrap();
         assert!(
-            why.contains("under sequential, the launch schedule alone lasts 3.35 min"),
+            why.contains("under sequential, the launch schedule alone lasts 3.38 min"),
             "{why}"
         );
         let why = past_horizon(&exp("eager", "agents = 200\nconcurrency = 1", "2min")).unwrap();
-        assert!(why.contains("the agents alone take at least 6.67 min"), "{why}");
-        assert!(why.contains("200 waves of at least 2s each"), "{why}");
+        assert!(why.contains("the agents alone take at least 13.3 min"), "{why}");
+        assert!(why.contains("200 waves of at least 4s each"), "{why}");
         let why = past_horizon(&exp("eager", "agents = 5\narrival_every = \"1h\"", "3h")).unwrap();
         assert!(why.contains("the arrivals alone last 4 h"), "{why}");
         assert!(why.contains("raise limits.horizon (`--set limits.horizon=6h`)"), "{why}");

@@ -275,8 +275,9 @@ mod tests {
         let text = align(&columns);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], format!("{}launch_wait_pooled", " ".repeat(10)));
-        assert_eq!(lines[1], "strategy  p50 (s)    p99 (s)");
-        assert_eq!(lines[3], format!("eager{}1.00{}2.00", " ".repeat(8), " ".repeat(7)));
+        // The heading is 2 wider than its columns: each widens by 1.
+        assert_eq!(lines[1], "strategy   p50 (s)   p99 (s)");
+        assert_eq!(lines[3], format!("eager{}1.00{}2.00", " ".repeat(9), " ".repeat(6)));
         assert!(lines[0].len() <= lines[1].len());
     }
 }
