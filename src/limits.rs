@@ -12,6 +12,9 @@
 use crate::config::{AgentKind, ExperimentSpec};
 use crate::dist::Dist;
 
+mod schedule;
+pub use schedule::{dist_high, past_horizon};
+
 /// Most input tokens one run may bill (estimated): 2^53, where every count is still exact in
 /// a double. Not raised by `--force`: beyond it the sums are no longer exact.
 pub const MAX_RUN_TOKENS: f64 = 9_007_199_254_740_992.0;
@@ -131,24 +134,6 @@ const TRACE_CSV_REQUEST_BYTES: f64 = 320.0;
 /// One value of an `empirical(file=...)` distribution as a run holds it: the spec's copies
 /// (the experiment, each worker's tape key) and a sampler's (measured: 83 B a value).
 const EMPIRICAL_VALUE_BYTES: f64 = 96.0;
-
-/// A value that a draw of `d` exceeds with probability below about 1e-8 (the bound itself for
-/// bounded distributions; 6 standard deviations for the normal and the lognormal's log).
-pub fn dist_high(d: &Dist) -> f64 {
-    match d {
-        Dist::Const(x) => *x,
-        Dist::Uniform { low, high } => low.max(*high),
-        Dist::Normal { mean, sd } => mean + 6.0 * sd,
-        Dist::LogNormal { median, p90 } => {
-            let sigma =
-                if *median > 0.0 && p90 > median { (p90 / median).ln() / 1.2816 } else { 0.0 };
-            median * (6.0 * sigma).exp()
-        }
-        Dist::Exp { mean } => mean * 20.0,
-        Dist::Empirical(v) => v.iter().copied().fold(0.0, f64::max),
-        Dist::Spliced(s) => s.max,
-    }
-}
 
 /// Runs of one strategy per replication that the hold answer's search makes (`sweep::hold`:
 /// 13 grid caps and 2 refinements of 7, at the point fit and at each calibration refit); a
@@ -359,6 +344,8 @@ pub fn bytes(x: f64) -> String {
 pub struct Estimate {
     /// (resource, amount, how it was reached, its drivers)
     pub parts: Vec<(Resource, f64, String, Vec<Driver>)>,
+    /// A point whose runs cannot end before its horizon (`past_horizon`), named: refused first.
+    pub past_horizon: Option<String>,
 }
 
 impl Estimate {
@@ -370,6 +357,9 @@ impl Estimate {
     /// the input that drives it most and how to go on. `force` lifts every limit but the
     /// token bound (past which the counts are not exact).
     pub fn check(&self, limits: &WorkLimits, force: bool) -> Result<(), LimitError> {
+        if let Some(why) = &self.past_horizon {
+            return Err(LimitError::PastHorizon(why.clone()));
+        }
         for (r, amount, how, drivers) in &self.parts {
             let (limit, key, scale) = match r {
                 Resource::Requests => (limits.max_requests as f64, "limits.max_requests", 1.0),
@@ -440,6 +430,14 @@ pub enum LimitError {
          being exact{cause}: make the runs smaller"
     )]
     Inexact { what: String, how: String, cause: String },
+    /// A run cannot end before its horizon (`past_horizon`; never lifted: it would stop there).
+    #[error("{0}")]
+    PastHorizon(String),
+}
+
+/// `past_horizon` of one experiment as an error (`run`, under `--force` too).
+pub fn check_horizon(exp: &ExperimentSpec) -> Result<(), LimitError> {
+    past_horizon(exp).map_or(Ok(()), |why| Err(LimitError::PastHorizon(why)))
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -545,7 +543,11 @@ pub fn estimate_points(
     let (mut requests, mut output, mut memory, mut tokens) = (0.0, 0.0, 0.0f64, 0.0f64);
     let mut largest: [Largest; 4] = Default::default();
     let mut max_requests = 0.0f64;
+    let mut past = None;
     for (label, exp) in points {
+        if past.is_none() {
+            past = past_horizon(&exp).map(|why| format!("{label}: {why}"));
+        }
         let size = run_size(&exp);
         let (s, r) = (exp.strategies.len() as f64, f64::from(exp.replications));
         let req = (s + hold_search_runs(&exp)) * r * size.requests;
@@ -560,7 +562,7 @@ pub fn estimate_points(
     }
     requests += extra as f64 * max_requests;
     let grid = Driver::new(format!("{what} ({} points)", n + extra), (n + extra) as f64, 10.0);
-    let mut e = Estimate::default();
+    let mut e = Estimate { past_horizon: past, ..Estimate::default() };
     let amounts = [requests, memory, output, tokens];
     for ((slot, amount), r) in largest.into_iter().zip(amounts).zip(RESOURCES) {
         if r == Resource::Output && !writes {

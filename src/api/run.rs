@@ -77,6 +77,8 @@ impl Experiment {
     /// is checked before anything runs, and the files are written under the directory's lock.
     pub(crate) fn execute(&self, opts: &RunOptions) -> Result<Ran, Error> {
         let exp = &self.resolved;
+        // A run that cannot end before its horizon is refused under --force too.
+        limits::check_horizon(exp)?;
         if !opts.force {
             // A trace of a few lanes (`trace_lanes`) holds a few agents' requests: nothing
             // beside the run's own memory; a full trace holds every request of replication 0.

@@ -9,7 +9,7 @@ use super::error::Error;
 use super::experiment::Experiment;
 use super::outdir;
 use crate::exec::{ModelRunner, Runner};
-use crate::limits::{self, Estimate, WorkLimits};
+use crate::limits::{self, Estimate, LimitError, WorkLimits};
 use crate::sweep::merge::MergeReport;
 use crate::sweep::{self, Grid, Outcome, Plan, PointSeq, Shard, SweepError, SweepOptions};
 
@@ -114,7 +114,12 @@ impl Sweep {
                 .check(&limits, false)
                 .map_err(|e| named(e.into()))?,
             // Worded as the estimate words it, so --force changes nothing of the message.
-            true => plan.check_points(&runner, PointSeq::of(plan.grid.points(), shard))?,
+            true => {
+                plan.check_points(&runner, PointSeq::of(plan.grid.points(), shard))?;
+                // A point that cannot end before its horizon is refused under --force too.
+                let past = estimate(&runner, &plan, shard)?.past_horizon;
+                past.map_or(Ok(()), |why| Err(named(LimitError::PastHorizon(why).into())))?
+            }
         }
         Ok(Sweep { runner, plan, file: Some((origin, shard)) })
     }

@@ -49,22 +49,13 @@ pub struct TuneRequest {
     pub force: bool,
 }
 
-/// The strategy parameters `tune` can vary, in full and in every short spelling.
-const STRATEGY_PARAMS: [&str; 6] = [
-    "max_wait",
-    "wait_first.max_wait",
-    "strategy.wait_first.max_wait",
-    "interval",
-    "stagger.interval",
-    "strategy.stagger.interval",
-];
-
 /// Refuse a strategy parameter tune cannot vary, a key of no modelled quantity, or an
 /// undotted key that is no parameter, suggesting the closest spelling; dotted experiment keys
 /// are checked by the resolver (which suggests too).
 fn check_param(param: &str) -> Result<(), Error> {
     let key = canonical_key(param);
-    if STRATEGY_PARAMS.iter().any(|p| canonical_key(p) == key) {
+    let spellings = config::names::strategy_param_spellings();
+    if spellings.iter().any(|p| canonical_key(p) == key) {
         return Ok(());
     }
     if not_modelled(&key) {
@@ -78,7 +69,7 @@ fn check_param(param: &str) -> Result<(), Error> {
     if param.contains('.') && !key.starts_with("strategy.") {
         return Ok(());
     }
-    let hint = config::call::did_you_mean(param, STRATEGY_PARAMS)
+    let hint = config::call::did_you_mean(param, spellings.iter().map(String::as_str))
         .map(|s| format!("did you mean `{s}`? "))
         .unwrap_or_default();
     Err(Error::Usage(format!(

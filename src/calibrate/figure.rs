@@ -107,7 +107,7 @@ fn draw_panel<DB: DrawingBackend>(
     hi: f64,
 ) -> DrawResult {
     let caption = format!(
-        "{} ({} req., median |error| {} s)",
+        "{} ({} req., median abs error {} s)",
         m.preset.unwrap_or(&m.model),
         m.requests,
         num(m.median_abs_error_s)

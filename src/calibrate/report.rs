@@ -148,8 +148,8 @@ pub fn text(cal: &Calibration, inputs: &str, validated: Option<&str>) -> String 
         "cached tok/s",
         "attention tok²/s",
         "decode tok/s",
-        "MAE s",
-        "MAE 2024 s",
+        "median abs error s",
+        "2024 figures s",
     ];
     let rows: Vec<Vec<String>> = cal
         .models
@@ -189,7 +189,7 @@ pub fn text(cal: &Calibration, inputs: &str, validated: Option<&str>) -> String 
 /// The backtest for people: per model, requests, median abs error and the shares above the
 /// predicted quantiles (a model with no request in the files: `-`).
 fn validation_table(cal: &Calibration, files: &str) -> String {
-    let header = ["model", "requests", "MAE s", "> p50", "> p90", "> p95", "> p99"];
+    let header = ["model", "requests", "median abs error s", "> p50", "> p90", "> p95", "> p99"];
     let rows: Vec<Vec<String>> = cal
         .models
         .iter()

@@ -191,11 +191,13 @@ fn window(tokens: u64, long: Option<u64>) -> String {
     }
 }
 
-/// `200k`, `1M`, `1050k`.
+/// Tokens in one format: thousands below a million (`200k`, `272k`), millions from one
+/// (`1M`, `1.05M`, Gemini's 1,048,576 as `1.049M`), at most 3 decimals, trailing zeros cut.
 fn short(t: u64) -> String {
+    use crate::numfmt::fixed;
     match t {
-        t if t >= 1_000_000 && t % 1_000_000 == 0 => format!("{}M", t / 1_000_000),
-        t if t % 1_000 == 0 => format!("{}k", t / 1_000),
+        t if t >= 1_000_000 => format!("{}M", fixed(3, t as f64 / 1e6)),
+        t if t >= 1_000 => format!("{}k", fixed(1, t as f64 / 1e3)),
         t => t.to_string(),
     }
 }

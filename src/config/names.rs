@@ -45,6 +45,102 @@ pub const KIND_NAMES: [&str; 7] = [
     "fork_deny_at_call",
 ];
 
+/// The strategy parameters by their short names: one table for `--set`, `[sweep]` keys and
+/// `tune --param`, which accept each parameter as `max_wait`, `wait_first.max_wait` and
+/// `strategy.wait_first.max_wait` alike.
+pub const STRATEGY_PARAMS: [(&str, &str); 2] =
+    [("max_wait", "wait_first.max_wait"), ("interval", "stagger.interval")];
+
+/// Every spelling of the strategy parameters: short, `<strategy>.<param>`, full.
+pub fn strategy_param_spellings() -> Vec<String> {
+    let each = |(short, long): &(&str, &str)| {
+        [short.to_string(), long.to_string(), format!("strategy.{long}")]
+    };
+    STRATEGY_PARAMS.iter().flat_map(each).collect()
+}
+
+/// The full form of a key: `max_wait` and `wait_first.max_wait` ->
+/// `strategy.wait_first.max_wait` (a strategy's name first is its parameter); any other key
+/// as it is.
+pub fn canonical_key(key: &str) -> String {
+    if let Some((_, long)) = STRATEGY_PARAMS.iter().find(|(short, _)| *short == key) {
+        return format!("strategy.{long}");
+    }
+    match key.split_once('.') {
+        Some((name, _)) if STRATEGY_NAMES.contains(&name) => format!("strategy.{key}"),
+        _ => key.to_string(),
+    }
+}
+
+/// `label` with `param=value` set, if `label` is a strategy named `name` (the label as text:
+/// whether the result parses is the resolver's to say).
+pub fn with_param(label: &str, name: &str, param: &str, value: &str) -> Option<String> {
+    let label = label.trim();
+    let (head, args) = match label.split_once('(') {
+        Some((h, a)) => (h.trim(), a.trim_end().strip_suffix(')')?),
+        None => (label, ""),
+    };
+    if head != name {
+        return None;
+    }
+    let mut pairs: Vec<(String, String)> = args
+        .split(',')
+        .filter(|a| !a.trim().is_empty())
+        .map(|a| match a.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
+            None => (a.trim().to_string(), String::new()),
+        })
+        .collect();
+    match pairs.iter_mut().find(|(k, _)| k == param) {
+        Some(p) => p.1 = value.to_string(),
+        None => pairs.insert(0, (param.to_string(), value.to_string())),
+    }
+    let args: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    Some(format!("{name}({})", args.join(", ")))
+}
+
+/// Set `param=value` in every strategy of `list` named `name`; strategies that become the same
+/// label are kept once, at the first's place (`max_wait=3s` over `wait_first(max_wait=2s)` and
+/// `wait_first(max_wait=5s)` runs one `wait_first(max_wait=3s)`). Whether one was found.
+pub fn set_param_in(list: &mut Vec<toml::Value>, name: &str, param: &str, value: &str) -> bool {
+    let mut found = false;
+    for s in list.iter_mut() {
+        if let Some(new) = s.as_str().and_then(|label| with_param(label, name, param, value)) {
+            *s = toml::Value::String(new);
+            found = true;
+        }
+    }
+    let mut seen = Vec::new();
+    list.retain(|s| match s.as_str() {
+        Some(label) if seen.contains(&label.to_string()) => false,
+        Some(label) => {
+            seen.push(label.to_string());
+            true
+        }
+        None => true,
+    });
+    found
+}
+
+/// The known key closest to `key`, an unknown dotted key, outside its own section: a
+/// strategy parameter's spelling a letter or two away (`max_wiat`), or the key among `known`
+/// (every dotted key, sorted) with the same last part (`ttl` -> `cache.ttl`, `workload.horizon`
+/// -> `limits.horizon`), else a last part a letter or two away.
+pub fn key_elsewhere(key: &str, known: &[String]) -> Option<String> {
+    let spellings = strategy_param_spellings();
+    if let Some(s) = super::call::did_you_mean(key, spellings.iter().map(String::as_str)) {
+        return Some(s.to_string());
+    }
+    let last_of = |k: &str| k.rsplit('.').next().unwrap_or(k).to_string();
+    let last = last_of(key);
+    if let Some(same) = known.iter().find(|k| last_of(k) == last) {
+        return Some(same.clone());
+    }
+    let lasts: Vec<String> = known.iter().map(|k| last_of(k)).collect();
+    let close = super::call::did_you_mean(&last, lasts.iter().map(String::as_str))?;
+    known.iter().find(|k| last_of(k) == close).cloned()
+}
+
 /// Parse `eager`, `wait_first(max_wait=5s[, release=on_ready|timer])`, `stagger(interval=1s)`,
 /// `sequential`, `prewarm`.
 pub fn parse_strategy(text: &str) -> Result<Strategy, NameError> {
@@ -182,5 +278,35 @@ mod tests {
             AgentKind::ForkDropTool { tool: "Bash".into() }
         );
         assert!(parse_kind("spoon").is_err());
+    }
+
+    #[test]
+    fn short_names_are_strategy_parameters() {
+        for k in ["max_wait", "wait_first.max_wait", "strategy.wait_first.max_wait"] {
+            assert_eq!(canonical_key(k), "strategy.wait_first.max_wait");
+        }
+        assert_eq!(canonical_key("interval"), "strategy.stagger.interval");
+        assert_eq!(canonical_key("workload.agents"), "workload.agents");
+        let label = with_param("wait_first(max_wait=2s)", "wait_first", "max_wait", "3s");
+        assert_eq!(label.as_deref(), Some("wait_first(max_wait=3s)"));
+        assert_eq!(with_param("eager", "wait_first", "max_wait", "3s"), None);
+        let mut list: Vec<toml::Value> =
+            ["eager", "wait_first(max_wait=2s)", "wait_first(max_wait=5s)", "prewarm"]
+                .map(toml::Value::from)
+                .to_vec();
+        assert!(set_param_in(&mut list, "wait_first", "max_wait", "3s"));
+        let want = ["eager", "wait_first(max_wait=3s)", "prewarm"].map(toml::Value::from);
+        assert_eq!(list, want);
+        assert!(!set_param_in(&mut list, "stagger", "interval", "1s"));
+    }
+
+    #[test]
+    fn an_unknown_key_finds_its_section() {
+        let known = ["cache.ttl", "limits.horizon", "workload.agents"].map(String::from);
+        assert_eq!(key_elsewhere("max_wiat", &known).as_deref(), Some("max_wait"));
+        assert_eq!(key_elsewhere("ttl", &known).as_deref(), Some("cache.ttl"));
+        assert_eq!(key_elsewhere("workload.horizon", &known).as_deref(), Some("limits.horizon"));
+        assert_eq!(key_elsewhere("agentz", &known).as_deref(), Some("workload.agents"));
+        assert_eq!(key_elsewhere("zzzzzzzz", &known), None);
     }
 }

@@ -224,3 +224,23 @@ fn hosted_sections(c: &CacheParams) -> (Option<OpenAiSection>, Option<GeminiSect
         Policy::Anthropic | Policy::EveryBlock | Policy::Vllm | Policy::Sglang => (None, None),
     }
 }
+
+/// The dotted keys of `exp` as it is rendered, sorted (the sections it lacks, such as
+/// `[rate_limits]` of a default experiment, are not among them): where an unknown key's hint
+/// looks outside its own section.
+pub fn dotted_keys(exp: &ExperimentSpec) -> Vec<String> {
+    fn walk(t: &toml::Table, prefix: &str, out: &mut Vec<String>) {
+        for (k, v) in t {
+            match v {
+                toml::Value::Table(sub) => walk(sub, &format!("{prefix}{k}."), out),
+                _ => out.push(format!("{prefix}{k}")),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    if let Ok(table) = render(exp).parse::<toml::Table>() {
+        walk(&table, "", &mut out);
+    }
+    out.sort();
+    out
+}

@@ -12,6 +12,7 @@ use super::fields::{with_base_dir, GetOr, Name};
 use super::file::*;
 use super::latency_file::LatencyFile;
 use super::latency_presets::{self, LatencyPreset};
+use super::names::key_elsewhere;
 use super::{call::did_you_mean, presets};
 use crate::cache::{CacheParams, HostedParams, ModelParams, Policy, ThinkingHistory, Ttl};
 use crate::dist::Dist;
@@ -67,6 +68,14 @@ fn placed(
         let known: Vec<&str> = names.collect();
         let section = key.strip_suffix(name).unwrap_or_default();
         let mut e = at.section(section).unknown(name, known.iter().copied());
+        if let ConfigError::UnknownKey { key, hint, .. } = &mut e {
+            // None close in its section: the closest in another (`ttl` -> `cache.ttl`).
+            let known = || resolve(&toml::Table::new(), "").map(|d| super::render::dotted_keys(&d));
+            if let Some(k) = hint.is_empty().then(known).and_then(Result::ok) {
+                let near = key_elsewhere(key, &k);
+                hint.push_str(&near.map(|n| format!(" (did you mean `{n}`?)")).unwrap_or_default());
+            }
+        }
         if let (ConfigError::UnknownKey { hint, .. }, "report.") = (&mut e, section) {
             hint.push_str(&format!(" ([report] accepts {})", known.join(", ")));
         }

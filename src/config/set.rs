@@ -1,6 +1,10 @@
 //! `--set key=value` on a raw experiment table: the value is parsed as a TOML value, and
 //! anything that is not one (`1h`, `fork_drop_tool(tool=Bash)`) is taken as a bare string.
+//! A strategy parameter by any of the names `tune --param` and `[sweep]` take (`max_wait`,
+//! `wait_first.max_wait`, `strategy.wait_first.max_wait`: `names::STRATEGY_PARAMS`) is set in
+//! every listed strategy of that name.
 
+use super::names::{canonical_key, set_param_in};
 use super::ConfigError;
 
 /// Apply one `dotted.key=value` assignment.
@@ -14,10 +18,39 @@ pub fn apply_set(table: &mut toml::Table, assignment: &str) -> Result<(), Config
     if value.is_empty() {
         return Err(bad("the value is empty"));
     }
-    set_key(table, key, parse_set_value(value)).map_err(|e| match e {
+    let value = parse_set_value(value);
+    if let Some(rest) = canonical_key(key).strip_prefix("strategy.") {
+        return set_strategy_param(table, rest, &value).map_err(|reason| bad(&reason));
+    }
+    set_key(table, key, value).map_err(|e| match e {
         ConfigError::BadSet { reason, .. } => bad(&reason),
         other => other,
     })
+}
+
+/// Set the parameter `rest` (`wait_first.max_wait`) to `value` in every strategy of
+/// `strategies` of that name (the default strategies when the table lists none); those that
+/// become the same are run once.
+fn set_strategy_param(
+    table: &mut toml::Table,
+    rest: &str,
+    value: &toml::Value,
+) -> Result<(), String> {
+    let Some((name, param)) = rest.split_once('.').filter(|(_, p)| !p.contains('.')) else {
+        return Err(format!("`strategy.{rest}`: expected `<strategy>.<param>`"));
+    };
+    let text = match value {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let defaults = || super::resolve::DEFAULT_STRATEGIES.map(toml::Value::from).to_vec();
+    let list = table.entry("strategies").or_insert_with(|| toml::Value::Array(defaults()));
+    let list = list.as_array_mut().ok_or("`strategies` is not a list of strategies")?;
+    if set_param_in(list, name, param, &text) {
+        return Ok(());
+    }
+    let labels: Vec<&str> = list.iter().filter_map(toml::Value::as_str).collect();
+    Err(format!("no `{name}` strategy in `strategies` ({})", super::capped(&labels.join(", "))))
 }
 
 /// A TOML value if `text` is one, else the text as a string.

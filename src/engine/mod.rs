@@ -20,6 +20,7 @@
 //! a binary search with one `Vec::insert` (the search and the `memmove` call cost what the
 //! walk does), in instructions and in time on the peer fan-out (16 agents).
 
+use crate::numfmt::clock;
 use crate::time::{SimDuration, SimTime};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -45,9 +46,9 @@ impl Bounds {
 /// Why a run stopped before its queue emptied. The queue still holds the undelivered events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
-    #[error("event limit reached: {max_events} events delivered by t = {} us and more are pending (raise limits.max_events)", .now_us.as_us())]
+    #[error("event limit reached: {max_events} events delivered by t = {} and more are pending (raise limits.max_events)", clock(.now_us.as_us()))]
     EventLimit { max_events: u64, now_us: SimTime },
-    #[error("horizon reached: the next event is at {} us, past the horizon of {} us (raise limits.horizon)", .next_us.as_us(), .horizon_us.as_us())]
+    #[error("horizon reached: the next event is at {}, past the horizon of {} (raise limits.horizon)", clock(.next_us.as_us()), clock(.horizon_us.as_us()))]
     Horizon { horizon_us: SimTime, next_us: SimTime },
 }
 

@@ -413,8 +413,8 @@ fn pivot_table(r: &Results, rows: Vec<Vec<String>>) -> Block {
 /// replications in which each cap saved nothing.
 fn nothing_table(r: &Results, caps: &[Cap], rows: Vec<Vec<String>>) -> [Block; 2] {
     let para = Block::Para(
-        "How often each cap saves nothing: the share of replications in which the hold made as \
-         many redundant writes as `eager` (the first writer's first token came after the cap, \
+        "How often each cap saves nothing: the share of replications in which the hold wrote as \
+         many redundant cache entries as `eager` (the first writer's first token came after the cap, \
          or the policy gives the held agents nothing to read)."
             .into(),
     );

@@ -170,7 +170,7 @@ fn replay_blocks(v: &serde_json::Value) -> Vec<Block> {
             "hit rate (%)",
             "cost (USD)",
             "saving vs uncached (USD)",
-            "redundant writes",
+            "redundant entries written",
         ];
         out.push(Block::Table(head.map(String::from).into(), rows));
     }
@@ -360,7 +360,7 @@ fn comparison(r: &Results) -> Vec<Block> {
             "hit rate (%)",
             "makespan (s)",
             "mean per-replication p99 launch wait (s)",
-            "redundant writes",
+            "redundant entries written",
         ]
         .map(String::from),
     );

@@ -270,7 +270,8 @@ pub fn table_text(
     s.push('\n');
     s.push_str(&table::comparison_table(&rows));
     s.push_str(
-        "\nmeans over replications (cost: ± 95% CI); *_pooled: percentiles over all agents of all \
+        "\nmeans over replications (cost: ± 95% CI); redundant entries: cache entries (not agents) \
+         written over a pending equal entry; *_pooled: percentiles over all agents of all \
          replications together; rate-limited: 429 responses per run\n",
     );
     if exp.workload.parent_turn_every_us > 0 {

@@ -54,20 +54,28 @@ impl TimeUnit {
 /// One column of the comparison table: a heading over a sub-heading (the group heading is
 /// written once over a run of columns that share it), and a cell per row.
 struct Column {
-    group: &'static str,
+    group: String,
     name: String,
     cells: Vec<String>,
 }
 
-/// A column of durations (seconds per row) in the unit its largest value calls for.
-fn time_column(group: &'static str, name: &str, values: Vec<f64>) -> Column {
-    let unit = TimeUnit::for_max(values.iter().copied().fold(0.0, f64::max));
-    let cells = values.iter().map(|&v| unit.fmt(v)).collect();
-    Column { group, name: format!("{name} ({})", unit.name()), cells }
+/// Columns of durations (seconds per row) that a reader compares, under one group heading
+/// that states their one unit, the unit their largest value calls for: `launch_wait_pooled
+/// (s)` over `p50` and `p99`, never `p50 (ms)` beside `p99 (s)`.
+fn time_group(group: &str, columns: &[(&str, Vec<f64>)]) -> Vec<Column> {
+    let max = columns.iter().flat_map(|(_, v)| v.iter().copied()).fold(0.0, f64::max);
+    let unit = TimeUnit::for_max(max);
+    let group = format!("{group} ({})", unit.name());
+    let column = |(name, values): &(&str, Vec<f64>)| Column {
+        group: group.clone(),
+        name: name.to_string(),
+        cells: values.iter().map(|&v| unit.fmt(v)).collect(),
+    };
+    columns.iter().map(column).collect()
 }
 
-fn column(group: &'static str, name: &str, cells: Vec<String>) -> Column {
-    Column { group, name: name.to_string(), cells }
+fn column(group: &str, name: &str, cells: Vec<String>) -> Column {
+    Column { group: group.to_string(), name: name.to_string(), cells }
 }
 
 /// The comparison table. Costs relative to `eager` when it is one of the rows. Latency
@@ -78,7 +86,7 @@ pub fn comparison_table(rows: &[Row<'_>]) -> String {
         rows.iter().find(|r| r.label == "eager").map(|r| r.aggregate.stat("cost_usd").mean);
     let each = |f: &dyn Fn(&Aggregate) -> String| rows.iter().map(|r| f(r.aggregate)).collect();
     let secs = |f: &dyn Fn(&Aggregate) -> f64| rows.iter().map(|r| f(r.aggregate)).collect();
-    let columns = [
+    let mut columns = vec![
         column("", "strategy", rows.iter().map(|r| r.label.to_string()).collect()),
         column(
             "",
@@ -97,19 +105,27 @@ pub fn comparison_table(rows: &[Row<'_>]) -> String {
             }),
         ),
         column("", "hit rate", each(&|a| format!("{:.1}%", 100.0 * a.stat("hit_rate").mean))),
-        column("redundant", "writes", each(&|a| format!("{:.2}", a.stat("redundant_writes").mean))),
-        time_column("launch_wait_pooled", "p50", secs(&|a| a.ladder_of("launch_wait")[0])),
-        time_column("launch_wait_pooled", "p99", secs(&|a| a.ladder_of("launch_wait")[2])),
-        time_column("completion_pooled", "p50", secs(&|a| a.ladder_of("completion")[0])),
-        time_column("completion_pooled", "p99", secs(&|a| a.ladder_of("completion")[2])),
-        time_column("makespan", "mean", secs(&|a| a.stat("makespan_s").mean)),
+        column(
+            "redundant",
+            "entries",
+            each(&|a| format!("{:.2}", a.stat("redundant_writes").mean)),
+        ),
+    ];
+    let ladder = |name: &str, at: usize| secs(&|a| a.ladder_of(name)[at]);
+    for (group, name) in
+        [("launch_wait_pooled", "launch_wait"), ("completion_pooled", "completion")]
+    {
+        columns.extend(time_group(group, &[("p50", ladder(name, 0)), ("p99", ladder(name, 2))]));
+    }
+    columns.extend(time_group("makespan", &[("mean", secs(&|a| a.stat("makespan_s").mean))]));
+    columns.extend([
         column(
             "agents",
             "per min",
             each(&|a| format!("{:.2}", a.stat("throughput_agents_per_min").mean)),
         ),
         column("rate-limited", "per run", each(&|a| format!("{:.2}", a.stat("rate_limited").mean))),
-    ];
+    ]);
     align(&columns)
 }
 
@@ -124,7 +140,13 @@ fn align(columns: &[Column]) -> String {
     let spans = group_spans(columns);
     for &(start, end) in &spans {
         let span = width[start..end].iter().sum::<usize>() + 2 * (end - start - 1);
-        width[end - 1] += count(columns[start].group).saturating_sub(span);
+        // A heading wider than its columns widens them alike, the remainder to the last.
+        let extra = count(&columns[start].group).saturating_sub(span);
+        let n = end - start;
+        for w in &mut width[start..end] {
+            *w += extra / n;
+        }
+        width[end - 1] += extra % n;
     }
     let line = |cells: &[String]| {
         let mut out = String::new();
@@ -144,7 +166,7 @@ fn align(columns: &[Column]) -> String {
         let (start, end) = spans.iter().copied().find(|&(s, _)| s == c).unwrap_or((c, c + 1));
         let span = width[start..end].iter().sum::<usize>() + 2 * (end - start - 1);
         let sep = if start == 0 { "" } else { "  " };
-        groups.push_str(&format!("{sep}{:>span$}", columns[start].group));
+        groups.push_str(&format!("{sep}{:>span$}", &columns[start].group));
         c = end;
     }
     if !groups.trim().is_empty() {
@@ -220,15 +242,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_column_of_durations_has_one_unit_and_precision() {
-        let c = time_column("g", "p99", vec![0.0, 0.25, 5.0]);
+    fn a_group_of_durations_has_one_unit_stated_once() {
+        let g = time_group("wait", &[("p50", vec![0.0012, 0.25]), ("p99", vec![0.0, 5.0])]);
+        assert_eq!(g[0].group, "wait (s)");
+        assert_eq!((g[0].name.as_str(), &g[0].cells), ("p50", &vec!["0.00".into(), "0.25".into()]));
+        assert_eq!((g[1].name.as_str(), &g[1].cells), ("p99", &vec!["0.00".into(), "5.00".into()]));
+        let g = time_group("wait", &[("p50", vec![0.0012, 0.25])]);
         assert_eq!(
-            (c.name.as_str(), c.cells),
-            ("p99 (s)", vec!["0.00".into(), "0.25".into(), "5.00".into()])
+            (g[0].group.as_str(), &g[0].cells),
+            ("wait (ms)", &vec!["1.2".into(), "250.0".into()])
         );
-        let c = time_column("g", "p50", vec![0.0012, 0.25]);
-        assert_eq!((c.name.as_str(), c.cells), ("p50 (ms)", vec!["1.2".into(), "250.0".into()]));
         assert_eq!(TimeUnit::for_max(300.0).fmt(186.0), "3.10");
+    }
+
+    #[test]
+    fn the_run_table_states_each_time_unit_once() {
+        let text = comparison_table(&[]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0].matches(" (ms)").count(), 3, "{text}");
+        for unit in ["(ms)", "(s)", "(min)"] {
+            assert!(!lines[1].contains(unit), "{text}");
+        }
     }
 
     #[test]
@@ -241,8 +275,9 @@ mod tests {
         let text = align(&columns);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[0], format!("{}launch_wait_pooled", " ".repeat(10)));
-        assert_eq!(lines[1], "strategy  p50 (s)    p99 (s)");
-        assert_eq!(lines[3], format!("eager{}1.00{}2.00", " ".repeat(8), " ".repeat(7)));
+        // The heading is 2 wider than its columns: each widens by 1.
+        assert_eq!(lines[1], "strategy   p50 (s)   p99 (s)");
+        assert_eq!(lines[3], format!("eager{}1.00{}2.00", " ".repeat(9), " ".repeat(6)));
         assert!(lines[0].len() <= lines[1].len());
     }
 }

@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 use super::journal::{JournalError, PointSeq, Writer};
 use super::point::PointRecord;
@@ -111,8 +111,11 @@ fn progress_bar(total: u64, done: u64, show: bool) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     let style =
-        ProgressStyle::with_template("{bar:40} {pos}/{len} points  {per_sec}  ETA {eta}  {msg}")
-            .expect("static progress template");
+        ProgressStyle::with_template("{bar:40} {pos}/{len} points  {rate}  ETA {eta}  {msg}")
+            .expect("static progress template")
+            .with_key("rate", |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&crate::numfmt::per_sec(state.per_sec()));
+            });
     bar.set_style(style);
     bar.set_position(done);
     bar.reset_eta();

@@ -1,25 +1,14 @@
 //! Setting a sweep axis's value into an experiment table: a dotted key (`workload.agents`), or
 //! a strategy parameter `strategy.<name>.<param>` (e.g. `strategy.wait_first.max_wait`), which
 //! rewrites that parameter in every listed strategy of that name (`max_wait` alone is short for
-//! `strategy.wait_first.max_wait`, `interval` for `strategy.stagger.interval`).
+//! `strategy.wait_first.max_wait`, `interval` for `strategy.stagger.interval`: the one table of
+//! short names, `config::names::STRATEGY_PARAMS`, that `--set` and `tune --param` share).
 //!
 //! Knows the strategy label syntax `name(k=v, ...)` only as text; whether the result is a valid
 //! experiment is decided by the resolver.
 
-/// The full form of a key: `max_wait` and `wait_first.max_wait` ->
-/// `strategy.wait_first.max_wait` (a strategy's name first is its parameter).
-pub fn canonical_key(key: &str) -> String {
-    match key {
-        "max_wait" => "strategy.wait_first.max_wait".into(),
-        "interval" => "strategy.stagger.interval".into(),
-        other => match other.split_once('.') {
-            Some((name, _)) if crate::config::names::STRATEGY_NAMES.contains(&name) => {
-                format!("strategy.{other}")
-            }
-            _ => other.to_string(),
-        },
-    }
-}
+pub use crate::config::names::canonical_key;
+use crate::config::names::set_param_in;
 
 /// Why an axis value cannot be set (the key is named in full).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -129,43 +118,9 @@ fn set_strategy_param(
         .get_mut("strategies")
         .and_then(|s| s.as_array_mut())
         .ok_or_else(|| KeyError::NoStrategies { rest: rest.into() })?;
-    let mut found = false;
-    for s in list.iter_mut() {
-        let Some(label) = s.as_str() else { continue };
-        if let Some(new) = with_param(label, name, param, &text) {
-            *s = toml::Value::String(new);
-            found = true;
-        }
-    }
-    if found {
+    if set_param_in(list, name, param, &text) {
         Ok(())
     } else {
         Err(KeyError::NoSuchStrategy { rest: rest.into(), name: name.into() })
     }
-}
-
-/// `label` with `param=value` set, if `label` is a strategy named `name`.
-fn with_param(label: &str, name: &str, param: &str, value: &str) -> Option<String> {
-    let label = label.trim();
-    let (head, args) = match label.split_once('(') {
-        Some((h, a)) => (h.trim(), a.trim_end().strip_suffix(')')?),
-        None => (label, ""),
-    };
-    if head != name {
-        return None;
-    }
-    let mut pairs: Vec<(String, String)> = args
-        .split(',')
-        .filter(|a| !a.trim().is_empty())
-        .map(|a| match a.split_once('=') {
-            Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
-            None => (a.trim().to_string(), String::new()),
-        })
-        .collect();
-    match pairs.iter_mut().find(|(k, _)| k == param) {
-        Some(p) => p.1 = value.to_string(),
-        None => pairs.insert(0, (param.to_string(), value.to_string())),
-    }
-    let args: Vec<String> = pairs.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    Some(format!("{name}({})", args.join(", ")))
 }

@@ -70,7 +70,7 @@ fn the_horizon_stops_a_run() {
     assert_eq!(err, EngineError::Horizon { horizon_us: t(100), next_us: t(101) });
     assert_eq!(
         err.to_string(),
-        "horizon reached: the next event is at 101 us, past the horizon of 100 us \
+        "horizon reached: the next event is at 0.000101s, past the horizon of 0.0001s \
          (raise limits.horizon)"
     );
 }

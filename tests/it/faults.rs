@@ -383,7 +383,7 @@ fn runs_stopped_by_their_own_limits_are_bad_input() {
     let d = scratch("bounded");
     let f = write(&d, "small.toml", SMALL);
     for (set, needle) in
-        [("limits.horizon=1us", "horizon reached"), ("limits.max_events=3", "event limit reached")]
+        [("limits.horizon=3s", "horizon reached"), ("limits.max_events=3", "event limit reached")]
     {
         check_2(&run(&["run", s(&f), "--set", set]), &[needle, "raise limits."]);
     }
@@ -391,13 +391,13 @@ fn runs_stopped_by_their_own_limits_are_bad_input() {
     check_2(&o, &["can never be admitted", "rate_limits.rpm"]);
     assert!(!d.join("o").exists());
     let tune =
-        ["tune", s(&f), "--param", "max_wait", "--range", "0s,1s", "--set", "limits.horizon=1us"];
+        ["tune", s(&f), "--param", "max_wait", "--range", "0s,1s", "--set", "limits.horizon=3s"];
     check_2(&run(&tune), &["horizon reached"]);
     // A sweep whose third point stops at its horizon: exit 2, and nothing is left behind.
     let g = write(
         &d,
         "sweep.toml",
-        &format!("{SMALL}[sweep]\n\"limits.horizon\" = [\"1h\", \"1h\", \"1us\"]\n"),
+        &format!("{SMALL}[sweep]\n\"limits.horizon\" = [\"1h\", \"1h\", \"3s\"]\n"),
     );
     let out = d.join("sweep");
     check_2(

@@ -132,13 +132,13 @@ impl TuneReport {
             self.param, self.strategy, self.objective, self.replications
         );
         s.push_str(&format!(
-            "{:>12} {:>14} {:>12} {:>12} {:>22} {:>14} {:>9}\n",
+            "{:>12} {:>14} {:>12} {:>12} {:>26} {:>16} {:>9}\n",
             "value",
             "objective",
             "±95% CI",
             "cost_usd",
-            "launch_wait_pooled_p99",
-            "makespan_p95",
+            "launch_wait_pooled_p99 (s)",
+            "makespan_p95 (s)",
             "p_capped"
         ));
         let rec = self.recommended_index;
@@ -147,7 +147,7 @@ impl TuneReport {
             let mark = if Some(i) == rec { "  <- recommended" } else { "" };
             let capped = c.p_cap_before_first_token.map_or("-".to_string(), |p| format!("{p:.2}"));
             s.push_str(&format!(
-                "{:>12} {:>14} {:>12.6} {:>12.6} {:>21.3}s {:>13.3}s {capped:>9}{mark}\n",
+                "{:>12} {:>14} {:>12.6} {:>12.6} {:>26.3} {:>16.3} {capped:>9}{mark}\n",
                 c.label,
                 obj,
                 c.objective_ci95,
