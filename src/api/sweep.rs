@@ -120,6 +120,21 @@ impl Sweep {
     }
 }
 
+impl Sweep {
+    /// The work of the whole grid, estimated as `load` estimates it (`prefixsim check`).
+    #[cfg(feature = "cli")]
+    pub(crate) fn work(&self) -> Result<Estimate, Error> {
+        estimate(&self.runner, &self.plan, None)
+    }
+
+    /// Strategies and replications of the grid's first point (checked by `load`).
+    #[cfg(feature = "cli")]
+    pub(crate) fn first_point_counts(&self) -> (usize, u32) {
+        let spec = self.plan.point_table(0).ok().and_then(|t| self.runner.resolve(&t).ok());
+        spec.map_or((0, 0), |e| (e.strategies.len(), e.replications))
+    }
+}
+
 /// A sweep error of the file `origin`: the input's named after the file, the others as they are.
 fn in_file(origin: &str, e: SweepError) -> Error {
     match e.is_input() {
@@ -196,15 +211,31 @@ pub fn run_sweep(sweep: &Sweep, opts: &SweepOptions) -> Result<SweepSummary, Err
     if file.as_ref().map(|f| f.1) != Some(opts.shard) {
         plan.check_points(runner, PointSeq::of(plan.grid.points(), opts.shard))?;
     }
-    let lock = outdir::lock(&opts.dir)?;
-    let rep = sweep::run_sweep(runner, plan, opts).map_err(|e| {
-        // A failed point removed the journal: leave no empty directory behind either.
-        lock.remove_if_empty();
-        match origin {
-            Some(origin) => in_file(origin, e),
-            None => e.into(),
+    let named = |e: SweepError| match origin {
+        Some(origin) => in_file(origin, e),
+        None => e.into(),
+    };
+    let rep = match opts.resume {
+        true => {
+            let lock = outdir::resume(&opts.dir, sweep::JOURNAL_FILE)?;
+            sweep::run_sweep(runner, plan, opts).map_err(|e| {
+                // A failed point removed the journal: leave no empty directory behind either.
+                lock.remove_if_empty();
+                named(e)
+            })?
         }
-    })?;
+        false => {
+            let hint = "; a sweep journaled there continues with --resume";
+            let hint = if opts.dir.join(sweep::JOURNAL_FILE).is_file() { hint } else { "" };
+            let out = outdir::open(&opts.dir, opts.force, hint)?;
+            let into = SweepOptions { dir: out.path().to_path_buf(), ..opts.clone() };
+            // Dropped on an error: the staging directory (or the one created) goes.
+            let rep = sweep::run_sweep(runner, plan, &into).map_err(named)?;
+            // Interrupted too: the journal of the finished points is what --resume continues.
+            out.commit()?;
+            rep
+        }
+    };
     let (complete, points_done) = match rep.outcome {
         Outcome::Complete => (true, rep.points),
         Outcome::Interrupted { done } => (false, done),
@@ -222,10 +253,11 @@ pub fn run_sweep(sweep: &Sweep, opts: &SweepOptions) -> Result<SweepSummary, Err
 /// Merge the shard directories `dirs` of one sweep (each the `dir` of a sharded `run_sweep`)
 /// into `out`, byte-identical to the sweep run whole, holding `out`'s lock (`prefixsim
 /// merge`); a directory this created is removed again when the merge is refused.
-pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, Error> {
-    let lock = outdir::lock(out)?;
-    sweep::merge::merge(dirs, out).map_err(|e| {
-        lock.remove_if_empty();
-        e.into()
-    })
+pub fn merge_shards(dirs: &[PathBuf], out: &Path, force: bool) -> Result<MergeReport, Error> {
+    sweep::merge::check_not_a_shard(dirs, out)?;
+    let dir = outdir::open(out, force, "")?;
+    // Dropped on an error: the staging directory (or the one created) goes.
+    let rep = sweep::merge::merge(dirs, dir.path())?;
+    dir.commit()?;
+    Ok(rep)
 }

@@ -3,6 +3,7 @@
 mod api_rules;
 mod cache;
 mod calibrate;
+mod check_schema;
 mod cli;
 mod common;
 mod config_api;
@@ -24,6 +25,7 @@ mod library;
 mod model;
 mod model_parts;
 mod models_defined;
+mod out_contract;
 mod plot;
 mod plot_parts;
 mod providers;
