@@ -204,7 +204,8 @@ fn estimate(runner: &ModelRunner, plan: &Plan, shard: Option<Shard>) -> Result<E
 /// and manifest.json once every point is in), holding the directory's lock. The shard's
 /// points are checked first, as the command checks them: values that pass alone but not
 /// together are an input error naming the point and its values, before any point runs or
-/// any file is written.
+/// any file is written. Without `opts.resume`, `opts.dir` must not exist or be empty unless
+/// `opts.force`, which replaces it whole (docs/limits.md, "What --out accepts").
 pub fn run_sweep(sweep: &Sweep, opts: &SweepOptions) -> Result<SweepSummary, Error> {
     let Sweep { runner, plan, file } = sweep;
     let origin = file.as_ref().map(|(origin, _)| origin);
@@ -229,8 +230,17 @@ pub fn run_sweep(sweep: &Sweep, opts: &SweepOptions) -> Result<SweepSummary, Err
             let hint = if opts.dir.join(sweep::JOURNAL_FILE).is_file() { hint } else { "" };
             let out = outdir::open(&opts.dir, opts.force, hint)?;
             let into = SweepOptions { dir: out.path().to_path_buf(), ..opts.clone() };
-            // Dropped on an error: the staging directory (or the one created) goes.
-            let rep = sweep::run_sweep(runner, plan, &into).map_err(named)?;
+            let rep = match sweep::run_sweep(runner, plan, &into) {
+                Ok(rep) => rep,
+                Err(e) => {
+                    // A failed point removed its journal, and `out` goes when dropped; another
+                    // failure (I/O) keeps the journal, swapped in for --resume.
+                    if into.dir.join(sweep::JOURNAL_FILE).is_file() {
+                        let _ = out.commit();
+                    }
+                    return Err(named(e));
+                }
+            };
             // Interrupted too: the journal of the finished points is what --resume continues.
             out.commit()?;
             rep
@@ -252,7 +262,8 @@ pub fn run_sweep(sweep: &Sweep, opts: &SweepOptions) -> Result<SweepSummary, Err
 
 /// Merge the shard directories `dirs` of one sweep (each the `dir` of a sharded `run_sweep`)
 /// into `out`, byte-identical to the sweep run whole, holding `out`'s lock (`prefixsim
-/// merge`); a directory this created is removed again when the merge is refused.
+/// merge`); a directory this created is removed again when the merge is refused. `out` must
+/// not exist or be empty unless `force`, which replaces it whole (`prefixsim merge --force`).
 pub fn merge_shards(dirs: &[PathBuf], out: &Path, force: bool) -> Result<MergeReport, Error> {
     sweep::merge::check_not_a_shard(dirs, out)?;
     let dir = outdir::open(out, force, "")?;
