@@ -170,6 +170,10 @@ pub struct OutDir {
 /// unless `force` (then the files go to a staging directory that `OutDir::commit` swaps in).
 /// Locked: a second process writing `dir` is refused. `hint` ends a refusal (see `check_empty`).
 pub fn open(dir: &Path, force: bool, hint: &'static str) -> Result<OutDir, OutDirError> {
+    if dir.is_dir() {
+        // A directory another process is writing is said so, before it is called not empty.
+        drop(lock_handle(dir)?);
+    }
     check_empty(dir, force, hint)?;
     let lock = lock(dir)?;
     if is_empty(dir) {
