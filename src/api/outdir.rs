@@ -89,6 +89,7 @@ fn is_empty(dir: &Path) -> bool {
 
 /// Refuse `file` when it exists, unless `force`; a directory, FIFO or device there is refused
 /// even so (the file is written to `NAME.tmp` and renamed, which would replace none of them).
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub fn check_file(file: &Path, force: bool) -> Result<(), OutDirError> {
     if let Err(e) = crate::results::replaceable(file) {
         return Err(OutDirError::NotAFile { path: e.path, source: e.source });
@@ -197,6 +198,7 @@ impl OutDir {
     }
 
     /// Where `written` (a path under `path`) is once committed: under `--out`.
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     pub fn shown(&self, written: &Path) -> PathBuf {
         match (&self.staging, written.strip_prefix(self.path())) {
             (Some(_), Ok(rest)) => self.lock.dir.join(rest),
@@ -250,6 +252,7 @@ impl Drop for OutDir {
 /// Open `dir` to continue a sweep in place (`sweep --resume`), locked. A replacing sweep that
 /// was killed left its journal in the staging directory: that directory is swapped in first,
 /// so that no finished point is lost.
+#[cfg_attr(not(feature = "sweep"), allow(dead_code))]
 pub fn resume(dir: &Path, journal: &str) -> Result<DirLock, OutDirError> {
     let lock = lock(dir)?;
     let Some(new) = sibling(dir, "new").filter(|n| n.join(journal).is_file()) else {
