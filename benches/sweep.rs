@@ -43,6 +43,7 @@ fn bench(points: u64, reps: u32, jobs: usize) {
         dir: dir.clone(),
         shard: None,
         resume: false,
+        force: true,
         exec: ExecOptions { jobs, progress: false, ctrl_c: false, throttle_ms: 0 },
     };
     let t = Instant::now();

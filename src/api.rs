@@ -8,9 +8,11 @@
 //! Every call fails with the one `Error`, whose cause is the failing module's typed error.
 
 mod calibrate;
+#[cfg(feature = "cli")]
+mod check;
 mod error;
 mod experiment;
-mod outdir;
+pub(crate) mod outdir;
 mod replay;
 mod run;
 #[cfg(feature = "sweep")]
@@ -19,6 +21,8 @@ mod sweep;
 mod tune;
 
 pub use calibrate::{calibrate_files, LatencyFit};
+#[cfg(feature = "cli")]
+pub(crate) use check::check;
 pub use error::Error;
 pub use experiment::Experiment;
 pub use outdir::OutDirError;

@@ -73,7 +73,7 @@
 //! assert_eq!((sweep.points(), sweep.axes()), (3, vec!["workload.agents".to_string()]));
 //! let dir = std::env::temp_dir().join(format!("prefixsim-doc-sweep-{}", std::process::id()));
 //! let exec = ExecOptions { jobs: 2, progress: false, ctrl_c: false, throttle_ms: 0 };
-//! let opts = SweepOptions { dir: dir.clone(), shard: None, resume: false, exec };
+//! let opts = SweepOptions { dir: dir.clone(), shard: None, resume: false, force: false, exec };
 //! let done = prefixsim::run_sweep(&sweep, &opts)?;
 //! assert!(done.complete);
 //! assert!(dir.join("summary.csv").exists());

@@ -19,7 +19,8 @@ pub struct RunOptions {
     /// Threads for replications; `None`: all cores. Never changes a result.
     pub jobs: Option<usize>,
     /// Also write the result files (manifest.json, summary.csv, runs.csv, histograms/) here:
-    /// a directory that does not exist or is empty (unless `force`), locked while written.
+    /// a directory that does not exist or is empty (unless `force`, which replaces it
+    /// atomically), locked while the run runs and its files are written.
     pub out: Option<PathBuf>,
     /// With `out`: also write trace.csv (every agent's segments in replication 0).
     pub trace: bool,
@@ -27,8 +28,8 @@ pub struct RunOptions {
     /// recorded as the run goes, so the trace's memory is bounded by N however many agents
     /// run (the page's timeline); `None`: every agent.
     pub trace_lanes: Option<u32>,
-    /// Start even when the estimated work is above the experiment's `[limits]`, and write
-    /// `out` over the files in it (as `--force` does).
+    /// Start even when the estimated work is above the experiment's `[limits]`, and replace
+    /// `out` when it holds files (as `--force` does).
     pub force: bool,
     /// Also search the hold answer (`Experiment::hold_answer`) when the experiment asks for
     /// it (`[report] answer = "hold_cap"`); with `out`, written as hold.json. Needs the
@@ -86,9 +87,11 @@ impl Experiment {
             let estimate = limits::estimate_run_traced(exp, opts.out.is_some(), full_trace);
             estimate.check(&WorkLimits::from_table(&self.table), false)?;
         }
-        if let Some(dir) = &opts.out {
-            outdir::check_empty(dir, opts.force)?;
-        }
+        // Opened (and locked) before the work: a directory that will be refused is refused now.
+        let out = match &opts.out {
+            Some(dir) => Some(outdir::open(dir, opts.force, "")?),
+            None => None,
+        };
         let runner = self.runner();
         let jobs = opts.jobs.unwrap_or_else(exec::default_jobs).max(1);
         let outcomes = exec::execute(&runner, exp, jobs, opts.progress)?;
@@ -101,13 +104,13 @@ impl Experiment {
                 false => None,
             },
         };
-        if let Some(dir) = &opts.out {
+        if let Some(out) = out {
+            let dir = &out.path().to_path_buf();
             let trace = match (opts.trace, opts.trace_lanes) {
                 (true, Some(lanes)) => Some(runner.sampled_trace_rows(exp, lanes)?),
                 (true, None) => Some(exec::trace_rows(&runner, exp)?),
                 (false, _) => None,
             };
-            let _lock = outdir::lock(dir)?;
             exec::write_out(dir, exp, &ran.outcomes, trace.as_deref())
                 .map_err(|source| Error::Write { path: dir.clone(), source })?;
             #[cfg(feature = "sweep")]
@@ -115,6 +118,7 @@ impl Experiment {
                 let json = serde_json::to_string_pretty(h).expect("a hold answer serializes");
                 crate::results::write_atomic(&dir.join("hold.json"), json + "\n")?;
             }
+            out.commit()?;
         }
         Ok(ran)
     }

@@ -125,6 +125,21 @@ impl Sweep {
     }
 }
 
+impl Sweep {
+    /// The work of the whole grid, estimated as `load` estimates it (`prefixsim check`).
+    #[cfg(feature = "cli")]
+    pub(crate) fn work(&self) -> Result<Estimate, Error> {
+        estimate(&self.runner, &self.plan, None)
+    }
+
+    /// Strategies and replications of the grid's first point (checked by `load`).
+    #[cfg(feature = "cli")]
+    pub(crate) fn first_point_counts(&self) -> (usize, u32) {
+        let spec = self.plan.point_table(0).ok().and_then(|t| self.runner.resolve(&t).ok());
+        spec.map_or((0, 0), |e| (e.strategies.len(), e.replications))
+    }
+}
+
 /// A sweep error of the file `origin`: the input's named after the file, the others as they are.
 fn in_file(origin: &str, e: SweepError) -> Error {
     match e.is_input() {
@@ -194,22 +209,48 @@ fn estimate(runner: &ModelRunner, plan: &Plan, shard: Option<Shard>) -> Result<E
 /// and manifest.json once every point is in), holding the directory's lock. The shard's
 /// points are checked first, as the command checks them: values that pass alone but not
 /// together are an input error naming the point and its values, before any point runs or
-/// any file is written.
+/// any file is written. Without `opts.resume`, `opts.dir` must not exist or be empty unless
+/// `opts.force`, which replaces it whole (docs/limits.md, "What --out accepts").
 pub fn run_sweep(sweep: &Sweep, opts: &SweepOptions) -> Result<SweepSummary, Error> {
     let Sweep { runner, plan, file } = sweep;
     let origin = file.as_ref().map(|(origin, _)| origin);
     if file.as_ref().map(|f| f.1) != Some(opts.shard) {
         plan.check_points(runner, PointSeq::of(plan.grid.points(), opts.shard))?;
     }
-    let lock = outdir::lock(&opts.dir)?;
-    let rep = sweep::run_sweep(runner, plan, opts).map_err(|e| {
-        // A failed point removed the journal: leave no empty directory behind either.
-        lock.remove_if_empty();
-        match origin {
-            Some(origin) => in_file(origin, e),
-            None => e.into(),
+    let named = |e: SweepError| match origin {
+        Some(origin) => in_file(origin, e),
+        None => e.into(),
+    };
+    let rep = match opts.resume {
+        true => {
+            let lock = outdir::resume(&opts.dir, sweep::JOURNAL_FILE)?;
+            sweep::run_sweep(runner, plan, opts).map_err(|e| {
+                // A failed point removed the journal: leave no empty directory behind either.
+                lock.remove_if_empty();
+                named(e)
+            })?
         }
-    })?;
+        false => {
+            let hint = "; a sweep journaled there continues with --resume";
+            let hint = if opts.dir.join(sweep::JOURNAL_FILE).is_file() { hint } else { "" };
+            let out = outdir::open(&opts.dir, opts.force, hint)?;
+            let into = SweepOptions { dir: out.path().to_path_buf(), ..opts.clone() };
+            let rep = match sweep::run_sweep(runner, plan, &into) {
+                Ok(rep) => rep,
+                Err(e) => {
+                    // A failed point removed its journal, and `out` goes when dropped; another
+                    // failure (I/O) keeps the journal, swapped in for --resume.
+                    if into.dir.join(sweep::JOURNAL_FILE).is_file() {
+                        let _ = out.commit();
+                    }
+                    return Err(named(e));
+                }
+            };
+            // Interrupted too: the journal of the finished points is what --resume continues.
+            out.commit()?;
+            rep
+        }
+    };
     let (complete, points_done) = match rep.outcome {
         Outcome::Complete => (true, rep.points),
         Outcome::Interrupted { done } => (false, done),
@@ -226,11 +267,13 @@ pub fn run_sweep(sweep: &Sweep, opts: &SweepOptions) -> Result<SweepSummary, Err
 
 /// Merge the shard directories `dirs` of one sweep (each the `dir` of a sharded `run_sweep`)
 /// into `out`, byte-identical to the sweep run whole, holding `out`'s lock (`prefixsim
-/// merge`); a directory this created is removed again when the merge is refused.
-pub fn merge_shards(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, Error> {
-    let lock = outdir::lock(out)?;
-    sweep::merge::merge(dirs, out).map_err(|e| {
-        lock.remove_if_empty();
-        e.into()
-    })
+/// merge`); a directory this created is removed again when the merge is refused. `out` must
+/// not exist or be empty unless `force`, which replaces it whole (`prefixsim merge --force`).
+pub fn merge_shards(dirs: &[PathBuf], out: &Path, force: bool) -> Result<MergeReport, Error> {
+    sweep::merge::check_not_a_shard(dirs, out)?;
+    let dir = outdir::open(out, force, "")?;
+    // Dropped on an error: the staging directory (or the one created) goes.
+    let rep = sweep::merge::merge(dirs, dir.path())?;
+    dir.commit()?;
+    Ok(rep)
 }

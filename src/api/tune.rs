@@ -4,7 +4,7 @@
 //! `tune.json` written under the output directory's lock. `prefixsim tune` is this and a
 //! print. The report's JSON (`TuneReport`) is tune.json's schema.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::error::Error;
 use super::experiment::Experiment;
@@ -126,6 +126,8 @@ pub fn tune(req: &TuneRequest) -> Result<TuneReport, Error> {
     if !req.force {
         check_limits(req, &runner, &table, &values)?;
     }
+    // Opened (and locked) before the work: a directory that will be refused is refused now.
+    let out = req.out.as_deref().map(|d| outdir::open(d, req.force, "")).transpose()?;
     let jobs = req.jobs.unwrap_or_else(exec::default_jobs);
     let hold_cap = tune::is_hold_cap(&req.param)
         && values.iter().all(|v| v.kind == tune::Kind::Duration)
@@ -144,16 +146,12 @@ pub fn tune(req: &TuneRequest) -> Result<TuneReport, Error> {
     let borrowed = crate::config::latency_origin::borrowed(&probe).map(|b| b.line());
     let report = TuneReport::new(&req.param, &objective, &desc, &tuned, answer, borrowed);
     // No answer, no file: a tune.json always recommends a value.
-    if let (Some(dir), None) = (&req.out, report.unmet_objective()) {
-        write_report(dir, &report)?;
+    // (Dropped unwritten, `out` removes the directory it created or the staging one.)
+    if let (Some(out), None) = (out, report.unmet_objective()) {
+        crate::results::write_atomic(&out.path().join("tune.json"), report.to_json())?;
+        out.commit()?;
     }
     Ok(report)
-}
-
-/// DIR/tune.json, under the directory's lock.
-fn write_report(dir: &Path, report: &TuneReport) -> Result<(), Error> {
-    let _lock = outdir::lock(dir)?;
-    Ok(crate::results::write_atomic(&dir.join("tune.json"), report.to_json())?)
 }
 
 /// `--range`, or for the hold cap the hold answer's grid (`sweep::hold::HOLD_RANGE`).

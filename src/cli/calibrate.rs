@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context as _};
 
 use super::{CliResult, Error};
+use crate::api::outdir;
 use crate::calibrate::figure::{self, Figure};
 use crate::calibrate::{self, report, ObservationFormat as Format, Observations, Settings};
 
 pub const EXAMPLES: &str = "  prefixsim calibrate data/claude-code-ttft
   prefixsim calibrate data/claude-code-ttft --json
-  prefixsim calibrate data/claude-code-ttft --out calibration/
+  prefixsim calibrate data/claude-code-ttft --out calibration/ --force
   prefixsim calibrate data/samples/usage-log.jsonl
   prefixsim calibrate data/samples/otlp.json --format otlp --json
   prefixsim calibrate data/claude-code-ttft --ttl 1h
@@ -46,9 +47,13 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Write latency.toml, calibration.json and the figures ttft_fit and ttft_residuals (SVG
-    /// and PNG) into DIR.
+    /// and PNG) into DIR (absent or empty).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace --out when it holds files (atomically: written beside it, then swapped in);
+    /// without it such a directory is refused.
+    #[arg(long)]
+    pub force: bool,
     /// Cache TTL of the claude-code cache-read inference: a prefix counts as read only if a
     /// request of the same model in the same file carried it less than this before
     /// (e.g. 5m, 1h; `none`: never expires). Usage logs and OTLP spans carry the provider's own
@@ -90,6 +95,8 @@ fn read_all(inputs: &[PathBuf], format: Option<&str>, ttl: Ttl) -> Result<Observ
 }
 
 pub fn run(args: Args) -> CliResult {
+    // Opened (and locked) first: a directory that will be refused is refused before the work.
+    let out = args.out.as_deref().map(|d| outdir::open(d, args.force, "")).transpose()?;
     let data = read_all(&args.inputs, args.format.as_deref(), args.ttl)?;
     let validate = (!args.validate.is_empty())
         .then(|| read_all(&args.validate, args.validate_format.as_deref(), args.ttl))
@@ -122,7 +129,7 @@ pub fn run(args: Args) -> CliResult {
         eprintln!("warning: {} skipped: {}", s.model, s.reason);
     }
     let inputs = inputs_text(&data);
-    if let Some(dir) = &args.out {
+    if let Some(out) = out {
         let mut files = vec![
             (
                 "latency.toml".to_string(),
@@ -135,7 +142,8 @@ pub fn run(args: Args) -> CliResult {
             files.push((format!("{}.svg", f.name()), svg.into_bytes()));
             files.push((format!("{}.png", f.name()), figure::png(&cal, f).map_err(Error::failed)?));
         }
-        write_all(dir, &files).map_err(Error::failed)?;
+        write_all(out.path(), &files).map_err(Error::failed)?;
+        out.commit()?;
     }
     let text = if args.json {
         report::json(&cal)

@@ -20,7 +20,7 @@ pub const EXAMPLES: &str =
 
 pub const MAN_EXAMPLES: &str =
     "  prefixsim man > prefixsim.1                     # read it with: man ./prefixsim.1
-  prefixsim man --out man                         # man/prefixsim.1, man/prefixsim-run.1, ...
+  prefixsim man --out man --force                 # man/prefixsim.1, man/prefixsim-run.1, ...
 ";
 
 #[derive(clap::Args, Debug)]
@@ -32,10 +32,14 @@ pub struct CompletionsArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct ManArgs {
-    /// Write prefixsim.1 and one page per command (prefixsim-run.1, ...) into DIR instead of
-    /// printing the top-level page.
+    /// Write prefixsim.1 and one page per command (prefixsim-run.1, ...) into DIR (absent or
+    /// empty) instead of printing the top-level page.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace --out when it holds files (atomically: written beside it, then swapped in);
+    /// without it such a directory is refused.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn completions(args: CompletionsArgs) -> CliResult {
@@ -51,11 +55,13 @@ pub fn man(args: ManArgs) -> CliResult {
     let Some(dir) = &args.out else {
         return super::stdout(&page(&cmd, super::examples(None))?);
     };
-    let mut written = vec![write_page(dir, &cmd, super::examples(None))?];
+    let out = crate::api::outdir::open(dir, args.force, "")?;
+    let mut written = vec![write_page(out.path(), &cmd, super::examples(None))?];
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
-        written.push(write_page(dir, sub, super::examples(Some(sub.get_name())))?);
+        written.push(write_page(out.path(), sub, super::examples(Some(sub.get_name())))?);
     }
-    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    let names: Vec<String> = written.iter().map(|p| out.shown(p).display().to_string()).collect();
+    out.commit()?;
     outln!("wrote {}", names.join(", "))?;
     Ok(())
 }
@@ -80,8 +86,6 @@ fn page(cmd: &clap::Command, examples: Option<&str>) -> Result<Vec<u8>, Error> {
 fn write_page(dir: &Path, cmd: &clap::Command, examples: Option<&str>) -> Result<PathBuf, Error> {
     let name = cmd.get_display_name().unwrap_or(cmd.get_name());
     let path = dir.join(format!("{name}.1"));
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::failed(anyhow::anyhow!("--out {}: {e}", dir.display())))?;
     write_atomic(&path, &page(cmd, examples)?).map_err(Error::failed)?;
     Ok(path)
 }

@@ -12,8 +12,8 @@ use crate::results::table::{summary_long, CsvLines, LongError};
 use crate::results::{AtomicFile, WriteError};
 
 pub const EXAMPLES: &str =
-    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
-  prefixsim export results/hold --format long          # results/hold/summary_long.csv
+    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold --force
+  prefixsim export results/hold --format long --force  # results/hold/summary_long.csv
   prefixsim export results/hold --format long --out -  # to stdout
 ";
 
@@ -22,7 +22,8 @@ Columns: point, the axes (and `<axis>_s`, the seconds of a duration axis), strat
 family and parameters (strategy_family, max_wait_s, release, interval_s), metric, value.
 The metrics are `replications` and every value column of summary.csv, cells copied as
 written. In pandas: pd.read_csv(\"summary_long.csv\").pivot_table(index=[\"point\",
-\"strategy\"], columns=\"metric\", values=\"value\") gives the wide table back.";
+\"strategy\"], columns=\"metric\", values=\"value\") gives the wide table back.
+FILE must not exist: --force replaces it (written to NAME.tmp and renamed).";
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
@@ -41,10 +42,18 @@ pub struct Args {
     /// Where to write (default: DIR/summary_long.csv; `-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Replace FILE when it exists; without it, refused.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(args: Args) -> CliResult {
-    let Args { dir, format: Layout::Long, out } = args;
+    let Args { dir, format: Layout::Long, out, force } = args;
+    if let Some(p) = out.clone().filter(|p| p.as_os_str() != "-") {
+        crate::api::outdir::check_file(&p, force)?;
+    } else if out.is_none() {
+        crate::api::outdir::check_file(&dir.join("summary_long.csv"), force)?;
+    }
     // Load the directory as plot does: an unfinished or malformed one is refused (exit 2).
     let results = super::plot::load(&dir)?;
     if results.summary.is_empty() {

@@ -7,10 +7,10 @@ use super::CliResult;
 use crate::api;
 
 pub const EXAMPLES: &str =
-    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 0/2 --out results/shard-0
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 1/2 --out results/shard-1
-  prefixsim merge results/shard-0 results/shard-1 --out results/all
-  prefixsim merge results/shard-* --out results/all-again --json
+    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 0/2 --out results/shard-0 --force
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 1/2 --out results/shard-1 --force
+  prefixsim merge results/shard-0 results/shard-1 --out results/all --force
+  prefixsim merge results/shard-* --out results/all --force --json   # replace results/all
 ";
 
 const AFTER_HELP: &str = "\
@@ -19,7 +19,8 @@ given exactly once, finished, and of the same experiment (same content hash). Th
 --out is byte-identical to running the sweep on one machine.
 
 Exit code 2 when shards are missing, overlap, are unfinished or belong to different experiments,
-when a DIR is not a directory, or when another process is writing --out.";
+when a DIR is not a directory, when --out holds files (--force replaces it), or when another
+process is writing --out.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::reflow(AFTER_HELP))]
@@ -27,16 +28,20 @@ pub struct Args {
     /// The shard output directories.
     #[arg(required = true, value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
-    /// Where to write the merged outputs.
+    /// Where to write the merged outputs (a directory absent or empty).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
+    /// Replace --out when it holds files (atomically: written beside it, then swapped in);
+    /// without it such a directory is refused.
+    #[arg(long)]
+    pub force: bool,
     /// Print a JSON report instead of text.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: Args) -> CliResult {
-    let rep = api::merge_shards(&args.dirs, &args.out)?;
+    let rep = api::merge_shards(&args.dirs, &args.out, args.force)?;
     if args.json {
         let v = serde_json::json!({
             "out": args.out.display().to_string(),

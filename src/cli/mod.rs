@@ -19,6 +19,7 @@ macro_rules! outln {
 }
 
 pub mod calibrate;
+pub mod check;
 pub mod completions;
 pub mod export;
 pub mod merge;
@@ -80,6 +81,10 @@ pub enum Command {
     Scenarios(scenarios::Args),
     /// Run a parameter sweep (a `[sweep]` table), resumable and shardable.
     Sweep(sweep::Args),
+    /// Validate an experiment file without running it: keys, ranges, points, work limits.
+    Check(check::Args),
+    /// Print the JSON Schema of the experiment file.
+    Schema(check::SchemaArgs),
     /// Combine the outputs of sweep shards into one.
     Merge(merge::Args),
     /// Find the value of one parameter that minimises an objective.
@@ -108,7 +113,7 @@ pub enum Command {
 const EXAMPLES: &str = "  prefixsim                               # the default experiment
   prefixsim scenarios                     # the seed chapter's table
   prefixsim run experiments/hold_vs_prefix_size.toml --set workload.agents=32
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold --force
   prefixsim replay data/mooncake/conversation_trace.jsonl --what-if
   prefixsim models                        # presets: prices, per-model latency
   prefixsim calibrate data/claude-code-ttft   # fit latency per model from measured requests
@@ -123,6 +128,8 @@ pub fn examples(command: Option<&str>) -> Option<&'static str> {
         Some("run") => run::EXAMPLES,
         Some("scenarios") => scenarios::EXAMPLES,
         Some("sweep") => sweep::EXAMPLES,
+        Some("check") => check::EXAMPLES,
+        Some("schema") => check::SCHEMA_EXAMPLES,
         Some("merge") => merge::EXAMPLES,
         Some("tune") => tune::EXAMPLES,
         Some("plot") => plot::EXAMPLES,
@@ -192,6 +199,8 @@ pub fn main() -> ExitCode {
         Some(Command::Run(a)) => run::run(a),
         Some(Command::Scenarios(a)) => scenarios::run(a),
         Some(Command::Sweep(a)) => sweep::run(a),
+        Some(Command::Check(a)) => check::run(a),
+        Some(Command::Schema(a)) => check::schema(a),
         Some(Command::Merge(a)) => merge::run(a),
         Some(Command::Tune(a)) => tune::run(a),
         Some(Command::Plot(a)) => plot::run(a),

@@ -5,22 +5,20 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-
 use super::{CliResult, Error};
 use crate::plot::{self, Figure};
 use crate::results::{write_atomic, AtomicFile, Results, ResultsError};
 
 pub const EXAMPLES: &str =
-    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
-  prefixsim plot results/hold                          # results/hold/plots/*.svg, *.png
-  prefixsim plot results/hold --out plots/hold --format svg
-  prefixsim sweep experiments/warm_vs_cold_parent.toml --out results/warm
-  prefixsim plot results/warm --at workload.parent_idle=0s --at cache.ttl=1h
+    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold --force
+  prefixsim plot results/hold --force                  # results/hold/plots/*.svg, *.png
+  prefixsim plot results/hold --out plots/hold --format svg --force
+  prefixsim sweep experiments/warm_vs_cold_parent.toml --out results/warm --force
+  prefixsim plot results/warm --at workload.parent_idle=0s --at cache.ttl=1h --out results/warm/slice --force
                                                        # another slice than [plot] baseline
-  prefixsim run experiments/default.toml --out results/run --trace
-  prefixsim plot results/run --json                    # the list of figures, for programs
-  prefixsim plot --covered-prefix --out plots          # plots/covered_prefix.{svg,png} alone
+  prefixsim run experiments/default.toml --out results/run --trace --force
+  prefixsim plot results/run --json --force            # the list of figures, for programs
+  prefixsim plot --covered-prefix --out plots/covered --force   # covered_prefix.{svg,png} alone
 ";
 
 const AFTER_HELP: &str = "\
@@ -47,8 +45,10 @@ Figures, chosen from what DIR holds:
 A sweep's figures hold the axes they do not draw at the experiment's `[plot] baseline`
 (else its own base values; the title says where); --at KEY=VALUE picks another slice.
 Every figure: 1200x750, embedded DejaVu Sans, one colour per strategy family everywhere.
-The same input gives the same bytes. Exit code 2 when DIR holds no results or a file is
-malformed (the error names the file and line).";
+The same input gives the same bytes. The figures go into --out (default DIR/plots), which must
+not exist or be empty; --force replaces it (atomically: written beside it, then swapped in).
+Exit code 2 when DIR holds no results or a file is malformed (the error names the file and
+line), or when --out holds files and --force is not given.";
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ImageFormat {
@@ -65,9 +65,14 @@ pub struct Args {
     /// Draw only the covered-prefix figure (from the latency presets; no DIR needed).
     #[arg(long, conflicts_with = "dir")]
     pub covered_prefix: bool,
-    /// Where to write the figures (default: DIR/plots; with --covered-prefix, `.`).
-    #[arg(long, value_name = "DIR")]
+    /// Where to write the figures: a directory absent or empty (default: DIR/plots; needed
+    /// with --covered-prefix).
+    #[arg(long, value_name = "DIR", required_if_eq("covered_prefix", "true"))]
     pub out: Option<PathBuf>,
+    /// Replace --out when it holds files (atomically: written beside it, then swapped in);
+    /// without it such a directory is refused.
+    #[arg(long)]
+    pub force: bool,
     /// Image formats, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "svg,png")]
     pub format: Vec<ImageFormat>,
@@ -94,15 +99,13 @@ pub fn decoded(results: &Results) -> Result<(), Error> {
     results.check_reads().map_err(Error::usage)
 }
 
-/// Draw `figures` into `out` in each format; the paths written, per figure.
+/// Draw `figures` into `out` (a directory that exists) in each format; the paths written, per
+/// figure.
 pub fn write_figures(
     figures: &[Figure],
     out: &Path,
     formats: &[ImageFormat],
 ) -> Result<Vec<Vec<PathBuf>>, Error> {
-    std::fs::create_dir_all(out)
-        .with_context(|| format!("creating {}", out.display()))
-        .map_err(Error::failed)?;
     let mut written = Vec::new();
     for f in figures {
         let mut paths = Vec::new();
@@ -132,7 +135,8 @@ pub fn write_figures(
 /// The figures to draw and where they go by default.
 fn chosen(args: &Args) -> Result<(Vec<Figure>, PathBuf), Error> {
     let Some(dir) = args.dir.as_ref().filter(|_| !args.covered_prefix) else {
-        return Ok((vec![plot::covered::standalone()], PathBuf::from(".")));
+        let out = args.out.clone().expect("clap requires --out with --covered-prefix");
+        return Ok((vec![plot::covered::standalone()], out));
     };
     let mut at = Vec::new();
     for pair in &args.at {
@@ -161,7 +165,11 @@ pub fn run(args: Args) -> CliResult {
     let mut formats = args.format.clone();
     formats.dedup();
     let out = args.out.clone().unwrap_or(default_out);
-    let written = write_figures(&figures, &out, &formats)?;
+    let dir = crate::api::outdir::open(&out, args.force, "")?;
+    let written = write_figures(&figures, dir.path(), &formats)?;
+    let written: Vec<Vec<PathBuf>> =
+        written.iter().map(|p| p.iter().map(|p| dir.shown(p)).collect()).collect();
+    dir.commit()?;
     if args.json {
         let list: Vec<serde_json::Value> = figures
             .iter()

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, Context as _};
 
 use super::{CliResult, Error};
-use crate::api::TraceReplay;
+use crate::api::{outdir, TraceReplay};
 use crate::replay::{output, TraceFormat as Format};
 
 pub const EXAMPLES: &str = "  prefixsim replay data/mooncake/conversation_trace.jsonl
@@ -15,7 +15,7 @@ pub const EXAMPLES: &str = "  prefixsim replay data/mooncake/conversation_trace.
   prefixsim replay data/claude-code-traces --what-if 'cache.ttl=1h,cache.capacity_tokens=2000000'
   prefixsim replay data/claude-code-traces --what-if=cache.ttl=none --what-if=cache.capacity_tokens=500000
   prefixsim replay data/mooncake/conversation_trace.jsonl --format mooncake --set block_size=512 --set cache.ttl=none --instant-ready
-  prefixsim replay data/samples/requests.jsonl --format requests --set model=claude-opus-4.5 --out results/replay
+  prefixsim replay data/samples/requests.jsonl --format requests --set model=claude-opus-4.5 --out results/replay --force
   prefixsim replay data/samples/usage-log.jsonl --what-if cache.ttl=1h
   prefixsim replay data/samples/otlp.json --format otlp --json
 ";
@@ -64,9 +64,13 @@ pub struct Args {
     /// Print JSON for programs (an array with --what-if).
     #[arg(long)]
     pub json: bool,
-    /// Write replay.json (results, reuse gaps, hit-rate curves) into DIR.
+    /// Write replay.json (results, reuse gaps, hit-rate curves) into DIR (absent or empty).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Replace --out when it holds files (atomically: written beside it, then swapped in);
+    /// without it such a directory is refused.
+    #[arg(long)]
+    pub force: bool,
     /// Compare cache choices: TTL 5m, 1h and none, plus each given choice
     /// (`--what-if=key=value[,key=value]`). Repeatable.
     #[arg(
@@ -106,6 +110,8 @@ fn positionals(args: &Args) -> Result<(PathBuf, Vec<String>), Error> {
 
 pub fn run(mut args: Args) -> CliResult {
     (args.trace, args.what_if) = positionals(&args)?;
+    // Opened (and locked) first: a directory that will be refused is refused before the work.
+    let out = args.out.as_deref().map(|d| outdir::open(d, args.force, "")).transpose()?;
     let format = match &args.format {
         Some(f) => parse_format(f),
         None => guess_format(&args.trace).map_err(Error::usage)?,
@@ -130,10 +136,12 @@ pub fn run(mut args: Args) -> CliResult {
     }
     let settings = replay.settings();
     let name = args.trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
-    if let Some(dir) = &args.out {
+    if let Some(out) = out {
         let curves = replay.curves(result.distinct_tokens)?;
         let v = output::replay_file_json(&result, &settings, &name, &curves);
-        write_atomic(dir, "replay.json", &super::sorted_json(v)).map_err(Error::failed)?;
+        let path = out.path().join("replay.json");
+        crate::results::write_atomic(&path, super::sorted_json(v)).map_err(Error::failed)?;
+        out.commit()?;
     }
     let text = if args.json {
         super::sorted_json(output::stdout_json(&result, &settings, !args.what_if.is_empty()))
@@ -180,10 +188,4 @@ fn guess_format(path: &Path) -> anyhow::Result<Format> {
             path.display()
         ))
     }
-}
-
-/// Write `dir/name` through `name.tmp` and a rename.
-fn write_atomic(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(crate::results::write_atomic(&dir.join(name), text)?)
 }

@@ -13,7 +13,7 @@ pub const EXAMPLES: &str = "  prefixsim run experiments/default.toml
   prefixsim run experiments/default.toml --set workload.agents=32 --set cache.ttl=1h
   prefixsim run experiments/default.toml --set 'strategies=[\"eager\",\"wait_first(max_wait=2s)\"]'
   prefixsim run experiments/hold_vs_prefix_size.toml --seed 7 --json
-  prefixsim run experiments/default.toml --out results/default --trace --jobs 2
+  prefixsim run experiments/default.toml --out results/default --trace --jobs 2 --force
   prefixsim run experiments/default.toml --out results/default --force --set replications=20
 ";
 
@@ -22,8 +22,8 @@ Values after --set are TOML (`workload.agents=16`, `workload.parent_warm=true`);
 is a string (`cache.ttl=1h`, `workload.kind=fork_drop_tool(tool=Bash)`). A `[sweep]` table in
 FILE is ignored here (use `prefixsim sweep`). Exit code 2 on a bad file or value (a value from
 --set names the --set), on work above the limits of docs/limits.md (`--force` lifts them), on
---out into a directory that is not empty (`--force` writes over its files), or when a run stops
-at its own limits.";
+--out into a directory that is not empty (`--force` replaces it: the files are written beside
+it and swapped in when the run is done), or when a run stops at its own limits.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::reflow(AFTER_HELP))]
@@ -39,7 +39,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Write the result files (manifest.json, summary.csv, runs.csv, histograms/, and hold.json
-    /// when the experiment asks for the hold answer) to DIR.
+    /// when the experiment asks for the hold answer) to DIR, absent or empty.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// With --out: also write trace.csv (every agent's segments in replication 0).
@@ -55,8 +55,8 @@ pub struct Args {
     /// Threads for replications (default: all cores); output does not depend on it.
     #[arg(long, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Start even when the estimated work, memory or output is above the limits
-    /// (docs/limits.md); with --out, write into a directory that is not empty.
+    /// "I know, do it": start even when the estimated work, memory or output is above the
+    /// limits (docs/limits.md), and replace --out when it holds files (atomically).
     #[arg(long)]
     pub force: bool,
 }

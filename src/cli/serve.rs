@@ -12,7 +12,7 @@ use crate::serve::{self, App, Config};
 
 pub const EXAMPLES: &str = "  prefixsim serve                                  # the default experiment, http://127.0.0.1:8077/
   prefixsim serve experiments/hold_vs_prefix_size.toml --port 8078
-  prefixsim calibrate data/claude-code-ttft --out results/cal
+  prefixsim calibrate data/claude-code-ttft --out results/cal --force
   prefixsim serve --latency results/cal/latency.toml --port 9000
   prefixsim serve --bind 0.0.0.0 --port 0 --budget 2000000  # reachable from the network (warns)
 ";

@@ -11,12 +11,12 @@ use super::CliResult;
 use crate::api::{self, Error, ExecOptions, Shard, Sweep, SweepOptions};
 
 pub const EXAMPLES: &str =
-    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold
+    "  prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold --force
   prefixsim sweep experiments/hold_vs_prefix_size.toml --out results/hold --resume
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --jobs 2 --set replications=20 --out r/h
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 0/2 --out results/shard-0
-  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 1/2 --out results/shard-1
-  prefixsim merge results/shard-* --out results/all
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --jobs 2 --set replications=20 --out r/h --force
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 0/2 --out results/shard-0 --force
+  prefixsim sweep experiments/hold_vs_prefix_size.toml --shard 1/2 --out results/shard-1 --force
+  prefixsim merge results/shard-* --out results/all --force
 ";
 
 const AFTER_HELP: &str = "\
@@ -31,13 +31,17 @@ every strategy with the file's replications and seed: all points see the same ra
 
 Outputs in DIR: runs.csv, summary.csv, histograms/, manifest.json and sweep.journal (the
 journal lets --resume continue after a crash or kill, and `prefixsim merge` combine shards).
+DIR must not exist or be empty: --force replaces it (the sweep writes beside it and swaps it in
+when it ends or is interrupted; --resume after a kill picks up what was written beside it), and
+--resume continues the sweep journaled in it.
 
 --shard K/N runs the points whose index mod N == K; K counts from 0: on a cluster it is the
 task's index (`--shard $SLURM_ARRAY_TASK_ID/8` under Slurm --array=0-7, Kubernetes
 JOB_COMPLETION_INDEX). Ctrl-C, SIGTERM and SIGHUP finish the running points, save
 them and print the command that resumes. Exit code 2 on a bad file, key, range or shard, on a
 grid or work above the limits of docs/limits.md (`--force` lifts them), on a point stopped by
-its own limits, or when another process is writing DIR.";
+its own limits, on a DIR that holds files (without --force or --resume), or when another process
+is writing DIR.";
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = super::reflow(AFTER_HELP))]
@@ -55,18 +59,17 @@ pub struct Args {
     /// Run only the points whose index mod N == K (K from 0).
     #[arg(long, value_name = "K/N")]
     pub shard: Option<String>,
-    /// Continue the sweep journaled in DIR (after Ctrl-C, a crash or a kill); without it an
-    /// existing journal in DIR is replaced.
+    /// Continue the sweep journaled in DIR (after Ctrl-C, a crash or a kill), in place.
     #[arg(long)]
     pub resume: bool,
-    /// Output directory (default: results/<experiment name>).
+    /// Output directory, absent or empty (default: results/<experiment name>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print a JSON report instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Start even when the grid, the estimated work, memory or output is above the limits
-    /// (docs/limits.md).
+    /// "I know, do it": start even when the grid, the estimated work, memory or output is above
+    /// the limits (docs/limits.md), and replace DIR when it holds files (atomically).
     #[arg(long)]
     pub force: bool,
 }
@@ -94,7 +97,8 @@ pub fn run(args: Args) -> CliResult {
         ctrl_c: true,
         throttle_ms: throttle_ms(),
     };
-    let opts = SweepOptions { dir: dir.clone(), shard, resume: args.resume, exec };
+    let opts =
+        SweepOptions { dir: dir.clone(), shard, resume: args.resume, force: args.force, exec };
     let done = api::run_sweep(&sweep, &opts)?;
     if args.json {
         let r = Report {

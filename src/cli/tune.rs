@@ -12,7 +12,7 @@ pub const EXAMPLES: &str = "  prefixsim tune experiments/default.toml --param ma
   prefixsim tune experiments/default.toml --param wait_first.max_wait --range '0s..10s step 500ms' \\
       --objective 'cost_subject_to_p99_launch_wait<=3s' --json
   prefixsim tune experiments/default.toml --param workload.concurrency --range '1..16 x2' \\
-      --strategy eager --objective 'cost+0.001*p95_makespan' --out results/tune
+      --strategy eager --objective 'cost+0.001*p95_makespan' --out results/tune --force
 ";
 
 const AFTER_HELP: &str = "\
@@ -81,11 +81,11 @@ pub struct Args {
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Also write DIR/tune.json.
+    /// Also write DIR/tune.json (DIR absent or empty, or --force to replace it).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Start even when the candidates or the estimated work or memory are above the limits
-    /// (docs/limits.md).
+    /// "I know, do it": start even when the candidates or the estimated work or memory are
+    /// above the limits (docs/limits.md), and replace --out when it holds files (atomically).
     #[arg(long)]
     pub force: bool,
 }

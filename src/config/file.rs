@@ -22,12 +22,17 @@ pub type Multiplier = AtMost<MAX_MULTIPLIER>;
 pub type GpuPrice = AtMost<MAX_GPU_USD_PER_HOUR>;
 
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentFile {
     pub name: Option<String>,
     pub question: Option<String>,
     pub model: Option<String>,
     /// User-defined models, `[models."name"]` (docs/models.md).
+    #[cfg_attr(
+        feature = "cli",
+        schemars(with = "Option<BTreeMap<String, serde_json::Map<String, serde_json::Value>>>")
+    )]
     pub models: Option<BTreeMap<String, toml::Table>>,
     /// A file of `[models."name"]` tables (`--models FILE`), relative to this file's directory.
     pub models_file: Option<String>,
@@ -43,6 +48,10 @@ pub struct ExperimentFile {
     pub limits: Option<LimitsSection>,
     /// The grid, read by the sweep code (`sweep_table`).
     #[serde(rename = "sweep", skip_serializing)]
+    #[cfg_attr(
+        feature = "cli",
+        schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")
+    )]
     pub _sweep: Option<serde::de::IgnoredAny>,
     pub plot: Option<PlotSection>,
     pub report: Option<ReportSection>,
@@ -53,6 +62,7 @@ pub struct ExperimentFile {
 
 /// `[model_params]`: each key overrides the model preset's value.
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ModelSection {
     pub input_usd_per_mtok: Option<Price>,
@@ -74,6 +84,7 @@ pub struct ModelSection {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CacheSection {
     pub policy: Option<Name<Policy>>,
@@ -86,6 +97,7 @@ pub struct CacheSection {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSection {
     pub kind: Option<Kind>,
@@ -119,9 +131,11 @@ macro_rules! latency_sections {
     ($($key:ident: $t:ty,)*) => {
         /// `[latency]`: a preset, a calibration file's table (`from`), then these keys.
         #[derive(Debug, Default, Deserialize, Serialize)]
+        #[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
         #[serde(deny_unknown_fields)]
         pub struct LatencySection {
             pub preset: Option<Name<LatencyPreset>>,
+            #[cfg_attr(feature = "cli", schemars(with = "Option<serde_json::Value>"))]
             pub from: Option<toml::Value>,
             pub draw: Option<Int<0>>,
             $(pub $key: Option<$t>,)*
@@ -131,6 +145,7 @@ macro_rules! latency_sections {
 
         /// The latency keys of one model (`[latency]`'s own, `[latency.other_model]`).
         #[derive(Debug, Default, Deserialize, Serialize)]
+        #[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
         #[serde(deny_unknown_fields)]
         pub struct LatencyKeys {
             $(pub $key: Option<$t>,)*
@@ -167,6 +182,7 @@ impl LatencyKeys {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RateLimitsSection {
     pub rpm: Option<Int<0>>,
@@ -179,6 +195,7 @@ pub struct RateLimitsSection {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct OverloadSection {
     pub probability: Option<Share>,
@@ -190,6 +207,7 @@ pub struct OverloadSection {
 /// `[limits]`: a run's bounds, and a command's work limits (`WorkLimits`: they change no
 /// result, so they are never rendered).
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct LimitsSection {
     pub max_events: Option<Int<0>>,
@@ -201,25 +219,32 @@ pub struct LimitsSection {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct PlotSection {
     /// Swept keys and values (checked by `validate`).
+    #[cfg_attr(feature = "cli", schemars(with = "Option<serde_json::Value>"))]
     pub baseline: Option<toml::Value>,
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReportSection {
     pub answer: Option<Name<Answer>>,
     pub tolerance: Option<Share>,
+    #[cfg_attr(feature = "cli", schemars(with = "Option<serde_json::Value>"))]
     pub compare: Option<toml::Value>,
     /// `compare`, `strategy` and `assumptions` are checked by `validate`.
+    #[cfg_attr(feature = "cli", schemars(with = "Option<serde_json::Value>"))]
     pub strategy: Option<toml::Value>,
+    #[cfg_attr(feature = "cli", schemars(with = "Option<serde_json::Value>"))]
     pub assumptions: Option<toml::Value>,
 }
 
 /// `[server]`: each key overrides the `server.model` preset's value.
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ServerSection {
     pub model: Option<String>,
@@ -239,6 +264,7 @@ pub struct ServerSection {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct OpenAiSection {
     pub contract: Option<Name<OpenAiContract>>,
@@ -257,6 +283,7 @@ pub struct OpenAiSection {
 }
 
 #[derive(Debug, Default, Deserialize, Serialize)]
+#[cfg_attr(feature = "cli", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct GeminiSection {
     pub mode: Option<Name<GeminiMode>>,

@@ -27,6 +27,8 @@ pub mod presets;
 pub mod presets_hosted;
 mod render;
 mod resolve;
+#[cfg(feature = "cli")]
+pub mod schema;
 pub mod server;
 mod set;
 

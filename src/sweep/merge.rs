@@ -28,14 +28,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> Result<MergeReport, SweepError> {
     shards.sort_by_key(|(_, h)| h.shard.map_or(0, |s| s.index));
     let first = shards[0].1.clone();
     let header = Header { shard: None, ..first };
-    for (d, _) in &shards {
-        if same_dir(d, out) {
-            return Err(SweepError::Mismatch(format!(
-                "--out {} is one of the shards; choose a new directory",
-                out.display()
-            )));
-        }
-    }
+    check_not_a_shard(dirs, out)?;
     std::fs::create_dir_all(out)
         .map_err(|e| SweepError::Failed(format!("{}: {e}", out.display())))?;
     // The manifest goes last; an old one must not vouch for the files while they change.
@@ -86,6 +79,17 @@ fn write_journal(
     }
     journal.sync().map_err(SweepError::failed)?;
     Ok(sink)
+}
+
+/// Refuse `out` when it is one of the shard directories `dirs` (before `--force` replaces it).
+pub fn check_not_a_shard(dirs: &[PathBuf], out: &Path) -> Result<(), SweepError> {
+    match dirs.iter().any(|d| same_dir(d, out)) {
+        true => Err(SweepError::Mismatch(format!(
+            "--out {} is one of the shards; choose a new directory",
+            out.display()
+        ))),
+        false => Ok(()),
+    }
 }
 
 fn same_dir(a: &Path, b: &Path) -> bool {

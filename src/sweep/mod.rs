@@ -272,6 +272,9 @@ pub struct SweepOptions {
     pub shard: Option<Shard>,
     /// Continue the journal in `dir`, if it is this sweep's; otherwise start it again.
     pub resume: bool,
+    /// Without `resume`: replace `dir` when it holds files (atomically, when the sweep ends or
+    /// is interrupted); otherwise such a directory is refused (`api::run_sweep`).
+    pub force: bool,
     /// How the points run.
     pub exec: ExecOptions,
 }

@@ -40,7 +40,7 @@ fn plan(text: &str) -> Result<Plan, SweepError> {
 
 fn opts(dir: &Path, jobs: usize, resume: bool) -> SweepOptions {
     let exec = ExecOptions { jobs, progress: false, ctrl_c: false, throttle_ms: 0 };
-    SweepOptions { dir: dir.to_path_buf(), shard: None, resume, exec }
+    SweepOptions { dir: dir.to_path_buf(), shard: None, resume, force: true, exec }
 }
 
 /// Every file under `dir` (relative path -> bytes).

@@ -533,7 +533,7 @@ fn an_existing_out_dir_gets_no_partial_files_on_bad_input() {
     let bad = dir.join("bad.jsonl");
     std::fs::write(&bad, "{\"model\": \"m\", \"usage\": {\"input_tokens\": 1, \"output_tokens\": 1}, \"ttft_ms\": \"fast\"}\n").unwrap();
     let (code, _, stderr) =
-        run(&["calibrate", "--format", "usage-log", p(&bad), "--out", p(&out_dir)]);
+        run(&["calibrate", "--format", "usage-log", p(&bad), "--out", p(&out_dir), "--force"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("bad.jsonl:1:"), "{stderr}");
     let names: Vec<_> =

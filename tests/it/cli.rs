@@ -248,7 +248,8 @@ fn out_refuses_a_directory_that_is_not_empty_without_force() {
     let wrote =
         format!("wrote {}/{{summary.csv, runs.csv, histograms/, manifest.json}}", out.display());
     assert!(stdout.contains(&wrote), "{stdout}");
-    assert!(out.join("manifest.json").exists() && out.join("notes.txt").exists());
+    // --force replaces the directory whole: the files of the run, and nothing else.
+    assert!(out.join("manifest.json").exists() && !out.join("notes.txt").exists());
     // With --json the listing goes to stderr: stdout stays one JSON document.
     let o = run(&["--force", "--json"]).unwrap();
     assert!(serde_json::from_slice::<serde_json::Value>(&o.stdout).is_ok());

@@ -314,18 +314,16 @@ fn a_run_that_failed_to_write_never_looks_complete() {
     // A full disk for runs.csv only: its temporary file is /dev/full (ENOSPC on write).
     if Path::new("/dev/full").exists() {
         std::os::unix::fs::symlink("/dev/full", out.join("runs.csv.tmp")).unwrap();
-        // --force: the directory is not empty (it holds the trap).
+        // --force (the directory is not empty) writes beside it and swaps the new one in whole:
+        // the trap goes with the old directory (docs/limits.md, "What --out accepts").
         let o = run(&["run", s(&f), "--out", s(&out), "--set", "seed=6", "--force"]);
-        let err = stderr(&o);
-        assert_eq!(o.status.code(), Some(1), "{err}");
-        assert!(err.contains("No space left on device"), "{err}");
-        assert_said_once(&err);
-        assert!(!out.join("manifest.json").exists(), "the old manifest vouches for new files");
-        check_2(&run(&["plot", s(&out)]), &["without manifest.json", "did not finish"]);
-        check_2(&run(&["report", s(&out)]), &["without manifest.json"]);
-        // The failed write removed its temporary file (here the trap's link): nothing is left.
-        assert!(out.join("runs.csv.tmp").symlink_metadata().is_err(), "runs.csv.tmp left");
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(out.join("runs.csv.tmp").symlink_metadata().is_err(), "the old files stayed");
     }
+    // A run that did not finish has no manifest: plot and report refuse its directory.
+    std::fs::remove_file(out.join("manifest.json")).unwrap();
+    check_2(&run(&["plot", s(&out)]), &["without manifest.json", "did not finish"]);
+    check_2(&run(&["report", s(&out)]), &["without manifest.json"]);
     // Complete again, then a file the manifest vouches for goes missing.
     ok(&["run", s(&f), "--out", s(&out), "--force"]);
     ok(&["plot", s(&out), "--format", "svg"]);

@@ -70,7 +70,7 @@ fn a_library_sweep_checks_its_points_before_running_any() {
     let text = super::common::REFUSED_TOGETHER;
     let sweep = Experiment::from_toml(text).unwrap().sweep().unwrap();
     let exec = ExecOptions { jobs: 1, progress: false, ctrl_c: false, throttle_ms: 0 };
-    let opts = |dir: PathBuf, shard| SweepOptions { dir, shard, resume: false, exec };
+    let opts = |dir: PathBuf, shard| SweepOptions { dir, shard, resume: false, force: false, exec };
     let bad = dir.join("bad");
     let e = prefixsim::run_sweep(&sweep, &opts(bad.clone(), None)).unwrap_err();
     assert!(e.is_input(), "{e}");
@@ -113,7 +113,8 @@ fn a_sweep_through_the_library_writes_what_the_command_writes() {
     assert_eq!(sweep.points(), 2);
     let lib_dir = dir.join("lib");
     let exec = ExecOptions { jobs: 2, progress: false, ctrl_c: false, throttle_ms: 0 };
-    let opts = SweepOptions { dir: lib_dir.clone(), shard: None, resume: false, exec };
+    let opts =
+        SweepOptions { dir: lib_dir.clone(), shard: None, resume: false, force: false, exec };
     let done = prefixsim::run_sweep(&sweep, &opts).unwrap();
     assert!(done.complete && done.points_done == 2);
     for f in ["manifest.json", "summary.csv", "runs.csv"] {

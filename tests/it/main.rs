@@ -3,6 +3,7 @@
 mod api_rules;
 mod cache;
 mod calibrate;
+mod check_schema;
 mod cli;
 mod common;
 mod config_api;
@@ -27,6 +28,7 @@ mod model;
 mod model_parts;
 mod models_defined;
 mod otlp_export;
+mod out_contract;
 mod page_keys;
 mod plot;
 mod plot_parts;

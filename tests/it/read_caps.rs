@@ -225,14 +225,16 @@ fn a_failed_write_leaves_no_tmp_file_and_names_its_path() {
     }
     let dir = scratch("full");
     let (all, s0, s1, _) = sweeps(&dir);
-    // merge: its journal is written to sweep.journal.tmp, here /dev/full.
+    // merge: a directory holding a trap (sweep.journal.tmp, here /dev/full) is refused, and
+    // replaced whole under --force: the merge writes beside it, where no trap is.
     let out = dir.join("merged");
     std::fs::create_dir_all(&out).unwrap();
     let tmp = out.join("sweep.journal.tmp");
     std::os::unix::fs::symlink("/dev/full", &tmp).unwrap();
     let (code, err) = run(cmd(&["merge", s(&s0), s(&s1), "--out", s(&out)]));
-    assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("sweep.journal.tmp") && err.contains("No space left"), "{err}");
+    assert_eq!(code, Some(2), "{err}");
+    let (code, err) = run(cmd(&["merge", s(&s0), s(&s1), "--out", s(&out), "--force"]));
+    assert_eq!(code, Some(0), "{err}");
     assert!(std::fs::symlink_metadata(&tmp).is_err(), "sweep.journal.tmp is left behind");
     // export: the long file goes to summary_long.csv.tmp, here /dev/full.
     let tmp = all.join("summary_long.csv.tmp");

@@ -389,6 +389,8 @@ ready_delay = "0s"
 fn tune_finds_the_closed_form_optimum() {
     let d = scratch("tune");
     let f = write_file(&d, "tune.toml", TUNE);
+    // tune --out: a directory of its own (it must not exist or be empty).
+    let res = d.join("res");
     let out = ok(&[
         "tune",
         s(&f),
@@ -400,7 +402,7 @@ fn tune_finds_the_closed_form_optimum() {
         "3",
         "--json",
         "--out",
-        s(&d),
+        s(&res),
     ]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["param"], "max_wait");
@@ -408,7 +410,7 @@ fn tune_finds_the_closed_form_optimum() {
     // The experiment's name and question travel with tune.json, and the report quotes it.
     assert_eq!(v["name"], "tune");
     assert_eq!(v["question"], "tune: closed form");
-    ok(&["report", s(&d), "--out", s(&d.join("review.md"))]);
+    ok(&["report", s(&res), "--out", s(&d.join("review.md"))]);
     let md = std::fs::read_to_string(d.join("review.md")).unwrap();
     assert!(md.contains("> tune: closed form"), "{md}");
     let rec = v["recommended"].as_f64().unwrap();
@@ -439,7 +441,7 @@ fn tune_finds_the_closed_form_optimum() {
         notes.iter().any(|n| n.as_str().unwrap().contains("saves nothing against 0s")),
         "{notes:?}"
     );
-    assert_eq!(std::fs::read_to_string(d.join("tune.json")).unwrap(), out);
+    assert_eq!(std::fs::read_to_string(res.join("tune.json")).unwrap(), out);
 
     // With a bound p99 launch wait <= 2 s, no cap reaches the cache: the best is the cheapest
     // feasible value, and every feasible value costs the same: the objective is flat; the tie

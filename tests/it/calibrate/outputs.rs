@@ -97,7 +97,7 @@ fn latency_toml_is_tables_of_distributions_and_outputs_are_deterministic() {
     ];
     let mut runs = Vec::new();
     for _ in 0..2 {
-        let (code, _, err) = run(&["calibrate", p(&usage), "--out", p(&a)]);
+        let (code, _, err) = run(&["calibrate", p(&usage), "--out", p(&a), "--force"]);
         assert_eq!(code, 0, "{err}");
         runs.push(names.map(|n| std::fs::read(a.join(n)).unwrap()));
     }
