@@ -48,7 +48,9 @@ for exp in experiments/*.toml; do
 done
 
 echo "== covered_prefix" >&2
-"$bin" plot --covered-prefix --out plots --format svg,png >/dev/null
+# Drawn into its own directory (`--out` takes an empty one), then copied beside the others.
+"$bin" plot --covered-prefix --out "$results/covered_prefix" --force --format svg,png >/dev/null
+cp "$results/covered_prefix/covered_prefix.svg" "$results/covered_prefix/covered_prefix.png" plots/
 
 echo "== default-tune" >&2
 rm -rf "$results/default-tune"

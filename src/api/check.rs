@@ -31,6 +31,7 @@ pub fn check(file: &Path, sets: &[String]) -> Result<Checked, Error> {
     let (_, table) = Experiment::read_table(file, sets)?;
     if crate::config::sweep_table(&table).is_none() {
         let exp = Experiment::load(file, sets)?;
+        limits::check_horizon(&exp.resolved)?;
         let estimate = limits::estimate_run(&exp.resolved, false);
         estimate.check(&WorkLimits::from_table(&exp.table), false)?;
         let (strategies, replications) = (exp.resolved.strategies.len(), exp.resolved.replications);

@@ -14,6 +14,27 @@ use crate::results::{AtomicFile, WriteError};
 /// Most requests one run may write as spans: 1,000,000 (about 1 KB of JSON each, 1 GB).
 pub const MAX_OTLP_SPANS: usize = 1_000_000;
 
+/// Refuse `path` before the run starts: an existing file unless `force` (the `--out` contract
+/// for a file), anything but a file there, or a directory to put it in that does not exist.
+pub fn check_target(path: &Path, force: bool) -> Result<(), Error> {
+    if !force && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+        return Err(Error::usage(anyhow!(
+            "--otlp {}: the file exists; choose another name, or add --force to replace it",
+            path.display()
+        )));
+    }
+    crate::api::outdir::check_file(path, force)?;
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if !parent.is_dir() {
+        return Err(Error::usage(anyhow!(
+            "--otlp {}: {} is not a directory",
+            path.display(),
+            parent.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Write the spans of `spec`'s runs to `path`, the clock starting at `epoch_ns`; returns
 /// (runs, spans) written.
 pub fn write(spec: &ExperimentSpec, path: &Path, epoch_ns: u64) -> Result<(u32, u64), Error> {

@@ -46,7 +46,7 @@ pub struct Args {
     #[arg(long, requires = "out")]
     pub trace: bool,
     /// Also write replication 0 of every strategy as OpenTelemetry spans (OTLP/JSON, one
-    /// ExportTraceServiceRequest a line; docs/otlp.md).
+    /// ExportTraceServiceRequest a line; docs/otlp.md). An existing FILE needs --force.
     #[arg(long, value_name = "FILE")]
     pub otlp: Option<PathBuf>,
     /// The Unix time, in seconds, the spans' simulated clock starts at (default 0).
@@ -74,6 +74,9 @@ pub fn run(args: Args) -> CliResult {
         force: args.force,
         progress: true,
     };
+    if let Some(path) = &args.otlp {
+        super::otlp::check_target(path, args.force)?;
+    }
     run_and_print(&exp, &opts, args.json, &args.overrides.as_typed())?;
     if let Some(path) = &args.otlp {
         let epoch_ns = args.otlp_epoch.saturating_mul(1_000_000_000);

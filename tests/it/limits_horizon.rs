@@ -65,6 +65,10 @@ fn the_100k_agent_example_is_refused_with_the_reason_in_hours() {
     let mut cmd = bin();
     cmd.arg("run").arg(root().join("experiments/default.toml")).args(HUNDRED_K).arg("--force");
     refused(&output_within(cmd), &["27.8 h"]);
+    // `check` refuses it with run's own line, running nothing.
+    let mut cmd = bin();
+    cmd.arg("check").arg(root().join("experiments/default.toml")).args(HUNDRED_K);
+    refused(&output_within(cmd), &needles);
 }
 
 #[test]
