@@ -171,18 +171,27 @@ fn work_that_cannot_finish_is_refused_before_it_starts() {
     let d = scratch("work");
     let f = write(&d, "small.toml", SMALL);
     let out = d.join("out");
-    for (set, key) in [
-        ("workload.agents=1000000000", "workload.agents = 1000000000"),
-        ("replications=1000000000", "replications = 1000000000"),
-        ("workload.turns=10000000000", "workload.turns"),
+    // A billion agents through 16 slots, or 1e10 turns with a tool call between two, would
+    // also outlast the horizon (refused first, under --force too: tests/it/limits_horizon.rs):
+    // as many slots as agents, and a horizon past the turns' floor, leave the work alone.
+    for (set, key, room) in [
+        (
+            "workload.agents=1000000000",
+            "workload.agents = 1000000000",
+            "workload.concurrency=1000000000",
+        ),
+        ("replications=1000000000", "replications = 1000000000", "seed=5"),
+        ("workload.turns=10000000000", "workload.turns", "limits.horizon=100000000h"),
     ] {
         let start = Instant::now();
-        let o = run(&["run", s(&f), "--set", set, "--out", s(&out)]);
+        let o = run(&["run", s(&f), "--set", set, "--set", room, "--out", s(&out)]);
         check_2(&o, &["refusing to start: estimated", "limits.max_", key, "--force"]);
         assert!(start.elapsed() < Duration::from_secs(10), "{set}: not refused at once");
         assert!(!out.exists(), "{set}: --out was created");
     }
+    let slots = ["--set", "workload.concurrency=1000000000"];
     let tune = ["tune", s(&f), "--param", "workload.agents", "--range", "1..1000000000 x2"];
+    let tune = [&tune[..], &slots[..]].concat();
     check_2(&run(&tune), &["refusing to start", "workload.agents = 536870912"]);
     // A [limits] key lowers (or raises) a limit; --force lifts it.
     let o = run(&["run", s(&f), "--set", "limits.max_requests=10"]);
