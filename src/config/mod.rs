@@ -17,6 +17,7 @@ mod error;
 pub mod experiment;
 mod fields;
 pub mod file;
+pub mod keys;
 pub mod latency_file;
 pub mod latency_origin;
 pub mod latency_presets;
