@@ -86,19 +86,7 @@ pub fn replay(
         replayer.request(&r);
         replayer.record_recorded(&r, &recorded_account(&c.split), &mut recorded);
     }
-    let (stats, shared, pricing) = replayer.finish();
-    super::unknown_model(path, &pricing)?;
-    Ok(Replay {
-        format: settings.format,
-        conversations: meta.conversations,
-        warnings: meta.warnings,
-        requests: meta.requests,
-        distinct_blocks: shared.distinct_blocks() as u64,
-        distinct_tokens: shared.distinct_tokens,
-        reuse_gap_us: shared.reuse_gap_us,
-        choices: choices.iter().cloned().zip(stats).collect(),
-        recorded: Some(recorded),
-    })
+    super::finish(path, settings.format, meta, replayer, choices, Some(recorded))
 }
 
 /// The tokens of a call's prompt that a cache may hold: the provider's cached extent where

@@ -97,10 +97,23 @@ pub fn replay(
     if meta.requests == 0 {
         return Err(TraceError::file(path, "the trace has no requests"));
     }
+    finish(path, settings.format, meta, replayer, choices, None)
+}
+
+/// The replay of a trace read whole: each choice's statistics, the trace's shared ones, and
+/// (for usage logs and OTLP spans) the provider's split as recorded.
+fn finish(
+    path: &Path,
+    format: TraceFormat,
+    meta: TraceMeta,
+    replayer: run::Replayer,
+    choices: &[CacheChoice],
+    recorded: Option<ChoiceStats>,
+) -> Result<Replay, TraceError> {
     let (stats, shared, pricing) = replayer.finish();
     unknown_model(path, &pricing)?;
     Ok(Replay {
-        format: settings.format,
+        format,
         conversations: meta.conversations,
         warnings: meta.warnings,
         requests: meta.requests,
@@ -108,7 +121,7 @@ pub fn replay(
         distinct_tokens: shared.distinct_tokens,
         reuse_gap_us: shared.reuse_gap_us,
         choices: choices.iter().cloned().zip(stats).collect(),
-        recorded: None,
+        recorded,
     })
 }
 

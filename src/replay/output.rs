@@ -222,11 +222,7 @@ fn recorded_row(s: &ChoiceStats, ready: bool) -> Vec<String> {
         thousands(s.account.cache_read),
         thousands(s.account.cache_write()),
         money(cost),
-        format!(
-            "{} ({})",
-            money(uncached - cost),
-            pct(if uncached > 0.0 { 1.0 - cost / uncached } else { 0.0 })
-        ),
+        saving(cost, uncached),
     ];
     row.extend(std::iter::repeat_n("-".to_string(), if ready { 7 } else { 4 }));
     row
@@ -279,11 +275,7 @@ fn choice_row(replay: &Replay, i: usize, ready: bool) -> Vec<String> {
         thousands(s.account.cache_read),
         thousands(s.account.cache_write()),
         money(cost),
-        format!(
-            "{} ({})",
-            money(uncached - cost),
-            pct(if uncached > 0.0 { 1.0 - cost / uncached } else { 0.0 })
-        ),
+        saving(cost, uncached),
     ];
     row.extend(shares.iter().map(|&x| pct(x)));
     if ready {
@@ -396,4 +388,10 @@ fn conversation_text(replay: &Replay) -> String {
         let _ = writeln!(out, "... and {more} more (all of them in --json)");
     }
     out
+}
+
+/// The saving cell: dollars saved against sending everything uncached, and its share.
+fn saving(cost: f64, uncached: f64) -> String {
+    let share = if uncached > 0.0 { 1.0 - cost / uncached } else { 0.0 };
+    format!("{} ({})", money(uncached - cost), pct(share))
 }
