@@ -27,9 +27,13 @@ pub use error::Error;
 pub use experiment::Experiment;
 pub use outdir::OutDirError;
 pub use replay::{ChoiceResult, ReplaySummary, TraceReplay};
+#[cfg(feature = "python")]
+pub(crate) use run::Ran;
 pub use run::RunOptions;
 #[cfg(feature = "sweep")]
 pub use sweep::{merge_shards, run_sweep, Sweep, SweepSummary};
+#[cfg(feature = "python")]
+pub(crate) use tune::tune_table;
 #[cfg(feature = "sweep")]
 pub use tune::{tune, TuneReport, TuneRequest};
 

@@ -50,6 +50,21 @@
 //! # Ok::<(), prefixsim::Error>(())
 //! ```
 //!
+//! A [`Watch`] installed on the calling thread ([`Watch::scope`]) stops a run, a sweep or a
+//! tune from another thread (the tasks running finish; a sweep keeps its journal) and counts
+//! its tasks as they end:
+//!
+//! ```
+//! use prefixsim::{Experiment, RunOptions, Watch};
+//!
+//! let exp = Experiment::default_experiment().set("replications=4")?;
+//! let watch = Watch::new();
+//! let summary = watch.scope(|| exp.run(&RunOptions::default()))?;
+//! assert_eq!(watch.progress(), (4, 4), "replications done, of");
+//! assert_eq!(summary.replications, 4);
+//! # Ok::<(), prefixsim::Error>(())
+//! ```
+//!
 //! # Sweeps
 //!
 //! An experiment with a `[sweep]` table is a grid of experiments; [`Experiment::sweep`] checks
@@ -194,8 +209,11 @@ internal_modules! {
     metrics;
     #[allow(missing_docs)]
     model;
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     numfmt;
+    // Without `cli` only the calibration figure draws (the Python package's `calibrate`).
     #[cfg(feature = "plot")]
+    #[cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
     plot;
     #[allow(missing_docs)]
     #[cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
@@ -216,6 +234,8 @@ internal_modules! {
     sweep;
     time;
 }
+#[cfg(feature = "python")]
+mod python;
 
 /// The `prefixsim` binary's whole `main`: parse the command line, run the command, print its
 /// error once and return its exit code (2 for bad input, 1 for a bug or an I/O failure).
@@ -232,6 +252,7 @@ pub use api::{
 #[cfg(feature = "sweep")]
 pub use api::{merge_shards, run_sweep, tune, Sweep, SweepSummary, TuneReport, TuneRequest};
 pub use calibrate::Settings as CalibrateSettings;
+pub use exec::Watch;
 pub use replay::TraceFormat;
 pub use report::run::{Percentiles, RunSummary, StrategyResult, Tokens};
 #[cfg(feature = "sweep")]

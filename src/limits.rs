@@ -83,6 +83,10 @@ pub enum RunError {
     /// Anything else is a bug: exit 1.
     #[error("{0}")]
     Internal(String),
+    /// Stopped from outside by its `exec::Watch` (the Python package's Ctrl-C) before every
+    /// task ran; the command line never stops a run this way.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl RunError {
@@ -95,6 +99,7 @@ impl RunError {
         match self {
             RunError::Input(m) => RunError::Input(f(m)),
             RunError::Internal(m) => RunError::Internal(f(m)),
+            RunError::Interrupted => RunError::Interrupted,
         }
     }
 }

@@ -66,7 +66,7 @@ pub fn per_sec(rate: f64) -> String {
 }
 
 /// `text` with its first letter in upper case (a sentence printed on its own).
-#[cfg(feature = "cli")]
+#[cfg(any(feature = "cli", feature = "python"))]
 pub fn capitalised(text: &str) -> String {
     let mut c = text.chars();
     c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())

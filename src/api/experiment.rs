@@ -74,7 +74,12 @@ impl Experiment {
         Ok((text, table))
     }
 
-    fn from_text(text: &str, origin: &str, sets: &[String]) -> Result<Experiment, Error> {
+    /// Parse `text` (naming it `origin` in errors) and apply `sets` before resolving.
+    pub(crate) fn from_text(
+        text: &str,
+        origin: &str,
+        sets: &[String],
+    ) -> Result<Experiment, Error> {
         let mut table = config::parse_table(text, origin)?;
         for s in sets {
             config::apply_set(&mut table, s)?;
@@ -108,14 +113,20 @@ impl Experiment {
 
     /// The raw table (after `set`): the values as written, which the resolved experiment no
     /// longer holds (a latency preset's name, the `[sweep]` table).
-    #[cfg(all(feature = "serve", feature = "cli"))]
+    #[cfg(any(all(feature = "serve", feature = "cli"), feature = "python"))]
     pub(crate) fn table(&self) -> &toml::Table {
         &self.table
     }
 
     /// Where the experiment came from, as errors and exported files name it.
-    #[cfg(all(feature = "serve", feature = "cli"))]
+    #[cfg(any(all(feature = "serve", feature = "cli"), feature = "python"))]
     pub(crate) fn origin(&self) -> &str {
         &self.origin
+    }
+
+    /// The text the experiment was read from (before any `set`).
+    #[cfg(feature = "python")]
+    pub(crate) fn text(&self) -> &str {
+        &self.text
     }
 }

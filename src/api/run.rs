@@ -105,21 +105,35 @@ impl Experiment {
             },
         };
         if let Some(out) = out {
-            let dir = &out.path().to_path_buf();
-            let trace = match (opts.trace, opts.trace_lanes) {
-                (true, Some(lanes)) => Some(runner.sampled_trace_rows(exp, lanes)?),
-                (true, None) => Some(exec::trace_rows(&runner, exp)?),
-                (false, _) => None,
-            };
-            exec::write_out(dir, exp, &ran.outcomes, trace.as_deref())
-                .map_err(|source| Error::Write { path: dir.clone(), source })?;
-            #[cfg(feature = "sweep")]
-            if let Some(h) = &ran.hold {
-                let json = serde_json::to_string_pretty(h).expect("a hold answer serializes");
-                crate::results::write_atomic(&dir.join("hold.json"), json + "\n")?;
-            }
-            out.commit()?;
+            self.write_files(&ran, out, opts.trace, opts.trace_lanes)?;
         }
         Ok(ran)
+    }
+
+    /// Write `ran`, a run of this experiment, into `out` (opened and locked by the caller) and
+    /// swap it in: the files `RunOptions::out` names, with trace.csv when `trace` (of agents
+    /// 0..N with `trace_lanes`).
+    pub(crate) fn write_files(
+        &self,
+        ran: &Ran,
+        out: outdir::OutDir,
+        trace: bool,
+        trace_lanes: Option<u32>,
+    ) -> Result<(), Error> {
+        let (exp, runner) = (&self.resolved, self.runner());
+        let dir = &out.path().to_path_buf();
+        let trace = match (trace, trace_lanes) {
+            (true, Some(lanes)) => Some(runner.sampled_trace_rows(exp, lanes)?),
+            (true, None) => Some(exec::trace_rows(&runner, exp)?),
+            (false, _) => None,
+        };
+        exec::write_out(dir, exp, &ran.outcomes, trace.as_deref())
+            .map_err(|source| Error::Write { path: dir.clone(), source })?;
+        #[cfg(feature = "sweep")]
+        if let Some(h) = &ran.hold {
+            let json = serde_json::to_string_pretty(h).expect("a hold answer serializes");
+            crate::results::write_atomic(&dir.join("hold.json"), json + "\n")?;
+        }
+        Ok(out.commit()?)
     }
 }

@@ -98,17 +98,29 @@ impl Sweep {
         let origin = file.display().to_string();
         let (text, table) = Experiment::read_table(file, sets)?;
         blame_a_set(&table, &origin, sets)?;
-        let runner = ModelRunner { origin: origin.clone() };
         let order = sweep::spec::key_order(&text);
+        Sweep::checked(origin, table, &order, force, shard)
+    }
+
+    /// `load`'s checks of a table read already (`table`, from `origin`, its axes in `order`):
+    /// unless `force`, the grid and the work against the limits; every point of the `shard`.
+    pub(crate) fn checked(
+        origin: String,
+        table: toml::Table,
+        order: &[String],
+        force: bool,
+        shard: Option<Shard>,
+    ) -> Result<Sweep, Error> {
+        let runner = ModelRunner { origin: origin.clone() };
         let limits = WorkLimits::from_table(&table);
         let named = |e: Error| Error::InFile { origin: origin.clone(), error: Box::new(e) };
         if let Some(Ok(grid)) =
-            crate::config::sweep_table(&table).map(|t| Grid::from_table(t, &order))
+            crate::config::sweep_table(&table).map(|t| Grid::from_table(t, order))
         {
             let estimate = grid_estimate(&grid, shard);
             estimate.check(&limits, force).map_err(|e| named(e.into()))?;
         }
-        let plan = Plan::new(&runner, table, &order).map_err(|e| in_file(&origin, e))?;
+        let plan = Plan::new(&runner, table, order).map_err(|e| in_file(&origin, e))?;
         match force {
             false => estimate(&runner, &plan, shard)?
                 .check(&limits, false)

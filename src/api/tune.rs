@@ -107,10 +107,19 @@ fn resolve_candidate(
 /// answer's search), every argument checked and the work estimated before any candidate
 /// runs; with `req.out`, tune.json written there.
 pub fn tune(req: &TuneRequest) -> Result<TuneReport, Error> {
-    check_param(&req.param)?;
     // `[sweep]` stays (`resolve` ignores it; `[report] assumptions` may name its axes).
-    let (_, mut table) = Experiment::read_table(&req.file, &req.sets)?;
-    let origin = req.file.display().to_string();
+    let (_, table) = Experiment::read_table(&req.file, &req.sets)?;
+    tune_table(req, req.file.display().to_string(), table)
+}
+
+/// `tune` of an experiment's table read already (`req.file` and `req.sets` unread: `table`,
+/// from `origin`, has its assignments applied).
+pub(crate) fn tune_table(
+    req: &TuneRequest,
+    origin: String,
+    mut table: toml::Table,
+) -> Result<TuneReport, Error> {
+    check_param(&req.param)?;
     let objective = Objective::parse(&req.objective, req.lambda).map_err(Error::usage)?;
     let range = range_of(req)?;
     let values = tune::parse_values(&range).map_err(Error::usage)?;

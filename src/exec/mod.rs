@@ -10,10 +10,12 @@
 pub mod model;
 pub mod ordered;
 pub mod run;
+pub mod watch;
 
 pub use model::ModelRunner;
 pub use ordered::ordered;
 pub use run::{execute, trace_rows, write_out, StrategyOutcome};
+pub use watch::Watch;
 
 use crate::limits::RunError;
 use crate::metrics::RunMetrics;

@@ -4,12 +4,15 @@
 //! sequence, so outputs never depend on `--jobs`.
 //!
 //! Runs, sweep points and tune candidates all go through `ordered`; a sweep stops early by
-//! setting `stop` (Ctrl-C): the tasks in flight finish and are folded, nothing after a gap is.
+//! setting `stop` (Ctrl-C), and any call by a stopped `watch::Watch` installed on the calling
+//! thread: the tasks in flight finish and are folded, nothing after a gap is.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver};
 use std::sync::{Condvar, Mutex};
+
+use super::watch::{Entered, Watch};
 
 struct Queue {
     next: usize,
@@ -19,8 +22,8 @@ struct Queue {
 
 /// Run `work(state, k)` for k in 0..total on `jobs` threads, each with its own `init()` state,
 /// and call `fold(k, value)` in index order on this thread. Workers stay within a window of
-/// `4 * jobs` tasks past the last folded one, which bounds memory. Once `stop` is set no new
-/// task starts. Returns the workers' final states, or the lowest failing index and its error
+/// `4 * jobs` tasks past the last folded one, which bounds memory. Once `stop` is set (or the
+/// watch installed on this thread is stopped) no new task starts. Returns the workers' final states, or the lowest failing index and its error
 /// (a failing `fold` stops the run as a failing task does).
 pub fn ordered<S: Send, T: Send, E: Send>(
     total: usize,
@@ -30,10 +33,15 @@ pub fn ordered<S: Send, T: Send, E: Send>(
     work: impl Fn(&mut S, usize) -> Result<T, E> + Sync,
     mut fold: impl FnMut(usize, T) -> Result<(), E>,
 ) -> Result<Vec<S>, (usize, E)> {
+    let entered = Entered::new(total);
+    let mut fold = |k: usize, value: T| {
+        entered.tick();
+        fold(k, value)
+    };
     if jobs <= 1 || total <= 1 {
         let mut state = init();
         for k in 0..total {
-            if stop.load(Ordering::SeqCst) {
+            if stop.load(Ordering::SeqCst) || entered.stopped() {
                 break;
             }
             let value = work(&mut state, k).map_err(|e| (k, e))?;
@@ -41,6 +49,7 @@ pub fn ordered<S: Send, T: Send, E: Send>(
         }
         return Ok(vec![state]);
     }
+    let watch = entered.watch();
     let window = 4 * jobs;
     let queue = Mutex::new(Queue { next: 0, folded: 0, stop: false });
     let cv = Condvar::new();
@@ -49,10 +58,10 @@ pub fn ordered<S: Send, T: Send, E: Send>(
         let mut handles = Vec::new();
         for _ in 0..jobs.min(total) {
             let tx = tx.clone();
-            let (queue, cv, work, init) = (&queue, &cv, &work, &init);
+            let (queue, cv, work, init, watch) = (&queue, &cv, &work, &init, &watch);
             handles.push(scope.spawn(move || {
                 let mut state = init();
-                while let Some(k) = take(queue, cv, stop, total, window) {
+                while let Some(k) = take(queue, cv, (stop, watch.as_ref()), total, window) {
                     if tx.send((k, work(&mut state, k))).is_err() {
                         break;
                     }
@@ -94,13 +103,14 @@ fn fold_in_order<T, E>(
 fn take(
     queue: &Mutex<Queue>,
     cv: &Condvar,
-    stop: &AtomicBool,
+    (stop, watch): (&AtomicBool, Option<&Watch>),
     total: usize,
     window: usize,
 ) -> Option<usize> {
     let mut q = queue.lock().expect("queue lock");
     loop {
-        if q.stop || stop.load(Ordering::SeqCst) || q.next >= total {
+        let stopped = stop.load(Ordering::SeqCst) || watch.is_some_and(Watch::stopped);
+        if q.stop || stopped || q.next >= total {
             return None;
         }
         if q.next < q.folded + window {

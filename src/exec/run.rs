@@ -83,6 +83,10 @@ pub fn execute<S: Runner>(
         let label = &desc.strategies[s];
         e.map(|m| format!("strategy {label}, replication {r}: {m}"))
     })?;
+    // Only a stopped `Watch` ends `ordered` early here.
+    if folded.first().is_some_and(|f| f.0.len() < reps) {
+        return Err(RunError::Interrupted);
+    }
     let outcomes = outcomes(&desc.strategies, folded, workers);
     check_finite(&outcomes)?;
     Ok(outcomes)

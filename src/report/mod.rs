@@ -5,7 +5,8 @@
 //! and the terminal tables of a run, from the executor's outcomes).
 
 // The design-review report (`prefixsim report`) and the terminal tables are the command
-// line's; the typed results of a run (`run`) are the library's.
+// line's (`table` the Python package's too); the typed results of a run (`run`) are the
+// library's.
 #[cfg(feature = "cli")]
 pub mod answer;
 #[cfg(feature = "cli")]
@@ -21,7 +22,7 @@ pub mod ranges;
 pub mod run;
 #[cfg(feature = "cli")]
 pub mod sweep;
-#[cfg(feature = "cli")]
+#[cfg(any(feature = "cli", feature = "python"))]
 pub mod table;
 #[cfg(feature = "cli")]
 pub mod words;

@@ -234,7 +234,7 @@ impl StrategyResult {
 /// The seed first, then the comparison table, the model's `notes` and the ladders; under the
 /// question, which `overrides` (`--set KEY=VALUE` as typed) changed the experiment the
 /// question was written for.
-#[cfg(feature = "cli")]
+#[cfg(any(feature = "cli", feature = "python"))]
 pub fn table_text(
     exp: &ExperimentSpec,
     outcomes: &[StrategyOutcome],

@@ -90,7 +90,7 @@ where
         Ok(())
     };
     let result = ordered(total, jobs, &stop, || (), run_point, append);
-    let interrupted = stop.load(Ordering::SeqCst);
+    let interrupted = stop.load(Ordering::SeqCst) || crate::exec::watch::stop_requested();
     drop(listener);
     bar.finish_and_clear();
     let synced = journal.sync();

@@ -213,5 +213,9 @@ fn evaluate_all<S: Runner>(
         },
     )
     .map_err(|(_, e)| e)?;
+    if out.len() < values.len() {
+        // Only a stopped `exec::Watch` ends `ordered` early here.
+        return Err(RunError::Interrupted);
+    }
     Ok(out)
 }
