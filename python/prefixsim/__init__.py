@@ -21,6 +21,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
@@ -35,11 +36,16 @@ __all__ = [
     "Result",
     "Histogram",
     "TuneResult",
+    "ReplayResult",
+    "Calibration",
     "InputError",
     "PrefixsimError",
     "LATENCIES",
     "sweep",
     "tune",
+    "replay",
+    "calibrate",
+    "models",
     "__version__",
 ]
 
@@ -484,3 +490,148 @@ def tune(
         bar.close()
     return TuneResult(text, table)
 
+
+
+class ReplayResult:
+    """A trace replayed through the cache: the ``prefixsim replay --json`` document as objects,
+    and the table ``replay`` prints."""
+
+    def __init__(self, text: str, table: str, warned: list) -> None:
+        doc = json.loads(text)
+        #: One dict per cache choice compared (one without ``what_if``).
+        self.json: list = doc if isinstance(doc, list) else [doc]
+        self.table: str = table
+        #: What ``replay`` prints as warnings (skipped lines, no block reused).
+        self.warnings: list = warned
+
+    @property
+    def choices(self) -> pd.DataFrame:
+        """One row per cache choice: cost, hit rate, tokens by billing, misses by cause
+        (nested fields flattened with ``.``: ``miss_share.expired``, ``reuse_gap.p50_s``)."""
+        rows = [{k: v for k, v in c.items() if k != "conversations"} for c in self.json]
+        return pd.json_normalize(rows)
+
+    def __repr__(self) -> str:
+        return self.table
+
+
+def _choices(what_if: Union[None, str, Mapping[str, Any], Sequence[Any]]) -> list:
+    """``what_if`` as ``--what-if`` choices: ``"cache.ttl=1h"``, a dict of one choice's keys,
+    or a list of either; ``[]`` (or ``""``) compares the TTL ladder alone."""
+    if what_if is None:
+        return []
+    if isinstance(what_if, (str, Mapping)):
+        what_if = [what_if]
+    out = []
+    for c in what_if:
+        if isinstance(c, Mapping):
+            c = ",".join(f"{k}={v}" for k, v in c.items())
+        out.append(str(c))
+    return out or [""]
+
+
+def replay(
+    trace: PathLike,
+    what_if: Union[None, str, Mapping[str, Any], Sequence[Any]] = None,
+    *,
+    format: Optional[str] = None,
+    set: Union[None, Mapping[str, Any], Sequence[str]] = None,
+    lenient: bool = False,
+    instant_ready: bool = False,
+    out: Optional[PathLike] = None,
+    force: bool = False,
+) -> ReplayResult:
+    """Run a real request log through the cache, as ``prefixsim replay`` does
+    (docs/replay.md). ``what_if``: cache choices to compare beside TTL 5m, 1h and none
+    (``"cache.ttl=1h"``, ``{"cache.ttl": "1h", "capacity_tokens": 1e9}``, a list; ``[]`` the
+    ladder alone); ``set``: replay keys (``{"block_size": 16}``); ``format``: mooncake,
+    claude-code, requests, usage-log or otlp (default: guessed). With ``out``, replay.json is
+    written there. The warnings the command prints are issued as Python warnings too."""
+    sets = [f"{k}={v}" for k, v in set.items()] if isinstance(set, Mapping) else list(set or [])
+    text, table, warned = _native.replay(
+        os.fspath(trace),
+        what_if=_choices(what_if),
+        format=format,
+        sets=sets,
+        lenient=lenient,
+        instant_ready=instant_ready,
+        out=None if out is None else os.fspath(out),
+        force=force,
+    )
+    for w in warned:
+        warnings.warn(w, stacklevel=2)
+    return ReplayResult(text, table, warned)
+
+
+class Calibration:
+    """A latency fit per model, as ``prefixsim calibrate`` makes it: the ``--json`` document
+    as objects, the text it prints, and latency.toml (which ``[latency] file`` reads)."""
+
+    def __init__(self, text: str, report: str, latency_toml: str, notes: list,
+                 warned: list) -> None:
+        self.json: dict = json.loads(text)
+        self.text: str = report
+        self.latency_toml: str = latency_toml
+        self.notes: list = notes
+        self.warnings: list = warned
+
+    @property
+    def fits(self) -> pd.DataFrame:
+        """One row per model: the fitted overhead and rates with their intervals, the error
+        on held-out sessions (nested fields flattened with ``.``)."""
+        rows = [{k: v for k, v in m.items() if k != "validation"} for m in self.json["models"]]
+        return pd.json_normalize(rows)
+
+    @property
+    def validation(self) -> pd.DataFrame:
+        """The backtest on the ``validate`` files, one row per model (empty without them):
+        requests, median abs error, share of requests above each predicted percentile."""
+        rows = [dict(model=m["model"], **m["validation"]) for m in self.json["models"]
+                if m.get("validation")]
+        return pd.json_normalize(rows)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def calibrate(
+    paths: Union[PathLike, Sequence[PathLike]],
+    validate: Union[None, PathLike, Sequence[PathLike]] = None,
+    *,
+    format: Optional[str] = None,
+    validate_format: Optional[str] = None,
+    ttl: str = "5m",
+    out: Optional[PathLike] = None,
+    force: bool = False,
+) -> Calibration:
+    """Fit the latency model per model to measured requests, as ``prefixsim calibrate`` does
+    (docs/calibrate.md): claude-code traces, usage logs (Anthropic, OpenAI, Gemini) or OTLP
+    spans; ``validate``: files to backtest the fit on. With ``out``, its files (latency.toml,
+    calibration.json, the figures) are written there."""
+    def paths_of(p: Union[None, PathLike, Sequence[PathLike]]) -> list:
+        if p is None:
+            return []
+        if isinstance(p, (str, os.PathLike)):
+            return [os.fspath(p)]
+        return [os.fspath(x) for x in p]
+
+    found = _native.calibrate(
+        paths_of(paths),
+        validate=paths_of(validate),
+        format=format,
+        validate_format=validate_format,
+        ttl=ttl,
+        out=None if out is None else os.fspath(out),
+        force=force,
+    )
+    for w in found[4]:
+        warnings.warn(w, stacklevel=2)
+    return Calibration(*found)
+
+
+def models(models_file: Optional[PathLike] = None) -> pd.DataFrame:
+    """The models an experiment can name, as ``prefixsim models --json`` lists them: prices
+    (USD per million tokens), windows, cache rules and latency fits, with the page and day
+    each was checked; the models ``models_file`` defines after the presets."""
+    text = _native.models(None if models_file is None else os.fspath(models_file))
+    return pd.json_normalize(json.loads(text)["models"])

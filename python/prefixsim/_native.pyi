@@ -91,3 +91,23 @@ def tune(
     force: bool = False,
     progress: Progress = None,
 ) -> Tuple[str, str]: ...
+def replay(
+    trace: str,
+    what_if: Sequence[str] = ...,
+    format: Optional[str] = None,
+    sets: Sequence[str] = ...,
+    lenient: bool = False,
+    instant_ready: bool = False,
+    out: Optional[str] = None,
+    force: bool = False,
+) -> Tuple[str, str, List[str]]: ...
+def calibrate(
+    inputs: Sequence[str],
+    validate: Sequence[str] = ...,
+    format: Optional[str] = None,
+    validate_format: Optional[str] = None,
+    ttl: str = "5m",
+    out: Optional[str] = None,
+    force: bool = False,
+) -> Tuple[str, str, str, List[str], List[str]]: ...
+def models(models_file: Optional[str] = None) -> str: ...

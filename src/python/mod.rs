@@ -13,6 +13,7 @@ use crate::api::Error;
 
 mod calls;
 mod experiment;
+mod inputs;
 mod run;
 mod value;
 mod wait;
@@ -56,5 +57,6 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<run::PyRunResult>()?;
     m.add_class::<run::PyHistogram>()?;
     calls::register(m)?;
+    inputs::register(m)?;
     Ok(())
 }
