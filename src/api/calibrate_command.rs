@@ -184,3 +184,116 @@ fn write_all(dir: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "data/samples/usage-log.jsonl";
+
+    /// A fresh scratch directory for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir()
+            .join(format!("prefixsim-calibrate-cmd-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// The sample log's lines of `model` only, in `dir/name`.
+    fn only(model: &str, dir: &Path, name: &str) -> PathBuf {
+        let text = std::fs::read_to_string(LOG).unwrap();
+        let lines: String =
+            text.lines().filter(|l| l.contains(model)).map(|l| format!("{l}\n")).collect();
+        let path = dir.join(name);
+        std::fs::write(&path, lines).unwrap();
+        path
+    }
+
+    fn request(inputs: Vec<PathBuf>) -> CalibrateRequest {
+        let command = "prefixsim calibrate LOG --ttl 5m".to_string();
+        CalibrateRequest { inputs, ttl_us: Some(300_000_000), command, ..Default::default() }
+    }
+
+    #[test]
+    fn ttl_values_parse_as_the_command_line_reads_them() {
+        assert_eq!(parse_ttl("5m").unwrap(), Some(300_000_000));
+        assert_eq!(parse_ttl("1h").unwrap(), Some(3_600_000_000));
+        assert_eq!(parse_ttl(" none ").unwrap(), None);
+        let zero = parse_ttl("0s").unwrap_err();
+        assert!(zero.is_input());
+        assert_eq!(zero.to_string(), "a TTL must be positive (or `none`)");
+        let bad = parse_ttl("soon").unwrap_err();
+        assert!(bad.is_input() && bad.to_string().ends_with(" (e.g. 5m, 1h, none)"), "{bad}");
+    }
+
+    #[test]
+    fn out_holds_exactly_what_the_call_returns() {
+        let out = scratch("out").join("calib");
+        let req = CalibrateRequest { out: Some(out.clone()), ..request(vec![LOG.into()]) };
+        let done = calibrate_command(&req).unwrap();
+        let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
+        assert_eq!(read("latency.toml"), done.latency_toml);
+        assert!(done.latency_toml.contains(&req.command), "{}", done.latency_toml);
+        assert_eq!(read("calibration.json"), done.json);
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        let mut want = vec!["calibration.json", "latency.toml"];
+        if cfg!(feature = "plot") {
+            want.extend([
+                "ttft_fit.png",
+                "ttft_fit.svg",
+                "ttft_residuals.png",
+                "ttft_residuals.svg",
+            ]);
+        }
+        assert_eq!(names, want);
+        assert!(done.text.starts_with(&format!("Latency per model from {LOG} (usage-log)")));
+        assert!(done.notes.is_empty() && done.warnings.is_empty(), "{done:?}");
+        assert!(calibrate_command(&req).unwrap_err().is_input(), "a full --out is refused");
+    }
+
+    #[test]
+    fn notes_and_warnings_say_what_was_not_fitted() {
+        let dir = scratch("notes");
+        let haiku = only("claude-haiku", &dir, "haiku.jsonl");
+        let mut lone = std::fs::read_to_string(&haiku).unwrap();
+        lone += &lone.lines().next().unwrap().replace("claude-haiku-4-5-20251001", "lone-model");
+        std::fs::write(&haiku, lone + "\n").unwrap();
+        let req = CalibrateRequest { validate: vec![LOG.into()], ..request(vec![haiku.clone()]) };
+        let done = calibrate_command(&req).unwrap();
+        let note = "claude-sonnet-4-5-20250929: in the --validate files but not fitted from INPUT";
+        assert_eq!(done.notes, [note]);
+        assert_eq!(done.warnings.len(), 1, "{:?}", done.warnings);
+        assert!(done.warnings[0].starts_with("lone-model skipped: "), "{:?}", done.warnings);
+        let plain = calibrate_command(&request(vec![haiku])).unwrap();
+        assert!(done.text.starts_with(&plain.text[..plain.text.find('\n').unwrap()]));
+        assert!(done.text.len() > plain.text.len(), "the validation table is added");
+    }
+
+    #[test]
+    fn bad_inputs_are_input_errors_naming_them() {
+        let bad = CalibrateRequest { format: Some("usagelog".into()), ..request(vec![LOG.into()]) };
+        let err = calibrate_command(&bad).unwrap_err();
+        assert!(err.is_input());
+        assert_eq!(
+            err.to_string(),
+            "unknown input format `usagelog` (one of: claude-code, usage-log, otlp)"
+        );
+        let dir = scratch("nottft");
+        let log = std::fs::read_to_string(LOG).unwrap().replace("\"ttft_ms\"", "\"ttfx_ms\"");
+        std::fs::write(dir.join("log.jsonl"), log).unwrap();
+        let err = calibrate_command(&request(vec![dir.join("log.jsonl")])).unwrap_err();
+        assert!(err.is_input());
+        assert!(
+            err.to_string().ends_with(
+                "log.jsonl (usage-log): no request has a measured time to first token (ttft); \
+             nothing to fit"
+            ),
+            "{err}"
+        );
+    }
+}

@@ -162,3 +162,49 @@ fn latency(fit: &Fit, source: String) -> Latency {
         source,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_then_the_files_models_marked_with_the_file() {
+        let presets = config::presets::table();
+        let rows = model_rows(None).unwrap();
+        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, presets.iter().map(|p| p.name.as_str()).collect::<Vec<_>>());
+        assert!(rows.iter().all(|r| r.defined_in.is_none() && r.latency.is_some()));
+        let file = Path::new("data/samples/models.toml");
+        let with = model_rows(Some(file)).unwrap();
+        assert!(with.iter().zip(&rows).all(|(w, r)| w.name == r.name && w.defined_in.is_none()));
+        let defined: Vec<(&str, Option<&str>)> =
+            with[rows.len()..].iter().map(|r| (r.name.as_str(), r.defined_in.as_deref())).collect();
+        let origin = Some("data/samples/models.toml");
+        assert_eq!(defined[..2], [("acme-large", origin), ("acme-small", origin)]);
+        assert_eq!(with[rows.len()].api_ids, ["acme-large"]);
+    }
+
+    #[test]
+    fn the_json_lists_every_row_in_order_with_a_final_newline() {
+        let rows = model_rows(Some(Path::new("data/samples/models.toml"))).unwrap();
+        let text = models_json(&rows);
+        assert!(
+            text.starts_with("{\n  \"models\": [\n    {\n      \"name\": ")
+                && text.ends_with("}\n")
+        );
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let names: Vec<&str> =
+            v["models"].as_array().unwrap().iter().map(|m| m["name"].as_str().unwrap()).collect();
+        assert_eq!(names, rows.iter().map(|r| r.name.as_str()).collect::<Vec<_>>());
+        let first = &v["models"][0];
+        assert!(first.get("defined_in").is_none(), "a preset has no defined_in: {first}");
+        assert!(v["models"][rows.len() - 1]["defined_in"].is_string());
+    }
+
+    #[test]
+    fn a_bad_models_file_is_an_input_error_naming_it() {
+        let err = model_rows(Some(Path::new("data/samples/no-such-models.toml"))).err().unwrap();
+        assert!(err.is_input());
+        assert!(err.to_string().contains("data/samples/no-such-models.toml"), "{err}");
+    }
+}

@@ -133,3 +133,106 @@ fn guess_format(path: &Path) -> anyhow::Result<TraceFormat> {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fresh scratch directory for one test.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir()
+            .join(format!("prefixsim-replay-cmd-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A Mooncake line at `t` ms with these block ids (4-token blocks).
+    fn line(t: u64, ids: &[u64]) -> String {
+        let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+        let len = 4 * ids.len();
+        format!(
+            "{{\"timestamp\": {t}, \"input_length\": {len}, \"output_length\": 1, \"hash_ids\": [{}]}}\n",
+            ids.join(", ")
+        )
+    }
+
+    fn request(trace: &Path) -> ReplayRequest {
+        let sets = vec!["block_size=4".to_string()];
+        ReplayRequest { trace: trace.to_path_buf(), sets, ..ReplayRequest::default() }
+    }
+
+    #[test]
+    fn an_unknown_format_name_is_an_input_error_naming_the_names() {
+        let dir = scratch("format");
+        let trace = dir.join("t.jsonl");
+        std::fs::write(&trace, line(0, &[1, 2])).unwrap();
+        let req = ReplayRequest { format: Some("mooncak".into()), ..request(&trace) };
+        let err = replay_command(&req).unwrap_err();
+        assert!(err.is_input());
+        assert_eq!(
+            err.to_string(),
+            "unknown trace format `mooncak` (one of: mooncake, claude-code, requests, usage-log, otlp)"
+        );
+        let named = ReplayRequest { format: Some("mooncake".into()), ..request(&trace) };
+        assert_eq!(replay_command(&named).unwrap(), replay_command(&request(&trace)).unwrap());
+    }
+
+    #[test]
+    fn what_if_compares_the_ttl_ladder_in_the_json_and_the_table() {
+        let dir = scratch("ladder");
+        let trace = dir.join("t.jsonl");
+        std::fs::write(&trace, line(0, &[1, 2, 3]) + &line(360_000, &[1, 2, 3])).unwrap();
+        let what_if = vec![String::new(), "cache.capacity_tokens=4".to_string()];
+        let done = replay_command(&ReplayRequest { what_if, ..request(&trace) }).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&done.json).unwrap();
+        let labels: Vec<&str> =
+            v.as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
+        let want = ["cache.ttl=5m", "cache.ttl=1h", "cache.ttl=none", "cache.capacity_tokens=4"];
+        assert_eq!(labels, want);
+        assert!(done.json.ends_with("}\n]\n"), "{}", done.json);
+        assert!(want.iter().all(|l| done.text.contains(l)), "{}", done.text);
+        assert!(done.warnings.is_empty(), "{:?}", done.warnings);
+        let plain = replay_command(&request(&trace)).unwrap();
+        assert!(plain.json.starts_with('{'), "one choice, one object: {}", plain.json);
+    }
+
+    #[test]
+    fn warnings_keep_the_first_skipped_lines_then_say_nothing_repeats() {
+        let dir = scratch("warnings");
+        let trace = dir.join("t.jsonl");
+        let bad = "{\"timestamp\": 1}\n".repeat(WARNINGS_MAX + 5);
+        std::fs::write(&trace, line(0, &[1]) + &bad + &line(5, &[2])).unwrap();
+        let done = replay_command(&ReplayRequest { lenient: true, ..request(&trace) }).unwrap();
+        assert_eq!(done.warnings.len(), WARNINGS_MAX + 1, "{:?}", done.warnings);
+        assert!(done.warnings[0].contains(":2:") && done.warnings[0].ends_with("(skipped)"));
+        assert!(done.warnings[WARNINGS_MAX].starts_with("no prefix block appears twice"));
+        assert!(
+            done.text.contains(&format!("{} line(s) skipped", WARNINGS_MAX + 5)),
+            "{}",
+            done.text
+        );
+    }
+
+    #[test]
+    fn out_gets_replay_json_and_a_full_directory_is_refused_without_force() {
+        let dir = scratch("out");
+        let trace = dir.join("t.jsonl");
+        std::fs::write(&trace, line(0, &[1, 2]) + &line(1_000, &[1, 2])).unwrap();
+        let out = dir.join("out");
+        let req = ReplayRequest { out: Some(out.clone()), ..request(&trace) };
+        let done = replay_command(&req).unwrap();
+        let file: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join("replay.json")).unwrap()).unwrap();
+        assert_eq!(
+            (file["kind"].as_str(), file["trace"].as_str()),
+            (Some("replay"), Some("t.jsonl"))
+        );
+        let stdout: serde_json::Value = serde_json::from_str(&done.json).unwrap();
+        assert!(stdout["cost_usd"].is_f64(), "{stdout}");
+        assert_eq!(file["results"][0]["cost_usd"], stdout["cost_usd"]);
+        let err = replay_command(&req).unwrap_err();
+        assert!(err.is_input(), "{err}");
+        assert!(replay_command(&ReplayRequest { force: true, ..req }).is_ok());
+    }
+}
