@@ -136,13 +136,11 @@ impl Error {
     }
 
     /// `e` as an error of the command line's arguments, its causes said once.
-    #[cfg(feature = "sweep")]
     pub(crate) fn usage(e: impl Into<anyhow::Error>) -> Error {
         Error::Usage(Error::Failed(e.into()).report())
     }
 
     /// `e` as a failure at the edge (exit 1).
-    #[cfg(feature = "cli")]
     pub(crate) fn failed(e: impl Into<anyhow::Error>) -> Error {
         Error::Failed(e.into())
     }

@@ -96,14 +96,12 @@ impl TraceReplay {
     }
 
     /// `prefixsim replay --what-if`: compare TTL 5m, 1h and none, then each `what_if`.
-    #[cfg(feature = "cli")]
     pub(crate) fn with_ttl_ladder(mut self) -> TraceReplay {
         self.ladder = true;
         self
     }
 
     /// The settings, the base choice labelled (the table and JSON print them).
-    #[cfg(feature = "cli")]
     pub(crate) fn settings(&self) -> ReplaySettings {
         let mut s = self.settings.clone();
         s.cache = self.base();
@@ -176,7 +174,6 @@ impl TraceReplay {
 
     /// The hit-rate curves over TTL and capacity (replay.json), `distinct_tokens` from the
     /// replay.
-    #[cfg(feature = "cli")]
     pub(crate) fn curves(&self, distinct_tokens: u64) -> Result<replay::Curves, Error> {
         Ok(replay::curves(&self.path, &self.settings(), distinct_tokens)?)
     }

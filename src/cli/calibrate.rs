@@ -1,17 +1,15 @@
 //! `prefixsim calibrate INPUT...`: fit the latency model per model from measured requests
 //! (Claude Code traces, a usage log, OTLP spans), and backtest it on other files
-//! (`--validate`). The edge: reads the inputs, prints the table or JSON, writes `latency.toml`,
-//! `calibration.json` and the figures (tmp + rename, all or nothing). Bad input (also a bad
-//! `--validate` file) exits 2 before anything is written or printed on stdout.
+//! (`--validate`). The arguments and the printing: `api::calibrate_command` reads the inputs,
+//! fits, and writes `latency.toml`, `calibration.json` and the figures (tmp + rename, all or
+//! nothing). Bad input (also a bad `--validate` file) exits 2 before anything is written or
+//! printed on stdout.
 
-use std::path::{Path, PathBuf};
-
-use anyhow::{anyhow, Context as _};
+use std::path::PathBuf;
 
 use super::{CliResult, Error};
-use crate::api::outdir;
-use crate::calibrate::figure::{self, Figure};
-use crate::calibrate::{self, report, ObservationFormat as Format, Observations, Settings};
+use crate::api::{self, CalibrateRequest};
+use crate::calibrate::ObservationFormat as Format;
 
 pub const EXAMPLES: &str = "  prefixsim calibrate data/claude-code-ttft
   prefixsim calibrate data/claude-code-ttft --json
@@ -73,85 +71,30 @@ pub struct Args {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ttl(pub Option<u64>);
 
-fn parse_ttl(text: &str) -> Result<Ttl, String> {
-    if text.trim() == "none" {
-        return Ok(Ttl(None));
-    }
-    match crate::time::parse_duration_us(text) {
-        Ok(0) => Err("a TTL must be positive (or `none`)".into()),
-        Ok(us) => Ok(Ttl(Some(us))),
-        Err(e) => Err(format!("{e} (e.g. 5m, 1h, none)")),
-    }
-}
-
-/// Read `inputs` into one set of observations; a bad file is an input error.
-fn read_all(inputs: &[PathBuf], format: Option<&str>, ttl: Ttl) -> Result<Observations, Error> {
-    let format = format.and_then(Format::parse);
-    let mut data = Observations::default();
-    for input in inputs {
-        calibrate::read_with_ttl(input, format, ttl.0, &mut data).map_err(Error::usage)?;
-    }
-    Ok(data)
+fn parse_ttl(text: &str) -> Result<Ttl, Error> {
+    api::parse_ttl(text).map(Ttl)
 }
 
 pub fn run(args: Args) -> CliResult {
-    // Opened (and locked) first: a directory that will be refused is refused before the work.
-    let out = args.out.as_deref().map(|d| outdir::open(d, args.force, "")).transpose()?;
-    let data = read_all(&args.inputs, args.format.as_deref(), args.ttl)?;
-    let validate = (!args.validate.is_empty())
-        .then(|| read_all(&args.validate, args.validate_format.as_deref(), args.ttl))
-        .transpose()?;
-    if !data.obs.iter().any(|o| o.ttft_s.is_some()) {
-        return Err(Error::usage(anyhow!(
-            "{}: no request has a measured time to first token (ttft); nothing to fit",
-            inputs_text(&data)
-        )));
-    }
-    let mut cal = calibrate::calibrate(&data, &Settings::default());
-    let notes = data.notes.iter().chain(validate.iter().flat_map(|v| &v.notes));
-    for note in notes {
+    let command = command(&args);
+    let req = CalibrateRequest {
+        inputs: args.inputs,
+        format: args.format,
+        ttl_us: args.ttl.0,
+        validate: args.validate,
+        validate_format: args.validate_format,
+        out: args.out,
+        force: args.force,
+        command,
+    };
+    let done = api::calibrate_command(&req)?;
+    for note in &done.notes {
         eprintln!("note: {note}");
     }
-    if let Some(v) = &validate {
-        for model in calibrate::validate(&mut cal, v) {
-            eprintln!("note: {model}: in the --validate files but not fitted from INPUT");
-        }
+    for w in &done.warnings {
+        eprintln!("warning: {w}");
     }
-    if cal.models.is_empty() {
-        // The error says why each model was skipped: no warning says it first.
-        let why: Vec<String> =
-            cal.skipped.iter().map(|s| format!("{}: {}", s.model, s.reason)).collect();
-        let inputs = inputs_text(&data);
-        let why = why.join("; ");
-        return Err(Error::usage(anyhow!("{inputs}: no model has enough data to fit ({why})")));
-    }
-    for s in &cal.skipped {
-        eprintln!("warning: {} skipped: {}", s.model, s.reason);
-    }
-    let inputs = inputs_text(&data);
-    if let Some(out) = out {
-        let mut files = vec![
-            (
-                "latency.toml".to_string(),
-                report::latency_toml(&cal, &command(&args), &inputs).into_bytes(),
-            ),
-            ("calibration.json".to_string(), report::json(&cal).into_bytes()),
-        ];
-        for f in [Figure::Fit, Figure::Residuals] {
-            let svg = figure::svg(&cal, f).map_err(Error::failed)?;
-            files.push((format!("{}.svg", f.name()), svg.into_bytes()));
-            files.push((format!("{}.png", f.name()), figure::png(&cal, f).map_err(Error::failed)?));
-        }
-        write_all(out.path(), &files).map_err(Error::failed)?;
-        out.commit()?;
-    }
-    let text = if args.json {
-        report::json(&cal)
-    } else {
-        let validated = validate.as_ref().map(inputs_text);
-        report::text(&cal, &inputs, validated.as_deref())
-    };
-    super::stdout(text.as_bytes())
+    super::stdout(if args.json { &done.json } else { &done.text }.as_bytes())
 }
 
 /// The command as typed (paths as given), for the header of latency.toml.
@@ -167,30 +110,4 @@ fn command(args: &Args) -> String {
         parts.push(format!("--out {}", d.display()));
     }
     parts.join(" ")
-}
-
-/// `PATH (format)` for each input.
-fn inputs_text(data: &Observations) -> String {
-    let parts: Vec<String> =
-        data.inputs.iter().map(|(p, f)| format!("{} ({})", p.display(), f.name())).collect();
-    parts.join(", ")
-}
-
-/// Write every file to `NAME.tmp`, then rename them all: a failure leaves no partial file.
-fn write_all(dir: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp = |name: &str| dir.join(format!("{name}.tmp"));
-    for (name, bytes) in files {
-        if let Err(e) = std::fs::write(tmp(name), bytes) {
-            for (n, _) in files {
-                let _ = std::fs::remove_file(tmp(n));
-            }
-            return Err(e).with_context(|| format!("cannot write {}", tmp(name).display()));
-        }
-    }
-    for (name, _) in files {
-        std::fs::rename(tmp(name), dir.join(name))
-            .with_context(|| format!("cannot rename {}", tmp(name).display()))?;
-    }
-    Ok(())
 }

@@ -155,12 +155,7 @@ fn help_target(args: &[String]) -> Option<String> {
     }
 }
 
-/// `v` pretty-printed with every object's keys sorted (as every JSON output has them), and a
-/// final newline.
-pub fn sorted_json(mut v: serde_json::Value) -> String {
-    v.sort_all_objects();
-    serde_json::to_string_pretty(&v).expect("JSON values serialize") + "\n"
-}
+pub use crate::replay::output::sorted_json;
 
 /// Write to stdout and flush. A closed pipe (`| head`) is not an error: the reader has what it
 /// wanted, and the work behind the output (files written, a run finished) is done.

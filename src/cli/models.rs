@@ -1,16 +1,13 @@
 //! `prefixsim models [--json] [--sources] [--models FILE]`: the models an experiment can name:
 //! the presets (API ids, prices, tiers, minimum cacheable length, window, latency, and the page
-//! and day each row was checked) and the models a file defines, marked as such.
+//! and day each row was checked) and the models a file defines, marked as such. The rows are
+//! `api::model_rows`; this file prints them.
 
 use std::path::PathBuf;
 
-use serde::Serialize;
-
-use super::{CliResult, Error};
-use crate::config;
-use crate::config::latency_presets::{Fit, DECODE_RATE_FALLBACK};
-use crate::config::models::{DefinedModel, ModelDef};
-use crate::config::ModelParams;
+use super::CliResult;
+use crate::api::{self, ModelRow, Tier};
+use crate::config::latency_presets::DECODE_RATE_FALLBACK;
 
 pub const EXAMPLES: &str = "  prefixsim models                      # a table for people
   prefixsim models --sources            # where each row comes from, and when it was read
@@ -40,147 +37,16 @@ pub struct Args {
     pub models: Option<PathBuf>,
 }
 
-#[derive(Serialize)]
-struct ModelRow {
-    name: String,
-    /// The models file that defines the model (absent for a preset).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    defined_in: Option<String>,
-    api_ids: Vec<String>,
-    policy: &'static str,
-    prices: Prices,
-    min_cacheable_tokens: u64,
-    context_window_tokens: u64,
-    /// The larger window the model offers behind a beta header (absent when none).
-    long_context_window_tokens: Option<u64>,
-    /// The price tier above a threshold of the window (absent when none).
-    tier: Option<Tier>,
-    itpm_counts_cache_reads: bool,
-    /// `None`: a defined model with latency keys of its own and no fit.
-    latency: Option<Latency>,
-    source: Option<String>,
-    checked: Option<String>,
-    read: Option<String>,
-    note: Option<String>,
-}
-
-/// Dollars per million tokens.
-#[derive(Serialize)]
-struct Prices {
-    input_usd_per_mtok: f64,
-    output_usd_per_mtok: f64,
-    cache_write_5m_usd_per_mtok: f64,
-    cache_write_1h_usd_per_mtok: f64,
-    cache_read_usd_per_mtok: f64,
-    storage_usd_per_mtok_hour: f64,
-}
-
-/// Requests whose input is above `threshold_tokens` pay these multiples on all their tokens.
-#[derive(Serialize)]
-struct Tier {
-    threshold_tokens: u64,
-    input_multiplier: f64,
-    output_multiplier: f64,
-}
-
-#[derive(Serialize)]
-struct Latency {
-    overhead_s: f64,
-    prefill_rate: f64,
-    /// `None`: the fit found no measurable time per cached token, and none is simulated.
-    cached_rate: Option<f64>,
-    decode_rate: f64,
-    /// Whether `decode_rate` was identified by the data (else a fallback).
-    decode_rate_fitted: bool,
-    /// The overhead's 99th percentile (the measured residuals' fitted tail), seconds.
-    overhead_p99_s: f64,
-    source: String,
-}
-
 pub fn run(args: Args) -> CliResult {
-    let defined = match &args.models {
-        Some(file) => config::read_models_file(file).map_err(Error::from)?,
-        None => Vec::new(),
-    };
-    let presets = config::presets::table().iter();
-    let mut rows: Vec<ModelRow> =
-        presets.map(|p| row(&p.name, &p.params, &p.def, None, &defined)).collect();
-    let origin = args.models.as_ref().map(|f| f.display().to_string());
-    for d in &defined {
-        let origin_text = origin.as_deref().unwrap_or_default();
-        let params = config::models::defined_params(d, origin_text).map_err(Error::from)?;
-        let def = config::models::def_of(d);
-        rows.push(row(&d.name, &params, &def, origin.clone(), &defined));
-    }
+    let rows = api::model_rows(args.models.as_deref())?;
     if args.json {
-        let v = serde_json::json!({ "models": rows });
-        let text = serde_json::to_string_pretty(&v).map_err(Error::failed)?;
-        outln!("{text}")?;
+        out!("{}", api::models_json(&rows))?;
     } else if args.sources {
         out!("{}", sources(&rows))?;
     } else {
         out!("{}", table(&rows))?;
     }
     Ok(())
-}
-
-fn row(
-    name: &str,
-    m: &ModelParams,
-    def: &ModelDef,
-    defined_in: Option<String>,
-    defined: &[DefinedModel],
-) -> ModelRow {
-    let usd = |x: f64| (x * m.input_usd_per_mtok * 1e6).round() / 1e6;
-    let tier = m.long_context.as_ref().filter(|_| m.use_long_context);
-    let offer = m.long_context.as_ref().filter(|_| !m.use_long_context);
-    let fit = match defined_in {
-        Some(_) => config::models::fit_for(defined, name),
-        None => config::latency_presets::fit_for(name),
-    };
-    ModelRow {
-        name: name.to_string(),
-        api_ids: match defined_in {
-            Some(_) => vec![name.to_string()],
-            None => config::model_ids::api_ids(name),
-        },
-        defined_in,
-        policy: config::models::policy(def).name(),
-        prices: Prices {
-            input_usd_per_mtok: m.input_usd_per_mtok,
-            output_usd_per_mtok: m.output_usd_per_mtok,
-            cache_write_5m_usd_per_mtok: usd(m.write_5m_multiplier),
-            cache_write_1h_usd_per_mtok: usd(m.write_1h_multiplier),
-            cache_read_usd_per_mtok: usd(m.read_multiplier),
-            storage_usd_per_mtok_hour: m.storage_usd_per_mtok_hour,
-        },
-        min_cacheable_tokens: m.min_cacheable_tokens,
-        context_window_tokens: m.context_window_tokens,
-        long_context_window_tokens: offer.map(|l| l.window_tokens),
-        tier: tier.map(|l| Tier {
-            threshold_tokens: l.threshold_tokens,
-            input_multiplier: l.input_multiplier,
-            output_multiplier: l.output_multiplier,
-        }),
-        itpm_counts_cache_reads: m.itpm_counts_cache_reads,
-        latency: fit.map(|(fit, source)| latency(fit, source)),
-        source: def.source.clone(),
-        checked: def.checked.clone(),
-        read: def.read.clone(),
-        note: def.note.clone(),
-    }
-}
-
-fn latency(fit: &Fit, source: String) -> Latency {
-    Latency {
-        overhead_s: fit.overhead_s,
-        prefill_rate: fit.prefill_rate,
-        cached_rate: fit.cached_rate,
-        decode_rate: fit.decode_rate.unwrap_or(DECODE_RATE_FALLBACK),
-        decode_rate_fitted: fit.decode_rate.is_some(),
-        overhead_p99_s: (fit.overhead.quantile_s(0.99) * 1e4).round() / 1e4,
-        source,
-    }
 }
 
 /// `200k`, `1M`, or `200k (1M beta)` when a larger window is offered behind a header.

@@ -1,14 +1,15 @@
 //! `prefixsim replay TRACE`: replay a real trace through the prefix cache, with what-if cache
-//! choices side by side. The edge: reads the trace, prints a table or JSON, writes
-//! `replay.json` (tmp + rename). Bad input (trace, `--set`) exits 2 and prints nothing on stdout.
+//! choices side by side. The arguments and the printing: `api::replay_command` reads the
+//! trace, replays it and writes `replay.json` (tmp + rename). Bad input (trace, `--set`) exits
+//! 2 and prints nothing on stdout.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{anyhow, Context as _};
+use anyhow::anyhow;
 
 use super::{CliResult, Error};
-use crate::api::{outdir, TraceReplay};
-use crate::replay::{output, TraceFormat as Format};
+use crate::api::{self, ReplayRequest};
+use crate::replay::TraceFormat;
 
 pub const EXAMPLES: &str = "  prefixsim replay data/mooncake/conversation_trace.jsonl
   prefixsim replay --what-if data/mooncake/conversation_trace.jsonl --json
@@ -56,7 +57,7 @@ pub struct Args {
     /// Trace format (default: guessed from the file: a directory or `.json` is claude-code,
     /// a JSONL line with `hash_ids` mooncake, one with `body` requests, a file with
     /// `resourceSpans` otlp, a first line with `usage` or `usageMetadata` usage-log).
-    #[arg(long, value_parser = ["mooncake", "claude-code", "requests", "usage-log", "otlp"])]
+    #[arg(long, value_parser = TraceFormat::NAMES)]
     pub format: Option<String>,
     /// Override a replay key (repeatable): `--set cache.ttl=1h`.
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -108,84 +109,21 @@ fn positionals(args: &Args) -> Result<(PathBuf, Vec<String>), Error> {
     Ok((trace, what_if))
 }
 
-pub fn run(mut args: Args) -> CliResult {
-    (args.trace, args.what_if) = positionals(&args)?;
-    // Opened (and locked) first: a directory that will be refused is refused before the work.
-    let out = args.out.as_deref().map(|d| outdir::open(d, args.force, "")).transpose()?;
-    let format = match &args.format {
-        Some(f) => parse_format(f),
-        None => guess_format(&args.trace).map_err(Error::usage)?,
+pub fn run(args: Args) -> CliResult {
+    let (trace, what_if) = positionals(&args)?;
+    let req = ReplayRequest {
+        trace,
+        format: args.format,
+        sets: args.sets,
+        what_if,
+        lenient: args.lenient,
+        instant_ready: args.instant_ready,
+        out: args.out,
+        force: args.force,
     };
-    let mut replay = TraceReplay::new(&args.trace, format);
-    for s in &args.sets {
-        replay = replay.set(s)?;
-    }
-    replay = replay.lenient(args.lenient).instant_ready(args.instant_ready);
-    if !args.what_if.is_empty() {
-        replay = args.what_if.iter().fold(replay.with_ttl_ladder(), |r, w| r.what_if(w));
-    }
-    let result = replay.replay()?;
-    for w in result.warnings.iter().take(20) {
+    let done = api::replay_command(&req)?;
+    for w in &done.warnings {
         eprintln!("warning: {w}");
     }
-    if result.reuse_gap_us.is_empty() {
-        eprintln!(
-            "warning: no prefix block appears twice in this trace, so nothing can hit; \
-             check --format and block_size"
-        );
-    }
-    let settings = replay.settings();
-    let name = args.trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().into_owned());
-    if let Some(out) = out {
-        let curves = replay.curves(result.distinct_tokens)?;
-        let v = output::replay_file_json(&result, &settings, &name, &curves);
-        let path = out.path().join("replay.json");
-        crate::results::write_atomic(&path, super::sorted_json(v)).map_err(Error::failed)?;
-        out.commit()?;
-    }
-    let text = if args.json {
-        super::sorted_json(output::stdout_json(&result, &settings, !args.what_if.is_empty()))
-    } else {
-        output::text(&result, &settings, &name)
-    };
-    super::stdout(text.as_bytes())
-}
-
-fn parse_format(f: &str) -> Format {
-    match f {
-        "mooncake" => Format::Mooncake,
-        "claude-code" => Format::ClaudeCode,
-        "usage-log" => Format::UsageLog,
-        "otlp" => Format::Otlp,
-        _ => Format::Requests,
-    }
-}
-
-/// A directory is claude-code, a file with `resourceSpans` in its first 64 KiB OTLP spans;
-/// else a `.json` file is claude-code, and the first JSONL line decides.
-fn guess_format(path: &Path) -> anyhow::Result<Format> {
-    use crate::input::contains as has;
-    if path.is_dir() {
-        return Ok(Format::ClaudeCode);
-    }
-    let head =
-        crate::input::head(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let first = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
-    if has(&head, b"\"resourceSpans\"") || has(&head, b"\"resource_spans\"") {
-        Ok(Format::Otlp)
-    } else if crate::input::has_extension(path, &["json"]) {
-        Ok(Format::ClaudeCode)
-    } else if has(first, b"\"hash_ids\"") {
-        Ok(Format::Mooncake)
-    } else if has(first, b"\"body\"") {
-        Ok(Format::Requests)
-    } else if has(first, b"\"usage\"") || has(first, b"\"usageMetadata\"") {
-        Ok(Format::UsageLog)
-    } else {
-        Err(anyhow!(
-            "{}:1: cannot tell the trace format (no `hash_ids`, `body`, `usage`, `usageMetadata` \
-             or `resourceSpans` key); use --format",
-            path.display()
-        ))
-    }
+    super::stdout(if args.json { &done.json } else { &done.text }.as_bytes())
 }

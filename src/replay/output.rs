@@ -102,6 +102,13 @@ pub fn stdout_json(replay: &Replay, settings: &ReplaySettings, what_if: bool) ->
     }
 }
 
+/// `v` pretty-printed with every object's keys sorted (as every JSON output has them), and a
+/// final newline.
+pub fn sorted_json(mut v: Value) -> String {
+    v.sort_all_objects();
+    serde_json::to_string_pretty(&v).expect("JSON values serialize") + "\n"
+}
+
 /// The histogram as HdrHistogram V2 + deflate, base64.
 pub fn histogram_base64(h: &Histogram<u64>) -> String {
     let mut bytes = Vec::new();

@@ -29,6 +29,20 @@ pub enum TraceFormat {
 }
 
 impl TraceFormat {
+    /// The names `replay --format` takes, in the order its help lists them.
+    pub const NAMES: [&'static str; 5] =
+        ["mooncake", "claude-code", "requests", "usage-log", "otlp"];
+    const ALL: [TraceFormat; 5] = [
+        TraceFormat::Mooncake,
+        TraceFormat::ClaudeCode,
+        TraceFormat::Requests,
+        TraceFormat::UsageLog,
+        TraceFormat::Otlp,
+    ];
+    /// The format named `name` (one of `NAMES`).
+    pub fn parse(name: &str) -> Option<TraceFormat> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
     pub fn name(self) -> &'static str {
         match self {
             TraceFormat::Mooncake => "mooncake",

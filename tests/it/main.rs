@@ -1,6 +1,7 @@
 //! The one integration-test binary: a module per behaviour.
 
 mod api_rules;
+mod apimove_cli;
 mod cache;
 mod calibrate;
 mod check_schema;
