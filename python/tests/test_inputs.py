@@ -39,14 +39,19 @@ def test_replay_choices_and_settings(cli, root, monkeypatch, tmp_path):
 
 
 def test_calibrate_is_the_cli_calibrate(cli, root, monkeypatch, tmp_path):
-    monkeypatch.chdir(root)
-    done = run_cli(cli, "calibrate", "data/claude-code-ttft", "--json", "--out", tmp_path / "cli")
+    data = root / "data/claude-code-ttft"
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "py").mkdir()
+    # The same command in two places: latency.toml's header names the inputs and --out.
+    done = run_cli(cli, "calibrate", data, "--json", "--out", "out", cwd=tmp_path / "cli")
     assert done.returncode == 0, done.stderr
-    fit = prefixsim.calibrate("data/claude-code-ttft", out=tmp_path / "py")
+    monkeypatch.chdir(tmp_path / "py")
+    fit = prefixsim.calibrate(data, out="out")
     assert fit.json == json.loads(done.stdout)
+    mine, theirs = tmp_path / "py" / "out", tmp_path / "cli" / "out"
     for name in ["latency.toml", "calibration.json", "ttft_fit.svg", "ttft_residuals.png"]:
-        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
-    assert fit.latency_toml == (tmp_path / "cli" / "latency.toml").read_text()
+        assert (mine / name).read_bytes() == (theirs / name).read_bytes(), name
+    assert fit.latency_toml == (theirs / "latency.toml").read_text()
     assert set(fit.fits["model"]) == {m["model"] for m in fit.json["models"]}
     assert (fit.fits["overhead_s"] > 0).all()
 
@@ -62,10 +67,11 @@ def test_calibrate_validates_on_other_files(cli, root, monkeypatch):
         prefixsim.calibrate("data/claude-code-ttft", ttl="0s")
 
 
-def test_models_are_the_cli_models(cli, root):
+def test_models_are_the_cli_models(cli, root, monkeypatch):
     done = run_cli(cli, "models", "--json", "--models", "data/samples/models.toml")
     assert done.returncode == 0, done.stderr
-    frame = prefixsim.models(root / "data/samples/models.toml")
+    monkeypatch.chdir(root)
+    frame = prefixsim.models("data/samples/models.toml")
     want = pd.json_normalize(json.loads(done.stdout)["models"])
     pd.testing.assert_frame_equal(frame, want)
     assert "prices.input_usd_per_mtok" in frame.columns

@@ -33,8 +33,6 @@ pub(crate) struct CalibrateRequest {
     pub out: Option<PathBuf>,
     /// Replace `out` when it holds files.
     pub force: bool,
-    /// The command line written into latency.toml's header.
-    pub command: String,
 }
 
 /// What `prefixsim calibrate` prints and writes for a request.
@@ -63,6 +61,24 @@ pub(crate) fn parse_ttl(text: &str) -> Result<Option<u64>, Error> {
         Ok(0) => Err(Error::Usage("a TTL must be positive (or `none`)".into())),
         Ok(us) => Ok(Some(us)),
         Err(e) => Err(Error::Usage(format!("{e} (e.g. 5m, 1h, none)"))),
+    }
+}
+
+impl CalibrateRequest {
+    /// The `prefixsim calibrate` command of this request (paths as given), for the header of
+    /// latency.toml: what the command line typed, or what reproduces a library call.
+    pub(crate) fn command_line(&self) -> String {
+        let mut parts = vec!["prefixsim calibrate".to_string()];
+        parts.extend(self.inputs.iter().map(|p| p.display().to_string()));
+        if let Some(f) = &self.format {
+            parts.push(format!("--format {f}"));
+        }
+        let ttl = self.ttl_us.map(|us| crate::time::SimDuration::from_us(us).to_string());
+        parts.push(format!("--ttl {}", ttl.as_deref().unwrap_or("none")));
+        if let Some(d) = &self.out {
+            parts.push(format!("--out {}", d.display()));
+        }
+        parts.join(" ")
     }
 }
 
@@ -103,7 +119,7 @@ pub(crate) fn calibrate_command(req: &CalibrateRequest) -> Result<CalibrateDone,
     let done = CalibrateDone {
         json: report::json(&cal),
         text: report::text(&cal, &inputs, validate.as_ref().map(inputs_text).as_deref()),
-        latency_toml: report::latency_toml(&cal, &req.command, &inputs),
+        latency_toml: report::latency_toml(&cal, &req.command_line(), &inputs),
         notes,
         warnings: warnings.collect(),
     };
@@ -211,8 +227,7 @@ mod tests {
     }
 
     fn request(inputs: Vec<PathBuf>) -> CalibrateRequest {
-        let command = "prefixsim calibrate LOG --ttl 5m".to_string();
-        CalibrateRequest { inputs, ttl_us: Some(300_000_000), command, ..Default::default() }
+        CalibrateRequest { inputs, ttl_us: Some(300_000_000), ..Default::default() }
     }
 
     #[test]
@@ -234,7 +249,7 @@ mod tests {
         let done = calibrate_command(&req).unwrap();
         let read = |name: &str| std::fs::read_to_string(out.join(name)).unwrap();
         assert_eq!(read("latency.toml"), done.latency_toml);
-        assert!(done.latency_toml.contains(&req.command), "{}", done.latency_toml);
+        assert!(done.latency_toml.contains(&req.command_line()), "{}", done.latency_toml);
         assert_eq!(read("calibration.json"), done.json);
         let mut names: Vec<String> = std::fs::read_dir(&out)
             .unwrap()

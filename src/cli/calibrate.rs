@@ -76,7 +76,6 @@ fn parse_ttl(text: &str) -> Result<Ttl, Error> {
 }
 
 pub fn run(args: Args) -> CliResult {
-    let command = command(&args);
     let req = CalibrateRequest {
         inputs: args.inputs,
         format: args.format,
@@ -85,7 +84,6 @@ pub fn run(args: Args) -> CliResult {
         validate_format: args.validate_format,
         out: args.out,
         force: args.force,
-        command,
     };
     let done = api::calibrate_command(&req)?;
     for note in &done.notes {
@@ -95,19 +93,4 @@ pub fn run(args: Args) -> CliResult {
         eprintln!("warning: {w}");
     }
     super::stdout(if args.json { &done.json } else { &done.text }.as_bytes())
-}
-
-/// The command as typed (paths as given), for the header of latency.toml.
-fn command(args: &Args) -> String {
-    let mut parts = vec!["prefixsim calibrate".to_string()];
-    parts.extend(args.inputs.iter().map(|p| p.display().to_string()));
-    if let Some(f) = &args.format {
-        parts.push(format!("--format {f}"));
-    }
-    let ttl = args.ttl.0.map(|us| crate::time::SimDuration::from_us(us).to_string());
-    parts.push(format!("--ttl {}", ttl.as_deref().unwrap_or("none")));
-    if let Some(d) = &args.out {
-        parts.push(format!("--out {}", d.display()));
-    }
-    parts.join(" ")
 }

@@ -33,8 +33,7 @@ fn replay(
     out: Option<PathBuf>,
     force: bool,
 ) -> PyResult<(String, String, Vec<String>)> {
-    let req =
-        ReplayRequest { trace, format, sets, what_if, lenient, instant_ready, out, force };
+    let req = ReplayRequest { trace, format, sets, what_if, lenient, instant_ready, out, force };
     let waited = wait::blocking(py, None, move || api::replay_command(&req))?;
     let done = waited.or_interrupted()?.map_err(to_py)?;
     Ok((done.json, done.text, done.warnings))
@@ -58,18 +57,7 @@ fn calibrate(
     force: bool,
 ) -> PyResult<(String, String, String, Vec<String>, Vec<String>)> {
     let ttl_us = api::parse_ttl(ttl).map_err(|e| to_py(prefixed("ttl", e)))?;
-    let shown: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
-    let command = format!("prefixsim.calibrate({shown:?})");
-    let req = CalibrateRequest {
-        inputs,
-        format,
-        ttl_us,
-        validate,
-        validate_format,
-        out,
-        force,
-        command,
-    };
+    let req = CalibrateRequest { inputs, format, ttl_us, validate, validate_format, out, force };
     let waited = wait::blocking(py, None, move || api::calibrate_command(&req))?;
     let d = waited.or_interrupted()?.map_err(to_py)?;
     Ok((d.json, d.text, d.latency_toml, d.notes, d.warnings))
