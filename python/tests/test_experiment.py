@@ -47,7 +47,11 @@ def test_numpy_values_are_values(root):
     exp = prefixsim.Experiment.from_toml(SMALL)
     exp.set("workload.agents", np.int64(6))
     exp.set("cache.miss_probability", np.float64(0.25))
+    exp.set("workload.parent_warm", np.bool_(True))
+    exp.set("strategies", np.array(["eager"]))
     assert exp.to_dict()["workload"]["agents"] == 6
+    assert exp.to_dict()["workload"]["parent_warm"] is True
+    assert exp.strategies == ["eager"]
     assert exp.to_dict()["cache"]["miss_probability"] == 0.25
 
 

@@ -13,6 +13,12 @@ pub(crate) fn to_toml(v: &Bound<'_, PyAny>, what: &str) -> PyResult<toml::Value>
     if v.is_instance_of::<PyBool>() {
         return Ok(Value::Boolean(v.extract()?));
     }
+    if v.get_type().name()?.to_cow()?.starts_with("bool") {
+        // numpy.bool_ (and numpy.bool), which is no int: before the ints.
+        if let Ok(b) = v.extract::<bool>() {
+            return Ok(Value::Boolean(b));
+        }
+    }
     if v.is_instance_of::<PyFloat>() {
         return Ok(Value::Float(v.extract()?));
     }
