@@ -39,6 +39,10 @@ fn replay(
     Ok((done.json, done.text, done.warnings))
 }
 
+/// What `calibrate` returns: the `--json` document, the text, latency.toml, the notes and the
+/// warnings.
+type Calibrated = (String, String, String, Vec<String>, Vec<String>);
+
 /// Fit the latency model to `inputs` as `prefixsim calibrate` does (backtested on `validate`;
 /// with `out`, its files there). Returns (the `--json` document, the text, latency.toml, the
 /// notes, the warnings).
@@ -55,7 +59,7 @@ fn calibrate(
     ttl: &str,
     out: Option<PathBuf>,
     force: bool,
-) -> PyResult<(String, String, String, Vec<String>, Vec<String>)> {
+) -> PyResult<Calibrated> {
     let ttl_us = api::parse_ttl(ttl).map_err(|e| to_py(prefixed("ttl", e)))?;
     let req = CalibrateRequest { inputs, format, ttl_us, validate, validate_format, out, force };
     let waited = wait::blocking(py, None, move || api::calibrate_command(&req))?;
