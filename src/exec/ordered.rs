@@ -23,8 +23,9 @@ struct Queue {
 /// Run `work(state, k)` for k in 0..total on `jobs` threads, each with its own `init()` state,
 /// and call `fold(k, value)` in index order on this thread. Workers stay within a window of
 /// `4 * jobs` tasks past the last folded one, which bounds memory. Once `stop` is set (or the
-/// watch installed on this thread is stopped) no new task starts. Returns the workers' final states, or the lowest failing index and its error
-/// (a failing `fold` stops the run as a failing task does).
+/// watch installed on this thread is stopped) no new task starts. Returns the workers' final
+/// states, or the lowest failing index and its error (a failing `fold` stops the run as a
+/// failing task does).
 pub fn ordered<S: Send, T: Send, E: Send>(
     total: usize,
     jobs: usize,

@@ -23,7 +23,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// Returns what it did (`SweepSummary`'s fields); Ctrl-C raises `KeyboardInterrupt` once the
 /// points running are in the journal, which `resume` continues.
 #[pyfunction]
-#[pyo3(signature = (experiment, axes, dir, jobs = None, resume = false, force = false, progress = None))]
+#[pyo3(signature = (experiment, axes, dir, jobs = None, resume = false, force = false,
+    progress = None))]
 #[allow(clippy::too_many_arguments)]
 fn sweep<'py>(
     py: Python<'py>,
