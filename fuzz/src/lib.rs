@@ -94,6 +94,8 @@ fn simulate_small(mut exp: ExperimentSpec) {
             Err(RunError::Internal(e)) => {
                 panic!("a bug on valid input: {e}\n{}", config::render(&exp))
             }
+            // Only a stopped `Watch` interrupts a run, and none is installed here.
+            Err(RunError::Interrupted) => panic!("interrupted with no watch: a bug"),
         }
     }
 }
