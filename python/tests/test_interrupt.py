@@ -9,6 +9,7 @@ import threading
 import time
 
 import pandas as pd
+import pytest
 
 import prefixsim
 from conftest import run_cli
@@ -96,3 +97,16 @@ def test_progress_reaches_the_total(root):
                     progress=lambda done, total: seen.append((done, total)))
     assert seen and seen[-1] == (3, 3)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_an_error_in_the_progress_callback_stops_the_work_and_is_raised(root):
+    exp = prefixsim.Experiment.from_toml(root / "experiments/default.toml")
+
+    def boom(done, total):
+        raise ValueError("my callback")
+
+    with pytest.raises(ValueError, match="my callback"):
+        prefixsim.sweep(exp.set("replications", 50), {"workload.agents": [2, 4, 6]},
+                        progress=boom)
+    with pytest.raises(ValueError, match="my callback"):
+        exp.run(progress=boom)

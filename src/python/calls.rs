@@ -58,13 +58,19 @@ fn sweep<'py>(
         api::run_sweep(&sweep, &opts)
     })?;
     let done = waited.value.map_err(to_py)?;
-    if let (false, Some(_)) = (done.complete, &waited.interrupted) {
-        let dir = done.dir.display();
-        return Err(PyKeyboardInterrupt::new_err(format!(
-            "sweep interrupted: {} of {} points are in {dir}; sweep(..., out={dir:?}, \
-             resume=True) continues it",
-            done.points_done, done.points
-        )));
+    match waited.interrupted {
+        // Ctrl-C: say what the journal holds and how to go on.
+        Some(e) if e.is_instance_of::<PyKeyboardInterrupt>(py) && !done.complete => {
+            let dir = done.dir.display();
+            return Err(PyKeyboardInterrupt::new_err(format!(
+                "sweep interrupted: {} of {} points are in {dir}; sweep(..., out={dir:?}, \
+                 resume=True) continues it",
+                done.points_done, done.points
+            )));
+        }
+        // The progress callback's own error, or a Ctrl-C as the last point ended.
+        Some(e) => return Err(e),
+        None => {}
     }
     let d = PyDict::new(py);
     d.set_item("dir", done.dir)?;
