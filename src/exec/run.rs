@@ -190,6 +190,12 @@ pub fn trace_rows<S: Runner>(sim: &S, exp: &S::Exp) -> Result<Vec<TraceRow>, Run
     Ok(rows)
 }
 
+/// The rows of a run's summary.csv (point 0, no axes), one per strategy.
+pub fn summary_rows(outcomes: &[StrategyOutcome]) -> Vec<SummaryRow> {
+    let row = |o: &StrategyOutcome| SummaryRow::from_aggregate(0, &[], &o.label, &o.aggregate);
+    outcomes.iter().map(row).collect()
+}
+
 /// Write summary.csv, runs.csv, histograms/latency.hlog (and trace.csv) for one run (point 0, no axes),
 /// then manifest.json last: a directory whose manifest is missing is unfinished, and readers
 /// refuse it. A manifest of an earlier run is removed first, so it never vouches for a mix.
@@ -205,11 +211,7 @@ pub fn write_out(
         _ => {}
     }
     let toml_text = config::render(exp);
-    let rows: Vec<SummaryRow> = outcomes
-        .iter()
-        .map(|o| SummaryRow::from_aggregate(0, &[], &o.label, &o.aggregate))
-        .collect();
-    results::write_summary(dir, &[], &rows)?;
+    results::write_summary(dir, &[], &summary_rows(outcomes))?;
     let mut runs = results::RunsWriter::create(dir, &[])?;
     for o in outcomes {
         for (r, scalars) in o.runs.iter().enumerate() {

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use super::{input, to_py};
 use crate::api::{outdir, Experiment, Ran};
 use crate::metrics::LATENCY_NAMES;
-use crate::results::{self, SummaryRow};
+use crate::results::{self, Aggregate};
 
 /// A finished run of an experiment.
 #[pyclass(name = "RunResult", module = "prefixsim._native")]
@@ -36,12 +36,7 @@ impl PyRunResult {
 impl PyRunResult {
     /// summary.csv's text, as `run --out` writes it.
     fn summary_csv(&self) -> String {
-        self.with(|ran| {
-            let rows = ran.outcomes.iter().map(|o| {
-                results::summary_line(&SummaryRow::from_aggregate(0, &[], &o.label, &o.aggregate))
-            });
-            lines(results::summary_header(&[]), rows)
-        })
+        self.with(|ran| results::summary_text(&[], &crate::exec::run::summary_rows(&ran.outcomes)))
     }
 
     /// runs.csv's text, as `run --out` writes it.
@@ -102,8 +97,9 @@ impl PyRunResult {
                 )));
             };
             let hist = o.aggregate.histograms().into_iter().nth(i).expect("a latency index");
-            let extremes = (o.aggregate.min_s(i), o.aggregate.ladder_s(i)[4]);
-            Ok(PyHistogram { hist, extremes, name: format!("{strategy} {metric}") })
+            let aggregate = Mutex::new(o.aggregate.clone());
+            let name = format!("{strategy} {metric}");
+            Ok(PyHistogram { hist, aggregate, index: i, name })
         })
     }
 
@@ -127,9 +123,24 @@ fn lines(header: String, rows: impl Iterator<Item = String>) -> String {
 #[pyclass(name = "Histogram", module = "prefixsim._native")]
 pub(crate) struct PyHistogram {
     hist: Histogram<u64>,
-    /// The exact least and greatest values, seconds (the buckets only know their edges).
-    extremes: (f64, f64),
+    /// The strategy's aggregate, which reads percentiles and exact extremes as summary.csv
+    /// does (behind a lock: it caches its ladders in a `Cell`).
+    aggregate: Mutex<Aggregate>,
+    /// The latency's index in `LATENCY_NAMES`.
+    index: usize,
     name: String,
+}
+
+impl PyHistogram {
+    fn aggregate(&self) -> std::sync::MutexGuard<'_, Aggregate> {
+        self.aggregate.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The exact least and greatest values, seconds (the buckets only know their edges).
+    fn extremes(&self) -> (f64, f64) {
+        let a = self.aggregate();
+        (a.min_s(self.index), a.ladder_s(self.index)[4])
+    }
 }
 
 #[pymethods]
@@ -143,13 +154,13 @@ impl PyHistogram {
     /// The exact least value, seconds (0 when empty).
     #[getter]
     fn min(&self) -> f64 {
-        self.extremes.0
+        self.extremes().0
     }
 
     /// The exact greatest value, seconds (0 when empty).
     #[getter]
     fn max(&self) -> f64 {
-        self.extremes.1
+        self.extremes().1
     }
 
     /// The mean of the buckets' values, seconds.
@@ -165,21 +176,10 @@ impl PyHistogram {
         if !(0.0..=100.0).contains(&q) {
             return Err(input(format!("percentile: {q} is not between 0 and 100")));
         }
-        let total = self.hist.len();
-        if total == 0 || q == 0.0 {
-            return Ok(self.extremes.0);
+        match q == 0.0 {
+            true => Ok(self.min()),
+            false => Ok(self.aggregate().quantile_s(self.index, q / 100.0)),
         }
-        let target = ((q / 100.0 * total as f64).ceil() as u64).max(1);
-        let mut sum = 0u64;
-        let mut at = 0u64;
-        for v in self.hist.iter_recorded() {
-            sum += v.count_since_last_iteration();
-            at = v.value_iterated_to();
-            if sum >= target {
-                break;
-            }
-        }
-        Ok((at as f64 / 1e6).clamp(self.extremes.0, self.extremes.1))
     }
 
     /// The counted buckets: (each bucket's upper edge in seconds, its count), ascending.
@@ -199,12 +199,7 @@ impl PyHistogram {
     }
 
     fn __repr__(&self) -> String {
-        format!(
-            "Histogram({}: {} samples, {:.6}..{:.6} s)",
-            self.name,
-            self.hist.len(),
-            self.extremes.0,
-            self.extremes.1
-        )
+        let (lo, hi) = self.extremes();
+        format!("Histogram({}: {} samples, {lo:.6}..{hi:.6} s)", self.name, self.hist.len())
     }
 }

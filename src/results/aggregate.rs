@@ -157,14 +157,25 @@ impl Aggregate {
         ladder
     }
 
+    /// Quantile `q` (in (0, 1]) of latency `index`, in seconds, as `ladder_s` reads its
+    /// percentiles: the upper edge of its bucket, within the exact extremes (0 when empty).
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    pub fn quantile_s(&self, index: usize, q: f64) -> f64 {
+        let Some((lo, hi)) = self.extremes[index] else {
+            return 0.0;
+        };
+        let [v] = self.quantiles(index, [q]);
+        secs(v.clamp(lo, hi))
+    }
+
     /// `Histogram::value_at_quantiles` of latency `index` for `quantiles` (ascending, each in
     /// (0, 1]), in one walk of its counted buckets: the highest value of the first bucket
     /// whose running count reaches `ceil(q * total)` (at least 1). All 0 when it is empty.
-    fn quantiles(&self, index: usize, quantiles: [f64; 4]) -> [u64; 4] {
+    fn quantiles<const N: usize>(&self, index: usize, quantiles: [f64; N]) -> [u64; N] {
         let counts = &self.latencies[index];
         let total = counts.total();
         let targets = quantiles.map(|q| ((q.min(1.0) * total as f64).ceil() as u64).max(1));
-        let (mut values, mut sum, mut next) = ([0; 4], 0_u64, 0);
+        let (mut values, mut sum, mut next) = ([0; N], 0_u64, 0);
         for (bucket, count) in counts.iter() {
             sum = sum.saturating_add(count);
             while next < targets.len() && sum >= targets[next] {

@@ -189,15 +189,19 @@ pub fn summary_line(row: &SummaryRow) -> String {
     csv_line(cells)
 }
 
-/// Write `summary.csv` (rows in the order given: point, then strategy order).
+/// The text of `summary.csv` (rows in the order given: point, then strategy order).
+pub fn summary_text(axis_keys: &[String], rows: &[SummaryRow]) -> String {
+    let lines = std::iter::once(summary_header(axis_keys)).chain(rows.iter().map(summary_line));
+    lines.map(|l| l + "\n").collect()
+}
+
+/// Write `summary.csv` (`summary_text`).
 pub fn write_summary(
     dir: &Path,
     axis_keys: &[String],
     rows: &[SummaryRow],
 ) -> Result<(), WriteError> {
-    let lines = std::iter::once(summary_header(axis_keys)).chain(rows.iter().map(summary_line));
-    let text: String = lines.map(|l| l + "\n").collect();
-    write_atomic(&dir.join("summary.csv"), text)
+    write_atomic(&dir.join("summary.csv"), summary_text(axis_keys, rows))
 }
 
 /// `point,<axes>,replication,strategy,<STRATEGY_COLUMNS>,<SCALAR_NAMES>`.
